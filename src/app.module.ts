@@ -1,0 +1,83 @@
+import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import type { Redis } from 'ioredis';
+import { CallbackRecorder } from './callbacks/callback-recorder.js';
+import { CallbackUrlValidator } from './callbacks/callback-url.validator.js';
+import { CallbacksAdminController } from './callbacks/callbacks-admin.controller.js';
+import { CallbacksAdminService } from './callbacks/callbacks-admin.service.js';
+import { SourceIpsController } from './callbacks/source-ips.controller.js';
+import { DomainErrorFilter } from './common/domain-error.js';
+import { CompaniesController, CreditAdminController } from './companies/companies.controller.js';
+import { CompaniesService } from './companies/companies.service.js';
+import { APP_CONFIG, AppConfig } from './config/app-config.js';
+import { VariantGuard } from './config/variant.guard.js';
+import { dataSourceOptions, openDatabase } from './database/database.js';
+import { createRedis, REDIS } from './database/redis.js';
+import { HealthController } from './health/health.controller.js';
+import { LimitRequestsAdminController, LimitRequestsController } from './limit-requests/limit-requests.controller.js';
+import { LimitRequestsService } from './limit-requests/limit-requests.service.js';
+import { LoansAdminController, LoansController } from './loans/loans.controller.js';
+import { LoansService } from './loans/loans.service.js';
+import { AdminGuard, PartnerGuard } from './partners/auth.guards.js';
+import { PartnersController } from './partners/partners.controller.js';
+import { PartnersService } from './partners/partners.service.js';
+import { WithdrawalsAdminController, WithdrawalsControllerA, WithdrawalsControllerB } from './withdrawals/withdrawals.controller.js';
+import { WithdrawalsService } from './withdrawals/withdrawals.service.js';
+
+/** Closes the shared Redis connection when the app shuts down. */
+@Injectable()
+class RedisCloser implements OnApplicationShutdown {
+  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+  async onApplicationShutdown() {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}
+
+@Module({})
+export class AppModule {
+  /** The whole service, built from one parsed configuration (tests pass their own). */
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          useFactory: () => dataSourceOptions(config.databaseUrl),
+          dataSourceFactory: (options) => openDatabase(options!),
+        }),
+      ],
+      controllers: [
+        HealthController,
+        SourceIpsController,
+        PartnersController,
+        CompaniesController,
+        CreditAdminController,
+        LimitRequestsController,
+        LimitRequestsAdminController,
+        WithdrawalsControllerA,
+        WithdrawalsControllerB,
+        WithdrawalsAdminController,
+        LoansController,
+        LoansAdminController,
+        CallbacksAdminController,
+      ],
+      providers: [
+        { provide: APP_CONFIG, useValue: config },
+        { provide: REDIS, useFactory: () => createRedis(config.redisUrl, `${config.queuePrefix}-app`) },
+        RedisCloser,
+        { provide: APP_GUARD, useClass: VariantGuard },
+        { provide: APP_FILTER, useClass: DomainErrorFilter },
+        AdminGuard,
+        PartnerGuard,
+        PartnersService,
+        CompaniesService,
+        LimitRequestsService,
+        WithdrawalsService,
+        LoansService,
+        CallbackRecorder,
+        CallbackUrlValidator,
+        CallbacksAdminService,
+      ],
+    };
+  }
+}

@@ -1,0 +1,39 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import type { CallbackMessage } from './callback-message.js';
+
+export type CallbackStatus = 'pending' | 'delivered' | 'failed';
+
+/** The outbox row: written in the same transaction as the change it reports. */
+@Entity('callbacks')
+export class Callback {
+  @PrimaryGeneratedColumn('uuid') id: string;
+  /** Insertion order; the list cursor and the relay's claim order. */
+  @Column({ type: 'bigint', insert: false, update: false }) seq: string;
+  @Column('uuid', { name: 'partner_id' }) partnerId: string;
+  @Column('uuid', { name: 'company_id' }) companyId: string;
+  @Column('smallint') message: CallbackMessage;
+  @Column('text') url: string;
+  /** The exact JSON sent: serialized once at the change, signed and sent as these bytes. */
+  @Column('text') body: string;
+  @Column('text') status: CallbackStatus;
+  @Column('integer', { name: 'attempt_count', default: 0 }) attemptCount: number;
+  @Column('timestamptz', { name: 'next_attempt_at', nullable: true }) nextAttemptAt: Date | null;
+  /** When the relay last handed the row to the queue; null = not (or no longer) in the queue. */
+  @Column('timestamptz', { name: 'enqueued_at', nullable: true }) enqueuedAt: Date | null;
+  @Column('text', { name: 'last_error', nullable: true }) lastError: string | null;
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
+  @Column('timestamptz', { name: 'delivered_at', nullable: true }) deliveredAt: Date | null;
+}
+
+@Entity('callback_attempts')
+export class CallbackAttempt {
+  @PrimaryGeneratedColumn('identity', { type: 'bigint' }) id: string;
+  @Column('uuid', { name: 'callback_id' }) callbackId: string;
+  @Column('integer') number: number;
+  @Column('timestamptz', { name: 'started_at' }) startedAt: Date;
+  @Column('integer', { name: 'duration_ms' }) durationMs: number;
+  @Column('integer', { name: 'status_code', nullable: true }) statusCode: number | null;
+  @Column('text', { nullable: true }) error: string | null;
+  @Column('text', { name: 'response_body', nullable: true }) responseBody: string | null;
+  @Column('text', { name: 'source_address', nullable: true }) sourceAddress: string | null;
+}

@@ -1,0 +1,46 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { invalidProperty, notFound } from '../common/domain-error.js';
+import { Callback, CallbackAttempt, CallbackStatus } from './callback.entity.js';
+import { CallbackMessage } from './callback-message.js';
+
+export interface CallbackFilter {
+  status?: CallbackStatus;
+  companyId?: string;
+  message?: CallbackMessage;
+  limit: number;
+  cursor?: string;
+}
+
+/** The cursor is the last row's sequence number, opaque to clients. */
+const encodeCursor = (seq: string) => Buffer.from(`seq:${seq}`).toString('base64url');
+function decodeCursor(cursor: string): string {
+  const m = /^seq:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!m) throw invalidProperty('cursor is not a cursor returned by this endpoint');
+  return m[1];
+}
+
+/** Operator reads of the outbox: newest first, keyset-paginated. */
+@Injectable()
+export class CallbacksAdminService {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async list(f: CallbackFilter): Promise<{ items: Callback[]; nextCursor: string | null }> {
+    const q = this.db.getRepository(Callback).createQueryBuilder('c').orderBy('c.seq', 'DESC').limit(f.limit + 1);
+    if (f.status) q.andWhere('c.status = :status', { status: f.status });
+    if (f.companyId) q.andWhere('c.company_id = :companyId', { companyId: f.companyId });
+    if (f.message !== undefined) q.andWhere('c.message = :message', { message: f.message });
+    if (f.cursor) q.andWhere('c.seq < :seq', { seq: decodeCursor(f.cursor) });
+    const rows = await q.getMany();
+    const items = rows.slice(0, f.limit);
+    return { items, nextCursor: rows.length > f.limit ? encodeCursor(items[items.length - 1].seq) : null };
+  }
+
+  async get(id: string): Promise<{ callback: Callback; attempts: CallbackAttempt[] }> {
+    const callback = await this.db.getRepository(Callback).findOne({ where: { id } });
+    if (!callback) throw notFound('Callback');
+    const attempts = await this.db.getRepository(CallbackAttempt).find({ where: { callbackId: id }, order: { number: 'ASC' } });
+    return { callback, attempts };
+  }
+}

@@ -1,0 +1,15 @@
+import { Controller, Get, Inject } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { APP_CONFIG, AppConfig } from '../config/app-config.js';
+
+@ApiTags('callbacks')
+@Controller('v1/callbacks')
+export class SourceIpsController {
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  /** The addresses callbacks come from, for partners' firewall allow-lists. No authentication. */
+  @Get('source-ips')
+  sourceIps() {
+    return { variant: this.config.variant, addresses: this.config.callbackSourceIps };
+  }
+}

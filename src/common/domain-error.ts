@@ -1,0 +1,37 @@
+import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
+import type { Response } from 'express';
+
+/** What kind of refusal; the one place that maps kinds to HTTP statuses is the filter below. */
+export type DomainErrorKind = 'invalid' | 'not_found' | 'conflict' | 'rule';
+
+const STATUS: Record<DomainErrorKind, [number, string]> = {
+  invalid: [400, 'Bad Request'],
+  not_found: [404, 'Not Found'],
+  conflict: [409, 'Conflict'],
+  rule: [422, 'Unprocessable Entity'],
+};
+
+/** A refusal by a business rule, with a stable code (`WITHDRAWAL.ILLEGAL_TRANSITION`). */
+export class DomainError extends Error {
+  constructor(
+    readonly kind: DomainErrorKind,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const notFound = (what: string) => new DomainError('not_found', `${what.toUpperCase().replace(/ /g, '_')}.NOT_FOUND`, `${what} not found`);
+
+/** 400 in the validation shape (`message` is a list), naming the property. */
+export const invalidProperty = (message: string) => new DomainError('invalid', 'REQUEST.INVALID', message);
+
+@Catch(DomainError)
+export class DomainErrorFilter implements ExceptionFilter {
+  catch(error: DomainError, host: ArgumentsHost): void {
+    const [statusCode, name] = STATUS[error.kind];
+    const message = error.kind === 'invalid' ? [error.message] : error.message;
+    host.switchToHttp().getResponse<Response>().status(statusCode).json({ statusCode, error: name, message });
+  }
+}

@@ -1,0 +1,98 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { CallbackRecorder } from '../callbacks/callback-recorder.js';
+import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
+import { DomainError, invalidProperty, notFound } from '../common/domain-error.js';
+import { formatMoney, moneyFromDb, parseMoney } from '../common/money.js';
+import { canTransition } from '../common/state-machine.js';
+import { lockOrNotFound } from '../common/transaction.js';
+import { APP_CONFIG, AppConfig } from '../config/app-config.js';
+import { VARIANTS, VariantNames } from '../config/variant.js';
+import { Company } from './company.entity.js';
+import { CreateCompanyDto, UpdateCreditDto } from './company.dto.js';
+import { CREDIT_TRANSITIONS } from './credit-status.js';
+import { creditEvents, creditSnapshot } from './credit.js';
+
+/** Loads a company of this partner; another partner's company is indistinguishable from a missing one. */
+export async function ownedCompany(m: EntityManager, partnerId: string, companyId: string, lock = false): Promise<Company> {
+  const company = await m.findOne(Company, {
+    where: { id: companyId, partnerId },
+    ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
+  });
+  if (!company) throw notFound('Company');
+  return company;
+}
+
+@Injectable()
+export class CompaniesService {
+  readonly names: VariantNames;
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(APP_CONFIG) config: AppConfig,
+    private readonly urls: CallbackUrlValidator,
+    private readonly callbacks: CallbackRecorder,
+  ) {
+    this.names = VARIANTS[config.variant];
+  }
+
+  async create(partnerId: string, dto: CreateCompanyDto): Promise<Company> {
+    const own = this.names.companyCallbackProperty;
+    const other = own === 'callback' ? 'status_callback' : 'callback';
+    if (dto[other] !== undefined) {
+      throw invalidProperty(`property ${other} is not accepted by this API variant; use ${own}`);
+    }
+    const callbackUrl = await this.urls.check(own, dto[own]);
+    return this.db.getRepository(Company).save({
+      partnerId,
+      name: dto.name,
+      registrationNumber: dto.registrationNumber ?? null,
+      currency: dto.currency ?? 'EUR',
+      callbackUrl,
+      creditStatus: 'pending',
+      creditLimit: 0n,
+      borrowedAmount: 0n,
+      annualInterestRate: '0.00',
+      repaymentTermDays: 30,
+      creditUpdatedAt: new Date(),
+    });
+  }
+
+  get(partnerId: string, companyId: string): Promise<Company> {
+    return ownedCompany(this.db.manager, partnerId, companyId);
+  }
+
+  /** Operator change of credit limit, status or terms. */
+  async updateCredit(companyId: string, dto: UpdateCreditDto): Promise<Company> {
+    return this.db.transaction(async (m) => {
+      const company = await lockOrNotFound(m, Company, { id: companyId }, 'Company');
+      const before = creditSnapshot(company);
+      if (dto.creditStatus !== undefined && dto.creditStatus !== company.creditStatus) {
+        if (!canTransition(CREDIT_TRANSITIONS, company.creditStatus, dto.creditStatus)) {
+          throw new DomainError(
+            'conflict',
+            'CREDIT.ILLEGAL_TRANSITION',
+            `creditStatus cannot change from ${company.creditStatus} to ${dto.creditStatus} (current status: ${company.creditStatus})`,
+          );
+        }
+        company.creditStatus = dto.creditStatus;
+      }
+      if (dto.creditLimit !== undefined) {
+        const limit = parseMoney(dto.creditLimit)!;
+        if (limit < company.borrowedAmount) {
+          throw new DomainError('rule', 'CREDIT.LIMIT_BELOW_BORROWED', `creditLimit ${dto.creditLimit} is below the borrowed amount`);
+        }
+        company.creditLimit = limit;
+      }
+      if (dto.annualInterestRate !== undefined) company.annualInterestRate = dto.annualInterestRate;
+      if (dto.repaymentTermDays !== undefined) company.repaymentTermDays = dto.repaymentTermDays;
+      const events = creditEvents(company, before);
+      // Keep the stored text normalised ("7.5" → "7.50") so reads match what PostgreSQL returns.
+      company.annualInterestRate = formatMoney(moneyFromDb(company.annualInterestRate));
+      await m.save(company);
+      await this.callbacks.record(m, events);
+      return company;
+    });
+  }
+}

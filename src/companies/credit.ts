@@ -1,0 +1,52 @@
+import { CallbackEvent } from '../callbacks/callback-recorder.js';
+import { CallbackMessage } from '../callbacks/callback-message.js';
+import { moneyFromDb } from '../common/money.js';
+import { Company } from './company.entity.js';
+
+/** The tracked credit properties of a company at one moment. */
+export interface CreditSnapshot {
+  creditLimit: bigint;
+  creditStatus: string;
+  borrowedAmount: bigint;
+  annualInterestRate: string;
+  repaymentTermDays: number;
+}
+
+export function creditSnapshot(c: Company): CreditSnapshot {
+  return {
+    creditLimit: c.creditLimit,
+    creditStatus: c.creditStatus,
+    borrowedAmount: c.borrowedAmount,
+    annualInterestRate: c.annualInterestRate,
+    repaymentTermDays: c.repaymentTermDays,
+  };
+}
+
+/** Which company messages a change calls for: 0 when limit, status or terms changed; 2 when the balance did. */
+export function creditMessages(before: CreditSnapshot, after: CreditSnapshot): CallbackMessage[] {
+  const out: CallbackMessage[] = [];
+  if (
+    before.creditLimit !== after.creditLimit ||
+    before.creditStatus !== after.creditStatus ||
+    moneyFromDb(before.annualInterestRate) !== moneyFromDb(after.annualInterestRate) ||
+    before.repaymentTermDays !== after.repaymentTermDays
+  ) {
+    out.push(CallbackMessage.CreditLimitUpdated);
+  }
+  if (before.creditLimit - before.borrowedAmount !== after.creditLimit - after.borrowedAmount) {
+    out.push(CallbackMessage.CreditBalanceUpdated);
+  }
+  return out;
+}
+
+/** The company callbacks for a credit change; also stamps the credit's `updatedAt` when anything changed. */
+export function creditEvents(company: Company, before: CreditSnapshot): CallbackEvent[] {
+  const messages = creditMessages(before, creditSnapshot(company));
+  if (messages.length > 0) company.creditUpdatedAt = new Date();
+  return messages.map((message) => ({
+    message,
+    url: company.callbackUrl,
+    partnerId: company.partnerId,
+    ids: { withdrawalId: null, companyId: company.id, limitRequestId: null, loanId: null },
+  }));
+}

@@ -1,0 +1,157 @@
+// The one reader of process.env (API.md §7). Parsed once at start; an invalid value stops the
+// process with a message naming the variable.
+import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
+
+export type ApiVariant = 'A' | 'B';
+export type Role = 'api' | 'worker' | 'all';
+
+export interface AppConfig {
+  port: number;
+  databaseUrl: string;
+  redisUrl: string;
+  queuePrefix: string;
+  role: Role;
+  adminToken: string;
+  adminTokenGenerated: boolean;
+  variant: ApiVariant;
+  callbackSourceIps: string[];
+  callbackLocalAddresses: string[];
+  callbackProxyUrl: string | null;
+  callbackTimeoutMs: number;
+  callbackRetryScheduleMs: number[];
+  callbackConcurrency: number;
+  callbackAllowHttp: boolean;
+  callbackAllowPrivateTargets: boolean;
+  version: string;
+}
+
+export const APP_CONFIG = Symbol('APP_CONFIG');
+
+export const DEFAULT_SOURCE_IPS: Record<ApiVariant, string[]> = {
+  A: ['20.105.118.54', '20.93.102.228'],
+  B: ['20.82.192.194', '20.67.208.150', '20.105.65.222', '20.93.102.228'],
+};
+
+export class ConfigError extends Error {}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** Parses `5s,5m,30m,2h` into milliseconds; throws on anything else. */
+export function parseDurationList(raw: string): number[] {
+  return raw.split(',').map((part) => {
+    const m = /^\s*(\d+)\s*(ms|s|m|h)\s*$/.exec(part);
+    if (!m) throw new Error(`"${part.trim()}" is not a duration like 500ms, 5s, 5m or 2h`);
+    return Number(m[1]) * DURATION_UNITS[m[2]];
+  });
+}
+
+function readVersion(): string {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return (require('../../../package.json') as { version: string }).version;
+  } catch {
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      return (require('../../package.json') as { version: string }).version;
+    } catch {
+      return '0.0.0';
+    }
+  }
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const errors: string[] = [];
+  const get = (name: string): string | undefined => {
+    const v = env[name];
+    return v === undefined || v.trim() === '' ? undefined : v.trim();
+  };
+  function parse<T>(name: string, fallback: T, fn: (raw: string) => T): T {
+    const raw = get(name);
+    if (raw === undefined) return fallback;
+    try {
+      return fn(raw);
+    } catch (e) {
+      errors.push(`${name}: ${(e as Error).message}`);
+      return fallback;
+    }
+  }
+  const int = (min: number, max: number) => (raw: string) => {
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      throw new Error(`must be an integer from ${min} to ${max}, got "${raw}"`);
+    }
+    return Number(raw);
+  };
+  const bool = (raw: string) => {
+    if (raw === 'true' || raw === '1') return true;
+    if (raw === 'false' || raw === '0') return false;
+    throw new Error(`must be true or false, got "${raw}"`);
+  };
+  const url = (schemes: string[]) => (raw: string) => {
+    let u: URL;
+    try {
+      u = new URL(raw);
+    } catch {
+      throw new Error(`"${raw}" is not a URL`);
+    }
+    if (!schemes.includes(u.protocol)) throw new Error(`must use ${schemes.join(' or ')}, got "${u.protocol}"`);
+    return raw;
+  };
+  const ipList = (raw: string) =>
+    raw.split(',').map((s) => {
+      const ip = s.trim();
+      if (!isIP(ip)) throw new Error(`"${ip}" is not an IP address`);
+      return ip;
+    });
+
+  const variant = parse<ApiVariant>('API_VARIANT', 'B', (raw) => {
+    if (raw !== 'A' && raw !== 'B') throw new Error(`must be A or B, got "${raw}"`);
+    return raw;
+  });
+  const role = parse<Role>('ROLE', 'all', (raw) => {
+    if (raw !== 'api' && raw !== 'worker' && raw !== 'all') throw new Error(`must be api, worker or all, got "${raw}"`);
+    return raw;
+  });
+  const queuePrefix = parse('QUEUE_PREFIX', 'funding', (raw) => {
+    // BullMQ builds keys as prefix:queue:id; a colon inside the prefix would blur that boundary.
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(raw)) throw new Error('must be 1-64 letters, digits, ".", "_" or "-"');
+    return raw;
+  });
+  const schedule = parse('CALLBACK_RETRY_SCHEDULE', parseDurationList('5s,5m,30m,2h,5h,10h,10h'), (raw) => {
+    const list = parseDurationList(raw);
+    if (list.length > 50) throw new Error('at most 50 retries');
+    return list;
+  });
+
+  let adminToken = get('ADMIN_TOKEN');
+  let adminTokenGenerated = false;
+  if (adminToken === undefined) {
+    if (env.NODE_ENV === 'production') errors.push('ADMIN_TOKEN: must be set when NODE_ENV=production');
+    adminToken = randomBytes(24).toString('base64url');
+    adminTokenGenerated = true;
+  } else if (adminToken.length < 16) {
+    errors.push('ADMIN_TOKEN: must be at least 16 characters');
+  }
+
+  const config: AppConfig = {
+    port: parse('PORT', 3000, int(0, 65535)),
+    databaseUrl: parse('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/funding_service', url(['postgres:', 'postgresql:'])),
+    redisUrl: parse('REDIS_URL', 'redis://127.0.0.1:6379', url(['redis:', 'rediss:'])),
+    queuePrefix,
+    role,
+    adminToken,
+    adminTokenGenerated,
+    variant,
+    callbackSourceIps: parse('CALLBACK_SOURCE_IPS', DEFAULT_SOURCE_IPS[variant], ipList),
+    callbackLocalAddresses: parse<string[]>('CALLBACK_LOCAL_ADDRESS', [], ipList),
+    callbackProxyUrl: parse<string | null>('CALLBACK_PROXY_URL', null, url(['http:', 'https:'])),
+    callbackTimeoutMs: parse('CALLBACK_TIMEOUT_MS', 15000, int(100, 600_000)),
+    callbackRetryScheduleMs: schedule,
+    callbackConcurrency: parse('CALLBACK_CONCURRENCY', 50, int(1, 10_000)),
+    callbackAllowHttp: parse('CALLBACK_ALLOW_HTTP', false, bool),
+    callbackAllowPrivateTargets: parse('CALLBACK_ALLOW_PRIVATE_TARGETS', false, bool),
+    version: readVersion(),
+  };
+  if (errors.length) throw new ConfigError(`Invalid configuration: ${errors.join('; ')}`);
+  return config;
+}

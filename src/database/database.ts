@@ -1,0 +1,63 @@
+import { Client } from 'pg';
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { CallbackAttempt, Callback } from '../callbacks/callback.entity.js';
+import { IdempotencyKey } from '../common/idempotency-key.entity.js';
+import { Company } from '../companies/company.entity.js';
+import { LimitRequest } from '../limit-requests/limit-request.entity.js';
+import { Loan, LoanPayment } from '../loans/loan.entity.js';
+import { Partner } from '../partners/partner.entity.js';
+import { WithdrawalRequest } from '../withdrawals/withdrawal-request.entity.js';
+import { InitialSchema1763800000000 } from './migrations/1763800000000-initial-schema.js';
+
+export const ENTITIES = [Partner, Company, LimitRequest, WithdrawalRequest, Loan, LoanPayment, Callback, CallbackAttempt, IdempotencyKey];
+export const MIGRATIONS = [InitialSchema1763800000000];
+
+/** Any fixed number: the advisory lock that lets one process at a time run migrations. */
+const MIGRATION_LOCK = 727_001;
+
+export function dataSourceOptions(databaseUrl: string): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url: databaseUrl,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsRun: false,
+    synchronize: false,
+    extra: { max: 20 },
+  };
+}
+
+/** Creates the database named in the URL when it does not exist yet. */
+export async function ensureDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  if (!name) throw new Error('DATABASE_URL names no database');
+  url.pathname = '/postgres';
+  const client = new Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (found.rowCount === 0) {
+      await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`).catch((e: { code?: string }) => {
+        if (e.code !== '42P04') throw e; // created meanwhile by another process
+      });
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+/** Connects and migrates; several processes starting together take turns on an advisory lock. */
+export async function openDatabase(options: DataSourceOptions & { url?: string }): Promise<DataSource> {
+  await ensureDatabase(options.url!);
+  const db = await new DataSource(options).initialize();
+  const lock = db.createQueryRunner();
+  try {
+    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    await db.runMigrations({ transaction: 'each' });
+  } finally {
+    await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    await lock.release();
+  }
+  return db;
+}

@@ -1,0 +1,35 @@
+import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Redis } from 'ioredis';
+import { DataSource } from 'typeorm';
+import { REDIS } from '../database/redis.js';
+
+@ApiTags('operations')
+@Controller()
+export class HealthController {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Inject(REDIS) private readonly redis: Redis,
+  ) {}
+
+  /** The process is alive. */
+  @Get('health')
+  health() {
+    return { status: 'ok' };
+  }
+
+  /** PostgreSQL and Redis answer. */
+  @Get('ready')
+  async ready() {
+    const timeout = <T>(p: Promise<T>) =>
+      Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref())]);
+    const [database, redis] = await Promise.all([
+      timeout(this.db.query('SELECT 1')).then(() => 'ok', () => 'unreachable'),
+      timeout(this.redis.ping()).then(() => 'ok', () => 'unreachable'),
+    ]);
+    const body = { status: database === 'ok' && redis === 'ok' ? 'ok' : 'unavailable', database, redis };
+    if (body.status !== 'ok') throw new ServiceUnavailableException(body);
+    return body;
+  }
+}

@@ -1,0 +1,37 @@
+import { Body, Controller, Get, Param, ParseUUIDPipe, Post, UseGuards, UseInterceptors } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
+import { AdminGuard, CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
+import { Partner } from '../partners/partner.entity.js';
+import { RegisterPaymentDto } from './loan.dto.js';
+import { loanView } from './loan.views.js';
+import { LoansService } from './loans.service.js';
+
+const uuid = new ParseUUIDPipe();
+
+@ApiTags('loans')
+@ApiBearerAuth()
+@UseGuards(PartnerGuard)
+@Controller('v1/companies/:companyId/loans')
+export class LoansController {
+  constructor(private readonly loans: LoansService) {}
+
+  @Get(':loanId')
+  async get(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('loanId', uuid) id: string) {
+    return loanView(await this.loans.get(p.id, companyId, id));
+  }
+}
+
+@ApiTags('operator')
+@ApiBearerAuth()
+@UseGuards(AdminGuard)
+@Controller('admin/v1/loans')
+export class LoansAdminController {
+  constructor(private readonly loans: LoansService) {}
+
+  @Post(':loanId/payments')
+  @UseInterceptors(IdempotencyInterceptor)
+  async registerPayment(@Param('loanId', uuid) id: string, @Body() dto: RegisterPaymentDto) {
+    return loanView(await this.loans.registerPayment(id, dto));
+  }
+}

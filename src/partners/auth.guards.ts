@@ -1,0 +1,49 @@
+import { CanActivate, createParamDecorator, ExecutionContext, Inject, Injectable, UnauthorizedException } from '@nestjs/common';
+import type { Request } from 'express';
+import { APP_CONFIG, AppConfig } from '../config/app-config.js';
+import { bearerToken, safeEqual } from './partner-secrets.js';
+import { Partner } from './partner.entity.js';
+import { PartnersService } from './partners.service.js';
+
+type AuthedRequest = Request & { partner?: Partner };
+
+/** Checks the operator credential: `Bearer <ADMIN_TOKEN>`, or Basic `admin:<ADMIN_TOKEN>` when allowed. */
+export function isOperator(authorization: string | undefined, adminToken: string, allowBasic = false): boolean {
+  const bearer = bearerToken(authorization);
+  if (bearer !== null) return safeEqual(bearer, adminToken);
+  const basic = /^Basic\s+(\S+)\s*$/i.exec(authorization ?? '');
+  if (!allowBasic || !basic) return false;
+  const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
+  return safeEqual(decoded, `admin:${adminToken}`);
+}
+
+@Injectable()
+export class AdminGuard implements CanActivate {
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  canActivate(ctx: ExecutionContext): boolean {
+    const req = ctx.switchToHttp().getRequest<Request>();
+    if (!isOperator(req.headers.authorization, this.config.adminToken)) {
+      throw new UnauthorizedException('A valid operator token is required (Authorization: Bearer <ADMIN_TOKEN>)');
+    }
+    return true;
+  }
+}
+
+@Injectable()
+export class PartnerGuard implements CanActivate {
+  constructor(private readonly partners: PartnersService) {}
+
+  async canActivate(ctx: ExecutionContext): Promise<boolean> {
+    const req = ctx.switchToHttp().getRequest<AuthedRequest>();
+    const key = bearerToken(req.headers.authorization);
+    const partner = key ? await this.partners.authenticate(key) : null;
+    if (!partner) throw new UnauthorizedException('A valid partner API key is required (Authorization: Bearer <apiKey>)');
+    req.partner = partner;
+    return true;
+  }
+}
+
+export const CurrentPartner = createParamDecorator((_: unknown, ctx: ExecutionContext): Partner => {
+  return ctx.switchToHttp().getRequest<AuthedRequest>().partner!;
+});

@@ -1,0 +1,36 @@
+import { INestApplication, ValidationPipe } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import express, { NextFunction, Request, Response } from 'express';
+import { AppConfig } from './config/app-config.js';
+import { VARIANTS } from './config/variant.js';
+
+/** 64 KiB body limit; parser failures answer in Nest's error shape, not Express's HTML page. */
+function jsonBody() {
+  const parse = express.json({ limit: '64kb' });
+  return (req: Request, res: Response, next: NextFunction) =>
+    parse(req, res, (err?: { status?: number; type?: string }) => {
+      if (!err) return next();
+      if (err.status === 413) {
+        return res.status(413).json({ statusCode: 413, error: 'Payload Too Large', message: 'Request body exceeds 64 KiB' });
+      }
+      res.status(400).json({ statusCode: 400, error: 'Bad Request', message: ['Request body is not valid JSON'] });
+    });
+}
+
+/** What main.ts and the tests both apply to the Nest application. */
+export function setupApp(app: INestApplication, config: AppConfig): void {
+  app.use(jsonBody());
+  app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
+  app.enableShutdownHooks();
+  const names = VARIANTS[config.variant];
+  const doc = new DocumentBuilder()
+    .setTitle('Funding service')
+    .setDescription(
+      `Partner API (/v1), operator API (/admin/v1) and signed callbacks. API variant ${config.variant}: ` +
+        `organization callback property "${names.companyCallbackProperty}", withdrawal collection "${names.withdrawalsSegment}".`,
+    )
+    .setVersion(config.version)
+    .addBearerAuth()
+    .build();
+  SwaggerModule.setup('docs', app, SwaggerModule.createDocument(app, doc), { jsonDocumentUrl: 'docs-json' });
+}

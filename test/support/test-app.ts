@@ -1,0 +1,92 @@
+import { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import request from 'supertest';
+import { AppModule } from '../../src/app.module.js';
+import { AppConfig, loadConfig } from '../../src/config/app-config.js';
+import { setupApp } from '../../src/setup-app.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+const BASE_DB = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/funding_service_test';
+
+export interface TestApp {
+  app: INestApplication;
+  config: AppConfig;
+  http: () => ReturnType<typeof request>;
+  admin: (method: 'get' | 'post' | 'patch', path: string, body?: object) => request.Test;
+  as: (apiKey: string, method: 'get' | 'post' | 'patch', path: string, body?: object) => request.Test;
+  sql: <T = Record<string, unknown>>(text: string, params?: unknown[]) => Promise<T[]>;
+  close: () => Promise<void>;
+}
+
+/** A fresh database and queue prefix per test file, so runs and files never see each other. */
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const suffix = randomBytes(5).toString('hex');
+  const url = new URL(BASE_DB);
+  url.pathname = `/${url.pathname.slice(1)}_${suffix}`;
+  const config = loadConfig({
+    DATABASE_URL: url.toString(),
+    REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    QUEUE_PREFIX: `test-${suffix}`,
+    ADMIN_TOKEN,
+    CALLBACK_ALLOW_HTTP: 'true',
+    CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
+    ...env,
+  });
+  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
+  const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error', 'warn'] });
+  const pg = new Client({ connectionString: config.databaseUrl });
+  try {
+    setupApp(app, config);
+    await app.init();
+    await pg.connect();
+  } catch (e) {
+    await app.close().catch(() => undefined);
+    await pg.end().catch(() => undefined);
+    throw e;
+  }
+  const server = app.getHttpServer();
+  const send = (auth: string, method: 'get' | 'post' | 'patch', path: string, body?: object) => {
+    const r = request(server)[method](path).set('Authorization', auth);
+    return body === undefined ? r : r.send(body);
+  };
+  return {
+    app,
+    config,
+    http: () => request(server),
+    admin: (method, path, body) => send(`Bearer ${ADMIN_TOKEN}`, method, path, body),
+    as: (apiKey, method, path, body) => send(`Bearer ${apiKey}`, method, path, body),
+    sql: async (text, params) => (await pg.query(text, params as unknown[])).rows,
+    close: async () => {
+      await app.close();
+      await pg.end();
+      const admin = new Client({ connectionString: BASE_DB.replace(/\/[^/]*$/, '/postgres') });
+      await admin.connect();
+      await admin.query(`DROP DATABASE IF EXISTS "${url.pathname.slice(1)}" WITH (FORCE)`).catch(() => undefined);
+      await admin.end();
+    },
+  };
+}
+
+export interface Partner {
+  id: string;
+  apiKey: string;
+  signingSecret: string;
+}
+
+export async function createPartner(t: TestApp, name = 'Acme Bank'): Promise<Partner> {
+  const res = await t.admin('post', '/admin/v1/partners', { name }).expect(201);
+  return res.body as Partner;
+}
+
+/** Waits for a condition with a deadline, polling: never a bare sleep. */
+export async function until<T>(fn: () => T | Promise<T>, { timeoutMs = 10000, intervalMs = 20, what = 'condition' } = {}): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
