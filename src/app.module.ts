@@ -42,7 +42,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         TypeOrmModule.forRootAsync({
-          useFactory: () => dataSourceOptions(config.databaseUrl),
+          useFactory: () => ({ ...dataSourceOptions(config.databaseUrl), retryAttempts: 2, retryDelay: 1000 }),
           dataSourceFactory: (options) => openDatabase(options!),
         }),
       ],

@@ -1,14 +1,35 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { Redis } from 'ioredis';
 import { AppModule } from './app.module.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
+import { ensureDatabase } from './database/database.js';
 import { setupApp } from './setup-app.js';
+
+/** ioredis would retry forever; at start an unreachable Redis is a reason to stop. */
+async function assertRedisReachable(url: string): Promise<void> {
+  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 5000, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => undefined); // reported by connect() below
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (e) {
+    throw new Error(`Redis at ${new URL(url).host} is unreachable: ${(e as Error).message}`);
+  } finally {
+    redis.disconnect();
+  }
+}
 
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = new Logger('funding-service');
-  const app = await NestFactory.create(AppModule.forRoot(config), { bodyParser: false, abortOnError: false });
+  await ensureDatabase(config.databaseUrl).catch((e: Error) => {
+    throw new Error(`PostgreSQL at ${new URL(config.databaseUrl).host} is unreachable or refused: ${e.message}`);
+  });
+  await assertRedisReachable(config.redisUrl);
+  // Nest's own start-up chatter stays off: the service logs one line when it is ready.
+  const app = await NestFactory.create(AppModule.forRoot(config), { bodyParser: false, abortOnError: false, logger: ['error', 'warn'] });
   setupApp(app, config);
   await app.listen(config.port);
   if (config.adminTokenGenerated) log.warn(`ADMIN_TOKEN not set; generated for this run: ${config.adminToken}`);
