@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, EntityTarget } from 'typeorm';
 import { CallbackRecorder } from '../callbacks/callback-recorder.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { DomainError, invalidProperty, notFound } from '../common/domain-error.js';
@@ -22,6 +22,17 @@ export async function ownedCompany(m: EntityManager, partnerId: string, companyI
   });
   if (!company) throw notFound('Company');
   return company;
+}
+
+/**
+ * Locks the company owning a child row (limit request, withdrawal, loan). Every path that
+ * touches a company and its children locks the company first, so concurrent changes queue
+ * instead of deadlocking.
+ */
+export async function lockCompanyOf(m: EntityManager, child: EntityTarget<{ id: string; companyId: string }>, id: string, what: string): Promise<Company> {
+  const found = await m.findOne(child, { where: { id } });
+  if (!found) throw notFound(what);
+  return m.findOneOrFail(Company, { where: { id: found.companyId }, lock: { mode: 'pessimistic_write' } });
 }
 
 @Injectable()

@@ -7,7 +7,7 @@ import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { DomainError, notFound } from '../common/domain-error.js';
 import { formatMoney, parseMoney } from '../common/money.js';
 import { canTransition } from '../common/state-machine.js';
-import { ownedCompany } from '../companies/companies.service.js';
+import { lockCompanyOf, ownedCompany } from '../companies/companies.service.js';
 import { Company } from '../companies/company.entity.js';
 import { creditEvents, creditSnapshot } from '../companies/credit.js';
 import { CreateLimitRequestDto } from './limit-request.dto.js';
@@ -53,13 +53,13 @@ export class LimitRequestsService {
   }
 
   async reject(id: string) {
-    return this.db.transaction(async (m) => this.transition(m, await this.lockCompanyOf(m, id), id, 'rejected', () => []));
+    return this.db.transaction(async (m) => this.transition(m, await lockCompanyOf(m, LimitRequest, id, 'Limit request'), id, 'rejected', () => []));
   }
 
   /** Approval grants the requested amount as the credit limit and activates pending credit. */
   async approve(id: string) {
     return this.db.transaction(async (m) => {
-      const company = await this.lockCompanyOf(m, id);
+      const company = await lockCompanyOf(m, LimitRequest, id, 'Limit request');
       return this.transition(m, company, id, 'approved', (request) => {
         if (company.creditStatus === 'closed') {
           throw new DomainError('rule', 'LIMIT_REQUEST.CREDIT_CLOSED', 'The company credit is closed; the limit request cannot be approved');
@@ -79,12 +79,6 @@ export class LimitRequestsService {
     });
   }
 
-  /** Company row first, then the request: every path that touches both locks them in that order. */
-  private async lockCompanyOf(m: EntityManager, id: string): Promise<Company> {
-    const found = await m.findOne(LimitRequest, { where: { id } });
-    if (!found) throw notFound('Limit request');
-    return m.findOneOrFail(Company, { where: { id: found.companyId }, lock: { mode: 'pessimistic_write' } });
-  }
 
   private async transition(
     m: EntityManager,

@@ -5,8 +5,7 @@ import { CallbackEvent, CallbackRecorder } from '../callbacks/callback-recorder.
 import { CallbackMessage } from '../callbacks/callback-message.js';
 import { DomainError, invalidProperty, notFound } from '../common/domain-error.js';
 import { formatMoney, parseMoney } from '../common/money.js';
-import { ownedCompany } from '../companies/companies.service.js';
-import { Company } from '../companies/company.entity.js';
+import { lockCompanyOf, ownedCompany } from '../companies/companies.service.js';
 import { creditEvents, creditSnapshot } from '../companies/credit.js';
 import { WithdrawalRequest } from '../withdrawals/withdrawal-request.entity.js';
 import { transitionWithdrawal } from '../withdrawals/withdrawal-rules.js';
@@ -41,12 +40,10 @@ export class LoansService {
     if (paidAt.getTime() > Date.now() + FUTURE_TOLERANCE_MS) throw invalidProperty('paidAt must not be in the future');
     const amount = parseMoney(dto.amount)!;
     const result = await this.db.transaction(async (m) => {
-      const found = await m.findOne(Loan, { where: { id: loanId } });
-      if (!found) throw notFound('Loan');
-      // Lock order everywhere: company, then withdrawal, then loan.
-      const company = await m.findOneOrFail(Company, { where: { id: found.companyId }, lock: { mode: 'pessimistic_write' } });
-      const withdrawal = await m.findOneOrFail(WithdrawalRequest, { where: { id: found.withdrawalId }, lock: { mode: 'pessimistic_write' } });
+      // The company first, as on every path; its lock serialises everything beneath it.
+      const company = await lockCompanyOf(m, Loan, loanId, 'Loan');
       const loan = await m.findOneOrFail(Loan, { where: { id: loanId }, lock: { mode: 'pessimistic_write' } });
+      const withdrawal = await m.findOneOrFail(WithdrawalRequest, { where: { id: loan.withdrawalId }, lock: { mode: 'pessimistic_write' } });
       if (amount > loan.outstanding) {
         throw new DomainError('rule', 'LOAN.OVERPAYMENT', `amount ${formatMoney(amount)} exceeds the outstanding ${formatMoney(loan.outstanding)}`);
       }

@@ -5,7 +5,7 @@ import { CallbackEvent, CallbackRecorder } from '../callbacks/callback-recorder.
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { notFound } from '../common/domain-error.js';
 import { parseMoney } from '../common/money.js';
-import { ownedCompany } from '../companies/companies.service.js';
+import { lockCompanyOf, ownedCompany } from '../companies/companies.service.js';
 import { Company } from '../companies/company.entity.js';
 import { creditEvents, creditSnapshot } from '../companies/credit.js';
 import { Loan } from '../loans/loan.entity.js';
@@ -56,12 +56,12 @@ export class WithdrawalsService {
   }
 
   reject(id: string): Promise<WithdrawalWithCompany> {
-    return this.db.transaction(async (m) => this.change(m, await this.lockCompanyOf(m, id), id, 'rejected'));
+    return this.db.transaction(async (m) => this.change(m, await lockCompanyOf(m, WithdrawalRequest, id, 'Withdrawal request'), id, 'rejected'));
   }
 
   accept(id: string): Promise<WithdrawalWithCompany> {
     return this.db.transaction(async (m) => {
-      const company = await this.lockCompanyOf(m, id);
+      const company = await lockCompanyOf(m, WithdrawalRequest, id, 'Withdrawal request');
       return this.change(m, company, id, 'accepted', (w) => {
         assertCanDraw(company, w.amount);
         return [];
@@ -72,7 +72,7 @@ export class WithdrawalsService {
   /** Pays the money out: creates the loan and draws the amount from the credit balance. */
   payOut(id: string): Promise<WithdrawalWithCompany> {
     return this.db.transaction(async (m) => {
-      const company = await this.lockCompanyOf(m, id);
+      const company = await lockCompanyOf(m, WithdrawalRequest, id, 'Withdrawal request');
       return this.change(m, company, id, 'paid_out', async (w) => {
         // Re-checked here: credit may have been suspended or drawn by another pay-out since acceptance.
         assertCanDraw(company, w.amount);
@@ -88,12 +88,6 @@ export class WithdrawalsService {
     });
   }
 
-  /** Company row first, then the withdrawal: every path that touches both locks them in that order. */
-  private async lockCompanyOf(m: EntityManager, id: string): Promise<Company> {
-    const found = await m.findOne(WithdrawalRequest, { where: { id } });
-    if (!found) throw notFound('Withdrawal request');
-    return m.findOneOrFail(Company, { where: { id: found.companyId }, lock: { mode: 'pessimistic_write' } });
-  }
 
   private async change(
     m: EntityManager,
