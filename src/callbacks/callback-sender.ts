@@ -1,0 +1,194 @@
+// The one place that opens connections to partners: egress address, proxy, connect-time
+// destination check, timeout, no redirects, no retries of its own, a capped response read.
+import { Inject, Injectable } from '@nestjs/common';
+import got, { RequestError } from 'got';
+import dns from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import tls from 'node:tls';
+import { APP_CONFIG, AppConfig } from '../config/app-config.js';
+import { assertDestinationAllowed, checkConnectedAddress, DestinationRefused, GuardOptions, guardedLookup } from './destination-guard.js';
+import { AttemptOutcome } from './retry-policy.js';
+
+export interface SendResult {
+  outcome: AttemptOutcome;
+  statusCode: number | null;
+  error: string | null;
+  responseBody: string | null;
+  sourceAddress: string | null;
+  durationMs: number;
+}
+
+export interface SendRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** What the attempt log keeps of a response body. */
+export const RESPONSE_BODY_LIMIT = 1024;
+
+type Lookup = ReturnType<typeof guardedLookup>;
+
+interface Egress {
+  localAddress: string | undefined;
+  agents: { http: http.Agent; https: https.Agent };
+}
+
+/**
+ * Opens every connection through CONNECT to the proxy, asking for the address our guarded
+ * lookup vetted (not the host name), so the proxy cannot be steered to a private address by
+ * DNS either. The proxy is trusted to connect where it is asked. TLS to the partner runs inside
+ * the tunnel with the partner's host name for SNI and certificate checks.
+ */
+function tunnelConnection(proxy: URL, lookup: Lookup, secure: boolean, localAddress: string | undefined) {
+  return (options: http.ClientRequestArgs & tls.ConnectionOptions, callback: (err: Error | null, socket?: Socket) => void) => {
+    const host = String(options.host ?? options.hostname).replace(/^\[|\]$/g, '');
+    const port = Number(options.port);
+    lookup(host, {}, (err, address) => {
+      if (err) return callback(err);
+      const target = String(address).includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+      const req = http.request({
+        host: proxy.hostname,
+        port: Number(proxy.port || 80),
+        method: 'CONNECT',
+        path: target,
+        headers: { host: target },
+        localAddress,
+        agent: false,
+      });
+      req.once('connect', (res, socket) => {
+        if (res.statusCode !== 200) {
+          socket.destroy();
+          return callback(new Error(`proxy refused CONNECT ${target}: ${res.statusCode}`));
+        }
+        if (!secure) return callback(null, socket);
+        const secureSocket = tls.connect({ ...options, socket, servername: options.servername ?? host });
+        secureSocket.once('secureConnect', () => callback(null, secureSocket));
+        secureSocket.once('error', callback);
+      });
+      req.once('error', callback);
+      req.end();
+    });
+  };
+}
+
+@Injectable()
+export class CallbackSender {
+  private readonly guard: GuardOptions;
+  private readonly egress: Egress[];
+  private next = 0;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    lookup: typeof dns.lookup = dns.lookup,
+  ) {
+    this.guard = { allowHttp: config.callbackAllowHttp, allowPrivate: config.callbackAllowPrivateTargets };
+    const vetted = guardedLookup(this.guard, lookup as never);
+    const addresses = config.callbackLocalAddresses.length > 0 ? config.callbackLocalAddresses : [undefined];
+    const proxy = config.callbackProxyUrl ? new URL(config.callbackProxyUrl) : null;
+    this.egress = addresses.map((localAddress) => {
+      const common = { keepAlive: true, maxSockets: 256, scheduling: 'lifo' as const, lookup: vetted as never, localAddress };
+      const agents = { http: new http.Agent(common), https: new https.Agent(common) };
+      if (proxy) {
+        Object.assign(agents.http, { createConnection: tunnelConnection(proxy, vetted, false, localAddress) });
+        Object.assign(agents.https, { createConnection: tunnelConnection(proxy, vetted, true, localAddress) });
+      }
+      return { localAddress, agents };
+    });
+  }
+
+  /** One attempt. Never throws: every failure is an outcome for the retry policy. */
+  async send(req: SendRequest): Promise<SendResult> {
+    const egress = this.egress[this.next++ % this.egress.length];
+    const started = performance.now();
+    const done = (r: Omit<SendResult, 'durationMs'>): SendResult => ({ ...r, durationMs: Math.round(performance.now() - started) });
+    try {
+      // Node skips `lookup` for IP literals, so those are vetted here, before any socket exists.
+      assertDestinationAllowed(new URL(req.url), this.guard);
+    } catch (e) {
+      if (e instanceof DestinationRefused) {
+        return done({ outcome: { kind: 'refused' }, statusCode: null, error: e.message, responseBody: null, sourceAddress: null });
+      }
+      return done({ outcome: { kind: 'refused' }, statusCode: null, error: `invalid URL: ${req.url}`, responseBody: null, sourceAddress: null });
+    }
+    let sourceAddress: string | null = egress.localAddress ?? null;
+    try {
+      const res = await new Promise<{ statusCode: number; retryAfter: string | null; body: string }>((resolve, reject) => {
+        // Stream mode lets us stop reading after 1 KiB: a receiver answering with megabytes
+        // costs us one small buffer, not memory proportional to its answer.
+        const stream = got.stream.post(req.url, {
+          body: req.body,
+          headers: req.headers,
+          agent: egress.agents,
+          followRedirect: false,
+          throwHttpErrors: false,
+          retry: { limit: 0 },
+          timeout: { request: this.config.callbackTimeoutMs },
+          decompress: false,
+        });
+        const chunks: Buffer[] = [];
+        let size = 0;
+        let status = 0;
+        let retryAfter: string | null = null;
+        const finish = () => resolve({ statusCode: status, retryAfter, body: Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8') });
+        stream.once('response', (res: http.IncomingMessage) => {
+          status = res.statusCode ?? 0;
+          const h = res.headers['retry-after'];
+          retryAfter = Array.isArray(h) ? h[0] : (h ?? null);
+          const socket = res.socket;
+          sourceAddress = socket?.localAddress ?? sourceAddress;
+          const problem = checkConnectedAddress(socket?.remoteAddress, this.guard);
+          if (problem && !this.config.callbackProxyUrl) {
+            stream.destroy(new DestinationRefused(problem));
+          }
+        });
+        stream.on('data', (chunk: Buffer) => {
+          chunks.push(chunk);
+          size += chunk.length;
+          if (size >= RESPONSE_BODY_LIMIT) {
+            stream.destroy();
+            finish();
+          }
+        });
+        stream.once('end', finish);
+        stream.once('error', (err: Error) => {
+          // Destroying after 1 KiB may surface as an abort error: the answer was already taken.
+          if (size >= RESPONSE_BODY_LIMIT && status) return finish();
+          reject(err);
+        });
+      });
+      return done({
+        outcome: { kind: 'http', statusCode: res.statusCode, retryAfter: res.retryAfter },
+        statusCode: res.statusCode,
+        error: res.statusCode >= 200 && res.statusCode < 300 ? null : `HTTP ${res.statusCode}`,
+        responseBody: res.body,
+        sourceAddress,
+      });
+    } catch (e) {
+      return done({ ...classify(e, this.config.callbackTimeoutMs), statusCode: null, responseBody: null, sourceAddress });
+    }
+  }
+
+  close(): void {
+    for (const { agents } of this.egress) {
+      agents.http.destroy();
+      agents.https.destroy();
+    }
+  }
+}
+
+/** Maps an error to an outcome by its type and code, never by its message text. */
+function classify(e: unknown, timeoutMs: number): { outcome: AttemptOutcome; error: string } {
+  const inner = e instanceof RequestError && e.cause ? e.cause : e;
+  if (inner instanceof DestinationRefused || e instanceof DestinationRefused || (inner as NodeJS.ErrnoException)?.code === 'EDESTINATIONREFUSED') {
+    return { outcome: { kind: 'refused' }, error: (inner as Error).message };
+  }
+  const err = e as RequestError;
+  if (err?.name === 'TimeoutError' || err?.code === 'ETIMEDOUT') {
+    return { outcome: { kind: 'timeout' }, error: `timeout: no answer within ${timeoutMs} ms` };
+  }
+  const code = (inner as NodeJS.ErrnoException)?.code ?? err?.code ?? 'ERROR';
+  return { outcome: { kind: 'network' }, error: `${code}: ${(inner as Error)?.message ?? String(e)}` };
+}
