@@ -2,7 +2,11 @@ import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Redis } from 'ioredis';
+import { CallbackDelivery, DeliveryWorker } from './callbacks/callback-delivery.js';
+import { CallbackQueue } from './callbacks/callback-queue.js';
 import { CallbackRecorder } from './callbacks/callback-recorder.js';
+import { CallbackRelay } from './callbacks/callback-relay.js';
+import { CallbackSender } from './callbacks/callback-sender.js';
 import { CallbackUrlValidator } from './callbacks/callback-url.validator.js';
 import { CallbacksAdminController } from './callbacks/callbacks-admin.controller.js';
 import { CallbacksAdminService } from './callbacks/callbacks-admin.service.js';
@@ -19,6 +23,7 @@ import { LimitRequestsAdminController, LimitRequestsController } from './limit-r
 import { LimitRequestsService } from './limit-requests/limit-requests.service.js';
 import { LoansAdminController, LoansController } from './loans/loans.controller.js';
 import { LoansService } from './loans/loans.service.js';
+import { Metrics, MetricsController } from './metrics/metrics.js';
 import { AdminGuard, PartnerGuard } from './partners/auth.guards.js';
 import { PartnersController } from './partners/partners.controller.js';
 import { PartnersService } from './partners/partners.service.js';
@@ -36,8 +41,14 @@ class RedisCloser implements OnApplicationShutdown {
 
 @Module({})
 export class AppModule {
-  /** The whole service, built from one parsed configuration (tests pass their own). */
+  /**
+   * The whole service, built from one parsed configuration (tests pass their own). ROLE picks
+   * the parts: `api` serves the HTTP API and runs the outbox relay, `worker` delivers (and
+   * serves only /health, /ready and /metrics), `all` does both.
+   */
   static forRoot(config: AppConfig): DynamicModule {
+    const api = config.role !== 'worker';
+    const worker = config.role !== 'api';
     return {
       module: AppModule,
       imports: [
@@ -48,35 +59,48 @@ export class AppModule {
       ],
       controllers: [
         HealthController,
-        SourceIpsController,
-        PartnersController,
-        CompaniesController,
-        CreditAdminController,
-        LimitRequestsController,
-        LimitRequestsAdminController,
-        WithdrawalsControllerA,
-        WithdrawalsControllerB,
-        WithdrawalsAdminController,
-        LoansController,
-        LoansAdminController,
-        CallbacksAdminController,
+        MetricsController,
+        ...(api
+          ? [
+              SourceIpsController,
+              PartnersController,
+              CompaniesController,
+              CreditAdminController,
+              LimitRequestsController,
+              LimitRequestsAdminController,
+              WithdrawalsControllerA,
+              WithdrawalsControllerB,
+              WithdrawalsAdminController,
+              LoansController,
+              LoansAdminController,
+              CallbacksAdminController,
+            ]
+          : []),
       ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: REDIS, useFactory: () => createRedis(config.redisUrl, `${config.queuePrefix}-app`) },
         RedisCloser,
+        Metrics,
         { provide: APP_GUARD, useClass: VariantGuard },
         { provide: APP_FILTER, useClass: DomainErrorFilter },
-        AdminGuard,
-        PartnerGuard,
-        PartnersService,
-        CompaniesService,
-        LimitRequestsService,
-        WithdrawalsService,
-        LoansService,
-        CallbackRecorder,
-        CallbackUrlValidator,
-        CallbacksAdminService,
+        ...(api
+          ? [
+              AdminGuard,
+              PartnerGuard,
+              PartnersService,
+              CompaniesService,
+              LimitRequestsService,
+              WithdrawalsService,
+              LoansService,
+              CallbackRecorder,
+              CallbackUrlValidator,
+              CallbacksAdminService,
+              CallbackQueue,
+              CallbackRelay,
+            ]
+          : []),
+        ...(worker ? [CallbackSender, CallbackDelivery, DeliveryWorker] : []),
       ],
     };
   }

@@ -1,6 +1,7 @@
 import { INestApplication, ValidationPipe } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
+import { mountQueueDashboard } from './callbacks/queue-dashboard.js';
 import { AppConfig } from './config/app-config.js';
 import { VARIANTS } from './config/variant.js';
 
@@ -20,6 +21,7 @@ function jsonBody() {
 /** What main.ts and the tests both apply to the Nest application. */
 export function setupApp(app: INestApplication, config: AppConfig): void {
   app.use(jsonBody());
+  if (config.role !== 'worker') mountQueueDashboard(app, config);
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
   app.enableShutdownHooks();
   const names = VARIANTS[config.variant];

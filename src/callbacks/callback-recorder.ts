@@ -32,6 +32,7 @@ export class CallbackRecorder {
           body: buildCallbackBody(e.message, e.ids),
           status: 'pending',
           attemptCount: 0,
+          scheduleAttempts: 0,
           nextAttemptAt: new Date(),
           enqueuedAt: null,
           lastError: null,

@@ -1,6 +1,6 @@
 // The one place that opens connections to partners: egress address, proxy, connect-time
 // destination check, timeout, no redirects, no retries of its own, a capped response read.
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import got, { RequestError } from 'got';
 import dns from 'node:dns';
 import http from 'node:http';
@@ -25,6 +25,9 @@ export interface SendRequest {
   headers: Record<string, string>;
   body: string;
 }
+
+/** Lets tests resolve host names to addresses of their choosing (never real DNS). */
+export const DNS_LOOKUP = Symbol('DNS_LOOKUP');
 
 /** What the attempt log keeps of a response body. */
 export const RESPONSE_BODY_LIMIT = 1024;
@@ -82,7 +85,7 @@ export class CallbackSender {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    lookup: typeof dns.lookup = dns.lookup,
+    @Optional() @Inject(DNS_LOOKUP) lookup: typeof dns.lookup = dns.lookup,
   ) {
     this.guard = { allowHttp: config.callbackAllowHttp, allowPrivate: config.callbackAllowPrivateTargets };
     const vetted = guardedLookup(this.guard, lookup as never);

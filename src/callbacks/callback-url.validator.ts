@@ -1,21 +1,29 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import dns from 'node:dns';
 import { invalidProperty } from '../common/domain-error.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { checkCallbackUrlResolved, GuardOptions } from './destination-guard.js';
+import { DNS_LOOKUP } from './callback-sender.js';
+import { checkCallbackUrlResolved, GuardOptions, LookupAll } from './destination-guard.js';
 
 /** Registration-time check of a callback URL property (the connect-time check is the sender's). */
 @Injectable()
 export class CallbackUrlValidator {
   private readonly options: GuardOptions;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+  private readonly lookupAll: LookupAll;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig, @Optional() @Inject(DNS_LOOKUP) lookup: typeof dns.lookup = dns.lookup) {
     this.options = { allowHttp: config.callbackAllowHttp, allowPrivate: config.callbackAllowPrivateTargets };
+    this.lookupAll = (host) =>
+      new Promise((resolve, reject) =>
+        lookup(host, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses.map((a) => a.address)))),
+      );
   }
 
   /** Returns the URL (or null when absent); a refused URL is a 400 naming the property. */
   async check(property: string, value: string | undefined | null): Promise<string | null> {
     if (value === undefined || value === null) return null;
-    const problem = await checkCallbackUrlResolved(value, this.options);
+    const problem = await checkCallbackUrlResolved(value, this.options, this.lookupAll);
     if (problem) throw invalidProperty(`${property} ${problem}`);
     return value;
   }

@@ -16,7 +16,10 @@ export class Callback {
   /** The exact JSON sent: serialized once at the change, signed and sent as these bytes. */
   @Column('text') body: string;
   @Column('text') status: CallbackStatus;
+  /** Every attempt ever made, for the log. */
   @Column('integer', { name: 'attempt_count', default: 0 }) attemptCount: number;
+  /** Attempts since the last (re)delivery request: the retry schedule counts these. */
+  @Column('integer', { name: 'schedule_attempts', default: 0 }) scheduleAttempts: number;
   @Column('timestamptz', { name: 'next_attempt_at', nullable: true }) nextAttemptAt: Date | null;
   /** When the relay last handed the row to the queue; null = not (or no longer) in the queue. */
   @Column('timestamptz', { name: 'enqueued_at', nullable: true }) enqueuedAt: Date | null;

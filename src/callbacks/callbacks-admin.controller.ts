@@ -1,7 +1,7 @@
-import { Controller, Get, Param, ParseUUIDPipe, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, IsUUID, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, Min } from 'class-validator';
 import { AdminGuard } from '../partners/auth.guards.js';
 import { CallbackStatus } from './callback.entity.js';
 import { attemptView, callbackView } from './callback.views.js';
@@ -41,6 +41,22 @@ export class ListCallbacksQuery {
   cursor?: string;
 }
 
+export class RedeliverFailedDto {
+  @ApiProperty({ enum: ['failed'], description: 'only failed callbacks are redelivered in bulk' })
+  @IsIn(['failed'])
+  status: 'failed';
+
+  @ApiPropertyOptional({ example: '2026-11-22T00:00:00Z', description: 'only callbacks created at or after this time' })
+  @IsOptional()
+  @IsISO8601({ strict: true })
+  since?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsUUID()
+  companyId?: string;
+}
+
 @ApiTags('operator: callbacks')
 @ApiBearerAuth()
 @UseGuards(AdminGuard)
@@ -52,6 +68,20 @@ export class CallbacksAdminController {
   async list(@Query() q: ListCallbacksQuery) {
     const page = await this.callbacks.list({ ...q, limit: q.limit ?? 50 });
     return { items: page.items.map(callbackView), nextCursor: page.nextCursor };
+  }
+
+  /** Sends it again from a fresh schedule with the same webhook-id. */
+  @Post(':callbackId/redeliver')
+  @HttpCode(202)
+  async redeliver(@Param('callbackId', ParseUUIDPipe) id: string): Promise<void> {
+    await this.callbacks.redeliver(id);
+  }
+
+  /** Redelivers all failed callbacks (optionally created since a time, or of one company). */
+  @Post('redeliver')
+  @HttpCode(202)
+  async redeliverFailed(@Body() dto: RedeliverFailedDto) {
+    return { count: await this.callbacks.redeliverFailed({ since: dto.since ? new Date(dto.since) : undefined, companyId: dto.companyId }) };
   }
 
   @Get(':callbackId')

@@ -4,6 +4,8 @@ import { DataSource } from 'typeorm';
 import { invalidProperty, notFound } from '../common/domain-error.js';
 import { Callback, CallbackAttempt, CallbackStatus } from './callback.entity.js';
 import { CallbackMessage } from './callback-message.js';
+import { CallbackQueue } from './callback-queue.js';
+import { CALLBACKS_CHANNEL } from './callback-recorder.js';
 
 export interface CallbackFilter {
   status?: CallbackStatus;
@@ -22,9 +24,15 @@ function decodeCursor(cursor: string): string {
 }
 
 /** Operator reads of the outbox: newest first, keyset-paginated. */
+/** Back to pending, due now, not in the queue: the relay takes it from here. */
+const RESET = `status = 'pending', schedule_attempts = 0, next_attempt_at = now(), enqueued_at = NULL, delivered_at = NULL`;
+
 @Injectable()
 export class CallbacksAdminService {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly queue: CallbackQueue,
+  ) {}
 
   async list(f: CallbackFilter): Promise<{ items: Callback[]; nextCursor: string | null }> {
     const q = this.db.getRepository(Callback).createQueryBuilder('c').orderBy('c.seq', 'DESC').limit(f.limit + 1);
@@ -35,6 +43,33 @@ export class CallbacksAdminService {
     const rows = await q.getMany();
     const items = rows.slice(0, f.limit);
     return { items, nextCursor: rows.length > f.limit ? encodeCursor(items[items.length - 1].seq) : null };
+  }
+
+  /**
+   * Sends a callback again from a fresh schedule, whatever its status: same id (so the same
+   * `webhook-id`), attempts counted anew; the attempt log keeps the history.
+   */
+  async redeliver(id: string): Promise<void> {
+    const rows: unknown[] = await this.db.query(
+      `UPDATE callbacks SET ${RESET} WHERE id = $1 RETURNING id`,
+      [id],
+    );
+    if (rows.length === 0) throw notFound('Callback');
+    await this.queue.remove(id);
+    await this.db.query(`SELECT pg_notify($1, '')`, [CALLBACKS_CHANNEL]);
+  }
+
+  /** Redelivers every failed callback, optionally only those created since a time or of one company. */
+  async redeliverFailed(f: { since?: Date; companyId?: string }): Promise<number> {
+    const rows: { id: string }[] = await this.db.query(
+      `UPDATE callbacks SET ${RESET}
+        WHERE status = 'failed' AND ($1::timestamptz IS NULL OR created_at >= $1) AND ($2::uuid IS NULL OR company_id = $2)
+        RETURNING id`,
+      [f.since ?? null, f.companyId ?? null],
+    );
+    for (const { id } of rows) await this.queue.remove(id);
+    if (rows.length > 0) await this.db.query(`SELECT pg_notify($1, '')`, [CALLBACKS_CHANNEL]);
+    return rows.length;
   }
 
   async get(id: string): Promise<{ callback: Callback; attempts: CallbackAttempt[] }> {

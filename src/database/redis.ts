@@ -1,8 +1,17 @@
-import { Redis } from 'ioredis';
+import { Redis, RedisOptions } from 'ioredis';
 
 export const REDIS = Symbol('REDIS');
 
-/** BullMQ needs maxRetriesPerRequest: null on its connections. */
-export function createRedis(url: string, name: string): Redis {
-  return new Redis(url, { maxRetriesPerRequest: null, connectionName: name, lazyConnect: false });
+/**
+ * BullMQ workers need maxRetriesPerRequest: null (blocking commands). Producers pass
+ * `failFast` so a command fails at once while Redis is unreachable instead of waiting in
+ * ioredis' offline queue: the relay then rolls back and tries again later.
+ */
+export function createRedis(url: string, name: string, failFast = false): Redis {
+  const options: RedisOptions = failFast
+    ? { connectionName: name, enableOfflineQueue: false, maxRetriesPerRequest: 1 }
+    : { connectionName: name, maxRetriesPerRequest: null };
+  const redis = new Redis(url, options);
+  redis.on('error', () => undefined); // reconnects by itself; callers see failures on their commands
+  return redis;
 }

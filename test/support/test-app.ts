@@ -1,5 +1,6 @@
 import { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
+import { Test, TestingModuleBuilder } from '@nestjs/testing';
+import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import request from 'supertest';
@@ -21,7 +22,10 @@ export interface TestApp {
 }
 
 /** A fresh database and queue prefix per test file, so runs and files never see each other. */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  configure: (builder: TestingModuleBuilder) => TestingModuleBuilder = (b) => b,
+): Promise<TestApp> {
   const suffix = randomBytes(5).toString('hex');
   const url = new URL(BASE_DB);
   url.pathname = `/${url.pathname.slice(1)}_${suffix}`;
@@ -34,7 +38,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
     ...env,
   });
-  const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
+  const moduleRef = await configure(Test.createTestingModule({ imports: [AppModule.forRoot(config)] })).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error', 'warn'] });
   const pg = new Client({ connectionString: config.databaseUrl });
   try {
@@ -61,12 +65,32 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     close: async () => {
       await app.close();
       await pg.end();
+      await dropQueueKeys(config.redisUrl, config.queuePrefix);
       const admin = new Client({ connectionString: BASE_DB.replace(/\/[^/]*$/, '/postgres') });
       await admin.connect();
       await admin.query(`DROP DATABASE IF EXISTS "${url.pathname.slice(1)}" WITH (FORCE)`).catch(() => undefined);
       await admin.end();
     },
   };
+}
+
+/** Removes this run's BullMQ keys, so test runs leave nothing behind in the shared Redis. */
+async function dropQueueKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } catch {
+    // a test that stopped its own Redis has nothing left to clean
+  } finally {
+    redis.disconnect();
+  }
 }
 
 export interface Partner {

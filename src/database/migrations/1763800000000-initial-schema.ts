@@ -88,6 +88,7 @@ export class InitialSchema1763800000000 implements MigrationInterface {
         body text NOT NULL,
         status text NOT NULL CHECK (status IN ('pending','delivered','failed')),
         attempt_count integer NOT NULL DEFAULT 0,
+        schedule_attempts integer NOT NULL DEFAULT 0,
         next_attempt_at timestamptz,
         enqueued_at timestamptz,
         last_error text,

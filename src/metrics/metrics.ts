@@ -1,0 +1,62 @@
+import { Controller, Get, Header, Injectable } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { DataSource } from 'typeorm';
+
+/** One registry per application instance (tests boot several in one process). */
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+  readonly attempts = new Counter({
+    name: 'funding_callback_attempts_total',
+    help: 'Callback delivery attempts by outcome (delivered, retry, failed) and kind (http, timeout, network, refused)',
+    labelNames: ['result', 'kind'] as const,
+    registers: [this.registry],
+  });
+  readonly attemptDuration = new Histogram({
+    name: 'funding_callback_attempt_duration_seconds',
+    help: 'Duration of one callback HTTP attempt',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15],
+    registers: [this.registry],
+  });
+  readonly relayLag = new Histogram({
+    name: 'funding_callback_relay_lag_seconds',
+    help: 'Time from a callback being recorded to its job being queued',
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30],
+    registers: [this.registry],
+  });
+  readonly endToEnd = new Histogram({
+    name: 'funding_callback_delivery_latency_seconds',
+    help: 'Time from a callback being recorded to its successful delivery',
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 60, 600, 3600, 36000],
+    registers: [this.registry],
+  });
+
+  constructor(@InjectDataSource() db: DataSource) {
+    new Gauge({
+      name: 'funding_callbacks',
+      help: 'Callbacks by status (delivered counts all ever delivered)',
+      labelNames: ['status'] as const,
+      registers: [this.registry],
+      async collect() {
+        const rows: { status: string; n: string }[] = await db.query(`SELECT status, count(*) AS n FROM callbacks GROUP BY status`);
+        this.reset();
+        for (const s of ['pending', 'delivered', 'failed']) this.set({ status: s }, Number(rows.find((r) => r.status === s)?.n ?? 0));
+      },
+    });
+  }
+}
+
+@ApiTags('operations')
+@Controller()
+export class MetricsController {
+  constructor(private readonly metrics: Metrics) {}
+
+  /** Prometheus text format; unauthenticated like /health: expose it on the internal network only. */
+  @Get('metrics')
+  @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
+  metricsText(): Promise<string> {
+    return this.metrics.registry.metrics();
+  }
+}
