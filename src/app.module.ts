@@ -2,11 +2,12 @@ import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Redis } from 'ioredis';
+import dns from 'node:dns';
 import { CallbackDelivery, DeliveryWorker } from './callbacks/callback-delivery.js';
 import { CallbackQueue } from './callbacks/callback-queue.js';
 import { CallbackRecorder } from './callbacks/callback-recorder.js';
 import { CallbackRelay } from './callbacks/callback-relay.js';
-import { CallbackSender } from './callbacks/callback-sender.js';
+import { CallbackSender, DNS_LOOKUP } from './callbacks/callback-sender.js';
 import { CallbackUrlValidator } from './callbacks/callback-url.validator.js';
 import { CallbacksAdminController } from './callbacks/callbacks-admin.controller.js';
 import { CallbacksAdminService } from './callbacks/callbacks-admin.service.js';
@@ -79,6 +80,7 @@ export class AppModule {
       ],
       providers: [
         { provide: APP_CONFIG, useValue: config },
+        { provide: DNS_LOOKUP, useValue: dns.lookup },
         { provide: REDIS, useFactory: () => createRedis(config.redisUrl, `${config.queuePrefix}-app`) },
         RedisCloser,
         Metrics,

@@ -1,6 +1,6 @@
 // The one place that opens connections to partners: egress address, proxy, connect-time
 // destination check, timeout, no redirects, no retries of its own, a capped response read.
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import got, { RequestError } from 'got';
 import dns from 'node:dns';
 import http from 'node:http';
@@ -85,7 +85,7 @@ export class CallbackSender {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @Optional() @Inject(DNS_LOOKUP) lookup: typeof dns.lookup = dns.lookup,
+    @Inject(DNS_LOOKUP) lookup: typeof dns.lookup = dns.lookup,
   ) {
     this.guard = { allowHttp: config.callbackAllowHttp, allowPrivate: config.callbackAllowPrivateTargets };
     const vetted = guardedLookup(this.guard, lookup as never);

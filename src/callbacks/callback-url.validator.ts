@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import dns from 'node:dns';
 import { invalidProperty } from '../common/domain-error.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
@@ -12,7 +12,7 @@ export class CallbackUrlValidator {
 
   private readonly lookupAll: LookupAll;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig, @Optional() @Inject(DNS_LOOKUP) lookup: typeof dns.lookup = dns.lookup) {
+  constructor(@Inject(APP_CONFIG) config: AppConfig, @Inject(DNS_LOOKUP) lookup: typeof dns.lookup = dns.lookup) {
     this.options = { allowHttp: config.callbackAllowHttp, allowPrivate: config.callbackAllowPrivateTargets };
     this.lookupAll = (host) =>
       new Promise((resolve, reject) =>

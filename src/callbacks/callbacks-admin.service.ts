@@ -50,10 +50,8 @@ export class CallbacksAdminService {
    * `webhook-id`), attempts counted anew; the attempt log keeps the history.
    */
   async redeliver(id: string): Promise<void> {
-    const rows: unknown[] = await this.db.query(
-      `UPDATE callbacks SET ${RESET} WHERE id = $1 RETURNING id`,
-      [id],
-    );
+    // TypeORM answers an UPDATE with [rows, rowCount].
+    const [rows]: [unknown[], number] = await this.db.query(`UPDATE callbacks SET ${RESET} WHERE id = $1 RETURNING id`, [id]);
     if (rows.length === 0) throw notFound('Callback');
     await this.queue.remove(id);
     await this.db.query(`SELECT pg_notify($1, '')`, [CALLBACKS_CHANNEL]);
@@ -61,7 +59,7 @@ export class CallbacksAdminService {
 
   /** Redelivers every failed callback, optionally only those created since a time or of one company. */
   async redeliverFailed(f: { since?: Date; companyId?: string }): Promise<number> {
-    const rows: { id: string }[] = await this.db.query(
+    const [rows]: [{ id: string }[], number] = await this.db.query(
       `UPDATE callbacks SET ${RESET}
         WHERE status = 'failed' AND ($1::timestamptz IS NULL OR created_at >= $1) AND ($2::uuid IS NULL OR company_id = $2)
         RETURNING id`,
