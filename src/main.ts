@@ -33,7 +33,24 @@ async function main(): Promise<void> {
   setupApp(app, config);
   await app.listen(config.port);
   if (config.adminTokenGenerated) log.warn(`ADMIN_TOKEN not set; generated for this run: ${config.adminToken}`);
-  log.log(`ready: role=${config.role} variant=${config.variant} port=${config.port}`);
+  // SIGTERM/SIGINT: stop taking work, let in-flight deliveries finish and record, then exit 0.
+  let closing = false;
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(signal, () => {
+      if (closing) return;
+      closing = true;
+      app.close().then(
+        () => process.exit(0),
+        (e: Error) => {
+          console.error(`shutdown failed: ${e.message}`);
+          process.exit(1);
+        },
+      );
+    });
+  }
+  const address = app.getHttpServer().address() as { port: number };
+  // The one start-up line (Nest's own info logging is off, so this is not a Logger call).
+  console.log(`funding-service ready: role=${config.role} variant=${config.variant} port=${address.port}`);
 }
 
 main().catch((error: unknown) => {

@@ -23,7 +23,6 @@ export function setupApp(app: INestApplication, config: AppConfig): void {
   app.use(jsonBody());
   if (config.role !== 'worker') mountQueueDashboard(app, config);
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
-  app.enableShutdownHooks();
   const names = VARIANTS[config.variant];
   const doc = new DocumentBuilder()
     .setTitle('Funding service')

@@ -152,8 +152,12 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
       connection: this.redis,
       prefix: this.config.queuePrefix,
       concurrency: this.config.callbackConcurrency,
-      // A stalled job (its worker died mid-delivery) goes back to wait: delivered after restart.
-      maxStalledCount: 1_000_000,
+      // A job whose worker died mid-delivery is noticed within ~15 s (lock expiry + stalled
+      // check) and goes back to wait, however often that happens: delivered after restart.
+      // The lock is renewed every lockDuration/2 while a slow delivery is in flight.
+      lockDuration: 10_000,
+      stalledInterval: 5_000,
+      maxStalledCount: Number.MAX_SAFE_INTEGER,
     });
     this.worker.on('error', (e) => this.log.warn(`worker: ${e.message}`));
   }

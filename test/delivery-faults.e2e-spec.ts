@@ -1,0 +1,146 @@
+import { ChildProcess } from 'node:child_process';
+import { CallbackRelay } from '../src/callbacks/callback-relay.js';
+import { buildService, sparePort, startRedis, startService, stop } from './support/processes.js';
+import { Receiver } from './support/receiver.js';
+import { ADMIN_TOKEN, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
+
+/** A company whose credit changes each send one callback (message 0) to `url`. */
+async function changes(t: TestApp, p: Partner, url: string) {
+  const c = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'F', status_callback: url }).expect(201)).body.id as string;
+  let days = 0;
+  return {
+    c,
+    change: async () => {
+      days += 1;
+      await t.admin('patch', `/admin/v1/companies/${c}/credit`, { repaymentTermDays: days }).expect(200);
+    },
+    statuses: async () => (await t.sql<{ status: string }>('SELECT status FROM callbacks WHERE company_id = $1 ORDER BY seq', [c])).map((r) => r.status),
+  };
+}
+
+describe('nothing is lost when Redis goes away', () => {
+  let redisPort: number;
+  let redis: ChildProcess;
+  let t: TestApp;
+  let p: Partner;
+  let rx: Receiver;
+
+  beforeAll(async () => {
+    rx = await Receiver.start();
+    redisPort = await sparePort();
+    redis = await startRedis(redisPort);
+    t = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${redisPort}` });
+    p = await createPartner(t);
+  });
+  afterAll(async () => {
+    await t?.close();
+    if (redis) await stop(redis, 'SIGKILL');
+    await rx?.close();
+  });
+
+  it('commits changes while Redis is down and delivers every callback once it is back', async () => {
+    const { change, statuses } = await changes(t, p, rx.url('/outage'));
+    await stop(redis, 'SIGKILL');
+    for (let i = 0; i < 3; i++) await change();
+    const unqueued = await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM callbacks WHERE enqueued_at IS NULL AND status = 'pending'`);
+    expect(unqueued[0].n).toBe(3);
+    redis = await startRedis(redisPort);
+    await until(() => rx.on('/outage').length >= 3, { timeoutMs: 30000, what: 'callbacks after the outage' });
+    await until(async () => (await statuses()).every((s) => s === 'delivered'), { what: 'all delivered' });
+    expect(new Set(rx.on('/outage').map((h) => h.headers['webhook-id'])).size).toBe(3);
+  });
+
+  it('re-queues pending callbacks whose jobs vanished from Redis (flushed or restarted empty)', async () => {
+    rx.answer = (h, _req, res) => res.writeHead(h.path === '/flushed' && rx.on('/flushed').length === 1 ? 500 : 204).end();
+    const { change, c, statuses } = await changes(t, p, rx.url('/flushed'));
+    await change();
+    await until(() => rx.on('/flushed').length === 1, { what: 'first attempt' });
+    // The retry now waits as a delayed job. Redis loses it; the row stays pending and queued.
+    await until(async () => (await t.sql<{ n: number }>(`SELECT schedule_attempts AS n FROM callbacks WHERE company_id = $1`, [c]))[0]?.n === 1);
+    await stop(redis, 'SIGKILL');
+    redis = await startRedis(redisPort);
+    await t.sql(`UPDATE callbacks SET next_attempt_at = now() - interval '1 minute' WHERE company_id = $1`, [c]);
+    await t.app.get(CallbackRelay).requeueOverdue();
+    await until(async () => (await statuses())[0] === 'delivered', { timeoutMs: 20000, what: 'redelivered after the flush' });
+    expect(rx.on('/flushed')).toHaveLength(2);
+  });
+});
+
+describe('worker processes stopped mid-delivery', () => {
+  let t: TestApp;
+  let p: Partner;
+  let rx: Receiver;
+  const workers: ChildProcess[] = [];
+  const workerEnv = () => ({
+    ROLE: 'worker',
+    PORT: '0',
+    DATABASE_URL: t.config.databaseUrl,
+    REDIS_URL: t.config.redisUrl,
+    QUEUE_PREFIX: t.config.queuePrefix,
+    ADMIN_TOKEN,
+    CALLBACK_ALLOW_HTTP: 'true',
+    CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
+    CALLBACK_RETRY_SCHEDULE: '200ms,200ms,200ms',
+  });
+  const worker = async () => {
+    const w = await startService(workerEnv());
+    workers.push(w);
+    return w;
+  };
+
+  beforeAll(async () => {
+    buildService();
+    rx = await Receiver.start();
+    // The API (and relay) in this process; deliveries only in child worker processes.
+    t = await startTestApp({ ROLE: 'api' });
+    p = await createPartner(t);
+  }, 180_000);
+  afterAll(async () => {
+    for (const w of workers) await stop(w, 'SIGKILL');
+    await t?.close();
+    await rx?.close();
+  });
+
+  it('SIGKILL during a delivery: delivered after restart, duplicates only with the same webhook-id', async () => {
+    const held: (() => void)[] = [];
+    rx.answer = (h, _req, res) => {
+      if (h.path === '/kill' && rx.on('/kill').length === 1) held.push(() => res.writeHead(200).end());
+      else res.writeHead(200).end();
+    };
+    const first = await worker();
+    const { change, statuses } = await changes(t, p, rx.url('/kill'));
+    await change();
+    await until(() => held.length === 1, { what: 'delivery in flight' });
+    await stop(first, 'SIGKILL');
+    expect(await statuses()).toEqual(['pending']);
+    await worker();
+    await until(async () => (await statuses())[0] === 'delivered', { timeoutMs: 45000, what: 'delivery after restart' });
+    const hits = rx.on('/kill');
+    expect(hits.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(hits.map((h) => h.headers['webhook-id'])).size).toBe(1);
+  }, 60_000);
+
+  it('SIGTERM drains: the in-flight delivery completes and is recorded before the worker exits', async () => {
+    for (const w of workers.splice(0)) await stop(w, 'SIGKILL');
+    let release: () => void = () => undefined;
+    rx.answer = (h, _req, res) => {
+      if (h.path === '/term') release = () => res.writeHead(200).end('drained');
+      else res.writeHead(200).end();
+    };
+    const w = await worker();
+    const { change, statuses } = await changes(t, p, rx.url('/term'));
+    await change();
+    await until(() => rx.on('/term').length === 1, { what: 'delivery in flight' });
+    const exit = stop(w, 'SIGTERM');
+    // The worker waits for the receiver; answer only after the signal has been sent.
+    setTimeout(() => release(), 300);
+    expect(await exit).toBe(0);
+    expect(await statuses()).toEqual(['delivered']);
+    expect(rx.on('/term')).toHaveLength(1);
+    const [attempt] = await t.sql<{ response_body: string }>(
+      `SELECT a.response_body FROM callback_attempts a JOIN callbacks c ON c.id = a.callback_id WHERE c.url = $1`,
+      [rx.url('/term')],
+    );
+    expect(attempt.response_body).toBe('drained');
+  }, 60_000);
+});

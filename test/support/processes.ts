@@ -1,0 +1,65 @@
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import net, { AddressInfo } from 'node:net';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/** Compiles the service once for tests that run it as a real child process. */
+export function buildService(): void {
+  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+}
+
+/** Starts `node dist/src/main.js` with the given environment; resolves once it logs "ready". */
+export async function startService(env: Record<string, string>): Promise<ChildProcess & { output: string[] }> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js')], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }) as ChildProcess & { output: string[] };
+  child.output = [];
+  const ready = new Promise<void>((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      child.output.push(d.toString());
+      if (d.toString().includes('ready:')) resolve();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`service exited with ${code} before ready: ${child.output.join('')}`)));
+  });
+  await ready;
+  return child;
+}
+
+export async function stop(child: ChildProcess, signal: NodeJS.Signals): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+  const exited = once(child, 'exit');
+  child.kill(signal);
+  const [code] = await exited;
+  return code as number | null;
+}
+
+export async function sparePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+/** A private redis-server on its own port, for tests that stop and restart Redis. */
+export async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  for (let i = 0; i < 100; i++) {
+    const up = await new Promise<boolean>((resolve) => {
+      const s = net.connect(port, '127.0.0.1', () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.on('error', () => resolve(false));
+    });
+    if (up) return child;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`redis-server on ${port} did not start`);
+}
