@@ -82,6 +82,11 @@ export function isBlockedAddress(ip: string): string | null {
   return null;
 }
 
+/** "a private address", "an unspecified address". */
+export function describeReason(reason: string): string {
+  return `${/^[aeiou]/i.test(reason) ? 'an' : 'a'} ${reason} address`;
+}
+
 const LOCAL_NAMES = /(^|\.)(localhost|local|internal)$/i;
 
 function hostOf(url: URL): string {
@@ -108,7 +113,7 @@ export function checkCallbackUrl(raw: unknown, opts: GuardOptions): string | nul
   // WHATWG URL has already normalised decimal, hex and octal IPv4 forms to dotted quads.
   if (isIP(host)) {
     const reason = isBlockedAddress(host);
-    return reason ? `points at a ${reason} address` : null;
+    return reason ? `points at ${describeReason(reason)}` : null;
   }
   if (LOCAL_NAMES.test(host.replace(/\.$/, ''))) return 'points at a local host name';
   return null;
@@ -132,7 +137,7 @@ export async function checkCallbackUrlResolved(raw: unknown, opts: GuardOptions,
   if (addresses.length === 0) return `host ${host} does not resolve`;
   for (const address of addresses) {
     const reason = isBlockedAddress(address);
-    if (reason) return `resolves to a ${reason} address (${address})`;
+    if (reason) return `resolves to ${describeReason(reason)} (${address})`;
   }
   return null;
 }
@@ -153,7 +158,7 @@ export function guardedLookup(opts: GuardOptions, lookup: LookupFn = dns.lookup 
       if (!opts.allowPrivate) {
         for (const a of list) {
           const reason = isBlockedAddress(a.address);
-          if (reason) return callback(new DestinationRefused(`${hostname} resolves to ${a.address}, a ${reason} address`), o.all ? [] : '', undefined);
+          if (reason) return callback(new DestinationRefused(`${hostname} resolves to ${a.address}, ${describeReason(reason)}`), o.all ? [] : '', undefined);
         }
       }
       if (o.all) return callback(null, list);
@@ -169,12 +174,12 @@ export function assertDestinationAllowed(url: URL, opts: GuardOptions): void {
   const host = hostOf(url);
   if (!isIP(host)) return;
   const reason = isBlockedAddress(host);
-  if (reason) throw new DestinationRefused(`${host} is a ${reason} address`);
+  if (reason) throw new DestinationRefused(`${host} is ${describeReason(reason)}`);
 }
 
 /** Belt and braces after connecting: the peer actually reached. */
 export function checkConnectedAddress(remoteAddress: string | undefined, opts: GuardOptions): string | null {
   if (opts.allowPrivate || !remoteAddress) return null;
   const reason = isBlockedAddress(remoteAddress);
-  return reason ? `connected to ${remoteAddress}, a ${reason} address` : null;
+  return reason ? `connected to ${remoteAddress}, ${describeReason(reason)}` : null;
 }
