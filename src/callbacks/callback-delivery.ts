@@ -2,10 +2,12 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, BeforeApplicationSh
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DelayedError, Job, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { createRedis } from '../database/redis.js';
 import { Metrics } from '../metrics/metrics.js';
+import { Batcher } from './batcher.js';
 import { CALLBACK_QUEUE, DeliverJobData } from './callback-queue.js';
 import { CallbackSender, SendResult } from './callback-sender.js';
 import { signatureHeader } from './callback-signature.js';
@@ -36,26 +38,24 @@ const EARLY_TOLERANCE_MS = 1000;
 export class CallbackDelivery {
   private readonly policy: RetryPolicy;
   private readonly userAgent: string;
+  private readonly pool: Pool;
+  private readonly loads = new Batcher<string, DeliveryRow | undefined>((ids) => this.loadMany(ids));
+  private readonly records = new Batcher<AttemptRecord, void>((items) => this.recordMany(items));
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    @InjectDataSource() db: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly sender: CallbackSender,
     private readonly metrics: Metrics,
   ) {
     this.policy = new RetryPolicy(config.callbackRetryScheduleMs);
+    this.pool = (db.driver as unknown as { master: Pool }).master;
     this.userAgent = `funding-service-callbacks/${config.version}`;
   }
 
   /** Returns when the next attempt is due (ms epoch), or null when nothing more is to be done. */
   async deliver(callbackId: string): Promise<{ retryAt: number } | null> {
-    const [row]: DeliveryRow[] = await this.db.query(
-      `SELECT c.id, c.url, c.body, c.status, c.schedule_attempts, c.attempt_count, c.next_attempt_at, c.created_at,
-              p.signing_secret, p.previous_signing_secret, p.previous_secret_expires_at
-         FROM callbacks c JOIN partners p ON p.id = c.partner_id
-        WHERE c.id = $1`,
-      [callbackId],
-    );
+    const row = await this.loads.call(callbackId);
     // Already delivered or failed (a duplicate job), or gone: nothing to do.
     if (!row || row.status !== 'pending') return null;
     if (row.next_attempt_at && row.next_attempt_at.getTime() > Date.now() + EARLY_TOLERANCE_MS) {
@@ -88,40 +88,82 @@ export class CallbackDelivery {
     return decision.action === 'retry' ? { retryAt: Date.now() + decision.delayMs } : null;
   }
 
-  /** The attempt row and the callback's new state, atomically (one statement). */
-  private async record(row: DeliveryRow, startedAt: Date, r: SendResult, d: Decision): Promise<void> {
-    const status = d.action === 'delivered' ? 'delivered' : d.action === 'fail' ? 'failed' : 'pending';
-    const nextAttemptAt = d.action === 'retry' ? new Date(Date.now() + d.delayMs) : null;
-    const lastError = d.action === 'delivered' ? null : describe(r, d);
-    await this.db.query(
-      `WITH attempt AS (
+  private record(row: DeliveryRow, startedAt: Date, r: SendResult, d: Decision): Promise<void> {
+    return this.records.call({
+      row,
+      startedAt,
+      result: r,
+      status: d.action === 'delivered' ? 'delivered' : d.action === 'fail' ? 'failed' : 'pending',
+      nextAttemptAt: d.action === 'retry' ? new Date(Date.now() + d.delayMs) : null,
+      lastError: d.action === 'delivered' ? null : describe(r, d),
+    });
+  }
+
+  /** Many deliveries' rows in one query (the hot path bypasses the ORM for the raw pool). */
+  private async loadMany(ids: string[]): Promise<(DeliveryRow | undefined)[]> {
+    const { rows } = await this.pool.query<DeliveryRow>(
+      `SELECT c.id, c.url, c.body, c.status, c.schedule_attempts, c.attempt_count, c.next_attempt_at, c.created_at,
+              p.signing_secret, p.previous_signing_secret, p.previous_secret_expires_at
+         FROM callbacks c JOIN partners p ON p.id = c.partner_id
+        WHERE c.id = ANY($1::uuid[])`,
+      [ids],
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return ids.map((id) => byId.get(id));
+  }
+
+  /**
+   * Many attempts and their callbacks' new states in one statement, so each attempt row and
+   * its callback's state commit together. A row redelivered meanwhile (schedule restarted)
+   * keeps its new state; the attempt is logged either way.
+   */
+  private async recordMany(items: AttemptRecord[]): Promise<void[]> {
+    const col = <T>(f: (i: AttemptRecord) => T) => items.map(f);
+    await this.pool.query(
+      `WITH input AS (
+         SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[],
+                              $9::text[], $10::timestamptz[], $11::text[], $12::int[])
+           AS t(id, number, started_at, duration_ms, status_code, error, response_body, source_address,
+                status, next_attempt_at, last_error, schedule_attempts)
+       ), attempt AS (
          INSERT INTO callback_attempts (callback_id, number, started_at, duration_ms, status_code, error, response_body, source_address)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         SELECT id, number, started_at, duration_ms, status_code, error, response_body, source_address FROM input
        )
-       UPDATE callbacks
-          SET attempt_count = attempt_count + 1,
-              schedule_attempts = schedule_attempts + 1,
-              status = $9,
-              next_attempt_at = $10,
-              last_error = $11,
-              delivered_at = CASE WHEN $9 = 'delivered' THEN now() ELSE delivered_at END
-        WHERE id = $1 AND status = 'pending' AND schedule_attempts = $12`,
+       UPDATE callbacks c
+          SET attempt_count = c.attempt_count + 1,
+              schedule_attempts = c.schedule_attempts + 1,
+              status = i.status,
+              next_attempt_at = i.next_attempt_at,
+              last_error = i.last_error,
+              delivered_at = CASE WHEN i.status = 'delivered' THEN now() ELSE c.delivered_at END
+         FROM input i
+        WHERE c.id = i.id AND c.status = 'pending' AND c.schedule_attempts = i.schedule_attempts`,
       [
-        row.id,
-        row.attempt_count + 1,
-        startedAt,
-        r.durationMs,
-        r.statusCode,
-        r.error,
-        r.responseBody,
-        r.sourceAddress,
-        status,
-        nextAttemptAt,
-        lastError,
-        row.schedule_attempts,
+        col((i) => i.row.id),
+        col((i) => i.row.attempt_count + 1),
+        col((i) => i.startedAt),
+        col((i) => i.result.durationMs),
+        col((i) => i.result.statusCode),
+        col((i) => i.result.error),
+        col((i) => i.result.responseBody),
+        col((i) => i.result.sourceAddress),
+        col((i) => i.status),
+        col((i) => i.nextAttemptAt),
+        col((i) => i.lastError),
+        col((i) => i.row.schedule_attempts),
       ],
     );
+    return items.map(() => undefined);
   }
+}
+
+interface AttemptRecord {
+  row: DeliveryRow;
+  startedAt: Date;
+  result: SendResult;
+  status: string;
+  nextAttemptAt: Date | null;
+  lastError: string | null;
 }
 
 /** The operator-facing reason, e.g. "HTTP 500", "timeout: …", "destination refused: …". */

@@ -1,0 +1,201 @@
+// npm run bench: the service (ROLE=all, compiled) in a child process against the local
+// PostgreSQL and Redis, a receiver on 127.0.0.1, and this process driving load. Loopback only;
+// every loop is bounded in count and time.
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import path from 'node:path';
+import got from 'got';
+import { Client } from 'pg';
+
+const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const ADMIN = 'bench-admin-token-0123456789';
+const BACKLOG = 20_000;
+const API_CHANGES = 10_000; // each raises the limit: callbacks 0 and 2
+const RATE = 500; // offered load for the latency run, callbacks per second
+const RATE_SECONDS = 10;
+const DEADLINE_MS = 180_000;
+
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 1 });
+
+/** A partner endpoint that answers 204 and notes when each path arrived. */
+async function receiver() {
+  const arrivals = new Map<string, number>();
+  let count = 0;
+  const agentServer = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      count++;
+      arrivals.set(req.url ?? '', performance.now());
+      res.writeHead(204).end();
+    });
+  });
+  agentServer.keepAliveTimeout = 60_000;
+  await new Promise<void>((r) => agentServer.listen(0, '127.0.0.1', r));
+  const port = (agentServer.address() as AddressInfo).port;
+  return { arrivals, port, count: () => count, close: () => new Promise((r) => (agentServer.closeAllConnections(), agentServer.close(r))) };
+}
+
+async function until(fn: () => boolean | Promise<boolean>, what: string, timeoutMs = DEADLINE_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Runs `total` tasks with at most `width` in flight. */
+async function pool(total: number, width: number, task: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < total) await task(next++);
+    }),
+  );
+}
+
+function peakRssMb(pid: number): number {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+async function main(): Promise<void> {
+  const rx = await receiver();
+  const target = (p: string) => `http://127.0.0.1:${rx.port}${p}`;
+
+  // 1. Baseline: a bare got POST loop to the same receiver, 64 in flight.
+  const agent = { http: new http.Agent({ keepAlive: true, maxSockets: 64 }) };
+  const body = JSON.stringify({ message: 0, withdrawalId: null, companyId: 'x', limitRequestId: null, loanId: null });
+  let t0 = performance.now();
+  await pool(20_000, 64, async (i) => {
+    await got.post(target(`/baseline/${i}`), { body, headers: { 'content-type': 'application/json' }, agent, retry: { limit: 0 }, followRedirect: false });
+  });
+  const baseline = 20_000 / ((performance.now() - t0) / 1000);
+  agent.http.destroy();
+
+  // 2. The service in a child process, with its own database and queue prefix.
+  const suffix = randomBytes(4).toString('hex');
+  const dbUrl = BASE_DB.replace(/\/[^/]*$/, `/funding_bench_${suffix}`);
+  const port = 3900 + Math.floor(Math.random() * 90);
+  const child: ChildProcess = spawn(process.execPath, [path.resolve(__dirname, '../src/main.js')], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      PORT: String(port),
+      DATABASE_URL: dbUrl,
+      REDIS_URL,
+      QUEUE_PREFIX: `bench-${suffix}`,
+      ADMIN_TOKEN: ADMIN,
+      CALLBACK_ALLOW_HTTP: 'true',
+      CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
+      CALLBACK_CONCURRENCY: process.env.CALLBACK_CONCURRENCY ?? '50',
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready:') && resolve());
+    child.once('exit', (code) => reject(new Error(`service exited with ${code}`)));
+  });
+  const api = got.extend({
+    prefixUrl: `http://127.0.0.1:${port}`,
+    agent: { http: new http.Agent({ keepAlive: true, maxSockets: 128 }) },
+    retry: { limit: 0 },
+  });
+  const admin = { authorization: `Bearer ${ADMIN}` };
+  const pg = new Client({ connectionString: dbUrl });
+  await pg.connect();
+  try {
+    const partner = await api.post('admin/v1/partners', { headers: admin, json: { name: 'Bench' } }).json<{ id: string; apiKey: string }>();
+    const partnerAuth = { authorization: `Bearer ${partner.apiKey}` };
+    const company = await api.post('v1/companies', { headers: partnerAuth, json: { name: 'Bench', status_callback: target('/company') } }).json<{ id: string }>();
+    const delivered = async () => Number((await pg.query(`SELECT count(*) AS n FROM callbacks WHERE status = 'delivered'`)).rows[0].n);
+
+    // 3. Backlog drain: 20,000 pending records committed at once.
+    await pg.query(
+      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
+       SELECT $1, $2, 0, $3 || g, $4, 'pending', now() FROM generate_series(1, ${BACKLOG}) g`,
+      [partner.id, company.id, target('/backlog/'), body],
+    );
+    t0 = performance.now();
+    await pg.query(`SELECT pg_notify('funding_callbacks', '')`);
+    await until(async () => (await delivered()) >= BACKLOG, 'backlog drained');
+    const drain = BACKLOG / ((performance.now() - t0) / 1000);
+
+    // 4. Through the API: concurrent credit-limit changes over 64 companies (changes of one
+    //    company serialise on its row lock, as they must), each committing callbacks 0 and 2.
+    const spread = (
+      await pg.query(
+        `INSERT INTO companies (partner_id, name, currency, callback_url, credit_status)
+         SELECT $1, 'T' || g, 'EUR', $2, 'active' FROM generate_series(1, 64) g RETURNING id`,
+        [partner.id, target('/company')],
+      )
+    ).rows.map((r) => r.id as string);
+    const before = rx.count();
+    t0 = performance.now();
+    await pool(API_CHANGES, 64, async (i) => {
+      await api.patch(`admin/v1/companies/${spread[i % 64]}/credit`, { headers: admin, json: { creditLimit: String(1000 + i) } });
+    });
+    const apiDone = performance.now();
+    const expected = before + 2 * API_CHANGES;
+    await until(() => rx.count() >= expected, 'API-driven callbacks');
+    const apiRate = (2 * API_CHANGES) / ((performance.now() - t0) / 1000);
+    const apiRequestRate = API_CHANGES / ((apiDone - t0) / 1000);
+
+    // 5. Latency at a fixed offered load: one company per request, so each callback is matched
+    //    to the API response that caused it.
+    const n = RATE * RATE_SECONDS;
+    const ids = (
+      await pg.query(
+        `INSERT INTO companies (partner_id, name, currency, callback_url, credit_status)
+         SELECT $1, 'L' || g, 'EUR', $2 || g, 'active' FROM generate_series(0, ${n - 1}) g RETURNING id, name`,
+        [partner.id, target('/lat/')],
+      )
+    ).rows.sort((a, b) => Number(a.name.slice(1)) - Number(b.name.slice(1)));
+    const responded = new Array<number>(n);
+    const start = performance.now();
+    const inflight: Promise<void>[] = [];
+    for (let i = 0; i < n; i++) {
+      const due = start + (i * 1000) / RATE;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      inflight.push(
+        api.patch(`admin/v1/companies/${ids[i].id}/credit`, { headers: admin, json: { creditStatus: 'suspended' } }).then(() => {
+          responded[i] = performance.now();
+        }),
+      );
+    }
+    await Promise.all(inflight);
+    await until(() => ids.every((_, i) => rx.arrivals.has(`/lat/${i}`)), 'latency callbacks');
+    const latencies = ids.map((_, i) => rx.arrivals.get(`/lat/${i}`)! - responded[i]).sort((a, b) => a - b);
+    const offered = n / ((performance.now() - start) / 1000);
+
+    const rss = peakRssMb(child.pid!);
+    console.log('');
+    console.log('funding-service callback benchmark (loopback, one service process ROLE=all, CALLBACK_CONCURRENCY=' + (process.env.CALLBACK_CONCURRENCY ?? '50') + ')');
+    console.log(`  bare got POST loop (baseline, 64 in flight)  ${fmt(baseline)} req/s`);
+    console.log(`  backlog of ${BACKLOG} pending records drained  ${fmt(drain)} callbacks/s  (${fmt((drain / baseline) * 100)} % of baseline)`);
+    console.log(`  driven through the API (64 in flight)        ${fmt(apiRate)} callbacks/s delivered end to end (${fmt(apiRequestRate)} API changes/s)`);
+    console.log(`  latency API response → arrival at ${RATE}/s   p50 ${fmt(quantile(latencies, 0.5))} ms, p99 ${fmt(quantile(latencies, 0.99))} ms, max ${fmt(latencies[latencies.length - 1])} ms (offered ${fmt(offered)}/s)`);
+    console.log(`  peak RSS of the service process              ${fmt(rss)} MB`);
+  } finally {
+    await pg.end();
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    const admin = new Client({ connectionString: BASE_DB });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS funding_bench_${suffix} WITH (FORCE)`);
+    await admin.end();
+    await rx.close();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (e: Error) => {
+    console.error(e.message);
+    process.exit(1);
+  },
+);

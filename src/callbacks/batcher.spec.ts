@@ -1,0 +1,23 @@
+import { Batcher } from './batcher.js';
+
+describe('Batcher', () => {
+  it('runs calls made in the same tick as one batch and hands each caller its own result', async () => {
+    const run = jest.fn(async (xs: number[]) => xs.map((x) => x * 2));
+    const b = new Batcher(run);
+    expect(await Promise.all([b.call(1), b.call(2), b.call(3)])).toEqual([2, 4, 6]);
+    expect(run).toHaveBeenCalledTimes(1);
+    expect(await b.call(4)).toBe(8);
+    expect(run).toHaveBeenCalledTimes(2);
+  });
+
+  it('splits at the batch limit and rejects every caller of a failed batch', async () => {
+    const run = jest.fn(async (xs: number[]) => {
+      if (xs.includes(0)) throw new Error('boom');
+      return xs;
+    });
+    const b = new Batcher(run, 2);
+    expect(await Promise.all([b.call(1), b.call(2), b.call(3)])).toEqual([1, 2, 3]);
+    expect(run.mock.calls.map((c) => c[0])).toEqual([[1, 2], [3]]);
+    await expect(Promise.all([b.call(0), b.call(5)])).rejects.toThrow('boom');
+  });
+});
