@@ -2,6 +2,7 @@ import { INestApplication, ValidationPipe } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
 import { mountQueueDashboard } from './callbacks/queue-dashboard.js';
+import { CallbackBody } from './common/responses.js';
 import { AppConfig } from './config/app-config.js';
 import { VARIANTS } from './config/variant.js';
 
@@ -28,10 +29,14 @@ export function setupApp(app: INestApplication, config: AppConfig): void {
     .setTitle('Funding service')
     .setDescription(
       `Partner API (/v1), operator API (/admin/v1) and signed callbacks. API variant ${config.variant}: ` +
-        `organization callback property "${names.companyCallbackProperty}", withdrawal collection "${names.withdrawalsSegment}".`,
+        `organization callback property "${names.companyCallbackProperty}", withdrawal collection "${names.withdrawalsSegment}". ` +
+        'Callbacks: POST of the CallbackBody schema with Standard Webhooks headers webhook-id (stable across retries), ' +
+        'webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256(secret, "{id}.{timestamp}.{body}")>, two during a ' +
+        'secret rotation); success = any 2xx within CALLBACK_TIMEOUT_MS, redirects not followed; retries after ' +
+        '5s,5m,30m,2h,5h,10h,10h (±20 % jitter, Retry-After honoured on 429/503), then failed and redeliverable.',
     )
     .setVersion(config.version)
     .addBearerAuth()
     .build();
-  SwaggerModule.setup('docs', app, SwaggerModule.createDocument(app, doc), { jsonDocumentUrl: 'docs-json' });
+  SwaggerModule.setup('docs', app, SwaggerModule.createDocument(app, doc, { extraModels: [CallbackBody] }), { jsonDocumentUrl: 'docs-json' });
 }

@@ -622,6 +622,21 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
       expect(Object.keys(doc.body.paths)).toEqual(
         expect.arrayContaining(['/v1/companies', '/v1/companies/{companyId}/status', `/v1/companies/{companyId}/${wPath}`, '/admin/v1/callbacks']),
       );
+      const schemaOf = (path: string, method: string, status: string) => {
+        const ref: string = doc.body.paths[path][method].responses[status].content['application/json'].schema.$ref;
+        return doc.body.components.schemas[ref.split('/').pop()!];
+      };
+      expect(Object.keys(schemaOf('/v1/companies/{companyId}/status', 'get', '200').properties)).toEqual([
+        'companyId', 'creditStatus', 'creditLimit', 'borrowedAmount', 'creditBalance', 'currency', 'updatedAt',
+      ]);
+      expect(Object.keys(schemaOf(`/v1/companies/{companyId}/${wPath}`, 'post', '201').properties)).toHaveLength(10);
+      expect(doc.body.paths['/v1/companies'].post.parameters).toEqual(
+        expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header' })]),
+      );
+      expect(Object.keys(doc.body.paths[`/v1/companies/{companyId}/${wPath}/{withdrawalRequestId}/cancel`].post.responses)).toEqual(
+        expect.arrayContaining(['200', '401', '404', '409']),
+      );
+      expect(Object.keys(doc.body.components.schemas.CallbackBody.properties)).toEqual(['message', 'withdrawalId', 'companyId', 'limitRequestId', 'loanId']);
       await t.http().get('/docs').expect(200);
     });
   });

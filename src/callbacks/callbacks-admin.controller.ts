@@ -1,3 +1,5 @@
+import { Doc } from '../common/api-doc.js';
+import { CallbackPageResponse, CallbackWithAttemptsResponse, RedeliverCountResponse } from '../common/responses.js';
 import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
@@ -64,6 +66,7 @@ export class RedeliverFailedDto {
 export class CallbacksAdminController {
   constructor(private readonly callbacks: CallbacksAdminService) {}
 
+  @Doc('List callbacks, newest first', CallbackPageResponse, [400, 401])
   @Get()
   async list(@Query() q: ListCallbacksQuery) {
     const page = await this.callbacks.list({ ...q, limit: q.limit ?? 50 });
@@ -71,6 +74,7 @@ export class CallbacksAdminController {
   }
 
   /** Sends it again from a fresh schedule with the same webhook-id. */
+  @Doc('Redeliver one callback: same webhook-id, fresh schedule', null, [400, 401, 404], { status: 202 })
   @Post(':callbackId/redeliver')
   @HttpCode(202)
   async redeliver(@Param('callbackId', ParseUUIDPipe) id: string): Promise<void> {
@@ -78,12 +82,14 @@ export class CallbacksAdminController {
   }
 
   /** Redelivers all failed callbacks (optionally created since a time, or of one company). */
+  @Doc('Redeliver all failed callbacks (optionally since a time, of a company)', RedeliverCountResponse, [400, 401], { status: 202 })
   @Post('redeliver')
   @HttpCode(202)
   async redeliverFailed(@Body() dto: RedeliverFailedDto) {
     return { count: await this.callbacks.redeliverFailed({ since: dto.since ? new Date(dto.since) : undefined, companyId: dto.companyId }) };
   }
 
+  @Doc('Show a callback with its attempts', CallbackWithAttemptsResponse, [400, 401, 404])
   @Get(':callbackId')
   async get(@Param('callbackId', ParseUUIDPipe) id: string) {
     const { callback, attempts } = await this.callbacks.get(id);

@@ -1,3 +1,5 @@
+import { Doc } from '../common/api-doc.js';
+import { SourceIpsResponse } from '../common/responses.js';
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
@@ -8,6 +10,7 @@ export class SourceIpsController {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   /** The addresses callbacks come from, for partners' firewall allow-lists. No authentication. */
+  @Doc('Addresses callbacks are sent from (no authentication)', SourceIpsResponse, [])
   @Get('source-ips')
   sourceIps() {
     return { variant: this.config.variant, addresses: this.config.callbackSourceIps };

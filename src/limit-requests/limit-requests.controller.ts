@@ -1,3 +1,5 @@
+import { Doc } from '../common/api-doc.js';
+import { LimitRequestResponse, LimitRequestStatusResponse } from '../common/responses.js';
 import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
@@ -16,22 +18,26 @@ const uuid = new ParseUUIDPipe();
 export class LimitRequestsController {
   constructor(private readonly limits: LimitRequestsService) {}
 
+  @Doc('Request a credit limit', LimitRequestResponse, [400, 401, 404, 413, 422], { status: 201, idempotent: true })
   @Post()
   @UseInterceptors(IdempotencyInterceptor)
   async create(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Body() dto: CreateLimitRequestDto) {
     return limitRequestView(await this.limits.create(p.id, companyId, dto));
   }
 
+  @Doc('Read a limit request', LimitRequestResponse, [400, 401, 404])
   @Get(':limitRequestId')
   async get(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('limitRequestId', uuid) id: string) {
     return limitRequestView(await this.limits.get(p.id, companyId, id));
   }
 
+  @Doc('Read a limit request status', LimitRequestStatusResponse, [400, 401, 404])
   @Get(':limitRequestId/status')
   async status(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('limitRequestId', uuid) id: string) {
     return limitRequestStatusView(await this.limits.get(p.id, companyId, id));
   }
 
+  @Doc('Cancel a pending limit request (callback 3)', LimitRequestResponse, [400, 401, 404, 409])
   @Post(':limitRequestId/cancel')
   @HttpCode(200)
   async cancel(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('limitRequestId', uuid) id: string) {
@@ -46,12 +52,14 @@ export class LimitRequestsController {
 export class LimitRequestsAdminController {
   constructor(private readonly limits: LimitRequestsService) {}
 
+  @Doc('Approve: sets the credit limit, activates pending credit (callbacks 3, 0, 2)', LimitRequestResponse, [400, 401, 404, 409, 422])
   @Post(':limitRequestId/approve')
   @HttpCode(200)
   async approve(@Param('limitRequestId', uuid) id: string) {
     return limitRequestView(await this.limits.approve(id));
   }
 
+  @Doc('Reject a pending limit request (callback 3)', LimitRequestResponse, [400, 401, 404, 409])
   @Post(':limitRequestId/reject')
   @HttpCode(200)
   async reject(@Param('limitRequestId', uuid) id: string) {

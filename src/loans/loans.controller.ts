@@ -1,3 +1,5 @@
+import { Doc } from '../common/api-doc.js';
+import { LoanResponse } from '../common/responses.js';
 import { Body, Controller, Get, Param, ParseUUIDPipe, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
@@ -16,6 +18,7 @@ const uuid = new ParseUUIDPipe();
 export class LoansController {
   constructor(private readonly loans: LoansService) {}
 
+  @Doc('Read a loan with its payments', LoanResponse, [400, 401, 404])
   @Get(':loanId')
   async get(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('loanId', uuid) id: string) {
     return loanView(await this.loans.get(p.id, companyId, id));
@@ -29,6 +32,7 @@ export class LoansController {
 export class LoansAdminController {
   constructor(private readonly loans: LoansService) {}
 
+  @Doc('Register a payment (callbacks 4, 1 when repaid, 2)', LoanResponse, [400, 401, 404, 413, 422], { status: 201, idempotent: true })
   @Post(':loanId/payments')
   @UseInterceptors(IdempotencyInterceptor)
   async registerPayment(@Param('loanId', uuid) id: string, @Body() dto: RegisterPaymentDto) {

@@ -1,3 +1,5 @@
+import { Doc } from '../common/api-doc.js';
+import { PartnerCreatedResponse, SigningSecretResponse } from '../common/responses.js';
 import { Body, Controller, HttpCode, Param, ParseUUIDPipe, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiBearerAuth, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { IsString, Length } from 'class-validator';
@@ -20,6 +22,7 @@ export class PartnersController {
   constructor(private readonly partners: PartnersService) {}
 
   /** Returns the partner with its apiKey and signingSecret: shown this once only. */
+  @Doc('Create a partner: apiKey and signingSecret are shown once', PartnerCreatedResponse, [400, 401, 413], { status: 201, idempotent: true })
   @Post()
   @UseInterceptors(IdempotencyInterceptor)
   async create(@Body() dto: CreatePartnerDto) {
@@ -27,6 +30,7 @@ export class PartnersController {
     return { ...p, createdAt: p.createdAt.toISOString() };
   }
 
+  @Doc('Rotate the signing secret (the old one signs too for 24 h)', SigningSecretResponse, [400, 401, 404])
   @Post(':partnerId/rotate-signing-secret')
   @HttpCode(200)
   rotate(@Param('partnerId', ParseUUIDPipe) id: string) {
