@@ -28,6 +28,7 @@ import { Metrics, MetricsController } from './metrics/metrics.js';
 import { AdminGuard, PartnerGuard } from './partners/auth.guards.js';
 import { PartnersController } from './partners/partners.controller.js';
 import { PartnersService } from './partners/partners.service.js';
+import { DEFAULT_PARTNER_RATE_LIMIT, PARTNER_RATE_LIMIT, RateLimiter } from './partners/rate-limiter.js';
 import { WithdrawalsAdminController, WithdrawalsControllerA, WithdrawalsControllerB } from './withdrawals/withdrawals.controller.js';
 import { WithdrawalsService } from './withdrawals/withdrawals.service.js';
 
@@ -91,6 +92,8 @@ export class AppModule {
               AdminGuard,
               PartnerGuard,
               PartnersService,
+              RateLimiter,
+              { provide: PARTNER_RATE_LIMIT, useValue: DEFAULT_PARTNER_RATE_LIMIT },
               CompaniesService,
               LimitRequestsService,
               WithdrawalsService,

@@ -1,9 +1,10 @@
 import { CanActivate, createParamDecorator, ExecutionContext, Inject, Injectable, UnauthorizedException } from '@nestjs/common';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { bearerToken, safeEqual } from './partner-secrets.js';
 import { Partner } from './partner.entity.js';
 import { PartnersService } from './partners.service.js';
+import { RateLimiter } from './rate-limiter.js';
 
 type AuthedRequest = Request & { partner?: Partner };
 
@@ -32,13 +33,22 @@ export class AdminGuard implements CanActivate {
 
 @Injectable()
 export class PartnerGuard implements CanActivate {
-  constructor(private readonly partners: PartnersService) {}
+  constructor(
+    private readonly partners: PartnersService,
+    private readonly limiter: RateLimiter,
+  ) {}
 
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const req = ctx.switchToHttp().getRequest<AuthedRequest>();
     const key = bearerToken(req.headers.authorization);
     const partner = key ? await this.partners.authenticate(key) : null;
     if (!partner) throw new UnauthorizedException('A valid partner API key is required (Authorization: Bearer <apiKey>)');
+    try {
+      await this.limiter.check(partner.id);
+    } catch (e) {
+      ctx.switchToHttp().getResponse<Response>().setHeader('Retry-After', '1');
+      throw e;
+    }
     req.partner = partner;
     return true;
   }

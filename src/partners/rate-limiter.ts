@@ -1,0 +1,49 @@
+import { HttpException, Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { APP_CONFIG, AppConfig } from '../config/app-config.js';
+import { createRedis } from '../database/redis.js';
+
+/** Requests per second a partner may make (across all API processes: the count lives in Redis). */
+export const PARTNER_RATE_LIMIT = Symbol('PARTNER_RATE_LIMIT');
+export const DEFAULT_PARTNER_RATE_LIMIT = 100;
+
+/**
+ * A fixed one-second window per partner in Redis. When Redis cannot answer within 200 ms the
+ * request goes through: the API keeps working (and recording callbacks) during a Redis outage.
+ */
+@Injectable()
+export class RateLimiter implements OnModuleDestroy {
+  private readonly redis: Redis;
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(PARTNER_RATE_LIMIT) private readonly perSecond: number,
+  ) {
+    this.redis = createRedis(config.redisUrl, `${config.queuePrefix}-ratelimit`, true);
+  }
+
+  async check(partnerId: string): Promise<void> {
+    const second = Math.floor(Date.now() / 1000);
+    const key = `${this.config.queuePrefix}:ratelimit:${partnerId}:${second}`;
+    const count = await Promise.race([
+      this.redis
+        .multi()
+        .incr(key)
+        .expire(key, 2)
+        .exec()
+        .then((r) => Number(r?.[0]?.[1] ?? 0))
+        .catch(() => 0),
+      new Promise<number>((resolve) => setTimeout(() => resolve(0), 200).unref()),
+    ]);
+    if (count > this.perSecond) {
+      throw new HttpException(
+        { statusCode: 429, error: 'Too Many Requests', message: `Rate limit of ${this.perSecond} requests per second exceeded; retry after the Retry-After delay` },
+        429,
+      );
+    }
+  }
+
+  onModuleDestroy(): void {
+    this.redis.disconnect();
+  }
+}
