@@ -2,7 +2,7 @@ import dns from 'node:dns';
 import { Webhook } from 'standardwebhooks';
 import { DNS_LOOKUP } from '../src/callbacks/callback-sender.js';
 import { Receiver } from './support/receiver.js';
-import { createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
+import { companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
 
 interface Attempt {
   number: number;
@@ -10,22 +10,6 @@ interface Attempt {
   error: string | null;
   responseBody: string | null;
   sourceAddress: string | null;
-}
-
-/** Creates a company whose every credit change sends a callback to `url`; returns a trigger. */
-async function companyAt(t: TestApp, p: Partner, url: string) {
-  const c = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'F', status_callback: url }).expect(201)).body.id as string;
-  let limit = 0;
-  return {
-    c,
-    /** One operator change → exactly one callback (message 0: a status change). */
-    change: async () => {
-      limit += 1;
-      await t.admin('patch', `/admin/v1/companies/${c}/credit`, { repaymentTermDays: limit }).expect(200);
-      const items = (await t.admin('get', `/admin/v1/callbacks?companyId=${c}&limit=1`).expect(200)).body.items;
-      return items[0].id as string;
-    },
-  };
 }
 
 describe('callback delivery when the receiver misbehaves', () => {
@@ -50,7 +34,7 @@ describe('callback delivery when the receiver misbehaves', () => {
   it('retries after a 500 and records both attempts', async () => {
     let n = 0;
     rx.answer = (h, _req, res) => (h.path === '/flaky' && n++ === 0 ? res.writeHead(500).end('boom') : res.writeHead(200).end('ok'));
-    const { change } = await companyAt(t, p, rx.url('/flaky'));
+    const { change } = await companyWithCallback(t, p, rx.url('/flaky'));
     const id = await change();
     const cb = await settled(id, 'delivered');
     expect(cb.attemptCount).toBe(2);
@@ -68,7 +52,7 @@ describe('callback delivery when the receiver misbehaves', () => {
   it('waits at least Retry-After after a 429', async () => {
     let n = 0;
     rx.answer = (h, _req, res) => (h.path === '/busy' && n++ === 0 ? res.writeHead(429, { 'retry-after': '2' }).end() : res.writeHead(204).end());
-    const { change } = await companyAt(t, p, rx.url('/busy'));
+    const { change } = await companyWithCallback(t, p, rx.url('/busy'));
     const id = await change();
     await settled(id, 'delivered');
     const hits = rx.on('/busy');
@@ -78,7 +62,7 @@ describe('callback delivery when the receiver misbehaves', () => {
 
   it('does not follow a redirect: 302 is a failure, the target never hears of it', async () => {
     rx.answer = (h, _req, res) => (h.path === '/moved' ? res.writeHead(302, { location: rx.url('/target') }).end() : res.writeHead(204).end());
-    const { change } = await companyAt(t, p, rx.url('/moved'));
+    const { change } = await companyWithCallback(t, p, rx.url('/moved'));
     const id = await change();
     const cb = await settled(id, 'failed');
     expect(cb.attempts.map((a: Attempt) => a.statusCode)).toEqual([302, 302, 302]);
@@ -92,7 +76,7 @@ describe('callback delivery when the receiver misbehaves', () => {
       if (h.path === '/slow' && n++ === 0) setTimeout(() => res.writeHead(200).end(), 1500);
       else res.writeHead(200).end();
     };
-    const { change } = await companyAt(t, p, rx.url('/slow'));
+    const { change } = await companyWithCallback(t, p, rx.url('/slow'));
     const id = await change();
     const cb = await settled(id, 'delivered');
     expect(cb.attempts.map((a: Attempt) => a.error)).toEqual(['timeout: no answer within 500 ms', null]);
@@ -103,7 +87,7 @@ describe('callback delivery when the receiver misbehaves', () => {
     rx.answer = (h, _req, res) => {
       if (h.path !== '/silent' || answering) res.writeHead(200).end();
     };
-    const { change, c } = await companyAt(t, p, rx.url('/silent'));
+    const { change, c } = await companyWithCallback(t, p, rx.url('/silent'));
     const id = await change();
     const failed = await settled(id, 'failed');
     expect(failed.attemptCount).toBe(3);
@@ -130,7 +114,7 @@ describe('callback delivery when the receiver misbehaves', () => {
   it('redelivers all failed callbacks of a company in bulk', async () => {
     let up = false;
     rx.answer = (h, _req, res) => res.writeHead(h.path === '/down' && !up ? 503 : 200).end();
-    const { change, c } = await companyAt(t, p, rx.url('/down'));
+    const { change, c } = await companyWithCallback(t, p, rx.url('/down'));
     const ids = [await change(), await change()];
     for (const id of ids) await settled(id, 'failed');
     up = true;

@@ -2,21 +2,7 @@ import { ChildProcess } from 'node:child_process';
 import { CallbackRelay } from '../src/callbacks/callback-relay.js';
 import { buildService, sparePort, startRedis, startService, stop } from './support/processes.js';
 import { Receiver } from './support/receiver.js';
-import { ADMIN_TOKEN, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
-
-/** A company whose credit changes each send one callback (message 0) to `url`. */
-async function changes(t: TestApp, p: Partner, url: string) {
-  const c = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'F', status_callback: url }).expect(201)).body.id as string;
-  let days = 0;
-  return {
-    c,
-    change: async () => {
-      days += 1;
-      await t.admin('patch', `/admin/v1/companies/${c}/credit`, { repaymentTermDays: days }).expect(200);
-    },
-    statuses: async () => (await t.sql<{ status: string }>('SELECT status FROM callbacks WHERE company_id = $1 ORDER BY seq', [c])).map((r) => r.status),
-  };
-}
+import { ADMIN_TOKEN, companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
 
 describe('nothing is lost when Redis goes away', () => {
   let redisPort: number;
@@ -39,7 +25,7 @@ describe('nothing is lost when Redis goes away', () => {
   });
 
   it('commits changes while Redis is down and delivers every callback once it is back', async () => {
-    const { change, statuses } = await changes(t, p, rx.url('/outage'));
+    const { change, statuses } = await companyWithCallback(t, p, rx.url('/outage'));
     await stop(redis, 'SIGKILL');
     for (let i = 0; i < 3; i++) await change();
     const unqueued = await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM callbacks WHERE enqueued_at IS NULL AND status = 'pending'`);
@@ -52,7 +38,7 @@ describe('nothing is lost when Redis goes away', () => {
 
   it('re-queues pending callbacks whose jobs vanished from Redis (flushed or restarted empty)', async () => {
     rx.answer = (h, _req, res) => res.writeHead(h.path === '/flushed' && rx.on('/flushed').length === 1 ? 500 : 204).end();
-    const { change, c, statuses } = await changes(t, p, rx.url('/flushed'));
+    const { change, c, statuses } = await companyWithCallback(t, p, rx.url('/flushed'));
     await change();
     await until(() => rx.on('/flushed').length === 1, { what: 'first attempt' });
     // The retry now waits as a delayed job. Redis loses it; the row stays pending and queued.
@@ -108,7 +94,7 @@ describe('worker processes stopped mid-delivery', () => {
       else res.writeHead(200).end();
     };
     const first = await worker();
-    const { change, statuses } = await changes(t, p, rx.url('/kill'));
+    const { change, statuses } = await companyWithCallback(t, p, rx.url('/kill'));
     await change();
     await until(() => held.length === 1, { what: 'delivery in flight' });
     await stop(first, 'SIGKILL');
@@ -128,7 +114,7 @@ describe('worker processes stopped mid-delivery', () => {
       else res.writeHead(200).end();
     };
     const w = await worker();
-    const { change, statuses } = await changes(t, p, rx.url('/term'));
+    const { change, statuses } = await companyWithCallback(t, p, rx.url('/term'));
     await change();
     await until(() => rx.on('/term').length === 1, { what: 'delivery in flight' });
     const exit = stop(w, 'SIGTERM');

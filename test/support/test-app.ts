@@ -114,3 +114,22 @@ export async function until<T>(fn: () => T | Promise<T>, { timeoutMs = 10000, in
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/**
+ * A company whose every operator credit change sends exactly one callback (message 0: a terms
+ * change) to `url`. `change()` returns the new callback's id.
+ */
+export async function companyWithCallback(t: TestApp, p: Partner, url: string) {
+  const c = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'F', status_callback: url }).expect(201)).body.id as string;
+  let days = 0;
+  return {
+    c,
+    change: async (): Promise<string> => {
+      days += 1;
+      await t.admin('patch', `/admin/v1/companies/${c}/credit`, { repaymentTermDays: days }).expect(200);
+      const [row] = await t.sql<{ id: string }>('SELECT id FROM callbacks WHERE company_id = $1 ORDER BY seq DESC LIMIT 1', [c]);
+      return row.id;
+    },
+    statuses: async () => (await t.sql<{ status: string }>('SELECT status FROM callbacks WHERE company_id = $1 ORDER BY seq', [c])).map((r) => r.status),
+  };
+}
