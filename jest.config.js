@@ -19,8 +19,11 @@ const common = {
   testEnvironment: 'node',
 };
 module.exports = {
+  // Global, not per project: Jest ignores testTimeout inside `projects`. Generous because the
+  // end-to-end tests wait on real deliveries (each wait has its own, shorter deadline).
+  testTimeout: 60000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
-    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'], testTimeout: 60000 },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
   ],
 };
