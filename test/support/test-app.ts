@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module.js';
+import { PARTNER_RATE_LIMIT } from '../../src/partners/rate-limiter.js';
 import { AppConfig, loadConfig } from '../../src/config/app-config.js';
 import { setupApp } from '../../src/setup-app.js';
 
@@ -38,7 +39,10 @@ export async function startTestApp(
     CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
     ...env,
   });
-  const moduleRef = await configure(Test.createTestingModule({ imports: [AppModule.forRoot(config)] })).compile();
+  // One partner per suite makes hundreds of requests a second here; the partner rate limit has
+  // its own suite (which overrides this again).
+  const builder = Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).overrideProvider(PARTNER_RATE_LIMIT).useValue(1_000_000);
+  const moduleRef = await configure(builder).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error', 'warn'] });
   const pg = new Client({ connectionString: config.databaseUrl });
   try {
