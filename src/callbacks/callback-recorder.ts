@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { Callback } from './callback.entity.js';
 import { buildCallbackBody, CallbackIds, CallbackMessage } from './callback-message.js';
 
 /** Postgres delivers a NOTIFY only when the transaction that sent it commits: a free after-commit hook. */
@@ -20,29 +19,31 @@ export interface CallbackEvent {
  */
 @Injectable()
 export class CallbackRecorder {
-  async record(m: EntityManager, events: CallbackEvent[]): Promise<Callback[]> {
-    const rows = events
-      .filter((e) => e.url !== null)
-      .map((e) =>
-        m.create(Callback, {
-          partnerId: e.partnerId,
-          companyId: e.ids.companyId,
-          message: e.message,
-          url: e.url!,
-          body: buildCallbackBody(e.message, e.ids),
-          status: 'pending',
-          attemptCount: 0,
-          scheduleAttempts: 0,
-          nextAttemptAt: new Date(),
-          enqueuedAt: null,
-          lastError: null,
-          deliveredAt: null,
-        }),
-      );
-    if (rows.length === 0) return [];
-    // One INSERT keeps the table order (seq) equal to the order of the events.
-    await m.insert(Callback, rows);
-    await m.query(`SELECT pg_notify($1, '')`, [CALLBACKS_CHANNEL]);
-    return rows;
+  /** Records the callbacks of one change; returns how many were written (events without a URL are skipped). */
+  async record(m: EntityManager, events: CallbackEvent[]): Promise<number> {
+    const due = events.filter((e) => e.url !== null);
+    if (due.length === 0) return 0;
+    // One statement, one round-trip: the rows go in in the order of the events (seq follows
+    // `ord`), and the NOTIFY that wakes the relay is queued for the commit.
+    await m.query(
+      `WITH ins AS (
+         INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
+         SELECT partner_id, company_id, message, url, body, 'pending', now()
+           FROM unnest($1::uuid[], $2::uuid[], $3::smallint[], $4::text[], $5::text[]) WITH ORDINALITY
+                AS e(partner_id, company_id, message, url, body, ord)
+          ORDER BY ord
+         RETURNING 1
+       )
+       SELECT pg_notify($6, ''), (SELECT count(*) FROM ins) AS n`,
+      [
+        due.map((e) => e.partnerId),
+        due.map((e) => e.ids.companyId),
+        due.map((e) => e.message),
+        due.map((e) => e.url),
+        due.map((e) => buildCallbackBody(e.message, e.ids)),
+        CALLBACKS_CHANNEL,
+      ],
+    );
+    return due.length;
   }
 }

@@ -6,7 +6,7 @@ import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { DomainError, invalidProperty, notFound } from '../common/domain-error.js';
 import { formatMoney, moneyFromDb, parseMoney } from '../common/money.js';
 import { canTransition } from '../common/state-machine.js';
-import { lockOrNotFound } from '../common/transaction.js';
+import { lockOrNotFound, writeBack } from '../common/transaction.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { VARIANTS, VariantNames } from '../config/variant.js';
 import { Company } from './company.entity.js';
@@ -101,7 +101,7 @@ export class CompaniesService {
       const events = creditEvents(company, before);
       // Keep the stored text normalised ("7.5" → "7.50") so reads match what PostgreSQL returns.
       company.annualInterestRate = formatMoney(moneyFromDb(company.annualInterestRate));
-      await m.save(company);
+      await writeBack(m, Company, company);
       await this.callbacks.record(m, events);
       return company;
     });

@@ -7,6 +7,7 @@ import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { DomainError, notFound } from '../common/domain-error.js';
 import { formatMoney, parseMoney } from '../common/money.js';
 import { canTransition } from '../common/state-machine.js';
+import { writeBack } from '../common/transaction.js';
 import { lockCompanyOf, ownedCompany } from '../companies/companies.service.js';
 import { Company } from '../companies/company.entity.js';
 import { creditEvents, creditSnapshot } from '../companies/credit.js';
@@ -95,8 +96,8 @@ export class LimitRequestsService {
     const companyEvents = effects(request);
     request.status = to;
     request.updatedAt = new Date();
-    await m.save(request);
-    if (companyEvents.length > 0) await m.save(company);
+    await writeBack(m, LimitRequest, request);
+    if (companyEvents.length > 0) await writeBack(m, Company, company);
     // The acted-on resource's message first, then the company's (API.md §5 example: 3, 0, 2).
     await this.callbacks.record(m, [
       {

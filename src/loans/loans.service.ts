@@ -5,7 +5,9 @@ import { CallbackEvent, CallbackRecorder } from '../callbacks/callback-recorder.
 import { CallbackMessage } from '../callbacks/callback-message.js';
 import { DomainError, invalidProperty, notFound } from '../common/domain-error.js';
 import { formatMoney, parseMoney } from '../common/money.js';
+import { writeBack } from '../common/transaction.js';
 import { lockCompanyOf, ownedCompany } from '../companies/companies.service.js';
+import { Company } from '../companies/company.entity.js';
 import { creditEvents, creditSnapshot } from '../companies/credit.js';
 import { WithdrawalRequest } from '../withdrawals/withdrawal-request.entity.js';
 import { transitionWithdrawal } from '../withdrawals/withdrawal-rules.js';
@@ -63,11 +65,11 @@ export class LoansService {
       if (loan.outstanding === 0n) {
         loan.status = 'repaid';
         events.push(transitionWithdrawal(company, withdrawal, 'repaid'));
-        await m.save(withdrawal);
+        await writeBack(m, WithdrawalRequest, withdrawal);
       }
       events.push(...creditEvents(company, before));
-      await m.save(loan);
-      await m.save(company);
+      await writeBack(m, Loan, loan);
+      await writeBack(m, Company, company);
       // The payment's own message first, then the withdrawal's (if repaid), then the company's.
       await this.callbacks.record(m, events);
       return { loan, payment };

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { lockOrNotFound } from '../common/transaction.js';
+import { lockOrNotFound, writeBack } from '../common/transaction.js';
 import { Partner } from './partner.entity.js';
 import { hashToken, newApiKey, newSigningSecret, safeEqual } from './partner-secrets.js';
 
@@ -30,7 +30,7 @@ export class PartnersService {
       partner.previousSigningSecret = partner.signingSecret;
       partner.previousSecretExpiresAt = new Date(Date.now() + ROTATION_OVERLAP_MS);
       partner.signingSecret = newSigningSecret();
-      await m.save(partner);
+      await writeBack(m, Partner, partner);
       return { signingSecret: partner.signingSecret };
     });
   }

@@ -5,6 +5,7 @@ import { CallbackEvent, CallbackRecorder } from '../callbacks/callback-recorder.
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { notFound } from '../common/domain-error.js';
 import { parseMoney } from '../common/money.js';
+import { writeBack } from '../common/transaction.js';
 import { lockCompanyOf, ownedCompany } from '../companies/companies.service.js';
 import { Company } from '../companies/company.entity.js';
 import { creditEvents, creditSnapshot } from '../companies/credit.js';
@@ -102,8 +103,8 @@ export class WithdrawalsService {
     assertWithdrawalTransition(withdrawal.status, to);
     const companyEvents = await effects(withdrawal);
     const own = transitionWithdrawal(company, withdrawal, to);
-    await m.save(withdrawal);
-    if (companyEvents.length > 0) await m.save(company);
+    await writeBack(m, WithdrawalRequest, withdrawal);
+    if (companyEvents.length > 0) await writeBack(m, Company, company);
     // The acted-on resource's message first, then the company's.
     await this.callbacks.record(m, [own, ...companyEvents]);
     return { withdrawal, company };
