@@ -1,7 +1,5 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { Client } from 'pg';
-import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { CallbackQueue } from './callback-queue.js';
 import { CALLBACKS_CHANNEL } from './callback-recorder.js';
@@ -16,19 +14,23 @@ const OVERDUE_GRACE = '30 seconds';
  * The outbox relay: moves committed pending callbacks into the queue. Woken by the commit of
  * every change (Postgres NOTIFY) and by a periodic sweep; several instances may run at once
  * (rows are claimed with FOR UPDATE SKIP LOCKED). Redis being down only delays it: the claim
- * rolls back and the next wake-up or sweep tries again.
+ * is released and the next wake-up or sweep tries again.
+ *
+ * The relay has one connection of its own: it LISTENs there and runs its few statements there
+ * (named, so they are planned once), with `synchronous_commit = off`. A claim is the only thing
+ * it writes, and losing one to a database crash only means the rows are relayed again (same job
+ * ids); so no commit of the relay waits for a WAL flush on the way from a change to its POST.
  */
 @Injectable()
 export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
   private readonly log = new Logger('CallbackRelay');
-  private listener: Client | null = null;
+  private conn: Client | null = null;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly queue: CallbackQueue,
     private readonly metrics: Metrics,
@@ -44,7 +46,7 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     await this.running?.catch(() => undefined);
-    await this.listener?.end().catch(() => undefined);
+    await this.conn?.end().catch(() => undefined);
   }
 
   /** Runs a relay pass now, or right after the one in progress: bursts of commits coalesce. */
@@ -69,35 +71,50 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
     });
   }
 
-  /** One pass: every committed, never-enqueued pending row goes to the queue, in batches. */
+  /**
+   * One pass: every committed, never-enqueued pending row goes to the queue, in batches. A batch
+   * is claimed in one statement (several relays skip each other's rows), then added to Redis.
+   * If the add fails the claim is released for the next wake-up or sweep; if this process dies
+   * between the two, the overdue sweep re-adds the rows. Either way nothing is lost, and a job
+   * added twice is one job (its id is the callback id).
+   */
   async relayUnenqueued(): Promise<number> {
     let total = 0;
     for (;;) {
-      const n = await this.db.transaction(async (m) => {
-        const rows: { id: string; next_attempt_at: Date | null; created_at: Date }[] = await m.query(
-          `SELECT id, next_attempt_at, created_at FROM callbacks
-            WHERE status = 'pending' AND enqueued_at IS NULL
-            ORDER BY seq LIMIT ${BATCH} FOR UPDATE SKIP LOCKED`,
-        );
-        if (rows.length === 0) return 0;
-        await this.queue.add(rows.map((r) => ({ id: r.id, nextAttemptAt: r.next_attempt_at })));
-        await m.query(`UPDATE callbacks SET enqueued_at = now() WHERE id = ANY($1::uuid[])`, [rows.map((r) => r.id)]);
-        const now = Date.now();
-        for (const r of rows) this.metrics.relayLag.observe(Math.max(0, now - r.created_at.getTime()) / 1000);
-        return rows.length;
+      const conn = this.connection();
+      const { rows } = await conn.query<{ id: string; seq: string; next_attempt_at: Date | null; created_at: Date }>({
+        name: 'callback-relay-claim',
+        text: `UPDATE callbacks c SET enqueued_at = now()
+           FROM (SELECT id FROM callbacks
+                  WHERE status = 'pending' AND enqueued_at IS NULL
+                  ORDER BY seq LIMIT ${BATCH} FOR UPDATE SKIP LOCKED) claim
+          WHERE c.id = claim.id
+         RETURNING c.id, c.seq, c.next_attempt_at, c.created_at`,
       });
-      total += n;
-      if (n < BATCH) return total;
+      if (rows.length === 0) return total;
+      rows.sort((a, b) => Number(a.seq) - Number(b.seq));
+      try {
+        await this.queue.add(rows.map((r) => ({ id: r.id, nextAttemptAt: r.next_attempt_at })));
+      } catch (e) {
+        const ids = rows.map((r) => r.id);
+        await conn.query(`UPDATE callbacks SET enqueued_at = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'`, [ids]).catch(() => undefined);
+        throw e;
+      }
+      const now = Date.now();
+      for (const r of rows) this.metrics.relayLag.observe(Math.max(0, now - r.created_at.getTime()) / 1000);
+      total += rows.length;
+      if (rows.length < BATCH) return total;
     }
   }
 
   /** Re-adds pending rows whose job should have run long ago; an existing job makes it a no-op. */
   async requeueOverdue(): Promise<number> {
-    const rows: { id: string }[] = await this.db.query(
-      `SELECT id FROM callbacks
-        WHERE status = 'pending' AND enqueued_at IS NOT NULL AND next_attempt_at < now() - interval '${OVERDUE_GRACE}'
-        ORDER BY next_attempt_at LIMIT ${BATCH}`,
-    );
+    const { rows } = await this.connection().query<{ id: string }>({
+      name: 'callback-relay-overdue',
+      text: `SELECT id FROM callbacks
+              WHERE status = 'pending' AND enqueued_at IS NOT NULL AND next_attempt_at < now() - interval '${OVERDUE_GRACE}'
+              ORDER BY next_attempt_at LIMIT ${BATCH}`,
+    });
     await this.queue.add(rows.map((r) => ({ id: r.id, nextAttemptAt: null })));
     return rows.length;
   }
@@ -107,19 +124,24 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
     this.requeueOverdue().catch((e) => this.log.warn(`overdue sweep failed: ${(e as Error).message}`));
   }
 
-  /** A dedicated connection LISTENs: the pool's connections come and go. Reconnects on loss. */
+  private connection(): Client {
+    if (!this.conn) throw new Error('the relay is reconnecting to PostgreSQL');
+    return this.conn;
+  }
+
+  /** The relay's own connection (the pool's connections come and go). Reconnects on loss. */
   private async listen(): Promise<void> {
     if (this.stopped) return;
-    const client = new Client({ connectionString: this.config.databaseUrl });
+    const client = new Client({ connectionString: this.config.databaseUrl, options: '-c synchronous_commit=off' });
     client.on('notification', () => this.wake());
     client.on('error', () => {
       client.end().catch(() => undefined);
-      if (this.listener === client) this.listener = null;
+      if (this.conn === client) this.conn = null;
       setTimeout(() => this.listen().catch(() => undefined), 1000).unref();
     });
     await client.connect();
     await client.query(`LISTEN ${CALLBACKS_CHANNEL}`);
-    this.listener = client;
+    this.conn = client;
     this.wake(); // whatever committed while we were not listening
   }
 }

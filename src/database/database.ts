@@ -1,4 +1,4 @@
-import { Client } from 'pg';
+import { Client, Pool } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { CallbackAttempt, Callback } from '../callbacks/callback.entity.js';
 import { IdempotencyKey } from '../common/idempotency-key.entity.js';
@@ -60,4 +60,12 @@ export async function openDatabase(options: DataSourceOptions & { url?: string }
     await lock.release();
   }
   return db;
+}
+
+/**
+ * The pg pool under the data source, for hot paths that run plain SQL (relay, delivery): the same
+ * connections and settings as the ORM, without its per-query work.
+ */
+export function rawPool(db: DataSource): Pool {
+  return (db.driver as unknown as { master: Pool }).master;
 }
