@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
+import { rawPool } from '../database/database.js';
 import { createRedis } from '../database/redis.js';
 import { Metrics } from '../metrics/metrics.js';
 import { Batcher } from './batcher.js';
@@ -49,7 +50,7 @@ export class CallbackDelivery {
     private readonly metrics: Metrics,
   ) {
     this.policy = new RetryPolicy(config.callbackRetryScheduleMs);
-    this.pool = (db.driver as unknown as { master: Pool }).master;
+    this.pool = rawPool(db);
     this.userAgent = `funding-service-callbacks/${config.version}`;
   }
 
@@ -101,13 +102,15 @@ export class CallbackDelivery {
 
   /** Many deliveries' rows in one query (the hot path bypasses the ORM for the raw pool). */
   private async loadMany(ids: string[]): Promise<(DeliveryRow | undefined)[]> {
-    const { rows } = await this.pool.query<DeliveryRow>(
-      `SELECT c.id, c.url, c.body, c.status, c.schedule_attempts, c.attempt_count, c.next_attempt_at, c.created_at,
+    // Named statements: each connection parses and plans them once, not on every batch.
+    const { rows } = await this.pool.query<DeliveryRow>({
+      name: 'callback-delivery-load',
+      text: `SELECT c.id, c.url, c.body, c.status, c.schedule_attempts, c.attempt_count, c.next_attempt_at, c.created_at,
               p.signing_secret, p.previous_signing_secret, p.previous_secret_expires_at
          FROM callbacks c JOIN partners p ON p.id = c.partner_id
         WHERE c.id = ANY($1::uuid[])`,
-      [ids],
-    );
+      values: [ids],
+    });
     const byId = new Map(rows.map((r) => [r.id, r]));
     return ids.map((id) => byId.get(id));
   }
@@ -119,8 +122,9 @@ export class CallbackDelivery {
    */
   private async recordMany(items: AttemptRecord[]): Promise<void[]> {
     const col = <T>(f: (i: AttemptRecord) => T) => items.map(f);
-    await this.pool.query(
-      `WITH input AS (
+    await this.pool.query({
+      name: 'callback-delivery-record',
+      text: `WITH input AS (
          SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[],
                               $9::text[], $10::timestamptz[], $11::text[], $12::int[])
            AS t(id, number, started_at, duration_ms, status_code, error, response_body, source_address,
@@ -138,7 +142,7 @@ export class CallbackDelivery {
               delivered_at = CASE WHEN i.status = 'delivered' THEN now() ELSE c.delivered_at END
          FROM input i
         WHERE c.id = i.id AND c.status = 'pending' AND c.schedule_attempts = i.schedule_attempts`,
-      [
+      values: [
         col((i) => i.row.id),
         col((i) => i.row.attempt_count + 1),
         col((i) => i.startedAt),
@@ -152,7 +156,7 @@ export class CallbackDelivery {
         col((i) => i.lastError),
         col((i) => i.row.schedule_attempts),
       ],
-    );
+    });
     return items.map(() => undefined);
   }
 }
@@ -175,11 +179,19 @@ function describe(r: SendResult, d: Decision): string {
   return what;
 }
 
-/** The BullMQ worker of this process (roles `worker` and `all`). */
+/**
+ * BullMQ moves jobs to active one at a time and starts none until its fetch loop pauses, so one
+ * Worker with a high concurrency makes the first job of a burst wait for the whole burst's
+ * fetches. Several Workers of this size each fetch and start on their own: same total
+ * concurrency, a shorter wait for any single job.
+ */
+const CONCURRENCY_PER_WORKER = 8;
+
+/** The BullMQ workers of this process (roles `worker` and `all`): CALLBACK_CONCURRENCY deliveries in flight in all. */
 @Injectable()
 export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly log = new Logger('DeliveryWorker');
-  private worker: Worker<DeliverJobData> | null = null;
+  private workers: Worker<DeliverJobData>[] = [];
   private redis: Redis | null = null;
 
   constructor(
@@ -190,23 +202,31 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
 
   onApplicationBootstrap(): void {
     this.redis = createRedis(this.config.redisUrl, `${this.config.queuePrefix}-worker`);
-    this.worker = new Worker<DeliverJobData>(CALLBACK_QUEUE, (job, token) => this.process(job, token), {
-      connection: this.redis,
-      prefix: this.config.queuePrefix,
-      concurrency: this.config.callbackConcurrency,
-      // A job whose worker died mid-delivery is noticed within ~15 s (lock expiry + stalled
-      // check) and goes back to wait, however often that happens: delivered after restart.
-      // The lock is renewed every lockDuration/2 while a slow delivery is in flight.
-      lockDuration: 10_000,
-      stalledInterval: 5_000,
-      maxStalledCount: Number.MAX_SAFE_INTEGER,
-    });
-    this.worker.on('error', (e) => this.log.warn(`worker: ${e.message}`));
+    const total = this.config.callbackConcurrency;
+    const count = Math.ceil(total / CONCURRENCY_PER_WORKER);
+    for (let i = 0; i < count; i++) {
+      // Spread the total evenly: 50 → 7 workers of 7 or 8.
+      const concurrency = Math.floor(total / count) + (i < total % count ? 1 : 0);
+      const worker = new Worker<DeliverJobData>(CALLBACK_QUEUE, (job, token) => this.process(job, token), {
+        // Commands share one connection; each worker duplicates it for its blocking wait.
+        connection: this.redis,
+        prefix: this.config.queuePrefix,
+        concurrency,
+        // A job whose worker died mid-delivery is noticed within ~15 s (lock expiry + stalled
+        // check) and goes back to wait, however often that happens: delivered after restart.
+        // The lock is renewed every lockDuration/2 while a slow delivery is in flight.
+        lockDuration: 10_000,
+        stalledInterval: 5_000,
+        maxStalledCount: Number.MAX_SAFE_INTEGER,
+      });
+      worker.on('error', (e) => this.log.warn(`worker: ${e.message}`));
+      this.workers.push(worker);
+    }
   }
 
   /** SIGTERM: stop taking jobs and let the in-flight deliveries finish and record. */
   async beforeApplicationShutdown(): Promise<void> {
-    await this.worker?.close().catch(() => undefined);
+    await Promise.all(this.workers.map((w) => w.close().catch(() => undefined)));
     this.redis?.disconnect();
     this.sender.close();
   }
