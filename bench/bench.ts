@@ -3,7 +3,7 @@
 // every loop is bounded in count and time.
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -15,7 +15,7 @@ const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ADMIN = 'bench-admin-token-0123456789';
 const BACKLOG = 20_000;
 const API_CHANGES = 10_000; // each raises the limit: callbacks 0 and 2
-const RATE = 500; // offered load for the latency run, callbacks per second
+const RATE = Number(process.env.BENCH_RATE ?? 500); // offered load for the latency run, callbacks per second
 const RATE_SECONDS = 10;
 const DEADLINE_MS = 180_000;
 
@@ -81,7 +81,9 @@ async function main(): Promise<void> {
   const suffix = randomBytes(4).toString('hex');
   const dbUrl = BASE_DB.replace(/\/[^/]*$/, `/funding_bench_${suffix}`);
   const port = 3900 + Math.floor(Math.random() * 90);
-  const child: ChildProcess = spawn(process.execPath, [path.resolve(__dirname, '../src/main.js')], {
+  // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the service process.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, path.resolve(__dirname, '../src/main.js')], {
     env: {
       PATH: process.env.PATH ?? '',
       PORT: String(port),
@@ -171,6 +173,25 @@ async function main(): Promise<void> {
     await until(() => ids.every((_, i) => rx.arrivals.has(`/lat/${i}`)), 'latency callbacks');
     const latencies = ids.map((_, i) => rx.arrivals.get(`/lat/${i}`)! - responded[i]).sort((a, b) => a - b);
     const offered = n / ((performance.now() - start) / 1000);
+    if (process.env.BENCH_DUMP) {
+      // Per latency callback, epoch ms: due, API response, committed row's tx start, claimed by
+      // the relay, attempt started, arrival at the receiver. Finds the stage behind a slow one.
+      const epoch = (t: number) => (performance.timeOrigin + t).toFixed(1);
+      const stages = new Map(
+        (
+          await pg.query(
+            `SELECT c.url, extract(epoch FROM c.created_at) * 1000 AS created, extract(epoch FROM c.enqueued_at) * 1000 AS enqueued,
+                    extract(epoch FROM a.started_at) * 1000 AS started
+               FROM callbacks c JOIN callback_attempts a ON a.callback_id = c.id WHERE c.url LIKE '%/lat/%'`,
+          )
+        ).rows.map((r) => [r.url.slice(r.url.lastIndexOf('/') + 1), r]),
+      );
+      const lines = ids.map((_, i) => {
+        const st = stages.get(String(i));
+        return [i, epoch(start + (i * 1000) / RATE), epoch(responded[i]), st?.created, st?.enqueued, st?.started, epoch(rx.arrivals.get(`/lat/${i}`)!)].join(' ');
+      });
+      writeFileSync(process.env.BENCH_DUMP, lines.join('\n') + '\n');
+    }
 
     const rss = peakRssMb(child.pid!);
     console.log('');
