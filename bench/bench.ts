@@ -1,4 +1,4 @@
-// npm run bench: the service (ROLE=all, compiled) in a child process against the local
+// npm run bench: the service (ROLE=all, compiled; BENCH_SPLIT=1: ROLE=api + ROLE=worker) in child processes against the local
 // PostgreSQL and Redis, a receiver on 127.0.0.1, and this process driving load. Loopback only;
 // every loop is bounded in count and time.
 import { ChildProcess, spawn } from 'node:child_process';
@@ -81,26 +81,34 @@ async function main(): Promise<void> {
   const suffix = randomBytes(4).toString('hex');
   const dbUrl = BASE_DB.replace(/\/[^/]*$/, `/funding_bench_${suffix}`);
   const port = 3900 + Math.floor(Math.random() * 90);
-  // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the service process.
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, path.resolve(__dirname, '../src/main.js')], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      PORT: String(port),
-      DATABASE_URL: dbUrl,
-      REDIS_URL,
-      QUEUE_PREFIX: `bench-${suffix}`,
-      ADMIN_TOKEN: ADMIN,
-      CALLBACK_ALLOW_HTTP: 'true',
-      CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
-      CALLBACK_CONCURRENCY: process.env.CALLBACK_CONCURRENCY ?? '50',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready:') && resolve());
-    child.once('exit', (code) => reject(new Error(`service exited with ${code}`)));
-  });
+  // The flags `npm start` runs the service with; BENCH_NODE_ARGS adds more, e.g.
+  // "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the service processes.
+  const nodeArgs = ['--max-semi-space-size=32', ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+  const startService = async (role: string, listenPort: number): Promise<ChildProcess> => {
+    const child = spawn(process.execPath, [...nodeArgs, path.resolve(__dirname, '../src/main.js')], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        ROLE: role,
+        PORT: String(listenPort),
+        DATABASE_URL: dbUrl,
+        REDIS_URL,
+        QUEUE_PREFIX: `bench-${suffix}`,
+        ADMIN_TOKEN: ADMIN,
+        CALLBACK_ALLOW_HTTP: 'true',
+        CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
+        CALLBACK_CONCURRENCY: process.env.CALLBACK_CONCURRENCY ?? '50',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready:') && resolve());
+      child.once('exit', (code) => reject(new Error(`service (ROLE=${role}) exited with ${code}`)));
+    });
+    return child;
+  };
+  // BENCH_SPLIT=1: one ROLE=api and one ROLE=worker process instead of one ROLE=all.
+  const split = process.env.BENCH_SPLIT === '1';
+  const children = split ? [await startService('api', port), await startService('worker', port + 100)] : [await startService('all', port)];
   const api = got.extend({
     prefixUrl: `http://127.0.0.1:${port}`,
     agent: { http: new http.Agent({ keepAlive: true, maxSockets: 128 }) },
@@ -193,18 +201,24 @@ async function main(): Promise<void> {
       writeFileSync(process.env.BENCH_DUMP, lines.join('\n') + '\n');
     }
 
-    const rss = peakRssMb(child.pid!);
+    const rss = children.map((c) => fmt(peakRssMb(c.pid!))).join(' MB (api), ') + ' MB' + (split ? ' (worker)' : '');
     console.log('');
-    console.log('funding-service callback benchmark (loopback, one service process ROLE=all, CALLBACK_CONCURRENCY=' + (process.env.CALLBACK_CONCURRENCY ?? '50') + ')');
+    const processes = split ? 'two service processes, ROLE=api and ROLE=worker' : 'one service process ROLE=all';
+    console.log(`funding-service callback benchmark (loopback, ${processes}, CALLBACK_CONCURRENCY=${process.env.CALLBACK_CONCURRENCY ?? '50'})`);
     console.log(`  bare got POST loop (baseline, 64 in flight)  ${fmt(baseline)} req/s`);
     console.log(`  backlog of ${BACKLOG} pending records drained  ${fmt(drain)} callbacks/s  (${fmt((drain / baseline) * 100)} % of baseline)`);
     console.log(`  driven through the API (64 in flight)        ${fmt(apiRate)} callbacks/s delivered end to end (${fmt(apiRequestRate)} API changes/s)`);
     console.log(`  latency API response → arrival at ${RATE}/s   p50 ${fmt(quantile(latencies, 0.5))} ms, p99 ${fmt(quantile(latencies, 0.99))} ms, max ${fmt(latencies[latencies.length - 1])} ms (offered ${fmt(offered)}/s)`);
-    console.log(`  peak RSS of the service process              ${fmt(rss)} MB`);
+    console.log(`  peak RSS of the service process${split ? 'es' : '  '}            ${rss}`);
   } finally {
     await pg.end();
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    await Promise.all(
+      children.map((c) => {
+        const exited = new Promise((r) => c.once('exit', r));
+        c.kill('SIGTERM');
+        return exited;
+      }),
+    );
     const admin = new Client({ connectionString: BASE_DB });
     await admin.connect();
     await admin.query(`DROP DATABASE IF EXISTS funding_bench_${suffix} WITH (FORCE)`);
