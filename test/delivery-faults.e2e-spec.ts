@@ -131,3 +131,60 @@ describe('worker processes stopped mid-delivery', () => {
     expect(attempt.response_body).toBe('drained');
   }, 60_000);
 });
+
+describe('SIGTERM while Redis is down', () => {
+  let redis: ChildProcess | undefined;
+  let t: TestApp;
+  let p: Partner;
+  let rx: Receiver;
+  let w: (ChildProcess & { output: string[] }) | undefined;
+
+  beforeAll(async () => {
+    buildService();
+    rx = await Receiver.start();
+    const redisPort = await sparePort();
+    redis = await startRedis(redisPort);
+    t = await startTestApp({ ROLE: 'api', REDIS_URL: `redis://127.0.0.1:${redisPort}` });
+    p = await createPartner(t);
+  }, 180_000);
+  afterAll(async () => {
+    if (w) await stop(w, 'SIGKILL');
+    if (redis) await stop(redis, 'SIGKILL');
+    await t?.close();
+    await rx?.close();
+  });
+
+  it('records the in-flight delivery and exits without waiting for Redis', async () => {
+    let release: () => void = () => undefined;
+    rx.answer = (h, _req, res) => {
+      if (h.path === '/term-down') release = () => res.writeHead(200).end('drained without redis');
+      else res.writeHead(200).end();
+    };
+    w = await startService({
+      ROLE: 'worker',
+      PORT: '0',
+      DATABASE_URL: t.config.databaseUrl,
+      REDIS_URL: t.config.redisUrl,
+      QUEUE_PREFIX: t.config.queuePrefix,
+      ADMIN_TOKEN,
+      CALLBACK_ALLOW_HTTP: 'true',
+      CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
+    });
+    const { change, statuses } = await companyWithCallback(t, p, rx.url('/term-down'));
+    await change();
+    await until(() => rx.on('/term-down').length === 1, { what: 'delivery in flight' });
+    await stop(redis!, 'SIGKILL');
+    redis = undefined;
+    const exit = stop(w, 'SIGTERM');
+    setTimeout(() => release(), 300);
+    // Worker.close() alone would wait for Redis forever; the jest timeout is the deadline here.
+    expect(await exit).toBe(0);
+    expect(await statuses()).toEqual(['delivered']);
+    const [attempt] = await t.sql<{ response_body: string }>(
+      `SELECT a.response_body FROM callback_attempts a JOIN callbacks c ON c.id = a.callback_id WHERE c.url = $1`,
+      [rx.url('/term-down')],
+    );
+    expect(attempt.response_body).toBe('drained without redis');
+    expect(w.output.join('')).toContain('Redis does not answer');
+  }, 60_000);
+});

@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { rawPool } from '../database/database.js';
 import { createRedis } from '../database/redis.js';
+import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
 import { Metrics } from '../metrics/metrics.js';
 import { Batcher } from './batcher.js';
 import { CALLBACK_QUEUE, DeliverJobData } from './callback-queue.js';
@@ -187,12 +188,26 @@ function describe(r: SendResult, d: Decision): string {
  */
 const CONCURRENCY_PER_WORKER = 8;
 
+/**
+ * At shutdown, once every delivery of this process has recorded its outcome in PostgreSQL,
+ * BullMQ gets this long to finish its Redis bookkeeping. Redis being unreachable, it never
+ * would (Worker.close() waits for a Redis reply): the process then stops without it. Nothing
+ * is lost: the database holds every outcome, a job left active in Redis is taken up again
+ * after its lock expires (and finds its callback delivered or not yet due), and the relay's
+ * sweep re-queues whatever Redis no longer has.
+ */
+const SHUTDOWN_REDIS_GRACE_MS = 3000;
+
 /** The BullMQ workers of this process (roles `worker` and `all`): CALLBACK_CONCURRENCY deliveries in flight in all. */
 @Injectable()
 export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly log = new Logger('DeliveryWorker');
   private workers: Worker<DeliverJobData>[] = [];
   private redis: Redis | null = null;
+  /** Deliveries (send + record) in progress in this process. */
+  private inFlight = 0;
+  private idleWaiters: (() => void)[] = [];
+  private readonly errors = new RepeatLimitedLog((m) => this.log.warn(m));
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -219,20 +234,45 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
         stalledInterval: 5_000,
         maxStalledCount: Number.MAX_SAFE_INTEGER,
       });
-      worker.on('error', (e) => this.log.warn(`worker: ${e.message}`));
+      worker.on('error', (e) => this.errors.warn(`worker: ${e.message}`));
       this.workers.push(worker);
     }
   }
 
   /** SIGTERM: stop taking jobs and let the in-flight deliveries finish and record. */
   async beforeApplicationShutdown(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.close().catch(() => undefined)));
+    let closed = false;
+    const closing = Promise.all(this.workers.map((w) => w.close().catch(() => undefined))).then(() => {
+      closed = true;
+    });
+    // Workers stop taking jobs at once; wait for the deliveries under way to record.
+    while (!closed) {
+      await Promise.race([closing, this.idle()]);
+      if (closed) break;
+      await Promise.race([closing, new Promise((r) => setTimeout(r, SHUTDOWN_REDIS_GRACE_MS).unref())]);
+      if (!closed && this.inFlight === 0) {
+        this.log.warn('Redis does not answer: stopping without finishing the queue bookkeeping (every delivery outcome is recorded)');
+        break;
+      }
+    }
     this.redis?.disconnect();
     this.sender.close();
   }
 
+  /** Resolves when no delivery of this process is in progress. */
+  private idle(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
   private async process(job: Job<DeliverJobData>, token?: string): Promise<void> {
-    const next = await this.delivery.deliver(job.data.callbackId);
+    let next: { retryAt: number } | null;
+    this.inFlight++;
+    try {
+      next = await this.delivery.deliver(job.data.callbackId);
+    } finally {
+      if (--this.inFlight === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
+    }
     if (next) {
       // Same job, same id, later: BullMQ keeps it delayed without counting a failure.
       await job.moveToDelayed(next.retryAt, token);

@@ -4,6 +4,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { CallbackQueue } from './callback-queue.js';
 import { CALLBACKS_CHANNEL } from './callback-recorder.js';
 import { Metrics } from '../metrics/metrics.js';
+import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
 
 const BATCH = 1000;
 const SWEEP_MS = 5000;
@@ -24,6 +25,7 @@ const OVERDUE_GRACE = '30 seconds';
 @Injectable()
 export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
   private readonly log = new Logger('CallbackRelay');
+  private readonly warnings = new RepeatLimitedLog((m) => this.log.warn(m));
   private conn: Client | null = null;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
@@ -62,7 +64,7 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
         try {
           await this.relayUnenqueued();
         } catch (e) {
-          this.log.warn(`relay pass failed, retrying on the next sweep: ${(e as Error).message}`);
+          this.warnings.warn(`relay pass failed, retrying on the next sweep: ${(e as Error).message}`);
           break;
         }
       } while (this.again && !this.stopped);
@@ -121,7 +123,7 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
 
   private sweep(): void {
     this.wake();
-    this.requeueOverdue().catch((e) => this.log.warn(`overdue sweep failed: ${(e as Error).message}`));
+    this.requeueOverdue().catch((e) => this.warnings.warn(`overdue sweep failed: ${(e as Error).message}`));
   }
 
   private connection(): Client {
