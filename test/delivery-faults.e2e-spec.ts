@@ -53,24 +53,25 @@ describe('nothing is lost when Redis goes away', () => {
   });
 });
 
+/** A ROLE=worker child process on the test app's database, Redis and queue prefix. */
+const workerEnv = (t: TestApp) => ({
+  ROLE: 'worker',
+  PORT: '0',
+  DATABASE_URL: t.config.databaseUrl,
+  REDIS_URL: t.config.redisUrl,
+  QUEUE_PREFIX: t.config.queuePrefix,
+  ADMIN_TOKEN,
+  CALLBACK_ALLOW_HTTP: 'true',
+  CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
+});
+
 describe('worker processes stopped mid-delivery', () => {
   let t: TestApp;
   let p: Partner;
   let rx: Receiver;
   const workers: ChildProcess[] = [];
-  const workerEnv = () => ({
-    ROLE: 'worker',
-    PORT: '0',
-    DATABASE_URL: t.config.databaseUrl,
-    REDIS_URL: t.config.redisUrl,
-    QUEUE_PREFIX: t.config.queuePrefix,
-    ADMIN_TOKEN,
-    CALLBACK_ALLOW_HTTP: 'true',
-    CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
-    CALLBACK_RETRY_SCHEDULE: '200ms,200ms,200ms',
-  });
   const worker = async () => {
-    const w = await startService(workerEnv());
+    const w = await startService({ ...workerEnv(t), CALLBACK_RETRY_SCHEDULE: '200ms,200ms,200ms' });
     workers.push(w);
     return w;
   };
@@ -160,16 +161,7 @@ describe('SIGTERM while Redis is down', () => {
       if (h.path === '/term-down') release = () => res.writeHead(200).end('drained without redis');
       else res.writeHead(200).end();
     };
-    w = await startService({
-      ROLE: 'worker',
-      PORT: '0',
-      DATABASE_URL: t.config.databaseUrl,
-      REDIS_URL: t.config.redisUrl,
-      QUEUE_PREFIX: t.config.queuePrefix,
-      ADMIN_TOKEN,
-      CALLBACK_ALLOW_HTTP: 'true',
-      CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
-    });
+    w = await startService(workerEnv(t));
     const { change, statuses } = await companyWithCallback(t, p, rx.url('/term-down'));
     await change();
     await until(() => rx.on('/term-down').length === 1, { what: 'delivery in flight' });
