@@ -2,8 +2,17 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { buildCallbackBody, CallbackIds, CallbackMessage } from './callback-message.js';
 
-/** Postgres delivers a NOTIFY only when the transaction that sent it commits: a free after-commit hook. */
+/**
+ * `NOTIFY funding_callbacks` wakes every relay: for rows written outside the domain's own
+ * transactions (an operator's redelivery, a bulk load). The domain's transactions do not send it:
+ * PostgreSQL serialises the commits of all transactions that NOTIFY (a cluster-wide lock held
+ * through the WAL flush), which capped the API's changes per second at one commit flush each.
+ * They wake their own process's relay after commit instead (`RECORDED` below).
+ */
 export const CALLBACKS_CHANNEL = 'funding_callbacks';
+
+/** Set on a transaction's QueryRunner `data` when it recorded callbacks; the relay wakes after its commit. */
+export const RECORDED = 'callbacksRecorded';
 
 export interface CallbackEvent {
   message: CallbackMessage;
@@ -23,27 +32,23 @@ export class CallbackRecorder {
   async record(m: EntityManager, events: CallbackEvent[]): Promise<number> {
     const due = events.filter((e) => e.url !== null);
     if (due.length === 0) return 0;
-    // One statement, one round-trip: the rows go in in the order of the events (seq follows
-    // `ord`), and the NOTIFY that wakes the relay is queued for the commit.
+    if (!m.queryRunner?.isTransactionActive) throw new Error('callbacks are recorded inside the transaction of their change');
+    // One statement, one round-trip: the rows go in in the order of the events (seq follows `ord`).
     await m.query(
-      `WITH ins AS (
-         INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
-         SELECT partner_id, company_id, message, url, body, 'pending', now()
-           FROM unnest($1::uuid[], $2::uuid[], $3::smallint[], $4::text[], $5::text[]) WITH ORDINALITY
-                AS e(partner_id, company_id, message, url, body, ord)
-          ORDER BY ord
-         RETURNING 1
-       )
-       SELECT pg_notify($6, ''), (SELECT count(*) FROM ins) AS n`,
+      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
+       SELECT partner_id, company_id, message, url, body, 'pending', now()
+         FROM unnest($1::uuid[], $2::uuid[], $3::smallint[], $4::text[], $5::text[]) WITH ORDINALITY
+              AS e(partner_id, company_id, message, url, body, ord)
+        ORDER BY ord`,
       [
         due.map((e) => e.partnerId),
         due.map((e) => e.ids.companyId),
         due.map((e) => e.message),
         due.map((e) => e.url),
         due.map((e) => buildCallbackBody(e.message, e.ids)),
-        CALLBACKS_CHANNEL,
       ],
     );
+    m.queryRunner.data[RECORDED] = true;
     return due.length;
   }
 }

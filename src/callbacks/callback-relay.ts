@@ -1,8 +1,10 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import { Client } from 'pg';
+import { DataSource, EntitySubscriberInterface, TransactionCommitEvent, TransactionRollbackEvent } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { CallbackQueue } from './callback-queue.js';
-import { CALLBACKS_CHANNEL } from './callback-recorder.js';
+import { CALLBACKS_CHANNEL, RECORDED } from './callback-recorder.js';
 import { Metrics } from '../metrics/metrics.js';
 import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
 
@@ -12,10 +14,11 @@ const SWEEP_MS = 5000;
 const OVERDUE_GRACE = '30 seconds';
 
 /**
- * The outbox relay: moves committed pending callbacks into the queue. Woken by the commit of
- * every change (Postgres NOTIFY) and by a periodic sweep; several instances may run at once
- * (rows are claimed with FOR UPDATE SKIP LOCKED). Redis being down only delays it: the claim
- * is released and the next wake-up or sweep tries again.
+ * The outbox relay: moves committed pending callbacks into the queue. Woken right after the
+ * commit of every change of this process that recorded callbacks, by `NOTIFY funding_callbacks`
+ * (rows written elsewhere) and by a periodic sweep; several instances may run at once (rows are
+ * claimed with FOR UPDATE SKIP LOCKED). Redis being down only delays it: the claim is released
+ * and the next wake-up or sweep tries again.
  *
  * The relay has one connection of its own: it LISTENs there and runs its few statements there
  * (named, so they are planned once), with `synchronous_commit = off`. A claim is the only thing
@@ -34,11 +37,13 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() private readonly db: DataSource,
     private readonly queue: CallbackQueue,
     private readonly metrics: Metrics,
   ) {}
 
   async onModuleInit(): Promise<void> {
+    this.db.subscribers.push(this.afterCommit);
     await this.listen();
     this.timer = setInterval(() => this.sweep(), SWEEP_MS);
     this.wake();
@@ -46,10 +51,27 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
+    const i = this.db.subscribers.indexOf(this.afterCommit);
+    if (i >= 0) this.db.subscribers.splice(i, 1);
     if (this.timer) clearInterval(this.timer);
     await this.running?.catch(() => undefined);
     await this.conn?.end().catch(() => undefined);
   }
+
+  /**
+   * Wakes the relay once a transaction that recorded callbacks has committed (TypeORM also
+   * reports a savepoint's release as a commit: the transaction is still active then).
+   */
+  private readonly afterCommit: EntitySubscriberInterface = {
+    afterTransactionCommit: (e: TransactionCommitEvent) => {
+      if (e.queryRunner.isTransactionActive || !e.queryRunner.data?.[RECORDED]) return;
+      delete e.queryRunner.data[RECORDED];
+      this.wake();
+    },
+    afterTransactionRollback: (e: TransactionRollbackEvent) => {
+      if (!e.queryRunner.isTransactionActive && e.queryRunner.data) delete e.queryRunner.data[RECORDED];
+    },
+  };
 
   /** Runs a relay pass now, or right after the one in progress: bursts of commits coalesce. */
   wake(): void {
