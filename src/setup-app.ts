@@ -1,6 +1,7 @@
 import { INestApplication, ValidationPipe } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
+import type { Server } from 'node:http';
 import { mountQueueDashboard } from './callbacks/queue-dashboard.js';
 import { CallbackBody } from './common/responses.js';
 import { AppConfig } from './config/app-config.js';
@@ -19,8 +20,19 @@ function jsonBody() {
     });
 }
 
+/**
+ * Idle keep-alive connections stay open this long. Node's default (5 s) is shorter than the idle
+ * timeout of clients' pools and of load balancers (60 s is common), so a client reusing an idle
+ * connection races the server closing it and sees `socket hang up` on a request the service
+ * never read. Longer than 60 s, the load balancer or client closes first, which is safe.
+ */
+export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 /** What main.ts and the tests both apply to the Nest application. */
 export function setupApp(app: INestApplication, config: AppConfig): void {
+  const server = app.getHttpServer() as Server;
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000; // Node wants it above keepAliveTimeout
   app.use(jsonBody());
   if (config.role !== 'worker') mountQueueDashboard(app, config);
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));

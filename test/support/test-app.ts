@@ -11,6 +11,7 @@ import { setupApp } from '../../src/setup-app.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 const BASE_DB = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/funding_service_test';
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 export interface TestApp {
   app: INestApplication;
@@ -27,13 +28,11 @@ export async function startTestApp(
   env: Record<string, string> = {},
   configure: (builder: TestingModuleBuilder) => TestingModuleBuilder = (b) => b,
 ): Promise<TestApp> {
-  const suffix = randomBytes(5).toString('hex');
-  const url = new URL(BASE_DB);
-  url.pathname = `/${url.pathname.slice(1)}_${suffix}`;
+  const run = runIdentity();
   const config = loadConfig({
-    DATABASE_URL: url.toString(),
-    REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
-    QUEUE_PREFIX: `test-${suffix}`,
+    DATABASE_URL: run.databaseUrl,
+    REDIS_URL: TEST_REDIS_URL,
+    QUEUE_PREFIX: run.queuePrefix,
     ADMIN_TOKEN,
     CALLBACK_ALLOW_HTTP: 'true',
     CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
@@ -69,13 +68,26 @@ export async function startTestApp(
     close: async () => {
       await app.close();
       await pg.end();
-      await dropQueueKeys(config.redisUrl, config.queuePrefix);
-      const admin = new Client({ connectionString: BASE_DB.replace(/\/[^/]*$/, '/postgres') });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS "${url.pathname.slice(1)}" WITH (FORCE)`).catch(() => undefined);
-      await admin.end();
+      await dropRunData(config);
     },
   };
+}
+
+/** A database URL and queue prefix of their own, beside the base test database. */
+export function runIdentity(): { suffix: string; databaseUrl: string; queuePrefix: string } {
+  const suffix = randomBytes(5).toString('hex');
+  const url = new URL(BASE_DB);
+  url.pathname = `/${url.pathname.slice(1)}_${suffix}`;
+  return { suffix, databaseUrl: url.toString(), queuePrefix: `test-${suffix}` };
+}
+
+/** Drops a run's database and its BullMQ keys. */
+export async function dropRunData(c: { databaseUrl: string; redisUrl: string; queuePrefix: string }): Promise<void> {
+  await dropQueueKeys(c.redisUrl, c.queuePrefix);
+  const admin = new Client({ connectionString: BASE_DB.replace(/\/[^/]*$/, '/postgres') });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS "${new URL(c.databaseUrl).pathname.slice(1)}" WITH (FORCE)`).catch(() => undefined);
+  await admin.end();
 }
 
 /** Removes this run's BullMQ keys, so test runs leave nothing behind in the shared Redis. */
