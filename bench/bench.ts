@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import path from 'node:path';
-import got from 'got';
+import got, { RequestError } from 'got';
 import { Client } from 'pg';
 
 const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -167,17 +167,26 @@ async function main(): Promise<void> {
     const responded = new Array<number>(n);
     const start = performance.now();
     const inflight: Promise<void>[] = [];
+    const failures: string[] = [];
     for (let i = 0; i < n; i++) {
       const due = start + (i * 1000) / RATE;
       const wait = due - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      // Settled at once, not only when the loop ends: a failed request is reported, not an
+      // unhandled rejection that would end the bench.
       inflight.push(
-        api.patch(`admin/v1/companies/${ids[i].id}/credit`, { headers: admin, json: { creditStatus: 'suspended' } }).then(() => {
-          responded[i] = performance.now();
-        }),
+        api.patch(`admin/v1/companies/${ids[i].id}/credit`, { headers: admin, json: { creditStatus: 'suspended' } }).then(
+          () => {
+            responded[i] = performance.now();
+          },
+          (e: RequestError) => {
+            failures.push(`request ${i}: ${e.message}${e.response ? ` ${String(e.response.body).slice(0, 300)}` : ''}`);
+          },
+        ),
       );
     }
     await Promise.all(inflight);
+    if (failures.length > 0) throw new Error(`bench: ${failures.length} of ${n} latency requests failed, e.g. ${failures.slice(0, 3).join('; ')}`);
     await until(() => ids.every((_, i) => rx.arrivals.has(`/lat/${i}`)), 'latency callbacks');
     const latencies = ids.map((_, i) => rx.arrivals.get(`/lat/${i}`)! - responded[i]).sort((a, b) => a - b);
     const offered = n / ((performance.now() - start) / 1000);
