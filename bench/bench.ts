@@ -109,6 +109,8 @@ async function main(): Promise<void> {
   // BENCH_SPLIT=1: one ROLE=api and one ROLE=worker process instead of one ROLE=all.
   const split = process.env.BENCH_SPLIT === '1';
   const children = split ? [await startService('api', port), await startService('worker', port + 100)] : [await startService('all', port)];
+  // However the driver ends (even on an uncaught error), the services end with it.
+  process.once('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL')));
   const api = got.extend({
     prefixUrl: `http://127.0.0.1:${port}`,
     agent: { http: new http.Agent({ keepAlive: true, maxSockets: 128 }) },
