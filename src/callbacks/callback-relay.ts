@@ -10,6 +10,7 @@ import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
 
 const BATCH = 1000;
 const SWEEP_MS = 5000;
+const RECONNECT_MS = 1000;
 /** A pending row this late past its attempt time has lost its job (Redis flushed, restarted…). */
 const OVERDUE_GRACE = '30 seconds';
 
@@ -153,18 +154,39 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
     return this.conn;
   }
 
-  /** The relay's own connection (the pool's connections come and go). Reconnects on loss. */
+  /**
+   * The relay's own connection (the pool's connections come and go). Lost or never made
+   * (PostgreSQL restarting, unreachable), it is tried again every second until it is back.
+   */
   private async listen(): Promise<void> {
     if (this.stopped) return;
     const client = new Client({ connectionString: this.config.databaseUrl, options: '-c synchronous_commit=off' });
     client.on('notification', () => this.wake());
-    client.on('error', () => {
-      client.end().catch(() => undefined);
+    let lost = false;
+    const retry = () => {
+      if (lost) return;
+      lost = true;
       if (this.conn === client) this.conn = null;
-      setTimeout(() => this.listen().catch(() => undefined), 1000).unref();
+      client.end().catch(() => undefined);
+      if (!this.stopped) setTimeout(() => void this.listen(), RECONNECT_MS).unref();
+    };
+    client.on('error', (e) => {
+      this.warnings.warn(`relay connection lost, reconnecting: ${e.message}`);
+      retry();
     });
-    await client.connect();
-    await client.query(`LISTEN ${CALLBACKS_CHANNEL}`);
+    client.on('end', retry);
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CALLBACKS_CHANNEL}`);
+    } catch (e) {
+      this.warnings.warn(`relay cannot reach PostgreSQL, retrying: ${(e as Error).message}`);
+      retry();
+      return;
+    }
+    if (this.stopped) {
+      await client.end().catch(() => undefined);
+      return;
+    }
     this.conn = client;
     this.wake(); // whatever committed while we were not listening
   }

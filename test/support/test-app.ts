@@ -43,7 +43,10 @@ export async function startTestApp(
   const builder = Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).overrideProvider(PARTNER_RATE_LIMIT).useValue(1_000_000);
   const moduleRef = await configure(builder).compile();
   const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error', 'warn'] });
-  const pg = new Client({ connectionString: config.databaseUrl });
+  // The test's own connection goes to PostgreSQL directly, even when the app's goes through a proxy.
+  const direct = new URL(BASE_DB);
+  direct.pathname = new URL(config.databaseUrl).pathname;
+  const pg = new Client({ connectionString: direct.toString() });
   try {
     setupApp(app, config);
     await app.init();
