@@ -8,6 +8,7 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import path from 'node:path';
 import got, { RequestError } from 'got';
+import { Redis } from 'ioredis';
 import { Client } from 'pg';
 
 const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -234,6 +235,14 @@ async function main(): Promise<void> {
     await admin.connect();
     await admin.query(`DROP DATABASE IF EXISTS funding_bench_${suffix} WITH (FORCE)`);
     await admin.end();
+    // The run's BullMQ keys go too (retries still delayed, the queue's meta and events).
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    for (let cursor = '0'; ; ) {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `bench-${suffix}:*`, 'COUNT', 1000);
+      if (keys.length) await redis.del(...keys);
+      if ((cursor = next) === '0') break;
+    }
+    redis.disconnect();
     await rx.close();
   }
 }
