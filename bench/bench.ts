@@ -10,6 +10,7 @@ import path from 'node:path';
 import got, { RequestError } from 'got';
 import { Redis } from 'ioredis';
 import { Client } from 'pg';
+import { deletePrefixKeys } from '../src/database/redis.js';
 
 const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -237,11 +238,7 @@ async function main(): Promise<void> {
     await admin.end();
     // The run's BullMQ keys go too (retries still delayed, the queue's meta and events).
     const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-    for (let cursor = '0'; ; ) {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `bench-${suffix}:*`, 'COUNT', 1000);
-      if (keys.length) await redis.del(...keys);
-      if ((cursor = next) === '0') break;
-    }
+    await deletePrefixKeys(redis, `bench-${suffix}`);
     redis.disconnect();
     await rx.close();
   }

@@ -63,9 +63,9 @@ describe('nothing is lost when PostgreSQL goes away', () => {
 
   beforeAll(async () => {
     rx = await Receiver.start();
-    proxy = await TcpProxy.start(5432);
     // The app reaches PostgreSQL through the proxy only; the test cuts it to make an outage.
     const url = new URL(runIdentity().databaseUrl);
+    proxy = await TcpProxy.start(Number(url.port || 5432), url.hostname);
     url.port = String(proxy.port);
     t = await startTestApp({ DATABASE_URL: url.toString() });
     p = await createPartner(t);

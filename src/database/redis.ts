@@ -15,3 +15,13 @@ export function createRedis(url: string, name: string, failFast = false): Redis 
   redis.on('error', () => undefined); // reconnects by itself; callers see failures on their commands
   return redis;
 }
+
+/** Deletes every key of a BullMQ prefix (`prefix:*`): what a run leaves in a shared Redis. */
+export async function deletePrefixKeys(redis: Redis, prefix: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    if (keys.length) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}

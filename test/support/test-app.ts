@@ -7,6 +7,7 @@ import request from 'supertest';
 import { AppModule } from '../../src/app.module.js';
 import { PARTNER_RATE_LIMIT } from '../../src/partners/rate-limiter.js';
 import { AppConfig, loadConfig } from '../../src/config/app-config.js';
+import { deletePrefixKeys } from '../../src/database/redis.js';
 import { setupApp } from '../../src/setup-app.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -77,11 +78,11 @@ export async function startTestApp(
 }
 
 /** A database URL and queue prefix of their own, beside the base test database. */
-export function runIdentity(): { suffix: string; databaseUrl: string; queuePrefix: string } {
+export function runIdentity(): { databaseUrl: string; queuePrefix: string } {
   const suffix = randomBytes(5).toString('hex');
   const url = new URL(BASE_DB);
   url.pathname = `/${url.pathname.slice(1)}_${suffix}`;
-  return { suffix, databaseUrl: url.toString(), queuePrefix: `test-${suffix}` };
+  return { databaseUrl: url.toString(), queuePrefix: `test-${suffix}` };
 }
 
 /** Drops a run's database and its BullMQ keys. */
@@ -99,12 +100,7 @@ async function dropQueueKeys(url: string, prefix: string): Promise<void> {
   redis.on('error', () => undefined);
   try {
     await redis.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
+    await deletePrefixKeys(redis, prefix);
   } catch {
     // a test that stopped its own Redis has nothing left to clean
   } finally {
