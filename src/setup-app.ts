@@ -2,7 +2,7 @@ import { INestApplication, ValidationPipe } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
 import type { Server } from 'node:http';
-import { mountQueueDashboard } from './callbacks/queue-dashboard.js';
+import { mountQueueDashboard } from './delivery/queue-dashboard.js';
 import { CallbackBody } from './common/responses.js';
 import { AppConfig } from './config/app-config.js';
 import { VARIANTS } from './config/variant.js';

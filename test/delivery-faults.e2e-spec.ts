@@ -1,5 +1,5 @@
 import { ChildProcess } from 'node:child_process';
-import { CallbackRelay } from '../src/callbacks/callback-relay.js';
+import { CallbackRelay } from '../src/delivery/callback-relay.js';
 import { buildService, sparePort, startRedis, startService, stop } from './support/processes.js';
 import { Receiver } from './support/receiver.js';
 import { TcpProxy } from './support/tcp-proxy.js';

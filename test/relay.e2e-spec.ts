@@ -1,4 +1,4 @@
-import { CallbackRelay } from '../src/callbacks/callback-relay.js';
+import { CallbackRelay } from '../src/delivery/callback-relay.js';
 import { Receiver } from './support/receiver.js';
 import { companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
 

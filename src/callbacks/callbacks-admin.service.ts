@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { invalidProperty, notFound } from '../common/domain-error.js';
 import { Callback, CallbackAttempt, CallbackStatus } from './callback.entity.js';
 import { CallbackMessage } from './callback-message.js';
-import { CallbackQueue } from './callback-queue.js';
+import { CallbackQueue } from '../delivery/callback-queue.js';
 import { CALLBACKS_CHANNEL } from './callback-recorder.js';
 
 export interface CallbackFilter {

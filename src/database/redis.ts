@@ -16,11 +16,23 @@ export function createRedis(url: string, name: string, failFast = false): Redis 
   return redis;
 }
 
-/** Deletes every key of a BullMQ prefix (`prefix:*`): what a run leaves in a shared Redis. */
-export async function deletePrefixKeys(redis: Redis, prefix: string): Promise<void> {
+/**
+ * Every key of one deployment (BullMQ's and our own) starts with `{QUEUE_PREFIX}`: the braces
+ * are a Redis Cluster hash tag, so all of them live in one slot, as BullMQ's Lua scripts and
+ * ours (which touch several keys at once) require on a cluster. On a single Redis they are
+ * just part of the name.
+ */
+export function redisNamespace(queuePrefix: string): string {
+  return `{${queuePrefix}}`;
+}
+
+/** Deletes every key of a deployment's namespace (see redisNamespace): what a run leaves in a shared Redis. */
+export async function deletePrefixKeys(redis: Redis, queuePrefix: string): Promise<void> {
+  // MATCH is a glob: escape its special characters ('{' and '}' are literal there).
+  const pattern = `${redisNamespace(queuePrefix).replace(/[*?[\]\\]/g, '\\$&')}:*`;
   let cursor = '0';
   do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
     if (keys.length) await redis.del(...keys);
     cursor = next;
   } while (cursor !== '0');

@@ -1,7 +1,7 @@
 import { HttpException, Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { Redis } from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { createRedis } from '../database/redis.js';
+import { createRedis, redisNamespace } from '../database/redis.js';
 
 /** Requests per second a partner may make (across all API processes: the count lives in Redis). */
 export const PARTNER_RATE_LIMIT = Symbol('PARTNER_RATE_LIMIT');
@@ -24,7 +24,7 @@ export class RateLimiter implements OnModuleDestroy {
 
   async check(partnerId: string): Promise<void> {
     const second = Math.floor(Date.now() / 1000);
-    const key = `${this.config.queuePrefix}:ratelimit:${partnerId}:${second}`;
+    const key = `${redisNamespace(this.config.queuePrefix)}:ratelimit:${partnerId}:${second}`;
     const count = await Promise.race([
       this.redis
         .multi()

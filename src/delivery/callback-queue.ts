@@ -2,7 +2,7 @@ import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { createRedis } from '../database/redis.js';
+import { createRedis, redisNamespace } from '../database/redis.js';
 
 /**
  * Queue and job names are part of the data in Redis: renaming them strands queued jobs, so
@@ -26,7 +26,7 @@ export class CallbackQueue implements OnModuleDestroy {
     this.redis = createRedis(config.redisUrl, `${config.queuePrefix}-queue`, true);
     this.queue = new Queue<DeliverJobData>(CALLBACK_QUEUE, {
       connection: this.redis,
-      prefix: config.queuePrefix,
+      prefix: redisNamespace(config.queuePrefix),
       defaultJobOptions: { removeOnComplete: true, removeOnFail: true },
     });
     // Redis outages surface as failed adds (the relay retries); keep them out of the crash path.

@@ -6,7 +6,7 @@ import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { rawPool } from '../database/database.js';
-import { createRedis } from '../database/redis.js';
+import { createRedis, redisNamespace } from '../database/redis.js';
 import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
 import { Metrics } from '../metrics/metrics.js';
 import { Batcher } from './batcher.js';
@@ -225,7 +225,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
       const worker = new Worker<DeliverJobData>(CALLBACK_QUEUE, (job, token) => this.process(job, token), {
         // Commands share one connection; each worker duplicates it for its blocking wait.
         connection: this.redis,
-        prefix: this.config.queuePrefix,
+        prefix: redisNamespace(this.config.queuePrefix),
         concurrency,
         // A job whose worker died mid-delivery is noticed within ~15 s (lock expiry + stalled
         // check) and goes back to wait, however often that happens: delivered after restart.

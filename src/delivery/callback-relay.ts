@@ -4,7 +4,7 @@ import { Client } from 'pg';
 import { DataSource, EntitySubscriberInterface, TransactionCommitEvent, TransactionRollbackEvent } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { CallbackQueue } from './callback-queue.js';
-import { CALLBACKS_CHANNEL, RECORDED } from './callback-recorder.js';
+import { CALLBACKS_CHANNEL, RECORDED } from '../callbacks/callback-recorder.js';
 import { Metrics } from '../metrics/metrics.js';
 import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
 
