@@ -20,6 +20,9 @@ const API_CHANGES = 10_000; // each raises the limit: callbacks 0 and 2
 const RATE = Number(process.env.BENCH_RATE ?? 500); // offered load for the latency run, callbacks per second
 const RATE_SECONDS = 10;
 const DEADLINE_MS = 180_000;
+const DEAD_BACKLOG = 2_000; // pending callbacks to the dead destination in the isolation run
+const HEALTHY_RATE = 10; // changes per second to the healthy destination in the isolation run
+const HEALTHY_SECONDS = 20;
 
 const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 1 });
@@ -40,6 +43,38 @@ async function receiver() {
   await new Promise<void>((r) => agentServer.listen(0, '127.0.0.1', r));
   const port = (agentServer.address() as AddressInfo).port;
   return { arrivals, port, count: () => count, close: () => new Promise((r) => (agentServer.closeAllConnections(), agentServer.close(r))) };
+}
+
+/**
+ * A destination that accepts connections and never answers until `recover()`; counts the
+ * connections it is offered and notes when each answered callback arrives.
+ */
+async function deadDestination() {
+  let connections = 0;
+  let answering = false;
+  const hanging = new Set<http.ServerResponse>();
+  const arrivals: number[] = [];
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (!answering) return void hanging.add(res);
+      arrivals.push(performance.now());
+      res.writeHead(204).end();
+    });
+  });
+  server.on('connection', () => connections++);
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    arrivals,
+    connections: () => connections,
+    recover: () => {
+      answering = true;
+    },
+    close: () => new Promise((r) => (hanging.forEach((h) => h.destroy()), server.closeAllConnections(), server.close(r))),
+  };
 }
 
 async function until(fn: () => boolean | Promise<boolean>, what: string, timeoutMs = DEADLINE_MS): Promise<void> {
@@ -194,6 +229,53 @@ async function main(): Promise<void> {
     await until(() => ids.every((_, i) => rx.arrivals.has(`/lat/${i}`)), 'latency callbacks');
     const latencies = ids.map((_, i) => rx.arrivals.get(`/lat/${i}`)! - responded[i]).sort((a, b) => a - b);
     const offered = n / ((performance.now() - start) / 1000);
+    // 6. Isolation: a destination that accepts and never answers, with DEAD_BACKLOG pending
+    //    callbacks, beside a healthy one changed HEALTHY_RATE times a second (one company per
+    //    change). Healthy latency alone, then with the dead neighbour; the connections the dead
+    //    one is offered while down; after it answers again, its first and last callback.
+    const healthyLatency = async (label: string) => {
+      const m = HEALTHY_RATE * HEALTHY_SECONDS;
+      const rows = (
+        await pg.query(
+          `INSERT INTO companies (partner_id, name, currency, callback_url, credit_status)
+           SELECT $1, $2 || g, 'EUR', $3 || g, 'active' FROM generate_series(0, ${m - 1}) g RETURNING id, name`,
+          [partner.id, label, target(`/${label}/`)],
+        )
+      ).rows.sort((a, b) => Number(a.name.slice(label.length)) - Number(b.name.slice(label.length)));
+      const sent = new Array<number>(m);
+      const begin = performance.now();
+      const calls: Promise<unknown>[] = [];
+      for (let i = 0; i < m; i++) {
+        const wait = begin + (i * 1000) / HEALTHY_RATE - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        calls.push(api.patch(`admin/v1/companies/${rows[i].id}/credit`, { headers: admin, json: { creditStatus: 'suspended' } }).then(() => (sent[i] = performance.now())));
+      }
+      await Promise.all(calls);
+      await until(() => rows.every((_, i) => rx.arrivals.has(`/${label}/${i}`)), `${label} callbacks`);
+      return rows.map((_, i) => rx.arrivals.get(`/${label}/${i}`)! - sent[i]).sort((a, b) => a - b);
+    };
+    const alone = await healthyLatency('alone');
+    const dead = await deadDestination();
+    await pg.query(
+      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
+       SELECT $1, $2, 0, $3 || g, $4, 'pending', now() FROM generate_series(1, ${DEAD_BACKLOG}) g`,
+      [partner.id, company.id, `http://127.0.0.1:${dead.port}/dead/`, body],
+    );
+    await pg.query(`SELECT pg_notify('funding_callbacks', '')`);
+    const outageStart = performance.now();
+    const withDead = await healthyLatency('beside');
+    // The outage lasts at least until the healthy run is over and the circuit has had time to
+    // open and probe (the first attempts hang for CALLBACK_TIMEOUT_MS, 15 s by default).
+    await until(() => performance.now() - outageStart > 40_000, 'the outage to last 40 s', 60_000);
+    const downConnections = dead.connections();
+    const recovered = performance.now();
+    dead.recover();
+    await until(async () => Number((await pg.query(`SELECT count(*) AS n FROM callbacks WHERE url LIKE '%/dead/%' AND status = 'delivered'`)).rows[0].n) >= DEAD_BACKLOG, 'the dead backlog after recovery', 300_000);
+    const firstAfter = Math.min(...dead.arrivals) - recovered;
+    const lastAfter = Math.max(...dead.arrivals) - recovered;
+    const backlogAfterProbe = Math.max(...dead.arrivals) - Math.min(...dead.arrivals);
+    await dead.close();
+
     if (process.env.BENCH_DUMP) {
       // Per latency callback, epoch ms: due, API response, committed row's tx start, claimed by
       // the relay, attempt started, arrival at the receiver. Finds the stage behind a slow one.
@@ -222,6 +304,11 @@ async function main(): Promise<void> {
     console.log(`  backlog of ${BACKLOG} pending records drained  ${fmt(drain)} callbacks/s  (${fmt((drain / baseline) * 100)} % of baseline)`);
     console.log(`  driven through the API (64 in flight)        ${fmt(apiRate)} callbacks/s delivered end to end (${fmt(apiRequestRate)} API changes/s)`);
     console.log(`  latency API response → arrival at ${RATE}/s   p50 ${fmt(quantile(latencies, 0.5))} ms, p99 ${fmt(quantile(latencies, 0.99))} ms, max ${fmt(latencies[latencies.length - 1])} ms (offered ${fmt(offered)}/s)`);
+    const pq = (l: number[]) => `p50 ${fmt(quantile(l, 0.5))} ms, p99 ${fmt(quantile(l, 0.99))} ms`;
+    console.log(`  isolation: healthy destination at ${HEALTHY_RATE}/s alone            ${pq(alone)}`);
+    console.log(`  isolation: same, beside a dead one with ${DEAD_BACKLOG} pending   ${pq(withDead)}`);
+    console.log(`  isolation: connections offered to the dead one in ${fmt((recovered - outageStart) / 1000)} s down  ${downConnections}`);
+    console.log(`  isolation: after it answers again: first callback +${fmt(firstAfter / 1000)} s, last +${fmt(lastAfter / 1000)} s (${fmt(backlogAfterProbe / 1000)} s from the first successful probe to its last callback)`);
     console.log(`  peak RSS of the service process${split ? 'es' : '  '}            ${rss}`);
   } finally {
     await pg.end();

@@ -12,6 +12,10 @@ import { CallbackUrlValidator } from './callbacks/callback-url.validator.js';
 import { CallbacksAdminController } from './callbacks/callbacks-admin.controller.js';
 import { CallbacksAdminService } from './callbacks/callbacks-admin.service.js';
 import { SourceIpsController } from './callbacks/source-ips.controller.js';
+import { DestinationGate } from './delivery/destination-gate.js';
+import { DestinationParking } from './delivery/destination-parking.js';
+import { DestinationsAdminController, PartnerDestinationsController } from './delivery/destinations.controller.js';
+import { DestinationsService } from './delivery/destinations.service.js';
 import { DomainErrorFilter } from './common/domain-error.js';
 import { CompaniesController, CreditAdminController } from './companies/companies.controller.js';
 import { CompaniesService } from './companies/companies.service.js';
@@ -65,6 +69,9 @@ export class AppModule {
         ...(api
           ? [
               SourceIpsController,
+              // Before any `v1/callbacks/:callbackId` route, so "destinations" is not taken for an id.
+              PartnerDestinationsController,
+              DestinationsAdminController,
               PartnersController,
               CompaniesController,
               CreditAdminController,
@@ -85,6 +92,8 @@ export class AppModule {
         { provide: REDIS, useFactory: () => createRedis(config.redisUrl, `${config.queuePrefix}-app`) },
         RedisCloser,
         Metrics,
+        DestinationGate,
+        DestinationParking,
         { provide: APP_GUARD, useClass: VariantGuard },
         { provide: APP_FILTER, useClass: DomainErrorFilter },
         ...(api
@@ -103,6 +112,7 @@ export class AppModule {
               CallbacksAdminService,
               CallbackQueue,
               CallbackRelay,
+              DestinationsService,
             ]
           : []),
         ...(worker ? [CallbackSender, CallbackDelivery, DeliveryWorker] : []),

@@ -1,6 +1,6 @@
 import { ChildProcess } from 'node:child_process';
 import { CallbackRelay } from '../src/delivery/callback-relay.js';
-import { buildService, sparePort, startRedis, startService, stop } from './support/processes.js';
+import { buildService, sparePort, startRedis, startService, stop, workerEnv } from './support/processes.js';
 import { Receiver } from './support/receiver.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { ADMIN_TOKEN, companyWithCallback, createPartner, Partner, runIdentity, startTestApp, TestApp, until } from './support/test-app.js';
@@ -87,18 +87,6 @@ describe('nothing is lost when PostgreSQL goes away', () => {
     await until(async () => (await statuses()).join() === 'delivered', { timeoutMs: 20000, what: 'delivered after the outage' });
     expect(rx.on('/pg-outage')).toHaveLength(1);
   });
-});
-
-/** A ROLE=worker child process on the test app's database, Redis and queue prefix. */
-const workerEnv = (t: TestApp) => ({
-  ROLE: 'worker',
-  PORT: '0',
-  DATABASE_URL: t.config.databaseUrl,
-  REDIS_URL: t.config.redisUrl,
-  QUEUE_PREFIX: t.config.queuePrefix,
-  ADMIN_TOKEN,
-  CALLBACK_ALLOW_HTTP: 'true',
-  CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
 });
 
 describe('worker processes stopped mid-delivery', () => {

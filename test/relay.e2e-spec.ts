@@ -12,7 +12,7 @@ describe('relay wake-ups', () => {
     rx = await Receiver.start();
     t = await startTestApp();
     p = await createPartner(t);
-    clearInterval(t.app.get(CallbackRelay)['timer']!);
+    t.app.get(CallbackRelay)['timers'].forEach(clearInterval);
   });
   afterAll(async () => {
     await t?.close();

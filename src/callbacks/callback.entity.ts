@@ -13,6 +13,8 @@ export class Callback {
   @Column('uuid', { name: 'company_id' }) companyId: string;
   @Column('smallint') message: CallbackMessage;
   @Column('text') url: string;
+  /** The URL's origin: the unit of concurrency limits and circuit breaking. */
+  @Column({ type: 'text', insert: false, update: false }) destination: string;
   /** The exact JSON sent: serialized once at the change, signed and sent as these bytes. */
   @Column('text') body: string;
   @Column('text') status: CallbackStatus;
@@ -23,6 +25,10 @@ export class Callback {
   @Column('timestamptz', { name: 'next_attempt_at', nullable: true }) nextAttemptAt: Date | null;
   /** When the relay last handed the row to the queue; null = not (or no longer) in the queue. */
   @Column('timestamptz', { name: 'enqueued_at', nullable: true }) enqueuedAt: Date | null;
+  /** Set while the callback waits for its destination (no room, or an open circuit), out of the queue. */
+  @Column('timestamptz', { name: 'parked_at', nullable: true }) parkedAt: Date | null;
+  /** Creation or the last redelivery: the retry schedule runs from here. */
+  @Column({ type: 'timestamptz', name: 'schedule_started_at', insert: false, update: false }) scheduleStartedAt: Date;
   @Column('text', { name: 'last_error', nullable: true }) lastError: string | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @Column('timestamptz', { name: 'delivered_at', nullable: true }) deliveredAt: Date | null;

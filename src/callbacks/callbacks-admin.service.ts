@@ -25,7 +25,7 @@ function decodeCursor(cursor: string): string {
 
 /** Operator reads of the outbox: newest first, keyset-paginated. */
 /** Back to pending, due now, not in the queue: the relay takes it from here. */
-const RESET = `status = 'pending', schedule_attempts = 0, next_attempt_at = now(), enqueued_at = NULL, delivered_at = NULL`;
+const RESET = `status = 'pending', schedule_attempts = 0, schedule_started_at = now(), next_attempt_at = now(), enqueued_at = NULL, delivered_at = NULL`;
 
 @Injectable()
 export class CallbacksAdminService {

@@ -21,6 +21,12 @@ export interface AppConfig {
   callbackTimeoutMs: number;
   callbackRetryScheduleMs: number[];
   callbackConcurrency: number;
+  /** Deliveries queued or in flight to one destination (URL origin), all workers together. */
+  callbackDestinationConcurrency: number;
+  /** Consecutive failed attempts (timeout, network, 5xx, 429) that open a destination's circuit. */
+  callbackBreakerThreshold: number;
+  /** First and last interval between probes of an open destination (doubling in between). */
+  callbackBreakerProbeMs: { first: number; last: number };
   callbackAllowHttp: boolean;
   callbackAllowPrivateTargets: boolean;
   version: string;
@@ -32,6 +38,10 @@ export const DEFAULT_SOURCE_IPS: Record<ApiVariant, string[]> = {
   A: ['20.105.118.54', '20.93.102.228'],
   B: ['20.82.192.194', '20.67.208.150', '20.105.65.222', '20.93.102.228'],
 };
+
+/** Chosen by measurement: see README, "Isolation between destinations". */
+export const DEFAULT_DESTINATION_CONCURRENCY = 32;
+export const DEFAULT_BREAKER_THRESHOLD = 5;
 
 export class ConfigError extends Error {}
 
@@ -123,6 +133,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     return list;
   });
 
+  const probe = parse('CALLBACK_BREAKER_PROBE', { first: 5000, last: 300_000 }, (raw) => {
+    const m = /^([^.]+)\.\.([^.]+)$/.exec(raw);
+    if (!m) throw new Error(`must be "first..last", like 5s..5m, got "${raw}"`);
+    const [first] = parseDurationList(m[1]);
+    const [last] = parseDurationList(m[2]);
+    if (first < 100 || last < first) throw new Error('needs 100ms <= first <= last');
+    return { first, last };
+  });
+
   let adminToken = get('ADMIN_TOKEN');
   let adminTokenGenerated = false;
   if (adminToken === undefined) {
@@ -148,6 +167,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     callbackTimeoutMs: parse('CALLBACK_TIMEOUT_MS', 15000, int(100, 600_000)),
     callbackRetryScheduleMs: schedule,
     callbackConcurrency: parse('CALLBACK_CONCURRENCY', 50, int(1, 10_000)),
+    callbackDestinationConcurrency: parse('CALLBACK_DESTINATION_CONCURRENCY', DEFAULT_DESTINATION_CONCURRENCY, int(1, 10_000)),
+    callbackBreakerThreshold: parse('CALLBACK_BREAKER_THRESHOLD', DEFAULT_BREAKER_THRESHOLD, int(1, 1000)),
+    callbackBreakerProbeMs: probe,
     callbackAllowHttp: parse('CALLBACK_ALLOW_HTTP', false, bool),
     callbackAllowPrivateTargets: parse('CALLBACK_ALLOW_PRIVATE_TARGETS', false, bool),
     version: readVersion(),

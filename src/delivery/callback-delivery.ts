@@ -14,10 +14,15 @@ import { CALLBACK_QUEUE, DeliverJobData } from './callback-queue.js';
 import { CallbackSender, SendResult } from './callback-sender.js';
 import { signatureHeader } from './callback-signature.js';
 import { Decision, RetryPolicy } from './retry-policy.js';
+import { BreakerResult, DestinationGate, Settled } from './destination-gate.js';
+import { DestinationParking } from './destination-parking.js';
+import { AttemptOutcome } from './retry-policy.js';
 
 interface DeliveryRow {
   id: string;
   url: string;
+  destination: string;
+  parked_at: Date | null;
   body: string;
   status: string;
   schedule_attempts: number;
@@ -32,6 +37,9 @@ interface DeliveryRow {
 /** A job that runs this much before its row's attempt time was re-added early: wait for the row. */
 const EARLY_TOLERANCE_MS = 1000;
 
+/** What became of one job. */
+export type DeliveryResult = { retryAt: number } | { parked: true } | null;
+
 /**
  * Delivers one callback per job: load the row (the database is the record of truth), sign the
  * stored body, POST it, and record the attempt and the callback's new state in one statement.
@@ -43,25 +51,56 @@ export class CallbackDelivery {
   private readonly pool: Pool;
   private readonly loads = new Batcher<string, DeliveryRow | undefined>((ids) => this.loadMany(ids));
   private readonly records = new Batcher<AttemptRecord, void>((items) => this.recordMany(items));
+  private readonly admissions = new Batcher<{ origin: string; id: string }, string>((items) => this.gate.admit(items, this.leaseMs));
+  private readonly settlements = new Batcher<{ origin: string; id: string; result: BreakerResult; error: string | null }, Settled>((items) =>
+    this.gate.settle(items),
+  );
+  private readonly parks = new Batcher<{ id: string }, void>(async (rows) => {
+    await this.parking.park(rows);
+    return rows.map(() => undefined);
+  });
+  private readonly log = new Logger('Destinations');
+  private readonly warnings = new RepeatLimitedLog((m) => this.log.warn(m));
+  /** A worker's slot outlives a crashed holder by this much past the longest attempt. */
+  private readonly leaseMs: number;
 
   constructor(
     @InjectDataSource() db: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly sender: CallbackSender,
     private readonly metrics: Metrics,
+    private readonly gate: DestinationGate,
+    private readonly parking: DestinationParking,
   ) {
     this.policy = new RetryPolicy(config.callbackRetryScheduleMs);
     this.pool = rawPool(db);
     this.userAgent = `funding-service-callbacks/${config.version}`;
+    this.leaseMs = config.callbackTimeoutMs + 30_000;
   }
 
-  /** Returns when the next attempt is due (ms epoch), or null when nothing more is to be done. */
-  async deliver(callbackId: string): Promise<{ retryAt: number } | null> {
+  /**
+   * One job: `{retryAt}` when the next attempt is due later, `{parked}` when the callback now
+   * waits in PostgreSQL for its destination, null when nothing more is to be done.
+   */
+  async deliver(callbackId: string): Promise<DeliveryResult> {
     const row = await this.loads.call(callbackId);
-    // Already delivered or failed (a duplicate job), or gone: nothing to do.
-    if (!row || row.status !== 'pending') return null;
+    if (!row) return null;
+    // Already delivered or failed (a duplicate job), or parked meanwhile: nothing to do. A slot
+    // the relay gave this job goes back (a job waiting for its time holds none either).
+    if (row.status !== 'pending' || row.parked_at) {
+      await this.release(row);
+      return null;
+    }
     if (row.next_attempt_at && row.next_attempt_at.getTime() > Date.now() + EARLY_TOLERANCE_MS) {
+      await this.release(row);
       return { retryAt: row.next_attempt_at.getTime() };
+    }
+    // A slot of its destination (held already when the relay admitted it; asked for anew when a
+    // retry comes due). No slot, or an open circuit: the callback waits, holding no worker slot.
+    const admission = await this.admissions.call({ origin: row.destination, id: row.id });
+    if (admission === 'full' || admission === 'open') {
+      await this.parks.call({ id: row.id });
+      return { parked: true };
     }
 
     const secrets = [row.signing_secret];
@@ -83,11 +122,42 @@ export class CallbackDelivery {
     });
     const decision = this.policy.decide(row.schedule_attempts + 1, result.outcome);
     await this.record(row, startedAt, result, decision);
+    // After the record: a slot freed here may be handed to a parked callback at once.
+    await this.settle(row, result);
 
     this.metrics.attempts.inc({ result: decision.action, kind: result.outcome.kind });
     this.metrics.attemptDuration.observe(result.durationMs / 1000);
     if (decision.action === 'delivered') this.metrics.endToEnd.observe((Date.now() - row.created_at.getTime()) / 1000);
     return decision.action === 'retry' ? { retryAt: Date.now() + decision.delayMs } : null;
+  }
+
+  private async release(row: DeliveryRow): Promise<void> {
+    await this.settlements.call({ origin: row.destination, id: row.id, result: 'none', error: null }).catch(() => undefined);
+  }
+
+  /** Frees the slot, feeds the breaker, and lets the destination's parked callbacks use free room. */
+  private async settle(row: DeliveryRow, r: SendResult): Promise<void> {
+    let s: Settled;
+    try {
+      s = await this.settlements.call({ origin: row.destination, id: row.id, result: breakerResult(r.outcome), error: r.error });
+    } catch (e) {
+      // Redis unreachable: the slot comes back when its lease runs out; the outcome is recorded.
+      this.warnings.warn(`cannot settle with the destination state in Redis: ${(e as Error).message}`);
+      return;
+    }
+    if (s.transition) {
+      this.metrics.circuitTransitions.inc({ transition: s.transition });
+      if (s.transition !== 'reopened') {
+        this.log.warn(
+          s.transition === 'opened'
+            ? `destination ${row.destination} circuit opened after consecutive failures (last: ${r.error ?? 'unknown'}); its callbacks wait, probing from now on`
+            : `destination ${row.destination} circuit closed: answered 2xx; ${s.waiting} waiting callbacks resume`,
+        );
+      }
+    }
+    if (s.free > 0 && s.waiting > 0) {
+      await this.parking.resume(row.destination, s.free).catch((e) => this.warnings.warn(`cannot resume parked callbacks: ${(e as Error).message}`));
+    }
   }
 
   private record(row: DeliveryRow, startedAt: Date, r: SendResult, d: Decision): Promise<void> {
@@ -106,7 +176,7 @@ export class CallbackDelivery {
     // Named statements: each connection parses and plans them once, not on every batch.
     const { rows } = await this.pool.query<DeliveryRow>({
       name: 'callback-delivery-load',
-      text: `SELECT c.id, c.url, c.body, c.status, c.schedule_attempts, c.attempt_count, c.next_attempt_at, c.created_at,
+      text: `SELECT c.id, c.url, c.destination, c.parked_at, c.body, c.status, c.schedule_attempts, c.attempt_count, c.next_attempt_at, c.created_at,
               p.signing_secret, p.previous_signing_secret, p.previous_secret_expires_at
          FROM callbacks c JOIN partners p ON p.id = c.partner_id
         WHERE c.id = ANY($1::uuid[])`,
@@ -122,6 +192,35 @@ export class CallbackDelivery {
    * keeps its new state; the attempt is logged either way.
    */
   private async recordMany(items: AttemptRecord[]): Promise<void[]> {
+    try {
+      await this.writeRecords(items);
+      return items.map(() => undefined);
+    } catch (e) {
+      if (items.length === 1) return [await this.recordAlone(items[0], e as Error)];
+      // One bad record must not cost the others theirs: each on its own.
+      this.metrics.recordFailures.inc({ stage: 'batch' });
+      this.warnings.warn(`attempt records refused as a batch, writing them one by one: ${(e as Error).message}`);
+      return Promise.all(items.map((i) => this.writeRecords([i]).catch((err: Error) => this.recordAlone(i, err))));
+    }
+  }
+
+  /** Last resort for one record PostgreSQL refused: keep the attempt and outcome, drop what the receiver sent. */
+  private async recordAlone(item: AttemptRecord, e: Error): Promise<void> {
+    this.metrics.recordFailures.inc({ stage: 'single' });
+    this.warnings.warn(`attempt record refused, keeping it without the answer's text: ${e.message}`);
+    const plain = (v: string | null) => (v === null ? null : v.replace(/[^\x20-\x7e]/g, '?'));
+    try {
+      await this.writeRecords([
+        { ...item, result: { ...item.result, responseBody: null, error: plain(item.result.error) }, lastError: plain(item.lastError) },
+      ]);
+    } catch (again) {
+      this.metrics.recordFailures.inc({ stage: 'lost' });
+      this.warnings.warn(`attempt record lost: ${(again as Error).message}`);
+      throw again;
+    }
+  }
+
+  private async writeRecords(items: AttemptRecord[]): Promise<void> {
     const col = <T>(f: (i: AttemptRecord) => T) => items.map(f);
     await this.pool.query({
       name: 'callback-delivery-record',
@@ -158,7 +257,6 @@ export class CallbackDelivery {
         col((i) => i.row.schedule_attempts),
       ],
     });
-    return items.map(() => undefined);
   }
 }
 
@@ -169,6 +267,22 @@ interface AttemptRecord {
   status: string;
   nextAttemptAt: Date | null;
   lastError: string | null;
+}
+
+/** How an attempt counts for its destination's circuit breaker (API.md §5). */
+export function breakerResult(o: AttemptOutcome): BreakerResult {
+  switch (o.kind) {
+    case 'success':
+      return 'ok';
+    case 'timeout':
+    case 'network':
+      return 'fail';
+    case 'refused':
+      return 'none';
+    case 'http':
+      if (o.statusCode >= 200 && o.statusCode < 300) return 'ok';
+      return o.statusCode >= 500 || o.statusCode === 429 ? 'fail' : 'answered';
+  }
 }
 
 /** The operator-facing reason, e.g. "HTTP 500", "timeout: …", "destination refused: …". */
@@ -265,14 +379,15 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  private async process(job: Job<DeliverJobData>, token?: string): Promise<void> {
-    let next: { retryAt: number } | null;
+  private async process(job: Job<DeliverJobData>, token?: string): Promise<{ parked: true } | void> {
+    let next: DeliveryResult;
     this.inFlight++;
     try {
       next = await this.delivery.deliver(job.data.callbackId);
     } finally {
       if (--this.inFlight === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
     }
+    if (next && 'parked' in next) return next;
     if (next) {
       // Same job, same id, later: BullMQ keeps it delayed without counting a failure.
       await job.moveToDelayed(next.retryAt, token);

@@ -7,10 +7,21 @@ import { CallbackQueue } from './callback-queue.js';
 import { CALLBACKS_CHANNEL, RECORDED } from '../callbacks/callback-recorder.js';
 import { Metrics } from '../metrics/metrics.js';
 import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
+import { DestinationGate } from './destination-gate.js';
+import { DestinationParking } from './destination-parking.js';
 
 const BATCH = 1000;
 const SWEEP_MS = 5000;
 const RECONNECT_MS = 1000;
+/** Probes due, destinations with room for their parked callbacks, schedules run out while parked. */
+const DESTINATION_SWEEP_MS = 1000;
+/** Restoring parked counts after Redis lost them. */
+const RECONCILE_MS = 10_000;
+/**
+ * How long an admitted callback keeps its destination slot without a worker taking it up; a
+ * worker renews it when it starts. Bounds how long a slot stays lost when a job vanishes.
+ */
+export const QUEUED_LEASE_MS = 10 * 60_000;
 /** A pending row this late past its attempt time has lost its job (Redis flushed, restarted…). */
 const OVERDUE_GRACE = '30 seconds';
 
@@ -26,12 +37,20 @@ const OVERDUE_GRACE = '30 seconds';
  * it writes, and losing one to a database crash only means the rows are relayed again (same job
  * ids); so no commit of the relay waits for a WAL flush on the way from a change to its POST.
  */
+interface ClaimedRow {
+  id: string;
+  seq: string;
+  next_attempt_at: Date | null;
+  created_at: Date;
+  destination: string;
+}
+
 @Injectable()
 export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
   private readonly log = new Logger('CallbackRelay');
   private readonly warnings = new RepeatLimitedLog((m) => this.log.warn(m));
   private conn: Client | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  private timers: NodeJS.Timeout[] = [];
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = false;
@@ -41,12 +60,17 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
     @InjectDataSource() private readonly db: DataSource,
     private readonly queue: CallbackQueue,
     private readonly metrics: Metrics,
+    private readonly gate: DestinationGate,
+    private readonly parking: DestinationParking,
   ) {}
 
   async onModuleInit(): Promise<void> {
     this.db.subscribers.push(this.afterCommit);
+    this.parking.onResume(() => this.wake());
     await this.listen();
-    this.timer = setInterval(() => this.sweep(), SWEEP_MS);
+    this.timers.push(setInterval(() => this.sweep(), SWEEP_MS));
+    this.timers.push(setInterval(() => this.sweepDestinations(), DESTINATION_SWEEP_MS));
+    this.timers.push(setInterval(() => this.reconcile(), RECONCILE_MS));
     this.wake();
   }
 
@@ -54,8 +78,9 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
     this.stopped = true;
     const i = this.db.subscribers.indexOf(this.afterCommit);
     if (i >= 0) this.db.subscribers.splice(i, 1);
-    if (this.timer) clearInterval(this.timer);
+    this.timers.forEach(clearInterval);
     await this.running?.catch(() => undefined);
+    await this.destinationSweep?.catch(() => undefined);
     await this.conn?.end().catch(() => undefined);
   }
 
@@ -98,35 +123,51 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
 
   /**
    * One pass: every committed, never-enqueued pending row goes to the queue, in batches. A batch
-   * is claimed in one statement (several relays skip each other's rows), then added to Redis.
-   * If the add fails the claim is released for the next wake-up or sweep; if this process dies
-   * between the two, the overdue sweep re-adds the rows. Either way nothing is lost, and a job
-   * added twice is one job (its id is the callback id).
+   * is claimed in one statement (several relays skip each other's rows), each row asks its
+   * destination for a slot, and the rows that got one are added to Redis; the others are parked
+   * until their destination can take them. If the add fails the claim and the slots are released
+   * for the next wake-up or sweep; if this process dies between the two, the overdue sweep
+   * re-adds the rows. Either way nothing is lost, and a job added twice is one job (its id is the
+   * callback id).
    */
   async relayUnenqueued(): Promise<number> {
     let total = 0;
     for (;;) {
       const conn = this.connection();
-      const { rows } = await conn.query<{ id: string; seq: string; next_attempt_at: Date | null; created_at: Date }>({
+      // The claim also notes each (partner, destination) pair, for the destinations lists.
+      const { rows } = await conn.query<ClaimedRow>({
         name: 'callback-relay-claim',
-        text: `UPDATE callbacks c SET enqueued_at = now()
-           FROM (SELECT id FROM callbacks
-                  WHERE status = 'pending' AND enqueued_at IS NULL
-                  ORDER BY seq LIMIT ${BATCH} FOR UPDATE SKIP LOCKED) claim
-          WHERE c.id = claim.id
-         RETURNING c.id, c.seq, c.next_attempt_at, c.created_at`,
+        text: `WITH claimed AS (
+             UPDATE callbacks c SET enqueued_at = now()
+               FROM (SELECT id FROM callbacks
+                      WHERE status = 'pending' AND enqueued_at IS NULL AND parked_at IS NULL
+                      ORDER BY seq LIMIT ${BATCH} FOR UPDATE SKIP LOCKED) claim
+              WHERE c.id = claim.id
+          RETURNING c.id, c.seq, c.next_attempt_at, c.created_at, c.destination, c.partner_id
+           ), seen AS (
+             INSERT INTO callback_destinations (partner_id, origin)
+             SELECT DISTINCT partner_id, destination FROM claimed
+             ON CONFLICT DO NOTHING
+           )
+           SELECT id, seq, next_attempt_at, created_at, destination FROM claimed`,
       });
       if (rows.length === 0) return total;
       rows.sort((a, b) => Number(a.seq) - Number(b.seq));
+      const admitted: ClaimedRow[] = [];
+      const waiting: ClaimedRow[] = [];
       try {
-        await this.queue.add(rows.map((r) => ({ id: r.id, nextAttemptAt: r.next_attempt_at })));
+        const answers = await this.gate.admit(rows.map((r) => ({ origin: r.destination, id: r.id })), QUEUED_LEASE_MS);
+        rows.forEach((r, i) => (answers[i] === 'ok' || answers[i] === 'probe' ? admitted : waiting).push(r));
+        await this.queue.add(admitted.map((r) => ({ id: r.id, nextAttemptAt: r.next_attempt_at })));
       } catch (e) {
         const ids = rows.map((r) => r.id);
         await conn.query(`UPDATE callbacks SET enqueued_at = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'`, [ids]).catch(() => undefined);
+        await this.gate.settle(admitted.map((r) => ({ origin: r.destination, id: r.id, result: 'none' as const, error: null }))).catch(() => undefined);
         throw e;
       }
+      await this.parking.park(waiting);
       const now = Date.now();
-      for (const r of rows) this.metrics.relayLag.observe(Math.max(0, now - r.created_at.getTime()) / 1000);
+      for (const r of admitted) this.metrics.relayLag.observe(Math.max(0, now - r.created_at.getTime()) / 1000);
       total += rows.length;
       if (rows.length < BATCH) return total;
     }
@@ -147,6 +188,23 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
   private sweep(): void {
     this.wake();
     this.requeueOverdue().catch((e) => this.warnings.warn(`overdue sweep failed: ${(e as Error).message}`));
+  }
+
+  private destinationSweep: Promise<void> | null = null;
+
+  /** One destination sweep at a time in this process (a slow one is not piled upon). */
+  private sweepDestinations(): void {
+    if (this.destinationSweep || this.stopped) return;
+    this.destinationSweep = this.parking
+      .sweep()
+      .catch((e) => this.warnings.warn(`destination sweep failed: ${(e as Error).message}`))
+      .finally(() => {
+        this.destinationSweep = null;
+      });
+  }
+
+  private reconcile(): void {
+    this.parking.reconcile().catch((e) => this.warnings.warn(`destination reconcile failed: ${(e as Error).message}`));
   }
 
   private connection(): Client {

@@ -135,7 +135,7 @@ export class CallbackSender {
         let size = 0;
         let status = 0;
         let retryAfter: string | null = null;
-        const finish = () => resolve({ statusCode: status, retryAfter, body: Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8') });
+        const finish = () => resolve({ statusCode: status, retryAfter, body: safeText(Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT)) });
         stream.once('response', (res: http.IncomingMessage) => {
           status = res.statusCode ?? 0;
           const h = res.headers['retry-after'];
@@ -182,6 +182,15 @@ export class CallbackSender {
   }
 }
 
+/**
+ * What the attempt log keeps of an answer's bytes: UTF-8 decoding turns invalid sequences (and a
+ * character cut at the 1 KiB mark) into U+FFFD, and NUL, which PostgreSQL's text refuses,
+ * becomes U+FFFD too. Whatever a receiver sends, its record can be written.
+ */
+export function safeText(bytes: Buffer): string {
+  return bytes.toString('utf8').replace(/\u0000/g, '\ufffd');
+}
+
 /** Maps an error to an outcome by its type and code, never by its message text. */
 function classify(e: unknown, timeoutMs: number): { outcome: AttemptOutcome; error: string } {
   const inner = e instanceof RequestError && e.cause ? e.cause : e;
@@ -193,5 +202,5 @@ function classify(e: unknown, timeoutMs: number): { outcome: AttemptOutcome; err
     return { outcome: { kind: 'timeout' }, error: `timeout: no answer within ${timeoutMs} ms` };
   }
   const code = (inner as NodeJS.ErrnoException)?.code ?? err?.code ?? 'ERROR';
-  return { outcome: { kind: 'network' }, error: `${code}: ${(inner as Error)?.message ?? String(e)}` };
+  return { outcome: { kind: 'network' }, error: `${code}: ${(inner as Error)?.message ?? String(e)}`.replace(/\u0000/g, '\ufffd') };
 }

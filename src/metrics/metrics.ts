@@ -33,6 +33,24 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly circuitTransitions = new Counter({
+    name: 'funding_destination_circuit_transitions_total',
+    help: 'Destination circuit transitions: opened, reopened (a failed probe), closed',
+    labelNames: ['transition'] as const,
+    registers: [this.registry],
+  });
+  readonly expiredWhileWaiting = new Counter({
+    name: 'funding_callbacks_expired_waiting_total',
+    help: 'Callbacks failed because their schedule ended while their destination could not take them',
+    registers: [this.registry],
+  });
+  readonly recordFailures = new Counter({
+    name: 'funding_callback_record_failures_total',
+    help: 'Attempt records PostgreSQL refused (each retried alone, then with the answer left out)',
+    labelNames: ['stage'] as const,
+    registers: [this.registry],
+  });
+
   constructor(@InjectDataSource() db: DataSource) {
     new Gauge({
       name: 'funding_callbacks',

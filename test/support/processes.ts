@@ -3,7 +3,21 @@ import { once } from 'node:events';
 import net, { AddressInfo } from 'node:net';
 import path from 'node:path';
 
+import { ADMIN_TOKEN, TestApp } from './test-app.js';
+
 const ROOT = path.resolve(__dirname, '../..');
+
+/** A ROLE=worker child process on the test app's database, Redis and queue prefix. */
+export const workerEnv = (t: TestApp): Record<string, string> => ({
+  ROLE: 'worker',
+  PORT: '0',
+  DATABASE_URL: t.config.databaseUrl,
+  REDIS_URL: t.config.redisUrl,
+  QUEUE_PREFIX: t.config.queuePrefix,
+  ADMIN_TOKEN,
+  CALLBACK_ALLOW_HTTP: 'true',
+  CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
+});
 
 /** Compiles the service once for tests that run it as a real child process. */
 export function buildService(): void {

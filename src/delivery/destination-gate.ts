@@ -1,0 +1,287 @@
+// Per-destination admission and circuit breaking, shared by every relay and worker through Redis.
+// The rules live in the Lua scripts below, so each decision is atomic across processes.
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import type { Redis } from 'ioredis';
+import { APP_CONFIG, AppConfig } from '../config/app-config.js';
+import { createRedis, redisNamespace } from '../database/redis.js';
+
+export type DestinationState = 'closed' | 'open' | 'half_open';
+
+/**
+ * What admission says for one callback: `ok` (it holds one of the destination's slots), `probe`
+ * (the destination's circuit is open and this callback is its one probe), `full` (no slot
+ * free) or `open` (the circuit is open and a probe is not due or already under way). The last
+ * two mean: park it, it waits in PostgreSQL.
+ */
+export type Admission = 'ok' | 'probe' | 'full' | 'open';
+
+/**
+ * How an attempt counts for the breaker: `fail` (timeout, network error, 5xx, 429) counts
+ * towards opening; `ok` (2xx) closes and resets; `answered` (another answer: the destination is
+ * up, the request was not accepted) resets the count but does not close an open circuit; `none`
+ * (no request went out) only frees the slot.
+ */
+export type BreakerResult = 'ok' | 'fail' | 'answered' | 'none';
+
+export type Transition = 'opened' | 'closed' | 'reopened';
+
+export interface Settled {
+  transition: Transition | null;
+  /** Slots free now (0 while the circuit is not closed). */
+  free: number;
+  /** Callbacks parked for this destination, as counted in Redis (a hint; PostgreSQL decides). */
+  waiting: number;
+}
+
+export interface DestinationSnapshot {
+  origin: string;
+  state: DestinationState;
+  consecutiveFailures: number;
+  openedAt: Date | null;
+  nextProbeAt: Date | null;
+  lastError: string | null;
+  waiting: number;
+  inFlight: number;
+  /** Callback ids holding a slot (at most the destination's concurrency). */
+  leases: string[];
+}
+
+/*
+ * Keys, all under the deployment's hash tag (one cluster slot): P = `{prefix}:dst:`
+ *   P..'s:'..origin  hash: state (absent = closed), failures, openedAt, nextProbeAt, probeMs, lastError, probeId
+ *   P..'l:'..origin  sorted set: callback ids holding a slot, scored by lease expiry (a crashed
+ *                    process's slots come back by themselves)
+ *   P..'open'        sorted set: open destinations by next probe time
+ *   P..'waiting'     hash: origin → callbacks parked in PostgreSQL
+ *   P..'known'       set: every destination seen
+ */
+const ADMIT = `
+local P, now, cap, leaseMs = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local out = {}
+for i = 5, #ARGV, 2 do
+  local origin, id = ARGV[i], ARGV[i + 1]
+  local s, l = P .. 's:' .. origin, P .. 'l:' .. origin
+  redis.call('SADD', P .. 'known', origin)
+  local code
+  if redis.call('ZSCORE', l, id) then
+    redis.call('ZADD', l, now + leaseMs, id)
+    code = 'ok'
+  else
+    redis.call('ZREMRANGEBYSCORE', l, '-inf', now)
+    local state = redis.call('HGET', s, 'state')
+    if state == 'open' or state == 'half_open' then
+      local probeId = redis.call('HGET', s, 'probeId')
+      local probing = probeId and redis.call('ZSCORE', l, probeId)
+      if (not probing) and tonumber(redis.call('HGET', s, 'nextProbeAt') or '0') <= now then
+        redis.call('HSET', s, 'state', 'half_open', 'probeId', id)
+        redis.call('ZADD', l, now + leaseMs, id)
+        code = 'probe'
+      else
+        code = 'open'
+      end
+    elseif redis.call('ZCARD', l) < cap then
+      redis.call('ZADD', l, now + leaseMs, id)
+      code = 'ok'
+    else
+      code = 'full'
+    end
+  end
+  out[#out + 1] = code
+end
+return out
+`;
+
+const SETTLE = `
+local P, now, cap, threshold, first, last = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+local out = {}
+for i = 7, #ARGV, 4 do
+  local origin, id, result, err = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local s, l = P .. 's:' .. origin, P .. 'l:' .. origin
+  redis.call('ZREM', l, id)
+  local state = redis.call('HGET', s, 'state') or 'closed'
+  local transition = ''
+  local isProbe = state == 'half_open' and redis.call('HGET', s, 'probeId') == id
+  if result == 'ok' then
+    -- Any 2xx shows the destination works again: close (a no-op when closed).
+    redis.call('DEL', s)
+    redis.call('ZREM', P .. 'open', origin)
+    if state ~= 'closed' then transition = 'closed' end
+    state = 'closed'
+  elseif isProbe and result ~= 'none' then
+    local ms = math.min(tonumber(redis.call('HGET', s, 'probeMs') or first) * 2, last)
+    redis.call('HSET', s, 'state', 'open', 'probeMs', ms, 'nextProbeAt', now + ms, 'lastError', err)
+    redis.call('HDEL', s, 'probeId')
+    if result == 'fail' then redis.call('HINCRBY', s, 'failures', 1) end
+    redis.call('ZADD', P .. 'open', now + ms, origin)
+    transition = 'reopened'
+    state = 'open'
+  elseif result == 'fail' then
+    local f = redis.call('HINCRBY', s, 'failures', 1)
+    redis.call('HSET', s, 'lastError', err)
+    if state == 'closed' and f >= threshold then
+      redis.call('HSET', s, 'state', 'open', 'openedAt', now, 'probeMs', first, 'nextProbeAt', now + first)
+      redis.call('ZADD', P .. 'open', now + first, origin)
+      transition = 'opened'
+      state = 'open'
+    end
+  elseif result == 'answered' and state == 'closed' then
+    redis.call('HDEL', s, 'failures')
+  elseif isProbe then
+    -- The probe went nowhere (its request was never made): another may go at once.
+    redis.call('HSET', s, 'state', 'open')
+    redis.call('HDEL', s, 'probeId')
+  end
+  local free = 0
+  if state == 'closed' then
+    redis.call('ZREMRANGEBYSCORE', l, '-inf', now)
+    free = math.max(0, cap - redis.call('ZCARD', l))
+  end
+  out[#out + 1] = { transition, free, tonumber(redis.call('HGET', P .. 'waiting', origin) or '0') }
+end
+return out
+`;
+
+/** Adds (or with a negative count removes) parked callbacks to each destination's count. */
+const COUNT_WAITING = `
+local P = ARGV[1]
+for i = 2, #ARGV, 2 do
+  local n = redis.call('HINCRBY', P .. 'waiting', ARGV[i], tonumber(ARGV[i + 1]))
+  if n <= 0 then redis.call('HDEL', P .. 'waiting', ARGV[i]) end
+end
+return 1
+`;
+
+/** An operator's "probe now": moves an open destination's next probe to now; returns its state. */
+const PROBE_NOW = `
+local P, origin, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local s = P .. 's:' .. origin
+local state = redis.call('HGET', s, 'state')
+if state == 'open' then
+  redis.call('HSET', s, 'nextProbeAt', now)
+  redis.call('ZADD', P .. 'open', now, origin)
+end
+return state or 'closed'
+`;
+
+type Scripted = Redis & {
+  destinationAdmit(key: string, ...args: (string | number)[]): Promise<string[]>;
+  destinationSettle(key: string, ...args: (string | number)[]): Promise<[string, number, number][]>;
+  destinationCountWaiting(key: string, ...args: (string | number)[]): Promise<number>;
+  destinationProbeNow(key: string, ...args: (string | number)[]): Promise<string>;
+};
+
+@Injectable()
+export class DestinationGate implements OnModuleDestroy {
+  private readonly redis: Scripted;
+  /** Key prefix of every destination key; also KEYS[1] of the scripts, so a cluster routes them to the slot. */
+  private readonly p: string;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
+    this.redis = createRedis(config.redisUrl, `${config.queuePrefix}-destinations`, true) as Scripted;
+    this.p = `${redisNamespace(config.queuePrefix)}:dst:`;
+    this.redis.defineCommand('destinationAdmit', { numberOfKeys: 1, lua: ADMIT });
+    this.redis.defineCommand('destinationSettle', { numberOfKeys: 1, lua: SETTLE });
+    this.redis.defineCommand('destinationCountWaiting', { numberOfKeys: 1, lua: COUNT_WAITING });
+    this.redis.defineCommand('destinationProbeNow', { numberOfKeys: 1, lua: PROBE_NOW });
+  }
+
+  /** Asks for a slot for each callback; `leaseMs` bounds how long a slot outlives a lost holder. */
+  async admit(items: { origin: string; id: string }[], leaseMs: number): Promise<Admission[]> {
+    if (items.length === 0) return [];
+    const args = items.flatMap((i) => [i.origin, i.id]);
+    return (await this.redis.destinationAdmit(`${this.p}known`, this.p, Date.now(), this.config.callbackDestinationConcurrency, leaseMs, ...args)) as Admission[];
+  }
+
+  /** Frees each callback's slot and counts its attempt for the destination's breaker. */
+  async settle(items: { origin: string; id: string; result: BreakerResult; error: string | null }[]): Promise<Settled[]> {
+    if (items.length === 0) return [];
+    const { first, last } = this.config.callbackBreakerProbeMs;
+    const args = items.flatMap((i) => [i.origin, i.id, i.result, (i.error ?? '').slice(0, 500)]);
+    const rows = await this.redis.destinationSettle(
+      `${this.p}known`,
+      this.p,
+      Date.now(),
+      this.config.callbackDestinationConcurrency,
+      this.config.callbackBreakerThreshold,
+      first,
+      last,
+      ...args,
+    );
+    const settled = rows.map(([t, free, waiting]) => ({ transition: (t || null) as Transition | null, free: Number(free), waiting: Number(waiting) }));
+    // Room is reported once per destination, by its last settlement in the batch: the state after
+    // all of them (three timeouts in one batch may open the circuit with the third).
+    const lastOf = new Map(items.map((item, i) => [item.origin, i]));
+    return settled.map((s, i) => (lastOf.get(items[i].origin) === i ? s : { ...s, free: 0 }));
+  }
+
+  async countWaiting(deltas: Map<string, number>): Promise<void> {
+    const args = [...deltas].filter(([, n]) => n !== 0).flatMap(([origin, n]) => [origin, n]);
+    if (args.length) await this.redis.destinationCountWaiting(`${this.p}known`, this.p, ...args);
+  }
+
+  /** Sets a destination's parked count from PostgreSQL's (after Redis lost it). */
+  async setWaiting(origin: string, n: number): Promise<void> {
+    if (n > 0) await this.redis.hset(`${this.p}waiting`, origin, n);
+    else await this.redis.hdel(`${this.p}waiting`, origin);
+  }
+
+  async probeNow(origin: string): Promise<DestinationState> {
+    return (await this.redis.destinationProbeNow(`${this.p}known`, this.p, origin, Date.now())) as DestinationState;
+  }
+
+  /** Open destinations whose next probe is due. */
+  async probesDue(): Promise<string[]> {
+    return this.redis.zrangebyscore(`${this.p}open`, '-inf', Date.now());
+  }
+
+  /** Destinations with parked callbacks, and how many (Redis's count). */
+  async waiting(): Promise<Map<string, number>> {
+    const h = await this.redis.hgetall(`${this.p}waiting`);
+    return new Map(Object.entries(h).map(([k, v]) => [k, Number(v)]));
+  }
+
+  async known(): Promise<string[]> {
+    return this.redis.smembers(`${this.p}known`);
+  }
+
+  async openCount(): Promise<number> {
+    return this.redis.zcard(`${this.p}open`);
+  }
+
+  /** Everything known about these destinations, in one round trip. */
+  async snapshot(origins: string[]): Promise<DestinationSnapshot[]> {
+    if (origins.length === 0) return [];
+    const now = Date.now();
+    const pipe = this.redis.pipeline();
+    for (const o of origins) {
+      pipe.hgetall(`${this.p}s:${o}`);
+      pipe.zrangebyscore(`${this.p}l:${o}`, now, '+inf');
+      pipe.hget(`${this.p}waiting`, o);
+    }
+    const res = (await pipe.exec()) ?? [];
+    return origins.map((origin, i) => {
+      const [e1, s] = res[i * 3] as [Error | null, Record<string, string>];
+      const [e2, leases] = res[i * 3 + 1] as [Error | null, string[]];
+      const [e3, waiting] = res[i * 3 + 2] as [Error | null, string | null];
+      const err = e1 ?? e2 ?? e3;
+      if (err) throw err;
+      const num = (v: string | undefined) => (v === undefined ? null : new Date(Number(v)));
+      const state = (s.state as DestinationState | undefined) ?? 'closed';
+      return {
+        origin,
+        state,
+        consecutiveFailures: Number(s.failures ?? 0),
+        openedAt: state === 'closed' ? null : num(s.openedAt),
+        nextProbeAt: state === 'closed' ? null : num(s.nextProbeAt),
+        lastError: s.lastError || null,
+        waiting: Number(waiting ?? 0),
+        inFlight: leases.length,
+        leases,
+      };
+    });
+  }
+
+  onModuleDestroy(): void {
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,170 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Pool } from 'pg';
+import { DataSource } from 'typeorm';
+import { CALLBACKS_CHANNEL } from '../callbacks/callback-recorder.js';
+import { APP_CONFIG, AppConfig } from '../config/app-config.js';
+import { rawPool } from '../database/database.js';
+import { Metrics } from '../metrics/metrics.js';
+import { DestinationGate, DestinationSnapshot } from './destination-gate.js';
+
+const BATCH = 1000;
+
+/**
+ * Where callbacks wait while their destination has no room or an open circuit: in PostgreSQL,
+ * marked `parked_at`, out of the queue. A parked callback costs nothing while it waits (no job,
+ * no Redis memory, no polling: the relay's claim index leaves it out); it is un-parked when a slot
+ * of its destination frees up, as the probe of an open circuit, or all at once (as slots allow)
+ * when the circuit closes. Un-parked rows are ordinary unqueued rows again: the relay admits them.
+ */
+@Injectable()
+export class DestinationParking {
+  private readonly log = new Logger('Destinations');
+  private readonly pool: Pool;
+  /** The relay of this process, when it has one; other processes' relays hear NOTIFY. */
+  private wakeRelay: (() => void) | null = null;
+  private readonly scheduleTotalMs: number;
+
+  constructor(
+    @InjectDataSource() db: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly gate: DestinationGate,
+    private readonly metrics: Metrics,
+  ) {
+    this.pool = rawPool(db);
+    this.scheduleTotalMs = config.callbackRetryScheduleMs.reduce((a, b) => a + b, 0);
+  }
+
+  onResume(wake: () => void): void {
+    this.wakeRelay = wake;
+  }
+
+  /** Takes these callbacks out of the queue's way until their destination can take them. */
+  async park(rows: { id: string }[]): Promise<void> {
+    if (rows.length === 0) return;
+    const { rows: parked } = await this.pool.query<{ destination: string }>({
+      name: 'destination-park',
+      text: `UPDATE callbacks SET parked_at = now(), enqueued_at = NULL
+              WHERE id = ANY($1::uuid[]) AND status = 'pending' AND parked_at IS NULL
+          RETURNING destination`,
+      values: [rows.map((r) => r.id)],
+    });
+    await this.gate.countWaiting(countBy(parked, (r) => r.destination));
+  }
+
+  /** Un-parks up to `n` of a destination's oldest waiting callbacks and wakes a relay to admit them. */
+  async resume(origin: string, n: number): Promise<number> {
+    if (n <= 0) return 0;
+    const { rowCount } = await this.pool.query({
+      name: 'destination-resume',
+      text: `UPDATE callbacks c SET parked_at = NULL
+               FROM (SELECT id FROM callbacks
+                      WHERE destination = $1 AND status = 'pending' AND parked_at IS NOT NULL
+                      ORDER BY seq LIMIT $2 FOR UPDATE SKIP LOCKED) r
+              WHERE c.id = r.id`,
+      values: [origin, Math.min(n, BATCH)],
+    });
+    const resumed = rowCount ?? 0;
+    if (resumed > 0) {
+      await this.gate.countWaiting(new Map([[origin, -resumed]]));
+      this.wake();
+    }
+    return resumed;
+  }
+
+  /**
+   * The periodic part, run by every relay (rows are taken with SKIP LOCKED, so relays share it):
+   * send the probe of every open destination whose probe is due, resume closed destinations
+   * that have room and parked callbacks (in case a wake-up was lost), and fail what waited past
+   * the end of its schedule.
+   */
+  async sweep(): Promise<void> {
+    for (const origin of await this.gate.probesDue()) await this.resume(origin, 1);
+    const waiting = await this.gate.waiting();
+    if (waiting.size > 0) {
+      for (const d of await this.gate.snapshot([...waiting.keys()])) {
+        if (d.state === 'closed') await this.resume(d.origin, this.free(d));
+      }
+    }
+    await this.expire();
+  }
+
+  /**
+   * After Redis lost its state (restart, flush), parked rows would wait for a count nobody
+   * keeps: find every destination with parked rows (one index probe per destination, not a
+   * scan of the rows) and restore the counts Redis is missing. Cheap enough to run every few
+   * seconds; its cost grows with the number of waiting destinations, not waiting callbacks.
+   */
+  async reconcile(): Promise<void> {
+    const { rows } = await this.pool.query<{ destination: string }>({
+      name: 'destination-parked-origins',
+      text: `WITH RECURSIVE d AS (
+               (SELECT destination FROM callbacks WHERE status = 'pending' AND parked_at IS NOT NULL ORDER BY destination LIMIT 1)
+               UNION ALL
+               SELECT (SELECT destination FROM callbacks
+                        WHERE status = 'pending' AND parked_at IS NOT NULL AND destination > d.destination
+                        ORDER BY destination LIMIT 1)
+                 FROM d WHERE d.destination IS NOT NULL)
+             SELECT destination FROM d WHERE destination IS NOT NULL`,
+    });
+    if (rows.length === 0) return;
+    const counted = await this.gate.waiting();
+    for (const { destination } of rows) {
+      if (counted.has(destination)) continue;
+      const { rows: c } = await this.pool.query<{ n: string }>(
+        `SELECT count(*) AS n FROM callbacks WHERE destination = $1 AND status = 'pending' AND parked_at IS NOT NULL`,
+        [destination],
+      );
+      await this.gate.setWaiting(destination, Number(c[0].n));
+    }
+  }
+
+  /** Parked callbacks whose schedule has run out fail, naming why they waited. */
+  async expire(): Promise<number> {
+    const { rows } = await this.pool.query<{ id: string; destination: string }>({
+      name: 'destination-expired',
+      text: `SELECT id, destination FROM callbacks
+              WHERE status = 'pending' AND parked_at IS NOT NULL AND schedule_started_at < now() - make_interval(secs => $1)
+              ORDER BY schedule_started_at LIMIT ${BATCH}`,
+      values: [this.scheduleTotalMs / 1000],
+    });
+    if (rows.length === 0) return 0;
+    const states = new Map((await this.gate.snapshot([...new Set(rows.map((r) => r.destination))])).map((d) => [d.origin, d]));
+    const { rows: failed } = await this.pool.query<{ destination: string }>({
+      name: 'destination-expire',
+      text: `UPDATE callbacks c SET status = 'failed', parked_at = NULL, next_attempt_at = NULL, last_error = e.last_error
+               FROM unnest($1::uuid[], $2::text[]) AS e(id, last_error)
+              WHERE c.id = e.id AND c.status = 'pending' AND c.parked_at IS NOT NULL
+          RETURNING c.destination`,
+      values: [rows.map((r) => r.id), rows.map((r) => outageError(r.destination, states.get(r.destination)))],
+    });
+    await this.gate.countWaiting(countBy(failed, (r) => r.destination, -1));
+    this.metrics.expiredWhileWaiting.inc(failed.length);
+    if (failed.length) this.log.warn(`${failed.length} callbacks failed: their schedule ended while their destination could not take them`);
+    return failed.length;
+  }
+
+  private free(d: DestinationSnapshot): number {
+    return Math.max(0, this.config.callbackDestinationConcurrency - d.inFlight);
+  }
+
+  private wake(): void {
+    if (this.wakeRelay) return this.wakeRelay();
+    this.pool.query(`SELECT pg_notify($1, '')`, [CALLBACKS_CHANNEL]).catch(() => undefined);
+  }
+}
+
+/** The `lastError` of a callback that waited for its destination until its schedule ended. */
+export function outageError(origin: string, d: DestinationSnapshot | undefined): string {
+  if (d && d.state !== 'closed') {
+    const since = d.openedAt ? ` since ${d.openedAt.toISOString()}` : '';
+    return `destination ${origin} unavailable (circuit open${since}${d.lastError ? `, last error: ${d.lastError}` : ''}); attempt schedule ended while waiting`;
+  }
+  return `destination ${origin} had no free delivery slot; attempt schedule ended while waiting`;
+}
+
+function countBy<T>(rows: T[], key: (r: T) => string, sign = 1): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const r of rows) m.set(key(r), (m.get(key(r)) ?? 0) + sign);
+  return m;
+}
