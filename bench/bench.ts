@@ -138,7 +138,11 @@ async function main(): Promise<void> {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     await new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready:') && resolve());
+      child.stdout!.on('data', (d: Buffer) => {
+        // The service's own log lines (a circuit opening or closing, warnings) go through.
+        for (const line of d.toString().split('\n')) if (line.trim() && !line.includes('ready:')) console.log(`  [${role}] ${line.trim()}`);
+        if (d.toString().includes('ready:')) resolve();
+      });
       child.once('exit', (code) => reject(new Error(`service (ROLE=${role}) exited with ${code}`)));
     });
     return child;
@@ -162,6 +166,14 @@ async function main(): Promise<void> {
     const company = await api.post('v1/companies', { headers: partnerAuth, json: { name: 'Bench', status_callback: target('/company') } }).json<{ id: string }>();
     const delivered = async () => Number((await pg.query(`SELECT count(*) AS n FROM callbacks WHERE status = 'delivered'`)).rows[0].n);
 
+    // BENCH_ISOLATION_ONLY=1 runs the isolation scenario (6) alone.
+    const only = process.env.BENCH_ISOLATION_ONLY === '1';
+    let drain = NaN;
+    let apiRate = NaN;
+    let apiRequestRate = NaN;
+    let latencies: number[] = [NaN];
+    let offered = NaN;
+    if (!only) {
     // 3. Backlog drain: 20,000 pending records committed at once.
     await pg.query(
       `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
@@ -171,7 +183,7 @@ async function main(): Promise<void> {
     t0 = performance.now();
     await pg.query(`SELECT pg_notify('funding_callbacks', '')`);
     await until(async () => (await delivered()) >= BACKLOG, 'backlog drained');
-    const drain = BACKLOG / ((performance.now() - t0) / 1000);
+    drain = BACKLOG / ((performance.now() - t0) / 1000);
 
     // 4. Through the API: concurrent credit-limit changes over 64 companies (changes of one
     //    company serialise on its row lock, as they must), each committing callbacks 0 and 2.
@@ -190,8 +202,8 @@ async function main(): Promise<void> {
     const apiDone = performance.now();
     const expected = before + 2 * API_CHANGES;
     await until(() => rx.count() >= expected, 'API-driven callbacks');
-    const apiRate = (2 * API_CHANGES) / ((performance.now() - t0) / 1000);
-    const apiRequestRate = API_CHANGES / ((apiDone - t0) / 1000);
+    apiRate = (2 * API_CHANGES) / ((performance.now() - t0) / 1000);
+    apiRequestRate = API_CHANGES / ((apiDone - t0) / 1000);
 
     // 5. Latency at a fixed offered load: one company per request, so each callback is matched
     //    to the API response that caused it.
@@ -227,8 +239,30 @@ async function main(): Promise<void> {
     await Promise.all(inflight);
     if (failures.length > 0) throw new Error(`bench: ${failures.length} of ${n} latency requests failed, e.g. ${failures.slice(0, 3).join('; ')}`);
     await until(() => ids.every((_, i) => rx.arrivals.has(`/lat/${i}`)), 'latency callbacks');
-    const latencies = ids.map((_, i) => rx.arrivals.get(`/lat/${i}`)! - responded[i]).sort((a, b) => a - b);
-    const offered = n / ((performance.now() - start) / 1000);
+    latencies = ids.map((_, i) => rx.arrivals.get(`/lat/${i}`)! - responded[i]).sort((a, b) => a - b);
+    offered = n / ((performance.now() - start) / 1000);
+    if (process.env.BENCH_DUMP) {
+      // Per latency callback, epoch ms: due, API response, committed row's tx start, claimed by
+      // the relay, attempt started, arrival at the receiver. Finds the stage behind a slow one.
+      const epoch = (t: number) => (performance.timeOrigin + t).toFixed(1);
+      const stages = new Map(
+        (
+          await pg.query(
+            `SELECT c.url, extract(epoch FROM c.created_at) * 1000 AS created, extract(epoch FROM c.enqueued_at) * 1000 AS enqueued,
+                    extract(epoch FROM a.started_at) * 1000 AS started
+               FROM callbacks c JOIN callback_attempts a ON a.callback_id = c.id WHERE c.url LIKE '%/lat/%'`,
+          )
+        ).rows.map((r) => [r.url.slice(r.url.lastIndexOf('/') + 1), r]),
+      );
+      const lines = ids.map((_, i) => {
+        const st = stages.get(String(i));
+        return [i, epoch(start + (i * 1000) / RATE), epoch(responded[i]), st?.created, st?.enqueued, st?.started, epoch(rx.arrivals.get(`/lat/${i}`)!)].join(' ');
+      });
+      writeFileSync(process.env.BENCH_DUMP, lines.join('\n') + '\n');
+    }
+
+    }
+
     // 6. Isolation: a destination that accepts and never answers, with DEAD_BACKLOG pending
     //    callbacks, beside a healthy one changed HEALTHY_RATE times a second (one company per
     //    change). Healthy latency alone, then with the dead neighbour; the connections the dead
@@ -275,26 +309,6 @@ async function main(): Promise<void> {
     const lastAfter = Math.max(...dead.arrivals) - recovered;
     const backlogAfterProbe = Math.max(...dead.arrivals) - Math.min(...dead.arrivals);
     await dead.close();
-
-    if (process.env.BENCH_DUMP) {
-      // Per latency callback, epoch ms: due, API response, committed row's tx start, claimed by
-      // the relay, attempt started, arrival at the receiver. Finds the stage behind a slow one.
-      const epoch = (t: number) => (performance.timeOrigin + t).toFixed(1);
-      const stages = new Map(
-        (
-          await pg.query(
-            `SELECT c.url, extract(epoch FROM c.created_at) * 1000 AS created, extract(epoch FROM c.enqueued_at) * 1000 AS enqueued,
-                    extract(epoch FROM a.started_at) * 1000 AS started
-               FROM callbacks c JOIN callback_attempts a ON a.callback_id = c.id WHERE c.url LIKE '%/lat/%'`,
-          )
-        ).rows.map((r) => [r.url.slice(r.url.lastIndexOf('/') + 1), r]),
-      );
-      const lines = ids.map((_, i) => {
-        const st = stages.get(String(i));
-        return [i, epoch(start + (i * 1000) / RATE), epoch(responded[i]), st?.created, st?.enqueued, st?.started, epoch(rx.arrivals.get(`/lat/${i}`)!)].join(' ');
-      });
-      writeFileSync(process.env.BENCH_DUMP, lines.join('\n') + '\n');
-    }
 
     const rss = children.map((c) => fmt(peakRssMb(c.pid!))).join(' MB (api), ') + ' MB' + (split ? ' (worker)' : '');
     console.log('');

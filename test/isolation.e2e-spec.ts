@@ -113,6 +113,10 @@ describe('a dead destination beside a healthy one', () => {
     // Each callback with its own webhook-id; the three that hung were attempted again (same ids).
     const ids = (await t.sql<{ id: string }>(`SELECT id FROM callbacks WHERE company_id = $1`, [deadCompany.c])).map((r) => r.id);
     expect(new Set(dead.hits.map((h) => h.headers['webhook-id']))).toEqual(new Set(ids));
+    // Probes that failed used none of their callback's schedule: at most the attempt that hung
+    // before the circuit opened, and the one that delivered, count.
+    const [{ most }] = await t.sql<{ most: number }>(`SELECT max(schedule_attempts) AS most FROM callbacks WHERE company_id = $1`, [deadCompany.c]);
+    expect(most).toBeLessThanOrEqual(2);
     // Thirty deliveries, plus only the attempts that hung before the circuit opened and the probes that hung.
     expect(dead.hits.length).toBeLessThanOrEqual(30 + 5 + 2);
   }, 60_000);

@@ -99,7 +99,7 @@ export class CallbackDelivery {
     // retry comes due). No slot, or an open circuit: the callback waits, holding no worker slot.
     const admission = await this.admissions.call({ origin: row.destination, id: row.id });
     if (admission === 'full' || admission === 'open') {
-      await this.parks.call({ id: row.id });
+      await this.release(row);
       return { parked: true };
     }
 
@@ -121,14 +121,30 @@ export class CallbackDelivery {
       },
     });
     const decision = this.policy.decide(row.schedule_attempts + 1, result.outcome);
-    await this.record(row, startedAt, result, decision);
+    // A probe of an open circuit that did not get through is the destination's failure, not the
+    // callback's: it is logged as an attempt but uses none of its schedule, and the callback
+    // waits with the others, to go with them when the circuit closes.
+    const probeFailed = admission === 'probe' && decision.action !== 'delivered' && !isFinal(result.outcome);
+    await this.record(row, startedAt, result, decision, probeFailed);
     // After the record: a slot freed here may be handed to a parked callback at once.
     await this.settle(row, result);
 
-    this.metrics.attempts.inc({ result: decision.action, kind: result.outcome.kind });
+    this.metrics.attempts.inc({ result: probeFailed ? 'probe_failed' : decision.action, kind: result.outcome.kind });
     this.metrics.attemptDuration.observe(result.durationMs / 1000);
     if (decision.action === 'delivered') this.metrics.endToEnd.observe((Date.now() - row.created_at.getTime()) / 1000);
+    if (probeFailed) return { parked: true };
     return decision.action === 'retry' ? { retryAt: Date.now() + decision.delayMs } : null;
+  }
+
+  /**
+   * Parks the callback of a job that finished as `{parked}`. Only once BullMQ is done with the
+   * job, and after removing it: a job still there (active, or kept as completed) would make
+   * BullMQ ignore the relay's add of the same id when the callback is resumed. A crash before
+   * this leaves the row queued-looking and overdue: the relay's sweep re-adds it.
+   */
+  async parkFinishedJob(job: Job<DeliverJobData>): Promise<void> {
+    await job.remove().catch(() => undefined);
+    await this.parks.call({ id: job.data.callbackId });
   }
 
   private async release(row: DeliveryRow): Promise<void> {
@@ -160,7 +176,10 @@ export class CallbackDelivery {
     }
   }
 
-  private record(row: DeliveryRow, startedAt: Date, r: SendResult, d: Decision): Promise<void> {
+  private record(row: DeliveryRow, startedAt: Date, r: SendResult, d: Decision, probeFailed: boolean): Promise<void> {
+    if (probeFailed) {
+      return this.records.call({ row, startedAt, result: r, status: 'pending', nextAttemptAt: new Date(), lastError: r.error ?? 'probe failed', counts: false });
+    }
     return this.records.call({
       row,
       startedAt,
@@ -168,6 +187,7 @@ export class CallbackDelivery {
       status: d.action === 'delivered' ? 'delivered' : d.action === 'fail' ? 'failed' : 'pending',
       nextAttemptAt: d.action === 'retry' ? new Date(Date.now() + d.delayMs) : null,
       lastError: d.action === 'delivered' ? null : describe(r, d),
+      counts: true,
     });
   }
 
@@ -226,16 +246,16 @@ export class CallbackDelivery {
       name: 'callback-delivery-record',
       text: `WITH input AS (
          SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[],
-                              $9::text[], $10::timestamptz[], $11::text[], $12::int[])
+                              $9::text[], $10::timestamptz[], $11::text[], $12::int[], $13::bool[])
            AS t(id, number, started_at, duration_ms, status_code, error, response_body, source_address,
-                status, next_attempt_at, last_error, schedule_attempts)
+                status, next_attempt_at, last_error, schedule_attempts, counts)
        ), attempt AS (
          INSERT INTO callback_attempts (callback_id, number, started_at, duration_ms, status_code, error, response_body, source_address)
          SELECT id, number, started_at, duration_ms, status_code, error, response_body, source_address FROM input
        )
        UPDATE callbacks c
           SET attempt_count = c.attempt_count + 1,
-              schedule_attempts = c.schedule_attempts + 1,
+              schedule_attempts = c.schedule_attempts + CASE WHEN i.counts THEN 1 ELSE 0 END,
               status = i.status,
               next_attempt_at = i.next_attempt_at,
               last_error = i.last_error,
@@ -255,18 +275,26 @@ export class CallbackDelivery {
         col((i) => i.nextAttemptAt),
         col((i) => i.lastError),
         col((i) => i.row.schedule_attempts),
+        col((i) => i.counts),
       ],
     });
   }
 }
 
 interface AttemptRecord {
+  /** Whether the attempt uses one of the callback's schedule (a failed probe does not). */
+  counts: boolean;
   row: DeliveryRow;
   startedAt: Date;
   result: SendResult;
   status: string;
   nextAttemptAt: Date | null;
   lastError: string | null;
+}
+
+/** An outcome that ends the callback whatever its destination's state: nothing to wait for. */
+function isFinal(o: AttemptOutcome): boolean {
+  return o.kind === 'refused' || (o.kind === 'http' && o.statusCode === 410);
 }
 
 /** How an attempt counts for its destination's circuit breaker (API.md §5). */
@@ -349,6 +377,9 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
         maxStalledCount: Number.MAX_SAFE_INTEGER,
       });
       worker.on('error', (e) => this.errors.warn(`worker: ${e.message}`));
+      worker.on('completed', (job, result: { parked?: boolean } | undefined) => {
+        if (result?.parked) this.delivery.parkFinishedJob(job).catch((e: Error) => this.errors.warn(`cannot park callback: ${e.message}`));
+      });
       this.workers.push(worker);
     }
   }

@@ -65,7 +65,9 @@ for i = 5, #ARGV, 2 do
   local code
   if redis.call('ZSCORE', l, id) then
     redis.call('ZADD', l, now + leaseMs, id)
-    code = 'ok'
+    local probing = redis.call('HGET', s, 'probeId') == id
+    if probing then redis.call('ZADD', P .. 'open', now + leaseMs, origin) end
+    code = probing and 'probe' or 'ok'
   else
     redis.call('ZREMRANGEBYSCORE', l, '-inf', now)
     local state = redis.call('HGET', s, 'state')
@@ -75,6 +77,9 @@ for i = 5, #ARGV, 2 do
       if (not probing) and tonumber(redis.call('HGET', s, 'nextProbeAt') or '0') <= now then
         redis.call('HSET', s, 'state', 'half_open', 'probeId', id)
         redis.call('ZADD', l, now + leaseMs, id)
+        -- Not due again while this probe is out (its settlement sets the next time; if its holder
+        -- dies, the lease runs out and the destination comes due again).
+        redis.call('ZADD', P .. 'open', now + leaseMs, origin)
         code = 'probe'
       else
         code = 'open'
@@ -130,6 +135,7 @@ for i = 7, #ARGV, 4 do
     -- The probe went nowhere (its request was never made): another may go at once.
     redis.call('HSET', s, 'state', 'open')
     redis.call('HDEL', s, 'probeId')
+    redis.call('ZADD', P .. 'open', tonumber(redis.call('HGET', s, 'nextProbeAt') or now), origin)
   end
   local free = 0
   if state == 'closed' then
