@@ -15,6 +15,8 @@ export const MIGRATIONS = [InitialSchema1763800000000, Destinations1763900000000
 
 /** Any fixed number: the advisory lock that lets one process at a time run migrations. */
 const MIGRATION_LOCK = 727_001;
+/** Taken in the maintenance database around creating a missing database. */
+const CREATE_DATABASE_LOCK = 727_002;
 
 export function dataSourceOptions(databaseUrl: string): DataSourceOptions {
   return {
@@ -28,7 +30,12 @@ export function dataSourceOptions(databaseUrl: string): DataSourceOptions {
   };
 }
 
-/** Creates the database named in the URL when it does not exist yet. */
+/**
+ * Creates the database named in the URL when it does not exist yet. Processes starting together
+ * (`docker compose up --scale worker=3`) take turns on an advisory lock in the maintenance
+ * database: two concurrent CREATE DATABASE of one name fail with a unique violation on
+ * pg_database, not with "already exists".
+ */
 export async function ensureDatabase(databaseUrl: string): Promise<void> {
   const url = new URL(databaseUrl);
   const name = decodeURIComponent(url.pathname.replace(/^\//, ''));
@@ -37,14 +44,16 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
   const client = new Client({ connectionString: url.toString() });
   await client.connect();
   try {
+    await client.query('SELECT pg_advisory_lock($1)', [CREATE_DATABASE_LOCK]);
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     if (found.rowCount === 0) {
       await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`).catch((e: { code?: string }) => {
-        if (e.code !== '42P04') throw e; // created meanwhile by another process
+        // created meanwhile by something that does not take the lock
+        if (e.code !== '42P04' && e.code !== '23505') throw e;
       });
     }
   } finally {
-    await client.end();
+    await client.end(); // ends the session, and with it the advisory lock
   }
 }
 

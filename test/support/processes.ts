@@ -19,9 +19,9 @@ export const workerEnv = (t: TestApp): Record<string, string> => ({
   CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
 });
 
-/** Compiles the service once for tests that run it as a real child process. */
+/** Compiles the service for tests that run it as a real child process, as `npm start` does (only when stale). */
 export function buildService(): void {
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs')], { cwd: ROOT, stdio: 'inherit' });
 }
 
 /** Starts `node dist/src/main.js` with the given environment; resolves once it logs "ready". */
