@@ -192,6 +192,8 @@ describe('an operator probes an open destination now', () => {
     await until(async () => (await destination(t, rx))?.state === 'open', { what: 'circuit open' });
     await company.change();
     await until(async () => (await destination(t, rx))?.waiting === 2, { what: 'two waiting' });
+    expect(await metric(t, 'funding_callbacks_waiting{reason="circuit_open"}')).toBe(2);
+    expect(await metric(t, 'funding_destinations_open')).toBe(1);
     up = true;
     const origin = `http://127.0.0.1:${rx.port}`;
     await t.admin('post', '/admin/v1/destinations/probe', { origin }).expect(202);
@@ -239,6 +241,16 @@ describe('a callback that waits past the end of its schedule', () => {
     expect(cb.lastError).toMatch(new RegExp(`^destination http://127.0.0.1:${rx.port} unavailable \\(circuit open since .*, last error: HTTP 502\\); attempt schedule ended while waiting$`));
     expect(rx.hits.filter((h) => h.headers['webhook-id'] === id)).toHaveLength(0);
     expect(await metric(t, 'funding_callbacks_expired_waiting_total')).toBeGreaterThanOrEqual(1);
+
+    // Redelivered while the circuit is still open: it waits like the rest, with a fresh schedule.
+    await t.admin('post', `/admin/v1/callbacks/${id}/redeliver`).expect(202);
+    await until(async () => (await t.sql<{ parked: boolean }>(`SELECT parked_at IS NOT NULL AS parked FROM callbacks WHERE id = $1`, [id]))[0].parked, { what: 'redelivery parked' });
+    const again = await until(async () => {
+      const c = (await t.admin('get', `/admin/v1/callbacks/${id}`).expect(200)).body;
+      return c.status === 'failed' ? c : null;
+    }, { what: 'failed again after its fresh schedule', timeoutMs: 8000 });
+    expect(again.attemptCount).toBe(0);
+    expect(rx.hits.filter((h) => h.headers['webhook-id'] === id)).toHaveLength(0);
   });
 });
 
