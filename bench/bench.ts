@@ -8,9 +8,8 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import path from 'node:path';
 import got, { RequestError } from 'got';
-import { Redis } from 'ioredis';
 import { Client } from 'pg';
-import { deletePrefixKeys } from '../src/database/redis.js';
+import { deletePrefixKeys, withRedisOnce } from '../src/database/redis.js';
 
 const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -338,9 +337,7 @@ async function main(): Promise<void> {
     await admin.query(`DROP DATABASE IF EXISTS funding_bench_${suffix} WITH (FORCE)`);
     await admin.end();
     // The run's BullMQ keys go too (retries still delayed, the queue's meta and events).
-    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-    await deletePrefixKeys(redis, `bench-${suffix}`);
-    redis.disconnect();
+    await withRedisOnce(REDIS_URL, (redis) => deletePrefixKeys(redis, `bench-${suffix}`));
     await rx.close();
   }
 }

@@ -1,7 +1,6 @@
 import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import type { Redis } from 'ioredis';
 import dns from 'node:dns';
 import { CallbackDelivery, DeliveryWorker } from './delivery/callback-delivery.js';
 import { CallbackQueue } from './delivery/callback-queue.js';
@@ -22,7 +21,7 @@ import { CompaniesService } from './companies/companies.service.js';
 import { APP_CONFIG, AppConfig } from './config/app-config.js';
 import { VariantGuard } from './config/variant.guard.js';
 import { dataSourceOptions, openDatabase } from './database/database.js';
-import { createRedis, REDIS } from './database/redis.js';
+import { createRedis, REDIS, RedisConnection } from './database/redis.js';
 import { HealthController } from './health/health.controller.js';
 import { LimitRequestsAdminController, LimitRequestsController } from './limit-requests/limit-requests.controller.js';
 import { LimitRequestsService } from './limit-requests/limit-requests.service.js';
@@ -32,6 +31,7 @@ import { Metrics, MetricsController } from './metrics/metrics.js';
 import { AdminGuard, PartnerGuard } from './partners/auth.guards.js';
 import { PartnersController } from './partners/partners.controller.js';
 import { PartnersService } from './partners/partners.service.js';
+import { CallbackRetention, DEFAULT_RETENTION_INTERVAL_MS, RETENTION_INTERVAL_MS } from './retention/callback-retention.js';
 import { DEFAULT_PARTNER_RATE_LIMIT, PARTNER_RATE_LIMIT, RateLimiter } from './partners/rate-limiter.js';
 import { WithdrawalsAdminController, WithdrawalsControllerA, WithdrawalsControllerB } from './withdrawals/withdrawals.controller.js';
 import { WithdrawalsService } from './withdrawals/withdrawals.service.js';
@@ -39,7 +39,7 @@ import { WithdrawalsService } from './withdrawals/withdrawals.service.js';
 /** Closes the shared Redis connection when the app shuts down. */
 @Injectable()
 class RedisCloser implements OnApplicationShutdown {
-  constructor(@Inject(REDIS) private readonly redis: Redis) {}
+  constructor(@Inject(REDIS) private readonly redis: RedisConnection) {}
   async onApplicationShutdown() {
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
@@ -94,6 +94,9 @@ export class AppModule {
         Metrics,
         DestinationGate,
         DestinationParking,
+        // Every role prunes; an advisory lock lets one process at a time do it.
+        CallbackRetention,
+        { provide: RETENTION_INTERVAL_MS, useValue: DEFAULT_RETENTION_INTERVAL_MS },
         { provide: APP_GUARD, useClass: VariantGuard },
         { provide: APP_FILTER, useClass: DomainErrorFilter },
         ...(api

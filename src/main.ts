@@ -1,24 +1,18 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Redis } from 'ioredis';
 import { AppModule } from './app.module.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
 import { ensureDatabase } from './database/database.js';
+import { redisSeeds, withRedisOnce } from './database/redis.js';
 import { setupApp } from './setup-app.js';
 
 /** ioredis would retry forever; at start an unreachable Redis is a reason to stop. */
 async function assertRedisReachable(url: string): Promise<void> {
-  const redis = new Redis(url, { lazyConnect: true, connectTimeout: 5000, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  redis.on('error', () => undefined); // reported by connect() below
-  try {
-    await redis.connect();
-    await redis.ping();
-  } catch (e) {
-    throw new Error(`Redis at ${new URL(url).host} is unreachable: ${(e as Error).message}`);
-  } finally {
-    redis.disconnect();
-  }
+  await withRedisOnce(url, (redis) => redis.ping()).catch((e: Error) => {
+    const hosts = redisSeeds(url).map((s) => new URL(s).host);
+    throw new Error(`Redis${hosts.length > 1 ? ' Cluster' : ''} at ${hosts.join(',')} is unreachable: ${e.message}`);
+  });
 }
 
 async function main(): Promise<void> {

@@ -29,6 +29,7 @@ export interface AppConfig {
   callbackBreakerProbeMs: { first: number; last: number };
   callbackAllowHttp: boolean;
   callbackAllowPrivateTargets: boolean;
+  callbackRetentionMs: number;
   version: string;
 }
 
@@ -54,6 +55,15 @@ export function parseDurationList(raw: string): number[] {
     if (!m) throw new Error(`"${part.trim()}" is not a duration like 500ms, 5s, 5m or 2h`);
     return Number(m[1]) * DURATION_UNITS[m[2]];
   });
+}
+
+const SINGLE_DURATION_UNITS: Record<string, number> = { ...DURATION_UNITS, d: 86_400_000 };
+
+/** Parses one duration such as `30d`, `12h` or `1s` (days allowed here) into milliseconds. */
+export function parseDuration(raw: string): number {
+  const m = /^\s*(\d+)\s*(ms|s|m|h|d)\s*$/.exec(raw);
+  if (!m) throw new Error(`"${raw.trim()}" is not a duration like 1s, 12h or 30d`);
+  return Number(m[1]) * SINGLE_DURATION_UNITS[m[2]];
 }
 
 function readVersion(): string {
@@ -107,6 +117,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     if (!schemes.includes(u.protocol)) throw new Error(`must use ${schemes.join(' or ')}, got "${u.protocol}"`);
     return raw;
   };
+  // One URL is a single Redis; several, comma-separated, are the seed nodes of a Redis Cluster.
+  const redisUrls = (raw: string) => {
+    const seeds = raw.split(',').map((s) => url(['redis:', 'rediss:'])(s.trim()));
+    if (seeds.length > 1) {
+      const parsed = seeds.map((s) => new URL(s));
+      if (parsed.some((u) => u.pathname !== '' && u.pathname !== '/' && u.pathname !== '/0')) throw new Error('a Redis Cluster has database 0 only: no /<db> on its seed URLs');
+      if (new Set(parsed.map((u) => `${u.protocol}//${u.username}:${u.password}`)).size > 1) throw new Error('the seed URLs of a Redis Cluster must share scheme and credentials');
+    }
+    return seeds.join(',');
+  };
   const ipList = (raw: string) =>
     raw.split(',').map((s) => {
       const ip = s.trim();
@@ -155,7 +175,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const config: AppConfig = {
     port: parse('PORT', 3000, int(0, 65535)),
     databaseUrl: parse('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/funding_service', url(['postgres:', 'postgresql:'])),
-    redisUrl: parse('REDIS_URL', 'redis://127.0.0.1:6379', url(['redis:', 'rediss:'])),
+    redisUrl: parse('REDIS_URL', 'redis://127.0.0.1:6379', redisUrls),
     queuePrefix,
     role,
     adminToken,
@@ -172,6 +192,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     callbackBreakerProbeMs: probe,
     callbackAllowHttp: parse('CALLBACK_ALLOW_HTTP', false, bool),
     callbackAllowPrivateTargets: parse('CALLBACK_ALLOW_PRIVATE_TARGETS', false, bool),
+    callbackRetentionMs: parse('CALLBACK_RETENTION', parseDuration('30d'), (raw) => {
+      const ms = parseDuration(raw);
+      if (ms < 1000) throw new Error('must be at least 1s');
+      return ms;
+    }),
     version: readVersion(),
   };
   if (errors.length) throw new ConfigError(`Invalid configuration: ${errors.join('; ')}`);

@@ -1,19 +1,76 @@
-import { Redis, RedisOptions } from 'ioredis';
+import { Cluster, ClusterOptions, Redis, RedisOptions } from 'ioredis';
 
 export const REDIS = Symbol('REDIS');
 
 /**
- * BullMQ workers need maxRetriesPerRequest: null (blocking commands). Producers pass
- * `failFast` so a command fails at once while Redis is unreachable instead of waiting in
- * ioredis' offline queue: the relay then rolls back and tries again later.
+ * A single Redis or a Redis Cluster (REDIS_URL naming several seed nodes). The commands used
+ * here, BullMQ's and the Lua scripts over one deployment's keys work on both, because every key
+ * of a deployment sits in one hash slot (see redisNamespace).
  */
-export function createRedis(url: string, name: string, failFast = false): Redis {
-  const options: RedisOptions = failFast
-    ? { connectionName: name, enableOfflineQueue: false, maxRetriesPerRequest: 1 }
-    : { connectionName: name, maxRetriesPerRequest: null };
-  const redis = new Redis(url, options);
+export type RedisConnection = Redis | Cluster;
+
+/** REDIS_URL's seed nodes: one is a single Redis, several name a Redis Cluster. */
+export function redisSeeds(url: string): string[] {
+  return url
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+export function isCluster(redis: RedisConnection): redis is Cluster {
+  return redis instanceof Cluster;
+}
+
+/**
+ * `options` are one node's connection options; on a cluster they apply to every node, and
+ * `cluster` holds the cluster-level ones. Nodes a cluster discovers (CLUSTER SLOTS) get only
+ * redisOptions, not a seed URL's credentials or TLS: those are carried over from the first seed.
+ */
+function connect(url: string, options: RedisOptions, cluster: ClusterOptions = {}): RedisConnection {
+  const seeds = redisSeeds(url);
+  if (seeds.length === 1) return new Redis(seeds[0], options);
+  const first = new URL(seeds[0]);
+  const shared: RedisOptions = {};
+  if (first.username) shared.username = decodeURIComponent(first.username);
+  if (first.password) shared.password = decodeURIComponent(first.password);
+  if (first.protocol === 'rediss:') shared.tls = {};
+  const nodes = seeds.map((s) => {
+    const u = new URL(s);
+    return { host: u.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(u.port || 6379) };
+  });
+  return new Cluster(nodes, { ...cluster, redisOptions: { ...shared, ...options } });
+}
+
+/**
+ * BullMQ workers need maxRetriesPerRequest: null (blocking commands), and no ioredis keyPrefix
+ * (BullMQ refuses it; our namespace is BullMQ's `prefix`). Producers pass `failFast` so a
+ * command fails at once while Redis is unreachable instead of waiting in ioredis' offline
+ * queue: the relay then rolls back and tries again later.
+ *
+ * On a cluster, the offline queue that failFast turns off is the cluster's own; each node
+ * connection keeps its own, since a cluster opens node connections lazily with a command waiting.
+ */
+export function createRedis(url: string, name: string, failFast = false): RedisConnection {
+  const node: RedisOptions = failFast ? { connectionName: name, maxRetriesPerRequest: 1 } : { connectionName: name, maxRetriesPerRequest: null };
+  const redis = redisSeeds(url).length > 1 ? connect(url, node, { enableOfflineQueue: !failFast }) : connect(url, { ...node, enableOfflineQueue: !failFast });
   redis.on('error', () => undefined); // reconnects by itself; callers see failures on their commands
   return redis;
+}
+
+/**
+ * Connects once, without reconnecting, runs `fn` and disconnects: for the start-up check and
+ * clean-ups, where an unreachable Redis must be an error rather than an endless retry.
+ */
+export async function withRedisOnce<T>(url: string, fn: (redis: RedisConnection) => Promise<T>): Promise<T> {
+  const node: RedisOptions = { lazyConnect: true, connectTimeout: 5000, maxRetriesPerRequest: 0, retryStrategy: () => null };
+  const redis = connect(url, node, { lazyConnect: true, clusterRetryStrategy: () => null });
+  redis.on('error', () => undefined); // reported by connect() or the command that fails
+  try {
+    await redis.connect();
+    return await fn(redis);
+  } finally {
+    redis.disconnect();
+  }
 }
 
 /**
@@ -26,14 +83,26 @@ export function redisNamespace(queuePrefix: string): string {
   return `{${queuePrefix}}`;
 }
 
+/**
+ * Readiness: the node holding this deployment's keys answers. On a cluster a PING would go to
+ * any node; a command on a key of the namespace goes to the one that matters.
+ */
+export async function pingNamespace(redis: RedisConnection, queuePrefix: string): Promise<void> {
+  await redis.exists(redisNamespace(queuePrefix));
+}
+
 /** Deletes every key of a deployment's namespace (see redisNamespace): what a run leaves in a shared Redis. */
-export async function deletePrefixKeys(redis: Redis, queuePrefix: string): Promise<void> {
+export async function deletePrefixKeys(redis: RedisConnection, queuePrefix: string): Promise<void> {
   // MATCH is a glob: escape its special characters ('{' and '}' are literal there).
   const pattern = `${redisNamespace(queuePrefix).replace(/[*?[\]\\]/g, '\\$&')}:*`;
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    if (keys.length) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+  // SCAN reads one node; on a cluster the namespace's slot is on one master, so ask each.
+  for (const node of isCluster(redis) ? redis.nodes('master') : [redis]) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      // One slot (the hash tag), so one multi-key DEL is allowed on a cluster too.
+      if (keys.length) await redis.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  }
 }

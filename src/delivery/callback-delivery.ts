@@ -1,12 +1,11 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, BeforeApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DelayedError, Job, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { rawPool } from '../database/database.js';
-import { createRedis, redisNamespace } from '../database/redis.js';
+import { createRedis, redisNamespace, RedisConnection } from '../database/redis.js';
 import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
 import { Metrics } from '../metrics/metrics.js';
 import { Batcher } from './batcher.js';
@@ -345,7 +344,7 @@ const SHUTDOWN_REDIS_GRACE_MS = 3000;
 export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly log = new Logger('DeliveryWorker');
   private workers: Worker<DeliverJobData>[] = [];
-  private redis: Redis | null = null;
+  private redis: RedisConnection | null = null;
   /** Deliveries (send + record) in progress in this process. */
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];

@@ -1,8 +1,7 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { createRedis, redisNamespace } from '../database/redis.js';
+import { createRedis, redisNamespace, RedisConnection } from '../database/redis.js';
 
 /**
  * Queue and job names are part of the data in Redis: renaming them strands queued jobs, so
@@ -20,7 +19,7 @@ export interface DeliverJobData {
 @Injectable()
 export class CallbackQueue implements OnModuleDestroy {
   readonly queue: Queue<DeliverJobData>;
-  private readonly redis: Redis;
+  private readonly redis: RedisConnection;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     this.redis = createRedis(config.redisUrl, `${config.queuePrefix}-queue`, true);

@@ -1,9 +1,8 @@
 // Per-destination admission and circuit breaking, shared by every relay and worker through Redis.
 // The rules live in the Lua scripts below, so each decision is atomic across processes.
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { createRedis, redisNamespace } from '../database/redis.js';
+import { createRedis, redisNamespace, RedisConnection } from '../database/redis.js';
 
 export type DestinationState = 'closed' | 'open' | 'half_open';
 
@@ -169,7 +168,7 @@ end
 return state or 'closed'
 `;
 
-type Scripted = Redis & {
+type Scripted = RedisConnection & {
   destinationAdmit(key: string, ...args: (string | number)[]): Promise<string[]>;
   destinationSettle(key: string, ...args: (string | number)[]): Promise<[string, number, number][]>;
   destinationCountWaiting(key: string, ...args: (string | number)[]): Promise<number>;

@@ -1,16 +1,17 @@
 import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Redis } from 'ioredis';
 import { DataSource } from 'typeorm';
-import { REDIS } from '../database/redis.js';
+import { APP_CONFIG, AppConfig } from '../config/app-config.js';
+import { pingNamespace, REDIS, RedisConnection } from '../database/redis.js';
 
 @ApiTags('operations')
 @Controller()
 export class HealthController {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    @Inject(REDIS) private readonly redis: Redis,
+    @Inject(REDIS) private readonly redis: RedisConnection,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /** The process is alive. */
@@ -26,7 +27,7 @@ export class HealthController {
       Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref())]);
     const [database, redis] = await Promise.all([
       timeout(this.db.query('SELECT 1')).then(() => 'ok', () => 'unreachable'),
-      timeout(this.redis.ping()).then(() => 'ok', () => 'unreachable'),
+      timeout(pingNamespace(this.redis, this.config.queuePrefix)).then(() => 'ok', () => 'unreachable'),
     ]);
     const body = { status: database === 'ok' && redis === 'ok' ? 'ok' : 'unavailable', database, redis };
     if (body.status !== 'ok') throw new ServiceUnavailableException(body);

@@ -50,11 +50,17 @@ export class Metrics {
     labelNames: ['stage'] as const,
     registers: [this.registry],
   });
+  readonly retentionPruned = new Counter({
+    name: 'funding_retention_pruned_rows_total',
+    help: 'Rows deleted by retention (CALLBACK_RETENTION; idempotency keys after 24 h), by table',
+    labelNames: ['table'] as const,
+    registers: [this.registry],
+  });
 
   constructor(@InjectDataSource() db: DataSource) {
     new Gauge({
       name: 'funding_callbacks',
-      help: 'Callbacks by status (delivered counts all ever delivered)',
+      help: 'Callbacks by status (delivered counts those CALLBACK_RETENTION still keeps)',
       labelNames: ['status'] as const,
       registers: [this.registry],
       async collect() {

@@ -1,7 +1,6 @@
 import { HttpException, Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
-import type { Redis } from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { createRedis, redisNamespace } from '../database/redis.js';
+import { createRedis, redisNamespace, RedisConnection } from '../database/redis.js';
 
 /** Requests per second a partner may make (across all API processes: the count lives in Redis). */
 export const PARTNER_RATE_LIMIT = Symbol('PARTNER_RATE_LIMIT');
@@ -13,7 +12,7 @@ export const DEFAULT_PARTNER_RATE_LIMIT = 100;
  */
 @Injectable()
 export class RateLimiter implements OnModuleDestroy {
-  private readonly redis: Redis;
+  private readonly redis: RedisConnection;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,

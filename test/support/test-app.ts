@@ -1,13 +1,12 @@
 import { INestApplication } from '@nestjs/common';
 import { Test, TestingModuleBuilder } from '@nestjs/testing';
-import { Redis } from 'ioredis';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module.js';
 import { PARTNER_RATE_LIMIT } from '../../src/partners/rate-limiter.js';
 import { AppConfig, loadConfig } from '../../src/config/app-config.js';
-import { deletePrefixKeys } from '../../src/database/redis.js';
+import { deletePrefixKeys, withRedisOnce } from '../../src/database/redis.js';
 import { setupApp } from '../../src/setup-app.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -96,16 +95,8 @@ export async function dropRunData(c: { databaseUrl: string; redisUrl: string; qu
 
 /** Removes this run's BullMQ keys, so test runs leave nothing behind in the shared Redis. */
 async function dropQueueKeys(url: string, prefix: string): Promise<void> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
-  redis.on('error', () => undefined);
-  try {
-    await redis.connect();
-    await deletePrefixKeys(redis, prefix);
-  } catch {
-    // a test that stopped its own Redis has nothing left to clean
-  } finally {
-    redis.disconnect();
-  }
+  // A test that stopped its own Redis (or cluster) has nothing left to clean.
+  await withRedisOnce(url, (redis) => deletePrefixKeys(redis, prefix)).catch(() => undefined);
 }
 
 export interface Partner {

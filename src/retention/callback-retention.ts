@@ -1,0 +1,169 @@
+// Bounded tables: delivered callbacks (with their attempts) older than CALLBACK_RETENTION and
+// idempotency keys past their 24 h go, in small batches, in the background. Failed and pending
+// callbacks are kept whatever their age: they still need an operator or a delivery.
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Pool, PoolClient } from 'pg';
+import { DataSource } from 'typeorm';
+import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
+import { APP_CONFIG, AppConfig } from '../config/app-config.js';
+import { rawPool } from '../database/database.js';
+import { Metrics } from '../metrics/metrics.js';
+
+/** Time between two pruning passes of a process (a pass runs until nothing old is left). */
+export const RETENTION_INTERVAL_MS = Symbol('RETENTION_INTERVAL_MS');
+export const DEFAULT_RETENTION_INTERVAL_MS = 60_000;
+
+/** Rows per statement: each batch is one short transaction holding few row locks. */
+export const RETENTION_BATCH = 1000;
+/**
+ * At least this pause after a batch, and at least as long as the batch took: a pass uses at most
+ * half of one PostgreSQL connection's time, leaving the delivery path its share.
+ */
+const MIN_PAUSE_MS = 100;
+/** Any fixed number (the migrations use 727_001): one process at a time prunes. */
+const RETENTION_LOCK = 727_002;
+
+/** API.md §3: an idempotency key replays its first response for 24 h; after that it is only weight. */
+const IDEMPOTENCY_KEY_TTL = `interval '24 hours'`;
+
+/**
+ * Locks a batch of the oldest delivered callbacks (skipping any another transaction holds, e.g.
+ * a redelivery under way) and deletes them with their attempts in the same statement; the
+ * foreign key is checked at the statement's end, when both are gone.
+ */
+const PRUNE_CALLBACKS = `
+  WITH doomed AS (
+    SELECT id FROM callbacks
+     WHERE status = 'delivered' AND delivered_at < now() - $1 * interval '1 millisecond'
+     ORDER BY delivered_at
+     LIMIT ${RETENTION_BATCH}
+       FOR UPDATE SKIP LOCKED
+  ), attempts AS (
+    DELETE FROM callback_attempts a USING doomed d WHERE a.callback_id = d.id RETURNING 1
+  ), gone AS (
+    DELETE FROM callbacks c USING doomed d WHERE c.id = d.id RETURNING 1
+  )
+  SELECT (SELECT count(*) FROM gone)::int AS callbacks, (SELECT count(*) FROM attempts)::int AS attempts`;
+
+const PRUNE_IDEMPOTENCY_KEYS = `
+  WITH doomed AS (
+    SELECT scope, key FROM idempotency_keys
+     WHERE created_at < now() - ${IDEMPOTENCY_KEY_TTL}
+     LIMIT ${RETENTION_BATCH}
+       FOR UPDATE SKIP LOCKED
+  )
+  DELETE FROM idempotency_keys k USING doomed d WHERE k.scope = d.scope AND k.key = d.key`;
+
+export interface PruneResult {
+  callbacks: number;
+  attempts: number;
+  idempotencyKeys: number;
+}
+
+@Injectable()
+export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly log = new Logger('CallbackRetention');
+  private readonly errors = new RepeatLimitedLog((m) => this.log.warn(m));
+  private readonly pool: Pool;
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> | null = null;
+  private stopping = false;
+  private wake: (() => void) | null = null;
+
+  constructor(
+    @InjectDataSource() db: DataSource,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @Inject(RETENTION_INTERVAL_MS) private readonly intervalMs: number,
+    private readonly metrics: Metrics,
+  ) {
+    this.pool = rawPool(db);
+  }
+
+  onApplicationBootstrap(): void {
+    this.schedule();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.wake?.();
+    await this.running;
+  }
+
+  /**
+   * One pass: batches until nothing old is left. Returns what it deleted, or null when another
+   * process holds the retention lock (it is pruning; this one need not).
+   */
+  async prune(): Promise<PruneResult | null> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      // A session lock on this connection: released by the unlock below or, should the process
+      // die, by PostgreSQL when the connection goes.
+      const [{ locked }] = (await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [RETENTION_LOCK])).rows;
+      if (!locked) return null;
+      try {
+        return await this.batches(client);
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1)', [RETENTION_LOCK]);
+      }
+    } catch (e) {
+      broken = e as Error;
+      throw e;
+    } finally {
+      // A connection that failed mid-pass is dropped, not returned to the pool with a lock on it.
+      client.release(broken);
+    }
+  }
+
+  private async batches(client: PoolClient): Promise<PruneResult> {
+    const total: PruneResult = { callbacks: 0, attempts: 0, idempotencyKeys: 0 };
+    let callbacksLeft = true;
+    let keysLeft = true;
+    while ((callbacksLeft || keysLeft) && !this.stopping) {
+      const started = Date.now();
+      if (callbacksLeft) {
+        const [r] = (await client.query<{ callbacks: number; attempts: number }>(PRUNE_CALLBACKS, [this.config.callbackRetentionMs])).rows;
+        total.callbacks += r.callbacks;
+        total.attempts += r.attempts;
+        this.metrics.retentionPruned.inc({ table: 'callbacks' }, r.callbacks);
+        this.metrics.retentionPruned.inc({ table: 'callback_attempts' }, r.attempts);
+        callbacksLeft = r.callbacks === RETENTION_BATCH;
+      }
+      if (keysLeft) {
+        const keys = (await client.query(PRUNE_IDEMPOTENCY_KEYS)).rowCount ?? 0;
+        total.idempotencyKeys += keys;
+        this.metrics.retentionPruned.inc({ table: 'idempotency_keys' }, keys);
+        keysLeft = keys === RETENTION_BATCH;
+      }
+      if (callbacksLeft || keysLeft) await this.pause(Math.max(MIN_PAUSE_MS, Date.now() - started));
+    }
+    return total;
+  }
+
+  private schedule(): void {
+    if (this.stopping) return;
+    this.timer = setTimeout(() => {
+      this.running = this.prune()
+        .catch((e: Error) => this.errors.warn(`retention pass failed, next in ${this.intervalMs} ms: ${e.message}`))
+        .finally(() => {
+          this.running = null;
+          this.schedule();
+        });
+    }, this.intervalMs);
+    this.timer.unref();
+  }
+
+  /** A pause that shutdown cuts short. */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+}
