@@ -1,0 +1,65 @@
+import { ChildProcess, execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { sparePort } from './processes.js';
+import { until } from './test-app.js';
+
+const run = promisify(execFile);
+
+export interface RedisCluster {
+  ports: number[];
+  /** REDIS_URL naming every master as a seed node. */
+  url: string;
+  stop: () => Promise<void>;
+}
+
+/**
+ * A Redis Cluster of `masters` redis-server processes (no replicas) on spare loopback ports, in
+ * a temporary directory; never the machine's shared Redis. Each node's cluster bus port is
+ * chosen too: the default (port + 10000) can lie past 65535 for an ephemeral port.
+ */
+export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'redis-cluster-'));
+  const ports: number[] = [];
+  const nodes: ChildProcess[] = [];
+  const stop = async () => {
+    await Promise.all(
+      nodes.map(async (n) => {
+        if (n.exitCode !== null || n.signalCode !== null) return;
+        const exited = once(n, 'exit');
+        n.kill('SIGTERM');
+        await exited;
+      }),
+    );
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (let i = 0; i < masters; i++) {
+      const [port, bus] = [await sparePort(), await sparePort()];
+      const nodeDir = path.join(dir, String(port));
+      mkdirSync(nodeDir);
+      const args = ['--port', String(port), '--cluster-port', String(bus), '--bind', '127.0.0.1', '--cluster-enabled', 'yes'];
+      args.push('--cluster-config-file', path.join(nodeDir, 'nodes.conf'), '--dir', nodeDir, '--save', '', '--appendonly', 'no');
+      nodes.push(spawn('redis-server', args, { stdio: 'ignore' }));
+      ports.push(port);
+    }
+    await until(async () => (await Promise.all(ports.map((p) => cli(p, 'ping').catch(() => '')))).every((r) => r === 'PONG'), { what: 'redis-server nodes up' });
+    await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes']);
+    // Every node must know the whole slot map before clients connect.
+    await until(async () => (await Promise.all(ports.map((p) => cli(p, 'cluster', 'info')))).every((info) => /cluster_state:ok/.test(info)), {
+      timeoutMs: 15_000,
+      what: 'cluster_state:ok on every node',
+    });
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  return { ports, url: ports.map((p) => `redis://127.0.0.1:${p}`).join(','), stop };
+}
+
+async function cli(port: number, ...command: string[]): Promise<string> {
+  return (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...command])).stdout.trim();
+}
