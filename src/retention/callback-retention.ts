@@ -13,14 +13,18 @@ import { Metrics } from '../metrics/metrics.js';
 /** Time between two pruning passes of a process (a pass runs until nothing old is left). */
 export const RETENTION_INTERVAL_MS = Symbol('RETENTION_INTERVAL_MS');
 export const DEFAULT_RETENTION_INTERVAL_MS = 60_000;
+/** The first pass comes soon after start: a deployment back from a long stop has catching up to do. */
+const FIRST_PASS_DELAY_MS = 5_000;
 
 /** Rows per statement: each batch is one short transaction holding few row locks. */
 export const RETENTION_BATCH = 1000;
 /**
- * At least this pause after a batch, and at least as long as the batch took: a pass uses at most
- * half of one PostgreSQL connection's time, leaving the delivery path its share.
+ * After a batch, a pause of at least this, and of at least nine times the batch's own duration:
+ * a pass keeps one PostgreSQL backend busy at most a tenth of the time, so deliveries keep their
+ * pace while a backlog of old rows is worked off (measured in the README's capacity model).
  */
 const MIN_PAUSE_MS = 100;
+const PAUSE_PER_BATCH_TIME = 9;
 /** Any fixed number (the migrations use 727_001): one process at a time prunes. */
 const RETENTION_LOCK = 727_002;
 
@@ -81,7 +85,7 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
   }
 
   onApplicationBootstrap(): void {
-    this.schedule();
+    this.schedule(Math.min(FIRST_PASS_DELAY_MS, this.intervalMs));
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -137,12 +141,12 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
         this.metrics.retentionPruned.inc({ table: 'idempotency_keys' }, keys);
         keysLeft = keys === RETENTION_BATCH;
       }
-      if (callbacksLeft || keysLeft) await this.pause(Math.max(MIN_PAUSE_MS, Date.now() - started));
+      if (callbacksLeft || keysLeft) await this.pause(Math.max(MIN_PAUSE_MS, PAUSE_PER_BATCH_TIME * (Date.now() - started)));
     }
     return total;
   }
 
-  private schedule(): void {
+  private schedule(delayMs = this.intervalMs): void {
     if (this.stopping) return;
     this.timer = setTimeout(() => {
       this.running = this.prune()
@@ -151,7 +155,7 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
           this.running = null;
           this.schedule();
         });
-    }, this.intervalMs);
+    }, delayMs);
     this.timer.unref();
   }
 
