@@ -187,10 +187,31 @@ async function namespaceBytes(prefix: string): Promise<{ keys: number; bytes: nu
   });
 }
 
+/**
+ * Scripts (EVALSHA) and other commands the Redis server has run (commands inside scripts count
+ * there too), and its CPU seconds: the whole server's, every master of a cluster.
+ */
+async function redisCommands(): Promise<{ scripts: number; commands: number; cpu: number }> {
+  return withRedisOnce(REDIS_URL, async (redis) => {
+    const out = { scripts: 0, commands: 0, cpu: 0 };
+    for (const node of isCluster(redis) ? redis.nodes('master') : [redis]) {
+      for (const m of (await node.info('commandstats')).matchAll(/^cmdstat_(\w+):calls=(\d+)/gm)) {
+        if (m[1] === 'info') continue;
+        if (/^eval/.test(m[1])) out.scripts += Number(m[2]);
+        else out.commands += Number(m[2]);
+      }
+      const cpu = await node.info('cpu');
+      out.cpu += Number(/used_cpu_user:([\d.]+)/.exec(cpu)?.[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(cpu)?.[1]);
+    }
+    return out;
+  });
+}
+
 interface DbSnapshot {
   lsn: string;
   db: Record<string, number>;
-  statements: Map<string, { query: string; calls: number; wal: number }> | null;
+  statements: Map<string, { query: string; calls: number; wal: number; fpi: number }> | null;
+  redis: { scripts: number; commands: number; cpu: number };
   tables: Map<string, { seqScans: number; seqRows: number; idxRows: number }>;
 }
 
@@ -201,10 +222,10 @@ async function snapshot(run: Run): Promise<DbSnapshot> {
   );
   let statements: DbSnapshot['statements'] = null;
   try {
-    const list = await run.q<{ queryid: string; query: string; calls: string; wal_bytes: string }>(
-      `SELECT queryid::text, query, calls, wal_bytes FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = current_database() AND s.toplevel`,
+    const list = await run.q<{ queryid: string; query: string; calls: string; wal_bytes: string; wal_fpi: string }>(
+      `SELECT queryid::text, query, calls, wal_bytes, wal_fpi FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = current_database() AND s.toplevel`,
     );
-    statements = new Map(list.map((s) => [s.queryid, { query: s.query, calls: Number(s.calls), wal: Number(s.wal_bytes) }]));
+    statements = new Map(list.map((s) => [s.queryid, { query: s.query, calls: Number(s.calls), wal: Number(s.wal_bytes), fpi: Number(s.wal_fpi) }]));
   } catch {
     // not loaded on this server: transactions and rows from pg_stat_database only
   }
@@ -214,7 +235,7 @@ async function snapshot(run: Run): Promise<DbSnapshot> {
       { seqScans: Number(t.seq_scan), seqRows: Number(t.seq_tup_read), idxRows: Number(t.idx_tup_fetch) },
     ]),
   );
-  return { tables, lsn, db: Object.fromEntries(Object.entries(db).map(([k, v]) => [k, Number(v)])), statements };
+  return { redis: await redisCommands(), tables, lsn, db: Object.fromEntries(Object.entries(db).map(([k, v]) => [k, Number(v)])), statements };
 }
 
 /** The driver's own queries (snapshots, waits) are left out of the statement counts. */
@@ -251,16 +272,19 @@ async function measureFootprint(): Promise<void> {
     if (after.statements && before.statements) {
       let calls = 0;
       let walBytes = 0;
+      let fpi = 0;
       const top: { query: string; calls: number }[] = [];
       for (const [id, s] of after.statements) {
         if (DRIVER.test(s.query)) continue;
-        const d = { calls: s.calls - (before.statements.get(id)?.calls ?? 0), wal: s.wal - (before.statements.get(id)?.wal ?? 0) };
+        const b = before.statements.get(id);
+        const d = { calls: s.calls - (b?.calls ?? 0), wal: s.wal - (b?.wal ?? 0) };
         calls += d.calls;
         walBytes += d.wal;
+        fpi += s.fpi - (b?.fpi ?? 0);
         if (d.calls > 0) top.push({ query: s.query.replace(/\s+/g, ' ').slice(0, 70), calls: d.calls });
       }
       report('PostgreSQL statements per change', fmt(calls / FOOTPRINT_CHANGES, 2), `${note}; pg_stat_statements, BEGIN/COMMIT included`);
-      report('  of which WAL-logged by statements', `${fmt(walBytes / FOOTPRINT_CHANGES, 0)} B`, 'pg_stat_statements wal_bytes');
+      report('  of which WAL-logged by statements', `${fmt(walBytes / FOOTPRINT_CHANGES, 0)} B`, `pg_stat_statements wal_bytes; ${fmt(fpi / FOOTPRINT_CHANGES, 2)} full-page images per change`);
       for (const s of top.sort((a, b) => b.calls - a.calls).slice(0, 12)) report(`    ${fmt(s.calls / FOOTPRINT_CHANGES, 2)} ×`, s.query, '');
     } else {
       report('PostgreSQL statements per change', 'n/a', 'pg_stat_statements not loaded on this server');
@@ -274,6 +298,8 @@ async function measureFootprint(): Promise<void> {
       const idx = (t.idxRows - (b?.idxRows ?? 0)) / FOOTPRINT_CHANGES;
       if (seq + idx >= 0.5) report(`  ${table}: rows read per change`, `${fmt(idx, 1)} by index, ${fmt(seq, 1)} by sequential scan`, `${fmt((t.seqScans - (b?.seqScans ?? 0)) / FOOTPRINT_CHANGES, 2)} sequential scans per change`);
     }
+    const r = (k: 'scripts' | 'commands' | 'cpu') => (after.redis[k] - before.redis[k]) / FOOTPRINT_CHANGES;
+    report('Redis scripts + other commands per change', `${fmt(r('scripts'), 1)} + ${fmt(r('commands'), 1)}`, `${fmt(r('cpu') * 1e6, 0)} µs of Redis CPU per change; INFO, the whole server (commands inside scripts count too)`);
     report('WAL per change', `${fmt(Number(wal) / FOOTPRINT_CHANGES, 0)} B`, 'pg_current_wal_lsn delta: the whole server');
 
     for (const table of ['callbacks', 'callback_attempts', 'companies']) {
