@@ -27,6 +27,7 @@ const MIN_PAUSE_MS = 100;
 const PAUSE_PER_BATCH_TIME = 9;
 /** Any fixed number (the migrations use 727_001): one process at a time prunes. */
 const RETENTION_LOCK = 727_002;
+const SHUTDOWN_WAIT_MS = 5_000;
 
 /** API.md §3: an idempotency key replays its first response for 24 h; after that it is only weight. */
 const IDEMPOTENCY_KEY_TTL = `interval '24 hours'`;
@@ -92,7 +93,9 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
     this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
     this.wake?.();
-    await this.running;
+    // A batch stops at its statement's end; one stuck on an unreachable PostgreSQL is not waited
+    // for (the pool's closing ends it, and the batch's transaction rolls back).
+    await Promise.race([this.running, new Promise((r) => setTimeout(r, SHUTDOWN_WAIT_MS).unref())]);
   }
 
   /**
