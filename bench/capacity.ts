@@ -54,19 +54,33 @@ async function pool(total: number, width: number, task: (i: number) => Promise<v
   }));
 }
 
+/**
+ * Partner endpoints answering 204 on ORIGINS ports: so many destinations (origins) that none
+ * holds callbacks back for want of a slot (CALLBACK_DESTINATION_CONCURRENCY each), as with the
+ * many partners of a deployment.
+ */
+const ORIGINS = 16;
 async function receiver() {
   let count = 0;
-  const server = http.createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      count++;
-      res.writeHead(204).end();
+  const servers = Array.from({ length: ORIGINS }, () => {
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        count++;
+        res.writeHead(204).end();
+      });
     });
+    server.keepAliveTimeout = 60_000;
+    return server;
   });
-  server.keepAliveTimeout = 60_000;
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  return { url: (p: string) => `http://127.0.0.1:${port}${p}`, count: () => count, close: () => new Promise((r) => (server.closeAllConnections(), server.close(r))) };
+  await Promise.all(servers.map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
+  const ports = servers.map((s) => (s.address() as AddressInfo).port);
+  return {
+    /** One URL per origin; rows pick theirs with `($n::text[])[1 + g % ORIGINS]`. */
+    urls: (p: string) => ports.map((port) => `http://127.0.0.1:${port}${p}`),
+    count: () => count,
+    close: () => Promise.all(servers.map((s) => new Promise((r) => (s.closeAllConnections(), s.close(r))))),
+  };
 }
 
 /** CPU seconds (user + system) a process has used so far. */
@@ -124,13 +138,13 @@ class Run {
   }
 
   /** A partner and `n` active companies whose credit changes each send callbacks 0 and 2 to `url`. */
-  async companies(api: typeof got, n: number, url: string): Promise<string[]> {
+  async companies(api: typeof got, n: number, urls: string[]): Promise<string[]> {
     const partner = await api.post('admin/v1/partners', { headers: { authorization: `Bearer ${ADMIN}` }, json: { name: 'Capacity' } }).json<{ id: string }>();
     return (
       await this.q<{ id: string }>(
         `INSERT INTO companies (partner_id, name, currency, callback_url, credit_status)
-         SELECT $1, 'C' || g, 'EUR', $2, 'active' FROM generate_series(1, $3::int) g RETURNING id`,
-        [partner.id, url, n],
+         SELECT $1, 'C' || g, 'EUR', ($2::text[])[1 + g % ${ORIGINS}], 'active' FROM generate_series(1, $3::int) g RETURNING id`,
+        [partner.id, urls, n],
       )
     ).map((r) => r.id);
   }
@@ -248,7 +262,7 @@ async function measureFootprint(): Promise<void> {
   try {
     const all = await run.start('all', port);
     const api = client(port);
-    const companies = await run.companies(api, 64, rx.url('/company'));
+    const companies = await run.companies(api, 64, rx.urls('/company'));
     await run.q('CREATE EXTENSION IF NOT EXISTS pg_stat_statements').catch(() => undefined);
     const delivered = async (n: number) => Number((await run.q<{ capacity_probe: string }>(`SELECT count(*) AS capacity_probe FROM callbacks WHERE status = 'delivered'`))[0].capacity_probe) >= n;
 
@@ -312,17 +326,19 @@ async function measureFootprint(): Promise<void> {
     report('Redis after delivery, per delivered callback', `${fmt(kept.bytes / (400 + 2 * FOOTPRINT_CHANGES), 0)} B`, `${kept.keys} keys (completed jobs kept for the dashboard, queue meta); the events stream apart`);
     await run.stop(all);
 
-    // Redis per queued callback: a ROLE=api process only (relay, no worker), so jobs stay queued.
-    await run.start('api', port);
+    // Redis per queued callback: a ROLE=api process only (relay, no worker), so jobs stay queued,
+    // with room for all of them at their destinations (beyond it they would wait in PostgreSQL,
+    // costing Redis nothing).
+    const relayOnly = await run.start('api', port, { CALLBACK_DESTINATION_CONCURRENCY: '10000' });
     const base = await namespaceBytes(run.prefix);
     const enqueued = async (n: number) => Number((await run.q<{ capacity_probe: string }>(`SELECT count(*) AS capacity_probe FROM callbacks WHERE status = 'pending' AND enqueued_at IS NOT NULL`))[0].capacity_probe) >= n;
     const [{ partner_id: partnerId, id: companyId }] = await run.q<{ partner_id: string; id: string }>('SELECT partner_id, id FROM companies LIMIT 1');
     const body = JSON.stringify({ message: 0, withdrawalId: null, companyId, limitRequestId: null, loanId: null });
-    const insert = (due: string) =>
+    const insert = (due: string, urls = rx.urls('/queued/')) =>
       run.q(
         `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
-         SELECT $1, $2, 0, $3 || g, $4, 'pending', ${due} FROM generate_series(1, ${QUEUED}) g`,
-        [partnerId, companyId, rx.url('/queued/'), body],
+         SELECT $1, $2, 0, ($3::text[])[1 + g % cardinality($3::text[])] || g, $4, 'pending', ${due} FROM generate_series(1, ${QUEUED}) g`,
+        [partnerId, companyId, urls, body],
       );
     await insert('now()');
     await run.q(`SELECT pg_notify('funding_callbacks', '')`);
@@ -334,6 +350,22 @@ async function measureFootprint(): Promise<void> {
     const delayed = await namespaceBytes(run.prefix);
     report('Redis per queued callback, due now (wait list)', `${fmt((waiting.bytes - base.bytes) / QUEUED, 0)} B`, `${QUEUED} jobs, MEMORY USAGE of the namespace's keys`);
     report('Redis per queued callback, a retry waiting (delayed)', `${fmt((delayed.bytes - waiting.bytes) / QUEUED, 0)} B`, `${QUEUED} jobs`);
+    // Callbacks beyond their destination's room wait in PostgreSQL: the default room, one origin.
+    await run.stop(relayOnly);
+    await run.start('api', port);
+    const parkedBase = await namespaceBytes(run.prefix);
+    await insert('now()', [rx.urls('/parked/')[0]]);
+    await run.q(`SELECT pg_notify('funding_callbacks', '')`);
+    const relayed = async () =>
+      (
+        await run.q<{ parked: string; queued: string }>(
+          `SELECT count(*) FILTER (WHERE parked_at IS NOT NULL) AS parked, count(*) FILTER (WHERE enqueued_at IS NOT NULL) AS queued FROM callbacks WHERE url LIKE '%/parked/%'`,
+        )
+      ).map((r) => ({ parked: Number(r.parked), queued: Number(r.queued) }))[0];
+    await until(async () => ((r) => r.parked + r.queued === QUEUED)(await relayed()), 'callbacks parked or queued');
+    const { parked: parkedCount, queued: admittedHere } = await relayed();
+    const parkedAfter = await namespaceBytes(run.prefix);
+    report('Redis per callback parked for its destination', `${fmt((parkedAfter.bytes - parkedBase.bytes - admittedHere * ((waiting.bytes - base.bytes) / QUEUED)) / parkedCount, 0)} B`, `${parkedCount} parked, ${admittedHere} admitted as leases expired (taken off at the waiting rate; a result near 0 is within that error)`);
     report('Redis events stream (fixed: BullMQ caps it)', `${fmt(delayed.events / 1024, 0)} KiB`, 'per deployment, whatever the load');
   } finally {
     await run.end();
@@ -350,7 +382,7 @@ async function measureTiming(): Promise<void> {
     const apiProc = await run.start('api', port);
     const workerProc = await run.start('worker', workerPort);
     const api = client(port);
-    const companies = await run.companies(api, 64, rx.url('/company'));
+    const companies = await run.companies(api, 64, rx.urls('/company'));
     await changes(api, companies, 500, 64);
     await until(() => rx.count() >= 1000, 'warm-up callbacks');
     const cpu0 = [cpuSeconds(apiProc.pid!), cpuSeconds(workerProc.pid!)];
@@ -373,8 +405,8 @@ async function measureTiming(): Promise<void> {
       const start = rx.count();
       await run.q(
         `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
-         SELECT $1, $2, 0, $3 || g, $4, 'pending', now() FROM generate_series(1, ${BACKLOG}) g`,
-        [partnerId, companyId, rx.url(`/${tag}/`), body],
+         SELECT $1, $2, 0, ($3::text[])[1 + g % ${ORIGINS}] || g, $4, 'pending', now() FROM generate_series(1, ${BACKLOG}) g`,
+        [partnerId, companyId, rx.urls(`/${tag}/`), body],
       );
       const t = performance.now();
       await run.q(`SELECT pg_notify('funding_callbacks', '')`);
@@ -395,7 +427,7 @@ async function measureTiming(): Promise<void> {
          SELECT $1, $2, 0, $3, $4, 'delivered', 1, now() - interval '40 days', now() - interval '40 days' FROM generate_series(1, ${OLD_DELIVERED}) g
          RETURNING id)
        INSERT INTO callback_attempts (callback_id, number, started_at, duration_ms, status_code) SELECT id, 1, now() - interval '40 days', 5, 204 FROM c`,
-      [partnerId, companyId, rx.url('/old'), body],
+      [partnerId, companyId, rx.urls('/old')[0], body],
     );
     await run.q('VACUUM ANALYZE callbacks');
     await run.q('VACUUM ANALYZE callback_attempts');
