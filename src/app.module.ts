@@ -31,8 +31,8 @@ import { Metrics, MetricsController } from './metrics/metrics.js';
 import { AdminGuard, PartnerGuard } from './partners/auth.guards.js';
 import { PartnersController } from './partners/partners.controller.js';
 import { PartnersService } from './partners/partners.service.js';
-import { CallbackRetention, DEFAULT_RETENTION_INTERVAL_MS, RETENTION_INTERVAL_MS } from './retention/callback-retention.js';
 import { DEFAULT_PARTNER_RATE_LIMIT, PARTNER_RATE_LIMIT, RateLimiter } from './partners/rate-limiter.js';
+import { CallbackRetention, DEFAULT_RETENTION_INTERVAL_MS, RETENTION_INTERVAL_MS } from './retention/callback-retention.js';
 import { WithdrawalsAdminController, WithdrawalsControllerA, WithdrawalsControllerB } from './withdrawals/withdrawals.controller.js';
 import { WithdrawalsService } from './withdrawals/withdrawals.service.js';
 
