@@ -16,6 +16,7 @@ export const MIGRATIONS = [InitialSchema1763800000000, Destinations1763900000000
 
 /** Any fixed number: the advisory lock that lets one process at a time run migrations. */
 const MIGRATION_LOCK = 727_001;
+const MIGRATION_LOCK_POLL_MS = 200;
 /** Taken in the maintenance database around creating a missing database. */
 const CREATE_DATABASE_LOCK = 727_002;
 
@@ -64,7 +65,12 @@ export async function openDatabase(options: DataSourceOptions & { url?: string }
   const db = await new DataSource(options).initialize();
   const lock = db.createQueryRunner();
   try {
-    await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    // Polled, not a blocking pg_advisory_lock: a session blocked in that statement holds a
+    // snapshot, and a migration building an index CONCURRENTLY waits for every older snapshot,
+    // so the two would wait on each other for ever.
+    while (!(await lock.query('SELECT pg_try_advisory_lock($1) AS locked', [MIGRATION_LOCK]))[0].locked) {
+      await new Promise((r) => setTimeout(r, MIGRATION_LOCK_POLL_MS));
+    }
     await db.runMigrations({ transaction: 'each' });
   } finally {
     await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
