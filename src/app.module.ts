@@ -1,5 +1,5 @@
 import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import dns from 'node:dns';
 import { CallbackDelivery, DeliveryWorker } from './delivery/callback-delivery.js';
@@ -16,10 +16,10 @@ import { DestinationParking } from './delivery/destination-parking.js';
 import { DestinationsAdminController, PartnerDestinationsController } from './delivery/destinations.controller.js';
 import { DestinationsService } from './delivery/destinations.service.js';
 import { DomainErrorFilter } from './common/domain-error.js';
-import { CompaniesController, CreditAdminController } from './companies/companies.controller.js';
+import { CompaniesController, CreditAdminController, CreditTermsController } from './companies/companies.controller.js';
 import { CompaniesService } from './companies/companies.service.js';
 import { APP_CONFIG, AppConfig } from './config/app-config.js';
-import { VariantGuard } from './config/variant.guard.js';
+import { controllersOf } from './config/variant-controllers.js';
 import { dataSourceOptions, openDatabase } from './database/database.js';
 import { createRedis, REDIS, RedisConnection } from './database/redis.js';
 import { HealthController } from './health/health.controller.js';
@@ -63,7 +63,7 @@ export class AppModule {
           dataSourceFactory: (options) => openDatabase(options!),
         }),
       ],
-      controllers: [
+      controllers: controllersOf(config.variant, [
         HealthController,
         MetricsController,
         ...(api
@@ -74,6 +74,7 @@ export class AppModule {
               DestinationsAdminController,
               PartnersController,
               CompaniesController,
+              CreditTermsController,
               CreditAdminController,
               LimitRequestsController,
               LimitRequestsAdminController,
@@ -85,7 +86,7 @@ export class AppModule {
               CallbacksAdminController,
             ]
           : []),
-      ],
+      ]),
       providers: [
         { provide: APP_CONFIG, useValue: config },
         { provide: DNS_LOOKUP, useValue: dns.lookup },
@@ -97,7 +98,6 @@ export class AppModule {
         // Every role prunes; an advisory lock lets one process at a time do it.
         CallbackRetention,
         { provide: RETENTION_INTERVAL_MS, useValue: DEFAULT_RETENTION_INTERVAL_MS },
-        { provide: APP_GUARD, useClass: VariantGuard },
         { provide: APP_FILTER, useClass: DomainErrorFilter },
         ...(api
           ? [

@@ -1,11 +1,10 @@
 import { INestApplication, ValidationPipe } from '@nestjs/common';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
 import type { Server } from 'node:http';
 import { mountQueueDashboard } from './delivery/queue-dashboard.js';
-import { CallbackBody } from './common/responses.js';
+import { buildApiDocument } from './common/api-document.js';
 import { AppConfig } from './config/app-config.js';
-import { VARIANTS } from './config/variant.js';
 
 /** 64 KiB body limit; parser failures answer in Nest's error shape, not Express's HTML page. */
 function jsonBody() {
@@ -36,19 +35,5 @@ export function setupApp(app: INestApplication, config: AppConfig): void {
   app.use(jsonBody());
   if (config.role !== 'worker') mountQueueDashboard(app, config);
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
-  const names = VARIANTS[config.variant];
-  const doc = new DocumentBuilder()
-    .setTitle('Funding service')
-    .setDescription(
-      `Partner API (/v1), operator API (/admin/v1) and signed callbacks. API variant ${config.variant}: ` +
-        `organization callback property "${names.companyCallbackProperty}", withdrawal collection "${names.withdrawalsSegment}". ` +
-        'Callbacks: POST of the CallbackBody schema with Standard Webhooks headers webhook-id (stable across retries), ' +
-        'webhook-timestamp and webhook-signature (v1,<base64 HMAC-SHA256(secret, "{id}.{timestamp}.{body}")>, two during a ' +
-        'secret rotation); success = any 2xx within CALLBACK_TIMEOUT_MS, redirects not followed; retries after ' +
-        '5s,5m,30m,2h,5h,10h,10h (±20 % jitter, Retry-After honoured on 429/503), then failed and redeliverable.',
-    )
-    .setVersion(config.version)
-    .addBearerAuth()
-    .build();
-  SwaggerModule.setup('docs', app, SwaggerModule.createDocument(app, doc, { extraModels: [CallbackBody] }), { jsonDocumentUrl: 'docs-json' });
+  SwaggerModule.setup('docs', app, buildApiDocument(app, config), { jsonDocumentUrl: 'docs-json' });
 }

@@ -1,7 +1,7 @@
-import { Doc } from '../common/api-doc.js';
+import { ApiOperator, Doc } from '../common/api-doc.js';
 import { CallbackPageResponse, CallbackWithAttemptsResponse, RedeliverCountResponse } from '../common/responses.js';
 import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, Min } from 'class-validator';
 import { AdminGuard } from '../partners/auth.guards.js';
@@ -16,12 +16,12 @@ export class ListCallbacksQuery {
   @IsIn(['pending', 'delivered', 'failed'])
   status?: CallbackStatus;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ format: 'uuid' })
   @IsOptional()
   @IsUUID()
   companyId?: string;
 
-  @ApiPropertyOptional({ minimum: 0, maximum: 4 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 4 })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
@@ -29,7 +29,7 @@ export class ListCallbacksQuery {
   @Max(4)
   message?: CallbackMessage;
 
-  @ApiPropertyOptional({ default: 50, minimum: 1, maximum: 200 })
+  @ApiPropertyOptional({ type: 'integer', default: 50, minimum: 1, maximum: 200 })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
@@ -48,25 +48,25 @@ export class RedeliverFailedDto {
   @IsIn(['failed'])
   status: 'failed';
 
-  @ApiPropertyOptional({ example: '2026-11-22T00:00:00Z', description: 'only callbacks created at or after this time' })
+  @ApiPropertyOptional({ format: 'date-time', example: '2026-11-22T00:00:00Z', description: 'only callbacks created at or after this time' })
   @IsOptional()
   @IsISO8601({ strict: true })
   since?: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ format: 'uuid' })
   @IsOptional()
   @IsUUID()
   companyId?: string;
 }
 
 @ApiTags('operator: callbacks')
-@ApiBearerAuth()
+@ApiOperator()
 @UseGuards(AdminGuard)
 @Controller('admin/v1/callbacks')
 export class CallbacksAdminController {
   constructor(private readonly callbacks: CallbacksAdminService) {}
 
-  @Doc('List callbacks, newest first', CallbackPageResponse, [400, 401])
+  @Doc('List callbacks, newest first', CallbackPageResponse, [400])
   @Get()
   async list(@Query() q: ListCallbacksQuery) {
     const page = await this.callbacks.list({ ...q, limit: q.limit ?? 50 });
@@ -74,7 +74,7 @@ export class CallbacksAdminController {
   }
 
   /** Sends it again from a fresh schedule with the same webhook-id. */
-  @Doc('Redeliver one callback: same webhook-id, fresh schedule', null, [400, 401, 404], { status: 202 })
+  @Doc('Redeliver one callback: same webhook-id, fresh schedule', null, [400, 404, 413], { status: 202 })
   @Post(':callbackId/redeliver')
   @HttpCode(202)
   async redeliver(@Param('callbackId', ParseUUIDPipe) id: string): Promise<void> {
@@ -82,14 +82,14 @@ export class CallbacksAdminController {
   }
 
   /** Redelivers all failed callbacks (optionally created since a time, or of one company). */
-  @Doc('Redeliver all failed callbacks (optionally since a time, of a company)', RedeliverCountResponse, [400, 401], { status: 202 })
+  @Doc('Redeliver all failed callbacks (optionally since a time, of a company)', RedeliverCountResponse, [400, 413], { status: 202 })
   @Post('redeliver')
   @HttpCode(202)
   async redeliverFailed(@Body() dto: RedeliverFailedDto) {
     return { count: await this.callbacks.redeliverFailed({ since: dto.since ? new Date(dto.since) : undefined, companyId: dto.companyId }) };
   }
 
-  @Doc('Show a callback with its attempts', CallbackWithAttemptsResponse, [400, 401, 404])
+  @Doc('Show a callback with its attempts', CallbackWithAttemptsResponse, [400, 404])
   @Get(':callbackId')
   async get(@Param('callbackId', ParseUUIDPipe) id: string) {
     const { callback, attempts } = await this.callbacks.get(id);

@@ -1,36 +1,171 @@
 import { applyDecorators, Type } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiResponse } from '@nestjs/swagger';
-import { ErrorResponse } from './responses.js';
+import { ApiHeader, ApiOperation, ApiOperationOptions, ApiResponse, ApiSecurity } from '@nestjs/swagger';
+import { variantOnly } from './api-variant-doc.js';
+import { CallbackBody, ErrorResponse } from './responses.js';
 
-const ERRORS: Record<number, string> = {
-  400: 'invalid body, query or id; the message names the field',
+// The OpenAPI document's building blocks, so that every route says the same thing the same way:
+// `@ApiPartner()` / `@ApiOperator()` on a controller, `@Doc(...)` on each route, `@ApiErrors(...)`
+// for answers a route adds. The end-to-end tests validate every response against the document,
+// so an answer that is not declared here fails them.
+
+/** Names of the security schemes (see `securitySchemes` below). */
+export const SECURITY = { partner: 'partnerApiKey', operator: 'operatorToken', operatorBasic: 'operatorBasic' } as const;
+
+/** The real credentials: opaque Bearer tokens (not JWTs), and Basic for the queue dashboard. */
+export const securitySchemes = {
+  [SECURITY.partner]: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'API key',
+    description: "A partner's apiKey, shown once when an operator creates the partner: `Authorization: Bearer <apiKey>`.",
+  },
+  [SECURITY.operator]: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'ADMIN_TOKEN',
+    description: 'The operator credential, the ADMIN_TOKEN of the deployment: `Authorization: Bearer <ADMIN_TOKEN>`.',
+  },
+  [SECURITY.operatorBasic]: {
+    type: 'http',
+    scheme: 'basic',
+    description: 'The queue dashboard only (a browser prompts for it): user `admin`, password ADMIN_TOKEN.',
+  },
+} as const;
+
+export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 422 | 429;
+
+const ERRORS: Record<ErrorStatus, string> = {
+  400: 'invalid body, query, header or id (a malformed id included); the message names the field',
   401: 'missing or invalid credentials',
   404: 'unknown id, or a resource of another partner',
-  409: 'the transition is not allowed from the current status (the message names it)',
+  409: 'not allowed from the current status (the message names it)',
   413: 'body over 64 KiB',
-  422: 'a business rule refuses it (credit not active, insufficient credit balance, overpayment, Idempotency-Key reused with another body)',
+  422: 'a business rule refuses it',
+  429: 'more than the partner rate limit; retry after Retry-After seconds',
 };
+
+const RETRY_AFTER = {
+  'Retry-After': { description: 'seconds to wait before retrying', required: true, schema: { type: 'string', pattern: '^[0-9]+$' } },
+};
+
+/**
+ * Error answers of a route, each in the one error shape. A description replaces the generic one
+ * where the route knows why it answers so (`{ 422: 'amount exceeds the credit balance' }`).
+ */
+export function ApiErrors(...codes: (ErrorStatus | Partial<Record<ErrorStatus, string>>)[]) {
+  const described = new Map<ErrorStatus, string>();
+  for (const c of codes) {
+    if (typeof c === 'number') described.set(c, described.get(c) ?? ERRORS[c]);
+    else for (const [k, why] of Object.entries(c)) described.set(Number(k) as ErrorStatus, why!);
+  }
+  return applyDecorators(
+    ...[...described].map(([status, description]) =>
+      ApiResponse({ status, type: ErrorResponse, description, ...(status === 429 ? { headers: RETRY_AFTER } : {}) }),
+    ),
+  );
+}
+
+/** A partner controller: Bearer API key; every route may answer 401 and 429 (the rate limit). */
+export const ApiPartner = () => applyDecorators(ApiSecurity(SECURITY.partner), ApiErrors(401, 429));
+
+/** An operator controller: Bearer ADMIN_TOKEN; every route may answer 401. */
+export const ApiOperator = () => applyDecorators(ApiSecurity(SECURITY.operator), ApiErrors(401));
+
+/** Where a callback is sent: the request body property holding its URL, and its messages. */
+export interface CallbackTarget {
+  /** The request body property whose URL receives these callbacks. */
+  property: string;
+  /** Which messages go there, in words (API.md §5's table). */
+  messages: string;
+  /** Only in this API variant (the organization's URL property is named per variant). */
+  variant?: 'A' | 'B';
+}
+
+/**
+ * The callback POST, as OpenAPI `callbacks` on an operation registering a URL: what a partner's
+ * receiver gets (API.md §5) and which of its answers count as success.
+ */
+function callbackOperation(target: CallbackTarget) {
+  const header = (name: string, description: string, schema: object) => ({ name, in: 'header', required: true, description, schema });
+  return {
+    post: {
+      summary: `POST to the URL in ${target.property}: ${target.messages}`,
+      description:
+        'Signed per Standard Webhooks; verify with the `standardwebhooks` package and the partner signing secret, and ' +
+        'de-duplicate on webhook-id (delivery is at least once, with no ordering between callbacks). Content-Type is ' +
+        '`application/json`; the body is exactly the five keys of CallbackBody, in that order. A callback says "read ' +
+        'the current state" through the follow-up endpoints. Retries after a failure: 5s, 5m, 30m, 2h, 5h, 10h, 10h ' +
+        '(CALLBACK_RETRY_SCHEDULE, ±20 % jitter), at least Retry-After on 429/503; then the callback is failed and redeliverable.',
+      parameters: [
+        header('webhook-id', 'the callback id: the same on every retry and redelivery', { type: 'string', format: 'uuid' }),
+        header('webhook-timestamp', 'Unix seconds of this attempt', { type: 'string', pattern: '^[0-9]+$' }),
+        header('webhook-signature', 'v1,<base64 HMAC-SHA256(secret, "{id}.{timestamp}.{body}")>; two, space-separated, for 24 h after a secret rotation', {
+          type: 'string',
+          pattern: '^v1,[A-Za-z0-9+/]+={0,2}( v1,[A-Za-z0-9+/]+={0,2})*$',
+        }),
+        header('user-agent', 'funding-service-callbacks/<service version>', { type: 'string', pattern: '^funding-service-callbacks/' }),
+      ],
+      requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${CallbackBody.name}` } } } },
+      responses: {
+        '2XX': { description: `success: any 2xx within CALLBACK_TIMEOUT_MS (default 15 s); the body is read up to 1 KiB for the attempt log` },
+        '410': { description: 'Gone: no more retries; the callback is failed at once' },
+        default: {
+          description:
+            'failure, retried by the schedule: any other status (a 3xx too: redirects are not followed), a timeout or a network error; ' +
+            'Retry-After is honoured on 429 and 503 (capped at 24 h)',
+        },
+      },
+    },
+  };
+}
 
 /** One decorator per route for the OpenAPI document: summary, success schema, error answers. */
 export function Doc(
   summary: string,
   type: Type<unknown> | null,
-  errors: number[],
-  { status = 200, idempotent = false }: { status?: number; idempotent?: boolean } = {},
+  errors: (ErrorStatus | Partial<Record<ErrorStatus, string>>)[],
+  {
+    status = 200,
+    idempotent = false,
+    callbacks = [],
+  }: { status?: number; idempotent?: boolean; callbacks?: CallbackTarget[] } = {},
 ) {
+  const callbackObjects = Object.fromEntries(
+    callbacks.map((c) => [
+      c.property,
+      { ...(c.variant ? variantOnly(c.variant) : {}), [`{$request.body#/${c.property}}`]: callbackOperation(c) },
+    ]),
+  );
   return applyDecorators(
-    ApiOperation({ summary }),
-    ApiResponse({ status, ...(type ? { type } : {}), description: status === 202 ? 'accepted' : 'success' }),
-    ...errors.map((code) => ApiResponse({ status: code, type: ErrorResponse, description: ERRORS[code] })),
+    // The variant mark is an extension key, which the callback object allows but its type does not know.
+    ApiOperation({ summary, ...(callbacks.length ? { callbacks: callbackObjects as ApiOperationOptions['callbacks'] } : {}) }),
+    ApiResponse({
+      status,
+      ...(type ? { type } : {}),
+      description: status === 202 ? 'accepted' : 'success',
+      ...(idempotent ? { headers: { 'Idempotent-Replayed': { description: 'true on a replayed response', required: false, schema: { type: 'string', enum: ['true'] } } } } : {}),
+    }),
+    ApiErrors(...errors),
     ...(idempotent
       ? [
           ApiHeader({
             name: 'Idempotency-Key',
             required: false,
             description:
-              '1–255 characters. The same partner, key and body within 24 h returns the first response again (with Idempotent-Replayed: true) and creates nothing; the same key with another body → 422.',
+              '1–255 characters. The same key and body within 24 h returns the first response again (with Idempotent-Replayed: true) and creates nothing.',
+            schema: { type: 'string', minLength: 1, maxLength: 255 },
+          }),
+          ApiErrors({
+            409: also(errors, 409, 'a request with the same Idempotency-Key is still being processed; retry shortly'),
+            422: also(errors, 422, 'the Idempotency-Key was already used with another body'),
           }),
         ]
       : []),
   );
+}
+
+/** The route's own reason for `status`, if it has one, and `why` too. */
+function also(errors: (ErrorStatus | Partial<Record<ErrorStatus, string>>)[], status: ErrorStatus, why: string): string {
+  const own = errors.map((e) => (typeof e === 'object' ? e[status] : e === status ? ERRORS[status] : undefined)).find(Boolean);
+  return own ? `${own}; or ${why}` : why;
 }

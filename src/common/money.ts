@@ -3,6 +3,8 @@
 import { ValueTransformer } from 'typeorm';
 
 const INPUT = /^(0|[1-9]\d{0,14})(\.\d{1,2})?$/;
+/** For the OpenAPI document: what an input amount looks like (it must also be above 0). */
+export const MONEY_INPUT_PATTERN = INPUT.source;
 
 /** Parses an API amount ("1500", "1500.5", "1500.50"); null when not a valid decimal string. */
 export function parseMoney(raw: unknown): bigint | null {

@@ -1,9 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { CallbackMessage } from '../callbacks/callback-message.js';
 import { CREDIT_STATUSES } from '../companies/credit-status.js';
-// Response schemas for the OpenAPI document only: the views (*.views.ts) build the bodies.
+import { variantOnly } from './api-variant-doc.js';
+// Response schemas for the OpenAPI document only: the views (*.views.ts) build the bodies. The
+// end-to-end tests validate every response against them, extra properties included.
 
 export class ErrorResponse {
-  @ApiProperty({ example: 409 }) statusCode: number;
+  @ApiProperty({ type: 'integer', example: 409 }) statusCode: number;
   @ApiProperty({ example: 'Conflict' }) error: string;
   @ApiProperty({
     oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
@@ -13,17 +16,25 @@ export class ErrorResponse {
   message: string | string[];
 }
 
-const uuid = { format: 'uuid' } as const;
-const money = (example: string) => ({ type: 'string', example, description: 'decimal string, 2 decimals' }) as const;
+const MESSAGE_NAMES = Object.values(CallbackMessage).filter((v) => typeof v === 'string');
+const uuid = { type: 'string', format: 'uuid' } as const;
+const nullableUuid = { type: 'string', format: 'uuid', nullable: true } as const;
+const timestamp = { type: 'string', format: 'date-time', description: 'ISO-8601, UTC' } as const;
+const nullableTimestamp = { ...timestamp, nullable: true } as const;
+/** Money in responses: a decimal string with exactly 2 decimals, never a JSON number (API.md §1). */
+const money = (example: string) => ({ type: 'string', pattern: '^\\d+\\.\\d{2}$', example, description: 'decimal string, exactly 2 decimals' }) as const;
+const currency = { type: 'string', pattern: '^[A-Z]{3}$', example: 'EUR', description: 'ISO 4217' } as const;
+const url = (description: string) => ({ type: 'string', format: 'uri', nullable: true, description }) as const;
 
 export class CompanyResponse {
   @ApiProperty(uuid) id: string;
   @ApiProperty() name: string;
   @ApiProperty({ nullable: true, type: 'string' }) registrationNumber: string | null;
-  @ApiProperty({ example: 'EUR' }) currency: string;
-  @ApiPropertyOptional({ nullable: true, type: 'string', description: 'variant A: the organization callback URL' }) callback?: string | null;
-  @ApiPropertyOptional({ nullable: true, type: 'string', description: 'variant B: the organization callback URL' }) status_callback?: string | null;
-  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty(currency) currency: string;
+  // One of the two, by the deployment's API variant: the document of a variant shows only its own.
+  @ApiProperty({ ...url('the organization callback URL (variant A)'), ...variantOnly('A') }) callback?: string | null;
+  @ApiProperty({ ...url('the organization callback URL (variant B)'), ...variantOnly('B') }) status_callback?: string | null;
+  @ApiProperty(timestamp) createdAt: string;
 }
 
 export class CreditStatusResponse {
@@ -32,34 +43,34 @@ export class CreditStatusResponse {
   @ApiProperty(money('10000.00')) creditLimit: string;
   @ApiProperty(money('2500.50')) borrowedAmount: string;
   @ApiProperty({ ...money('7499.50'), description: 'creditLimit − borrowedAmount' }) creditBalance: string;
-  @ApiProperty({ example: 'EUR' }) currency: string;
-  @ApiProperty({ format: 'date-time' }) updatedAt: string;
+  @ApiProperty(currency) currency: string;
+  @ApiProperty(timestamp) updatedAt: string;
 }
 
 export class TermsResponse {
   @ApiProperty(uuid) companyId: string;
   @ApiProperty(money('10000.00')) creditLimit: string;
-  @ApiProperty({ example: 'EUR' }) currency: string;
-  @ApiProperty({ type: 'string', example: '7.50', description: 'percent per year' }) annualInterestRate: string;
-  @ApiProperty({ example: 30 }) repaymentTermDays: number;
-  @ApiProperty({ format: 'date-time' }) updatedAt: string;
+  @ApiProperty(currency) currency: string;
+  @ApiProperty({ type: 'string', pattern: '^\\d+\\.\\d{2}$', example: '7.50', description: 'percent per year, exactly 2 decimals' }) annualInterestRate: string;
+  @ApiProperty({ type: 'integer', example: 30 }) repaymentTermDays: number;
+  @ApiProperty(timestamp) updatedAt: string;
 }
 
 export class LimitRequestResponse {
   @ApiProperty(uuid) id: string;
   @ApiProperty(uuid) companyId: string;
   @ApiProperty(money('10000.00')) amount: string;
-  @ApiProperty({ example: 'EUR' }) currency: string;
+  @ApiProperty(currency) currency: string;
   @ApiProperty({ enum: ['pending', 'approved', 'rejected', 'canceled'] }) status: string;
-  @ApiProperty({ nullable: true, type: 'string' }) status_callback: string | null;
-  @ApiProperty({ format: 'date-time' }) createdAt: string;
-  @ApiProperty({ format: 'date-time' }) updatedAt: string;
+  @ApiProperty(url('receives LimitRequestStatusChanged (3)')) status_callback: string | null;
+  @ApiProperty(timestamp) createdAt: string;
+  @ApiProperty(timestamp) updatedAt: string;
 }
 
 export class LimitRequestStatusResponse {
   @ApiProperty(uuid) limitRequestId: string;
   @ApiProperty({ enum: ['pending', 'approved', 'rejected', 'canceled'] }) status: string;
-  @ApiProperty({ format: 'date-time' }) updatedAt: string;
+  @ApiProperty(timestamp) updatedAt: string;
 }
 
 const WITHDRAWAL_STATUS = {
@@ -72,25 +83,25 @@ export class WithdrawalResponse {
   @ApiProperty(uuid) id: string;
   @ApiProperty(uuid) companyId: string;
   @ApiProperty(money('2500.50')) amount: string;
-  @ApiProperty({ example: 'EUR' }) currency: string;
+  @ApiProperty(currency) currency: string;
   @ApiProperty(WITHDRAWAL_STATUS) status: string;
-  @ApiProperty({ nullable: true, type: 'string' }) status_callback: string | null;
-  @ApiProperty({ nullable: true, type: 'string' }) loan_status_callback: string | null;
-  @ApiProperty({ nullable: true, type: 'string', format: 'uuid' }) loanId: string | null;
-  @ApiProperty({ format: 'date-time' }) createdAt: string;
-  @ApiProperty({ format: 'date-time' }) updatedAt: string;
+  @ApiProperty(url('receives WithdrawalRequestStatusChanged (1)')) status_callback: string | null;
+  @ApiProperty(url('receives LoanPaymentRegistered (4)')) loan_status_callback: string | null;
+  @ApiProperty(nullableUuid) loanId: string | null;
+  @ApiProperty(timestamp) createdAt: string;
+  @ApiProperty(timestamp) updatedAt: string;
 }
 
 export class WithdrawalStatusResponse {
   @ApiProperty(uuid) withdrawalId: string;
   @ApiProperty(WITHDRAWAL_STATUS) status: string;
-  @ApiProperty({ format: 'date-time' }) updatedAt: string;
+  @ApiProperty(timestamp) updatedAt: string;
 }
 
 export class PaymentResponse {
   @ApiProperty(uuid) id: string;
   @ApiProperty(money('500.00')) amount: string;
-  @ApiProperty({ format: 'date-time' }) paidAt: string;
+  @ApiProperty(timestamp) paidAt: string;
 }
 
 export class LoanResponse {
@@ -99,12 +110,12 @@ export class LoanResponse {
   @ApiProperty(uuid) withdrawalId: string;
   @ApiProperty(money('2500.50')) principal: string;
   @ApiProperty(money('2000.50')) outstanding: string;
-  @ApiProperty({ example: 'EUR' }) currency: string;
+  @ApiProperty(currency) currency: string;
   @ApiProperty({ enum: ['active', 'repaid'] }) status: string;
   @ApiProperty({ type: [PaymentResponse] }) payments: PaymentResponse[];
-  @ApiProperty({ type: PaymentResponse, nullable: true }) lastPayment: PaymentResponse | null;
-  @ApiProperty({ format: 'date-time' }) createdAt: string;
-  @ApiProperty({ format: 'date-time' }) updatedAt: string;
+  @ApiProperty({ type: PaymentResponse, nullable: true, description: 'the latest payment, null before the first' }) lastPayment: PaymentResponse | null;
+  @ApiProperty(timestamp) createdAt: string;
+  @ApiProperty(timestamp) updatedAt: string;
 }
 
 export class PartnerCreatedResponse {
@@ -112,7 +123,7 @@ export class PartnerCreatedResponse {
   @ApiProperty() name: string;
   @ApiProperty({ description: 'shown once' }) apiKey: string;
   @ApiProperty({ example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', description: 'Standard Webhooks secret, shown once' }) signingSecret: string;
-  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty(timestamp) createdAt: string;
 }
 
 export class SigningSecretResponse {
@@ -120,10 +131,10 @@ export class SigningSecretResponse {
 }
 
 export class CallbackAttemptResponse {
-  @ApiProperty() number: number;
-  @ApiProperty({ format: 'date-time' }) startedAt: string;
-  @ApiProperty() durationMs: number;
-  @ApiProperty({ nullable: true, type: 'integer' }) statusCode: number | null;
+  @ApiProperty({ type: 'integer', minimum: 1 }) number: number;
+  @ApiProperty(timestamp) startedAt: string;
+  @ApiProperty({ type: 'integer', minimum: 0 }) durationMs: number;
+  @ApiProperty({ nullable: true, type: 'integer', description: 'null when no HTTP answer came' }) statusCode: number | null;
   @ApiProperty({ nullable: true, type: 'string', example: 'timeout: no answer within 15000 ms' }) error: string | null;
   @ApiProperty({ nullable: true, type: 'string', description: 'first 1 KiB' }) responseBody: string | null;
   @ApiProperty({ nullable: true, type: 'string', example: '20.93.102.228' }) sourceAddress: string | null;
@@ -131,29 +142,30 @@ export class CallbackAttemptResponse {
 
 export class CallbackBody {
   @ApiProperty({
+    type: 'integer',
     enum: [0, 1, 2, 3, 4],
     description: '0 CreditLimitUpdated, 1 WithdrawalRequestStatusChanged, 2 CreditBalanceUpdated, 3 LimitRequestStatusChanged, 4 LoanPaymentRegistered',
   })
   message: number;
-  @ApiProperty({ nullable: true, type: 'string', format: 'uuid' }) withdrawalId: string | null;
+  @ApiProperty(nullableUuid) withdrawalId: string | null;
   @ApiProperty(uuid) companyId: string;
-  @ApiProperty({ nullable: true, type: 'string', format: 'uuid' }) limitRequestId: string | null;
-  @ApiProperty({ nullable: true, type: 'string', format: 'uuid' }) loanId: string | null;
+  @ApiProperty(nullableUuid) limitRequestId: string | null;
+  @ApiProperty(nullableUuid) loanId: string | null;
 }
 
 export class CallbackMessageResponse {
   @ApiProperty({ ...uuid, description: 'also the webhook-id header' }) id: string;
-  @ApiProperty({ enum: [0, 1, 2, 3, 4] }) message: number;
-  @ApiProperty({ example: 'CreditLimitUpdated' }) name: string;
-  @ApiProperty() url: string;
+  @ApiProperty({ type: 'integer', enum: [0, 1, 2, 3, 4] }) message: number;
+  @ApiProperty({ enum: MESSAGE_NAMES, example: 'CreditLimitUpdated' }) name: string;
+  @ApiProperty({ type: 'string', format: 'uri' }) url: string;
   @ApiProperty({ type: CallbackBody }) body: CallbackBody;
   @ApiProperty({ enum: ['pending', 'delivered', 'failed'] }) status: string;
-  @ApiProperty() attemptCount: number;
-  @ApiProperty({ nullable: true, type: 'string', format: 'date-time' }) nextAttemptAt: string | null;
+  @ApiProperty({ type: 'integer', minimum: 0 }) attemptCount: number;
+  @ApiProperty(nullableTimestamp) nextAttemptAt: string | null;
   @ApiProperty({ nullable: true, type: 'string' }) lastError: string | null;
   @ApiProperty(uuid) companyId: string;
-  @ApiProperty({ format: 'date-time' }) createdAt: string;
-  @ApiProperty({ nullable: true, type: 'string', format: 'date-time' }) deliveredAt: string | null;
+  @ApiProperty(timestamp) createdAt: string;
+  @ApiProperty(nullableTimestamp) deliveredAt: string | null;
 }
 
 export class CallbackWithAttemptsResponse extends CallbackMessageResponse {
@@ -162,11 +174,21 @@ export class CallbackWithAttemptsResponse extends CallbackMessageResponse {
 
 export class CallbackPageResponse {
   @ApiProperty({ type: [CallbackMessageResponse] }) items: CallbackMessageResponse[];
-  @ApiProperty({ nullable: true, type: 'string' }) nextCursor: string | null;
+  @ApiProperty({ nullable: true, type: 'string', description: 'opaque; null on the last page' }) nextCursor: string | null;
 }
 
 export class RedeliverCountResponse {
-  @ApiProperty() count: number;
+  @ApiProperty({ type: 'integer', minimum: 0 }) count: number;
+}
+
+export class HealthResponse {
+  @ApiProperty({ enum: ['ok'] }) status: string;
+}
+
+export class ReadinessResponse {
+  @ApiProperty({ enum: ['ok', 'unavailable'] }) status: string;
+  @ApiProperty({ enum: ['ok', 'unreachable'] }) database: string;
+  @ApiProperty({ enum: ['ok', 'unreachable'] }) redis: string;
 }
 
 export class SourceIpsResponse {

@@ -1,7 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsInt, IsISO4217CurrencyCode, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
+import { variantOnly } from '../common/api-variant-doc.js';
+import { MONEY_INPUT_PATTERN } from '../common/money.js';
 import { IsMoneyAmount } from '../common/validation.js';
 import { CREDIT_STATUSES, CreditStatus } from './credit-status.js';
+
+/** A callback URL property (API.md §3): absolute https (http only where allowed), no user-info, a public address. */
+export const CALLBACK_URL = { type: 'string', format: 'uri', maxLength: 2048 } as const;
 
 export class CreateCompanyDto {
   @ApiProperty({ example: 'Acme Trading Ltd' })
@@ -15,24 +20,24 @@ export class CreateCompanyDto {
   @Length(1, 100)
   registrationNumber?: string;
 
-  @ApiPropertyOptional({ example: 'EUR', default: 'EUR', description: 'ISO 4217 code' })
+  @ApiPropertyOptional({ pattern: '^[A-Z]{3}$', example: 'EUR', default: 'EUR', description: 'ISO 4217 code' })
   @IsOptional()
   @IsISO4217CurrencyCode()
   currency?: string;
 
-  @ApiPropertyOptional({ description: 'Variant A only: organization callback URL' })
+  @ApiPropertyOptional({ ...CALLBACK_URL, description: 'URL receiving CreditLimitUpdated (0) and CreditBalanceUpdated (2)', ...variantOnly('A') })
   @IsOptional()
   @IsString()
   callback?: string;
 
-  @ApiPropertyOptional({ description: 'Variant B only: organization callback URL' })
+  @ApiPropertyOptional({ ...CALLBACK_URL, description: 'URL receiving CreditLimitUpdated (0) and CreditBalanceUpdated (2)', ...variantOnly('B') })
   @IsOptional()
   @IsString()
   status_callback?: string;
 }
 
 export class UpdateCreditDto {
-  @ApiPropertyOptional({ example: '50000.00' })
+  @ApiPropertyOptional({ pattern: MONEY_INPUT_PATTERN, example: '50000.00', description: 'decimal string, at least 0, at most 2 decimals' })
   @IsOptional()
   @Matches(/^(0|[1-9]\d{0,14})(\.\d{1,2})?$/, { message: 'creditLimit must be a decimal string of at least 0 with at most 2 decimals' })
   creditLimit?: string;
@@ -42,12 +47,12 @@ export class UpdateCreditDto {
   @IsIn(CREDIT_STATUSES)
   creditStatus?: CreditStatus;
 
-  @ApiPropertyOptional({ example: '7.50', description: 'percent per year' })
+  @ApiPropertyOptional({ pattern: '^(0|[1-9]\\d{0,2})(\\.\\d{1,2})?$', example: '7.50', description: 'percent per year, 0 to 999.99' })
   @IsOptional()
   @Matches(/^(0|[1-9]\d{0,2})(\.\d{1,2})?$/, { message: 'annualInterestRate must be a decimal string from 0 to 999.99 with at most 2 decimals' })
   annualInterestRate?: string;
 
-  @ApiPropertyOptional({ example: 30 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 3650, example: 30 })
   @IsOptional()
   @IsInt()
   @Min(1)
@@ -56,7 +61,7 @@ export class UpdateCreditDto {
 }
 
 export class AmountDto {
-  @ApiProperty({ example: '1500.00' })
+  @ApiProperty({ pattern: MONEY_INPUT_PATTERN, example: '1500.00', description: 'decimal string above 0, at most 2 decimals ("1500", "1500.5", "1500.50")' })
   @IsMoneyAmount()
   amount: string;
 }

@@ -1,5 +1,6 @@
 import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { HealthResponse, ReadinessResponse } from '../common/responses.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
@@ -15,12 +16,17 @@ export class HealthController {
   ) {}
 
   /** The process is alive. */
+  @ApiOperation({ summary: 'The process is alive (no authentication)' })
+  @ApiResponse({ status: 200, type: HealthResponse, description: 'alive' })
   @Get('health')
   health() {
     return { status: 'ok' };
   }
 
   /** PostgreSQL and Redis answer. */
+  @ApiOperation({ summary: 'PostgreSQL and Redis are reachable (no authentication)' })
+  @ApiResponse({ status: 200, type: ReadinessResponse, description: 'ready' })
+  @ApiResponse({ status: 503, type: ReadinessResponse, description: 'PostgreSQL or Redis does not answer within 2 s' })
   @Get('ready')
   async ready() {
     const timeout = <T>(p: Promise<T>) =>

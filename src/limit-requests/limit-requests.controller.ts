@@ -1,7 +1,7 @@
-import { Doc } from '../common/api-doc.js';
+import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
 import { LimitRequestResponse, LimitRequestStatusResponse } from '../common/responses.js';
 import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post, UseGuards, UseInterceptors } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
 import { AdminGuard, CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
 import { Partner } from '../partners/partner.entity.js';
@@ -12,32 +12,36 @@ import { LimitRequestsService } from './limit-requests.service.js';
 const uuid = new ParseUUIDPipe();
 
 @ApiTags('limit requests')
-@ApiBearerAuth()
+@ApiPartner()
 @UseGuards(PartnerGuard)
 @Controller('v1/companies/:companyId/limit-requests')
 export class LimitRequestsController {
   constructor(private readonly limits: LimitRequestsService) {}
 
-  @Doc('Request a credit limit', LimitRequestResponse, [400, 401, 404, 413, 422], { status: 201, idempotent: true })
+  @Doc('Request a credit limit', LimitRequestResponse, [400, 404, 413, { 422: 'the company credit is closed' }], {
+    status: 201,
+    idempotent: true,
+    callbacks: [{ property: 'status_callback', messages: 'LimitRequestStatusChanged (3) when the limit request status changes' }],
+  })
   @Post()
   @UseInterceptors(IdempotencyInterceptor)
   async create(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Body() dto: CreateLimitRequestDto) {
     return limitRequestView(await this.limits.create(p.id, companyId, dto));
   }
 
-  @Doc('Read a limit request', LimitRequestResponse, [400, 401, 404])
+  @Doc('Read a limit request', LimitRequestResponse, [400, 404])
   @Get(':limitRequestId')
   async get(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('limitRequestId', uuid) id: string) {
     return limitRequestView(await this.limits.get(p.id, companyId, id));
   }
 
-  @Doc('Read a limit request status', LimitRequestStatusResponse, [400, 401, 404])
+  @Doc('Read a limit request status', LimitRequestStatusResponse, [400, 404])
   @Get(':limitRequestId/status')
   async status(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('limitRequestId', uuid) id: string) {
     return limitRequestStatusView(await this.limits.get(p.id, companyId, id));
   }
 
-  @Doc('Cancel a pending limit request (callback 3)', LimitRequestResponse, [400, 401, 404, 409])
+  @Doc('Cancel a pending limit request (callback 3)', LimitRequestResponse, [400, 404, 409, 413])
   @Post(':limitRequestId/cancel')
   @HttpCode(200)
   async cancel(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('limitRequestId', uuid) id: string) {
@@ -46,20 +50,26 @@ export class LimitRequestsController {
 }
 
 @ApiTags('operator')
-@ApiBearerAuth()
+@ApiOperator()
 @UseGuards(AdminGuard)
 @Controller('admin/v1/limit-requests')
 export class LimitRequestsAdminController {
   constructor(private readonly limits: LimitRequestsService) {}
 
-  @Doc('Approve: sets the credit limit, activates pending credit (callbacks 3, 0, 2)', LimitRequestResponse, [400, 401, 404, 409, 422])
+  @Doc('Approve: sets the credit limit, activates pending credit (callbacks 3, 0, 2)', LimitRequestResponse, [
+    400,
+    404,
+    409,
+    413,
+    { 422: 'the company credit is closed, or the amount is below the borrowed amount' },
+  ])
   @Post(':limitRequestId/approve')
   @HttpCode(200)
   async approve(@Param('limitRequestId', uuid) id: string) {
     return limitRequestView(await this.limits.approve(id));
   }
 
-  @Doc('Reject a pending limit request (callback 3)', LimitRequestResponse, [400, 401, 404, 409])
+  @Doc('Reject a pending limit request (callback 3)', LimitRequestResponse, [400, 404, 409, 413])
   @Post(':limitRequestId/reject')
   @HttpCode(200)
   async reject(@Param('limitRequestId', uuid) id: string) {

@@ -1,7 +1,7 @@
-import { Doc } from '../common/api-doc.js';
+import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
 import { LoanResponse } from '../common/responses.js';
 import { Body, Controller, Get, Param, ParseUUIDPipe, Post, UseGuards, UseInterceptors } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
 import { AdminGuard, CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
 import { Partner } from '../partners/partner.entity.js';
@@ -12,13 +12,13 @@ import { LoansService } from './loans.service.js';
 const uuid = new ParseUUIDPipe();
 
 @ApiTags('loans')
-@ApiBearerAuth()
+@ApiPartner()
 @UseGuards(PartnerGuard)
 @Controller('v1/companies/:companyId/loans')
 export class LoansController {
   constructor(private readonly loans: LoansService) {}
 
-  @Doc('Read a loan with its payments', LoanResponse, [400, 401, 404])
+  @Doc('Read a loan with its payments', LoanResponse, [400, 404])
   @Get(':loanId')
   async get(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('loanId', uuid) id: string) {
     return loanView(await this.loans.get(p.id, companyId, id));
@@ -26,13 +26,16 @@ export class LoansController {
 }
 
 @ApiTags('operator')
-@ApiBearerAuth()
+@ApiOperator()
 @UseGuards(AdminGuard)
 @Controller('admin/v1/loans')
 export class LoansAdminController {
   constructor(private readonly loans: LoansService) {}
 
-  @Doc('Register a payment (callbacks 4, 1 when repaid, 2)', LoanResponse, [400, 401, 404, 413, 422], { status: 201, idempotent: true })
+  @Doc('Register a payment (callbacks 4, 1 when repaid, 2)', LoanResponse, [400, 404, 413, { 422: 'the amount exceeds the outstanding amount' }], {
+    status: 201,
+    idempotent: true,
+  })
   @Post(':loanId/payments')
   @UseInterceptors(IdempotencyInterceptor)
   async registerPayment(@Param('loanId', uuid) id: string, @Body() dto: RegisterPaymentDto) {

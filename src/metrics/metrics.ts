@@ -1,5 +1,5 @@
 import { Controller, Get, Header, Injectable } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
@@ -78,6 +78,9 @@ export class MetricsController {
   constructor(private readonly metrics: Metrics) {}
 
   /** Prometheus text format; unauthenticated like /health: expose it on the internal network only. */
+  @ApiOperation({ summary: 'Prometheus metrics, text format (no authentication: keep it on the internal network)' })
+  @ApiProduces('text/plain')
+  @ApiResponse({ status: 200, description: 'Prometheus text exposition format 0.0.4', schema: { type: 'string' } })
   @Get('metrics')
   @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
   metricsText(): Promise<string> {

@@ -1,7 +1,7 @@
-import { Doc } from '../common/api-doc.js';
+import { ApiOperator, Doc } from '../common/api-doc.js';
 import { PartnerCreatedResponse, SigningSecretResponse } from '../common/responses.js';
 import { Body, Controller, HttpCode, Param, ParseUUIDPipe, Post, UseGuards, UseInterceptors } from '@nestjs/common';
-import { ApiBearerAuth, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ApiProperty, ApiTags } from '@nestjs/swagger';
 import { IsString, Length } from 'class-validator';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
 import { AdminGuard } from './auth.guards.js';
@@ -15,14 +15,14 @@ export class CreatePartnerDto {
 }
 
 @ApiTags('operator')
-@ApiBearerAuth()
+@ApiOperator()
 @UseGuards(AdminGuard)
 @Controller('admin/v1/partners')
 export class PartnersController {
   constructor(private readonly partners: PartnersService) {}
 
   /** Returns the partner with its apiKey and signingSecret: shown this once only. */
-  @Doc('Create a partner: apiKey and signingSecret are shown once', PartnerCreatedResponse, [400, 401, 413], { status: 201, idempotent: true })
+  @Doc('Create a partner: apiKey and signingSecret are shown once', PartnerCreatedResponse, [400, 413], { status: 201, idempotent: true })
   @Post()
   @UseInterceptors(IdempotencyInterceptor)
   async create(@Body() dto: CreatePartnerDto) {
@@ -30,7 +30,7 @@ export class PartnersController {
     return { ...p, createdAt: p.createdAt.toISOString() };
   }
 
-  @Doc('Rotate the signing secret (the old one signs too for 24 h)', SigningSecretResponse, [400, 401, 404])
+  @Doc('Rotate the signing secret (the old one signs too for 24 h)', SigningSecretResponse, [400, 404, 413])
   @Post(':partnerId/rotate-signing-secret')
   @HttpCode(200)
   rotate(@Param('partnerId', ParseUUIDPipe) id: string) {

@@ -1,14 +1,14 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString } from 'class-validator';
-import { AmountDto } from '../companies/company.dto.js';
+import { AmountDto, CALLBACK_URL } from '../companies/company.dto.js';
 
 export class CreateWithdrawalDto extends AmountDto {
-  @ApiPropertyOptional({ description: 'URL receiving WithdrawalRequestStatusChanged (1)' })
+  @ApiPropertyOptional({ ...CALLBACK_URL, description: 'URL receiving WithdrawalRequestStatusChanged (1)' })
   @IsOptional()
   @IsString()
   status_callback?: string;
 
-  @ApiPropertyOptional({ description: 'URL receiving LoanPaymentRegistered (4) for the loan created at pay-out' })
+  @ApiPropertyOptional({ ...CALLBACK_URL, description: 'URL receiving LoanPaymentRegistered (4) for the loan created at pay-out' })
   @IsOptional()
   @IsString()
   loan_status_callback?: string;

@@ -1,9 +1,9 @@
-import { Doc } from '../common/api-doc.js';
+import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
 import { WithdrawalResponse, WithdrawalStatusResponse } from '../common/responses.js';
 import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post, UseGuards, UseInterceptors } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiTags } from '@nestjs/swagger';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
-import { OnlyVariant } from '../config/variant.guard.js';
+import { OnlyVariant } from '../config/variant-controllers.js';
 import { AdminGuard, CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
 import { Partner } from '../partners/partner.entity.js';
 import { CreateWithdrawalDto } from './withdrawal.dto.js';
@@ -16,26 +16,33 @@ const uuid = new ParseUUIDPipe();
 abstract class WithdrawalsRoutes {
   constructor(protected readonly withdrawals: WithdrawalsService) {}
 
-  @Doc('Request a withdrawal', WithdrawalResponse, [400, 401, 404, 413, 422], { status: 201, idempotent: true })
+  @Doc('Request a withdrawal', WithdrawalResponse, [400, 404, 413, { 422: 'the company credit is not active, or the amount exceeds the credit balance' }], {
+    status: 201,
+    idempotent: true,
+    callbacks: [
+      { property: 'status_callback', messages: 'WithdrawalRequestStatusChanged (1) when the withdrawal request status changes' },
+      { property: 'loan_status_callback', messages: 'LoanPaymentRegistered (4) when a payment is registered on its loan' },
+    ],
+  })
   @Post()
   @UseInterceptors(IdempotencyInterceptor)
   async create(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Body() dto: CreateWithdrawalDto) {
     return withdrawalView(await this.withdrawals.create(p.id, companyId, dto));
   }
 
-  @Doc('Read a withdrawal request', WithdrawalResponse, [400, 401, 404])
+  @Doc('Read a withdrawal request', WithdrawalResponse, [400, 404])
   @Get(':withdrawalRequestId')
   async get(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('withdrawalRequestId', uuid) id: string) {
     return withdrawalView(await this.withdrawals.get(p.id, companyId, id));
   }
 
-  @Doc('Read a withdrawal request status', WithdrawalStatusResponse, [400, 401, 404])
+  @Doc('Read a withdrawal request status', WithdrawalStatusResponse, [400, 404])
   @Get(':withdrawalRequestId/status')
   async status(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('withdrawalRequestId', uuid) id: string) {
     return withdrawalStatusView(await this.withdrawals.get(p.id, companyId, id));
   }
 
-  @Doc('Cancel a created or accepted withdrawal request (callback 1)', WithdrawalResponse, [400, 401, 404, 409])
+  @Doc('Cancel a created or accepted withdrawal request (callback 1)', WithdrawalResponse, [400, 404, 409, 413])
   @Post(':withdrawalRequestId/cancel')
   @HttpCode(200)
   async cancel(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('withdrawalRequestId', uuid) id: string) {
@@ -43,8 +50,8 @@ abstract class WithdrawalsRoutes {
   }
 }
 
-@ApiTags('withdrawal requests (variant A)')
-@ApiBearerAuth()
+@ApiTags('withdrawal requests')
+@ApiPartner()
 @OnlyVariant('A')
 @UseGuards(PartnerGuard)
 @Controller('v1/companies/:companyId/withdrawal-requests')
@@ -54,8 +61,8 @@ export class WithdrawalsControllerA extends WithdrawalsRoutes {
   }
 }
 
-@ApiTags('withdrawal requests (variant B)')
-@ApiBearerAuth()
+@ApiTags('withdrawal requests')
+@ApiPartner()
 @OnlyVariant('B')
 @UseGuards(PartnerGuard)
 @Controller('v1/companies/:companyId/withdrawal')
@@ -66,27 +73,33 @@ export class WithdrawalsControllerB extends WithdrawalsRoutes {
 }
 
 @ApiTags('operator')
-@ApiBearerAuth()
+@ApiOperator()
 @UseGuards(AdminGuard)
 @Controller('admin/v1/withdrawal-requests')
 export class WithdrawalsAdminController {
   constructor(private readonly withdrawals: WithdrawalsService) {}
 
-  @Doc('Accept (callback 1)', WithdrawalResponse, [400, 401, 404, 409, 422])
+  @Doc('Accept (callback 1)', WithdrawalResponse, [400, 404, 409, 413, { 422: 'the company credit is not active, or the amount exceeds the credit balance' }])
   @Post(':withdrawalRequestId/accept')
   @HttpCode(200)
   async accept(@Param('withdrawalRequestId', uuid) id: string) {
     return withdrawalView(await this.withdrawals.accept(id));
   }
 
-  @Doc('Reject (callback 1)', WithdrawalResponse, [400, 401, 404, 409])
+  @Doc('Reject (callback 1)', WithdrawalResponse, [400, 404, 409, 413])
   @Post(':withdrawalRequestId/reject')
   @HttpCode(200)
   async reject(@Param('withdrawalRequestId', uuid) id: string) {
     return withdrawalView(await this.withdrawals.reject(id));
   }
 
-  @Doc('Pay out: creates the loan, draws the balance (callbacks 1, 2)', WithdrawalResponse, [400, 401, 404, 409, 422])
+  @Doc('Pay out: creates the loan, draws the balance (callbacks 1, 2)', WithdrawalResponse, [
+    400,
+    404,
+    409,
+    413,
+    { 422: 'the company credit is not active, or the amount exceeds the credit balance' },
+  ])
   @Post(':withdrawalRequestId/pay-out')
   @HttpCode(200)
   async payOut(@Param('withdrawalRequestId', uuid) id: string) {
