@@ -8,6 +8,7 @@ import { PARTNER_RATE_LIMIT } from '../../src/partners/rate-limiter.js';
 import { AppConfig, loadConfig } from '../../src/config/app-config.js';
 import { deletePrefixKeys, withRedisOnce } from '../../src/database/redis.js';
 import { setupApp } from '../../src/setup-app.js';
+import { ApiContract, checked, loadApiContract } from './openapi-contract.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 const BASE_DB = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/funding_service_test';
@@ -16,6 +17,8 @@ export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6
 export interface TestApp {
   app: INestApplication;
   config: AppConfig;
+  /** The service's /docs-json, which every response of the requests below is checked against. */
+  contract: ApiContract;
   http: () => ReturnType<typeof request>;
   admin: (method: 'get' | 'post' | 'patch', path: string, body?: object) => request.Test;
   as: (apiKey: string, method: 'get' | 'post' | 'patch', path: string, body?: object) => request.Test;
@@ -47,10 +50,12 @@ export async function startTestApp(
   const direct = new URL(BASE_DB);
   direct.pathname = new URL(config.databaseUrl).pathname;
   const pg = new Client({ connectionString: direct.toString() });
+  let contract: ApiContract;
   try {
     setupApp(app, config);
     await app.init();
     await pg.connect();
+    contract = await loadApiContract((await request(app.getHttpServer()).get('/docs-json').expect(200)).body);
   } catch (e) {
     await app.close().catch(() => undefined);
     await pg.end().catch(() => undefined);
@@ -58,13 +63,22 @@ export async function startTestApp(
   }
   const server = app.getHttpServer();
   const send = (auth: string, method: 'get' | 'post' | 'patch', path: string, body?: object) => {
-    const r = request(server)[method](path).set('Authorization', auth);
+    const r = checked(request(server)[method](path), contract).set('Authorization', auth);
     return body === undefined ? r : r.send(body);
   };
+  // Every request method of the agent returns a checked request.
+  const http = () =>
+    new Proxy(request(server), {
+      get: (agent, key, receiver) => {
+        const value = Reflect.get(agent, key, receiver);
+        return typeof value === 'function' ? (...args: unknown[]) => checked(value.apply(agent, args), contract) : value;
+      },
+    });
   return {
     app,
     config,
-    http: () => request(server),
+    contract,
+    http,
     admin: (method, path, body) => send(`Bearer ${ADMIN_TOKEN}`, method, path, body),
     as: (apiKey, method, path, body) => send(`Bearer ${apiKey}`, method, path, body),
     sql: async (text, params) => (await pg.query(text, params as unknown[])).rows,
