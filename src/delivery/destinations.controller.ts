@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
-import { Doc } from '../common/api-doc.js';
+import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
 import { AdminGuard, CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
 import { Partner } from '../partners/partner.entity.js';
 import type { DestinationState } from './destination-gate.js';
@@ -13,12 +13,12 @@ export class DestinationResponse {
   @ApiProperty({ example: 'https://hooks.example.com', description: "a callback URL's origin (scheme, host, port): never a path or query" })
   origin: string;
   @ApiProperty({ enum: STATES }) state: DestinationState;
-  @ApiProperty({ description: 'consecutive failed attempts (timeout, network error, 5xx, 429)' }) consecutiveFailures: number;
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'consecutive failed attempts (timeout, network error, 5xx, 429)' }) consecutiveFailures: number;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) openedAt: string | null;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'when the next probe goes (open circuit)' }) nextProbeAt: string | null;
   @ApiProperty({ type: 'string', nullable: true }) lastError: string | null;
-  @ApiProperty({ description: 'callbacks waiting for this destination (no free slot, or the circuit open)' }) waiting: number;
-  @ApiProperty({ description: 'callbacks holding one of its delivery slots (queued or being attempted)' }) inFlight: number;
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'callbacks waiting for this destination (no free slot, or the circuit open)' }) waiting: number;
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'callbacks holding one of its delivery slots (queued or being attempted)' }) inFlight: number;
 }
 
 export class DestinationListResponse {
@@ -45,20 +45,20 @@ export class ProbeDestinationDto {
 }
 
 @ApiTags('operator: destinations')
-@ApiBearerAuth()
+@ApiOperator()
 @UseGuards(AdminGuard)
 @Controller('admin/v1/destinations')
 export class DestinationsAdminController {
   constructor(private readonly destinations: DestinationsService) {}
 
-  @Doc('Destinations (callback URL origins) with their circuit state, waiting and in-flight callbacks', DestinationListResponse, [400, 401])
+  @Doc('Destinations (callback URL origins) with their circuit state, waiting and in-flight callbacks', DestinationListResponse, [400])
   @Get()
   async list(@Query() q: ListDestinationsQuery) {
     return { items: await this.destinations.list(q) };
   }
 
   /** Probes an open destination within a second instead of at its next probe time. */
-  @Doc('Probe an open destination now', null, [400, 401, 404, 409], { status: 202 })
+  @Doc('Probe an open destination now', null, [400, { 404: 'no destination with this origin', 409: 'the destination is not open' }, 413], { status: 202 })
   @Post('probe')
   @HttpCode(202)
   async probe(@Body() dto: ProbeDestinationDto): Promise<void> {
@@ -67,13 +67,13 @@ export class DestinationsAdminController {
 }
 
 @ApiTags('callbacks')
-@ApiBearerAuth()
+@ApiPartner()
 @UseGuards(PartnerGuard)
 @Controller('v1/callbacks/destinations')
 export class PartnerDestinationsController {
   constructor(private readonly destinations: DestinationsService) {}
 
-  @Doc("The partner's destinations: circuit state, and its own waiting and in-flight callbacks", DestinationListResponse, [401, 429])
+  @Doc("The partner's destinations: circuit state, and its own waiting and in-flight callbacks", DestinationListResponse, [])
   @Get()
   async list(@CurrentPartner() partner: Partner) {
     return { items: await this.destinations.listForPartner(partner.id) };
