@@ -2,6 +2,7 @@ import { INestApplication, ValidationPipe } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
 import type { Server } from 'node:http';
+import { CallbacksAdminService } from './callbacks/callbacks-admin.service.js';
 import { mountQueueDashboard } from './delivery/queue-dashboard.js';
 import { CallbackBody } from './common/responses.js';
 import { AppConfig } from './config/app-config.js';
@@ -34,7 +35,10 @@ export function setupApp(app: INestApplication, config: AppConfig): void {
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000; // Node wants it above keepAliveTimeout
   app.use(jsonBody());
-  if (config.role !== 'worker') mountQueueDashboard(app, config);
+  if (config.role !== 'worker') {
+    const callbacks = app.get(CallbacksAdminService);
+    mountQueueDashboard(app, config, { redeliver: (id) => callbacks.redeliver(id), attemptNow: (ids) => callbacks.attemptNow(ids) });
+  }
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
   const names = VARIANTS[config.variant];
   const doc = new DocumentBuilder()

@@ -79,6 +79,14 @@ export class CallbacksAdminService {
     await this.db.query(`SELECT pg_notify($1, '')`, [CALLBACKS_CHANNEL]);
   }
 
+  /**
+   * Makes pending callbacks due now, keeping their schedule (the dashboard's Promote): the worker
+   * then attempts them instead of putting them back until their `next_attempt_at`.
+   */
+  async attemptNow(ids: string[]): Promise<void> {
+    await this.db.query(`UPDATE callbacks SET next_attempt_at = now() WHERE id = ANY($1::uuid[]) AND status = 'pending'`, [ids]);
+  }
+
   /** Redelivers every failed callback, optionally only those created since a time or of one company. */
   async redeliverFailed(f: { since?: Date; companyId?: string }): Promise<number> {
     const [rows]: [{ id: string }[], number] = await this.db.query(

@@ -2,18 +2,29 @@ import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { createRedis, redisNamespace, RedisConnection } from '../database/redis.js';
+import { callbackJobName } from './delivery-journal.js';
 
 /**
- * Queue and job names are part of the data in Redis: renaming them strands queued jobs, so
- * they are frozen here. Job ids are callback ids (UUIDs): BullMQ keys are `prefix:queue:id`,
- * which is why an id must never contain ':'.
+ * The queue name is part of the data in Redis: renaming it strands queued jobs, so it is frozen
+ * here. Job ids are callback ids (UUIDs): BullMQ keys are `prefix:queue:id`, which is why an id
+ * must never contain ':'. Job names are for the dashboard only (callbackJobName): the worker
+ * takes every job of the queue whatever its name.
  */
 export const CALLBACK_QUEUE = 'callbacks';
-export const DELIVER_JOB = 'deliver';
 
 /** Job data is the callback id only: BullMQ stores job data in clear, so no bodies or secrets. */
 export interface DeliverJobData {
   callbackId: string;
+}
+
+/** What a job is made of: the id, when it is due, and what names it on the dashboard. */
+export interface QueuedCallback {
+  id: string;
+  nextAttemptAt: Date | null;
+  message: number;
+  companyId: string;
+  /** The callback URL's origin (callbacks.destination). */
+  destination: string;
 }
 
 @Injectable()
@@ -33,12 +44,12 @@ export class CallbackQueue implements OnModuleDestroy {
   }
 
   /** Adds one job per callback; an id already queued is left as it is (BullMQ ignores it). */
-  async add(rows: { id: string; nextAttemptAt: Date | null }[]): Promise<void> {
+  async add(rows: QueuedCallback[]): Promise<void> {
     if (rows.length === 0) return;
     const now = Date.now();
     await this.queue.addBulk(
       rows.map((r) => ({
-        name: DELIVER_JOB,
+        name: callbackJobName(r),
         data: { callbackId: r.id },
         opts: { jobId: r.id, delay: Math.max(0, (r.nextAttemptAt?.getTime() ?? now) - now) },
       })),
