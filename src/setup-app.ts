@@ -3,6 +3,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
 import type { Server } from 'node:http';
 import { CallbacksAdminService } from './callbacks/callbacks-admin.service.js';
+import { DestinationsService } from './delivery/destinations.service.js';
 import { mountQueueDashboard } from './delivery/queue-dashboard.js';
 import { CallbackBody } from './common/responses.js';
 import { AppConfig } from './config/app-config.js';
@@ -37,7 +38,12 @@ export function setupApp(app: INestApplication, config: AppConfig): void {
   app.use(jsonBody());
   if (config.role !== 'worker') {
     const callbacks = app.get(CallbacksAdminService);
-    mountQueueDashboard(app, config, { redeliver: (id) => callbacks.redeliver(id), attemptNow: (ids) => callbacks.attemptNow(ids) });
+    const destinations = app.get(DestinationsService);
+    mountQueueDashboard(app, config, {
+      redeliver: (id) => callbacks.redeliver(id),
+      attemptNow: (ids) => callbacks.attemptNow(ids),
+      destinations: () => destinations.list({}),
+    });
   }
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
   const names = VARIANTS[config.variant];

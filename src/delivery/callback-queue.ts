@@ -37,7 +37,7 @@ export class CallbackQueue implements OnModuleDestroy {
     this.queue = new Queue<DeliverJobData>(CALLBACK_QUEUE, {
       connection: this.redis,
       prefix: redisNamespace(config.queuePrefix),
-      defaultJobOptions: { removeOnComplete: true, removeOnFail: true },
+      // No removeOnComplete/removeOnFail here: the worker's options keep the dashboard's window.
     });
     // Redis outages surface as failed adds (the relay retries); keep them out of the crash path.
     this.queue.on('error', () => undefined);
@@ -56,7 +56,18 @@ export class CallbackQueue implements OnModuleDestroy {
     );
   }
 
-  /** Drops a waiting or delayed job (not an active one) so a redelivery starts afresh. */
+  /**
+   * Drops the finished (completed or failed) jobs of these callbacks: the dashboard keeps finished
+   * jobs for a while, and BullMQ ignores an add whose id is still there. Two commands whatever
+   * the count; only ids found finished cost a removal.
+   */
+  async removeFinished(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const [completed, failed] = await Promise.all([this.redis.zmscore(this.queue.keys.completed, ...ids), this.redis.zmscore(this.queue.keys.failed, ...ids)]);
+    await Promise.all(ids.filter((_, i) => completed[i] !== null || failed[i] !== null).map((id) => this.remove(id)));
+  }
+
+  /** Drops a waiting, delayed or finished job (not an active one) so a redelivery starts afresh. */
   async remove(id: string): Promise<void> {
     await this.queue.remove(id).catch(() => 0);
   }

@@ -193,6 +193,8 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
               WHERE status = 'pending' AND enqueued_at IS NOT NULL AND next_attempt_at < now() - interval '${OVERDUE_GRACE}'
               ORDER BY next_attempt_at LIMIT ${BATCH}`,
     });
+    // A finished job kept for the dashboard would make BullMQ ignore the add.
+    await this.queue.removeFinished(rows.map((r) => r.id));
     await this.queue.add(rows.map(queued));
     return rows.length;
   }

@@ -53,3 +53,26 @@ export function dashboardPage(html: string): string {
     .replace(/<link\b[^>]*\bhref="https?:\/\/[^"]*"[^>]*>\s*/gi, '')
     .replace('</head>', `<style id="funding-dashboard">${DASHBOARD_CSS}</style></head>`);
 }
+
+export interface CircuitView {
+  origin: string;
+  state: string;
+  openedAt: string | null;
+  nextProbeAt: string | null;
+  lastError: string | null;
+  waiting: number;
+}
+
+/**
+ * Destinations with an open circuit, as the queue's description (shown under the queue's name on
+ * every page of the dashboard): their callbacks wait in PostgreSQL, not in the queue, so without
+ * this line an operator would see nothing of an outage.
+ */
+export function circuitsDescription(destinations: CircuitView[]): string {
+  const open = destinations.filter((d) => d.state !== 'closed');
+  if (open.length === 0) return 'All destinations closed (healthy).';
+  const one = (d: CircuitView) =>
+    `${d.origin} ${d.state.replace('_', '-')} since ${d.openedAt ?? '?'}, ${d.waiting} waiting, next probe ${d.nextProbeAt ?? '?'}` +
+    (d.lastError ? ` (last error: ${d.lastError})` : '');
+  return `Open circuits (${open.length}): ${open.map(one).join('; ')}.`;
+}

@@ -1,3 +1,4 @@
+import { Job, KeepJobs, UnrecoverableError } from 'bullmq';
 import { CallbackMessage } from '../callbacks/callback-message.js';
 
 /**
@@ -44,4 +45,30 @@ export function attemptLogLine(a: AttemptEntry): string {
   const what =
     a.outcome.action === 'delivered' ? 'delivered' : a.outcome.action === 'retry' ? `retry at ${a.outcome.at.toISOString()}` : `failed: ${a.outcome.reason}`;
   return withoutUrlPaths(`attempt ${a.number}: ${answer} in ${a.durationMs} ms from ${a.sourceAddress ?? 'unknown address'} → ${what}`);
+}
+
+/**
+ * Writes the attempt, if one was made, to the job's log. Not awaited: the line goes down the
+ * worker's Redis connection ahead of the job's next move (delayed, completed, failed), so it adds
+ * no round trip to the delivery; a lost line costs nothing but the line.
+ */
+export function journal(job: Pick<Job, 'log'>, result: { attempt?: AttemptEntry } | { delivered: AttemptEntry } | { failed: AttemptEntry }): void {
+  const attempt = 'delivered' in result ? result.delivered : 'failed' in result ? result.failed : result.attempt;
+  if (attempt) job.log(attemptLogLine(attempt)).catch(() => undefined);
+}
+
+/**
+ * A dead letter as BullMQ's failed job: never retried by BullMQ (the dashboard's Retry is a
+ * redelivery), its error the callback's last error. The stack is the reason alone: the Error tab
+ * shows the stack, and ours would only show this service's file paths.
+ */
+export function deadLetter(reason: string): UnrecoverableError {
+  const e = new UnrecoverableError(withoutUrlPaths(reason));
+  e.stack = e.message;
+  return e;
+}
+
+/** A dashboard window as BullMQ's keep-jobs option (age in seconds). */
+export function keepJobs(w: { count: number; ageMs: number }): KeepJobs {
+  return { count: w.count, age: Math.ceil(w.ageMs / 1000) };
 }

@@ -9,7 +9,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppConfig } from '../config/app-config.js';
 import { isOperator } from '../partners/auth.guards.js';
 import { CallbackQueue } from './callback-queue.js';
-import { dashboardPage, dashboardRequestAllowed, SWITCHED_OFF } from './dashboard-policy.js';
+import { CircuitView, circuitsDescription, dashboardPage, dashboardRequestAllowed, SWITCHED_OFF } from './dashboard-policy.js';
 
 export const DASHBOARD_PATH = '/admin/queues';
 
@@ -22,7 +22,13 @@ export interface DashboardActions {
   redeliver(callbackId: string): Promise<void>;
   /** Promote on a delayed job: make the callback's next attempt due now. */
   attemptNow(callbackIds: string[]): Promise<void>;
+  /** Every destination with its circuit state (for the queue's description). */
+  destinations(): Promise<CircuitView[]>;
 }
+
+const DESCRIPTION = 'Callback deliveries: job id = callback id = webhook-id.';
+/** The description (open circuits) is refreshed at most this often, on the dashboard's polls. */
+const CIRCUITS_REFRESH_MS = 2000;
 
 /**
  * bull-board's BullMQ adapter with the callbacks' semantics: Retry and Promote go through the
@@ -38,7 +44,25 @@ export class CallbackQueueAdapter extends BullMQAdapter {
   ) {
     // Not read-only (Retry and Promote stay), no retry of completed jobs (a completed job is a
     // delivered callback; the operator API redelivers those).
-    super(bull, { readOnlyMode: false, allowRetries: true, allowCompletedRetries: false, description: 'callback deliveries (job id = callback id = webhook-id)' } as never);
+    super(bull, { readOnlyMode: false, allowRetries: true, allowCompletedRetries: false, description: DESCRIPTION } as never);
+  }
+
+  private circuits = '';
+  private circuitsAt = 0;
+
+  override getDescription(): string {
+    return this.circuits ? `${DESCRIPTION} ${this.circuits}` : DESCRIPTION;
+  }
+
+  /** Reads the destinations' circuits again unless it was done within the last moments. */
+  async refreshCircuits(): Promise<void> {
+    if (Date.now() - this.circuitsAt < CIRCUITS_REFRESH_MS) return;
+    this.circuitsAt = Date.now();
+    try {
+      this.circuits = circuitsDescription(await this.actions.destinations());
+    } catch (e) {
+      this.circuits = `Destination states unavailable: ${(e as Error).message}`;
+    }
   }
 
   override async getJob(id: string): Promise<Job | undefined> {
@@ -148,9 +172,13 @@ export class CallbackQueueAdapter extends BullMQAdapter {
   }
 }
 
-/** Refuses, before bull-board runs them, the requests of actions that would bypass PostgreSQL. */
-export const dashboardHooks = (queue: Queue): BoardHooks => ({
+/**
+ * Refuses, before bull-board runs them, the requests of actions that would bypass PostgreSQL;
+ * refreshes the open circuits shown in the queue's description when the queues are polled.
+ */
+export const dashboardHooks = (queue: Queue, adapter?: CallbackQueueAdapter): BoardHooks => ({
   before: async (ctx: HookContext) => {
+    if (ctx.route === '/api/queues' && adapter) await adapter.refreshCircuits();
     const state = ctx.route === '/api/queues/:queueName/:jobId/retry' ? await queue.getJobState(String(ctx.request.params.jobId)) : undefined;
     if (dashboardRequestAllowed(ctx.method, ctx.route, { ...ctx.request.params, jobState: state })) return { allow: true };
     return { allow: false, status: 405, errorKey: 'ERRORS.QUEUE_READ_ONLY', message: SWITCHED_OFF };
@@ -162,11 +190,12 @@ export function mountQueueDashboard(app: INestApplication, config: AppConfig, ac
   const queue = app.get(CallbackQueue).queue;
   const adapter = new ExpressAdapter();
   adapter.setBasePath(DASHBOARD_PATH);
+  const queueAdapter = new CallbackQueueAdapter(queue, actions);
   createBullBoard({
-    queues: [new CallbackQueueAdapter(queue, actions)],
+    queues: [queueAdapter],
     serverAdapter: adapter,
     options: {
-      handlerHooks: dashboardHooks(queue),
+      handlerHooks: dashboardHooks(queue, queueAdapter),
       uiConfig: { boardTitle: 'Callback deliveries', hideDocsLink: true, jobDetails: { defaultTab: 'Logs' } },
     },
   });
