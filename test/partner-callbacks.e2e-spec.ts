@@ -159,6 +159,13 @@ describe("the partner's own delivery log (/v1/callbacks)", () => {
     await until(async () => (await statusOf(failed)) === 'delivered', { what: 'delivered after redelivery' });
   });
 
+  it('is in the OpenAPI document', async () => {
+    const paths = (await t.http().get('/docs-json').expect(200)).body.paths;
+    expect(paths['/v1/callbacks'].get.responses['200']).toBeDefined();
+    expect(paths['/v1/callbacks/{callbackId}'].get.responses['404']).toBeDefined();
+    expect(paths['/v1/callbacks/{callbackId}/redeliver'].post.responses['409']).toBeDefined();
+  });
+
   it('needs the partner key, while /v1/callbacks/source-ips stays public', async () => {
     await t.http().get('/v1/callbacks').expect(401);
     await t.http().get(`/v1/callbacks/${failed}`).expect(401);
