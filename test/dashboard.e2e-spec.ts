@@ -43,6 +43,8 @@ describe('the queue dashboard tells the truth about deliveries', () => {
     rx.answer = (h, _req, res) => {
       if (h.path === '/gone') return goneFixed ? res.writeHead(204).end() : res.writeHead(410).end('this endpoint is gone');
       if (h.path === '/later') return rx.on('/later').length === 1 ? res.writeHead(500).end('busy') : res.writeHead(204).end();
+      if (h.path.startsWith('/bulk-gone')) return rx.on(h.path).length === 1 ? res.writeHead(410).end() : res.writeHead(204).end();
+      if (h.path === '/bulk-later') return rx.on(h.path).length === 1 ? res.writeHead(500).end() : res.writeHead(204).end();
       res.writeHead(204).end();
     };
     down = await Receiver.start();
@@ -188,5 +190,22 @@ describe('the queue dashboard tells the truth about deliveries', () => {
     // The page needed nothing from the internet, and its scripts ran without errors.
     expect(browser.offLoopback).toEqual([]);
     expect(browser.pageErrors).toEqual([]);
+  });
+
+  it('Retry all on the Failed tab redelivers every failed job; Promote all attempts every delayed one now', async () => {
+    const dead: string[] = [];
+    for (const path of ['/bulk-gone-1', '/bulk-gone-2']) dead.push(await (await companyWithCallback(t, p, rx.url(path))).change());
+    const delayed = await (await companyWithCallback(t, p, rx.url('/bulk-later'))).change();
+    await until(async () => (await Promise.all(dead.map(state))).every((s) => s === 'failed'), { what: 'two failed jobs' });
+    await until(async () => (await state(delayed)) === 'delayed', { what: 'a delayed job' });
+
+    const retried = await t.http().put('/admin/queues/api/queues/callbacks/retry/failed').set('Authorization', BASIC).expect(200);
+    expect(retried.body).toEqual({ retried: 2, skipped: 0 });
+    await t.http().put('/admin/queues/api/queues/callbacks/promote').set('Authorization', BASIC).expect(200);
+    for (const [path, id] of [['/bulk-gone-1', dead[0]], ['/bulk-gone-2', dead[1]], ['/bulk-later', delayed]]) {
+      await until(() => rx.on(path).length === 2, { what: `the second attempt of ${path}` });
+      expect(rx.on(path).map((h) => h.headers['webhook-id'])).toEqual([id, id]);
+      await until(async () => (await row(id)).status === 'delivered', { what: `${path} delivered` });
+    }
   });
 });
