@@ -447,7 +447,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
       job.opts.removeOnComplete = true;
       return next ?? undefined;
     }
-    journal(job, next);
+    // A delivered job is logged only if kept (DASHBOARD_KEEP_COMPLETED=0: no bookkeeping at all).
+    if (!('delivered' in next) || this.config.dashboardKeep.completed.count > 0) journal(job, next);
     if ('retryAt' in next) {
       // Same job, same id, later: BullMQ keeps it delayed without counting a failure.
       await job.moveToDelayed(next.retryAt, token);
