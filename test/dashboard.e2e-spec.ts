@@ -64,9 +64,9 @@ describe('the queue dashboard tells the truth about deliveries', () => {
     const outage = await companyWithCallback(t, p, down.url('/hook'));
     for (let i = 0; i < 3; i++) await outage.change();
 
-    await until(async () => (await state(deadId)) === 'failed', { what: 'the dead letter as a failed job' });
-    await until(async () => (await state(delayedId)) === 'delayed' && (await row(delayedId)).next_attempt_at !== null, { what: 'a delayed job' });
-    await until(async () => (await Promise.all(deliveredIds.map(state))).every((s) => s === 'completed'), { what: 'completed jobs' });
+    await until(async () => (await state(deadId)) === 'failed', { what: 'the dead letter as a failed job', timeoutMs: 20000 });
+    await until(async () => (await state(delayedId)) === 'delayed' && (await row(delayedId)).next_attempt_at !== null, { what: 'a delayed job', timeoutMs: 20000 });
+    await until(async () => (await Promise.all(deliveredIds.map(state))).every((s) => s === 'completed'), { what: 'completed jobs', timeoutMs: 20000 });
   });
   afterAll(async () => {
     await browser?.close();
@@ -168,10 +168,10 @@ describe('the queue dashboard tells the truth about deliveries', () => {
     goneFixed = true;
     await actions.click();
     await confirm();
-    await until(() => rx.on('/gone').length === 2, { what: 'the redelivery at the receiver' });
+    await until(() => rx.on('/gone').length === 2, { what: 'the redelivery at the receiver', timeoutMs: 20000 });
     expect(rx.on('/gone').map((h) => h.headers['webhook-id'])).toEqual([deadId, deadId]);
-    await until(async () => (await row(deadId)).status === 'delivered', { what: 'delivered in the database' });
-    await until(async () => (await state(deadId)) === 'completed', { what: 'a completed job' });
+    await until(async () => (await row(deadId)).status === 'delivered', { what: 'delivered in the database', timeoutMs: 20000 });
+    await until(async () => (await state(deadId)) === 'completed', { what: 'a completed job', timeoutMs: 20000 });
 
     // The Delayed tab: Promote is the only action, and it attempts the callback now.
     await page.goto(`${base}/admin/queues/queue/callbacks?status=delayed`);
@@ -183,9 +183,9 @@ describe('the queue dashboard tells the truth about deliveries', () => {
     expect(await promote.locator('.lucide-corner-up-left').count()).toBe(1);
     await promote.click();
     await confirm();
-    await until(() => rx.on('/later').length === 2, { what: 'the promoted attempt at the receiver' });
+    await until(() => rx.on('/later').length === 2, { what: 'the promoted attempt at the receiver', timeoutMs: 20000 });
     expect(rx.on('/later').map((h) => h.headers['webhook-id'])).toEqual([delayedId, delayedId]);
-    await until(async () => (await row(delayedId)).status === 'delivered', { what: 'the promoted one delivered' });
+    await until(async () => (await row(delayedId)).status === 'delivered', { what: 'the promoted one delivered', timeoutMs: 20000 });
 
     // The page needed nothing from the internet, and its scripts ran without errors.
     expect(browser.offLoopback).toEqual([]);
@@ -196,16 +196,16 @@ describe('the queue dashboard tells the truth about deliveries', () => {
     const dead: string[] = [];
     for (const path of ['/bulk-gone-1', '/bulk-gone-2']) dead.push(await (await companyWithCallback(t, p, rx.url(path))).change());
     const delayed = await (await companyWithCallback(t, p, rx.url('/bulk-later'))).change();
-    await until(async () => (await Promise.all(dead.map(state))).every((s) => s === 'failed'), { what: 'two failed jobs' });
-    await until(async () => (await state(delayed)) === 'delayed', { what: 'a delayed job' });
+    await until(async () => (await Promise.all(dead.map(state))).every((s) => s === 'failed'), { what: 'two failed jobs', timeoutMs: 20000 });
+    await until(async () => (await state(delayed)) === 'delayed', { what: 'a delayed job', timeoutMs: 20000 });
 
     const retried = await t.http().put('/admin/queues/api/queues/callbacks/retry/failed').set('Authorization', BASIC).expect(200);
     expect(retried.body).toEqual({ retried: 2, skipped: 0 });
     await t.http().put('/admin/queues/api/queues/callbacks/promote').set('Authorization', BASIC).expect(200);
     for (const [path, id] of [['/bulk-gone-1', dead[0]], ['/bulk-gone-2', dead[1]], ['/bulk-later', delayed]]) {
-      await until(() => rx.on(path).length === 2, { what: `the second attempt of ${path}` });
+      await until(() => rx.on(path).length === 2, { what: `the second attempt of ${path}`, timeoutMs: 20000 });
       expect(rx.on(path).map((h) => h.headers['webhook-id'])).toEqual([id, id]);
-      await until(async () => (await row(id)).status === 'delivered', { what: `${path} delivered` });
+      await until(async () => (await row(id)).status === 'delivered', { what: `${path} delivered`, timeoutMs: 20000 });
     }
   });
 });

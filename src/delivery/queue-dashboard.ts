@@ -15,7 +15,7 @@ export const DASHBOARD_PATH = '/admin/queues';
 
 /**
  * What the dashboard's two live actions mean for a callback, with the database changed first
- * (it is the record of truth; Redis follows it).
+ * (it is the record of truth; Redis follows it), and where it reads the destinations' circuits.
  */
 export interface DashboardActions {
   /** Retry on a failed job: redeliver the callback (same webhook-id, fresh schedule). */
