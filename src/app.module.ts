@@ -10,6 +10,7 @@ import { CallbackSender, DNS_LOOKUP } from './delivery/callback-sender.js';
 import { CallbackUrlValidator } from './callbacks/callback-url.validator.js';
 import { CallbacksAdminController } from './callbacks/callbacks-admin.controller.js';
 import { CallbacksAdminService } from './callbacks/callbacks-admin.service.js';
+import { CallbacksController } from './callbacks/callbacks.controller.js';
 import { SourceIpsController } from './callbacks/source-ips.controller.js';
 import { DestinationGate } from './delivery/destination-gate.js';
 import { DestinationParking } from './delivery/destination-parking.js';
@@ -68,10 +69,12 @@ export class AppModule {
         MetricsController,
         ...(api
           ? [
+              // Before any `v1/callbacks/:callbackId` route (CallbacksController), so "source-ips"
+              // and "destinations" are not taken for an id.
               SourceIpsController,
-              // Before any `v1/callbacks/:callbackId` route, so "destinations" is not taken for an id.
               PartnerDestinationsController,
               DestinationsAdminController,
+              CallbacksController,
               PartnersController,
               CompaniesController,
               CreditTermsController,

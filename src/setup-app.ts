@@ -2,6 +2,8 @@ import { INestApplication, ValidationPipe } from '@nestjs/common';
 import { SwaggerModule } from '@nestjs/swagger';
 import express, { NextFunction, Request, Response } from 'express';
 import type { Server } from 'node:http';
+import { CallbacksAdminService } from './callbacks/callbacks-admin.service.js';
+import { DestinationsService } from './delivery/destinations.service.js';
 import { mountQueueDashboard } from './delivery/queue-dashboard.js';
 import { buildApiDocument } from './common/api-document.js';
 import { AppConfig } from './config/app-config.js';
@@ -33,7 +35,15 @@ export function setupApp(app: INestApplication, config: AppConfig): void {
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000; // Node wants it above keepAliveTimeout
   app.use(jsonBody());
-  if (config.role !== 'worker') mountQueueDashboard(app, config);
+  if (config.role !== 'worker') {
+    const callbacks = app.get(CallbacksAdminService);
+    const destinations = app.get(DestinationsService);
+    mountQueueDashboard(app, config, {
+      redeliver: (id) => callbacks.redeliver(id),
+      attemptNow: (ids) => callbacks.attemptNow(ids),
+      destinations: () => destinations.list({}),
+    });
+  }
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
   SwaggerModule.setup('docs', app, buildApiDocument(app, config), { jsonDocumentUrl: 'docs-json' });
 }

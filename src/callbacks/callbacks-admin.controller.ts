@@ -2,8 +2,8 @@ import { ApiOperator, Doc } from '../common/api-doc.js';
 import { CallbackPageResponse, CallbackWithAttemptsResponse, RedeliverCountResponse } from '../common/responses.js';
 import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, Min } from 'class-validator';
+import { QueryInt } from '../common/validation.js';
 import { AdminGuard } from '../partners/auth.guards.js';
 import { CallbackStatus } from './callback.entity.js';
 import { attemptView, callbackView } from './callback.views.js';
@@ -23,7 +23,7 @@ export class ListCallbacksQuery {
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 4 })
   @IsOptional()
-  @Type(() => Number)
+  @QueryInt()
   @IsInt()
   @Min(0)
   @Max(4)
@@ -31,7 +31,7 @@ export class ListCallbacksQuery {
 
   @ApiPropertyOptional({ type: 'integer', default: 50, minimum: 1, maximum: 200 })
   @IsOptional()
-  @Type(() => Number)
+  @QueryInt()
   @IsInt()
   @Min(1)
   @Max(200)

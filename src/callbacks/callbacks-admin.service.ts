@@ -1,11 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { invalidProperty, notFound } from '../common/domain-error.js';
+import { DomainError, invalidProperty, notFound } from '../common/domain-error.js';
 import { Callback, CallbackAttempt, CallbackStatus } from './callback.entity.js';
 import { CallbackMessage } from './callback-message.js';
 import { CallbackQueue } from '../delivery/callback-queue.js';
 import { CALLBACKS_CHANNEL } from './callback-recorder.js';
+
+/**
+ * Whose callbacks a caller may see and repair: an operator sees all (no scope), a partner only
+ * its own, and another partner's callback is "not found" (its existence is not revealed).
+ */
+export interface CallbackScope {
+  partnerId: string;
+}
 
 export interface CallbackFilter {
   status?: CallbackStatus;
@@ -23,10 +31,13 @@ function decodeCursor(cursor: string): string {
   return m[1];
 }
 
-/** Operator reads of the outbox: newest first, keyset-paginated. */
 /** Back to pending, due now, not in the queue: the relay takes it from here. */
 const RESET = `status = 'pending', schedule_attempts = 0, schedule_started_at = now(), next_attempt_at = now(), enqueued_at = NULL, delivered_at = NULL`;
 
+/**
+ * Reads and repairs of the outbox, for operators (all callbacks) and partners (their own, through
+ * a scope): lists newest first, keyset-paginated.
+ */
 @Injectable()
 export class CallbacksAdminService {
   constructor(
@@ -34,27 +45,46 @@ export class CallbacksAdminService {
     private readonly queue: CallbackQueue,
   ) {}
 
-  async list(f: CallbackFilter): Promise<{ items: Callback[]; nextCursor: string | null }> {
+  async list(f: CallbackFilter, scope?: CallbackScope): Promise<{ items: Callback[]; nextCursor: string | null }> {
     const q = this.db.getRepository(Callback).createQueryBuilder('c').orderBy('c.seq', 'DESC').limit(f.limit + 1);
+    if (scope) q.andWhere('c.partner_id = :partnerId', { partnerId: scope.partnerId });
     if (f.status) q.andWhere('c.status = :status', { status: f.status });
     if (f.companyId) q.andWhere('c.company_id = :companyId', { companyId: f.companyId });
     if (f.message !== undefined) q.andWhere('c.message = :message', { message: f.message });
-    if (f.cursor) q.andWhere('c.seq < :seq', { seq: decodeCursor(f.cursor) });
+    if (f.cursor !== undefined) q.andWhere('c.seq < :seq', { seq: decodeCursor(f.cursor) });
     const rows = await q.getMany();
     const items = rows.slice(0, f.limit);
     return { items, nextCursor: rows.length > f.limit ? encodeCursor(items[items.length - 1].seq) : null };
   }
 
   /**
-   * Sends a callback again from a fresh schedule, whatever its status: same id (so the same
-   * `webhook-id`), attempts counted anew; the attempt log keeps the history.
+   * Sends a callback again from a fresh schedule: same id (so the same `webhook-id`), attempts
+   * counted anew; the attempt log keeps the history. An operator may restart any callback; a
+   * partner only a delivered or failed one (a pending one is still on its schedule: 409).
    */
-  async redeliver(id: string): Promise<void> {
+  async redeliver(id: string, scope?: CallbackScope): Promise<void> {
     // TypeORM answers an UPDATE with [rows, rowCount].
-    const [rows]: [unknown[], number] = await this.db.query(`UPDATE callbacks SET ${RESET} WHERE id = $1 RETURNING id`, [id]);
-    if (rows.length === 0) throw notFound('Callback');
+    const [rows]: [unknown[], number] = await this.db.query(
+      `UPDATE callbacks SET ${RESET}
+        WHERE id = $1 AND ($2::uuid IS NULL OR (partner_id = $2 AND status <> 'pending')) RETURNING id`,
+      [id, scope?.partnerId ?? null],
+    );
+    if (rows.length === 0) {
+      const { callback } = await this.get(id, scope); // 404 when absent or another partner's
+      // Settled between the two statements: it may be redelivered now.
+      if (callback.status !== 'pending') return this.redeliver(id, scope);
+      throw new DomainError('conflict', 'CALLBACK.STILL_PENDING', `Callback cannot be redelivered: its current status is ${callback.status}`);
+    }
     await this.queue.remove(id);
     await this.db.query(`SELECT pg_notify($1, '')`, [CALLBACKS_CHANNEL]);
+  }
+
+  /**
+   * Makes pending callbacks due now, keeping their schedule (the dashboard's Promote): the worker
+   * then attempts them instead of putting them back until their `next_attempt_at`.
+   */
+  async attemptNow(ids: string[]): Promise<void> {
+    await this.db.query(`UPDATE callbacks SET next_attempt_at = now() WHERE id = ANY($1::uuid[]) AND status = 'pending'`, [ids]);
   }
 
   /** Redelivers every failed callback, optionally only those created since a time or of one company. */
@@ -70,8 +100,8 @@ export class CallbacksAdminService {
     return rows.length;
   }
 
-  async get(id: string): Promise<{ callback: Callback; attempts: CallbackAttempt[] }> {
-    const callback = await this.db.getRepository(Callback).findOne({ where: { id } });
+  async get(id: string, scope?: CallbackScope): Promise<{ callback: Callback; attempts: CallbackAttempt[] }> {
+    const callback = await this.db.getRepository(Callback).findOne({ where: scope ? { id, partnerId: scope.partnerId } : { id } });
     if (!callback) throw notFound('Callback');
     const attempts = await this.db.getRepository(CallbackAttempt).find({ where: { callbackId: id }, order: { number: 'ASC' } });
     return { callback, attempts };

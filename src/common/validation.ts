@@ -1,3 +1,4 @@
+import { Transform } from 'class-transformer';
 import { registerDecorator, ValidationOptions } from 'class-validator';
 import { parseMoney } from './money.js';
 
@@ -15,3 +16,10 @@ export function IsMoneyAmount(options?: ValidationOptions) {
       validator: { validate: (v: unknown) => (parseMoney(v) ?? 0n) > 0n },
     });
 }
+
+/**
+ * A query-string integer, strictly: only plain digits become a number. `@Type(() => Number)`
+ * would also take "", " 5", "1e2" or "0x1" (an empty `message=` would even filter on 0); anything
+ * else stays a string here, so `@IsInt()` refuses it with a message naming the parameter.
+ */
+export const QueryInt = () => Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value));

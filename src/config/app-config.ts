@@ -30,6 +30,8 @@ export interface AppConfig {
   callbackAllowHttp: boolean;
   callbackAllowPrivateTargets: boolean;
   callbackRetentionMs: number;
+  /** How many finished jobs the queue dashboard keeps, and for how long (ms): Redis memory stays bounded. */
+  dashboardKeep: { completed: { count: number; ageMs: number }; failed: { count: number; ageMs: number } };
   version: string;
 }
 
@@ -134,6 +136,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       return ip;
     });
 
+  const duration = (raw: string) => {
+    const ms = parseDuration(raw);
+    if (ms < 1000) throw new Error('must be at least 1s');
+    return ms;
+  };
+
   const variant = parse<ApiVariant>('API_VARIANT', 'B', (raw) => {
     if (raw !== 'A' && raw !== 'B') throw new Error(`must be A or B, got "${raw}"`);
     return raw;
@@ -197,6 +205,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       if (ms < 1000) throw new Error('must be at least 1s');
       return ms;
     }),
+    dashboardKeep: {
+      completed: { count: parse('DASHBOARD_KEEP_COMPLETED', 1000, int(0, 1_000_000)), ageMs: parse('DASHBOARD_KEEP_COMPLETED_FOR', 3_600_000, duration) },
+      failed: { count: parse('DASHBOARD_KEEP_FAILED', 10_000, int(0, 1_000_000)), ageMs: parse('DASHBOARD_KEEP_FAILED_FOR', parseDuration('7d'), duration) },
+    },
     version: readVersion(),
   };
   if (errors.length) throw new ConfigError(`Invalid configuration: ${errors.join('; ')}`);

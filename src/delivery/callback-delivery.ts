@@ -16,6 +16,7 @@ import { Decision, RetryPolicy } from './retry-policy.js';
 import { BreakerResult, DestinationGate, Settled } from './destination-gate.js';
 import { DestinationParking } from './destination-parking.js';
 import { AttemptOutcome } from './retry-policy.js';
+import { AttemptEntry, deadLetter, journal, keepJobs } from './delivery-journal.js';
 
 interface DeliveryRow {
   id: string;
@@ -36,8 +37,16 @@ interface DeliveryRow {
 /** A job that runs this much before its row's attempt time was re-added early: wait for the row. */
 const EARLY_TOLERANCE_MS = 1000;
 
-/** What became of one job. */
-export type DeliveryResult = { retryAt: number } | { parked: true } | null;
+/**
+ * What became of one job: a later attempt (after this one, or not yet due), parked, delivered,
+ * failed for good (dead letter), or null when nothing was to be done (a duplicate job).
+ */
+export type DeliveryResult =
+  | { retryAt: number; attempt?: AttemptEntry }
+  | { parked: true }
+  | { delivered: AttemptEntry }
+  | { failed: AttemptEntry; reason: string }
+  | null;
 
 /**
  * Delivers one callback per job: load the row (the database is the record of truth), sign the
@@ -124,7 +133,9 @@ export class CallbackDelivery {
     // callback's: it is logged as an attempt but uses none of its schedule, and the callback
     // waits with the others, to go with them when the circuit closes.
     const probeFailed = admission === 'probe' && decision.action !== 'delivered' && !isFinal(result.outcome);
-    await this.record(row, startedAt, result, decision, probeFailed);
+    // One time for the row and the job, so the dashboard's "will run at" is the row's.
+    const nextAttemptAt = decision.action === 'retry' ? new Date(Date.now() + decision.delayMs) : null;
+    await this.record(row, startedAt, result, decision, probeFailed, nextAttemptAt);
     // After the record: a slot freed here may be handed to a parked callback at once.
     await this.settle(row, result);
 
@@ -132,7 +143,17 @@ export class CallbackDelivery {
     this.metrics.attemptDuration.observe(result.durationMs / 1000);
     if (decision.action === 'delivered') this.metrics.endToEnd.observe((Date.now() - row.created_at.getTime()) / 1000);
     if (probeFailed) return { parked: true };
-    return decision.action === 'retry' ? { retryAt: Date.now() + decision.delayMs } : null;
+    const reason = decision.action === 'delivered' ? null : describe(result, decision);
+    const attempt: AttemptEntry = {
+      number: row.attempt_count + 1,
+      statusCode: result.statusCode,
+      error: result.error,
+      durationMs: result.durationMs,
+      sourceAddress: result.sourceAddress,
+      outcome: nextAttemptAt ? { action: 'retry', at: nextAttemptAt } : reason !== null ? { action: 'fail', reason } : { action: 'delivered' },
+    };
+    if (nextAttemptAt) return { retryAt: nextAttemptAt.getTime(), attempt };
+    return reason !== null ? { failed: attempt, reason } : { delivered: attempt };
   }
 
   /**
@@ -175,7 +196,7 @@ export class CallbackDelivery {
     }
   }
 
-  private record(row: DeliveryRow, startedAt: Date, r: SendResult, d: Decision, probeFailed: boolean): Promise<void> {
+  private record(row: DeliveryRow, startedAt: Date, r: SendResult, d: Decision, probeFailed: boolean, nextAttemptAt: Date | null): Promise<void> {
     if (probeFailed) {
       return this.records.call({ row, startedAt, result: r, status: 'pending', nextAttemptAt: new Date(), lastError: r.error ?? 'probe failed', counts: false });
     }
@@ -184,7 +205,7 @@ export class CallbackDelivery {
       startedAt,
       result: r,
       status: d.action === 'delivered' ? 'delivered' : d.action === 'fail' ? 'failed' : 'pending',
-      nextAttemptAt: d.action === 'retry' ? new Date(Date.now() + d.delayMs) : null,
+      nextAttemptAt,
       lastError: d.action === 'delivered' ? null : describe(r, d),
       counts: true,
     });
@@ -374,6 +395,9 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
         lockDuration: 10_000,
         stalledInterval: 5_000,
         maxStalledCount: Number.MAX_SAFE_INTEGER,
+        // The dashboard's window on finished deliveries (a job's own removeOnComplete wins).
+        removeOnComplete: keepJobs(this.config.dashboardKeep.completed),
+        removeOnFail: keepJobs(this.config.dashboardKeep.failed),
       });
       worker.on('error', (e) => this.errors.warn(`worker: ${e.message}`));
       worker.on('completed', (job, result: { parked?: boolean } | undefined) => {
@@ -409,7 +433,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  private async process(job: Job<DeliverJobData>, token?: string): Promise<{ parked: true } | void> {
+  private async process(job: Job<DeliverJobData>, token?: string): Promise<{ parked: true } | { delivered: true } | void> {
     let next: DeliveryResult;
     this.inFlight++;
     try {
@@ -417,11 +441,20 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
     } finally {
       if (--this.inFlight === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
     }
-    if (next && 'parked' in next) return next;
-    if (next) {
+    if (next === null || 'parked' in next) {
+      // Nothing was delivered (a duplicate job, or the callback now waits in PostgreSQL): the job
+      // goes, so the dashboard's completed jobs are deliveries only.
+      job.opts.removeOnComplete = true;
+      return next ?? undefined;
+    }
+    // A delivered job is logged only if kept (DASHBOARD_KEEP_COMPLETED=0: no bookkeeping at all).
+    if (!('delivered' in next) || this.config.dashboardKeep.completed.count > 0) journal(job, next);
+    if ('retryAt' in next) {
       // Same job, same id, later: BullMQ keeps it delayed without counting a failure.
       await job.moveToDelayed(next.retryAt, token);
       throw new DelayedError();
     }
+    if ('failed' in next) throw deadLetter(next.reason);
+    return { delivered: true };
   }
 }

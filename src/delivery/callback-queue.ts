@@ -2,18 +2,29 @@ import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { createRedis, redisNamespace, RedisConnection } from '../database/redis.js';
+import { callbackJobName } from './delivery-journal.js';
 
 /**
- * Queue and job names are part of the data in Redis: renaming them strands queued jobs, so
- * they are frozen here. Job ids are callback ids (UUIDs): BullMQ keys are `prefix:queue:id`,
- * which is why an id must never contain ':'.
+ * The queue name is part of the data in Redis: renaming it strands queued jobs, so it is frozen
+ * here. Job ids are callback ids (UUIDs): BullMQ keys are `prefix:queue:id`, which is why an id
+ * must never contain ':'. Job names are for the dashboard only (callbackJobName): the worker
+ * takes every job of the queue whatever its name.
  */
 export const CALLBACK_QUEUE = 'callbacks';
-export const DELIVER_JOB = 'deliver';
 
 /** Job data is the callback id only: BullMQ stores job data in clear, so no bodies or secrets. */
 export interface DeliverJobData {
   callbackId: string;
+}
+
+/** What a job is made of: the id, when it is due, and what names it on the dashboard. */
+export interface QueuedCallback {
+  id: string;
+  nextAttemptAt: Date | null;
+  message: number;
+  companyId: string;
+  /** The callback URL's origin (callbacks.destination). */
+  destination: string;
 }
 
 @Injectable()
@@ -26,26 +37,37 @@ export class CallbackQueue implements OnModuleDestroy {
     this.queue = new Queue<DeliverJobData>(CALLBACK_QUEUE, {
       connection: this.redis,
       prefix: redisNamespace(config.queuePrefix),
-      defaultJobOptions: { removeOnComplete: true, removeOnFail: true },
+      // No removeOnComplete/removeOnFail here: the worker's options keep the dashboard's window.
     });
     // Redis outages surface as failed adds (the relay retries); keep them out of the crash path.
     this.queue.on('error', () => undefined);
   }
 
   /** Adds one job per callback; an id already queued is left as it is (BullMQ ignores it). */
-  async add(rows: { id: string; nextAttemptAt: Date | null }[]): Promise<void> {
+  async add(rows: QueuedCallback[]): Promise<void> {
     if (rows.length === 0) return;
     const now = Date.now();
     await this.queue.addBulk(
       rows.map((r) => ({
-        name: DELIVER_JOB,
+        name: callbackJobName(r),
         data: { callbackId: r.id },
         opts: { jobId: r.id, delay: Math.max(0, (r.nextAttemptAt?.getTime() ?? now) - now) },
       })),
     );
   }
 
-  /** Drops a waiting or delayed job (not an active one) so a redelivery starts afresh. */
+  /**
+   * Drops the finished (completed or failed) jobs of these callbacks: the dashboard keeps finished
+   * jobs for a while, and BullMQ ignores an add whose id is still there. Two commands whatever
+   * the count; only ids found finished cost a removal.
+   */
+  async removeFinished(ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    const [completed, failed] = await Promise.all([this.redis.zmscore(this.queue.keys.completed, ...ids), this.redis.zmscore(this.queue.keys.failed, ...ids)]);
+    await Promise.all(ids.filter((_, i) => completed[i] !== null || failed[i] !== null).map((id) => this.remove(id)));
+  }
+
+  /** Drops a waiting, delayed or finished job (not an active one) so a redelivery starts afresh. */
   async remove(id: string): Promise<void> {
     await this.queue.remove(id).catch(() => 0);
   }

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Client } from 'pg';
 import { DataSource, EntitySubscriberInterface, TransactionCommitEvent, TransactionRollbackEvent } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { CallbackQueue } from './callback-queue.js';
+import { CallbackQueue, QueuedCallback } from './callback-queue.js';
 import { CALLBACKS_CHANNEL, RECORDED } from '../callbacks/callback-recorder.js';
 import { Metrics } from '../metrics/metrics.js';
 import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
@@ -37,13 +37,25 @@ const OVERDUE_GRACE = '30 seconds';
  * it writes, and losing one to a database crash only means the rows are relayed again (same job
  * ids); so no commit of the relay waits for a WAL flush on the way from a change to its POST.
  */
-interface ClaimedRow {
+/** The columns a job is made of (its name shows message, company and destination). */
+interface RelayedRow {
   id: string;
-  seq: string;
   next_attempt_at: Date | null;
-  created_at: Date;
+  message: number;
+  company_id: string;
   destination: string;
 }
+interface ClaimedRow extends RelayedRow {
+  seq: string;
+  created_at: Date;
+}
+const queued = (r: RelayedRow): QueuedCallback => ({
+  id: r.id,
+  nextAttemptAt: r.next_attempt_at,
+  message: r.message,
+  companyId: r.company_id,
+  destination: r.destination,
+});
 
 @Injectable()
 export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
@@ -143,13 +155,13 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
                       WHERE status = 'pending' AND enqueued_at IS NULL AND parked_at IS NULL
                       ORDER BY seq LIMIT ${BATCH} FOR UPDATE SKIP LOCKED) claim
               WHERE c.id = claim.id
-          RETURNING c.id, c.seq, c.next_attempt_at, c.created_at, c.destination, c.partner_id
+          RETURNING c.id, c.seq, c.next_attempt_at, c.created_at, c.destination, c.partner_id, c.message, c.company_id
            ), seen AS (
              INSERT INTO callback_destinations (partner_id, origin)
              SELECT DISTINCT partner_id, destination FROM claimed
              ON CONFLICT DO NOTHING
            )
-           SELECT id, seq, next_attempt_at, created_at, destination FROM claimed`,
+           SELECT id, seq, next_attempt_at, created_at, destination, message, company_id FROM claimed`,
       });
       if (rows.length === 0) return total;
       rows.sort((a, b) => Number(a.seq) - Number(b.seq));
@@ -158,7 +170,7 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
       try {
         const answers = await this.gate.admit(rows.map((r) => ({ origin: r.destination, id: r.id })), QUEUED_LEASE_MS);
         rows.forEach((r, i) => (answers[i] === 'ok' || answers[i] === 'probe' ? admitted : waiting).push(r));
-        await this.queue.add(admitted.map((r) => ({ id: r.id, nextAttemptAt: r.next_attempt_at })));
+        await this.queue.add(admitted.map(queued));
       } catch (e) {
         const ids = rows.map((r) => r.id);
         await conn.query(`UPDATE callbacks SET enqueued_at = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'`, [ids]).catch(() => undefined);
@@ -175,13 +187,15 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
 
   /** Re-adds pending rows whose job should have run long ago; an existing job makes it a no-op. */
   async requeueOverdue(): Promise<number> {
-    const { rows } = await this.connection().query<{ id: string }>({
+    const { rows } = await this.connection().query<RelayedRow>({
       name: 'callback-relay-overdue',
-      text: `SELECT id FROM callbacks
+      text: `SELECT id, NULL::timestamptz AS next_attempt_at, message, company_id, destination FROM callbacks
               WHERE status = 'pending' AND enqueued_at IS NOT NULL AND next_attempt_at < now() - interval '${OVERDUE_GRACE}'
               ORDER BY next_attempt_at LIMIT ${BATCH}`,
     });
-    await this.queue.add(rows.map((r) => ({ id: r.id, nextAttemptAt: null })));
+    // A finished job kept for the dashboard would make BullMQ ignore the add.
+    await this.queue.removeFinished(rows.map((r) => r.id));
+    await this.queue.add(rows.map(queued));
     return rows.length;
   }
 

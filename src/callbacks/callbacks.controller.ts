@@ -1,0 +1,52 @@
+import { Controller, Get, HttpCode, Param, ParseUUIDPipe, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { Doc } from '../common/api-doc.js';
+import { CallbackPageResponse, CallbackWithAttemptsResponse } from '../common/responses.js';
+import { CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
+import { Partner } from '../partners/partner.entity.js';
+import { ListCallbacksQuery } from './callbacks-admin.controller.js';
+import { CallbacksAdminService } from './callbacks-admin.service.js';
+import { attemptView, callbackView } from './callback.views.js';
+
+/**
+ * The partner's own delivery log: the operator's reads and redelivery, scoped to the partner's
+ * callbacks (another partner's id answers 404, as everywhere under /v1).
+ *
+ * Route order matters under /v1/callbacks: fixed paths (`source-ips`, `destinations`, in their
+ * own controllers registered before this one in AppModule) must be matched before
+ * `:callbackId`, which would otherwise take them for a malformed id (400). A fixed path added
+ * to this controller goes above `get` below.
+ */
+@ApiTags('callbacks')
+@ApiBearerAuth()
+@UseGuards(PartnerGuard)
+@Controller('v1/callbacks')
+export class CallbacksController {
+  constructor(private readonly callbacks: CallbacksAdminService) {}
+
+  @Doc(
+    "List the partner's callbacks, newest first (a companyId of another partner lists nothing)",
+    CallbackPageResponse,
+    [400, 401],
+  )
+  @Get()
+  async list(@CurrentPartner() partner: Partner, @Query() q: ListCallbacksQuery) {
+    const page = await this.callbacks.list({ ...q, limit: q.limit ?? 50 }, { partnerId: partner.id });
+    return { items: page.items.map(callbackView), nextCursor: page.nextCursor };
+  }
+
+  @Doc('Show one of your callbacks with its attempts', CallbackWithAttemptsResponse, [400, 401, 404])
+  @Get(':callbackId')
+  async get(@CurrentPartner() partner: Partner, @Param('callbackId', ParseUUIDPipe) id: string) {
+    const { callback, attempts } = await this.callbacks.get(id, { partnerId: partner.id });
+    return { ...callbackView(callback), attempts: attempts.map(attemptView) };
+  }
+
+  /** A delivered or failed callback only: a pending one is still on its schedule. */
+  @Doc('Redeliver a delivered or failed callback: same webhook-id, fresh schedule (pending → 409)', null, [400, 401, 404, 409], { status: 202 })
+  @Post(':callbackId/redeliver')
+  @HttpCode(202)
+  async redeliver(@CurrentPartner() partner: Partner, @Param('callbackId', ParseUUIDPipe) id: string): Promise<void> {
+    await this.callbacks.redeliver(id, { partnerId: partner.id });
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * What the queue dashboard lets an operator do. PostgreSQL is the record of every callback, so
+ * an action either has a meaning there or is switched off: Retry on a failed job (a redelivery)
+ * and Promote on a delayed one (attempt now) stay, one job or all of a tab; adding, editing,
+ * duplicating, rescheduling, removing, cleaning, emptying, pausing, rate limits and concurrency
+ * would change Redis behind the database's back and are refused.
+ */
+export const SWITCHED_OFF =
+  'Switched off: the queue follows PostgreSQL. Retry a failed job or promote a delayed one here; anything else through the operator API (/admin/v1/callbacks).';
+
+/** bull-board route patterns (as its router declares them) that write and stay allowed. */
+const ALLOWED_WRITES: Record<string, (p: DashboardRequestParams) => boolean> = {
+  'put /api/queues/:queueName/:jobId/retry': (p) => p.jobState === 'failed',
+  'put /api/queues/:queueName/retry/:queueStatus': (p) => p.queueStatus === 'failed',
+  'put /api/queues/:queueName/:jobId/promote': () => true,
+  'put /api/queues/:queueName/promote': () => true,
+};
+
+export interface DashboardRequestParams {
+  queueStatus?: string;
+  /** The job's current state, looked up for a single-job retry. */
+  jobState?: string;
+}
+
+/** Reads are allowed; a write only when listed above. */
+export function dashboardRequestAllowed(method: string, route: string, params: DashboardRequestParams): boolean {
+  if (method.toLowerCase() === 'get') return true;
+  const rule = ALLOWED_WRITES[`${method.toLowerCase()} ${route}`];
+  return rule !== undefined && rule(params);
+}
+
+/**
+ * bull-board's UI shows every job action whenever a queue is writable (its only switches are
+ * read-only, which would take Retry and Promote too, and retries). These rules hide the buttons
+ * of switched-off actions: in its job and tab action lists every item but those with the Retry
+ * (refresh) or Promote (corner-up-left) icon, and the queue menus (add job, pause, empty,
+ * concurrency, rate limit…). bull-board's CSS-module class names end in a build hash, hence the
+ * prefix matches. The browser test checks that exactly Retry and Promote are left.
+ */
+export const DASHBOARD_CSS = [
+  '[class*="jobActions-"] > li:not(:has(.lucide-refresh-cw, .lucide-corner-up-left))',
+  '[class*="queueActions-"] > li:not(:has(.lucide-refresh-cw, .lucide-corner-up-left))',
+  'button[aria-haspopup="menu"]:has(> .lucide-ellipsis-vertical)',
+].join(',\n') + ' { display: none !important; }';
+
+/**
+ * The dashboard's HTML page, adjusted: no stylesheet from the internet (bull-board links web
+ * fonts from Google; the page falls back to system fonts, so it never waits on the internet),
+ * and our rules hiding switched-off buttons.
+ */
+export function dashboardPage(html: string): string {
+  return html
+    .replace(/<link\b[^>]*\bhref="https?:\/\/[^"]*"[^>]*>\s*/gi, '')
+    .replace('</head>', `<style id="funding-dashboard">${DASHBOARD_CSS}</style></head>`);
+}
+
+export interface CircuitView {
+  origin: string;
+  state: string;
+  openedAt: string | null;
+  nextProbeAt: string | null;
+  lastError: string | null;
+  waiting: number;
+}
+
+/**
+ * Destinations with an open circuit, as the queue's description (shown under the queue's name on
+ * every page of the dashboard): their callbacks wait in PostgreSQL, not in the queue, so without
+ * this line an operator would see nothing of an outage.
+ */
+export function circuitsDescription(destinations: CircuitView[]): string {
+  const open = destinations.filter((d) => d.state !== 'closed');
+  if (open.length === 0) return 'All destinations closed (healthy).';
+  const one = (d: CircuitView) =>
+    `${d.origin} ${d.state.replace('_', '-')} since ${d.openedAt ?? '?'}, ${d.waiting} waiting, next probe ${d.nextProbeAt ?? '?'}` +
+    (d.lastError ? ` (last error: ${d.lastError})` : '');
+  return `Open circuits (${open.length}): ${open.map(one).join('; ')}.`;
+}
