@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Param, ParseUUIDPipe, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { Doc } from '../common/api-doc.js';
+import { ApiTags } from '@nestjs/swagger';
+import { ApiPartner, Doc } from '../common/api-doc.js';
 import { CallbackPageResponse, CallbackWithAttemptsResponse } from '../common/responses.js';
 import { CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
 import { Partner } from '../partners/partner.entity.js';
@@ -18,7 +18,7 @@ import { attemptView, callbackView } from './callback.views.js';
  * to this controller goes above `get` below.
  */
 @ApiTags('callbacks')
-@ApiBearerAuth()
+@ApiPartner()
 @UseGuards(PartnerGuard)
 @Controller('v1/callbacks')
 export class CallbacksController {
