@@ -133,6 +133,8 @@ async function main(): Promise<void> {
         CALLBACK_ALLOW_HTTP: 'true',
         CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
         CALLBACK_CONCURRENCY: process.env.CALLBACK_CONCURRENCY ?? '50',
+        // Delivery and dashboard settings given to the bench go to the service (to compare them).
+        ...Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(CALLBACK|DASHBOARD)_/.test(k) && k !== 'CALLBACK_CONCURRENCY')),
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

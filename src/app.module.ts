@@ -96,6 +96,8 @@ export class AppModule {
         { provide: REDIS, useFactory: () => createRedis(config.redisUrl, `${config.queuePrefix}-app`) },
         RedisCloser,
         Metrics,
+        // Both roles queue: the relay its claims, a worker the parked callbacks it hands a slot to.
+        CallbackQueue,
         DestinationGate,
         DestinationParking,
         // Every role prunes; an advisory lock lets one process at a time do it.
@@ -116,7 +118,6 @@ export class AppModule {
               CallbackRecorder,
               CallbackUrlValidator,
               CallbacksAdminService,
-              CallbackQueue,
               CallbackRelay,
               DestinationsService,
             ]

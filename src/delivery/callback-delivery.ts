@@ -135,9 +135,11 @@ export class CallbackDelivery {
     const probeFailed = admission === 'probe' && decision.action !== 'delivered' && !isFinal(result.outcome);
     // One time for the row and the job, so the dashboard's "will run at" is the row's.
     const nextAttemptAt = decision.action === 'retry' ? new Date(Date.now() + decision.delayMs) : null;
+    // The answer is in: the slot goes back (and on to a parked callback) while the attempt is
+    // recorded, so a busy destination's next callback does not wait for this one's record.
+    const settling = this.settle(row, result);
     await this.record(row, startedAt, result, decision, probeFailed, nextAttemptAt);
-    // After the record: a slot freed here may be handed to a parked callback at once.
-    await this.settle(row, result);
+    await settling;
 
     this.metrics.attempts.inc({ result: probeFailed ? 'probe_failed' : decision.action, kind: result.outcome.kind });
     this.metrics.attemptDuration.observe(result.durationMs / 1000);

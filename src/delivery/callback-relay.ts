@@ -8,7 +8,7 @@ import { CALLBACKS_CHANNEL, RECORDED } from '../callbacks/callback-recorder.js';
 import { Metrics } from '../metrics/metrics.js';
 import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
 import { DestinationGate } from './destination-gate.js';
-import { DestinationParking } from './destination-parking.js';
+import { ClaimedRow, DestinationParking } from './destination-parking.js';
 
 const BATCH = 1000;
 const SWEEP_MS = 5000;
@@ -17,11 +17,7 @@ const RECONNECT_MS = 1000;
 const DESTINATION_SWEEP_MS = 1000;
 /** Restoring parked counts after Redis lost them. */
 const RECONCILE_MS = 10_000;
-/**
- * How long an admitted callback keeps its destination slot without a worker taking it up; a
- * worker renews it when it starts. Bounds how long a slot stays lost when a job vanishes.
- */
-export const QUEUED_LEASE_MS = 10 * 60_000;
+
 /** A pending row this late past its attempt time has lost its job (Redis flushed, restarted…). */
 const OVERDUE_GRACE = '30 seconds';
 
@@ -44,10 +40,6 @@ interface RelayedRow {
   message: number;
   company_id: string;
   destination: string;
-}
-interface ClaimedRow extends RelayedRow {
-  seq: string;
-  created_at: Date;
 }
 const queued = (r: RelayedRow): QueuedCallback => ({
   id: r.id,
@@ -78,7 +70,6 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
 
   async onModuleInit(): Promise<void> {
     this.db.subscribers.push(this.afterCommit);
-    this.parking.onResume(() => this.wake());
     await this.listen();
     this.timers.push(setInterval(() => this.sweep(), SWEEP_MS));
     this.timers.push(setInterval(() => this.sweepDestinations(), DESTINATION_SWEEP_MS));
@@ -165,19 +156,9 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
       });
       if (rows.length === 0) return total;
       rows.sort((a, b) => Number(a.seq) - Number(b.seq));
-      const admitted: ClaimedRow[] = [];
-      const waiting: ClaimedRow[] = [];
-      try {
-        const answers = await this.gate.admit(rows.map((r) => ({ origin: r.destination, id: r.id })), QUEUED_LEASE_MS);
-        rows.forEach((r, i) => (answers[i] === 'ok' || answers[i] === 'probe' ? admitted : waiting).push(r));
-        await this.queue.add(admitted.map(queued));
-      } catch (e) {
-        const ids = rows.map((r) => r.id);
-        await conn.query(`UPDATE callbacks SET enqueued_at = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'`, [ids]).catch(() => undefined);
-        await this.gate.settle(admitted.map((r) => ({ origin: r.destination, id: r.id, result: 'none' as const, error: null }))).catch(() => undefined);
-        throw e;
-      }
-      await this.parking.park(waiting);
+      const admitted = await this.parking.dispatch(rows, (ids) =>
+        conn.query(`UPDATE callbacks SET enqueued_at = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'`, [ids]),
+      );
       const now = Date.now();
       for (const r of admitted) this.metrics.relayLag.observe(Math.max(0, now - r.created_at.getTime()) / 1000);
       total += rows.length;

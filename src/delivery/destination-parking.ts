@@ -2,41 +2,86 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { CALLBACKS_CHANNEL } from '../callbacks/callback-recorder.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';
+import { CallbackQueue, QueuedCallback } from './callback-queue.js';
 import { DestinationGate, DestinationSnapshot } from './destination-gate.js';
 
 const BATCH = 1000;
 
 /**
+ * How long an admitted callback keeps its destination slot without a worker taking it up; a
+ * worker renews it when it starts. Bounds how long a slot stays lost when a job vanishes.
+ */
+export const QUEUED_LEASE_MS = 10 * 60_000;
+
+/** A claimed row on its way to the queue: what admission and the job need. */
+export interface ClaimedRow {
+  id: string;
+  seq: string;
+  next_attempt_at: Date | null;
+  created_at: Date;
+  message: number;
+  company_id: string;
+  destination: string;
+}
+
+export const queued = (r: ClaimedRow): QueuedCallback => ({
+  id: r.id,
+  nextAttemptAt: r.next_attempt_at,
+  message: r.message,
+  companyId: r.company_id,
+  destination: r.destination,
+});
+
+/**
  * Where callbacks wait while their destination has no room or an open circuit: in PostgreSQL,
  * marked `parked_at`, out of the queue. A parked callback costs nothing while it waits (no job,
- * no Redis memory, no polling: the relay's claim index leaves it out); it is un-parked when a slot
- * of its destination frees up, as the probe of an open circuit, or all at once (as slots allow)
- * when the circuit closes. Un-parked rows are ordinary unqueued rows again: the relay admits them.
+ * no Redis memory, no polling: the relay's claim index leaves it out). `dispatch` is the one
+ * door into the queue: each claimed callback asks its destination for a slot, goes to BullMQ
+ * with one, and parks without. When an attempt ends, the worker hands its slot straight to the
+ * destination's oldest parked callbacks (`resume`: one statement claims them, then `dispatch`),
+ * without a round trip through the relay; an open circuit's probe and a closed circuit's
+ * backlog are resumed the same way.
  */
 @Injectable()
 export class DestinationParking {
   private readonly log = new Logger('Destinations');
   private readonly pool: Pool;
-  /** The relay of this process, when it has one; other processes' relays hear NOTIFY. */
-  private wakeRelay: (() => void) | null = null;
   private readonly scheduleTotalMs: number;
 
   constructor(
     @InjectDataSource() db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly gate: DestinationGate,
+    private readonly queue: CallbackQueue,
     private readonly metrics: Metrics,
   ) {
     this.pool = rawPool(db);
     this.scheduleTotalMs = config.callbackRetryScheduleMs.reduce((a, b) => a + b, 0);
   }
 
-  onResume(wake: () => void): void {
-    this.wakeRelay = wake;
+  /**
+   * Queues the claimed rows that get a slot of their destination and parks the others. If Redis
+   * refuses, the claim and the slots are released (`release` undoes the claim) and the error is
+   * thrown: the rows are taken again by the next relay pass or sweep. Returns the rows queued.
+   */
+  async dispatch(rows: ClaimedRow[], release: (ids: string[]) => Promise<unknown>): Promise<ClaimedRow[]> {
+    if (rows.length === 0) return [];
+    const admitted: ClaimedRow[] = [];
+    const waiting: ClaimedRow[] = [];
+    try {
+      const answers = await this.gate.admit(rows.map((r) => ({ origin: r.destination, id: r.id })), QUEUED_LEASE_MS);
+      rows.forEach((r, i) => (answers[i] === 'ok' || answers[i] === 'probe' ? admitted : waiting).push(r));
+      await this.queue.add(admitted.map(queued));
+    } catch (e) {
+      await release(rows.map((r) => r.id)).catch(() => undefined);
+      await this.gate.settle(admitted.map((r) => ({ origin: r.destination, id: r.id, result: 'none' as const, error: null }))).catch(() => undefined);
+      throw e;
+    }
+    await this.park(waiting);
+    return admitted;
   }
 
   /** Takes these callbacks out of the queue's way until their destination can take them. */
@@ -52,24 +97,24 @@ export class DestinationParking {
     await this.gate.countWaiting(countBy(parked, (r) => r.destination));
   }
 
-  /** Un-parks up to `n` of a destination's oldest waiting callbacks and wakes a relay to admit them. */
+  /** Hands up to `n` slots of a destination to its oldest parked callbacks. */
   async resume(origin: string, n: number): Promise<number> {
     if (n <= 0) return 0;
-    const { rowCount } = await this.pool.query({
+    const { rows } = await this.pool.query<ClaimedRow>({
       name: 'destination-resume',
-      text: `UPDATE callbacks c SET parked_at = NULL
+      text: `UPDATE callbacks c SET parked_at = NULL, enqueued_at = now()
                FROM (SELECT id FROM callbacks
                       WHERE destination = $1 AND status = 'pending' AND parked_at IS NOT NULL
                       ORDER BY seq LIMIT $2 FOR UPDATE SKIP LOCKED) r
-              WHERE c.id = r.id`,
+              WHERE c.id = r.id
+          RETURNING c.id, c.seq, c.next_attempt_at, c.created_at, c.message, c.company_id, c.destination`,
       values: [origin, Math.min(n, BATCH)],
     });
-    const resumed = rowCount ?? 0;
-    if (resumed > 0) {
-      await this.gate.countWaiting(new Map([[origin, -resumed]]));
-      this.wake();
-    }
-    return resumed;
+    if (rows.length === 0) return 0;
+    await this.gate.countWaiting(new Map([[origin, -rows.length]]));
+    // Un-claimed on failure: the rows are then ordinary unqueued rows, which the relay takes.
+    await this.dispatch(rows, (ids) => this.pool.query(`UPDATE callbacks SET enqueued_at = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'`, [ids]));
+    return rows.length;
   }
 
   /**
@@ -148,10 +193,6 @@ export class DestinationParking {
     return Math.max(0, this.config.callbackDestinationConcurrency - d.inFlight);
   }
 
-  private wake(): void {
-    if (this.wakeRelay) return this.wakeRelay();
-    this.pool.query(`SELECT pg_notify($1, '')`, [CALLBACKS_CHANNEL]).catch(() => undefined);
-  }
 }
 
 /** The `lastError` of a callback that waited for its destination until its schedule ended. */
