@@ -8,6 +8,7 @@ import { rawPool } from '../database/database.js';
 import { createRedis, redisNamespace, RedisConnection } from '../database/redis.js';
 import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
 import { Metrics } from '../metrics/metrics.js';
+import { SecretBox } from '../partners/secret-box.js';
 import { Batcher } from './batcher.js';
 import { CALLBACK_QUEUE, DeliverJobData } from './callback-queue.js';
 import { CallbackSender, SendResult } from './callback-sender.js';
@@ -79,6 +80,7 @@ export class CallbackDelivery {
     private readonly metrics: Metrics,
     private readonly gate: DestinationGate,
     private readonly parking: DestinationParking,
+    private readonly box: SecretBox,
   ) {
     this.policy = new RetryPolicy(config.callbackRetryScheduleMs);
     this.pool = rawPool(db);
@@ -223,6 +225,11 @@ export class CallbackDelivery {
       values: [ids],
     });
     const byId = new Map(rows.map((r) => [r.id, r]));
+    // Signing secrets are sealed at rest (secret-box.ts); opened here, in memory only.
+    for (const r of rows) {
+      r.signing_secret = this.box.open(r.signing_secret, 'partners.signing_secret');
+      if (r.previous_signing_secret) r.previous_signing_secret = this.box.open(r.previous_signing_secret, 'partners.signing_secret');
+    }
     return ids.map((id) => byId.get(id));
   }
 
