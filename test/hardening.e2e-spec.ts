@@ -109,6 +109,11 @@ describe('hostile input, idempotency and secrets', () => {
       expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: [message] });
     });
 
+    it.each([['creditLimit'], ['creditStatus'], ['annualInterestRate'], ['repaymentTermDays']])('a credit change with %s: null → 400 naming it', async (prop) => {
+      const res = await t.admin('patch', `/admin/v1/companies/${company}/credit`, { [prop]: null }).expect(400);
+      expect((res.body.message as string[]).join(' ')).toContain(prop);
+    });
+
     it('answers without X-Powered-By', async () => {
       const res = await t.http().get('/health').expect(200);
       expect(res.headers['x-powered-by']).toBeUndefined();
