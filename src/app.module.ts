@@ -105,6 +105,8 @@ export class AppModule {
         CallbackRetention,
         { provide: RETENTION_INTERVAL_MS, useValue: DEFAULT_RETENTION_INTERVAL_MS },
         { provide: SecretBox, useValue: new SecretBox(config.secretsKeys) },
+        // Every role: a process whose SECRETS_KEY cannot open a stored secret stops at start.
+        SecretsReencryption,
         { provide: APP_FILTER, useClass: UnexpectedErrorFilter },
         { provide: APP_FILTER, useClass: DomainErrorFilter },
         ...(api
@@ -112,7 +114,6 @@ export class AppModule {
               AdminGuard,
               PartnerGuard,
               PartnersService,
-              SecretsReencryption,
               RateLimiter,
               { provide: PARTNER_RATE_LIMIT, useValue: DEFAULT_PARTNER_RATE_LIMIT },
               CompaniesService,

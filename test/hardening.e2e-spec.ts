@@ -1,6 +1,8 @@
 import { ConsoleLogger } from '@nestjs/common';
 import { execFileSync } from 'node:child_process';
 import request from 'supertest';
+import { keyId, SecretBox } from '../src/partners/secret-box.js';
+import { SecretsReencryption } from '../src/partners/secrets-reencryption.js';
 import { createPartner, Partner, startTestApp, TestApp } from './support/test-app.js';
 
 /** Every line the Nest logger prints while the suite runs, as the service would print it, unredacted. */
@@ -228,6 +230,47 @@ describe('hostile input, idempotency and secrets', () => {
       const res = await request(t.app.getHttpServer()).get('/metrics').expect(200);
       expect(res.text).toMatch(/funding_callbacks\{status="pending"\} \d+/);
       expect(res.text).not.toMatch(/funding_callbacks\{status="delivered"\}/);
+    });
+  });
+
+  describe('SECRETS_KEY rotation', () => {
+    const OLD = 'old-secrets-key-for-the-rotation-test-0001';
+    const NEW = 'new-secrets-key-for-the-rotation-test-0002';
+    let t2: TestApp;
+    beforeAll(async () => {
+      t2 = await startTestApp({ ROLE: 'api', SECRETS_KEY: `${NEW},${OLD}` });
+    });
+    afterAll(async () => {
+      await t2?.close();
+    });
+
+    it('re-seals at start what an older key sealed, and what was still in clear', async () => {
+      const partner = await createPartner(t2, 'Rotated');
+      const oldBox = new SecretBox([OLD]);
+      await t2.sql(`UPDATE partners SET signing_secret = $2, previous_signing_secret = 'whsec_legacy' WHERE id = $1`, [
+        partner.id,
+        oldBox.seal(partner.signingSecret, 'partners.signing_secret'),
+      ]);
+      await t2.app.get(SecretsReencryption).onApplicationBootstrap();
+      const [row] = await t2.sql<{ signing_secret: string; previous_signing_secret: string }>(
+        'SELECT signing_secret, previous_signing_secret FROM partners WHERE id = $1',
+        [partner.id],
+      );
+      const newBox = new SecretBox([NEW]);
+      expect(row.signing_secret.startsWith(`enc1:${keyId(NEW)}:`)).toBe(true);
+      expect(row.previous_signing_secret.startsWith(`enc1:${keyId(NEW)}:`)).toBe(true);
+      expect(newBox.open(row.signing_secret, 'partners.signing_secret')).toBe(partner.signingSecret);
+      expect(newBox.open(row.previous_signing_secret, 'partners.signing_secret')).toBe('whsec_legacy');
+    });
+
+    it('refuses to start when a stored secret was sealed with a key it does not list', async () => {
+      const stranger = new SecretBox(['a-key-nobody-configured-here-000000000']).seal('whsec_x', 'partners.signing_secret');
+      const partner = await createPartner(t2, 'Stranger');
+      await t2.sql('UPDATE partners SET signing_secret = $2 WHERE id = $1', [partner.id, stranger]);
+      await expect(t2.app.get(SecretsReencryption).onApplicationBootstrap()).rejects.toThrow(
+        `sealed with key ${keyId('a-key-nobody-configured-here-000000000')}, which SECRETS_KEY does not list`,
+      );
+      await t2.sql('DELETE FROM partners WHERE id = $1', [partner.id]);
     });
   });
 });

@@ -35,6 +35,8 @@ interface DeliveryRow {
   previous_secret_expires_at: Date | null;
 }
 
+const unsealLog = new Logger('CallbackDelivery');
+
 /** A job that runs this much before its row's attempt time was re-added early: wait for the row. */
 const EARLY_TOLERANCE_MS = 1000;
 
@@ -224,11 +226,18 @@ export class CallbackDelivery {
         WHERE c.id = ANY($1::uuid[])`,
       values: [ids],
     });
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    // Signing secrets are sealed at rest (secret-box.ts); opened here, in memory only.
+    const byId = new Map<string, DeliveryRow>();
+    // Signing secrets are sealed at rest (secret-box.ts) and opened here, in memory only. A row
+    // whose secret this process cannot open (its key missing from SECRETS_KEY) is skipped, not
+    // sent unsigned, and stays pending; the batch's other rows go on.
     for (const r of rows) {
-      r.signing_secret = this.box.open(r.signing_secret, 'partners.signing_secret');
-      if (r.previous_signing_secret) r.previous_signing_secret = this.box.open(r.previous_signing_secret, 'partners.signing_secret');
+      try {
+        r.signing_secret = this.box.open(r.signing_secret, 'partners.signing_secret');
+        if (r.previous_signing_secret) r.previous_signing_secret = this.box.open(r.previous_signing_secret, 'partners.signing_secret');
+        byId.set(r.id, r);
+      } catch (e) {
+        unsealLog.error(`callback ${r.id} not sent: ${(e as Error).message}`);
+      }
     }
     return ids.map((id) => byId.get(id));
   }

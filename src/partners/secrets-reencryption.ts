@@ -8,7 +8,7 @@ const BATCH = 500;
 /**
  * At start, re-seals with the newest SECRETS_KEY every stored secret sealed with an older key
  * (or still in clear from before encryption), so the older key can then be dropped from the
- * list. Each value is replaced only if it is still the one read (compare-and-set): a rotation
+ * list. A value sealed with a key the list lacks stops the start, naming the key id. Each value is replaced only if it is still the one read (compare-and-set): a rotation
  * or another process re-sealing meanwhile wins, and nothing is overwritten with a stale secret.
  */
 @Injectable()
