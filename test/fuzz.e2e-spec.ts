@@ -127,6 +127,9 @@ describe.each(['A', 'B'] as const)('fuzzing every route, variant %s', (variant) 
       { method: 'get', path: '/admin/v1/callbacks/{cb}', auth: 'admin' },
       { method: 'post', path: '/admin/v1/callbacks/{cb}/redeliver', auth: 'admin' },
       { method: 'post', path: '/admin/v1/callbacks/redeliver', auth: 'admin', body: { status: 'failed', since: '2026-11-22T00:00:00Z', companyId: c } },
+      { method: 'get', path: '/v1/callbacks/destinations', auth: 'partner' },
+      { method: 'get', path: '/admin/v1/destinations', auth: 'admin' },
+      { method: 'post', path: '/admin/v1/destinations/probe', auth: 'admin', body: { origin: 'http://127.0.0.1:9' } },
       { method: 'get', path: '/health', auth: 'none' },
       { method: 'get', path: '/ready', auth: 'none' },
       { method: 'get', path: '/metrics', auth: 'none' },
@@ -190,7 +193,7 @@ describe.each(['A', 'B'] as const)('fuzzing every route, variant %s', (variant) 
 
   it('fuzzed query strings', async () => {
     const param = fc.tuple(
-      fc.oneof(fc.constantFrom('status', 'companyId', 'message', 'limit', 'cursor'), fc.string({ maxLength: 6 })),
+      fc.oneof(fc.constantFrom('status', 'companyId', 'message', 'limit', 'cursor', 'state', 'partnerId'), fc.string({ maxLength: 6 })),
       fc.oneof(nasty, fc.constantFrom('failed', 'pending', '0', '4', '200', '201', ids.c ?? '', Buffer.from('seq:1').toString('base64url')), fc.nat().map(String)),
     );
     await fc.assert(
