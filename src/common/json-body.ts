@@ -73,9 +73,8 @@ export function jsonBody() {
         if (err.status === 413) {
           return res.status(413).json({ statusCode: 413, error: 'Payload Too Large', message: 'Request body exceeds 64 KiB' });
         }
-        if (err.status === 415) {
-          return res.status(415).json({ statusCode: 415, error: 'Unsupported Media Type', message: 'Request body must be UTF-8 JSON' });
-        }
+        // A charset other than UTF-8 (body-parser's 415) is bad input like any other: 400, as documented.
+        if (err.status === 415) return badRequest(res, 'Request body must be JSON in UTF-8');
         return badRequest(res, err instanceof BodyRefused ? err.message : 'Request body is not valid JSON');
       }
       const bad = findUnstorableText(req.body);
