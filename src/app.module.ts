@@ -17,6 +17,7 @@ import { DestinationParking } from './delivery/destination-parking.js';
 import { DestinationsAdminController, PartnerDestinationsController } from './delivery/destinations.controller.js';
 import { DestinationsService } from './delivery/destinations.service.js';
 import { DomainErrorFilter } from './common/domain-error.js';
+import { UnexpectedErrorFilter } from './common/unexpected-error.filter.js';
 import { CompaniesController, CreditAdminController, CreditTermsController } from './companies/companies.controller.js';
 import { CompaniesService } from './companies/companies.service.js';
 import { APP_CONFIG, AppConfig } from './config/app-config.js';
@@ -34,6 +35,8 @@ import { PartnersController } from './partners/partners.controller.js';
 import { PartnersService } from './partners/partners.service.js';
 import { DEFAULT_PARTNER_RATE_LIMIT, PARTNER_RATE_LIMIT, RateLimiter } from './partners/rate-limiter.js';
 import { CallbackRetention, DEFAULT_RETENTION_INTERVAL_MS, RETENTION_INTERVAL_MS } from './retention/callback-retention.js';
+import { SecretBox } from './partners/secret-box.js';
+import { SecretsReencryption } from './partners/secrets-reencryption.js';
 import { WithdrawalsAdminController, WithdrawalsControllerA, WithdrawalsControllerB } from './withdrawals/withdrawals.controller.js';
 import { WithdrawalsService } from './withdrawals/withdrawals.service.js';
 
@@ -103,6 +106,10 @@ export class AppModule {
         // Every role prunes; an advisory lock lets one process at a time do it.
         CallbackRetention,
         { provide: RETENTION_INTERVAL_MS, useValue: DEFAULT_RETENTION_INTERVAL_MS },
+        { provide: SecretBox, useValue: new SecretBox(config.secretsKeys) },
+        // Every role: a process whose SECRETS_KEY cannot open a stored secret stops at start.
+        SecretsReencryption,
+        { provide: APP_FILTER, useClass: UnexpectedErrorFilter },
         { provide: APP_FILTER, useClass: DomainErrorFilter },
         ...(api
           ? [

@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
+import { RedactingLogger } from './common/redacting-logger.js';
 import { ensureDatabase } from './database/database.js';
 import { redisSeeds, withRedisOnce } from './database/redis.js';
 import { setupApp } from './setup-app.js';
@@ -23,9 +24,14 @@ async function main(): Promise<void> {
   });
   await assertRedisReachable(config.redisUrl);
   // Nest's own start-up chatter stays off: the service logs one line when it is ready.
-  const app = await NestFactory.create(AppModule.forRoot(config), { bodyParser: false, abortOnError: false, logger: ['error', 'warn'] });
+  const app = await NestFactory.create(AppModule.forRoot(config), {
+    bodyParser: false,
+    abortOnError: false,
+    logger: new RedactingLogger({ logLevels: ['error', 'warn'] }),
+  });
   setupApp(app, config);
   await app.listen(config.port);
+  if (config.secretsKeyDefaulted) log.warn('SECRETS_KEY not set; signing secrets are sealed with the public development key');
   if (config.adminTokenGenerated) log.warn(`ADMIN_TOKEN not set; generated for this run: ${config.adminToken}`);
   // SIGTERM/SIGINT: stop taking work, let in-flight deliveries finish and record, then exit 0.
   let closing = false;

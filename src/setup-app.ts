@@ -1,25 +1,12 @@
 import { INestApplication, ValidationPipe } from '@nestjs/common';
 import { SwaggerModule } from '@nestjs/swagger';
-import express, { NextFunction, Request, Response } from 'express';
 import type { Server } from 'node:http';
 import { CallbacksAdminService } from './callbacks/callbacks-admin.service.js';
 import { DestinationsService } from './delivery/destinations.service.js';
 import { mountQueueDashboard } from './delivery/queue-dashboard.js';
 import { buildApiDocument } from './common/api-document.js';
+import { jsonBody } from './common/json-body.js';
 import { AppConfig } from './config/app-config.js';
-
-/** 64 KiB body limit; parser failures answer in Nest's error shape, not Express's HTML page. */
-function jsonBody() {
-  const parse = express.json({ limit: '64kb' });
-  return (req: Request, res: Response, next: NextFunction) =>
-    parse(req, res, (err?: { status?: number; type?: string }) => {
-      if (!err) return next();
-      if (err.status === 413) {
-        return res.status(413).json({ statusCode: 413, error: 'Payload Too Large', message: 'Request body exceeds 64 KiB' });
-      }
-      res.status(400).json({ statusCode: 400, error: 'Bad Request', message: ['Request body is not valid JSON'] });
-    });
-}
 
 /**
  * Idle keep-alive connections stay open this long. Node's default (5 s) is shorter than the idle
@@ -34,6 +21,8 @@ export function setupApp(app: INestApplication, config: AppConfig): void {
   const server = app.getHttpServer() as Server;
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000; // Node wants it above keepAliveTimeout
+  // Nothing tells a scanner what serves it.
+  (app.getHttpAdapter().getInstance() as { disable(setting: string): void }).disable('x-powered-by');
   app.use(jsonBody());
   if (config.role !== 'worker') {
     const callbacks = app.get(CallbacksAdminService);

@@ -186,7 +186,7 @@ describe('connect-time destination check (DNS rebinding)', () => {
       return r.status === 'failed' ? r : null;
     }, { what: 'refused callback failed' });
     expect(cb.attemptCount).toBe(1);
-    expect(cb.lastError).toBe('destination refused: partner.example resolves to 10.0.0.1, a private address');
+    expect(cb.lastError).toBe('destination refused: partner.example resolves to 10.0.0.1, a private address (10.0.0.0/8, RFC 1918)');
     expect(cb.attempts[0]).toMatchObject({ statusCode: null, error: cb.lastError });
     const targets = connectSpy.mock.calls.map((call) => String(call[1]));
     expect(targets.filter((a) => !a.startsWith('127.'))).toEqual([]);

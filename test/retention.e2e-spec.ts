@@ -67,7 +67,7 @@ describe('retention (CALLBACK_RETENTION=1s)', () => {
 
   it('deletes idempotency keys older than 24 h and keeps younger ones', async () => {
     const insert = (key: string, age: string) =>
-      t.sql(`INSERT INTO idempotency_keys (scope, key, request_hash, status_code, response_body, created_at) VALUES ('s', $1, 'h', 201, '{}', now() - $2::interval)`, [key, age]);
+      t.sql(`INSERT INTO idempotency_keys (scope, key, request_hash, status_code, response, created_at) VALUES ('s', $1, 'h', 201, '{}', now() - $2::interval)`, [key, age]);
     await insert('old', '25 hours');
     await insert('young', '23 hours');
     await until(async () => (await count('idempotency_keys', `key = 'old'`, [])) === 0, { what: 'old idempotency key pruned' });

@@ -3,7 +3,7 @@ import dns from 'node:dns';
 import { invalidProperty } from '../common/domain-error.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { DNS_LOOKUP } from '../delivery/callback-sender.js';
-import { checkCallbackUrlResolved, GuardOptions, LookupAll } from '../delivery/destination-guard.js';
+import { GuardOptions, LookupAll, resolveCallbackUrl } from '../delivery/destination-guard.js';
 
 /** Registration-time check of a callback URL property (the connect-time check is the sender's). */
 @Injectable()
@@ -20,11 +20,14 @@ export class CallbackUrlValidator {
       );
   }
 
-  /** Returns the URL (or null when absent); a refused URL is a 400 naming the property. */
+  /**
+   * Returns the URL to store, in its normalised (WHATWG-serialised) form, or null when absent;
+   * a refused URL is a 400 naming the property.
+   */
   async check(property: string, value: string | undefined | null): Promise<string | null> {
     if (value === undefined || value === null) return null;
-    const problem = await checkCallbackUrlResolved(value, this.options, this.lookupAll);
-    if (problem) throw invalidProperty(`${property} ${problem}`);
-    return value;
+    const r = await resolveCallbackUrl(value, this.options, this.lookupAll);
+    if ('problem' in r) throw invalidProperty(`${property} ${r.problem}`);
+    return r.url;
   }
 }

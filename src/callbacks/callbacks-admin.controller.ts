@@ -1,14 +1,15 @@
 import { ApiOperator, Doc } from '../common/api-doc.js';
 import { CallbackPageResponse, CallbackWithAttemptsResponse, RedeliverCountResponse } from '../common/responses.js';
-import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import { QueryInt } from '../common/validation.js';
 import { AdminGuard } from '../partners/auth.guards.js';
 import { CallbackStatus } from './callback.entity.js';
 import { attemptView, callbackView } from './callback.views.js';
 import { CallbackMessage } from './callback-message.js';
 import { CallbacksAdminService } from './callbacks-admin.service.js';
+import { ParseUuid } from '../common/strict-params.js';
 
 export class ListCallbacksQuery {
   @ApiPropertyOptional({ enum: ['pending', 'delivered', 'failed'] })
@@ -37,9 +38,10 @@ export class ListCallbacksQuery {
   @Max(200)
   limit?: number;
 
-  @ApiPropertyOptional({ description: 'nextCursor of the previous page' })
+  @ApiPropertyOptional({ description: 'nextCursor of the previous page', maxLength: 64 })
   @IsOptional()
   @IsString()
+  @MaxLength(64)
   cursor?: string;
 }
 
@@ -77,7 +79,7 @@ export class CallbacksAdminController {
   @Doc('Redeliver one callback: same webhook-id, fresh schedule', null, [400, 404, 413], { status: 202 })
   @Post(':callbackId/redeliver')
   @HttpCode(202)
-  async redeliver(@Param('callbackId', ParseUUIDPipe) id: string): Promise<void> {
+  async redeliver(@Param('callbackId', ParseUuid) id: string): Promise<void> {
     await this.callbacks.redeliver(id);
   }
 
@@ -91,7 +93,7 @@ export class CallbacksAdminController {
 
   @Doc('Show a callback with its attempts', CallbackWithAttemptsResponse, [400, 404])
   @Get(':callbackId')
-  async get(@Param('callbackId', ParseUUIDPipe) id: string) {
+  async get(@Param('callbackId', ParseUuid) id: string) {
     const { callback, attempts } = await this.callbacks.get(id);
     return { ...callbackView(callback), attempts: attempts.map(attemptView) };
   }

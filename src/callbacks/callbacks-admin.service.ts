@@ -25,9 +25,11 @@ export interface CallbackFilter {
 
 /** The cursor is the last row's sequence number, opaque to clients. */
 const encodeCursor = (seq: string) => Buffer.from(`seq:${seq}`).toString('base64url');
-function decodeCursor(cursor: string): string {
-  const m = /^seq:(\d{1,19})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!m) throw invalidProperty('cursor is not a cursor returned by this endpoint');
+const MAX_SEQ = 2n ** 63n - 1n; // bigint's upper bound: a larger number would be a 500 from PostgreSQL
+export function decodeCursor(cursor: string): string {
+  const m = /^seq:([1-9]\d{0,18})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  // Re-encoding must give the cursor back: Buffer.from skips characters outside base64url.
+  if (!m || encodeCursor(m[1]) !== cursor || BigInt(m[1]) > MAX_SEQ) throw invalidProperty('cursor is not a cursor returned by this endpoint');
   return m[1];
 }
 

@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Param, ParseUUIDPipe, Post, Query, UseGuards } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { ApiPartner, Doc } from '../common/api-doc.js';
 import { CallbackPageResponse, CallbackWithAttemptsResponse } from '../common/responses.js';
@@ -7,6 +7,7 @@ import { Partner } from '../partners/partner.entity.js';
 import { ListCallbacksQuery } from './callbacks-admin.controller.js';
 import { CallbacksAdminService } from './callbacks-admin.service.js';
 import { attemptView, callbackView } from './callback.views.js';
+import { ParseUuid } from '../common/strict-params.js';
 
 /**
  * The partner's own delivery log: the operator's reads and redelivery, scoped to the partner's
@@ -37,7 +38,7 @@ export class CallbacksController {
 
   @Doc('Show one of your callbacks with its attempts', CallbackWithAttemptsResponse, [400, 401, 404])
   @Get(':callbackId')
-  async get(@CurrentPartner() partner: Partner, @Param('callbackId', ParseUUIDPipe) id: string) {
+  async get(@CurrentPartner() partner: Partner, @Param('callbackId', ParseUuid) id: string) {
     const { callback, attempts } = await this.callbacks.get(id, { partnerId: partner.id });
     return { ...callbackView(callback), attempts: attempts.map(attemptView) };
   }
@@ -46,7 +47,7 @@ export class CallbacksController {
   @Doc('Redeliver a delivered or failed callback: same webhook-id, fresh schedule (pending → 409)', null, [400, 401, 404, 409], { status: 202 })
   @Post(':callbackId/redeliver')
   @HttpCode(202)
-  async redeliver(@CurrentPartner() partner: Partner, @Param('callbackId', ParseUUIDPipe) id: string): Promise<void> {
+  async redeliver(@CurrentPartner() partner: Partner, @Param('callbackId', ParseUuid) id: string): Promise<void> {
     await this.callbacks.redeliver(id, { partnerId: partner.id });
   }
 }

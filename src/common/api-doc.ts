@@ -152,11 +152,11 @@ export function Doc(
             name: 'Idempotency-Key',
             required: false,
             description:
-              '1–255 characters. The same key and body within 24 h returns the first response again (with Idempotent-Replayed: true) and creates nothing.',
-            schema: { type: 'string', minLength: 1, maxLength: 255 },
+              '1–255 printable ASCII characters. The same key and body within 24 h returns the first response again, byte for byte (with Idempotent-Replayed: true), and creates nothing.',
+            schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$' },
           }),
           ApiErrors({
-            409: also(errors, 409, 'a request with the same Idempotency-Key is still being processed; retry shortly'),
+            409: also(errors, 409, 'a request with the same Idempotency-Key is still being processed (retry shortly), or its outcome is unknown (its response could not be stored: check, then use a new key)'),
             422: also(errors, 422, 'the Idempotency-Key was already used with another body'),
           }),
         ]

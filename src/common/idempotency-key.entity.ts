@@ -9,6 +9,7 @@ export class IdempotencyKey {
   @Column('text', { name: 'request_hash' }) requestHash: string;
   /** null while the first request is still being processed. */
   @Column('integer', { name: 'status_code', nullable: true }) statusCode: number | null;
-  @Column('jsonb', { name: 'response_body', nullable: true }) responseBody: unknown;
+  /** The exact JSON text answered, sealed with SECRETS_KEY (it may hold once-shown credentials). */
+  @Column('text', { name: 'response', nullable: true }) response: string | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
 }

@@ -1,10 +1,11 @@
-import { BadRequestException, CallHandler, ConflictException, ExecutionContext, Injectable, NestInterceptor, UnprocessableEntityException } from '@nestjs/common';
+import { BadRequestException, CallHandler, ConflictException, ExecutionContext, Injectable, Logger, NestInterceptor, UnprocessableEntityException } from '@nestjs/common';
 import { HTTP_CODE_METADATA } from '@nestjs/common/constants.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { catchError, from, mergeMap, Observable, of } from 'rxjs';
 import { DataSource } from 'typeorm';
+import { SecretBox } from '../partners/secret-box.js';
 
 /** Stable JSON: the same body with its keys in another order is the same request. */
 function canonical(value: unknown): string {
@@ -18,23 +19,40 @@ function canonical(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
+/** How long a key is remembered (API.md §3); older rows are ignored and replaced. */
+export const IDEMPOTENCY_WINDOW = `interval '24 hours'`;
+/** Storing a response is retried this long before the key is left claimed (see below). */
+const STORE_RETRY_DELAYS_MS = [50, 250, 1000];
+const JSON_TYPE = 'application/json; charset=utf-8';
+
 /**
- * Safe retries of creates (API.md §3): the first request with a key claims it (a row with no
- * response yet), runs, and stores its response; the same key and request within 24 h replays
- * it. A failed request releases the key so the client can retry it. A claim left by a crashed
- * process is taken over after five minutes.
+ * Safe retries of creates (API.md §3). The first request with a key claims it (a row with no
+ * response yet), runs, and stores the exact bytes it answers; the same key and request within
+ * 24 h gets those bytes again. Why it cannot double a create:
+ * - the response is stored as sealed ASCII text (secret-box.ts) of the serialised body: no
+ *   content of the body (a lone surrogate, a NUL) can make the store fail, and the partner
+ *   create's once-shown credentials are not in clear at rest;
+ * - a request that failed (the handler threw: its transaction rolled back) releases the key;
+ * - a request that succeeded but whose response could not be stored (the database went away
+ *   after the commit) keeps the key claimed, as does a process that died mid-request: the
+ *   outcome is unknown there, so the key answers 409 until it expires rather than run again.
  */
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  private readonly log = new Logger('Idempotency');
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly box: SecretBox,
+  ) {}
 
   async intercept(ctx: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
     const req = ctx.switchToHttp().getRequest<Request & { partner?: { id: string } }>();
     const res = ctx.switchToHttp().getResponse<Response>();
     const key = req.headers['idempotency-key'];
     if (key === undefined) return next.handle();
-    if (typeof key !== 'string' || key.length < 1 || key.length > 255) {
-      throw new BadRequestException(['Idempotency-Key header must be 1 to 255 characters']);
+    if (typeof key !== 'string' || !/^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/.test(key)) {
+      throw new BadRequestException(['Idempotency-Key header must be 1 to 255 printable ASCII characters, not starting or ending with a space']);
     }
     const scope = req.partner?.id ?? 'operator';
     const hash = createHash('sha256')
@@ -42,36 +60,59 @@ export class IdempotencyInterceptor implements NestInterceptor {
       .digest('hex');
     const status: number = Reflect.getMetadata(HTTP_CODE_METADATA, ctx.getHandler()) ?? (req.method === 'POST' ? 201 : 200);
 
-    await this.db.query(
-      `DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2
-         AND (created_at < now() - interval '24 hours' OR (status_code IS NULL AND created_at < now() - interval '5 minutes'))`,
-      [scope, key],
-    );
+    await this.db.query(`DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND created_at < now() - ${IDEMPOTENCY_WINDOW}`, [scope, key]);
     const claimed: unknown[] = await this.db.query(
       `INSERT INTO idempotency_keys (scope, key, request_hash) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING key`,
       [scope, key, hash],
     );
     if (claimed.length === 0) {
-      const [row] = await this.db.query(`SELECT request_hash, status_code, response_body FROM idempotency_keys WHERE scope = $1 AND key = $2`, [scope, key]);
-      if (!row) throw new ConflictException('A request with this Idempotency-Key is being processed; retry shortly');
-      if (row.request_hash !== hash) {
+      const [row]: { request_hash: string; status_code: number | null; response: string | null }[] = await this.db.query(
+        `SELECT request_hash, status_code, response FROM idempotency_keys WHERE scope = $1 AND key = $2 AND created_at >= now() - ${IDEMPOTENCY_WINDOW}`,
+        [scope, key],
+      );
+      if (row && row.request_hash !== hash) {
         throw new UnprocessableEntityException('Idempotency-Key was already used with a different request body');
       }
-      if (row.status_code === null) throw new ConflictException('A request with this Idempotency-Key is being processed; retry shortly');
+      if (!row || row.status_code === null || row.response === null) {
+        throw new ConflictException(
+          'A request with this Idempotency-Key is being processed, or was interrupted with an unknown outcome; retry shortly, or check before retrying with a new key',
+        );
+      }
       res.setHeader('Idempotent-Replayed', 'true');
+      res.setHeader('Content-Type', JSON_TYPE);
       res.status(row.status_code);
-      return of(row.response_body);
+      return of(this.box.open(row.response, 'idempotency_keys.response'));
     }
-    const release = () => this.db.query(`DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2`, [scope, key]);
     return next.handle().pipe(
-      mergeMap((body) =>
+      // Only the handler's failure releases the key: its transaction did not commit.
+      catchError((error: unknown) =>
         from(
           this.db
-            .query(`UPDATE idempotency_keys SET status_code = $3, response_body = $4 WHERE scope = $1 AND key = $2`, [scope, key, status, JSON.stringify(body)])
-            .then(() => body),
+            .query(`DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND status_code IS NULL`, [scope, key])
+            .catch(() => undefined)
+            .then(() => Promise.reject(error)),
         ),
       ),
-      catchError((error) => from(release().then(() => Promise.reject(error)))),
+      mergeMap((body) => from(this.complete(scope, key, status, body, res))),
     );
+  }
+
+  /** Stores and returns the exact text sent; never fails: the create has committed by now. */
+  private async complete(scope: string, key: string, status: number, body: unknown, res: Response): Promise<string> {
+    const text = JSON.stringify(body);
+    res.setHeader('Content-Type', JSON_TYPE);
+    const sealed = this.box.seal(text, 'idempotency_keys.response');
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.db.query(`UPDATE idempotency_keys SET status_code = $3, response = $4 WHERE scope = $1 AND key = $2`, [scope, key, status, sealed]);
+        return text;
+      } catch (e) {
+        if (attempt >= STORE_RETRY_DELAYS_MS.length) {
+          this.log.error(`could not store the response of a completed request (Idempotency-Key kept claimed, answering 409 to retries): ${(e as Error).message}`);
+          return text;
+        }
+        await new Promise((r) => setTimeout(r, STORE_RETRY_DELAYS_MS[attempt]));
+      }
+    }
   }
 }

@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { registerDecorator, ValidationOptions } from 'class-validator';
+import { registerDecorator, ValidateIf, ValidationOptions } from 'class-validator';
 import { parseMoney } from './money.js';
 
 /** A positive decimal string with at most two decimals ("1500", "1500.5", "1500.50"). */
@@ -23,3 +23,11 @@ export function IsMoneyAmount(options?: ValidationOptions) {
  * else stays a string here, so `@IsInt()` refuses it with a message naming the parameter.
  */
 export const QueryInt = () => Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value));
+
+/**
+ * Optional, but not nullable: skips validation only when the property is absent. class-validator's
+ * @IsOptional() also lets `null` through, which a change like `{"creditLimit": null}` cannot mean.
+ */
+export function IsOmittable(options?: ValidationOptions) {
+  return ValidateIf((_object: object, value: unknown) => value !== undefined, options);
+}

@@ -1,6 +1,6 @@
 import { ApiOperator, ApiPartner, CallbackTarget, Doc } from '../common/api-doc.js';
 import { CompanyResponse, CreditStatusResponse, TermsResponse } from '../common/responses.js';
-import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
 import { OnlyVariant } from '../config/variant-controllers.js';
@@ -10,6 +10,7 @@ import { Partner } from '../partners/partner.entity.js';
 import { CompaniesService } from './companies.service.js';
 import { CreateCompanyDto, UpdateCreditDto } from './company.dto.js';
 import { companyView, creditStatusView, termsView } from './company.views.js';
+import { ParseUuid } from '../common/strict-params.js';
 
 /** The organization's URL gets 0 and 2; its property is named per variant (API.md §3). */
 const COMPANY_CALLBACKS: CallbackTarget[] = (['A', 'B'] as const).map((variant) => ({
@@ -34,14 +35,14 @@ export class CompaniesController {
 
   @Doc('Read an organization', CompanyResponse, [400, 404])
   @Get(':companyId')
-  async get(@CurrentPartner() partner: Partner, @Param('companyId', ParseUUIDPipe) id: string) {
+  async get(@CurrentPartner() partner: Partner, @Param('companyId', ParseUuid) id: string) {
     return companyView(await this.companies.get(partner.id, id), this.companies.names);
   }
 
   /** GetCreditStatus. */
   @Doc('GetCreditStatus: credit limit, status, borrowed amount and balance', CreditStatusResponse, [400, 404])
   @Get(':companyId/status')
-  async status(@CurrentPartner() partner: Partner, @Param('companyId', ParseUUIDPipe) id: string) {
+  async status(@CurrentPartner() partner: Partner, @Param('companyId', ParseUuid) id: string) {
     return creditStatusView(await this.companies.get(partner.id, id));
   }
 }
@@ -57,7 +58,7 @@ export class CreditTermsController {
 
   @Doc('Credit terms: interest rate and repayment term', TermsResponse, [400, 404])
   @Get(':companyId/terms')
-  async terms(@CurrentPartner() partner: Partner, @Param('companyId', ParseUUIDPipe) id: string) {
+  async terms(@CurrentPartner() partner: Partner, @Param('companyId', ParseUuid) id: string) {
     return termsView(await this.companies.get(partner.id, id));
   }
 }
@@ -77,7 +78,7 @@ export class CreditAdminController {
   ])
   @Patch(':companyId/credit')
   @HttpCode(200)
-  async updateCredit(@Param('companyId', ParseUUIDPipe) id: string, @Body() dto: UpdateCreditDto) {
+  async updateCredit(@Param('companyId', ParseUuid) id: string, @Body() dto: UpdateCreditDto) {
     return creditStatusView(await this.companies.updateCredit(id, dto));
   }
 }

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsInt, IsISO4217CurrencyCode, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { variantOnly } from '../common/api-variant-doc.js';
 import { MONEY_INPUT_PATTERN } from '../common/money.js';
-import { IsMoneyAmount } from '../common/validation.js';
+import { IsMoneyAmount, IsOmittable } from '../common/validation.js';
 import { CREDIT_STATUSES, CreditStatus } from './credit-status.js';
 
 /** A callback URL property (API.md §3): absolute https (http only where allowed), no user-info, a public address. */
@@ -38,22 +38,22 @@ export class CreateCompanyDto {
 
 export class UpdateCreditDto {
   @ApiPropertyOptional({ pattern: MONEY_INPUT_PATTERN, example: '50000.00', description: 'decimal string, at least 0, at most 2 decimals' })
-  @IsOptional()
+  @IsOmittable()
   @Matches(/^(0|[1-9]\d{0,14})(\.\d{1,2})?$/, { message: 'creditLimit must be a decimal string of at least 0 with at most 2 decimals' })
   creditLimit?: string;
 
   @ApiPropertyOptional({ enum: CREDIT_STATUSES })
-  @IsOptional()
+  @IsOmittable()
   @IsIn(CREDIT_STATUSES)
   creditStatus?: CreditStatus;
 
   @ApiPropertyOptional({ pattern: '^(0|[1-9]\\d{0,2})(\\.\\d{1,2})?$', example: '7.50', description: 'percent per year, 0 to 999.99' })
-  @IsOptional()
+  @IsOmittable()
   @Matches(/^(0|[1-9]\d{0,2})(\.\d{1,2})?$/, { message: 'annualInterestRate must be a decimal string from 0 to 999.99 with at most 2 decimals' })
   annualInterestRate?: string;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 3650, example: 30 })
-  @IsOptional()
+  @IsOmittable()
   @IsInt()
   @Min(1)
   @Max(3650)

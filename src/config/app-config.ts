@@ -32,6 +32,9 @@ export interface AppConfig {
   callbackRetentionMs: number;
   /** How many finished jobs the queue dashboard keeps, and for how long (ms): Redis memory stays bounded. */
   dashboardKeep: { completed: { count: number; ageMs: number }; failed: { count: number; ageMs: number } };
+  /** SECRETS_KEY: the keys that encrypt signing secrets at rest, newest (the one that encrypts) first. */
+  secretsKeys: string[];
+  secretsKeyDefaulted: boolean;
   version: string;
 }
 
@@ -47,6 +50,12 @@ export const DEFAULT_DESTINATION_CONCURRENCY = 32;
 export const DEFAULT_BREAKER_THRESHOLD = 5;
 
 export class ConfigError extends Error {}
+
+/**
+ * Used when SECRETS_KEY is unset outside production, so a development database stays readable
+ * across restarts; main.ts warns. Public by nature: never protects anything real.
+ */
+export const DEV_SECRETS_KEY = 'development-only-secrets-key-do-not-use-in-production';
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -180,6 +189,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     errors.push('ADMIN_TOKEN: must be at least 16 characters');
   }
 
+  let secretsKeys = [DEV_SECRETS_KEY];
+  let secretsKeyDefaulted = true;
+  const rawSecretsKey = get('SECRETS_KEY');
+  if (rawSecretsKey === undefined) {
+    if (env.NODE_ENV === 'production') errors.push('SECRETS_KEY: must be set when NODE_ENV=production');
+  } else {
+    secretsKeys = rawSecretsKey.split(',').map((k) => k.trim());
+    secretsKeyDefaulted = false;
+    // Said without echoing the value: configuration errors end up in logs.
+    if (secretsKeys.some((k) => k.length < 32)) errors.push('SECRETS_KEY: each comma-separated key must be at least 32 characters');
+    if (new Set(secretsKeys).size !== secretsKeys.length) errors.push('SECRETS_KEY: a key is listed twice');
+  }
+
   const config: AppConfig = {
     port: parse('PORT', 3000, int(0, 65535)),
     databaseUrl: parse('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/funding_service', url(['postgres:', 'postgresql:'])),
@@ -209,6 +231,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       completed: { count: parse('DASHBOARD_KEEP_COMPLETED', 1000, int(0, 1_000_000)), ageMs: parse('DASHBOARD_KEEP_COMPLETED_FOR', 3_600_000, duration) },
       failed: { count: parse('DASHBOARD_KEEP_FAILED', 10_000, int(0, 1_000_000)), ageMs: parse('DASHBOARD_KEEP_FAILED_FOR', parseDuration('7d'), duration) },
     },
+    secretsKeys,
+    secretsKeyDefaulted,
     version: readVersion(),
   };
   if (errors.length) throw new ConfigError(`Invalid configuration: ${errors.join('; ')}`);

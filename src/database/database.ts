@@ -9,11 +9,18 @@ import { Partner } from '../partners/partner.entity.js';
 import { WithdrawalRequest } from '../withdrawals/withdrawal-request.entity.js';
 import { InitialSchema1763800000000 } from './migrations/1763800000000-initial-schema.js';
 import { Destinations1763900000000 } from './migrations/1763900000000-destinations.js';
+import { IdempotencySealedResponse1763900100000 } from './migrations/1763900100000-idempotency-sealed-response.js';
 import { CallbacksPartnerIndex1763900200000 } from './migrations/1763900200000-callbacks-partner-index.js';
 import { RetentionIndexes1763900300000 } from './migrations/1763900300000-retention-indexes.js';
 
 export const ENTITIES = [Partner, Company, LimitRequest, WithdrawalRequest, Loan, LoanPayment, Callback, CallbackAttempt, IdempotencyKey];
-export const MIGRATIONS = [InitialSchema1763800000000, Destinations1763900000000, CallbacksPartnerIndex1763900200000, RetentionIndexes1763900300000];
+export const MIGRATIONS = [
+  InitialSchema1763800000000,
+  Destinations1763900000000,
+  IdempotencySealedResponse1763900100000,
+  CallbacksPartnerIndex1763900200000,
+  RetentionIndexes1763900300000,
+];
 
 /** Any fixed number: the advisory lock that lets one process at a time run migrations. */
 const MIGRATION_LOCK = 727_001;

@@ -8,6 +8,7 @@ import { rawPool } from '../database/database.js';
 import { createRedis, redisNamespace, RedisConnection } from '../database/redis.js';
 import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
 import { Metrics } from '../metrics/metrics.js';
+import { SecretBox } from '../partners/secret-box.js';
 import { Batcher } from './batcher.js';
 import { CALLBACK_QUEUE, DeliverJobData } from './callback-queue.js';
 import { CallbackSender, SendResult } from './callback-sender.js';
@@ -33,6 +34,8 @@ interface DeliveryRow {
   previous_signing_secret: string | null;
   previous_secret_expires_at: Date | null;
 }
+
+const unsealLog = new Logger('CallbackDelivery');
 
 /** A job that runs this much before its row's attempt time was re-added early: wait for the row. */
 const EARLY_TOLERANCE_MS = 1000;
@@ -79,6 +82,7 @@ export class CallbackDelivery {
     private readonly metrics: Metrics,
     private readonly gate: DestinationGate,
     private readonly parking: DestinationParking,
+    private readonly box: SecretBox,
   ) {
     this.policy = new RetryPolicy(config.callbackRetryScheduleMs);
     this.pool = rawPool(db);
@@ -224,7 +228,19 @@ export class CallbackDelivery {
         WHERE c.id = ANY($1::uuid[])`,
       values: [ids],
     });
-    const byId = new Map(rows.map((r) => [r.id, r]));
+    const byId = new Map<string, DeliveryRow>();
+    // Signing secrets are sealed at rest (secret-box.ts) and opened here, in memory only. A row
+    // whose secret this process cannot open (its key missing from SECRETS_KEY) is skipped, not
+    // sent unsigned, and stays pending; the batch's other rows go on.
+    for (const r of rows) {
+      try {
+        r.signing_secret = this.box.open(r.signing_secret, 'partners.signing_secret');
+        if (r.previous_signing_secret) r.previous_signing_secret = this.box.open(r.previous_signing_secret, 'partners.signing_secret');
+        byId.set(r.id, r);
+      } catch (e) {
+        unsealLog.error(`callback ${r.id} not sent: ${(e as Error).message}`);
+      }
+    }
     return ids.map((id) => byId.get(id));
   }
 

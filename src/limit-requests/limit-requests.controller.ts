@@ -1,6 +1,6 @@
 import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
 import { LimitRequestResponse, LimitRequestStatusResponse } from '../common/responses.js';
-import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
 import { AdminGuard, CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
@@ -8,8 +8,9 @@ import { Partner } from '../partners/partner.entity.js';
 import { CreateLimitRequestDto } from './limit-request.dto.js';
 import { limitRequestStatusView, limitRequestView } from './limit-request.views.js';
 import { LimitRequestsService } from './limit-requests.service.js';
+import { ParseUuid } from '../common/strict-params.js';
 
-const uuid = new ParseUUIDPipe();
+const uuid = ParseUuid;
 
 @ApiTags('limit requests')
 @ApiPartner()

@@ -1,6 +1,6 @@
 import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
 import { LoanResponse } from '../common/responses.js';
-import { Body, Controller, Get, Param, ParseUUIDPipe, Post, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
 import { AdminGuard, CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
@@ -8,8 +8,9 @@ import { Partner } from '../partners/partner.entity.js';
 import { RegisterPaymentDto } from './loan.dto.js';
 import { loanView } from './loan.views.js';
 import { LoansService } from './loans.service.js';
+import { ParseUuid } from '../common/strict-params.js';
 
-const uuid = new ParseUUIDPipe();
+const uuid = ParseUuid;
 
 @ApiTags('loans')
 @ApiPartner()

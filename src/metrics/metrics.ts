@@ -58,19 +58,30 @@ export class Metrics {
   });
 
   constructor(@InjectDataSource() db: DataSource) {
+    // Two bounded index scans per scrape, whatever the table's size: counting every row by
+    // status took 0.3-0.5 s with 2 M rows. Delivered callbacks are counted by
+    // funding_callback_attempts_total{result="delivered"} instead.
     new Gauge({
       name: 'funding_callbacks',
-      help: 'Callbacks by status (delivered counts those CALLBACK_RETENTION still keeps)',
+      help: `Callbacks pending or failed, counted up to ${CALLBACK_GAUGE_CAP} (at the cap: at least that many)`,
       labelNames: ['status'] as const,
       registers: [this.registry],
       async collect() {
-        const rows: { status: string; n: string }[] = await db.query(`SELECT status, count(*) AS n FROM callbacks GROUP BY status`);
+        const [row]: { pending: string; failed: string }[] = await db.query(
+          `SELECT (SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE status = 'pending' LIMIT $1) p) AS pending,
+                  (SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE status = 'failed' LIMIT $1) f) AS failed`,
+          [CALLBACK_GAUGE_CAP],
+        );
         this.reset();
-        for (const s of ['pending', 'delivered', 'failed']) this.set({ status: s }, Number(rows.find((r) => r.status === s)?.n ?? 0));
+        this.set({ status: 'pending' }, Number(row.pending));
+        this.set({ status: 'failed' }, Number(row.failed));
       },
     });
   }
 }
+
+/** How far the callbacks gauge counts: bounds a scrape's cost (an index scan of at most this many entries). */
+export const CALLBACK_GAUGE_CAP = 100_000;
 
 @ApiTags('operations')
 @Controller()

@@ -6,6 +6,7 @@ export class Partner {
   @Column('text') name: string;
   /** sha256 of the API key: the key itself is shown once and never stored. */
   @Column('text', { name: 'api_key_hash', unique: true }) apiKeyHash: string;
+  /** Sealed with SECRETS_KEY (secret-box.ts), never in clear. */
   @Column('text', { name: 'signing_secret' }) signingSecret: string;
   /** The secret before the last rotation; callbacks are signed with it too until it expires. */
   @Column('text', { name: 'previous_signing_secret', nullable: true }) previousSigningSecret: string | null;

@@ -1,11 +1,12 @@
 import { ApiOperator, Doc } from '../common/api-doc.js';
 import { PartnerCreatedResponse, SigningSecretResponse } from '../common/responses.js';
-import { Body, Controller, HttpCode, Param, ParseUUIDPipe, Post, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, HttpCode, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiProperty, ApiTags } from '@nestjs/swagger';
 import { IsString, Length } from 'class-validator';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
 import { AdminGuard } from './auth.guards.js';
 import { PartnersService } from './partners.service.js';
+import { ParseUuid } from '../common/strict-params.js';
 
 export class CreatePartnerDto {
   @ApiProperty({ example: 'Acme Bank' })
@@ -33,7 +34,7 @@ export class PartnersController {
   @Doc('Rotate the signing secret (the old one signs too for 24 h)', SigningSecretResponse, [400, 404, 413])
   @Post(':partnerId/rotate-signing-secret')
   @HttpCode(200)
-  rotate(@Param('partnerId', ParseUUIDPipe) id: string) {
+  rotate(@Param('partnerId', ParseUuid) id: string) {
     return this.partners.rotateSigningSecret(id);
   }
 }

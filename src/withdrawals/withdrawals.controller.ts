@@ -1,6 +1,6 @@
 import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
 import { WithdrawalResponse, WithdrawalStatusResponse } from '../common/responses.js';
-import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
 import { OnlyVariant } from '../config/variant-controllers.js';
@@ -9,8 +9,9 @@ import { Partner } from '../partners/partner.entity.js';
 import { CreateWithdrawalDto } from './withdrawal.dto.js';
 import { withdrawalStatusView, withdrawalView } from './withdrawal.views.js';
 import { WithdrawalsService } from './withdrawals.service.js';
+import { ParseUuid } from '../common/strict-params.js';
 
-const uuid = new ParseUUIDPipe();
+const uuid = ParseUuid;
 
 /** The partner routes; mounted under each variant's collection path by the two classes below. */
 abstract class WithdrawalsRoutes {
