@@ -167,8 +167,9 @@ async function main(): Promise<void> {
     const company = await api.post('v1/companies', { headers: partnerAuth, json: { name: 'Bench', status_callback: target('/company') } }).json<{ id: string }>();
     const delivered = async () => Number((await pg.query(`SELECT count(*) AS n FROM callbacks WHERE status = 'delivered'`)).rows[0].n);
 
-    // BENCH_ISOLATION_ONLY=1 runs the isolation scenario (6) alone.
-    const only = process.env.BENCH_ISOLATION_ONLY === '1';
+    // BENCH_ONLY=isolation runs the isolation scenario (6) alone; BENCH_ONLY=drain the backlog drain (3) alone.
+    const only = process.env.BENCH_ONLY === 'isolation';
+    const drainOnly = process.env.BENCH_ONLY === 'drain';
     let drain = NaN;
     let apiRate = NaN;
     let apiRequestRate = NaN;
@@ -185,6 +186,10 @@ async function main(): Promise<void> {
     await pg.query(`SELECT pg_notify('funding_callbacks', '')`);
     await until(async () => (await delivered()) >= BACKLOG, 'backlog drained');
     drain = BACKLOG / ((performance.now() - t0) / 1000);
+    if (drainOnly) {
+      console.log(`  backlog of ${BACKLOG} pending records drained  ${fmt(drain)} callbacks/s (baseline ${fmt(baseline)} req/s)`);
+      return;
+    }
 
     // 4. Through the API: concurrent credit-limit changes over 64 companies (changes of one
     //    company serialise on its row lock, as they must), each committing callbacks 0 and 2.
@@ -264,6 +269,13 @@ async function main(): Promise<void> {
 
     }
 
+    console.log('');
+    const processes = split ? 'two service processes, ROLE=api and ROLE=worker' : 'one service process ROLE=all';
+    console.log(`funding-service callback benchmark (loopback, ${processes}, CALLBACK_CONCURRENCY=${process.env.CALLBACK_CONCURRENCY ?? '50'})`);
+    console.log(`  bare got POST loop (baseline, 64 in flight)  ${fmt(baseline)} req/s`);
+    console.log(`  backlog of ${BACKLOG} pending records drained  ${fmt(drain)} callbacks/s  (${fmt((drain / baseline) * 100)} % of baseline)`);
+    console.log(`  driven through the API (64 in flight)        ${fmt(apiRate)} callbacks/s delivered end to end (${fmt(apiRequestRate)} API changes/s)`);
+    console.log(`  latency API response → arrival at ${RATE}/s   p50 ${fmt(quantile(latencies, 0.5))} ms, p99 ${fmt(quantile(latencies, 0.99))} ms, max ${fmt(latencies[latencies.length - 1])} ms (offered ${fmt(offered)}/s)`);
     // 6. Isolation: a destination that accepts and never answers, with DEAD_BACKLOG pending
     //    callbacks, beside a healthy one changed HEALTHY_RATE times a second (one company per
     //    change). Healthy latency alone, then with the dead neighbour; the connections the dead
@@ -312,13 +324,6 @@ async function main(): Promise<void> {
     await dead.close();
 
     const rss = children.map((c) => fmt(peakRssMb(c.pid!))).join(' MB (api), ') + ' MB' + (split ? ' (worker)' : '');
-    console.log('');
-    const processes = split ? 'two service processes, ROLE=api and ROLE=worker' : 'one service process ROLE=all';
-    console.log(`funding-service callback benchmark (loopback, ${processes}, CALLBACK_CONCURRENCY=${process.env.CALLBACK_CONCURRENCY ?? '50'})`);
-    console.log(`  bare got POST loop (baseline, 64 in flight)  ${fmt(baseline)} req/s`);
-    console.log(`  backlog of ${BACKLOG} pending records drained  ${fmt(drain)} callbacks/s  (${fmt((drain / baseline) * 100)} % of baseline)`);
-    console.log(`  driven through the API (64 in flight)        ${fmt(apiRate)} callbacks/s delivered end to end (${fmt(apiRequestRate)} API changes/s)`);
-    console.log(`  latency API response → arrival at ${RATE}/s   p50 ${fmt(quantile(latencies, 0.5))} ms, p99 ${fmt(quantile(latencies, 0.99))} ms, max ${fmt(latencies[latencies.length - 1])} ms (offered ${fmt(offered)}/s)`);
     const pq = (l: number[]) => `p50 ${fmt(quantile(l, 0.5))} ms, p99 ${fmt(quantile(l, 0.99))} ms`;
     console.log(`  isolation: healthy destination at ${HEALTHY_RATE}/s alone            ${pq(alone)}`);
     console.log(`  isolation: same, beside a dead one with ${DEAD_BACKLOG} pending   ${pq(withDead)}`);
