@@ -176,18 +176,24 @@ async function main(): Promise<void> {
     let latencies: number[] = [NaN];
     let offered = NaN;
     if (!only) {
-    // 3. Backlog drain: 20,000 pending records committed at once.
+    // 3. Backlog drain: 20,000 pending records committed at once, to one destination, or spread
+    //    over BENCH_ORIGINS receivers (destinations) of their own.
+    const origins = Number(process.env.BENCH_ORIGINS ?? 1);
+    const extra = await Promise.all(Array.from({ length: Math.max(0, origins - 1) }, () => receiver()));
+    const ports = [rx.port, ...extra.map((r) => r.port)];
     await pg.query(
       `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
-       SELECT $1, $2, 0, $3 || g, $4, 'pending', now() FROM generate_series(1, ${BACKLOG}) g`,
-      [partner.id, company.id, target('/backlog/'), body],
+       SELECT $1, $2, 0, 'http://127.0.0.1:' || ($3::int[])[1 + g % array_length($3::int[], 1)] || '/backlog/' || g, $4, 'pending', now()
+         FROM generate_series(1, ${BACKLOG}) g`,
+      [partner.id, company.id, ports, body],
     );
     t0 = performance.now();
     await pg.query(`SELECT pg_notify('funding_callbacks', '')`);
     await until(async () => (await delivered()) >= BACKLOG, 'backlog drained');
     drain = BACKLOG / ((performance.now() - t0) / 1000);
+    await Promise.all(extra.map((r) => r.close()));
     if (drainOnly) {
-      console.log(`  backlog of ${BACKLOG} pending records drained  ${fmt(drain)} callbacks/s (baseline ${fmt(baseline)} req/s)`);
+      console.log(`  backlog of ${BACKLOG} pending records to ${origins} destination(s) drained  ${fmt(drain)} callbacks/s (baseline ${fmt(baseline)} req/s)`);
       return;
     }
 

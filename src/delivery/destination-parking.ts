@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';
+import { Batcher } from './batcher.js';
 import { CallbackQueue, QueuedCallback } from './callback-queue.js';
 import { DestinationGate, DestinationSnapshot } from './destination-gate.js';
 
@@ -97,25 +98,40 @@ export class DestinationParking {
     await this.gate.countWaiting(countBy(parked, (r) => r.destination));
   }
 
-  /** Hands up to `n` slots of a destination to its oldest parked callbacks. */
-  async resume(origin: string, n: number): Promise<number> {
-    if (n <= 0) return 0;
+  /**
+   * Hands up to `n` slots of a destination to its oldest parked callbacks. Hand-offs asked for in
+   * the same tick (many deliveries finishing together, to one destination or many) go in one
+   * statement and one dispatch.
+   */
+  resume(origin: string, n: number): Promise<number> {
+    if (n <= 0) return Promise.resolve(0);
+    return this.resumes.call({ origin, n });
+  }
+
+  private readonly resumes = new Batcher<{ origin: string; n: number }, number>(async (asks) => {
+    const wanted = new Map<string, number>();
+    for (const a of asks) wanted.set(a.origin, Math.min(BATCH, (wanted.get(a.origin) ?? 0) + a.n));
     const { rows } = await this.pool.query<ClaimedRow>({
       name: 'destination-resume',
       text: `UPDATE callbacks c SET parked_at = NULL, enqueued_at = now()
-               FROM (SELECT id FROM callbacks
-                      WHERE destination = $1 AND status = 'pending' AND parked_at IS NOT NULL
-                      ORDER BY seq LIMIT $2 FOR UPDATE SKIP LOCKED) r
+               FROM (SELECT p.id FROM unnest($1::text[], $2::int[]) AS d(origin, n),
+                       LATERAL (SELECT id FROM callbacks
+                                 WHERE destination = d.origin AND status = 'pending' AND parked_at IS NOT NULL
+                                 ORDER BY seq LIMIT d.n FOR UPDATE SKIP LOCKED) p) r
               WHERE c.id = r.id
           RETURNING c.id, c.seq, c.next_attempt_at, c.created_at, c.message, c.company_id, c.destination`,
-      values: [origin, Math.min(n, BATCH)],
+      values: [[...wanted.keys()], [...wanted.values()]],
     });
-    if (rows.length === 0) return 0;
-    await this.gate.countWaiting(new Map([[origin, -rows.length]]));
-    // Un-claimed on failure: the rows are then ordinary unqueued rows, which the relay takes.
-    await this.dispatch(rows, (ids) => this.pool.query(`UPDATE callbacks SET enqueued_at = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'`, [ids]));
-    return rows.length;
-  }
+    const resumed = new Map<string, number>();
+    for (const r of rows) resumed.set(r.destination, (resumed.get(r.destination) ?? 0) - 1);
+    if (rows.length > 0) {
+      await this.gate.countWaiting(resumed);
+      // Un-claimed on failure: the rows are then ordinary unqueued rows, which the relay takes.
+      await this.dispatch(rows, (ids) => this.pool.query(`UPDATE callbacks SET enqueued_at = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'`, [ids]));
+    }
+    // Each asker hears how many its destination got in all.
+    return asks.map((a) => -(resumed.get(a.origin) ?? 0));
+  });
 
   /**
    * The periodic part, run by every relay (rows are taken with SKIP LOCKED, so relays share it):
