@@ -3,12 +3,11 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Client } from 'pg';
 import { DataSource, EntitySubscriberInterface, TransactionCommitEvent, TransactionRollbackEvent } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { CallbackQueue, QueuedCallback } from './callback-queue.js';
+import { CallbackQueue } from './callback-queue.js';
 import { CALLBACKS_CHANNEL, RECORDED } from '../callbacks/callback-recorder.js';
 import { Metrics } from '../metrics/metrics.js';
 import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
-import { DestinationGate } from './destination-gate.js';
-import { ClaimedRow, DestinationParking } from './destination-parking.js';
+import { ClaimedRow, DestinationParking, queued } from './destination-parking.js';
 
 const BATCH = 1000;
 const SWEEP_MS = 5000;
@@ -34,20 +33,7 @@ const OVERDUE_GRACE = '30 seconds';
  * ids); so no commit of the relay waits for a WAL flush on the way from a change to its POST.
  */
 /** The columns a job is made of (its name shows message, company and destination). */
-interface RelayedRow {
-  id: string;
-  next_attempt_at: Date | null;
-  message: number;
-  company_id: string;
-  destination: string;
-}
-const queued = (r: RelayedRow): QueuedCallback => ({
-  id: r.id,
-  nextAttemptAt: r.next_attempt_at,
-  message: r.message,
-  companyId: r.company_id,
-  destination: r.destination,
-});
+type RelayedRow = Pick<ClaimedRow, 'id' | 'next_attempt_at' | 'message' | 'company_id' | 'destination'>;
 
 @Injectable()
 export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
@@ -64,7 +50,6 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
     @InjectDataSource() private readonly db: DataSource,
     private readonly queue: CallbackQueue,
     private readonly metrics: Metrics,
-    private readonly gate: DestinationGate,
     private readonly parking: DestinationParking,
   ) {}
 

@@ -28,7 +28,8 @@ export interface ClaimedRow {
   destination: string;
 }
 
-export const queued = (r: ClaimedRow): QueuedCallback => ({
+/** The job of a row: what it names on the dashboard and when it is due. */
+export const queued = (r: Pick<ClaimedRow, 'id' | 'next_attempt_at' | 'message' | 'company_id' | 'destination'>): QueuedCallback => ({
   id: r.id,
   nextAttemptAt: r.next_attempt_at,
   message: r.message,
