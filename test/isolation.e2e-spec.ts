@@ -2,20 +2,12 @@ import { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { destinationOf } from '../src/callbacks/callback-destination.js';
+import type { DestinationView } from '../src/delivery/destinations.service.js';
 import { buildService, startService, stop, workerEnv } from './support/processes.js';
 import { Receiver, webhookHeaders } from './support/receiver.js';
 import { companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
 
-interface Destination {
-  origin: string;
-  state: string;
-  consecutiveFailures: number;
-  openedAt: string | null;
-  nextProbeAt: string | null;
-  lastError: string | null;
-  waiting: number;
-  inFlight: number;
-}
+type Destination = DestinationView;
 
 /** Leaves every request hanging (a receiver that accepts and never answers) until `release()`. */
 function blackhole(rx: Receiver) {

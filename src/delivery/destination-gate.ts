@@ -52,7 +52,6 @@ export interface DestinationSnapshot {
  *                    process's slots come back by themselves)
  *   P..'open'        sorted set: open destinations by next probe time
  *   P..'waiting'     hash: origin → callbacks parked in PostgreSQL
- *   P..'known'       set: every destination seen
  */
 const ADMIT = `
 local P, now, cap, leaseMs = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -60,7 +59,6 @@ local out = {}
 for i = 5, #ARGV, 2 do
   local origin, id = ARGV[i], ARGV[i + 1]
   local s, l = P .. 's:' .. origin, P .. 'l:' .. origin
-  redis.call('SADD', P .. 'known', origin)
   local code
   if redis.call('ZSCORE', l, id) then
     redis.call('ZADD', l, now + leaseMs, id)
@@ -178,12 +176,15 @@ type Scripted = RedisConnection & {
 @Injectable()
 export class DestinationGate implements OnModuleDestroy {
   private readonly redis: Scripted;
-  /** Key prefix of every destination key; also KEYS[1] of the scripts, so a cluster routes them to the slot. */
+  /** Key prefix of every destination key. */
   private readonly p: string;
+  /** KEYS[1] of every script: any key of the deployment's slot, so a cluster routes the script there. */
+  private readonly routingKey: string;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {
     this.redis = createRedis(config.redisUrl, `${config.queuePrefix}-destinations`, true) as Scripted;
     this.p = `${redisNamespace(config.queuePrefix)}:dst:`;
+    this.routingKey = `${this.p}open`;
     this.redis.defineCommand('destinationAdmit', { numberOfKeys: 1, lua: ADMIT });
     this.redis.defineCommand('destinationSettle', { numberOfKeys: 1, lua: SETTLE });
     this.redis.defineCommand('destinationCountWaiting', { numberOfKeys: 1, lua: COUNT_WAITING });
@@ -194,7 +195,7 @@ export class DestinationGate implements OnModuleDestroy {
   async admit(items: { origin: string; id: string }[], leaseMs: number): Promise<Admission[]> {
     if (items.length === 0) return [];
     const args = items.flatMap((i) => [i.origin, i.id]);
-    return (await this.redis.destinationAdmit(`${this.p}known`, this.p, Date.now(), this.config.callbackDestinationConcurrency, leaseMs, ...args)) as Admission[];
+    return (await this.redis.destinationAdmit(this.routingKey, this.p, Date.now(), this.config.callbackDestinationConcurrency, leaseMs, ...args)) as Admission[];
   }
 
   /** Frees each callback's slot and counts its attempt for the destination's breaker. */
@@ -203,7 +204,7 @@ export class DestinationGate implements OnModuleDestroy {
     const { first, last } = this.config.callbackBreakerProbeMs;
     const args = items.flatMap((i) => [i.origin, i.id, i.result, (i.error ?? '').slice(0, 500)]);
     const rows = await this.redis.destinationSettle(
-      `${this.p}known`,
+      this.routingKey,
       this.p,
       Date.now(),
       this.config.callbackDestinationConcurrency,
@@ -221,7 +222,7 @@ export class DestinationGate implements OnModuleDestroy {
 
   async countWaiting(deltas: Map<string, number>): Promise<void> {
     const args = [...deltas].filter(([, n]) => n !== 0).flatMap(([origin, n]) => [origin, n]);
-    if (args.length) await this.redis.destinationCountWaiting(`${this.p}known`, this.p, ...args);
+    if (args.length) await this.redis.destinationCountWaiting(this.routingKey, this.p, ...args);
   }
 
   /** Sets a destination's parked count from PostgreSQL's (after Redis lost it). */
@@ -231,7 +232,7 @@ export class DestinationGate implements OnModuleDestroy {
   }
 
   async probeNow(origin: string): Promise<DestinationState> {
-    return (await this.redis.destinationProbeNow(`${this.p}known`, this.p, origin, Date.now())) as DestinationState;
+    return (await this.redis.destinationProbeNow(this.routingKey, this.p, origin, Date.now())) as DestinationState;
   }
 
   /** Open destinations whose next probe is due. */
@@ -243,10 +244,6 @@ export class DestinationGate implements OnModuleDestroy {
   async waiting(): Promise<Map<string, number>> {
     const h = await this.redis.hgetall(`${this.p}waiting`);
     return new Map(Object.entries(h).map(([k, v]) => [k, Number(v)]));
-  }
-
-  async known(): Promise<string[]> {
-    return this.redis.smembers(`${this.p}known`);
   }
 
   async openCount(): Promise<number> {

@@ -66,10 +66,10 @@ export class DestinationParking {
 
   /**
    * Queues the claimed rows that get a slot of their destination and parks the others. If Redis
-   * refuses, the claim and the slots are released (`release` undoes the claim) and the error is
-   * thrown: the rows are taken again by the next relay pass or sweep. Returns the rows queued.
+   * refuses, the claim and the slots are released and the error is thrown: the rows are then
+   * ordinary unqueued rows, taken again by the next relay pass or sweep. Returns the rows queued.
    */
-  async dispatch(rows: ClaimedRow[], release: (ids: string[]) => Promise<unknown>): Promise<ClaimedRow[]> {
+  async dispatch(rows: ClaimedRow[]): Promise<ClaimedRow[]> {
     if (rows.length === 0) return [];
     const admitted: ClaimedRow[] = [];
     const waiting: ClaimedRow[] = [];
@@ -78,7 +78,9 @@ export class DestinationParking {
       rows.forEach((r, i) => (answers[i] === 'ok' || answers[i] === 'probe' ? admitted : waiting).push(r));
       await this.queue.add(admitted.map(queued));
     } catch (e) {
-      await release(rows.map((r) => r.id)).catch(() => undefined);
+      await this.pool
+        .query(`UPDATE callbacks SET enqueued_at = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'`, [rows.map((r) => r.id)])
+        .catch(() => undefined);
       await this.gate.settle(admitted.map((r) => ({ origin: r.destination, id: r.id, result: 'none' as const, error: null }))).catch(() => undefined);
       throw e;
     }
@@ -127,8 +129,7 @@ export class DestinationParking {
     for (const r of rows) resumed.set(r.destination, (resumed.get(r.destination) ?? 0) - 1);
     if (rows.length > 0) {
       await this.gate.countWaiting(resumed);
-      // Un-claimed on failure: the rows are then ordinary unqueued rows, which the relay takes.
-      await this.dispatch(rows, (ids) => this.pool.query(`UPDATE callbacks SET enqueued_at = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'`, [ids]));
+      await this.dispatch(rows);
     }
     // Each asker hears how many its destination got in all.
     return asks.map((a) => -(resumed.get(a.origin) ?? 0));
@@ -141,13 +142,15 @@ export class DestinationParking {
    * the end of its schedule.
    */
   async sweep(): Promise<void> {
-    for (const origin of await this.gate.probesDue()) await this.resume(origin, 1);
+    const asks = (await this.gate.probesDue()).map((origin) => ({ origin, n: 1 }));
     const waiting = await this.gate.waiting();
     if (waiting.size > 0) {
       for (const d of await this.gate.snapshot([...waiting.keys()])) {
-        if (d.state === 'closed') await this.resume(d.origin, this.free(d));
+        if (d.state === 'closed') asks.push({ origin: d.origin, n: this.free(d) });
       }
     }
+    // Asked together, they go in one statement.
+    await Promise.all(asks.map((a) => this.resume(a.origin, a.n)));
     await this.expire();
   }
 
