@@ -363,3 +363,55 @@ describe('destination state shared by worker processes', () => {
     expect(hits.length).toBe(5);
   }, 60_000);
 });
+
+describe("a destination's backlog and another destination's fresh callback", () => {
+  let t: TestApp;
+  let p: Partner;
+  let rxX: Receiver;
+  let rxY: Receiver;
+  let w: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    buildService();
+    [rxX, rxY] = await Promise.all([Receiver.start(), Receiver.start()]);
+    // No worker in this process: the queue is looked at before one starts.
+    t = await startTestApp({ ROLE: 'api', CALLBACK_DESTINATION_CONCURRENCY: '3' });
+    p = await createPartner(t);
+  }, 180_000);
+  afterAll(async () => {
+    if (w) await stop(w, 'SIGKILL');
+    await t?.close();
+    await rxX?.close();
+    await rxY?.close();
+  });
+
+  it("queues a healthy destination's backlog behind another destination's fresh callback, all but as many as it has slots", async () => {
+    const x = await companyWithCallback(t, p, rxX.url('/x'));
+    // X answers 2xx once: a healthy destination's fresh callbacks are queued without waiting for a slot.
+    const first = await x.change();
+    w = await startService({ ...workerEnv(t), CALLBACK_CONCURRENCY: '1', CALLBACK_DESTINATION_CONCURRENCY: '3' });
+    await until(async () => (await x.statuses()).every((s) => s === 'delivered'), { what: "X's first callback delivered" });
+    await stop(w, 'SIGTERM');
+
+    const backlog: string[] = [];
+    for (let i = 0; i < 12; i++) backlog.push(await x.change());
+    const queued = async (ids: string[]) =>
+      Number((await t.sql<{ n: string }>('SELECT count(*) AS n FROM callbacks WHERE id = ANY($1::uuid[]) AND enqueued_at IS NOT NULL', [ids]))[0].n);
+    await until(async () => (await queued(backlog)) === 12, { what: "X's 12 callbacks queued" });
+    const y = await companyWithCallback(t, p, rxY.url('/y'));
+    const fresh = await y.change();
+    await until(async () => (await queued([fresh])) === 1, { what: "Y's callback queued" });
+
+    // One delivery at a time, so the attempts follow the queue's order.
+    w = await startService({ ...workerEnv(t), CALLBACK_CONCURRENCY: '1', CALLBACK_DESTINATION_CONCURRENCY: '3' });
+    await until(async () => [...(await x.statuses()), ...(await y.statuses())].every((s) => s === 'delivered'), { what: 'all delivered', timeoutMs: 30_000 });
+    const order = (
+      await t.sql<{ callback_id: string }>('SELECT callback_id FROM callback_attempts WHERE callback_id = ANY($1::uuid[]) ORDER BY started_at', [[...backlog, fresh]])
+    ).map((r) => r.callback_id);
+    // X's first three, then Y's, then the rest of X's backlog (committed before Y's callback).
+    expect(order).toEqual([...backlog.slice(0, 3), fresh, ...backlog.slice(3)]);
+    expect(rxX.hits.map((h) => JSON.parse(h.body).companyId)).toEqual(Array(13).fill(x.c));
+    expect(first).not.toBe(fresh);
+    expect(rxY.hits).toHaveLength(1);
+  }, 120_000);
+});

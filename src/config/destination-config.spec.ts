@@ -1,9 +1,9 @@
 import { loadConfig } from './app-config.js';
 
 describe('destination isolation settings', () => {
-  it('defaults to 32 slots per destination, 5 failures, probes 5 s doubling to 5 min', () => {
+  it('defaults to 40 slots per destination, 5 failures, probes 5 s doubling to 5 min', () => {
     const c = loadConfig({});
-    expect(c.callbackDestinationConcurrency).toBe(32);
+    expect(c.callbackDestinationConcurrency).toBe(40);
     expect(c.callbackBreakerThreshold).toBe(5);
     expect(c.callbackBreakerProbeMs).toEqual({ first: 5000, last: 300_000 });
   });

@@ -10,11 +10,11 @@ import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
 import { Metrics } from '../metrics/metrics.js';
 import { SecretBox } from '../partners/secret-box.js';
 import { Batcher } from './batcher.js';
-import { CALLBACK_QUEUE, DeliverJobData } from './callback-queue.js';
+import { CALLBACK_QUEUE, CallbackQueue, DeliverJobData } from './callback-queue.js';
 import { CallbackSender, SendResult } from './callback-sender.js';
 import { signatureHeader } from './callback-signature.js';
 import { Decision, RetryPolicy } from './retry-policy.js';
-import { BreakerResult, DestinationGate, Settled } from './destination-gate.js';
+import { Admission, BreakerResult, DestinationGate, Settled } from './destination-gate.js';
 import { DestinationParking } from './destination-parking.js';
 import { AttemptOutcome } from './retry-policy.js';
 import { AttemptEntry, deadLetter, journal, keepJobs } from './delivery-journal.js';
@@ -37,6 +37,9 @@ interface DeliveryRow {
 
 const unsealLog = new Logger('CallbackDelivery');
 
+/** How long a job whose destination had no free slot waits in the queue before asking again (±50 %). */
+const SLOT_RETRY_MS = 50;
+
 /** A job that runs this much before its row's attempt time was re-added early: wait for the row. */
 const EARLY_TOLERANCE_MS = 1000;
 
@@ -47,6 +50,7 @@ const EARLY_TOLERANCE_MS = 1000;
 export type DeliveryResult =
   | { retryAt: number; attempt?: AttemptEntry }
   | { parked: true }
+  | { slotRetryAt: number }
   | { delivered: AttemptEntry }
   | { failed: AttemptEntry; reason: string }
   | null;
@@ -62,7 +66,9 @@ export class CallbackDelivery {
   private readonly pool: Pool;
   private readonly loads = new Batcher<string, DeliveryRow | undefined>((ids) => this.loadMany(ids));
   private readonly records = new Batcher<AttemptRecord, void>((items) => this.recordMany(items));
-  private readonly admissions = new Batcher<{ origin: string; id: string }, string>((items) => this.gate.admit(items, this.leaseMs));
+  private readonly admissions = new Batcher<{ origin: string; id: string }, Admission>(async (items) =>
+    (await this.gate.admit('start', items, this.leaseMs)).map((a) => a.admission),
+  );
   private readonly settlements = new Batcher<{ origin: string; id: string; result: BreakerResult; error: string | null }, Settled>((items) =>
     this.gate.settle(items),
   );
@@ -91,14 +97,15 @@ export class CallbackDelivery {
   }
 
   /**
-   * One job: `{retryAt}` when the next attempt is due later, `{parked}` when the callback now
-   * waits in PostgreSQL for its destination, null when nothing more is to be done.
+   * One job: `{retryAt}` when the next attempt is due later, `{slotRetryAt}` when its
+   * destination had no free slot (the first time), `{parked}` when the callback now waits in
+   * PostgreSQL for its destination, null when nothing more is to be done.
    */
-  async deliver(callbackId: string): Promise<DeliveryResult> {
+  async deliver(callbackId: string, slotWaited = false): Promise<DeliveryResult> {
     const row = await this.loads.call(callbackId);
     if (!row) return null;
     // Already delivered or failed (a duplicate job), or parked meanwhile: nothing to do. A slot
-    // the relay gave this job goes back (a job waiting for its time holds none either).
+    // reserved for this job goes back (a job waiting for its time holds none either).
     if (row.status !== 'pending' || row.parked_at) {
       await this.release(row);
       return null;
@@ -107,13 +114,14 @@ export class CallbackDelivery {
       await this.release(row);
       return { retryAt: row.next_attempt_at.getTime() };
     }
-    // A slot of its destination (held already when the relay admitted it; asked for anew when a
-    // retry comes due). No slot, or an open circuit: the callback waits, holding no worker slot.
+    // One of its destination's in-flight slots: reserved already for a callback handed on from
+    // parking or sent as a probe, taken now otherwise (only now, once the row is loaded: a slot
+    // is held for the request, not for the work around it). None free: the job waits a moment
+    // in the queue (a fast destination frees one within milliseconds), holding no worker slot;
+    // none free again, the callback is parked. An open circuit: parked at once.
     const admission = await this.admissions.call({ origin: row.destination, id: row.id });
-    if (admission === 'full' || admission === 'open') {
-      await this.release(row);
-      return { parked: true };
-    }
+    if (admission === 'full' && !slotWaited) return { slotRetryAt: Date.now() + SLOT_RETRY_MS * (0.5 + Math.random()) };
+    if (admission === 'full' || admission === 'open') return { parked: true };
 
     const secrets = [row.signing_secret];
     if (row.previous_signing_secret && row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > Date.now()) {
@@ -384,6 +392,8 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
   private readonly log = new Logger('DeliveryWorker');
   private workers: Worker<DeliverJobData>[] = [];
   private redis: RedisConnection | null = null;
+  /** Jobs sent back to the queue by this process because their destination had no free slot. */
+  private readonly slotWaited = new Set<string>();
   /** Deliveries (send + record) in progress in this process. */
   private inFlight = 0;
   private idleWaiters: (() => void)[] = [];
@@ -393,6 +403,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly delivery: CallbackDelivery,
     private readonly sender: CallbackSender,
+    private readonly queue: CallbackQueue,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -455,7 +466,10 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
     let next: DeliveryResult;
     this.inFlight++;
     try {
-      next = await this.delivery.deliver(job.data.callbackId);
+      // Whether this job already waited once for a slot (this process's memory: a job that waited
+      // in another process, or before a restart, may wait once more).
+      const waited = this.slotWaited.delete(job.id!);
+      next = await this.delivery.deliver(job.data.callbackId, waited);
     } finally {
       if (--this.inFlight === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
     }
@@ -465,8 +479,16 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
       job.opts.removeOnComplete = true;
       return next ?? undefined;
     }
+    if ('slotRetryAt' in next) {
+      // Its destination had no free slot: back to the queue for a moment (not a delivery attempt).
+      // Bounded: ids of jobs another process took up would otherwise stay here.
+      if (this.slotWaited.size >= 10_000) this.slotWaited.clear();
+      this.slotWaited.add(job.id!);
+      await job.moveToDelayed(next.slotRetryAt, token);
+      throw new DelayedError();
+    }
     // A delivered job is logged only if kept (DASHBOARD_KEEP_COMPLETED=0: no bookkeeping at all).
-    if (!('delivered' in next) || this.config.dashboardKeep.completed.count > 0) journal(job, next);
+    if (!('delivered' in next) || this.config.dashboardKeep.completed.count > 0) journal(this.queue, job.id!, next);
     if ('retryAt' in next) {
       // Same job, same id, later: BullMQ keeps it delayed without counting a failure.
       await job.moveToDelayed(next.retryAt, token);

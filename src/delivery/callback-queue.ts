@@ -2,7 +2,20 @@ import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { createRedis, redisNamespace, RedisConnection } from '../database/redis.js';
+import { Batcher } from './batcher.js';
 import { callbackJobName } from './delivery-journal.js';
+
+/**
+ * Appends lines to the logs of jobs that still exist, as BullMQ's own job.log() does (a missing
+ * job gets no orphan log key), for many jobs in one call.
+ */
+const APPEND_LOGS = `
+for i = 1, #ARGV, 2 do
+  local job = ARGV[i]
+  if redis.call('EXISTS', job) == 1 then redis.call('RPUSH', job .. ':logs', ARGV[i + 1]) end
+end
+return 1
+`;
 
 /**
  * The queue name is part of the data in Redis: renaming it strands queued jobs, so it is frozen
@@ -25,15 +38,24 @@ export interface QueuedCallback {
   companyId: string;
   /** The callback URL's origin (callbacks.destination). */
   destination: string;
+  /** BullMQ priority (0: none, taken first; see Admitted.priority). */
+  priority?: number;
 }
 
 @Injectable()
 export class CallbackQueue implements OnModuleDestroy {
   readonly queue: Queue<DeliverJobData>;
-  private readonly redis: RedisConnection;
+  private readonly redis: RedisConnection & { appendJobLogs(key: string, ...args: string[]): Promise<number> };
+  /** Job log lines of the same tick, written in one command (one per delivery would cost a round trip each). */
+  private readonly logs = new Batcher<{ id: string; line: string }, void>(async (items) => {
+    await this.redis.appendJobLogs(this.queue.toKey('meta'), ...items.flatMap((i) => [this.queue.toKey(i.id), i.line]));
+    return items.map(() => undefined);
+  });
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.redis = createRedis(config.redisUrl, `${config.queuePrefix}-queue`, true);
+    this.redis = createRedis(config.redisUrl, `${config.queuePrefix}-queue`, true) as CallbackQueue['redis'];
+    // KEYS[1] only routes the script to the deployment's slot on a cluster (every key shares it).
+    this.redis.defineCommand('appendJobLogs', { numberOfKeys: 1, lua: APPEND_LOGS });
     this.queue = new Queue<DeliverJobData>(CALLBACK_QUEUE, {
       connection: this.redis,
       prefix: redisNamespace(config.queuePrefix),
@@ -51,9 +73,20 @@ export class CallbackQueue implements OnModuleDestroy {
       rows.map((r) => ({
         name: callbackJobName(r),
         data: { callbackId: r.id },
-        opts: { jobId: r.id, delay: Math.max(0, (r.nextAttemptAt?.getTime() ?? now) - now) },
+        opts: { jobId: r.id, delay: Math.max(0, (r.nextAttemptAt?.getTime() ?? now) - now), ...(r.priority ? { priority: r.priority } : {}) },
       })),
     );
+  }
+
+  /** Adds a line to a job's log (the dashboard's Logs tab). */
+  log(id: string, line: string): Promise<void> {
+    return this.logs.call({ id, line });
+  }
+
+  /** Whether any job waits to be taken (due, prioritised or not). */
+  async anyWaiting(): Promise<boolean> {
+    const counts = await this.queue.getJobCounts('wait', 'prioritized');
+    return counts.wait + counts.prioritized > 0;
   }
 
   /**

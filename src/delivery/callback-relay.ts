@@ -141,7 +141,7 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
       });
       if (rows.length === 0) return total;
       rows.sort((a, b) => Number(a.seq) - Number(b.seq));
-      const admitted = await this.parking.dispatch(rows);
+      const admitted = await this.parking.dispatch(rows, 'queue');
       const now = Date.now();
       for (const r of admitted) this.metrics.relayLag.observe(Math.max(0, now - r.created_at.getTime()) / 1000);
       total += rows.length;

@@ -48,13 +48,16 @@ export function attemptLogLine(a: AttemptEntry): string {
 }
 
 /**
- * Writes the attempt, if one was made, to the job's log. Not awaited: the line goes down the
- * worker's Redis connection ahead of the job's next move (delayed, completed, failed), so it adds
- * no round trip to the delivery; a lost line costs nothing but the line.
+ * Writes the attempt, if one was made, to the job's log. Not awaited: the lines of a tick go to
+ * Redis together, off the delivery's path; a lost line costs nothing but the line.
  */
-export function journal(job: Pick<Job, 'log'>, result: { attempt?: AttemptEntry } | { delivered: AttemptEntry } | { failed: AttemptEntry }): void {
+export function journal(
+  log: { log(id: string, line: string): Promise<void> },
+  jobId: string,
+  result: { attempt?: AttemptEntry } | { delivered: AttemptEntry } | { failed: AttemptEntry },
+): void {
   const attempt = 'delivered' in result ? result.delivered : 'failed' in result ? result.failed : result.attempt;
-  if (attempt) job.log(attemptLogLine(attempt)).catch(() => undefined);
+  if (attempt) log.log(jobId, attemptLogLine(attempt)).catch(() => undefined);
 }
 
 /**

@@ -7,12 +7,34 @@ import { createRedis, redisNamespace, RedisConnection } from '../database/redis.
 export type DestinationState = 'closed' | 'open' | 'half_open';
 
 /**
- * What admission says for one callback: `ok` (it holds one of the destination's slots), `probe`
- * (the destination's circuit is open and this callback is its one probe), `full` (no slot
- * free) or `open` (the circuit is open and a probe is not due or already under way). The last
- * two mean: park it, it waits in PostgreSQL.
+ * What admission says for one callback: `ok` (it holds one of the destination's in-flight slots),
+ * `probe` (the destination's circuit is open and this callback is its one probe), `queued` (a
+ * fresh callback goes to the queue without a slot: its worker asks for one when it starts),
+ * `full` (no slot free) or `open` (the circuit is
+ * open and a probe is not due or already under way). The last two mean: park it, it waits in
+ * PostgreSQL.
  */
-export type Admission = 'ok' | 'probe' | 'full' | 'open';
+export type Admission = 'ok' | 'probe' | 'queued' | 'full' | 'open';
+
+/**
+ * Who asks: `queue` (the relay, for freshly claimed callbacks: queued without a slot while the
+ * destination is healthy, i.e. answered 2xx in the last 30 s with no failure since; otherwise
+ * each needs a slot, as a hand-off does, and parks without one), `hand-off` (callbacks resumed
+ * from parking: each goes with a slot reserved for it) or `start` (a worker about to send: takes
+ * a slot, or keeps the one reserved for it).
+ */
+export type AdmitMode = 'queue' | 'hand-off' | 'start';
+
+export interface Admitted {
+  admission: Admission;
+  /**
+   * BullMQ priority of a `queued` job: 0 for the first `concurrency` callbacks of a destination
+   * in the queue, then 1, 2… for each further batch of that many. Workers take unprioritised jobs
+   * first, so a destination's large backlog waits behind other destinations' fresh callbacks
+   * instead of in front of them.
+   */
+  priority: number;
+}
 
 /**
  * How an attempt counts for the breaker: `fail` (timeout, network error, 5xx, 429) counts
@@ -47,25 +69,34 @@ export interface DestinationSnapshot {
 
 /*
  * Keys, all under the deployment's hash tag (one cluster slot): P = `{prefix}:dst:`
- *   P..'s:'..origin  hash: state (absent = closed), failures, openedAt, nextProbeAt, probeMs, lastError, probeId
+ *   P..'s:'..origin  hash: state (absent = closed), failures, openedAt, nextProbeAt, probeMs, lastError, probeId,
+ *                    okAt (last 2xx while no failure followed; the hash then expires after a minute)
  *   P..'l:'..origin  sorted set: callback ids holding a slot, scored by lease expiry (a crashed
  *                    process's slots come back by themselves)
  *   P..'open'        sorted set: open destinations by next probe time
  *   P..'waiting'     hash: origin → callbacks parked in PostgreSQL
+ *   P..'queued'      hash: origin → fresh callbacks queued and not yet started (a hint: it only
+ *                    sets the priority of the next ones)
  */
 const ADMIT = `
-local P, now, cap, leaseMs = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+local P, now, cap, leaseMs, mode = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local MAX_PRIORITY = 2097151
+local HEALTHY_MS = 30000
 local out = {}
-for i = 5, #ARGV, 2 do
+for i = 6, #ARGV, 2 do
   local origin, id = ARGV[i], ARGV[i + 1]
   local s, l = P .. 's:' .. origin, P .. 'l:' .. origin
-  local code
+  local code, priority = nil, 0
   if redis.call('ZSCORE', l, id) then
     redis.call('ZADD', l, now + leaseMs, id)
     local probing = redis.call('HGET', s, 'probeId') == id
     if probing then redis.call('ZADD', P .. 'open', now + leaseMs, origin) end
     code = probing and 'probe' or 'ok'
   else
+    if mode == 'start' then
+      -- A queued callback starts: one fewer in front of the destination's next ones.
+      if redis.call('HINCRBY', P .. 'queued', origin, -1) <= 0 then redis.call('HDEL', P .. 'queued', origin) end
+    end
     redis.call('ZREMRANGEBYSCORE', l, '-inf', now)
     local state = redis.call('HGET', s, 'state')
     if state == 'open' or state == 'half_open' then
@@ -81,6 +112,11 @@ for i = 5, #ARGV, 2 do
       else
         code = 'open'
       end
+    elseif mode == 'queue' and tonumber(redis.call('HGET', s, 'okAt') or '0') > now - HEALTHY_MS then
+      -- It answered 2xx lately and has not failed since: queued without a slot (its worker takes one).
+      local q = redis.call('HINCRBY', P .. 'queued', origin, 1)
+      code = 'queued'
+      priority = math.min(math.floor((q - 1) / cap), MAX_PRIORITY)
     elseif redis.call('ZCARD', l) < cap then
       redis.call('ZADD', l, now + leaseMs, id)
       code = 'ok'
@@ -88,7 +124,7 @@ for i = 5, #ARGV, 2 do
       code = 'full'
     end
   end
-  out[#out + 1] = code
+  out[#out + 1] = { code, priority }
 end
 return out
 `;
@@ -104,8 +140,11 @@ for i = 7, #ARGV, 4 do
   local transition = ''
   local isProbe = state == 'half_open' and redis.call('HGET', s, 'probeId') == id
   if result == 'ok' then
-    -- Any 2xx shows the destination works again: close (a no-op when closed).
+    -- Any 2xx shows the destination works again: close (a no-op when closed). Noted as healthy
+    -- (its fresh callbacks are queued without a slot) until a failure or a minute without a 2xx.
     redis.call('DEL', s)
+    redis.call('HSET', s, 'okAt', now)
+    redis.call('PEXPIRE', s, 60000)
     redis.call('ZREM', P .. 'open', origin)
     if state ~= 'closed' then transition = 'closed' end
     state = 'closed'
@@ -118,6 +157,8 @@ for i = 7, #ARGV, 4 do
     transition = 'reopened'
     state = 'open'
   elseif result == 'fail' then
+    redis.call('PERSIST', s)
+    redis.call('HDEL', s, 'okAt')
     local f = redis.call('HINCRBY', s, 'failures', 1)
     redis.call('HSET', s, 'lastError', err)
     if state == 'closed' and f >= threshold then
@@ -167,7 +208,7 @@ return state or 'closed'
 `;
 
 type Scripted = RedisConnection & {
-  destinationAdmit(key: string, ...args: (string | number)[]): Promise<string[]>;
+  destinationAdmit(key: string, ...args: (string | number)[]): Promise<[Admission, number][]>;
   destinationSettle(key: string, ...args: (string | number)[]): Promise<[string, number, number][]>;
   destinationCountWaiting(key: string, ...args: (string | number)[]): Promise<number>;
   destinationProbeNow(key: string, ...args: (string | number)[]): Promise<string>;
@@ -191,11 +232,20 @@ export class DestinationGate implements OnModuleDestroy {
     this.redis.defineCommand('destinationProbeNow', { numberOfKeys: 1, lua: PROBE_NOW });
   }
 
-  /** Asks for a slot for each callback; `leaseMs` bounds how long a slot outlives a lost holder. */
-  async admit(items: { origin: string; id: string }[], leaseMs: number): Promise<Admission[]> {
+  /**
+   * Admits each callback (see AdmitMode); `leaseMs` bounds how long a slot outlives a lost
+   * holder.
+   */
+  async admit(mode: AdmitMode, items: { origin: string; id: string }[], leaseMs: number): Promise<Admitted[]> {
     if (items.length === 0) return [];
     const args = items.flatMap((i) => [i.origin, i.id]);
-    return (await this.redis.destinationAdmit(this.routingKey, this.p, Date.now(), this.config.callbackDestinationConcurrency, leaseMs, ...args)) as Admission[];
+    const rows = await this.redis.destinationAdmit(this.routingKey, this.p, Date.now(), this.config.callbackDestinationConcurrency, leaseMs, mode, ...args);
+    return rows.map(([admission, priority]) => ({ admission, priority: Number(priority) }));
+  }
+
+  /** Forgets the queued counts (when the queue holds no waiting job, they can only be stale). */
+  async clearQueued(): Promise<void> {
+    await this.redis.del(`${this.p}queued`);
   }
 
   /** Frees each callback's slot and counts its attempt for the destination's breaker. */

@@ -65,27 +65,36 @@ export class DestinationParking {
   }
 
   /**
-   * Queues the claimed rows that get a slot of their destination and parks the others. If Redis
-   * refuses, the claim and the slots are released and the error is thrown: the rows are then
-   * ordinary unqueued rows, taken again by the next relay pass or sweep. Returns the rows queued.
+   * Queues what can go and parks the rest. Freshly claimed rows (`queue`) of a healthy destination
+   * go to BullMQ without a slot (a worker takes one for the request), so a healthy destination's
+   * backlog skips the park-and-resume round trip; other destinations' need a slot now. Resumed rows (`hand-off`) each go with a slot reserved for them, so they are
+   * not parked again on the way. If Redis refuses, the claim and the slots are released and the
+   * error is thrown: the rows are then ordinary unqueued rows, taken again by the next relay pass
+   * or sweep. Returns the rows queued.
    */
-  async dispatch(rows: ClaimedRow[]): Promise<ClaimedRow[]> {
+  async dispatch(rows: ClaimedRow[], mode: 'queue' | 'hand-off'): Promise<ClaimedRow[]> {
     if (rows.length === 0) return [];
-    const admitted: ClaimedRow[] = [];
+    const admitted: QueuedCallback[] = [];
     const waiting: ClaimedRow[] = [];
+    const sent: ClaimedRow[] = [];
     try {
-      const answers = await this.gate.admit(rows.map((r) => ({ origin: r.destination, id: r.id })), QUEUED_LEASE_MS);
-      rows.forEach((r, i) => (answers[i] === 'ok' || answers[i] === 'probe' ? admitted : waiting).push(r));
-      await this.queue.add(admitted.map(queued));
+      const answers = await this.gate.admit(mode, rows.map((r) => ({ origin: r.destination, id: r.id })), QUEUED_LEASE_MS);
+      rows.forEach((r, i) => {
+        const { admission, priority } = answers[i];
+        if (admission === 'full' || admission === 'open') return void waiting.push(r);
+        sent.push(r);
+        admitted.push({ ...queued(r), priority });
+      });
+      await this.queue.add(admitted);
     } catch (e) {
       await this.pool
         .query(`UPDATE callbacks SET enqueued_at = NULL WHERE id = ANY($1::uuid[]) AND status = 'pending'`, [rows.map((r) => r.id)])
         .catch(() => undefined);
-      await this.gate.settle(admitted.map((r) => ({ origin: r.destination, id: r.id, result: 'none' as const, error: null }))).catch(() => undefined);
+      await this.gate.settle(sent.map((r) => ({ origin: r.destination, id: r.id, result: 'none' as const, error: null }))).catch(() => undefined);
       throw e;
     }
     await this.park(waiting);
-    return admitted;
+    return sent;
   }
 
   /** Takes these callbacks out of the queue's way until their destination can take them. */
@@ -120,7 +129,7 @@ export class DestinationParking {
                FROM (SELECT p.id FROM unnest($1::text[], $2::int[]) AS d(origin, n),
                        LATERAL (SELECT id FROM callbacks
                                  WHERE destination = d.origin AND status = 'pending' AND parked_at IS NOT NULL
-                                 ORDER BY seq LIMIT d.n FOR UPDATE SKIP LOCKED) p) r
+                                 ORDER BY destination, seq LIMIT d.n FOR UPDATE SKIP LOCKED) p) r
               WHERE c.id = r.id
           RETURNING c.id, c.seq, c.next_attempt_at, c.created_at, c.message, c.company_id, c.destination`,
       values: [[...wanted.keys()], [...wanted.values()]],
@@ -129,7 +138,7 @@ export class DestinationParking {
     for (const r of rows) resumed.set(r.destination, (resumed.get(r.destination) ?? 0) - 1);
     if (rows.length > 0) {
       await this.gate.countWaiting(resumed);
-      await this.dispatch(rows);
+      await this.dispatch(rows, 'hand-off');
     }
     // Each asker hears how many its destination got in all.
     return asks.map((a) => -(resumed.get(a.origin) ?? 0));
@@ -172,6 +181,8 @@ export class DestinationParking {
                  FROM d WHERE d.destination IS NOT NULL)
              SELECT destination FROM d WHERE destination IS NOT NULL`,
     });
+    // The queued counts only set priorities; with no job waiting in the queue they can only be stale.
+    if (!(await this.queue.anyWaiting())) await this.gate.clearQueued();
     if (rows.length === 0) return;
     const counted = await this.gate.waiting();
     for (const { destination } of rows) {
