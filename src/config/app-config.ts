@@ -21,7 +21,7 @@ export interface AppConfig {
   callbackTimeoutMs: number;
   callbackRetryScheduleMs: number[];
   callbackConcurrency: number;
-  /** Deliveries queued or in flight to one destination (URL origin), all workers together. */
+  /** Requests in flight to one destination (URL origin), all workers together. */
   callbackDestinationConcurrency: number;
   /** Consecutive failed attempts (timeout, network, 5xx, 429) that open a destination's circuit. */
   callbackBreakerThreshold: number;
