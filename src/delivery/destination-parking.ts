@@ -40,9 +40,10 @@ export const queued = (r: Pick<ClaimedRow, 'id' | 'next_attempt_at' | 'message' 
 /**
  * Where callbacks wait while their destination has no room or an open circuit: in PostgreSQL,
  * marked `parked_at`, out of the queue. A parked callback costs nothing while it waits (no job,
- * no Redis memory, no polling: the relay's claim index leaves it out). `dispatch` is the one
- * door into the queue: each claimed callback asks its destination for a slot, goes to BullMQ
- * with one, and parks without. When an attempt ends, the worker hands its slot straight to the
+ * no Redis memory, no polling: the relay's claim index leaves it out). `dispatch` is the relay's
+ * and the hand-off's door into the queue: a healthy destination's fresh callbacks go to BullMQ
+ * without a slot (their workers take one); any other claimed or resumed callback asks its
+ * destination for a slot, goes with one, and parks without. When an attempt ends, the worker hands its slot straight to the
  * destination's oldest parked callbacks (`resume`: one statement claims them, then `dispatch`),
  * without a round trip through the relay; an open circuit's probe and a closed circuit's
  * backlog are resumed the same way.
