@@ -14,7 +14,7 @@ import { CALLBACK_QUEUE, CallbackQueue, DeliverJobData } from './callback-queue.
 import { CallbackSender, SendResult } from './callback-sender.js';
 import { signatureHeader } from './callback-signature.js';
 import { Decision, RetryPolicy } from './retry-policy.js';
-import { Admission, BreakerResult, DestinationGate, Settled } from './destination-gate.js';
+import { Admission, BreakerResult, DestinationGate, SettleItem, Settled } from './destination-gate.js';
 import { DestinationParking } from './destination-parking.js';
 import { AttemptOutcome } from './retry-policy.js';
 import { AttemptEntry, deadLetter, journal, keepJobs } from './delivery-journal.js';
@@ -39,6 +39,29 @@ const unsealLog = new Logger('CallbackDelivery');
 
 /** How long a job whose destination had no free slot waits in the queue before asking again (±50 %). */
 const SLOT_RETRY_MS = 50;
+
+/**
+ * How long a job whose destination has no free slot may wait in its worker for one of this
+ * process's own requests to that destination to end and hand it the slot, before it steps back
+ * into the queue. At most one job waits so per four such requests in flight: a busy healthy
+ * destination keeps its next callbacks loaded and ready (no queue round trip per slot), and a
+ * destination whose requests hang costs a few worker slots 100 ms each.
+ */
+const LOCAL_WAIT_MS = 100;
+const REQUESTS_PER_WAITER = 4;
+
+/** A job waiting in this process for a slot of its destination (see LOCAL_WAIT_MS). */
+interface SlotWaiter {
+  id: string;
+  /** It has not asked admission (others were waiting already): counts as started when handed a slot. */
+  uncounted: boolean;
+  /** Offered a slot by a settlement whose answer is not in yet. */
+  offered: boolean;
+  /** Its time is up: not offered again, and told no unless an offer under way succeeds. */
+  expired: boolean;
+  resolve: (granted: boolean) => void;
+  timer?: NodeJS.Timeout;
+}
 
 /** A job that runs this much before its row's attempt time was re-added early: wait for the row. */
 const EARLY_TOLERANCE_MS = 1000;
@@ -69,9 +92,9 @@ export class CallbackDelivery {
   private readonly admissions = new Batcher<{ origin: string; id: string }, Admission>(async (items) =>
     (await this.gate.admit('start', items, this.leaseMs)).map((a) => a.admission),
   );
-  private readonly settlements = new Batcher<{ origin: string; id: string; result: BreakerResult; error: string | null }, Settled>((items) =>
-    this.gate.settle(items),
-  );
+  private readonly settlements = new Batcher<SettleItem, Settled>((items) => this.gate.settle(items, this.leaseMs));
+  /** Per destination: this process's requests in flight there, and the jobs waiting here for a slot. */
+  private readonly local = new Map<string, { busy: number; waiters: SlotWaiter[] }>();
   private readonly parks = new Batcher<{ id: string }, void>(async (rows) => {
     await this.parking.park(rows);
     return rows.map(() => undefined);
@@ -101,7 +124,7 @@ export class CallbackDelivery {
    * destination had no free slot (the first time), `{parked}` when the callback now waits in
    * PostgreSQL for its destination, null when nothing more is to be done.
    */
-  async deliver(callbackId: string, slotWaited = false): Promise<DeliveryResult> {
+  async deliver(callbackId: string, slotWaited = false, slotReserved = false): Promise<DeliveryResult> {
     const row = await this.loads.call(callbackId);
     if (!row) return null;
     // Already delivered or failed (a duplicate job), or parked meanwhile: nothing to do. A slot
@@ -116,12 +139,14 @@ export class CallbackDelivery {
     }
     // One of its destination's in-flight slots: reserved already for a callback handed on from
     // parking or sent as a probe, taken now otherwise (only now, once the row is loaded: a slot
-    // is held for the request, not for the work around it). None free: the job waits a moment
-    // in the queue (a fast destination frees one within milliseconds), holding no worker slot;
-    // none free again, the callback is parked. An open circuit: parked at once.
-    const admission = await this.admissions.call({ origin: row.destination, id: row.id });
+    // is held for the request, not for the work around it). None free: the job waits briefly
+    // here for one of this process's requests there to end, then a moment in the queue (a fast
+    // destination frees one within milliseconds), holding no worker slot; none free again, the
+    // callback is parked. An open circuit: parked at once.
+    const admission = await this.admit(row, slotWaited, slotReserved);
     if (admission === 'full' && !slotWaited) return { slotRetryAt: Date.now() + SLOT_RETRY_MS * (0.5 + Math.random()) };
     if (admission === 'full' || admission === 'open') return { parked: true };
+    this.localOf(row.destination).busy++;
 
     const secrets = [row.signing_secret];
     if (row.previous_signing_secret && row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > Date.now()) {
@@ -181,20 +206,88 @@ export class CallbackDelivery {
     await this.parks.call({ id: job.data.callbackId });
   }
 
+  /**
+   * A slot for this callback's request (see deliver). A job that holds no reserved slot joins the
+   * jobs already waiting here for its destination without asking Redis (it was full a moment
+   * ago); otherwise it asks, and waits here when told full. A job back from the queue after a
+   * wait (`slotWaited`) does not wait again: it is parked when still no slot is free.
+   */
+  private async admit(row: DeliveryRow, slotWaited: boolean, slotReserved: boolean): Promise<Admission> {
+    const origin = row.destination;
+    let waited = false;
+    if (!slotWaited && !slotReserved && this.local.get(origin)?.waiters.length && this.mayWait(origin)) {
+      if (await this.waitForSlot(origin, row.id, true)) return 'ok';
+      waited = true;
+    }
+    const admission = await this.admissions.call({ origin, id: row.id });
+    if (admission !== 'full' || waited || slotWaited || !this.mayWait(origin)) return admission;
+    return (await this.waitForSlot(origin, row.id, false)) ? 'ok' : 'full';
+  }
+
+  private localOf(origin: string): { busy: number; waiters: SlotWaiter[] } {
+    let l = this.local.get(origin);
+    if (!l) this.local.set(origin, (l = { busy: 0, waiters: [] }));
+    return l;
+  }
+
+  /** Whether another job may wait here for this destination: one per four of its requests in flight from this process. */
+  private mayWait(origin: string): boolean {
+    const l = this.local.get(origin);
+    return !!l && l.waiters.length < Math.ceil(l.busy / REQUESTS_PER_WAITER);
+  }
+
+  /** Waits up to LOCAL_WAIT_MS for a settlement in this process to hand this callback its slot. */
+  private waitForSlot(origin: string, id: string, uncounted: boolean): Promise<boolean> {
+    const l = this.localOf(origin);
+    return new Promise<boolean>((resolve) => {
+      const w: SlotWaiter = { id, uncounted, offered: false, expired: false, resolve };
+      l.waiters.push(w);
+      w.timer = setTimeout(() => {
+        w.expired = true;
+        if (w.offered) return; // the offer's answer decides
+        l.waiters.splice(l.waiters.indexOf(w), 1);
+        this.forget(origin, l);
+        resolve(false);
+      }, LOCAL_WAIT_MS);
+    });
+  }
+
+  /** Drops a destination's local entry once nothing of it is in flight or waiting here. */
+  private forget(origin: string, l: { busy: number; waiters: SlotWaiter[] }): void {
+    if (l.busy <= 0 && l.waiters.length === 0) this.local.delete(origin);
+  }
+
   private async release(row: DeliveryRow): Promise<void> {
     await this.settlements.call({ origin: row.destination, id: row.id, result: 'none', error: null }).catch(() => undefined);
   }
 
-  /** Frees the slot, feeds the breaker, and lets the destination's parked callbacks use free room. */
+  /**
+   * Frees the slot (handing it to a job waiting here for the same destination, if any), feeds
+   * the breaker, and lets the destination's parked callbacks use free room.
+   */
   private async settle(row: DeliveryRow, r: SendResult): Promise<void> {
+    const l = this.localOf(row.destination);
+    l.busy--;
+    const next = l.waiters.find((w) => !w.offered && !w.expired);
+    if (next) next.offered = true;
     let s: Settled;
     try {
-      s = await this.settlements.call({ origin: row.destination, id: row.id, result: breakerResult(r.outcome), error: r.error });
+      s = await this.settlements.call({
+        origin: row.destination,
+        id: row.id,
+        result: breakerResult(r.outcome),
+        error: r.error,
+        next: next && { id: next.id, uncounted: next.uncounted },
+      });
     } catch (e) {
       // Redis unreachable: the slot comes back when its lease runs out; the outcome is recorded.
+      if (next) this.answerOffer(l, next, false);
+      this.forget(row.destination, l);
       this.warnings.warn(`cannot settle with the destination state in Redis: ${(e as Error).message}`);
       return;
     }
+    if (next) this.answerOffer(l, next, s.handed);
+    this.forget(row.destination, l);
     if (s.transition) {
       this.metrics.circuitTransitions.inc({ transition: s.transition });
       if (s.transition !== 'reopened') {
@@ -208,6 +301,15 @@ export class CallbackDelivery {
     if (s.free > 0 && s.waiting > 0) {
       await this.parking.resume(row.destination, s.free).catch((e) => this.warnings.warn(`cannot resume parked callbacks: ${(e as Error).message}`));
     }
+  }
+
+  /** A waiter's offer answered: handed the slot, it goes; refused, it waits on unless its time is up. */
+  private answerOffer(l: { busy: number; waiters: SlotWaiter[] }, w: SlotWaiter, handed: boolean): void {
+    w.offered = false;
+    if (!handed && !w.expired) return;
+    clearTimeout(w.timer);
+    l.waiters.splice(l.waiters.indexOf(w), 1);
+    w.resolve(handed);
   }
 
   private record(row: DeliveryRow, startedAt: Date, r: SendResult, d: Decision, probeFailed: boolean, nextAttemptAt: Date | null): Promise<void> {
@@ -469,7 +571,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
       // Whether this job already waited once for a slot (this process's memory: a job that waited
       // in another process, or before a restart, may wait once more).
       const waited = this.slotWaited.delete(job.id!);
-      next = await this.delivery.deliver(job.data.callbackId, waited);
+      next = await this.delivery.deliver(job.data.callbackId, waited, job.data.slot === true);
     } finally {
       if (--this.inFlight === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
     }

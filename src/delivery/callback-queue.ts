@@ -28,6 +28,8 @@ export const CALLBACK_QUEUE = 'callbacks';
 /** Job data is the callback id only: BullMQ stores job data in clear, so no bodies or secrets. */
 export interface DeliverJobData {
   callbackId: string;
+  /** Admitted with a slot of its destination reserved for it (a hand-off, a probe, a destination not known healthy). */
+  slot?: true;
 }
 
 /** What a job is made of: the id, when it is due, and what names it on the dashboard. */
@@ -40,6 +42,8 @@ export interface QueuedCallback {
   destination: string;
   /** BullMQ priority (0: none, taken first; see Admitted.priority). */
   priority?: number;
+  /** Whether admission reserved a slot for it (see DeliverJobData.slot). */
+  slot?: boolean;
 }
 
 @Injectable()
@@ -72,8 +76,9 @@ export class CallbackQueue implements OnModuleDestroy {
     await this.queue.addBulk(
       rows.map((r) => ({
         name: callbackJobName(r),
-        data: { callbackId: r.id },
-        opts: { jobId: r.id, delay: Math.max(0, (r.nextAttemptAt?.getTime() ?? now) - now), ...(r.priority ? { priority: r.priority } : {}) },
+        data: r.slot ? { callbackId: r.id, slot: true } : { callbackId: r.id },
+        // A job holding a reserved slot goes to the front: the slot is idle until a worker takes it.
+        opts: { jobId: r.id, delay: Math.max(0, (r.nextAttemptAt?.getTime() ?? now) - now), ...(r.priority ? { priority: r.priority } : {}), ...(r.slot ? { lifo: true } : {}) },
       })),
     );
   }

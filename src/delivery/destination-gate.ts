@@ -46,9 +46,24 @@ export type BreakerResult = 'ok' | 'fail' | 'answered' | 'none';
 
 export type Transition = 'opened' | 'closed' | 'reopened';
 
+export interface SettleItem {
+  origin: string;
+  id: string;
+  result: BreakerResult;
+  error: string | null;
+  /** A callback waiting in this process for a slot of the same destination, to be given this one. */
+  next?: { id: string; uncounted: boolean };
+}
+
 export interface Settled {
   transition: Transition | null;
-  /** Slots free now (0 while the circuit is not closed). */
+  /** Whether the freed slot went to the settlement's `next` callback (it now holds it). */
+  handed: boolean;
+  /**
+   * How many parked callbacks may go to the queue now (0 while the circuit is not closed): its
+   * free slots, or for a healthy destination its free places among the `cap` resumed callbacks
+   * queued without a slot.
+   */
   free: number;
   /** Callbacks parked for this destination, as counted in Redis (a hint; PostgreSQL decides). */
   waiting: number;
@@ -65,6 +80,8 @@ export interface DestinationSnapshot {
   inFlight: number;
   /** Callback ids holding a slot (at most the destination's concurrency). */
   leases: string[];
+  /** How many parked callbacks may go to the queue now (see Settled.free). */
+  room: number;
 }
 
 /*
@@ -77,11 +94,25 @@ export interface DestinationSnapshot {
  *   P..'waiting'     hash: origin → callbacks parked in PostgreSQL
  *   P..'queued'      hash: origin → fresh callbacks queued and not yet started (a hint: it only
  *                    sets the priority of the next ones)
+ *   P..'r:'..origin  sorted set: parked callbacks of a healthy destination resumed into the queue
+ *                    without a slot and not started yet, scored by expiry (a vanished job's place
+ *                    comes back by itself): at most `cap` of them at a time
  */
-const ADMIT = `
+const HEALTHY_MS = 30_000;
+const RESUMED_MS = 60_000;
+/** Lua: a queued callback starts (one fewer resumed, or else one fewer fresh, in front of the destination's next ones). */
+const STARTED = `
+local function started(P, origin, id)
+  if redis.call('ZREM', P .. 'r:' .. origin, id) == 0 and redis.call('HINCRBY', P .. 'queued', origin, -1) <= 0 then
+    redis.call('HDEL', P .. 'queued', origin)
+  end
+end
+`;
+
+const ADMIT = `${STARTED}
 local P, now, cap, leaseMs, mode = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local MAX_PRIORITY = 2097151
-local HEALTHY_MS = 30000
+local HEALTHY_MS, RESUMED_MS = ${HEALTHY_MS}, ${RESUMED_MS}
 local out = {}
 for i = 6, #ARGV, 2 do
   local origin, id = ARGV[i], ARGV[i + 1]
@@ -93,10 +124,7 @@ for i = 6, #ARGV, 2 do
     if probing then redis.call('ZADD', P .. 'open', now + leaseMs, origin) end
     code = probing and 'probe' or 'ok'
   else
-    if mode == 'start' then
-      -- A queued callback starts: one fewer in front of the destination's next ones.
-      if redis.call('HINCRBY', P .. 'queued', origin, -1) <= 0 then redis.call('HDEL', P .. 'queued', origin) end
-    end
+    if mode == 'start' then started(P, origin, id) end
     redis.call('ZREMRANGEBYSCORE', l, '-inf', now)
     local state = redis.call('HGET', s, 'state')
     if state == 'open' or state == 'half_open' then
@@ -112,11 +140,16 @@ for i = 6, #ARGV, 2 do
       else
         code = 'open'
       end
-    elseif mode == 'queue' and tonumber(redis.call('HGET', s, 'okAt') or '0') > now - HEALTHY_MS then
+    elseif mode ~= 'start' and tonumber(redis.call('HGET', s, 'okAt') or '0') > now - HEALTHY_MS then
       -- It answered 2xx lately and has not failed since: queued without a slot (its worker takes one).
-      local q = redis.call('HINCRBY', P .. 'queued', origin, 1)
       code = 'queued'
-      priority = math.min(math.floor((q - 1) / cap), MAX_PRIORITY)
+      if mode == 'queue' then
+        local q = redis.call('HINCRBY', P .. 'queued', origin, 1)
+        priority = math.min(math.floor((q - 1) / cap), MAX_PRIORITY)
+      else
+        -- Resumed from parking: not behind the fresh backlog (it is older), one of at most cap.
+        redis.call('ZADD', P .. 'r:' .. origin, now + RESUMED_MS, id)
+      end
     elseif redis.call('ZCARD', l) < cap then
       redis.call('ZADD', l, now + leaseMs, id)
       code = 'ok'
@@ -129,11 +162,12 @@ end
 return out
 `;
 
-const SETTLE = `
-local P, now, cap, threshold, first, last = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
+const SETTLE = `${STARTED}
+local P, now, cap, threshold, first, last, leaseMs = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
+local HEALTHY_MS = ${HEALTHY_MS}
 local out = {}
-for i = 7, #ARGV, 4 do
-  local origin, id, result, err = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+for i = 8, #ARGV, 6 do
+  local origin, id, result, err, nextId, uncounted = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
   local s, l = P .. 's:' .. origin, P .. 'l:' .. origin
   redis.call('ZREM', l, id)
   local state = redis.call('HGET', s, 'state') or 'closed'
@@ -175,12 +209,26 @@ for i = 7, #ARGV, 4 do
     redis.call('HDEL', s, 'probeId')
     redis.call('ZADD', P .. 'open', tonumber(redis.call('HGET', s, 'nextProbeAt') or now), origin)
   end
-  local free = 0
+  local free, handed = 0, 0
   if state == 'closed' then
     redis.call('ZREMRANGEBYSCORE', l, '-inf', now)
-    free = math.max(0, cap - redis.call('ZCARD', l))
+    if nextId ~= '' and redis.call('ZCARD', l) < cap then
+      -- The freed slot goes straight to a callback of the same destination waiting in this
+      -- worker process (a start, as in ADMIT: one fewer queued when it did not ask before).
+      redis.call('ZADD', l, now + leaseMs, nextId)
+      handed = 1
+      if uncounted == '1' then started(P, origin, nextId) end
+    end
+    if tonumber(redis.call('HGET', s, 'okAt') or '0') > now - HEALTHY_MS then
+      -- Healthy: parked callbacks go back to the queue without a slot, up to cap of them at a time.
+      local r = P .. 'r:' .. origin
+      redis.call('ZREMRANGEBYSCORE', r, '-inf', now)
+      free = math.max(0, cap - redis.call('ZCARD', r))
+    else
+      free = math.max(0, cap - redis.call('ZCARD', l))
+    end
   end
-  out[#out + 1] = { transition, free, tonumber(redis.call('HGET', P .. 'waiting', origin) or '0') }
+  out[#out + 1] = { transition, free, tonumber(redis.call('HGET', P .. 'waiting', origin) or '0'), handed }
 end
 return out
 `;
@@ -209,7 +257,7 @@ return state or 'closed'
 
 type Scripted = RedisConnection & {
   destinationAdmit(key: string, ...args: (string | number)[]): Promise<[Admission, number][]>;
-  destinationSettle(key: string, ...args: (string | number)[]): Promise<[string, number, number][]>;
+  destinationSettle(key: string, ...args: (string | number)[]): Promise<[string, number, number, number][]>;
   destinationCountWaiting(key: string, ...args: (string | number)[]): Promise<number>;
   destinationProbeNow(key: string, ...args: (string | number)[]): Promise<string>;
 };
@@ -248,11 +296,16 @@ export class DestinationGate implements OnModuleDestroy {
     await this.redis.del(`${this.p}queued`);
   }
 
-  /** Frees each callback's slot and counts its attempt for the destination's breaker. */
-  async settle(items: { origin: string; id: string; result: BreakerResult; error: string | null }[]): Promise<Settled[]> {
+  /**
+   * Frees each callback's slot and counts its attempt for the destination's breaker. An item's
+   * `next` (a callback of the same destination waiting for a slot in this process) is given the
+   * freed slot when the circuit is closed and the destination is under its cap; with
+   * `uncounted`, it never asked admission and counts as started here.
+   */
+  async settle(items: SettleItem[], leaseMs = 0): Promise<Settled[]> {
     if (items.length === 0) return [];
     const { first, last } = this.config.callbackBreakerProbeMs;
-    const args = items.flatMap((i) => [i.origin, i.id, i.result, (i.error ?? '').slice(0, 500)]);
+    const args = items.flatMap((i) => [i.origin, i.id, i.result, (i.error ?? '').slice(0, 500), i.next?.id ?? '', i.next?.uncounted ? '1' : '']);
     const rows = await this.redis.destinationSettle(
       this.routingKey,
       this.p,
@@ -261,9 +314,15 @@ export class DestinationGate implements OnModuleDestroy {
       this.config.callbackBreakerThreshold,
       first,
       last,
+      leaseMs,
       ...args,
     );
-    const settled = rows.map(([t, free, waiting]) => ({ transition: (t || null) as Transition | null, free: Number(free), waiting: Number(waiting) }));
+    const settled = rows.map(([t, free, waiting, handed]) => ({
+      transition: (t || null) as Transition | null,
+      free: Number(free),
+      waiting: Number(waiting),
+      handed: Number(handed) === 1,
+    }));
     // Room is reported once per destination, by its last settlement in the batch: the state after
     // all of them (three timeouts in one batch may open the circuit with the third).
     const lastOf = new Map(items.map((item, i) => [item.origin, i]));
@@ -309,13 +368,16 @@ export class DestinationGate implements OnModuleDestroy {
       pipe.hgetall(`${this.p}s:${o}`);
       pipe.zrangebyscore(`${this.p}l:${o}`, now, '+inf');
       pipe.hget(`${this.p}waiting`, o);
+      pipe.zcount(`${this.p}r:${o}`, now, '+inf');
     }
     const res = (await pipe.exec()) ?? [];
+    const cap = this.config.callbackDestinationConcurrency;
     return origins.map((origin, i) => {
-      const [e1, s] = res[i * 3] as [Error | null, Record<string, string>];
-      const [e2, leases] = res[i * 3 + 1] as [Error | null, string[]];
-      const [e3, waiting] = res[i * 3 + 2] as [Error | null, string | null];
-      const err = e1 ?? e2 ?? e3;
+      const [e1, s] = res[i * 4] as [Error | null, Record<string, string>];
+      const [e2, leases] = res[i * 4 + 1] as [Error | null, string[]];
+      const [e3, waiting] = res[i * 4 + 2] as [Error | null, string | null];
+      const [e4, resumed] = res[i * 4 + 3] as [Error | null, number];
+      const err = e1 ?? e2 ?? e3 ?? e4;
       if (err) throw err;
       const num = (v: string | undefined) => (v === undefined ? null : new Date(Number(v)));
       const state = (s.state as DestinationState | undefined) ?? 'closed';
@@ -329,6 +391,7 @@ export class DestinationGate implements OnModuleDestroy {
         waiting: Number(waiting ?? 0),
         inFlight: leases.length,
         leases,
+        room: state !== 'closed' ? 0 : Math.max(0, cap - (Number(s.okAt ?? 0) > now - HEALTHY_MS ? Number(resumed) : leases.length)),
       };
     });
   }

@@ -84,7 +84,7 @@ export class DestinationParking {
         const { admission, priority } = answers[i];
         if (admission === 'full' || admission === 'open') return void waiting.push(r);
         sent.push(r);
-        admitted.push({ ...queued(r), priority });
+        admitted.push({ ...queued(r), priority, slot: admission !== 'queued' });
       });
       await this.queue.add(admitted);
     } catch (e) {
@@ -156,7 +156,7 @@ export class DestinationParking {
     const waiting = await this.gate.waiting();
     if (waiting.size > 0) {
       for (const d of await this.gate.snapshot([...waiting.keys()])) {
-        if (d.state === 'closed') asks.push({ origin: d.origin, n: this.free(d) });
+        if (d.state === 'closed') asks.push({ origin: d.origin, n: d.room });
       }
     }
     // Asked together, they go in one statement.
@@ -219,10 +219,6 @@ export class DestinationParking {
     this.metrics.expiredWhileWaiting.inc(failed.length);
     if (failed.length) this.log.warn(`${failed.length} callbacks failed: their schedule ended while their destination could not take them`);
     return failed.length;
-  }
-
-  private free(d: DestinationSnapshot): number {
-    return Math.max(0, this.config.callbackDestinationConcurrency - d.inFlight);
   }
 
 }

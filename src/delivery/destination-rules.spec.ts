@@ -20,7 +20,7 @@ describe('how an attempt counts for the circuit breaker', () => {
 });
 
 describe('outageError', () => {
-  const base = { origin: 'https://a.example', consecutiveFailures: 5, nextProbeAt: null, waiting: 3, inFlight: 0, leases: [] };
+  const base = { origin: 'https://a.example', consecutiveFailures: 5, nextProbeAt: null, waiting: 3, inFlight: 0, leases: [], room: 0 };
   it('names the open circuit, since when, and its last error', () => {
     expect(outageError('https://a.example', { ...base, state: 'open', openedAt: new Date('2026-11-23T10:00:00Z'), lastError: 'HTTP 503' })).toBe(
       'destination https://a.example unavailable (circuit open since 2026-11-23T10:00:00.000Z, last error: HTTP 503); attempt schedule ended while waiting',

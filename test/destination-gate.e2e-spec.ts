@@ -1,0 +1,81 @@
+// The destination gate's rules on a real Redis: a freed slot handed to a callback waiting in the
+// worker, and a healthy destination's parked callbacks resumed without slots, at most cap at a time.
+import { randomUUID } from 'node:crypto';
+import { loadConfig } from '../src/config/app-config.js';
+import { createRedis, deletePrefixKeys, redisNamespace, withRedisOnce } from '../src/database/redis.js';
+import { DestinationGate } from '../src/delivery/destination-gate.js';
+import { runIdentity, until } from './support/test-app.js';
+
+const LEASE = 60_000;
+const origin = 'http://127.0.0.1:9';
+
+describe('destination gate', () => {
+  const { queuePrefix } = runIdentity();
+  const config = loadConfig({
+    ...process.env,
+    QUEUE_PREFIX: queuePrefix,
+    CALLBACK_DESTINATION_CONCURRENCY: '2',
+    CALLBACK_BREAKER_THRESHOLD: '2',
+  });
+  const gate = new DestinationGate(config);
+  const redis = createRedis(config.redisUrl, `${queuePrefix}-gate-test`);
+  const key = (k: string) => `${redisNamespace(queuePrefix)}:dst:${k}`;
+  const leases = () => redis.zrange(key(`l:${origin}`), 0, -1);
+  const ids = (n: number) => Array.from({ length: n }, () => randomUUID());
+  const start = async (...cbs: string[]) => (await gate.admit('start', cbs.map((id) => ({ origin, id })), LEASE)).map((a) => a.admission);
+  const settle = (id: string, result: 'ok' | 'fail' | 'none', next?: string) =>
+    gate.settle([{ origin, id, result, error: result === 'fail' ? 'HTTP 500' : null, next: next ? { id: next, uncounted: false } : undefined }], LEASE);
+
+  // The gate's connection fails fast rather than queueing commands: wait until it is up.
+  beforeAll(() => until(() => gate.openCount().then(() => true, () => false), { what: "the gate's Redis connection" }));
+  afterEach(() => withRedisOnce(config.redisUrl, (r) => deletePrefixKeys(r, queuePrefix)));
+  afterAll(() => {
+    gate.onModuleDestroy();
+    redis.disconnect();
+  });
+
+  it('hands a freed slot to the next callback, never beyond the cap', async () => {
+    const [a, b, c, d] = ids(4);
+    expect(await start(a, b, c)).toEqual(['ok', 'ok', 'full']);
+    const [s] = await settle(a, 'ok', c);
+    expect(s.handed).toBe(true);
+    expect((await leases()).sort()).toEqual([b, c].sort());
+    // C now holds the slot: starting it keeps it, D still finds none.
+    expect(await start(c, d)).toEqual(['ok', 'full']);
+    // A settlement that frees nothing (D held no slot) hands nothing: both slots are still taken.
+    expect((await settle(d, 'none', a))[0].handed).toBe(false);
+    expect((await leases()).sort()).toEqual([b, c].sort());
+  });
+
+  it('hands nothing once failures open the circuit', async () => {
+    const [a, b, c, d] = ids(4);
+    expect(await start(a, b)).toEqual(['ok', 'ok']);
+    expect((await settle(a, 'fail', c))[0].handed).toBe(true);
+    const [s] = await settle(b, 'fail', d);
+    expect(s.transition).toBe('opened');
+    expect(s.handed).toBe(false);
+    expect(await leases()).toEqual([c]);
+  });
+
+  it("queues a healthy destination's resumed callbacks without slots, as many as its cap at a time", async () => {
+    const [a, b, c, d] = ids(4);
+    expect(await start(a)).toEqual(['ok']);
+    // Not known healthy yet: a resumed callback goes with a slot reserved for it.
+    expect((await gate.admit('hand-off', [{ origin, id: b }], LEASE)).map((x) => x.admission)).toEqual(['ok']);
+    const [healthy] = await settle(a, 'ok');
+    expect(healthy.free).toBe(2);
+    await settle(b, 'none');
+    const resumed = await gate.admit('hand-off', [c, d].map((id) => ({ origin, id })), LEASE);
+    expect(resumed).toEqual([
+      { admission: 'queued', priority: 0 },
+      { admission: 'queued', priority: 0 },
+    ]);
+    expect(await leases()).toEqual([]);
+    const [snapshot] = await gate.snapshot([origin]);
+    expect(snapshot.room).toBe(0);
+    // One of them starts: its place among the resumed is free again.
+    expect(await start(c)).toEqual(['ok']);
+    expect((await gate.snapshot([origin]))[0].room).toBe(1);
+    expect((await settle(c, 'ok'))[0].free).toBe(1);
+  });
+});
