@@ -1,4 +1,5 @@
 import { CallbackRelay } from '../src/delivery/callback-relay.js';
+import { DestinationParking } from '../src/delivery/destination-parking.js';
 import { Receiver } from './support/receiver.js';
 import { companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
 
@@ -36,5 +37,67 @@ describe('relay wake-ups', () => {
     await t.sql(`SELECT pg_notify('funding_callbacks', '')`);
     await until(() => rx.on('/notified').length === 1, { what: 'delivered on NOTIFY' });
     expect(rx.on('/notified')[0].headers['webhook-id']).toBe(row.id);
+  });
+});
+
+/**
+ * A relay pass claims rows in seq order, 1000 at a time. The rows of a batch whose destination
+ * has no room are parked while the pass goes on to its next batch: a fresh callback behind a
+ * full destination's backlog does not also wait for that backlog's parking.
+ */
+describe("a relay pass does not wait for a full destination's parking", () => {
+  let t: TestApp;
+  let p: Partner;
+  let rx: Receiver;
+  let full: Receiver;
+
+  beforeAll(async () => {
+    [rx, full] = await Promise.all([Receiver.start(), Receiver.start()]);
+    t = await startTestApp({ CALLBACK_DESTINATION_CONCURRENCY: '2' });
+    p = await createPartner(t);
+  });
+  afterAll(async () => {
+    jest.restoreAllMocks();
+    await t?.close();
+    await rx?.close();
+    await full?.close();
+  });
+
+  it("delivers a fresh callback queued behind a 1000-row batch while that batch's rows are still being parked", async () => {
+    const parking = t.app.get(DestinationParking);
+    const park = parking.park.bind(parking);
+    let parkedFirst: number | null = null;
+    // The first parking (the full destination's batch) finishes only once the fresh callback has
+    // arrived, or after 15 s: a pass that waited for it would deliver nothing before then.
+    jest.spyOn(parking, 'park').mockImplementationOnce(async (rows) => {
+      await until(() => rx.on('/fresh').length === 1, { what: 'the fresh callback', timeoutMs: 15000 }).catch(() => undefined);
+      parkedFirst = rows.length;
+      return park(rows);
+    });
+    const { c } = await companyWithCallback(t, p, rx.url('/unused'));
+    await t.sql(
+      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
+       SELECT $1, $2, 0, $3 || g, '{}', 'pending', now() FROM generate_series(1, 1000) g`,
+      [p.id, c, full.url('/backlog/')],
+    );
+    await t.sql(
+      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
+       VALUES ($1, $2, 0, $3, '{}', 'pending', now())`,
+      [p.id, c, rx.url('/fresh')],
+    );
+    await t.sql(`SELECT pg_notify('funding_callbacks', '')`);
+
+    await until(() => rx.on('/fresh').length === 1, { what: 'the fresh callback, before the backlog is parked', timeoutMs: 10000 });
+    expect(parkedFirst).toBeNull();
+    // Then the backlog: its first two went with the destination's two slots, the rest parked and
+    // resumed; every one delivered once.
+    await until(() => parkedFirst !== null, { what: 'the backlog parked' });
+    expect(parkedFirst).toBe(998);
+    await until(async () => (await t.sql<{ n: string }>(`SELECT count(*) AS n FROM callbacks WHERE status = 'delivered' AND url LIKE '%/backlog/%'`))[0].n === '1000', {
+      what: 'the whole backlog delivered',
+      timeoutMs: 60000,
+    });
+    expect(new Set(full.hits.map((h) => h.headers['webhook-id'])).size).toBe(1000);
+    expect(full.hits).toHaveLength(1000);
   });
 });

@@ -120,6 +120,14 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
    */
   async relayUnenqueued(): Promise<number> {
     let total = 0;
+    // Each batch's parked rows are written while the next batch is claimed; the pass ends when
+    // all are, and fails with the first parking that failed.
+    const parkings: Promise<Error | null>[] = [];
+    const done = async (): Promise<number> => {
+      const failed = (await Promise.all(parkings)).find((e) => e !== null);
+      if (failed) throw failed;
+      return total;
+    };
     for (;;) {
       const conn = this.connection();
       // The claim also notes each (partner, destination) pair, for the destinations lists.
@@ -139,13 +147,17 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
            )
            SELECT id, seq, next_attempt_at, created_at, destination, message, company_id FROM claimed`,
       });
-      if (rows.length === 0) return total;
+      if (rows.length === 0) return done();
       rows.sort((a, b) => Number(a.seq) - Number(b.seq));
-      const admitted = await this.parking.dispatch(rows, 'queue');
+      const { sent, parking } = await this.parking.dispatch(rows, 'queue').catch(async (e: Error) => {
+        await done().catch(() => undefined);
+        throw e;
+      });
+      parkings.push(parking);
       const now = Date.now();
-      for (const r of admitted) this.metrics.relayLag.observe(Math.max(0, now - r.created_at.getTime()) / 1000);
+      for (const r of sent) this.metrics.relayLag.observe(Math.max(0, now - r.created_at.getTime()) / 1000);
       total += rows.length;
-      if (rows.length < BATCH) return total;
+      if (rows.length < BATCH) return done();
     }
   }
 

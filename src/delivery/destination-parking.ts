@@ -71,10 +71,13 @@ export class DestinationParking {
    * backlog skips the park-and-resume round trip; other destinations' need a slot now. Resumed rows (`hand-off`) each go with a slot reserved for them, so they are
    * not parked again on the way. If Redis refuses, the claim and the slots are released and the
    * error is thrown: the rows are then ordinary unqueued rows, taken again by the next relay pass
-   * or sweep. Returns the rows queued.
+   * or sweep. Returns the rows queued once they are in the queue, and the parking of the others,
+   * under way: it settles with its error or null, never rejects (the relay claims its next batch
+   * meanwhile, so rows behind a dead destination's backlog do not also wait for its parking). A
+   * parking that failed leaves its rows claimed and unqueued: the overdue sweep re-adds them.
    */
-  async dispatch(rows: ClaimedRow[], mode: 'queue' | 'hand-off'): Promise<ClaimedRow[]> {
-    if (rows.length === 0) return [];
+  async dispatch(rows: ClaimedRow[], mode: 'queue' | 'hand-off'): Promise<{ sent: ClaimedRow[]; parking: Promise<Error | null> }> {
+    if (rows.length === 0) return { sent: [], parking: Promise.resolve(null) };
     const admitted: QueuedCallback[] = [];
     const waiting: ClaimedRow[] = [];
     const sent: ClaimedRow[] = [];
@@ -94,8 +97,11 @@ export class DestinationParking {
       await this.gate.settle(sent.map((r) => ({ origin: r.destination, id: r.id, result: 'none' as const, error: null }))).catch(() => undefined);
       throw e;
     }
-    await this.park(waiting);
-    return sent;
+    const parking = this.park(waiting).then(
+      () => null,
+      (e: Error) => e,
+    );
+    return { sent, parking };
   }
 
   /** Takes these callbacks out of the queue's way until their destination can take them. */
@@ -139,7 +145,8 @@ export class DestinationParking {
     for (const r of rows) resumed.set(r.destination, (resumed.get(r.destination) ?? 0) - 1);
     if (rows.length > 0) {
       await this.gate.countWaiting(resumed);
-      await this.dispatch(rows, 'hand-off');
+      const failed = await (await this.dispatch(rows, 'hand-off')).parking;
+      if (failed) throw failed;
     }
     // Each asker hears how many its destination got in all.
     return asks.map((a) => -(resumed.get(a.origin) ?? 0));
