@@ -120,45 +120,45 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
    */
   async relayUnenqueued(): Promise<number> {
     let total = 0;
-    // Each batch's parked rows are written while the next batch is claimed; the pass ends when
-    // all are, and fails with the first parking that failed.
+    // Each batch's parked rows are written while the next batch is claimed. The pass ends once
+    // every parking has, and fails with the first error, its own or a parking's.
     const parkings: Promise<Error | null>[] = [];
-    const done = async (): Promise<number> => {
-      const failed = (await Promise.all(parkings)).find((e) => e !== null);
-      if (failed) throw failed;
-      return total;
-    };
-    for (;;) {
-      const conn = this.connection();
-      // The claim also notes each (partner, destination) pair, for the destinations lists.
-      const { rows } = await conn.query<ClaimedRow>({
-        name: 'callback-relay-claim',
-        text: `WITH claimed AS (
-             UPDATE callbacks c SET enqueued_at = now()
-               FROM (SELECT id FROM callbacks
-                      WHERE status = 'pending' AND enqueued_at IS NULL AND parked_at IS NULL
-                      ORDER BY seq LIMIT ${BATCH} FOR UPDATE SKIP LOCKED) claim
-              WHERE c.id = claim.id
-          RETURNING c.id, c.seq, c.next_attempt_at, c.created_at, c.destination, c.partner_id, c.message, c.company_id
-           ), seen AS (
-             INSERT INTO callback_destinations (partner_id, origin)
-             SELECT DISTINCT partner_id, destination FROM claimed
-             ON CONFLICT DO NOTHING
-           )
-           SELECT id, seq, next_attempt_at, created_at, destination, message, company_id FROM claimed`,
-      });
-      if (rows.length === 0) return done();
-      rows.sort((a, b) => Number(a.seq) - Number(b.seq));
-      const { sent, parking } = await this.parking.dispatch(rows, 'queue').catch(async (e: Error) => {
-        await done().catch(() => undefined);
-        throw e;
-      });
-      parkings.push(parking);
-      const now = Date.now();
-      for (const r of sent) this.metrics.relayLag.observe(Math.max(0, now - r.created_at.getTime()) / 1000);
-      total += rows.length;
-      if (rows.length < BATCH) return done();
+    let error: unknown = null;
+    try {
+      for (;;) {
+        const conn = this.connection();
+        // The claim also notes each (partner, destination) pair, for the destinations lists.
+        const { rows } = await conn.query<ClaimedRow>({
+          name: 'callback-relay-claim',
+          text: `WITH claimed AS (
+               UPDATE callbacks c SET enqueued_at = now()
+                 FROM (SELECT id FROM callbacks
+                        WHERE status = 'pending' AND enqueued_at IS NULL AND parked_at IS NULL
+                        ORDER BY seq LIMIT ${BATCH} FOR UPDATE SKIP LOCKED) claim
+                WHERE c.id = claim.id
+            RETURNING c.id, c.seq, c.next_attempt_at, c.created_at, c.destination, c.partner_id, c.message, c.company_id
+             ), seen AS (
+               INSERT INTO callback_destinations (partner_id, origin)
+               SELECT DISTINCT partner_id, destination FROM claimed
+               ON CONFLICT DO NOTHING
+             )
+             SELECT id, seq, next_attempt_at, created_at, destination, message, company_id FROM claimed`,
+        });
+        if (rows.length === 0) break;
+        rows.sort((a, b) => Number(a.seq) - Number(b.seq));
+        const { sent, parking } = await this.parking.dispatch(rows, 'queue');
+        parkings.push(parking);
+        const now = Date.now();
+        for (const r of sent) this.metrics.relayLag.observe(Math.max(0, now - r.created_at.getTime()) / 1000);
+        total += rows.length;
+        if (rows.length < BATCH) break;
+      }
+    } catch (e) {
+      error = e;
     }
+    const failed = (await Promise.all(parkings)).find((e) => e !== null);
+    if (error !== null || failed) throw error ?? failed;
+    return total;
   }
 
   /** Re-adds pending rows whose job should have run long ago; an existing job makes it a no-op. */
