@@ -17,11 +17,11 @@ export type DestinationState = 'closed' | 'open' | 'half_open';
 export type Admission = 'ok' | 'probe' | 'queued' | 'full' | 'open';
 
 /**
- * Who asks: `queue` (the relay, for freshly claimed callbacks: queued without a slot while the
- * destination is healthy, i.e. answered 2xx in the last 30 s with no failure since; otherwise
- * each needs a slot, as a hand-off does, and parks without one), `hand-off` (callbacks resumed
- * from parking: each goes with a slot reserved for it) or `start` (a worker about to send: takes
- * a slot, or keeps the one reserved for it).
+ * Who asks: `queue` (the relay, for freshly claimed callbacks) or `hand-off` (callbacks resumed
+ * from parking): while the destination is healthy, i.e. answered 2xx in the last 30 s with no
+ * failure since, each is queued without a slot (fresh ones at a priority, resumed ones at most
+ * `cap` at a time); otherwise each needs a slot, reserved for it, and parks without one.
+ * `start`: a worker about to send takes a slot, or keeps the one reserved for it.
  */
 export type AdmitMode = 'queue' | 'hand-off' | 'start';
 

@@ -41,12 +41,12 @@ export const queued = (r: Pick<ClaimedRow, 'id' | 'next_attempt_at' | 'message' 
  * Where callbacks wait while their destination has no room or an open circuit: in PostgreSQL,
  * marked `parked_at`, out of the queue. A parked callback costs nothing while it waits (no job,
  * no Redis memory, no polling: the relay's claim index leaves it out). `dispatch` is the relay's
- * and the hand-off's door into the queue: a healthy destination's fresh callbacks go to BullMQ
- * without a slot (their workers take one); any other claimed or resumed callback asks its
- * destination for a slot, goes with one, and parks without. When an attempt ends, the worker hands its slot straight to the
- * destination's oldest parked callbacks (`resume`: one statement claims them, then `dispatch`),
- * without a round trip through the relay; an open circuit's probe and a closed circuit's
- * backlog are resumed the same way.
+ * and the hand-off's door into the queue: a healthy destination's callbacks go to BullMQ without
+ * a slot (their workers take one; resumed ones at most `cap` at a time); any other destination's
+ * claimed or resumed callback asks for a slot, goes with one, and parks without. When an attempt
+ * ends, the worker hands its destination's free room straight to the oldest parked callbacks
+ * (`resume`: one statement claims them, then `dispatch`), without a round trip through the
+ * relay; an open circuit's probe and a closed circuit's backlog are resumed the same way.
  */
 @Injectable()
 export class DestinationParking {
@@ -66,10 +66,12 @@ export class DestinationParking {
   }
 
   /**
-   * Queues what can go and parks the rest. Freshly claimed rows (`queue`) of a healthy destination
-   * go to BullMQ without a slot (a worker takes one for the request), so a healthy destination's
-   * backlog skips the park-and-resume round trip; other destinations' need a slot now. Resumed rows (`hand-off`) each go with a slot reserved for them, so they are
-   * not parked again on the way. If Redis refuses, the claim and the slots are released and the
+   * Queues what can go and parks the rest. A healthy destination's rows go to BullMQ without a
+   * slot (a worker takes one for the request): freshly claimed ones (`queue`) beyond its first
+   * `cap` behind other destinations' fresh callbacks, so its backlog skips the park-and-resume
+   * round trip; resumed ones (`hand-off`) at most `cap` at a time. Any other destination's rows
+   * go only with a slot reserved for them (so they are not parked again on the way), and park
+   * without one. If Redis refuses, the claim and the slots are released and the
    * error is thrown: the rows are then ordinary unqueued rows, taken again by the next relay pass
    * or sweep. Returns the rows queued once they are in the queue, and the parking of the others,
    * under way: it settles with its error or null, never rejects (the relay claims its next batch
