@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import { CallbackRelay } from '../src/delivery/callback-relay.js';
 import { DestinationParking } from '../src/delivery/destination-parking.js';
 import { Receiver } from './support/receiver.js';
@@ -56,8 +57,8 @@ describe("a relay pass does not wait for a full destination's parking", () => {
     t = await startTestApp({ CALLBACK_DESTINATION_CONCURRENCY: '2' });
     p = await createPartner(t);
   });
+  afterEach(() => jest.restoreAllMocks());
   afterAll(async () => {
-    jest.restoreAllMocks();
     await t?.close();
     await rx?.close();
     await full?.close();
@@ -101,5 +102,43 @@ describe("a relay pass does not wait for a full destination's parking", () => {
     });
     expect(new Set(full.hits.map((h) => h.headers['webhook-id'])).size).toBe(1000);
     expect(full.hits).toHaveLength(1000);
+  });
+
+  it("keeps at most two of a pass's parkings under way, however long the full destination's backlog", async () => {
+    const parking = t.app.get(DestinationParking);
+    const park = parking.park.bind(parking);
+    let active = 0;
+    let most = 0;
+    let parked = 0;
+    // Each parking holds on until three are under way or 500 ms have passed: a pass that did not
+    // wait would have a third one going within milliseconds.
+    jest.spyOn(parking, 'park').mockImplementation(async (rows) => {
+      if (rows.length === 0) return park(rows);
+      active++;
+      most = Math.max(most, active);
+      await until(() => active >= 3, { what: 'a third parking', timeoutMs: 500 }).catch(() => undefined);
+      await park(rows);
+      active--;
+      parked += rows.length;
+    });
+    // A destination never heard from, whose two slots stay taken (it never answers): all of its
+    // 4000 callbacks but two are parked, 1000 per batch.
+    const hanging: ServerResponse[] = [];
+    const silent = await Receiver.start();
+    silent.answer = (_h, _req, res) => void hanging.push(res);
+    try {
+      const { c } = await companyWithCallback(t, p, rx.url('/unused-2'));
+      await t.sql(
+        `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
+         SELECT $1, $2, 0, $3 || g, '{}', 'pending', now() FROM generate_series(1, 4000) g`,
+        [p.id, c, silent.url('/long/')],
+      );
+      await t.sql(`SELECT pg_notify('funding_callbacks', '')`);
+      await until(() => parked === 3998, { what: 'the four batches parked', timeoutMs: 20000 });
+      expect(most).toBe(2);
+    } finally {
+      hanging.forEach((res) => res.destroy());
+      await silent.close();
+    }
   });
 });

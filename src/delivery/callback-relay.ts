@@ -120,8 +120,10 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
    */
   async relayUnenqueued(): Promise<number> {
     let total = 0;
-    // Each batch's parked rows are written while the next batch is claimed. The pass ends once
-    // every parking has, and fails with the first error, its own or a parking's.
+    // Each batch's parked rows are written while the next batch is claimed and dispatched; at most
+    // two parkings are under way (a dead destination's 100,000 rows must not take every pooled
+    // connection the workers load and record with). The pass ends once every parking has, and
+    // fails with the first error, its own or a parking's.
     const parkings: Promise<Error | null>[] = [];
     let error: unknown = null;
     try {
@@ -152,6 +154,7 @@ export class CallbackRelay implements OnModuleInit, OnModuleDestroy {
         for (const r of sent) this.metrics.relayLag.observe(Math.max(0, now - r.created_at.getTime()) / 1000);
         total += rows.length;
         if (rows.length < BATCH) break;
+        if (parkings.length >= 2) await parkings[parkings.length - 2];
       }
     } catch (e) {
       error = e;
