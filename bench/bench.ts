@@ -3,7 +3,7 @@
 // every loop is bounded in count and time.
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -99,6 +99,33 @@ function peakRssMb(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+/**
+ * CPU time (µs, user + system) used so far by the service processes, Redis, PostgreSQL and this
+ * process (the driver and the receivers), read from /proc (Linux; USER_HZ is 100 there). The
+ * drain's figure per callback is the cost that decides throughput on a machine whose cores are
+ * all busy, and varies far less from run to run than the rate itself.
+ */
+function cpuUsed(servicePids: number[]): { service: number; redis: number; postgres: number; bench: number } {
+  const used = { service: 0, redis: 0, postgres: 0, bench: 0 };
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      continue; // ended meanwhile
+    }
+    const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const us = (Number(fields[11]) + Number(fields[12])) * 10_000; // utime + stime, in 1/100 s
+    if (servicePids.includes(Number(pid))) used.service += us;
+    else if (Number(pid) === process.pid) used.bench += us;
+    else if (comm === 'redis-server') used.redis += us;
+    else if (comm === 'postgres') used.postgres += us;
+  }
+  return used;
+}
+
 async function main(): Promise<void> {
   const rx = await receiver();
   const target = (p: string) => `http://127.0.0.1:${rx.port}${p}`;
@@ -171,6 +198,7 @@ async function main(): Promise<void> {
     const only = process.env.BENCH_ONLY === 'isolation';
     const drainOnly = process.env.BENCH_ONLY === 'drain';
     let drain = NaN;
+    let drainCpu = 'not measured';
     let apiRate = NaN;
     let apiRequestRate = NaN;
     let latencies: number[] = [NaN];
@@ -187,13 +215,19 @@ async function main(): Promise<void> {
          FROM generate_series(1, ${BACKLOG}) g`,
       [partner.id, company.id, ports, body],
     );
+    const servicePids = children.map((c) => c.pid!);
+    const cpuBefore = cpuUsed(servicePids);
     t0 = performance.now();
     await pg.query(`SELECT pg_notify('funding_callbacks', '')`);
     await until(async () => (await delivered()) >= BACKLOG, 'backlog drained');
     drain = BACKLOG / ((performance.now() - t0) / 1000);
+    const cpuAfter = cpuUsed(servicePids);
+    const perCallback = (k: keyof typeof cpuAfter) => (cpuAfter[k] - cpuBefore[k]) / BACKLOG;
+    drainCpu = `service ${fmt(perCallback('service'))}, Redis ${fmt(perCallback('redis'))}, PostgreSQL ${fmt(perCallback('postgres'))}, receiver and driver ${fmt(perCallback('bench'))} µs`;
     await Promise.all(extra.map((r) => r.close()));
     if (drainOnly) {
       console.log(`  backlog of ${BACKLOG} pending records to ${origins} destination(s) drained  ${fmt(drain)} callbacks/s (baseline ${fmt(baseline)} req/s)`);
+      console.log(`  CPU per callback drained: ${drainCpu}`);
       return;
     }
 
@@ -280,6 +314,7 @@ async function main(): Promise<void> {
     console.log(`funding-service callback benchmark (loopback, ${processes}, CALLBACK_CONCURRENCY=${process.env.CALLBACK_CONCURRENCY ?? '50'})`);
     console.log(`  bare got POST loop (baseline, 64 in flight)  ${fmt(baseline)} req/s`);
     console.log(`  backlog of ${BACKLOG} pending records drained  ${fmt(drain)} callbacks/s  (${fmt((drain / baseline) * 100)} % of baseline)`);
+    console.log(`    CPU per callback drained: ${drainCpu}`);
     console.log(`  driven through the API (64 in flight)        ${fmt(apiRate)} callbacks/s delivered end to end (${fmt(apiRequestRate)} API changes/s)`);
     console.log(`  latency API response → arrival at ${RATE}/s   p50 ${fmt(quantile(latencies, 0.5))} ms, p99 ${fmt(quantile(latencies, 0.99))} ms, max ${fmt(latencies[latencies.length - 1])} ms (offered ${fmt(offered)}/s)`);
     // 6. Isolation: a destination that accepts and never answers, with DEAD_BACKLOG pending
