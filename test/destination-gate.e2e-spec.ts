@@ -78,4 +78,40 @@ describe('destination gate', () => {
     expect((await gate.snapshot([origin]))[0].room).toBe(1);
     expect((await settle(c, 'ok'))[0].free).toBe(1);
   });
+
+  it('keeps to the rules when one call holds many callbacks of the destination', async () => {
+    const [a, b, c, d, e, f, g] = ids(7);
+    // Slots counted through the call: two of three start.
+    expect(await start(a, b, e)).toEqual(['ok', 'ok', 'full']);
+    // Three settlements in one call, each handing a slot on: the two that free one hand it, the
+    // third (E held none) finds the cap reached.
+    const three = await gate.settle(
+      [a, b, e].map((id, i) => ({ origin, id, result: i < 2 ? ('ok' as const) : ('none' as const), error: null, next: { id: [c, d, f][i], uncounted: false } })),
+      LEASE,
+    );
+    expect(three.map((x) => x.handed)).toEqual([true, true, false]);
+    // Room is reported once, by the last: healthy now, both places among the resumed are free.
+    expect(three.map((x) => x.free)).toEqual([0, 0, 2]);
+    expect((await leases()).sort()).toEqual([c, d].sort());
+    // A failure noted after a 2xx, then a 2xx again: the count and the error are cleared.
+    await settle(c, 'fail');
+    expect((await gate.snapshot([origin]))[0]).toMatchObject({ consecutiveFailures: 1, lastError: 'HTTP 500' });
+    await settle(d, 'ok');
+    expect((await gate.snapshot([origin]))[0]).toMatchObject({ state: 'closed', consecutiveFailures: 0, lastError: null });
+    // Healthy: five queued in one call take priorities step by step; three of them start in one call.
+    const five = ids(5);
+    const queued = await gate.admit('queue', five.map((id) => ({ origin, id })), LEASE);
+    expect(queued.map((x) => x.priority)).toEqual([0, 0, 1, 1, 2]);
+    expect(await start(...five.slice(0, 3))).toEqual(['ok', 'ok', 'full']);
+    const [next] = await gate.admit('queue', [{ origin, id: g }], LEASE);
+    expect(next.priority).toBe(1);
+    // Two failures in one call open the circuit with the second (threshold 2).
+    const failing = await gate.settle(
+      five.slice(0, 2).map((id) => ({ origin, id, result: 'fail' as const, error: 'HTTP 503' })),
+      LEASE,
+    );
+    expect(failing.map((x) => x.transition)).toEqual([null, 'opened']);
+    expect(failing.map((x) => x.free)).toEqual([0, 0]);
+    expect(await leases()).toEqual([]);
+  });
 });

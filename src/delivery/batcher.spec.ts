@@ -20,4 +20,24 @@ describe('Batcher', () => {
     expect(run.mock.calls.map((c) => c[0])).toEqual([[1, 2], [3]]);
     await expect(Promise.all([b.call(0), b.call(5)])).rejects.toThrow('boom');
   });
+
+  it('serial: runs one batch at a time, and the calls made meanwhile together right after it', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const run = jest.fn(async (xs: number[]) => {
+      if (xs.includes(1)) await held;
+      return xs;
+    });
+    const b = new Batcher(run, 500, { serial: true });
+    const first = b.call(1);
+    await new Promise((r) => setImmediate(r));
+    const later = [b.call(2), b.call(3)];
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    // The first batch is still under way: nothing else has run.
+    expect(run).toHaveBeenCalledTimes(1);
+    release();
+    expect(await Promise.all([first, ...later])).toEqual([1, 2, 3]);
+    expect(run.mock.calls.map((c) => c[0])).toEqual([[1], [2, 3]]);
+  });
 });

@@ -1,14 +1,18 @@
 /**
  * Coalesces calls made in the same tick into one batch call: with dozens of deliveries in
- * flight, one query for N rows replaces N round-trips. Each caller gets its own result.
+ * flight, one query for N rows replaces N round-trips. Each caller gets its own result. A
+ * `serial` batcher runs one batch at a time: calls made while one runs go together in the next,
+ * as soon as it ends (for work whose batches must not pile up, however many ticks ask).
  */
 export class Batcher<In, Out> {
   private pending: { input: In; resolve: (o: Out) => void; reject: (e: unknown) => void }[] = [];
   private scheduled = false;
+  private running = false;
 
   constructor(
     private readonly run: (inputs: In[]) => Promise<Out[]>,
     private readonly maxBatch = 500,
+    private readonly options: { serial?: boolean } = {},
   ) {}
 
   call(input: In): Promise<Out> {
@@ -24,11 +28,19 @@ export class Batcher<In, Out> {
 
   private flush(): void {
     this.scheduled = false;
-    const batch = this.pending.splice(0, this.pending.length);
+    // Serial: the batch under way flushes what gathered meanwhile when it ends.
+    if (this.options.serial && this.running) return;
+    const batch = this.pending.splice(0, this.options.serial ? this.maxBatch : this.pending.length);
     if (batch.length === 0) return;
-    this.run(batch.map((b) => b.input)).then(
-      (outs) => batch.forEach((b, i) => b.resolve(outs[i])),
-      (e) => batch.forEach((b) => b.reject(e)),
-    );
+    this.running = true;
+    this.run(batch.map((b) => b.input))
+      .then(
+        (outs) => batch.forEach((b, i) => b.resolve(outs[i])),
+        (e) => batch.forEach((b) => b.reject(e)),
+      )
+      .finally(() => {
+        this.running = false;
+        if (this.options.serial && this.pending.length > 0) this.flush();
+      });
   }
 }

@@ -299,7 +299,9 @@ export class CallbackDelivery {
       }
     }
     if (s.free > 0 && s.waiting > 0) {
-      await this.parking.resume(row.destination, s.free).catch((e) => this.warnings.warn(`cannot resume parked callbacks: ${(e as Error).message}`));
+      // Not awaited: this job's worker slot does not wait for the statement (one runs at a time
+      // per process, and may take a thousand rows).
+      this.parking.resume(row.destination, s.free).catch((e: Error) => this.warnings.warn(`cannot resume parked callbacks: ${e.message}`));
     }
   }
 

@@ -100,39 +100,65 @@ export interface DestinationSnapshot {
  */
 const HEALTHY_MS = 30_000;
 const RESUMED_MS = 60_000;
-/** Lua: a queued callback starts (one fewer resumed, or else one fewer fresh, in front of the destination's next ones). */
-const STARTED = `
-local function started(P, origin, id)
-  if redis.call('ZREM', P .. 'r:' .. origin, id) == 0 and redis.call('HINCRBY', P .. 'queued', origin, -1) <= 0 then
-    redis.call('HDEL', P .. 'queued', origin)
+/** A 2xx within this long of the last one noted on a clean closed destination writes nothing. */
+const OK_NOTED_MS = 1000;
+
+/*
+ * Both scripts below meet a destination once per call (a batch holds many of its callbacks): its
+ * expired slots are dropped and its slots counted then, kept up to date in the call, and its
+ * \`queued\` count is changed once, at the end, by what the call queued and started. \`started\`:
+ * a callback queued without a slot starts (one fewer resumed, or else one fewer fresh, in front
+ * of the destination's next ones).
+ */
+const KNOWN = `
+local known = {}
+local function started(P, d, origin, id)
+  if redis.call('ZREM', P .. 'r:' .. origin, id) == 0 then d.dq = d.dq - 1 end
+end
+local function finish(P)
+  for origin, d in pairs(known) do
+    if d.dq ~= 0 and redis.call('HINCRBY', P .. 'queued', origin, d.dq) <= 0 then
+      redis.call('HDEL', P .. 'queued', origin)
+    end
   end
 end
 `;
 
-const ADMIT = `${STARTED}
+const ADMIT = `${KNOWN}
 local P, now, cap, leaseMs, mode = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local MAX_PRIORITY = 2097151
 local HEALTHY_MS, RESUMED_MS = ${HEALTHY_MS}, ${RESUMED_MS}
+local function of(origin)
+  local d = known[origin]
+  if not d then
+    local l = P .. 'l:' .. origin
+    redis.call('ZREMRANGEBYSCORE', l, '-inf', now)
+    local h = redis.call('HMGET', P .. 's:' .. origin, 'state', 'okAt')
+    d = { n = redis.call('ZCARD', l), state = h[1] or 'closed', okAt = tonumber(h[2] or '0'), q = nil, dq = 0 }
+    known[origin] = d
+  end
+  return d
+end
 local out = {}
 for i = 6, #ARGV, 2 do
   local origin, id = ARGV[i], ARGV[i + 1]
   local s, l = P .. 's:' .. origin, P .. 'l:' .. origin
+  local d = of(origin)
   local code, priority = nil, 0
   if redis.call('ZSCORE', l, id) then
     redis.call('ZADD', l, now + leaseMs, id)
-    local probing = redis.call('HGET', s, 'probeId') == id
+    local probing = d.state == 'half_open' and redis.call('HGET', s, 'probeId') == id
     if probing then redis.call('ZADD', P .. 'open', now + leaseMs, origin) end
     code = probing and 'probe' or 'ok'
   else
-    if mode == 'start' then started(P, origin, id) end
-    redis.call('ZREMRANGEBYSCORE', l, '-inf', now)
-    local state = redis.call('HGET', s, 'state')
-    if state == 'open' or state == 'half_open' then
+    if mode == 'start' then started(P, d, origin, id) end
+    if d.state == 'open' or d.state == 'half_open' then
       local probeId = redis.call('HGET', s, 'probeId')
       local probing = probeId and redis.call('ZSCORE', l, probeId)
       if (not probing) and tonumber(redis.call('HGET', s, 'nextProbeAt') or '0') <= now then
         redis.call('HSET', s, 'state', 'half_open', 'probeId', id)
-        redis.call('ZADD', l, now + leaseMs, id)
+        d.state = 'half_open'
+        d.n = d.n + redis.call('ZADD', l, now + leaseMs, id)
         -- Not due again while this probe is out (its settlement sets the next time; if its holder
         -- dies, the lease runs out and the destination comes due again).
         redis.call('ZADD', P .. 'open', now + leaseMs, origin)
@@ -140,18 +166,19 @@ for i = 6, #ARGV, 2 do
       else
         code = 'open'
       end
-    elseif mode ~= 'start' and tonumber(redis.call('HGET', s, 'okAt') or '0') > now - HEALTHY_MS then
+    elseif mode ~= 'start' and d.okAt > now - HEALTHY_MS then
       -- It answered 2xx lately and has not failed since: queued without a slot (its worker takes one).
       code = 'queued'
       if mode == 'queue' then
-        local q = redis.call('HINCRBY', P .. 'queued', origin, 1)
-        priority = math.min(math.floor((q - 1) / cap), MAX_PRIORITY)
+        if d.q == nil then d.q = tonumber(redis.call('HGET', P .. 'queued', origin) or '0') end
+        d.dq = d.dq + 1
+        priority = math.min(math.floor((d.q + d.dq - 1) / cap), MAX_PRIORITY)
       else
         -- Resumed from parking: not behind the fresh backlog (it is older), one of at most cap.
         redis.call('ZADD', P .. 'r:' .. origin, now + RESUMED_MS, id)
       end
-    elseif redis.call('ZCARD', l) < cap then
-      redis.call('ZADD', l, now + leaseMs, id)
+    elseif d.n < cap then
+      d.n = d.n + redis.call('ZADD', l, now + leaseMs, id)
       code = 'ok'
     else
       code = 'full'
@@ -159,27 +186,45 @@ for i = 6, #ARGV, 2 do
   end
   out[#out + 1] = { code, priority }
 end
+finish(P)
 return out
 `;
 
-const SETTLE = `${STARTED}
+const SETTLE = `${KNOWN}
 local P, now, cap, threshold, first, last, leaseMs = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
-local HEALTHY_MS = ${HEALTHY_MS}
+local HEALTHY_MS, OK_NOTED_MS = ${HEALTHY_MS}, ${OK_NOTED_MS}
+local function of(origin)
+  local d = known[origin]
+  if not d then
+    local l = P .. 'l:' .. origin
+    redis.call('ZREMRANGEBYSCORE', l, '-inf', now)
+    d = { n = redis.call('ZCARD', l), waiting = tonumber(redis.call('HGET', P .. 'waiting', origin) or '0'), dq = 0 }
+    known[origin] = d
+  end
+  return d
+end
 local out = {}
 for i = 8, #ARGV, 6 do
   local origin, id, result, err, nextId, uncounted = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
   local s, l = P .. 's:' .. origin, P .. 'l:' .. origin
-  redis.call('ZREM', l, id)
-  local state = redis.call('HGET', s, 'state') or 'closed'
+  local d = of(origin)
+  d.n = d.n - redis.call('ZREM', l, id)
+  local h = redis.call('HMGET', s, 'state', 'probeId', 'failures', 'lastError', 'okAt')
+  local state = h[1] or 'closed'
+  local okAt = tonumber(h[5] or '0')
   local transition = ''
-  local isProbe = state == 'half_open' and redis.call('HGET', s, 'probeId') == id
+  local isProbe = state == 'half_open' and h[2] == id
   if result == 'ok' then
     -- Any 2xx shows the destination works again: close (a no-op when closed). Noted as healthy
     -- (its fresh callbacks are queued without a slot) until a failure or a minute without a 2xx.
-    redis.call('DEL', s)
-    redis.call('HSET', s, 'okAt', now)
-    redis.call('PEXPIRE', s, 60000)
-    redis.call('ZREM', P .. 'open', origin)
+    -- Closed with nothing else noted and a 2xx noted within the last second: nothing to write.
+    if state ~= 'closed' or h[3] or h[4] or okAt <= now - OK_NOTED_MS then
+      redis.call('DEL', s)
+      redis.call('HSET', s, 'okAt', now)
+      redis.call('PEXPIRE', s, 60000)
+      redis.call('ZREM', P .. 'open', origin)
+      okAt = now
+    end
     if state ~= 'closed' then transition = 'closed' end
     state = 'closed'
   elseif isProbe and result ~= 'none' then
@@ -193,6 +238,7 @@ for i = 8, #ARGV, 6 do
   elseif result == 'fail' then
     redis.call('PERSIST', s)
     redis.call('HDEL', s, 'okAt')
+    okAt = 0
     local f = redis.call('HINCRBY', s, 'failures', 1)
     redis.call('HSET', s, 'lastError', err)
     if state == 'closed' and f >= threshold then
@@ -209,27 +255,32 @@ for i = 8, #ARGV, 6 do
     redis.call('HDEL', s, 'probeId')
     redis.call('ZADD', P .. 'open', tonumber(redis.call('HGET', s, 'nextProbeAt') or now), origin)
   end
-  local free, handed = 0, 0
-  if state == 'closed' then
-    redis.call('ZREMRANGEBYSCORE', l, '-inf', now)
-    if nextId ~= '' and redis.call('ZCARD', l) < cap then
-      -- The freed slot goes straight to a callback of the same destination waiting in this
-      -- worker process (a start, as in ADMIT: one fewer queued when it did not ask before).
-      redis.call('ZADD', l, now + leaseMs, nextId)
-      handed = 1
-      if uncounted == '1' then started(P, origin, nextId) end
-    end
-    if tonumber(redis.call('HGET', s, 'okAt') or '0') > now - HEALTHY_MS then
+  local handed = 0
+  if state == 'closed' and nextId ~= '' and d.n < cap then
+    -- The freed slot goes straight to a callback of the same destination waiting in this
+    -- worker process (a start, as in ADMIT: one fewer queued when it did not ask before).
+    d.n = d.n + redis.call('ZADD', l, now + leaseMs, nextId)
+    handed = 1
+    if uncounted == '1' then started(P, d, origin, nextId) end
+  end
+  out[#out + 1] = { transition, 0, d.waiting, handed }
+  d.last, d.closed, d.healthy = #out, state == 'closed', okAt > now - HEALTHY_MS
+end
+-- Room is reported once per destination, by its last settlement in the call: the state after all
+-- of them (three timeouts in one call may open the circuit with the third).
+for origin, d in pairs(known) do
+  if d.closed then
+    if d.healthy then
       -- Healthy: parked callbacks go back to the queue without a slot, up to cap of them at a time.
       local r = P .. 'r:' .. origin
       redis.call('ZREMRANGEBYSCORE', r, '-inf', now)
-      free = math.max(0, cap - redis.call('ZCARD', r))
+      out[d.last][2] = math.max(0, cap - redis.call('ZCARD', r))
     else
-      free = math.max(0, cap - redis.call('ZCARD', l))
+      out[d.last][2] = math.max(0, cap - d.n)
     end
   end
-  out[#out + 1] = { transition, free, tonumber(redis.call('HGET', P .. 'waiting', origin) or '0'), handed }
 end
+finish(P)
 return out
 `;
 
@@ -317,16 +368,13 @@ export class DestinationGate implements OnModuleDestroy {
       leaseMs,
       ...args,
     );
-    const settled = rows.map(([t, free, waiting, handed]) => ({
+    // Room (free) is reported once per destination, by its last settlement in the batch.
+    return rows.map(([t, free, waiting, handed]) => ({
       transition: (t || null) as Transition | null,
       free: Number(free),
       waiting: Number(waiting),
       handed: Number(handed) === 1,
     }));
-    // Room is reported once per destination, by its last settlement in the batch: the state after
-    // all of them (three timeouts in one batch may open the circuit with the third).
-    const lastOf = new Map(items.map((item, i) => [item.origin, i]));
-    return settled.map((s, i) => (lastOf.get(items[i].origin) === i ? s : { ...s, free: 0 }));
   }
 
   async countWaiting(deltas: Map<string, number>): Promise<void> {

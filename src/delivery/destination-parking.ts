@@ -129,30 +129,39 @@ export class DestinationParking {
     return this.resumes.call({ origin, n });
   }
 
-  private readonly resumes = new Batcher<{ origin: string; n: number }, number>(async (asks) => {
-    const wanted = new Map<string, number>();
-    for (const a of asks) wanted.set(a.origin, Math.min(BATCH, (wanted.get(a.origin) ?? 0) + a.n));
-    const { rows } = await this.pool.query<ClaimedRow>({
-      name: 'destination-resume',
-      text: `UPDATE callbacks c SET parked_at = NULL, enqueued_at = now()
-               FROM (SELECT p.id FROM unnest($1::text[], $2::int[]) AS d(origin, n),
-                       LATERAL (SELECT id FROM callbacks
-                                 WHERE destination = d.origin AND status = 'pending' AND parked_at IS NOT NULL
-                                 ORDER BY destination, seq LIMIT d.n FOR UPDATE SKIP LOCKED) p) r
-              WHERE c.id = r.id
-          RETURNING c.id, c.seq, c.next_attempt_at, c.created_at, c.message, c.company_id, c.destination`,
-      values: [[...wanted.keys()], [...wanted.values()]],
-    });
-    const resumed = new Map<string, number>();
-    for (const r of rows) resumed.set(r.destination, (resumed.get(r.destination) ?? 0) - 1);
-    if (rows.length > 0) {
-      await this.gate.countWaiting(resumed);
-      const failed = await (await this.dispatch(rows, 'hand-off')).parking;
-      if (failed) throw failed;
-    }
-    // Each asker hears how many its destination got in all.
-    return asks.map((a) => -(resumed.get(a.origin) ?? 0));
-  });
+  /**
+   * One resume statement at a time in this process (each takes up to BATCH rows per destination):
+   * a healthy destination may resume all its parked callbacks, and every settlement of its
+   * deliveries asks, so the asks of the ticks meanwhile go together in the next one.
+   */
+  private readonly resumes = new Batcher<{ origin: string; n: number }, number>(
+    async (asks) => {
+      const wanted = new Map<string, number>();
+      for (const a of asks) wanted.set(a.origin, Math.min(BATCH, (wanted.get(a.origin) ?? 0) + a.n));
+      const { rows } = await this.pool.query<ClaimedRow>({
+        name: 'destination-resume',
+        text: `UPDATE callbacks c SET parked_at = NULL, enqueued_at = now()
+                 FROM (SELECT p.id FROM unnest($1::text[], $2::int[]) AS d(origin, n),
+                         LATERAL (SELECT id FROM callbacks
+                                   WHERE destination = d.origin AND status = 'pending' AND parked_at IS NOT NULL
+                                   ORDER BY destination, seq LIMIT d.n FOR UPDATE SKIP LOCKED) p) r
+                WHERE c.id = r.id
+            RETURNING c.id, c.seq, c.next_attempt_at, c.created_at, c.message, c.company_id, c.destination`,
+        values: [[...wanted.keys()], [...wanted.values()]],
+      });
+      const resumed = new Map<string, number>();
+      for (const r of rows) resumed.set(r.destination, (resumed.get(r.destination) ?? 0) - 1);
+      if (rows.length > 0) {
+        await this.gate.countWaiting(resumed);
+        const failed = await (await this.dispatch(rows, 'hand-off')).parking;
+        if (failed) throw failed;
+      }
+      // Each asker hears how many its destination got in all.
+      return asks.map((a) => -(resumed.get(a.origin) ?? 0));
+    },
+    500,
+    { serial: true },
+  );
 
   /**
    * The periodic part, run by every relay (rows are taken with SKIP LOCKED, so relays share it):
