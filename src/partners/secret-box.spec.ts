@@ -34,7 +34,10 @@ describe('SecretBox', () => {
     const box = new SecretBox([NEW]);
     const sealed = box.seal(SECRET, 'partners.signing_secret');
     expect(() => box.open(sealed, 'idempotency_keys.response')).toThrow();
-    const flipped = sealed.slice(0, -2) + (sealed.endsWith('A') ? 'B' : 'A') + sealed.slice(-1);
+    // One character of the ciphertext changed (the second-to-last: fully significant in base64url).
+    const at = sealed.length - 2;
+    const flipped = sealed.slice(0, at) + (sealed[at] === 'A' ? 'B' : 'A') + sealed.slice(at + 1);
+    expect(flipped).not.toBe(sealed);
     expect(() => new SecretBox([NEW]).open(flipped, 'partners.signing_secret')).toThrow();
   });
 
