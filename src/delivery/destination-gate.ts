@@ -112,6 +112,17 @@ const OK_NOTED_MS = 1000;
  */
 const KNOWN = `
 local known = {}
+-- A destination as this call knows it: met once (expired slots dropped, slots counted).
+local function meet(P, now, origin)
+  local d = known[origin]
+  if not d then
+    local l = P .. 'l:' .. origin
+    redis.call('ZREMRANGEBYSCORE', l, '-inf', now)
+    d = { n = redis.call('ZCARD', l), dq = 0 }
+    known[origin] = d
+  end
+  return d
+end
 local function started(P, d, origin, id)
   if redis.call('ZREM', P .. 'r:' .. origin, id) == 0 then d.dq = d.dq - 1 end
 end
@@ -128,14 +139,12 @@ const ADMIT = `${KNOWN}
 local P, now, cap, leaseMs, mode = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local MAX_PRIORITY = 2097151
 local HEALTHY_MS, RESUMED_MS = ${HEALTHY_MS}, ${RESUMED_MS}
+-- Also its state and last 2xx, read once (only a probe taken in this call changes the state).
 local function of(origin)
-  local d = known[origin]
-  if not d then
-    local l = P .. 'l:' .. origin
-    redis.call('ZREMRANGEBYSCORE', l, '-inf', now)
+  local d = meet(P, now, origin)
+  if not d.state then
     local h = redis.call('HMGET', P .. 's:' .. origin, 'state', 'okAt')
-    d = { n = redis.call('ZCARD', l), state = h[1] or 'closed', okAt = tonumber(h[2] or '0'), q = nil, dq = 0 }
-    known[origin] = d
+    d.state, d.okAt = h[1] or 'closed', tonumber(h[2] or '0')
   end
   return d
 end
@@ -193,14 +202,10 @@ return out
 const SETTLE = `${KNOWN}
 local P, now, cap, threshold, first, last, leaseMs = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 local HEALTHY_MS, OK_NOTED_MS = ${HEALTHY_MS}, ${OK_NOTED_MS}
+-- Also its parked count, read once.
 local function of(origin)
-  local d = known[origin]
-  if not d then
-    local l = P .. 'l:' .. origin
-    redis.call('ZREMRANGEBYSCORE', l, '-inf', now)
-    d = { n = redis.call('ZCARD', l), waiting = tonumber(redis.call('HGET', P .. 'waiting', origin) or '0'), dq = 0 }
-    known[origin] = d
-  end
+  local d = meet(P, now, origin)
+  if not d.waiting then d.waiting = tonumber(redis.call('HGET', P .. 'waiting', origin) or '0') end
   return d
 end
 local out = {}

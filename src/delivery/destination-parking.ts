@@ -131,8 +131,8 @@ export class DestinationParking {
 
   /**
    * One resume statement at a time in this process (each takes up to BATCH rows per destination):
-   * a healthy destination may resume all its parked callbacks, and every settlement of its
-   * deliveries asks, so the asks of the ticks meanwhile go together in the next one.
+   * every settlement of a destination with room and parked callbacks asks, so the asks of the
+   * ticks meanwhile go together in the next one instead of piling statements on the pool.
    */
   private readonly resumes = new Batcher<{ origin: string; n: number }, number>(
     async (asks) => {
@@ -238,7 +238,6 @@ export class DestinationParking {
     if (failed.length) this.log.warn(`${failed.length} callbacks failed: their schedule ended while their destination could not take them`);
     return failed.length;
   }
-
 }
 
 /** The `lastError` of a callback that waited for its destination until its schedule ended. */
