@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '../src/config/app-config.js';
 import { createRedis, deletePrefixKeys, redisNamespace, withRedisOnce } from '../src/database/redis.js';
-import { DestinationGate } from '../src/delivery/destination-gate.js';
+import { creditLease, creditOf, DestinationGate } from '../src/delivery/destination-gate.js';
 import { runIdentity, until } from './support/test-app.js';
 
 const LEASE = 60_000;
@@ -67,8 +67,8 @@ describe('destination gate', () => {
     await settle(b, 'none');
     const resumed = await gate.admit('hand-off', [c, d].map((id) => ({ origin, id })), LEASE);
     expect(resumed).toEqual([
-      { admission: 'queued', priority: 0 },
-      { admission: 'queued', priority: 0 },
+      { admission: 'queued', priority: 0, waiting: 0 },
+      { admission: 'queued', priority: 0, waiting: 0 },
     ]);
     expect(await leases()).toEqual([]);
     const [snapshot] = await gate.snapshot([origin]);
@@ -113,5 +113,57 @@ describe('destination gate', () => {
     expect(failing.map((x) => x.transition)).toEqual([null, 'opened']);
     expect(failing.map((x) => x.free)).toEqual([0, 0]);
     expect(await leases()).toEqual([]);
+  });
+
+  it("takes a worker's credits: a lease named apart from its callback, bulk reports of 2xx (stale ones ignored), renewals", async () => {
+    const [a, b, c, d] = ids(4);
+    const partner = randomUUID();
+    const credit = (n: number) => creditLease(partner, `w.${n}`);
+    const score = (lease: string) => redis.zscore(key(`l:${origin}`), lease);
+    // Healthy, with two fresh callbacks queued: a start on a credit holds the credit's lease and
+    // counts the callback started (the next queued one takes priority 0 again).
+    await start(a);
+    await settle(a, 'ok');
+    await gate.admit('queue', [b, c].map((id) => ({ origin, id })), LEASE);
+    const [taken] = await gate.admit('start', [{ origin, id: b, lease: credit(1) }], LEASE);
+    expect(taken).toMatchObject({ admission: 'ok', waiting: 0 });
+    expect(await leases()).toEqual([credit(1)]);
+    expect(creditOf(credit(1))).toBe(partner);
+    expect(creditOf(b)).toBeNull();
+    // A renewal extends a held lease and tells a lost one.
+    const before = Number(await score(credit(1)));
+    await until(() => Date.now() > before - LEASE + 5, { what: 'a later clock' });
+    const [held, lost] = await gate.settle(
+      [
+        { origin, id: credit(1), result: 'renew', error: null },
+        { origin, id: credit(2), result: 'renew', error: null },
+      ],
+      LEASE,
+    );
+    expect([held.handed, lost.handed]).toEqual([true, false]);
+    expect(Number(await score(credit(1)))).toBeGreaterThan(before);
+    expect(await score(credit(2))).toBeNull();
+    // C started on the reused credit: the report lowers the queued count by one, frees no lease.
+    const [report] = await gate.settle([{ origin, id: '', result: 'report', error: null, at: Date.now(), started: 1 }], LEASE);
+    expect(report).toMatchObject({ state: 'closed', transition: null });
+    expect(await redis.hget(key('queued'), origin)).toBeNull();
+    expect(await leases()).toEqual([credit(1)]);
+    // A failure answered now opens the circuit with the second; a 2xx answered before it and
+    // reported later is stale and changes nothing; one answered after it closes the circuit.
+    const [s1, s2] = await gate.settle(
+      [
+        { origin, id: credit(1), result: 'fail', error: 'HTTP 503' },
+        { origin, id: d, result: 'fail', error: 'HTTP 503' },
+      ],
+      LEASE,
+    );
+    expect([s1.transition, s2.transition, s2.state]).toEqual([null, 'opened', 'open']);
+    const failedAt = Date.now();
+    const [stale] = await gate.settle([{ origin, id: '', result: 'report', error: null, at: failedAt - 5000 }], LEASE);
+    expect(stale).toMatchObject({ state: 'open', transition: null });
+    expect((await gate.snapshot([origin]))[0]).toMatchObject({ state: 'open', consecutiveFailures: 2 });
+    const [fresh] = await gate.settle([{ origin, id: '', result: 'report', error: null, at: failedAt + 1 }], LEASE);
+    expect(fresh).toMatchObject({ state: 'closed', transition: 'closed' });
+    expect((await gate.snapshot([origin]))[0]).toMatchObject({ state: 'closed', consecutiveFailures: 0, lastError: null, inFlight: 0 });
   });
 });

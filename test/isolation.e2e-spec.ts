@@ -1,7 +1,9 @@
 import { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { destinationOf } from '../src/callbacks/callback-destination.js';
+import { creditOf, DestinationGate } from '../src/delivery/destination-gate.js';
 import type { DestinationView } from '../src/delivery/destinations.service.js';
 import { buildService, startService, stop, workerEnv } from './support/processes.js';
 import { Receiver, webhookHeaders } from './support/receiver.js';
@@ -416,4 +418,85 @@ describe("a destination's backlog and another destination's fresh callback", () 
     expect(first).not.toBe(fresh);
     expect(rxY.hits).toHaveLength(2);
   }, 120_000);
+});
+
+describe("a worker's slots reused for a busy healthy destination (credits)", () => {
+  let t: TestApp;
+  let p: Partner;
+  let rx: Receiver;
+  let elsewhere: DestinationGate;
+
+  beforeAll(async () => {
+    rx = await Receiver.start();
+    t = await startTestApp({
+      CALLBACK_CONCURRENCY: '6',
+      CALLBACK_DESTINATION_CONCURRENCY: '3',
+      CALLBACK_BREAKER_THRESHOLD: '3',
+      CALLBACK_BREAKER_PROBE: '10m..10m',
+      CALLBACK_RETRY_SCHEDULE: '1s,1m',
+    });
+    p = await createPartner(t);
+    // Another worker process's view of the same destinations.
+    elsewhere = new DestinationGate(t.config);
+    await until(() => elsewhere.openCount().then(() => true, () => false), { what: "the gate's Redis connection" });
+  });
+  afterAll(async () => {
+    elsewhere?.onModuleDestroy();
+    await t?.close();
+    await rx?.close();
+  });
+
+  it('counts them for their partner, gives them back when idle, and stops reusing them once another process opens the circuit', async () => {
+    const origin = `http://127.0.0.1:${rx.port}`;
+    const company = await companyWithCallback(t, p, rx.url('/busy'));
+    const delivered = async () => (await company.statuses()).filter((s) => s === 'delivered').length;
+    // Healthy (one 2xx), then held requests: the partner sees its three in flight, named as its credits.
+    await company.change();
+    await until(async () => (await delivered()) === 1, { what: 'first delivered' });
+    const held: http.ServerResponse[] = [];
+    rx.answer = (_h, _req, res) => held.push(res);
+    for (let i = 0; i < 5; i++) await company.change();
+    await until(() => held.length === 3, { what: 'three requests held' });
+    const [state] = await elsewhere.snapshot([origin]);
+    expect(state.leases.map(creditOf)).toEqual([p.id, p.id, p.id]);
+    const mine = (await t.as(p.apiKey, 'get', '/v1/callbacks/destinations').expect(200)).body.items as Destination[];
+    expect(mine).toEqual([expect.objectContaining({ origin, inFlight: 3 })]);
+    rx.answer = (_h, _req, res) => setTimeout(() => res.writeHead(204).end(), 20);
+    held.splice(0).forEach((res) => res.writeHead(204).end());
+    await until(async () => (await delivered()) === 6, { what: 'six delivered' });
+    // Idle, the credits go back to Redis within milliseconds.
+    await until(async () => (await destination(t, rx))?.inFlight === 0, { what: 'credits given back', timeoutMs: 2000 });
+
+    // Busy again; another process sees three failures answered after every 2xx this worker will
+    // report: the worker's reports do not close the circuit, and it stops reusing its credits.
+    for (let i = 0; i < 5; i++) await company.change();
+    await until(async () => (await delivered()) >= 8, { what: 'busy again' });
+    const later = Date.now() + 60_000;
+    await elsewhere.settle([1, 2, 3].map(() => ({ origin, id: randomUUID(), result: 'fail' as const, error: 'HTTP 503', at: later })));
+    // One callback at a time, each finding an idle credit: only hearing of the open circuit stops
+    // the reuse (its reports, every 250 ms, hear it).
+    await until(
+      async () => {
+        const id = await company.change();
+        const row = await until(
+          async () => (await t.sql<{ status: string; parked_at: Date | null }>('SELECT status, parked_at FROM callbacks WHERE id = $1', [id])).find((r) => r.status !== 'pending' || r.parked_at),
+          { what: 'delivered or parked' },
+        );
+        return row.parked_at !== null;
+      },
+      { what: 'a callback parked behind the circuit opened elsewhere', timeoutMs: 5000 },
+    );
+    await until(async () => (await company.statuses()).every((s) => s === 'delivered') || ((await destination(t, rx))?.inFlight === 0 && (await destination(t, rx))?.state === 'open'), {
+      what: 'nothing in flight',
+    });
+    expect((await destination(t, rx))?.state).toBe('open');
+    const sent = rx.hits.length;
+    // The operator's probe closes it; everything that waited goes, each callback exactly once.
+    await t.admin('post', '/admin/v1/destinations/probe', { origin }).expect(202);
+    await until(async () => (await company.statuses()).every((s) => s === 'delivered'), { what: 'all delivered after the probe' });
+    const ids = new Set(rx.on('/busy').map((h) => h.headers['webhook-id']));
+    expect(ids.size).toBe((await company.statuses()).length);
+    expect(rx.hits.length).toBeGreaterThan(sent);
+    for (const h of rx.hits) expect(verified(p, h)).toBeTruthy();
+  }, 60_000);
 });

@@ -14,13 +14,15 @@ import { CALLBACK_QUEUE, CallbackQueue, DeliverJobData } from './callback-queue.
 import { CallbackSender, SendResult } from './callback-sender.js';
 import { signatureHeader } from './callback-signature.js';
 import { Decision, RetryPolicy } from './retry-policy.js';
-import { Admission, BreakerResult, DestinationGate, SettleItem, Settled } from './destination-gate.js';
+import { randomBytes } from 'node:crypto';
+import { AdmitItem, Admitted, BreakerResult, creditLease, DestinationGate, SettleItem, Settled } from './destination-gate.js';
 import { DestinationParking } from './destination-parking.js';
 import { AttemptOutcome } from './retry-policy.js';
 import { AttemptEntry, deadLetter, journal, keepJobs } from './delivery-journal.js';
 
 interface DeliveryRow {
   id: string;
+  partner_id: string;
   url: string;
   destination: string;
   parked_at: Date | null;
@@ -50,16 +52,68 @@ const SLOT_RETRY_MS = 50;
 const LOCAL_WAIT_MS = 100;
 const REQUESTS_PER_WAITER = 4;
 
+/*
+ * Credits. A slot this process took for a fresh callback is named as a credit of the callback's
+ * partner (destination-gate.ts, creditLease). Answered 2xx, the request gives it back here, not to
+ * Redis: the process's next callback of the same destination and partner takes it without a
+ * Redis call (a busy healthy destination costs no admission and no settlement per callback). It
+ * stays a lease in Redis, so the destination's cap still holds across processes. What Redis would
+ * have heard from each 2xx is reported in bulk (REPORT_MS): the last 2xx's time (the breaker's
+ * health, a circuit another process opened meanwhile closed only by a 2xx answered after its last
+ * failure) and how many callbacks started (the queued count). A credit goes back to Redis when it
+ * sat IDLE_MS unused, on any answer but 2xx (settled there at once, this process's pending 2xx
+ * reported first), and is not reused while the destination has parked callbacks (their resumes
+ * need each settlement's room) or once its circuit is heard not closed. Every report renews the
+ * process's credits; one Redis lost is dropped, and one in use for longer than a lease (a delivery
+ * that broke off unsettled) is no longer renewed, so it runs out as a crashed process's would.
+ */
+const IDLE_MS = 20;
+const REPORT_MS = 250;
+
+/** A slot held by this process for one destination and partner (see Credits above). */
+interface Credit {
+  lease: string;
+  partnerId: string;
+  /** When it was last taken for a request or, while in the idle list, freed. */
+  since: number;
+  /** Not to be reused: its circuit is not closed, or Redis no longer holds its lease. */
+  spent: boolean;
+}
+
+/** A slot a callback's request holds: its own lease (a reserved slot, a probe) or a credit. */
+interface Slot {
+  admission: 'ok' | 'probe';
+  lease: string;
+  credit: Credit | null;
+}
+
+/** Per destination: this process's requests in flight there, the jobs waiting here for a slot, and its credits. */
+interface Local {
+  busy: number;
+  waiters: SlotWaiter[];
+  /** Credits held, idle or in use, by lease. */
+  credits: Map<string, Credit>;
+  /** Credits not in use, the most recently freed last. */
+  idle: Credit[];
+  /** What the next report says: the last 2xx on a reused credit (0: none), callbacks started on reused credits. */
+  okAt: number;
+  started: number;
+  /** Callbacks parked for the destination, as last heard from Redis (and parked here since). */
+  waiting: number;
+  idleTimer?: NodeJS.Timeout;
+}
+
 /** A job waiting in this process for a slot of its destination (see LOCAL_WAIT_MS). */
 interface SlotWaiter {
   id: string;
+  partnerId: string;
   /** It has not asked admission (others were waiting already): counts as started when handed a slot. */
   uncounted: boolean;
   /** Offered a slot by a settlement whose answer is not in yet. */
   offered: boolean;
   /** Its time is up: not offered again, and told no unless an offer under way succeeds. */
   expired: boolean;
-  resolve: (granted: boolean) => void;
+  resolve: (granted: Slot | null) => void;
   timer?: NodeJS.Timeout;
 }
 
@@ -89,12 +143,13 @@ export class CallbackDelivery {
   private readonly pool: Pool;
   private readonly loads = new Batcher<string, DeliveryRow | undefined>((ids) => this.loadMany(ids));
   private readonly records = new Batcher<AttemptRecord, void>((items) => this.recordMany(items));
-  private readonly admissions = new Batcher<{ origin: string; id: string }, Admission>(async (items) =>
-    (await this.gate.admit('start', items, this.leaseMs)).map((a) => a.admission),
-  );
+  private readonly admissions = new Batcher<AdmitItem, Admitted>((items) => this.gate.admit('start', items, this.leaseMs));
   private readonly settlements = new Batcher<SettleItem, Settled>((items) => this.gate.settle(items, this.leaseMs));
-  /** Per destination: this process's requests in flight there, and the jobs waiting here for a slot. */
-  private readonly local = new Map<string, { busy: number; waiters: SlotWaiter[] }>();
+  private readonly local = new Map<string, Local>();
+  /** Names this process's credits (see Credits above). */
+  private readonly token = randomBytes(6).toString('base64url');
+  private credits = 0;
+  private reportTimer: NodeJS.Timeout | null = null;
   private readonly parks = new Batcher<{ id: string }, void>(async (rows) => {
     await this.parking.park(rows);
     return rows.map(() => undefined);
@@ -124,7 +179,7 @@ export class CallbackDelivery {
    * destination had no free slot (the first time), `{parked}` when the callback now waits in
    * PostgreSQL for its destination, null when nothing more is to be done.
    */
-  async deliver(callbackId: string, slotWaited = false, slotReserved = false): Promise<DeliveryResult> {
+  async deliver(callbackId: string, slotWaited = false, slotReserved = false, resumed = false): Promise<DeliveryResult> {
     const row = await this.loads.call(callbackId);
     if (!row) return null;
     // Already delivered or failed (a duplicate job), or parked meanwhile: nothing to do. A slot
@@ -138,14 +193,14 @@ export class CallbackDelivery {
       return { retryAt: row.next_attempt_at.getTime() };
     }
     // One of its destination's in-flight slots: reserved already for a callback handed on from
-    // parking or sent as a probe, taken now otherwise (only now, once the row is loaded: a slot
-    // is held for the request, not for the work around it). None free: the job waits briefly
-    // here for one of this process's requests there to end, then a moment in the queue (a fast
-    // destination frees one within milliseconds), holding no worker slot; none free again, the
-    // callback is parked. An open circuit: parked at once.
-    const admission = await this.admit(row, slotWaited, slotReserved);
-    if (admission === 'full' && !slotWaited) return { slotRetryAt: Date.now() + SLOT_RETRY_MS * (0.5 + Math.random()) };
-    if (admission === 'full' || admission === 'open') return { parked: true };
+    // parking or sent as a probe, one of this process's credits, or taken now (only now, once the
+    // row is loaded: a slot is held for the request, not for the work around it). None free: the
+    // job waits briefly here for one of this process's requests there to end, then a moment in
+    // the queue (a fast destination frees one within milliseconds), holding no worker slot; none
+    // free again, the callback is parked. An open circuit: parked at once.
+    const slot = await this.admit(row, slotWaited, slotReserved, resumed);
+    if (slot === 'full' && !slotWaited) return { slotRetryAt: Date.now() + SLOT_RETRY_MS * (0.5 + Math.random()) };
+    if (slot === 'full' || slot === 'open') return this.parked(row);
     this.localOf(row.destination).busy++;
 
     const secrets = [row.signing_secret];
@@ -169,19 +224,19 @@ export class CallbackDelivery {
     // A probe of an open circuit that did not get through is the destination's failure, not the
     // callback's: it is logged as an attempt but uses none of its schedule, and the callback
     // waits with the others, to go with them when the circuit closes.
-    const probeFailed = admission === 'probe' && decision.action !== 'delivered' && !isFinal(result.outcome);
+    const probeFailed = slot.admission === 'probe' && decision.action !== 'delivered' && !isFinal(result.outcome);
     // One time for the row and the job, so the dashboard's "will run at" is the row's.
     const nextAttemptAt = decision.action === 'retry' ? new Date(Date.now() + decision.delayMs) : null;
     // The answer is in: the slot goes back (and on to a parked callback) while the attempt is
     // recorded, so a busy destination's next callback does not wait for this one's record.
-    const settling = this.settle(row, result);
+    const settling = this.settle(row, result, slot);
     await this.record(row, startedAt, result, decision, probeFailed, nextAttemptAt);
     await settling;
 
     this.metrics.attempts.inc({ result: probeFailed ? 'probe_failed' : decision.action, kind: result.outcome.kind });
     this.metrics.attemptDuration.observe(result.durationMs / 1000);
     if (decision.action === 'delivered') this.metrics.endToEnd.observe((Date.now() - row.created_at.getTime()) / 1000);
-    if (probeFailed) return { parked: true };
+    if (probeFailed) return this.parked(row);
     const reason = decision.action === 'delivered' ? null : describe(result, decision);
     const attempt: AttemptEntry = {
       number: row.attempt_count + 1,
@@ -206,27 +261,71 @@ export class CallbackDelivery {
     await this.parks.call({ id: job.data.callbackId });
   }
 
-  /**
-   * A slot for this callback's request (see deliver). A job that holds no reserved slot joins the
-   * jobs already waiting here for its destination without asking Redis (it was full a moment
-   * ago); otherwise it asks, and waits here when told full. A job back from the queue after a
-   * wait (`slotWaited`) does not wait again: it is parked when still no slot is free.
-   */
-  private async admit(row: DeliveryRow, slotWaited: boolean, slotReserved: boolean): Promise<Admission> {
-    const origin = row.destination;
-    let waited = false;
-    if (!slotWaited && !slotReserved && this.local.get(origin)?.waiters.length && this.mayWait(origin)) {
-      if (await this.waitForSlot(origin, row.id, true)) return 'ok';
-      waited = true;
+  /** At shutdown, once no delivery is in flight: this process's credits and pending report go back to Redis. */
+  async close(): Promise<void> {
+    if (this.reportTimer) clearTimeout(this.reportTimer);
+    this.reportTimer = null;
+    const items: SettleItem[] = [];
+    for (const [origin, l] of this.local) {
+      clearTimeout(l.idleTimer);
+      items.push(...this.backItems(origin, l, l.idle.splice(0)));
+      l.credits.clear();
     }
-    const admission = await this.admissions.call({ origin, id: row.id });
-    if (admission !== 'full' || waited || slotWaited || !this.mayWait(origin)) return admission;
-    return (await this.waitForSlot(origin, row.id, false)) ? 'ok' : 'full';
+    if (items.length) await this.gate.settle(items, this.leaseMs);
   }
 
-  private localOf(origin: string): { busy: number; waiters: SlotWaiter[] } {
+  /** A callback about to be parked: its destination has parked callbacks now (credits are not reused). */
+  private parked(row: DeliveryRow): { parked: true } {
+    const l = this.local.get(row.destination);
+    if (l) l.waiting++;
+    return { parked: true };
+  }
+
+  /**
+   * A slot for this callback's request (see deliver). A fresh callback takes an idle credit of its
+   * destination and partner first. A job that holds no reserved slot joins the jobs already
+   * waiting here for its destination without asking Redis (it was full a moment ago); otherwise
+   * it asks, and waits here when told full. A job back from the queue after a wait (`slotWaited`)
+   * does not wait again: it is parked when still no slot is free. A resumed callback asks Redis
+   * (which counts it started among the resumed ones).
+   */
+  private async admit(row: DeliveryRow, slotWaited: boolean, slotReserved: boolean, resumed: boolean): Promise<Slot | 'full' | 'open'> {
+    const origin = row.destination;
+    const known = this.local.get(origin);
+    if (known && !slotReserved && !resumed) {
+      const i = known.idle.findLastIndex((c) => c.partnerId === row.partner_id);
+      if (i >= 0) {
+        const [credit] = known.idle.splice(i, 1);
+        credit.since = Date.now();
+        known.started++;
+        return { admission: 'ok', lease: credit.lease, credit };
+      }
+    }
+    let waited = false;
+    if (!slotWaited && !slotReserved && !resumed && known?.waiters.length && this.mayWait(origin)) {
+      const handed = await this.waitForSlot(origin, row, true);
+      if (handed) return handed;
+      waited = true;
+    }
+    const lease = slotReserved ? row.id : creditLease(row.partner_id, `${this.token}.${++this.credits}`);
+    const { admission, waiting } = await this.admissions.call({ origin, id: row.id, lease });
+    if (admission === 'ok' || admission === 'probe') {
+      const l = this.localOf(origin);
+      l.waiting = waiting;
+      if (lease === row.id) return { admission, lease, credit: null };
+      const credit: Credit = { lease, partnerId: row.partner_id, since: Date.now(), spent: admission === 'probe' };
+      l.credits.set(lease, credit);
+      return { admission, lease, credit };
+    }
+    if (admission === 'open') return 'open';
+    // 'full' ('queued' is never the answer to a start).
+    if (waited || slotWaited || !this.mayWait(origin)) return 'full';
+    return (await this.waitForSlot(origin, row, false)) ?? 'full';
+  }
+
+  private localOf(origin: string): Local {
     let l = this.local.get(origin);
-    if (!l) this.local.set(origin, (l = { busy: 0, waiters: [] }));
+    if (!l) this.local.set(origin, (l = { busy: 0, waiters: [], credits: new Map(), idle: [], okAt: 0, started: 0, waiting: 0 }));
     return l;
   }
 
@@ -236,25 +335,30 @@ export class CallbackDelivery {
     return !!l && l.waiters.length < Math.ceil(l.busy / REQUESTS_PER_WAITER);
   }
 
-  /** Waits up to LOCAL_WAIT_MS for a settlement in this process to hand this callback its slot. */
-  private waitForSlot(origin: string, id: string, uncounted: boolean): Promise<boolean> {
+  /** Waits up to LOCAL_WAIT_MS for a request ending in this process to hand this callback its slot. */
+  private waitForSlot(origin: string, row: DeliveryRow, uncounted: boolean): Promise<Slot | null> {
     const l = this.localOf(origin);
-    return new Promise<boolean>((resolve) => {
-      const w: SlotWaiter = { id, uncounted, offered: false, expired: false, resolve };
+    return new Promise<Slot | null>((resolve) => {
+      const w: SlotWaiter = { id: row.id, partnerId: row.partner_id, uncounted, offered: false, expired: false, resolve };
       l.waiters.push(w);
       w.timer = setTimeout(() => {
         w.expired = true;
         if (w.offered) return; // the offer's answer decides
         l.waiters.splice(l.waiters.indexOf(w), 1);
         this.forget(origin, l);
-        resolve(false);
+        resolve(null);
       }, LOCAL_WAIT_MS);
     });
   }
 
-  /** Drops a destination's local entry once nothing of it is in flight or waiting here. */
-  private forget(origin: string, l: { busy: number; waiters: SlotWaiter[] }): void {
-    if (l.busy <= 0 && l.waiters.length === 0) this.local.delete(origin);
+  /** Drops a destination's local entry once nothing of it is in flight, waiting, held or to report here. */
+  private forget(origin: string, l: Local): void {
+    // An entry met in a callback that outlived it (a timer, an answer) is not the current one.
+    if (this.local.get(origin) !== l) return;
+    if (l.busy <= 0 && l.waiters.length === 0 && l.credits.size === 0 && l.okAt === 0 && l.started === 0) {
+      clearTimeout(l.idleTimer);
+      this.local.delete(origin);
+    }
   }
 
   private async release(row: DeliveryRow): Promise<void> {
@@ -262,56 +366,181 @@ export class CallbackDelivery {
   }
 
   /**
-   * Frees the slot (handing it to a job waiting here for the same destination, if any), feeds
-   * the breaker, and lets the destination's parked callbacks use free room.
+   * Frees the slot and feeds the breaker. A credit answered 2xx stays in this process (see
+   * Credits): handed to a job of the same partner waiting here, or idle. Any other slot is
+   * settled in Redis (handed there to a job waiting here for the same destination, if any), and
+   * lets the destination's parked callbacks use free room.
    */
-  private async settle(row: DeliveryRow, r: SendResult): Promise<void> {
-    const l = this.localOf(row.destination);
+  private async settle(row: DeliveryRow, r: SendResult, slot: Slot): Promise<void> {
+    const origin = row.destination;
+    const l = this.localOf(origin);
     l.busy--;
+    const result = breakerResult(r.outcome);
+    const credit = slot.credit;
     const next = l.waiters.find((w) => !w.offered && !w.expired);
+    // Reused unless a job of another partner waits here for the slot (handed over in Redis, below).
+    if (credit && !credit.spent && result === 'ok' && l.waiting === 0 && (!next || next.partnerId === credit.partnerId)) {
+      l.okAt = Date.now();
+      this.reportLater();
+      credit.since = Date.now();
+      if (next) {
+        if (next.uncounted) l.started++;
+        this.grant(l, next, { admission: 'ok', lease: credit.lease, credit });
+      } else {
+        l.idle.push(credit);
+        this.idleLater(origin, l);
+      }
+      return;
+    }
+    if (credit) l.credits.delete(credit.lease);
+    // This process's 2xx on reused credits reach the breaker before this answer.
+    const report = this.takeReport(origin, l);
+    if (report) this.send(report);
     if (next) next.offered = true;
     let s: Settled;
     try {
       s = await this.settlements.call({
-        origin: row.destination,
-        id: row.id,
-        result: breakerResult(r.outcome),
+        origin,
+        id: slot.lease,
+        result,
         error: r.error,
         next: next && { id: next.id, uncounted: next.uncounted },
       });
     } catch (e) {
       // Redis unreachable: the slot comes back when its lease runs out; the outcome is recorded.
       if (next) this.answerOffer(l, next, false);
-      this.forget(row.destination, l);
+      this.forget(origin, l);
       this.warnings.warn(`cannot settle with the destination state in Redis: ${(e as Error).message}`);
       return;
     }
     if (next) this.answerOffer(l, next, s.handed);
-    this.forget(row.destination, l);
+    this.heard(origin, s, r.error);
+    this.forget(origin, l);
+  }
+
+  /** What a settlement's answer means here: transitions logged and counted, parked callbacks resumed, credits given up. */
+  private heard(origin: string, s: Settled, error: string | null): void {
+    const l = this.local.get(origin);
+    if (l && s.state) {
+      l.waiting = s.waiting;
+      if (s.state !== 'closed') this.revoke(origin, l);
+    }
     if (s.transition) {
       this.metrics.circuitTransitions.inc({ transition: s.transition });
       if (s.transition !== 'reopened') {
         this.log.warn(
           s.transition === 'opened'
-            ? `destination ${row.destination} circuit opened after consecutive failures (last: ${r.error ?? 'unknown'}); its callbacks wait, probing from now on`
-            : `destination ${row.destination} circuit closed: answered 2xx; ${s.waiting} waiting callbacks resume`,
+            ? `destination ${origin} circuit opened after consecutive failures (last: ${error ?? 'unknown'}); its callbacks wait, probing from now on`
+            : `destination ${origin} circuit closed: answered 2xx; ${s.waiting} waiting callbacks resume`,
         );
       }
     }
     if (s.free > 0 && s.waiting > 0) {
       // Not awaited: this job's worker slot does not wait for the statement (one runs at a time
       // per process, and may take a thousand rows).
-      this.parking.resume(row.destination, s.free).catch((e: Error) => this.warnings.warn(`cannot resume parked callbacks: ${e.message}`));
+      this.parking.resume(origin, s.free).catch((e: Error) => this.warnings.warn(`cannot resume parked callbacks: ${e.message}`));
     }
   }
 
   /** A waiter's offer answered: handed the slot, it goes; refused, it waits on unless its time is up. */
-  private answerOffer(l: { busy: number; waiters: SlotWaiter[] }, w: SlotWaiter, handed: boolean): void {
+  private answerOffer(l: Local, w: SlotWaiter, handed: boolean): void {
     w.offered = false;
     if (!handed && !w.expired) return;
+    this.grant(l, w, handed ? { admission: 'ok', lease: w.id, credit: null } : null);
+  }
+
+  /** A waiting job's answer: the slot it is handed, or null. */
+  private grant(l: Local, w: SlotWaiter, slot: Slot | null): void {
     clearTimeout(w.timer);
     l.waiters.splice(l.waiters.indexOf(w), 1);
-    w.resolve(handed);
+    w.resolve(slot);
+  }
+
+  /** The destination's circuit is not closed: its idle credits go back, those in use are not reused. */
+  private revoke(origin: string, l: Local): void {
+    for (const c of l.credits.values()) c.spent = true;
+    this.giveBack(origin, l, l.idle.splice(0));
+  }
+
+  /** Credits back to Redis (see backItems). */
+  private giveBack(origin: string, l: Local, credits: Credit[]): void {
+    for (const item of this.backItems(origin, l, credits)) this.send(item);
+    this.forget(origin, l);
+  }
+
+  /** The settlements that give credits back, this process's pending report with the first (it frees that lease). */
+  private backItems(origin: string, l: Local, credits: Credit[]): SettleItem[] {
+    for (const c of credits) l.credits.delete(c.lease);
+    const items = credits.map((c): SettleItem => ({ origin, id: c.lease, result: 'none', error: null }));
+    const report = this.takeReport(origin, l);
+    if (report) items.unshift({ ...report, id: items.shift()?.id ?? '' });
+    return items;
+  }
+
+  /** A settlement not awaited by a delivery: its answer is heard, its failure logged. */
+  private send(item: SettleItem): void {
+    this.settlements.call(item).then(
+      (s) => this.heard(item.origin, s, null),
+      (e: Error) => this.warnings.warn(`cannot settle with the destination state in Redis: ${(e as Error).message}`),
+    );
+  }
+
+  /** The destination's pending report, taken (null when there is nothing to say). */
+  private takeReport(origin: string, l: Local): SettleItem | null {
+    if (l.okAt === 0 && l.started === 0) return null;
+    const item: SettleItem = { origin, id: '', result: 'report', error: null, at: l.okAt, started: l.started };
+    l.okAt = 0;
+    l.started = 0;
+    return item;
+  }
+
+  /** Credits idle IDLE_MS go back to Redis (they hold slots other processes may need). */
+  private idleLater(origin: string, l: Local): void {
+    if (l.idleTimer) return;
+    l.idleTimer = setTimeout(() => {
+      l.idleTimer = undefined;
+      const due = Date.now() - IDLE_MS;
+      const stale = l.idle.filter((c) => c.since <= due);
+      l.idle = l.idle.filter((c) => c.since > due);
+      if (stale.length) this.giveBack(origin, l, stale);
+      if (l.idle.length) this.idleLater(origin, l);
+    }, IDLE_MS).unref();
+  }
+
+  /** Every REPORT_MS while this process holds credits or has 2xx to report: reports, and renews every credit's lease. */
+  private reportLater(): void {
+    if (this.reportTimer) return;
+    this.reportTimer = setTimeout(() => {
+      this.reportTimer = null;
+      let again = false;
+      for (const [origin, l] of this.local) {
+        const report = this.takeReport(origin, l);
+        if (report) this.send(report);
+        for (const c of l.credits.values()) {
+          if (!l.idle.includes(c) && Date.now() - c.since > this.leaseMs) {
+            // In use longer than any request lasts (its delivery broke off unsettled): no longer
+            // renewed, so its lease runs out in Redis as a crashed process's would.
+            c.spent = true;
+            l.credits.delete(c.lease);
+            continue;
+          }
+          again = true;
+          this.settlements.call({ origin, id: c.lease, result: 'renew', error: null }).then(
+            (s) => {
+              if (s.handed) return;
+              // Redis no longer holds it (lost, or expired): not reused, and not counted here.
+              c.spent = true;
+              const i = l.idle.indexOf(c);
+              if (i >= 0) l.idle.splice(i, 1);
+              l.credits.delete(c.lease);
+              this.forget(origin, l);
+            },
+            (e: Error) => this.warnings.warn(`cannot renew slots in Redis: ${e.message}`),
+          );
+        }
+      }
+      if (again) this.reportLater();
+    }, REPORT_MS).unref();
   }
 
   private record(row: DeliveryRow, startedAt: Date, r: SendResult, d: Decision, probeFailed: boolean, nextAttemptAt: Date | null): Promise<void> {
@@ -334,7 +563,7 @@ export class CallbackDelivery {
     // Named statements: each connection parses and plans them once, not on every batch.
     const { rows } = await this.pool.query<DeliveryRow>({
       name: 'callback-delivery-load',
-      text: `SELECT c.id, c.url, c.destination, c.parked_at, c.body, c.status, c.schedule_attempts, c.attempt_count, c.next_attempt_at, c.created_at,
+      text: `SELECT c.id, c.partner_id, c.url, c.destination, c.parked_at, c.body, c.status, c.schedule_attempts, c.attempt_count, c.next_attempt_at, c.created_at,
               p.signing_secret, p.previous_signing_secret, p.previous_secret_expires_at
          FROM callbacks c JOIN partners p ON p.id = c.partner_id
         WHERE c.id = ANY($1::uuid[])`,
@@ -556,6 +785,9 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
         break;
       }
     }
+    // This process's credits go back now rather than when their leases run out (not waited for
+    // long: Redis may be what stops us).
+    await Promise.race([this.delivery.close().catch(() => undefined), new Promise((r) => setTimeout(r, SHUTDOWN_REDIS_GRACE_MS).unref())]);
     this.redis?.disconnect();
     this.sender.close();
   }
@@ -573,7 +805,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
       // Whether this job already waited once for a slot (this process's memory: a job that waited
       // in another process, or before a restart, may wait once more).
       const waited = this.slotWaited.delete(job.id!);
-      next = await this.delivery.deliver(job.data.callbackId, waited, job.data.slot === true);
+      next = await this.delivery.deliver(job.data.callbackId, waited, job.data.slot === true, job.data.resumed === true);
     } finally {
       if (--this.inFlight === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
     }

@@ -30,6 +30,11 @@ export interface DeliverJobData {
   callbackId: string;
   /** Admitted with a slot of its destination reserved for it (a hand-off, a probe, a destination not known healthy). */
   slot?: true;
+  /**
+   * Resumed from parking without a slot: counted among its destination's resumed callbacks until
+   * it starts, so it asks admission when it does (a worker's reused credit would not tell).
+   */
+  resumed?: true;
 }
 
 /** What a job is made of: the id, when it is due, and what names it on the dashboard. */
@@ -44,6 +49,8 @@ export interface QueuedCallback {
   priority?: number;
   /** Whether admission reserved a slot for it (see DeliverJobData.slot). */
   slot?: boolean;
+  /** See DeliverJobData.resumed. */
+  resumed?: boolean;
 }
 
 @Injectable()
@@ -76,7 +83,7 @@ export class CallbackQueue implements OnModuleDestroy {
     await this.queue.addBulk(
       rows.map((r) => ({
         name: callbackJobName(r),
-        data: r.slot ? { callbackId: r.id, slot: true } : { callbackId: r.id },
+        data: r.slot ? { callbackId: r.id, slot: true } : r.resumed ? { callbackId: r.id, resumed: true } : { callbackId: r.id },
         // A job holding a reserved slot goes to the front: the slot is idle until a worker takes it.
         opts: { jobId: r.id, delay: Math.max(0, (r.nextAttemptAt?.getTime() ?? now) - now), ...(r.priority ? { priority: r.priority } : {}), ...(r.slot ? { lifo: true } : {}) },
       })),

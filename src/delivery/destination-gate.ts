@@ -34,6 +34,19 @@ export interface Admitted {
    * instead of in front of them.
    */
   priority: number;
+  /** Callbacks parked for the destination, as counted in Redis (a hint). */
+  waiting: number;
+}
+
+/**
+ * One callback asking admission: `lease` is what the slot it takes is named in Redis, its own id
+ * (the default) or a worker's credit (see CallbackDelivery): a slot the worker may reuse for its
+ * next callbacks of the same destination and partner while they are answered 2xx.
+ */
+export interface AdmitItem {
+  origin: string;
+  id: string;
+  lease?: string;
 }
 
 /**
@@ -44,13 +57,26 @@ export interface Admitted {
  */
 export type BreakerResult = 'ok' | 'fail' | 'answered' | 'none';
 
+/**
+ * What a settlement item says: a breaker result for the lease's attempt (which frees the lease),
+ * or a worker's `report` of 2xx answered on credits it reused (`at`: the last one's time, 0 for
+ * none; `started`: callbacks started on them; frees `id` if given), or `renew` (extends the lease
+ * `id` if it still exists; `handed` tells whether it did).
+ */
+export type SettleResult = BreakerResult | 'report' | 'renew';
+
 export type Transition = 'opened' | 'closed' | 'reopened';
 
 export interface SettleItem {
   origin: string;
+  /** The lease (see AdmitItem). */
   id: string;
-  result: BreakerResult;
+  result: SettleResult;
   error: string | null;
+  /** When the answer came (default: now). */
+  at?: number;
+  /** A report's callbacks started on reused credits. */
+  started?: number;
   /** A callback waiting in this process for a slot of the same destination, to be given this one. */
   next?: { id: string; uncounted: boolean };
 }
@@ -67,6 +93,8 @@ export interface Settled {
   free: number;
   /** Callbacks parked for this destination, as counted in Redis (a hint; PostgreSQL decides). */
   waiting: number;
+  /** The destination's state after this settlement (null for a renewal). */
+  state: DestinationState | null;
 }
 
 export interface DestinationSnapshot {
@@ -78,18 +106,31 @@ export interface DestinationSnapshot {
   lastError: string | null;
   waiting: number;
   inFlight: number;
-  /** Callback ids holding a slot (at most the destination's concurrency). */
+  /** Leases holding a slot (at most the destination's concurrency): callback ids, or credits (see creditOf). */
   leases: string[];
   /** How many parked callbacks may go to the queue now (see Settled.free). */
   room: number;
 }
 
+/**
+ * A worker's credit is named `<partner id>/<worker token>.<n>`: the partner whose callbacks it
+ * carries (it is reused only for them), so a partner's view counts its own in-flight requests.
+ */
+export const creditLease = (partnerId: string, name: string): string => `${partnerId}/${name}`;
+
+/** The partner a lease is a credit of, or null for a lease named by its callback's id. */
+export const creditOf = (lease: string): string | null => {
+  const slash = lease.indexOf('/');
+  return slash < 0 ? null : lease.slice(0, slash);
+};
+
 /*
  * Keys, all under the deployment's hash tag (one cluster slot): P = `{prefix}:dst:`
- *   P..'s:'..origin  hash: state (absent = closed), failures, openedAt, nextProbeAt, probeMs, lastError, probeId,
+ *   P..'s:'..origin  hash: state (absent = closed), failures, failAt (the last failure's answer), openedAt,
+ *                    nextProbeAt, probeMs, lastError, probeId,
  *                    okAt (last 2xx while no failure followed; the hash then expires after a minute)
- *   P..'l:'..origin  sorted set: callback ids holding a slot, scored by lease expiry (a crashed
- *                    process's slots come back by themselves)
+ *   P..'l:'..origin  sorted set: leases holding a slot (callback ids, or workers' credits), scored by
+ *                    expiry (a crashed process's slots come back by themselves)
  *   P..'open'        sorted set: open destinations by next probe time
  *   P..'waiting'     hash: origin → callbacks parked in PostgreSQL
  *   P..'queued'      hash: origin → fresh callbacks queued and not yet started (a hint: it only
@@ -139,18 +180,20 @@ const ADMIT = `${KNOWN}
 local P, now, cap, leaseMs, mode = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local MAX_PRIORITY = 2097151
 local HEALTHY_MS, RESUMED_MS = ${HEALTHY_MS}, ${RESUMED_MS}
--- Also its state and last 2xx, read once (only a probe taken in this call changes the state).
+-- Also its state, last 2xx and parked count, read once (only a probe taken in this call changes the state).
 local function of(origin)
   local d = meet(P, now, origin)
   if not d.state then
     local h = redis.call('HMGET', P .. 's:' .. origin, 'state', 'okAt')
     d.state, d.okAt = h[1] or 'closed', tonumber(h[2] or '0')
+    d.waiting = tonumber(redis.call('HGET', P .. 'waiting', origin) or '0')
   end
   return d
 end
 local out = {}
-for i = 6, #ARGV, 2 do
-  local origin, id = ARGV[i], ARGV[i + 1]
+-- Each item: origin, the lease to take (the callback id, or a worker's credit), the callback id.
+for i = 6, #ARGV, 3 do
+  local origin, id, cb = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local s, l = P .. 's:' .. origin, P .. 'l:' .. origin
   local d = of(origin)
   local code, priority = nil, 0
@@ -160,7 +203,7 @@ for i = 6, #ARGV, 2 do
     if probing then redis.call('ZADD', P .. 'open', now + leaseMs, origin) end
     code = probing and 'probe' or 'ok'
   else
-    if mode == 'start' then started(P, d, origin, id) end
+    if mode == 'start' then started(P, d, origin, cb) end
     if d.state == 'open' or d.state == 'half_open' then
       local probeId = redis.call('HGET', s, 'probeId')
       local probing = probeId and redis.call('ZSCORE', l, probeId)
@@ -184,7 +227,7 @@ for i = 6, #ARGV, 2 do
         priority = math.min(math.floor((d.q + d.dq - 1) / cap), MAX_PRIORITY)
       else
         -- Resumed from parking: not behind the fresh backlog (it is older), one of at most cap.
-        redis.call('ZADD', P .. 'r:' .. origin, now + RESUMED_MS, id)
+        redis.call('ZADD', P .. 'r:' .. origin, now + RESUMED_MS, cb)
       end
     elseif d.n < cap then
       d.n = d.n + redis.call('ZADD', l, now + leaseMs, id)
@@ -193,7 +236,7 @@ for i = 6, #ARGV, 2 do
       code = 'full'
     end
   end
-  out[#out + 1] = { code, priority }
+  out[#out + 1] = { code, priority, d.waiting }
 end
 finish(P)
 return out
@@ -209,67 +252,87 @@ local function of(origin)
   return d
 end
 local out = {}
-for i = 8, #ARGV, 6 do
-  local origin, id, result, err, nextId, uncounted = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5]
+-- Each item: origin, lease, result, error, the lease of a callback waiting for the slot, whether
+-- that one never asked admission, when the answer came, and (a report) callbacks started on credits.
+for i = 8, #ARGV, 8 do
+  local origin, id, result, err, nextId, uncounted, at, n = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4], ARGV[i + 5], tonumber(ARGV[i + 6]), tonumber(ARGV[i + 7])
   local s, l = P .. 's:' .. origin, P .. 'l:' .. origin
   local d = of(origin)
-  d.n = d.n - redis.call('ZREM', l, id)
-  local h = redis.call('HMGET', s, 'state', 'probeId', 'failures', 'lastError', 'okAt')
-  local state = h[1] or 'closed'
-  local okAt = tonumber(h[5] or '0')
-  local transition = ''
-  local isProbe = state == 'half_open' and h[2] == id
-  if result == 'ok' then
-    -- Any 2xx shows the destination works again: close (a no-op when closed). Noted as healthy
-    -- (its fresh callbacks are queued without a slot) until a failure or a minute without a 2xx.
-    -- Closed with nothing else noted and a 2xx noted within the last second: nothing to write.
-    if state ~= 'closed' or h[3] or h[4] or okAt <= now - OK_NOTED_MS then
-      redis.call('DEL', s)
-      redis.call('HSET', s, 'okAt', now)
-      redis.call('PEXPIRE', s, 60000)
-      redis.call('ZREM', P .. 'open', origin)
-      okAt = now
+  if result == 'renew' then
+    -- A worker's credit still in use: its lease is extended, if it still has one.
+    local held = redis.call('ZSCORE', l, id) and 1 or 0
+    if held == 1 then redis.call('ZADD', l, now + leaseMs, id) end
+    out[#out + 1] = { '', 0, d.waiting, held, '' }
+  else
+    d.n = d.n - redis.call('ZREM', l, id)
+    local h = redis.call('HMGET', s, 'state', 'probeId', 'failures', 'lastError', 'okAt', 'failAt')
+    local state = h[1] or 'closed'
+    local okAt = tonumber(h[5] or '0')
+    local transition = ''
+    local isProbe = state == 'half_open' and h[2] == id
+    if result == 'report' then
+      -- A worker's 2xx on credits it reused (at: the last one's time; 0: none) and how many
+      -- callbacks started on them.
+      d.dq = d.dq - n
+      result = at > 0 and 'ok' or 'none'
     end
-    if state ~= 'closed' then transition = 'closed' end
-    state = 'closed'
-  elseif isProbe and result ~= 'none' then
-    local ms = math.min(tonumber(redis.call('HGET', s, 'probeMs') or first) * 2, last)
-    redis.call('HSET', s, 'state', 'open', 'probeMs', ms, 'nextProbeAt', now + ms, 'lastError', err)
-    redis.call('HDEL', s, 'probeId')
-    if result == 'fail' then redis.call('HINCRBY', s, 'failures', 1) end
-    redis.call('ZADD', P .. 'open', now + ms, origin)
-    transition = 'reopened'
-    state = 'open'
-  elseif result == 'fail' then
-    redis.call('PERSIST', s)
-    redis.call('HDEL', s, 'okAt')
-    okAt = 0
-    local f = redis.call('HINCRBY', s, 'failures', 1)
-    redis.call('HSET', s, 'lastError', err)
-    if state == 'closed' and f >= threshold then
-      redis.call('HSET', s, 'state', 'open', 'openedAt', now, 'probeMs', first, 'nextProbeAt', now + first)
-      redis.call('ZADD', P .. 'open', now + first, origin)
-      transition = 'opened'
+    if result == 'ok' and not isProbe and at < tonumber(h[6] or '0') then
+      -- Answered before a failure already counted (a worker reports 2xx in bulk, a request may
+      -- settle after a later one): the failures since stand. A probe's 2xx always counts.
+      result = 'none'
+    end
+    if result == 'ok' then
+      -- Any 2xx shows the destination works again: close (a no-op when closed). Noted as healthy
+      -- (its fresh callbacks are queued without a slot) until a failure or a minute without a 2xx.
+      -- Closed with nothing else noted and a 2xx noted within the last second: nothing to write.
+      if state ~= 'closed' or h[3] or h[4] or okAt <= at - OK_NOTED_MS then
+        redis.call('DEL', s)
+        redis.call('HSET', s, 'okAt', at)
+        redis.call('PEXPIRE', s, 60000)
+        redis.call('ZREM', P .. 'open', origin)
+        okAt = at
+      end
+      if state ~= 'closed' then transition = 'closed' end
+      state = 'closed'
+    elseif isProbe and result ~= 'none' then
+      local ms = math.min(tonumber(redis.call('HGET', s, 'probeMs') or first) * 2, last)
+      redis.call('HSET', s, 'state', 'open', 'probeMs', ms, 'nextProbeAt', now + ms, 'lastError', err)
+      redis.call('HDEL', s, 'probeId')
+      if result == 'fail' then redis.call('HINCRBY', s, 'failures', 1) end
+      redis.call('ZADD', P .. 'open', now + ms, origin)
+      transition = 'reopened'
       state = 'open'
+    elseif result == 'fail' then
+      redis.call('PERSIST', s)
+      redis.call('HDEL', s, 'okAt')
+      okAt = 0
+      local f = redis.call('HINCRBY', s, 'failures', 1)
+      redis.call('HSET', s, 'lastError', err, 'failAt', math.max(at, tonumber(h[6] or '0')))
+      if state == 'closed' and f >= threshold then
+        redis.call('HSET', s, 'state', 'open', 'openedAt', now, 'probeMs', first, 'nextProbeAt', now + first)
+        redis.call('ZADD', P .. 'open', now + first, origin)
+        transition = 'opened'
+        state = 'open'
+      end
+    elseif result == 'answered' and state == 'closed' then
+      redis.call('HDEL', s, 'failures')
+    elseif isProbe then
+      -- The probe went nowhere (its request was never made): another may go at once.
+      redis.call('HSET', s, 'state', 'open')
+      redis.call('HDEL', s, 'probeId')
+      redis.call('ZADD', P .. 'open', tonumber(redis.call('HGET', s, 'nextProbeAt') or now), origin)
     end
-  elseif result == 'answered' and state == 'closed' then
-    redis.call('HDEL', s, 'failures')
-  elseif isProbe then
-    -- The probe went nowhere (its request was never made): another may go at once.
-    redis.call('HSET', s, 'state', 'open')
-    redis.call('HDEL', s, 'probeId')
-    redis.call('ZADD', P .. 'open', tonumber(redis.call('HGET', s, 'nextProbeAt') or now), origin)
+    local handed = 0
+    if state == 'closed' and nextId ~= '' and d.n < cap then
+      -- The freed slot goes straight to a callback of the same destination waiting in this
+      -- worker process (a start, as in ADMIT: one fewer queued when it did not ask before).
+      d.n = d.n + redis.call('ZADD', l, now + leaseMs, nextId)
+      handed = 1
+      if uncounted == '1' then started(P, d, origin, nextId) end
+    end
+    out[#out + 1] = { transition, 0, d.waiting, handed, state }
+    d.last, d.closed, d.healthy = #out, state == 'closed', okAt > now - HEALTHY_MS
   end
-  local handed = 0
-  if state == 'closed' and nextId ~= '' and d.n < cap then
-    -- The freed slot goes straight to a callback of the same destination waiting in this
-    -- worker process (a start, as in ADMIT: one fewer queued when it did not ask before).
-    d.n = d.n + redis.call('ZADD', l, now + leaseMs, nextId)
-    handed = 1
-    if uncounted == '1' then started(P, d, origin, nextId) end
-  end
-  out[#out + 1] = { transition, 0, d.waiting, handed }
-  d.last, d.closed, d.healthy = #out, state == 'closed', okAt > now - HEALTHY_MS
 end
 -- Room is reported once per destination, by its last settlement in the call: the state after all
 -- of them (three timeouts in one call may open the circuit with the third).
@@ -312,8 +375,8 @@ return state or 'closed'
 `;
 
 type Scripted = RedisConnection & {
-  destinationAdmit(key: string, ...args: (string | number)[]): Promise<[Admission, number][]>;
-  destinationSettle(key: string, ...args: (string | number)[]): Promise<[string, number, number, number][]>;
+  destinationAdmit(key: string, ...args: (string | number)[]): Promise<[Admission, number, number][]>;
+  destinationSettle(key: string, ...args: (string | number)[]): Promise<[string, number, number, number, string][]>;
   destinationCountWaiting(key: string, ...args: (string | number)[]): Promise<number>;
   destinationProbeNow(key: string, ...args: (string | number)[]): Promise<string>;
 };
@@ -340,11 +403,11 @@ export class DestinationGate implements OnModuleDestroy {
    * Admits each callback (see AdmitMode); `leaseMs` bounds how long a slot outlives a lost
    * holder.
    */
-  async admit(mode: AdmitMode, items: { origin: string; id: string }[], leaseMs: number): Promise<Admitted[]> {
+  async admit(mode: AdmitMode, items: AdmitItem[], leaseMs: number): Promise<Admitted[]> {
     if (items.length === 0) return [];
-    const args = items.flatMap((i) => [i.origin, i.id]);
+    const args = items.flatMap((i) => [i.origin, i.lease ?? i.id, i.id]);
     const rows = await this.redis.destinationAdmit(this.routingKey, this.p, Date.now(), this.config.callbackDestinationConcurrency, leaseMs, mode, ...args);
-    return rows.map(([admission, priority]) => ({ admission, priority: Number(priority) }));
+    return rows.map(([admission, priority, waiting]) => ({ admission, priority: Number(priority), waiting: Number(waiting) }));
   }
 
   /** Forgets the queued counts (when the queue holds no waiting job, they can only be stale). */
@@ -361,11 +424,21 @@ export class DestinationGate implements OnModuleDestroy {
   async settle(items: SettleItem[], leaseMs = 0): Promise<Settled[]> {
     if (items.length === 0) return [];
     const { first, last } = this.config.callbackBreakerProbeMs;
-    const args = items.flatMap((i) => [i.origin, i.id, i.result, (i.error ?? '').slice(0, 500), i.next?.id ?? '', i.next?.uncounted ? '1' : '']);
+    const now = Date.now();
+    const args = items.flatMap((i) => [
+      i.origin,
+      i.id,
+      i.result,
+      (i.error ?? '').slice(0, 500),
+      i.next?.id ?? '',
+      i.next?.uncounted ? '1' : '',
+      i.at ?? now,
+      i.started ?? 0,
+    ]);
     const rows = await this.redis.destinationSettle(
       this.routingKey,
       this.p,
-      Date.now(),
+      now,
       this.config.callbackDestinationConcurrency,
       this.config.callbackBreakerThreshold,
       first,
@@ -374,11 +447,12 @@ export class DestinationGate implements OnModuleDestroy {
       ...args,
     );
     // Room (free) is reported once per destination, by its last settlement in the batch.
-    return rows.map(([t, free, waiting, handed]) => ({
+    return rows.map(([t, free, waiting, handed, state]) => ({
       transition: (t || null) as Transition | null,
       free: Number(free),
       waiting: Number(waiting),
       handed: Number(handed) === 1,
+      state: (state || null) as DestinationState | null,
     }));
   }
 

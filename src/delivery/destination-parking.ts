@@ -89,7 +89,7 @@ export class DestinationParking {
         const { admission, priority } = answers[i];
         if (admission === 'full' || admission === 'open') return void waiting.push(r);
         sent.push(r);
-        admitted.push({ ...queued(r), priority, slot: admission !== 'queued' });
+        admitted.push({ ...queued(r), priority, slot: admission !== 'queued', resumed: admission === 'queued' && mode === 'hand-off' });
       });
       await this.queue.add(admitted);
     } catch (e) {

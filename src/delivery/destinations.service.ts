@@ -4,7 +4,7 @@ import { Gauge } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { DomainError, notFound } from '../common/domain-error.js';
 import { Metrics } from '../metrics/metrics.js';
-import { DestinationGate, DestinationSnapshot, DestinationState } from './destination-gate.js';
+import { creditOf, DestinationGate, DestinationSnapshot, DestinationState } from './destination-gate.js';
 
 export interface DestinationView {
   origin: string;
@@ -84,12 +84,15 @@ export class DestinationsService implements OnModuleInit {
     const states = await this.gate.snapshot(origins.map((o) => o.origin));
     const out: DestinationView[] = [];
     for (const d of states) {
+      // A slot is named by its callback's id, or is a worker's credit naming the partner it carries.
+      const byCallback = d.leases.filter((l) => creditOf(l) === null);
+      const credits = d.leases.filter((l) => creditOf(l) === partnerId).length;
       const [own]: { waiting: string; in_flight: string }[] = await this.db.query(
         `SELECT (SELECT count(*) FROM callbacks WHERE destination = $1 AND status = 'pending' AND parked_at IS NOT NULL AND partner_id = $2) AS waiting,
                 (SELECT count(*) FROM callbacks WHERE id = ANY($3::uuid[]) AND partner_id = $2) AS in_flight`,
-        [d.origin, partnerId, d.leases],
+        [d.origin, partnerId, byCallback],
       );
-      out.push(view(d, { waiting: Number(own.waiting), inFlight: Number(own.in_flight) }));
+      out.push(view(d, { waiting: Number(own.waiting), inFlight: Number(own.in_flight) + credits }));
     }
     return out;
   }
