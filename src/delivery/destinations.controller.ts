@@ -18,7 +18,7 @@ export class DestinationResponse {
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'when the next probe goes (open circuit)' }) nextProbeAt: string | null;
   @ApiProperty({ type: 'string', nullable: true }) lastError: string | null;
   @ApiProperty({ type: 'integer', minimum: 0, description: 'callbacks waiting for this destination (no free slot, or the circuit open)' }) waiting: number;
-  @ApiProperty({ type: 'integer', minimum: 0, description: 'requests under way to it, with callbacks handed a slot on their way from waiting' }) inFlight: number;
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'requests under way to it, with callbacks handed a slot on their way from waiting and slots a worker keeps for its next callbacks (idle up to 20 ms)' }) inFlight: number;
 }
 
 export class DestinationListResponse {
