@@ -501,3 +501,58 @@ describe("a worker's slots reused for a busy healthy destination (credits)", () 
     for (const h of rx.hits) expect(verified(p, h)).toBeTruthy();
   }, 60_000);
 });
+
+describe("a new destination's burst: parked before its first 2xx, then resumed", () => {
+  let t: TestApp;
+  let p: Partner;
+  let rx: Receiver;
+  let w: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    buildService();
+    rx = await Receiver.start();
+    // No worker in this process: the relay parks the burst before anything is delivered.
+    t = await startTestApp({ ROLE: 'api', CALLBACK_DESTINATION_CONCURRENCY: '3' });
+    p = await createPartner(t);
+  }, 180_000);
+  afterAll(async () => {
+    if (w) await stop(w, 'SIGKILL');
+    await t?.close();
+    await rx?.close();
+  });
+
+  it('delivers every callback exactly once, never more than the cap at a time, and leaves nothing parked', async () => {
+    let open = 0;
+    let most = 0;
+    rx.answer = (_h, _req, res) => {
+      most = Math.max(most, ++open);
+      setTimeout(() => {
+        open--;
+        res.writeHead(204).end();
+      }, 5);
+    };
+    const company = await companyWithCallback(t, p, rx.url('/burst'));
+    for (let i = 0; i < 60; i++) await company.change();
+    const counts = async () =>
+      (
+        await t.sql<{ parked: string; queued: string }>(
+          `SELECT count(*) FILTER (WHERE parked_at IS NOT NULL) AS parked, count(*) FILTER (WHERE enqueued_at IS NOT NULL) AS queued FROM callbacks WHERE company_id = $1`,
+          [company.c],
+        )
+      ).map((r) => ({ parked: Number(r.parked), queued: Number(r.queued) }))[0];
+    // Not known healthy: three go with the destination's slots, the rest wait in PostgreSQL.
+    await until(async () => (await counts()).parked === 57 && (await counts()).queued === 3, { what: 'the burst parked but three' });
+
+    // The first 2xx makes it healthy: the parked ones go back to the queue without slots, at
+    // most the cap of them at a time, and take their slots (or the worker's credits) as they start.
+    w = await startService({ ...workerEnv(t), CALLBACK_CONCURRENCY: '8', CALLBACK_DESTINATION_CONCURRENCY: '3' });
+    await until(async () => (await company.statuses()).every((s) => s === 'delivered'), { what: 'all 60 delivered', timeoutMs: 30_000 });
+    const ids = (await t.sql<{ id: string }>('SELECT id FROM callbacks WHERE company_id = $1', [company.c])).map((r) => r.id);
+    expect(rx.hits.map((h) => h.headers['webhook-id']).sort()).toEqual([...ids].sort());
+    for (const h of rx.hits) expect(verified(p, h)).toBeTruthy();
+    expect(most).toBeLessThanOrEqual(3);
+    expect(await counts()).toEqual({ parked: 0, queued: 60 });
+    await until(async () => (await destination(t, rx))?.waiting === 0, { what: 'nothing counted waiting' });
+    expect(await destination(t, rx)).toMatchObject({ state: 'closed', consecutiveFailures: 0 });
+  }, 120_000);
+});
