@@ -24,6 +24,20 @@ function blackhole(rx: Receiver) {
   };
 }
 
+/** Answers 204 after `delayMs`, counting the requests open at once; `most()` is the highest count seen. */
+function slowAnswers(rx: Receiver, delayMs: number) {
+  let open = 0;
+  let most = 0;
+  rx.answer = (_h, _req, res) => {
+    most = Math.max(most, ++open);
+    setTimeout(() => {
+      open--;
+      res.writeHead(204).end();
+    }, delayMs);
+  };
+  return { most: () => most };
+}
+
 const destinations = async (t: TestApp, query = '') => (await t.admin('get', `/admin/v1/destinations${query}`).expect(200)).body.items as Destination[];
 const destination = async (t: TestApp, rx: Receiver) => (await destinations(t)).find((d) => d.origin === `http://127.0.0.1:${rx.port}`);
 const metric = async (t: TestApp, line: string) => {
@@ -327,21 +341,12 @@ describe('destination state shared by worker processes', () => {
   });
 
   it('two workers together keep at most 4 requests open at one destination', async () => {
-    let open = 0;
-    let most = 0;
-    rx.answer = (_h, _req, res) => {
-      open++;
-      most = Math.max(most, open);
-      setTimeout(() => {
-        open--;
-        res.writeHead(204).end();
-      }, 150);
-    };
+    const answers = slowAnswers(rx, 150);
     await Promise.all([worker(), worker()]);
     const company = await companyWithCallback(t, p, rx.url('/slow'));
     for (let i = 0; i < 40; i++) await company.change();
     await until(async () => (await company.statuses()).every((s) => s === 'delivered'), { what: '40 delivered', timeoutMs: 30000 });
-    expect(most).toBe(4);
+    expect(answers.most()).toBe(4);
     expect(rx.on('/slow')).toHaveLength(40);
   }, 60_000);
 
@@ -522,15 +527,7 @@ describe("a new destination's burst: parked before its first 2xx, then resumed",
   });
 
   it('delivers every callback exactly once, never more than the cap at a time, and leaves nothing parked', async () => {
-    let open = 0;
-    let most = 0;
-    rx.answer = (_h, _req, res) => {
-      most = Math.max(most, ++open);
-      setTimeout(() => {
-        open--;
-        res.writeHead(204).end();
-      }, 5);
-    };
+    const answers = slowAnswers(rx, 5);
     const company = await companyWithCallback(t, p, rx.url('/burst'));
     for (let i = 0; i < 60; i++) await company.change();
     const counts = async () =>
@@ -550,7 +547,7 @@ describe("a new destination's burst: parked before its first 2xx, then resumed",
     const ids = (await t.sql<{ id: string }>('SELECT id FROM callbacks WHERE company_id = $1', [company.c])).map((r) => r.id);
     expect(rx.hits.map((h) => h.headers['webhook-id']).sort()).toEqual([...ids].sort());
     for (const h of rx.hits) expect(verified(p, h)).toBeTruthy();
-    expect(most).toBeLessThanOrEqual(3);
+    expect(answers.most()).toBeLessThanOrEqual(3);
     expect(await counts()).toEqual({ parked: 0, queued: 60 });
     await until(async () => (await destination(t, rx))?.waiting === 0, { what: 'nothing counted waiting' });
     expect(await destination(t, rx)).toMatchObject({ state: 'closed', consecutiveFailures: 0 });
