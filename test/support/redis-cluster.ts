@@ -19,12 +19,28 @@ export interface RedisCluster {
 /**
  * A Redis Cluster of `masters` redis-server processes (no replicas) on spare loopback ports, in
  * a temporary directory; never the machine's shared Redis. Each node's cluster bus port is
- * chosen too: the default (port + 10000) can lie past 65535 for an ephemeral port.
+ * chosen too: the default (port + 10000) can lie past 65535 for an ephemeral port. A spare port
+ * is only free when it is picked: if a node exits before it answers (another socket took its
+ * port meanwhile), the cluster is started again on fresh ports, up to three times.
  */
 export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await tryStartRedisCluster(masters);
+    } catch (e) {
+      if (!(e instanceof NodeExited) || attempt === 3) throw e;
+    }
+  }
+}
+
+/** A node that exited before the cluster was up, with the end of what it printed. */
+class NodeExited extends Error {}
+
+async function tryStartRedisCluster(masters: number): Promise<RedisCluster> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'redis-cluster-'));
   const ports: number[] = [];
   const nodes: ChildProcess[] = [];
+  const output = new Map<ChildProcess, string>();
   const stop = async () => {
     await Promise.all(
       nodes.map(async (n) => {
@@ -36,6 +52,10 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
     );
     rmSync(dir, { recursive: true, force: true });
   };
+  const exitedNode = () => {
+    const n = nodes.find((x) => x.exitCode !== null || x.signalCode !== null);
+    if (n) throw new NodeExited(`redis-server on port ${ports[nodes.indexOf(n)]} exited (${n.exitCode ?? n.signalCode}): ${output.get(n)?.trim() ?? ''}`);
+  };
   try {
     for (let i = 0; i < masters; i++) {
       const [port, bus] = [await sparePort(), await sparePort()];
@@ -43,10 +63,21 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
       mkdirSync(nodeDir);
       const args = ['--port', String(port), '--cluster-port', String(bus), '--bind', '127.0.0.1', '--cluster-enabled', 'yes'];
       args.push('--cluster-config-file', path.join(nodeDir, 'nodes.conf'), '--dir', nodeDir, '--save', '', '--appendonly', 'no');
-      nodes.push(spawn('redis-server', args, { stdio: 'ignore' }));
+      const node = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+      // Its last lines, to say why it stopped if it does.
+      const keep = (chunk: Buffer) => output.set(node, ((output.get(node) ?? '') + chunk.toString()).slice(-500));
+      node.stdout!.on('data', keep);
+      node.stderr!.on('data', keep);
+      nodes.push(node);
       ports.push(port);
     }
-    await until(async () => (await Promise.all(ports.map((p) => cli(p, 'ping').catch(() => '')))).every((r) => r === 'PONG'), { what: 'redis-server nodes up' });
+    await until(
+      async () => {
+        exitedNode();
+        return (await Promise.all(ports.map((p) => cli(p, 'ping').catch(() => '')))).every((r) => r === 'PONG');
+      },
+      { what: 'redis-server nodes up' },
+    );
     await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes']);
     // Every node must know the whole slot map before clients connect.
     await until(async () => (await Promise.all(ports.map((p) => cli(p, 'cluster', 'info')))).every((info) => /cluster_state:ok/.test(info)), {
@@ -61,5 +92,6 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
 }
 
 async function cli(port: number, ...command: string[]): Promise<string> {
-  return (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...command])).stdout.trim();
+  // Bounded: whatever else holds the port may accept and never answer.
+  return (await run('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...command], { timeout: 2000 })).stdout.trim();
 }
