@@ -229,7 +229,7 @@ async function main(): Promise<void> {
     // Paired, the rate over the first PAIRED_WINDOW_MS is the one to compare: both runs are draining
     // then (the slower one's end, run alone, would flatter it).
     const windowCount = Number.isFinite(startAt) && drainOnly
-      ? new Promise<number>((r) => setTimeout(() => r(delivered()), PAIRED_WINDOW_MS))
+      ? new Promise<number>((r) => setTimeout(() => r(delivered().catch(() => NaN)), PAIRED_WINDOW_MS))
       : Promise.resolve(NaN);
     await until(async () => (await delivered()) >= BACKLOG, 'backlog drained');
     drain = BACKLOG / ((performance.now() - t0) / 1000);
