@@ -67,8 +67,8 @@ describe('destination gate', () => {
     await settle(b, 'none');
     const resumed = await gate.admit('hand-off', [c, d].map((id) => ({ origin, id })), LEASE);
     expect(resumed).toEqual([
-      { admission: 'queued', priority: 0, waiting: 0 },
-      { admission: 'queued', priority: 0, waiting: 0 },
+      { admission: 'queued', priority: 0, waiting: 0, healthy: true },
+      { admission: 'queued', priority: 0, waiting: 0, healthy: true },
     ]);
     expect(await leases()).toEqual([]);
     const [snapshot] = await gate.snapshot([origin]);
@@ -77,6 +77,30 @@ describe('destination gate', () => {
     expect(await start(c)).toEqual(['ok']);
     expect((await gate.snapshot([origin]))[0].room).toBe(1);
     expect((await settle(c, 'ok'))[0].free).toBe(1);
+  });
+
+  it("queues a new destination's first 2,000 fresh callbacks without slots, until a failure or its first 2xx", async () => {
+    const queue = async (n: number) => (await gate.admit('queue', ids(n).map((id) => ({ origin, id })), LEASE)).map((a) => a.admission);
+    const count = (answers: string[]) => answers.reduce<Record<string, number>>((c, a) => ({ ...c, [a]: (c[a] ?? 0) + 1 }), {});
+    // Never met: trusted as if healthy, without a slot, up to 2,000 (here in two calls); then a slot
+    // each while the cap allows (2 here), and the rest park.
+    expect(count(await queue(1500))).toEqual({ queued: 1500 });
+    expect(count(await queue(503))).toEqual({ queued: 500, ok: 2, full: 1 });
+    expect(await leases()).toHaveLength(2);
+    // A start on a destination not yet answering 2xx says so: its worker parks a callback that
+    // finds no slot instead of waiting for one.
+    const [starting] = await gate.admit('start', ids(1).map((id) => ({ origin, id })), LEASE);
+    expect(starting).toMatchObject({ admission: 'full', healthy: false });
+    // Its first 2xx makes it healthy (and forgets the count): fresh callbacks go without slots again.
+    const [holder] = await leases();
+    expect((await settle(holder, 'ok'))[0].state).toBe('closed');
+    expect(count(await queue(3))).toEqual({ queued: 3 });
+    expect((await gate.admit('start', ids(1).map((id) => ({ origin, id })), LEASE))[0]).toMatchObject({ admission: 'ok', healthy: true });
+    // A failure on record: no longer trusted, each fresh callback needs a slot (the failed one's is free).
+    const [a] = ids(1);
+    await settle((await leases())[0], 'fail');
+    expect(count(await queue(2))).toEqual({ ok: 1, full: 1 });
+    expect((await gate.admit('start', [{ origin, id: a }], LEASE))[0]).toMatchObject({ admission: 'full', healthy: false });
   });
 
   it('keeps to the rules when one call holds many callbacks of the destination', async () => {

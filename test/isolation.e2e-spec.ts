@@ -7,7 +7,7 @@ import { creditOf, DestinationGate } from '../src/delivery/destination-gate.js';
 import type { DestinationView } from '../src/delivery/destinations.service.js';
 import { buildService, startService, stop, workerEnv } from './support/processes.js';
 import { Receiver, webhookHeaders } from './support/receiver.js';
-import { companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
+import { companyWithCallback, createPartner, failureOnRecord, Partner, startTestApp, TestApp, until } from './support/test-app.js';
 
 type Destination = DestinationView;
 
@@ -507,49 +507,58 @@ describe("a worker's slots reused for a busy healthy destination (credits)", () 
   }, 60_000);
 });
 
-describe("a new destination's burst: parked before its first 2xx, then resumed", () => {
+describe("a burst before the destination's first 2xx: a new destination trusted, one with a failure on record parked", () => {
   let t: TestApp;
   let p: Partner;
-  let rx: Receiver;
+  let fresh: Receiver;
+  let failing: Receiver;
   let w: ChildProcess | undefined;
 
   beforeAll(async () => {
     buildService();
-    rx = await Receiver.start();
-    // No worker in this process: the relay parks the burst before anything is delivered.
+    [fresh, failing] = await Promise.all([Receiver.start(), Receiver.start()]);
+    // No worker in this process: the relay queues or parks the bursts before anything is delivered.
     t = await startTestApp({ ROLE: 'api', CALLBACK_DESTINATION_CONCURRENCY: '3' });
     p = await createPartner(t);
   }, 180_000);
   afterAll(async () => {
     if (w) await stop(w, 'SIGKILL');
     await t?.close();
-    await rx?.close();
+    await fresh?.close();
+    await failing?.close();
   });
 
-  it('delivers every callback exactly once, never more than the cap at a time, and leaves nothing parked', async () => {
-    const answers = slowAnswers(rx, 5);
-    const company = await companyWithCallback(t, p, rx.url('/burst'));
-    for (let i = 0; i < 60; i++) await company.change();
-    const counts = async () =>
+  it('queues the new one without slots, parks the other but three, then delivers each callback once, never more than the cap at a time', async () => {
+    const answers = [slowAnswers(fresh, 5), slowAnswers(failing, 5)];
+    await failureOnRecord(t, failing.url('/'));
+    const companies = [await companyWithCallback(t, p, fresh.url('/burst')), await companyWithCallback(t, p, failing.url('/burst'))];
+    for (let i = 0; i < 60; i++) for (const company of companies) await company.change();
+    const counts = async (company: (typeof companies)[number]) =>
       (
         await t.sql<{ parked: string; queued: string }>(
           `SELECT count(*) FILTER (WHERE parked_at IS NOT NULL) AS parked, count(*) FILTER (WHERE enqueued_at IS NOT NULL) AS queued FROM callbacks WHERE company_id = $1`,
           [company.c],
         )
       ).map((r) => ({ parked: Number(r.parked), queued: Number(r.queued) }))[0];
-    // Not known healthy: three go with the destination's slots, the rest wait in PostgreSQL.
-    await until(async () => (await counts()).parked === 57 && (await counts()).queued === 3, { what: 'the burst parked but three' });
+    // Never met: its fresh callbacks go to the queue without slots (each takes one as it starts).
+    await until(async () => (await counts(companies[0])).queued === 60, { what: "the new destination's burst queued" });
+    expect(await counts(companies[0])).toEqual({ parked: 0, queued: 60 });
+    // A failure on record: three go with the destination's slots, the rest wait in PostgreSQL.
+    await until(async () => (await counts(companies[1])).parked === 57 && (await counts(companies[1])).queued === 3, { what: 'the burst parked but three' });
 
-    // The first 2xx makes it healthy: the parked ones go back to the queue without slots, at
-    // most the cap of them at a time, and take their slots (or the worker's credits) as they start.
+    // The first 2xx makes each healthy: parked ones go back to the queue without slots, at most
+    // the cap of them at a time, and take their slots (or the worker's credits) as they start.
     w = await startService({ ...workerEnv(t), CALLBACK_CONCURRENCY: '8', CALLBACK_DESTINATION_CONCURRENCY: '3' });
-    await until(async () => (await company.statuses()).every((s) => s === 'delivered'), { what: 'all 60 delivered', timeoutMs: 30_000 });
-    const ids = (await t.sql<{ id: string }>('SELECT id FROM callbacks WHERE company_id = $1', [company.c])).map((r) => r.id);
-    expect(rx.hits.map((h) => h.headers['webhook-id']).sort()).toEqual([...ids].sort());
-    for (const h of rx.hits) expect(verified(p, h)).toBeTruthy();
-    expect(answers.most()).toBeLessThanOrEqual(3);
-    expect(await counts()).toEqual({ parked: 0, queued: 60 });
-    await until(async () => (await destination(t, rx))?.waiting === 0, { what: 'nothing counted waiting' });
-    expect(await destination(t, rx)).toMatchObject({ state: 'closed', consecutiveFailures: 0 });
+    for (const [i, rx] of [fresh, failing].entries()) {
+      const company = companies[i];
+      await until(async () => (await company.statuses()).every((s) => s === 'delivered'), { what: `all 60 delivered to ${rx.url('/')}`, timeoutMs: 30_000 });
+      const ids = (await t.sql<{ id: string }>('SELECT id FROM callbacks WHERE company_id = $1', [company.c])).map((r) => r.id);
+      expect(rx.hits.map((h) => h.headers['webhook-id']).sort()).toEqual([...ids].sort());
+      for (const h of rx.hits) expect(verified(p, h)).toBeTruthy();
+      expect(answers[i].most()).toBeLessThanOrEqual(3);
+      expect(await counts(company)).toEqual({ parked: 0, queued: 60 });
+      await until(async () => (await destination(t, rx))?.waiting === 0, { what: 'nothing counted waiting' });
+      expect(await destination(t, rx)).toMatchObject({ state: 'closed', consecutiveFailures: 0 });
+    }
   }, 120_000);
 });

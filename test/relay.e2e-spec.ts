@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { CallbackRelay } from '../src/delivery/callback-relay.js';
 import { DestinationParking } from '../src/delivery/destination-parking.js';
 import { Receiver } from './support/receiver.js';
-import { companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
+import { companyWithCallback, createPartner, failureOnRecord, Partner, startTestApp, TestApp, until } from './support/test-app.js';
 
 /** How the relay learns of new rows, with its 5-second sweep stopped so only the wake-ups count. */
 describe('relay wake-ups', () => {
@@ -78,6 +78,8 @@ describe("a relay pass does not wait for a full destination's parking", () => {
       return park(rows);
     });
     const { c } = await companyWithCallback(t, p, rx.url('/unused'));
+    // A failure on record: its fresh callbacks ask for slots (a new one's first 2,000 would not).
+    await failureOnRecord(t, full.url('/'));
     await t.sql(
       `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
        SELECT $1, $2, 0, $3 || g, '{}', 'pending', now() FROM generate_series(1, 1000) g`,
@@ -121,13 +123,14 @@ describe("a relay pass does not wait for a full destination's parking", () => {
       active--;
       parked += rows.length;
     });
-    // A destination never heard from, whose two slots stay taken (it never answers): all of its
-    // 4000 callbacks but two are parked, 1000 per batch.
+    // A destination with a failure on record, whose two slots stay taken (it never answers): all
+    // of its 4000 callbacks but two are parked, 1000 per batch.
     const hanging: ServerResponse[] = [];
     const silent = await Receiver.start();
     silent.answer = (_h, _req, res) => void hanging.push(res);
     try {
       const { c } = await companyWithCallback(t, p, rx.url('/unused-2'));
+      await failureOnRecord(t, silent.url('/'));
       await t.sql(
         `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
          SELECT $1, $2, 0, $3 || g, '{}', 'pending', now() FROM generate_series(1, 4000) g`,

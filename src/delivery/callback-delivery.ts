@@ -15,7 +15,7 @@ import { CallbackSender, SendResult } from './callback-sender.js';
 import { signatureHeader } from './callback-signature.js';
 import { Decision, RetryPolicy } from './retry-policy.js';
 import { randomBytes } from 'node:crypto';
-import { AdmitItem, Admitted, BreakerResult, creditLease, DestinationGate, SettleItem, Settled } from './destination-gate.js';
+import { AdmitItem, Admitted, BreakerResult, creditLease, DestinationGate, HEALTHY_MS, SettleItem, Settled } from './destination-gate.js';
 import { DestinationParking } from './destination-parking.js';
 import { AttemptOutcome } from './retry-policy.js';
 import { AttemptEntry, deadLetter, journal, keepJobs } from './delivery-journal.js';
@@ -100,6 +100,8 @@ interface Local {
   started: number;
   /** Callbacks parked for the destination, as last heard from Redis (and parked here since). */
   waiting: number;
+  /** When a request of this process there was last answered 2xx with no failure since (0: not lately). */
+  lastOk: number;
   idleTimer?: NodeJS.Timeout;
 }
 
@@ -197,10 +199,11 @@ export class CallbackDelivery {
     // row is loaded: a slot is held for the request, not for the work around it). None free: the
     // job waits briefly here for one of this process's requests there to end, then a moment in
     // the queue (a fast destination frees one within milliseconds), holding no worker slot; none
-    // free again, the callback is parked. An open circuit: parked at once.
+    // free again, the callback is parked. An open circuit, or no slot free at a destination not
+    // known to answer 2xx (new, failing: its slots may all hang on a dead endpoint): parked at once.
     const slot = await this.admit(row, slotWaited, slotReserved, resumed);
     if (slot === 'full' && !slotWaited) return { slotRetryAt: Date.now() + SLOT_RETRY_MS * (0.5 + Math.random()) };
-    if (slot === 'full' || slot === 'open') return this.parked(row);
+    if (slot === 'full' || slot === 'park') return this.parked(row);
     this.localOf(row.destination).busy++;
 
     const secrets = [row.signing_secret];
@@ -289,7 +292,7 @@ export class CallbackDelivery {
    * does not wait again: it is parked when still no slot is free. A resumed callback asks Redis
    * (which counts it started among the resumed ones).
    */
-  private async admit(row: DeliveryRow, slotWaited: boolean, slotReserved: boolean, resumed: boolean): Promise<Slot | 'full' | 'open'> {
+  private async admit(row: DeliveryRow, slotWaited: boolean, slotReserved: boolean, resumed: boolean): Promise<Slot | 'full' | 'park'> {
     const origin = row.destination;
     const known = this.local.get(origin);
     if (known && !slotReserved && !resumed) {
@@ -308,7 +311,7 @@ export class CallbackDelivery {
       waited = true;
     }
     const lease = slotReserved ? row.id : creditLease(row.partner_id, `${this.token}.${++this.credits}`);
-    const { admission, waiting } = await this.admissions.call({ origin, id: row.id, lease });
+    const { admission, waiting, healthy } = await this.admissions.call({ origin, id: row.id, lease });
     if (admission === 'ok' || admission === 'probe') {
       const l = this.localOf(origin);
       l.waiting = waiting;
@@ -317,15 +320,18 @@ export class CallbackDelivery {
       l.credits.set(lease, credit);
       return { admission, lease, credit };
     }
-    if (admission === 'open') return 'open';
-    // 'full' ('queued' is never the answer to a start).
+    if (admission === 'open') return 'park';
+    // 'full' ('queued' is never the answer to a start). Waiting, here or in the queue, is for a
+    // destination that answers 2xx (seen in Redis or here lately): a slot frees within
+    // milliseconds there, while a new destination's slots may all hang until the timeout.
+    if (!healthy && !((this.local.get(origin)?.lastOk ?? 0) > Date.now() - HEALTHY_MS)) return 'park';
     if (waited || slotWaited || !this.mayWait(origin)) return 'full';
     return (await this.waitForSlot(origin, row, false)) ?? 'full';
   }
 
   private localOf(origin: string): Local {
     let l = this.local.get(origin);
-    if (!l) this.local.set(origin, (l = { busy: 0, waiters: [], credits: new Map(), idle: [], okAt: 0, started: 0, waiting: 0 }));
+    if (!l) this.local.set(origin, (l = { busy: 0, waiters: [], credits: new Map(), idle: [], okAt: 0, started: 0, waiting: 0, lastOk: 0 }));
     return l;
   }
 
@@ -376,6 +382,8 @@ export class CallbackDelivery {
     const l = this.localOf(origin);
     l.busy--;
     const result = breakerResult(r.outcome);
+    if (result === 'ok') l.lastOk = Date.now();
+    else if (result === 'fail') l.lastOk = 0;
     const credit = slot.credit;
     const next = l.waiters.find((w) => !w.offered && !w.expired);
     // Reused unless a job of another partner waits here for the slot (handed over in Redis, below).

@@ -20,8 +20,9 @@ export type Admission = 'ok' | 'probe' | 'queued' | 'full' | 'open';
  * Who asks: `queue` (the relay, for freshly claimed callbacks) or `hand-off` (callbacks resumed
  * from parking): while the destination is healthy, i.e. answered 2xx in the last 30 s with no
  * failure since, each is queued without a slot (fresh ones at a priority, resumed ones at most
- * `cap` at a time); otherwise each needs a slot, reserved for it, and parks without one.
- * `start`: a worker about to send takes a slot, or keeps the one reserved for it.
+ * `cap` at a time), and so are the first UNPROVEN fresh ones of a destination with no failure on
+ * record (new, or idle for a while); otherwise each needs a slot, reserved for it, and parks
+ * without one. `start`: a worker about to send takes a slot, or keeps the one reserved for it.
  */
 export type AdmitMode = 'queue' | 'hand-off' | 'start';
 
@@ -36,6 +37,8 @@ export interface Admitted {
   priority: number;
   /** Callbacks parked for the destination, as counted in Redis (a hint). */
   waiting: number;
+  /** The destination answered 2xx in the last 30 s with no failure since (see AdmitMode). */
+  healthy: boolean;
 }
 
 /**
@@ -139,8 +142,19 @@ export const creditOf = (lease: string): string | null => {
  *                    without a slot and not started yet, scored by expiry (a vanished job's place
  *                    comes back by itself): at most `cap` of them at a time
  */
-const HEALTHY_MS = 30_000;
+/** How long a 2xx with no failure since keeps a destination healthy. */
+export const HEALTHY_MS = 30_000;
 const RESUMED_MS = 60_000;
+/**
+ * A destination with no failure on record but no recent 2xx (new, or idle for a while) has up to
+ * this many fresh callbacks queued without a slot, as if healthy, until its first 2xx (which
+ * makes it healthy) or failure: a new destination's first batches then skip the park-and-resume
+ * round trip, and a new destination that is dead costs at most this many queue round trips before
+ * its backlog parks. Two relay batches: what the relay claims before a worker's first 2xx is in.
+ * The count is forgotten after UNPROVEN_MS without a 2xx or a failure.
+ */
+const UNPROVEN = 2000;
+const UNPROVEN_MS = 10 * 60_000;
 /** A 2xx within this long of the last one noted on a clean closed destination writes nothing. */
 const OK_NOTED_MS = 1000;
 
@@ -179,13 +193,14 @@ end
 const ADMIT = `${KNOWN}
 local P, now, cap, leaseMs, mode = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local MAX_PRIORITY = 2097151
-local HEALTHY_MS, RESUMED_MS = ${HEALTHY_MS}, ${RESUMED_MS}
+local HEALTHY_MS, RESUMED_MS, UNPROVEN, UNPROVEN_MS = ${HEALTHY_MS}, ${RESUMED_MS}, ${UNPROVEN}, ${UNPROVEN_MS}
 -- Also its state, last 2xx and parked count, read once (only a probe taken in this call changes the state).
 local function of(origin)
   local d = meet(P, now, origin)
   if not d.state then
-    local h = redis.call('HMGET', P .. 's:' .. origin, 'state', 'okAt')
+    local h = redis.call('HMGET', P .. 's:' .. origin, 'state', 'okAt', 'failures', 'unproven')
     d.state, d.okAt = h[1] or 'closed', tonumber(h[2] or '0')
+    d.clean, d.unproven, d.du = not h[3], tonumber(h[4] or '0'), 0
     d.waiting = tonumber(redis.call('HGET', P .. 'waiting', origin) or '0')
   end
   return d
@@ -218,9 +233,12 @@ for i = 6, #ARGV, 3 do
       else
         code = 'open'
       end
-    elseif mode ~= 'start' and d.okAt > now - HEALTHY_MS then
-      -- It answered 2xx lately and has not failed since: queued without a slot (its worker takes one).
+    elseif mode ~= 'start' and (d.okAt > now - HEALTHY_MS or (mode == 'queue' and d.clean and d.unproven + d.du < UNPROVEN)) then
+      -- It answered 2xx lately and has not failed since, or (a fresh callback) it has no failure on
+      -- record and fewer than UNPROVEN callbacks were queued so since its last 2xx: queued without
+      -- a slot (its worker takes one).
       code = 'queued'
+      if d.okAt <= now - HEALTHY_MS then d.du = d.du + 1 end
       if mode == 'queue' then
         if d.q == nil then d.q = tonumber(redis.call('HGET', P .. 'queued', origin) or '0') end
         d.dq = d.dq + 1
@@ -236,7 +254,14 @@ for i = 6, #ARGV, 3 do
       code = 'full'
     end
   end
-  out[#out + 1] = { code, priority, d.waiting }
+  out[#out + 1] = { code, priority, d.waiting, d.okAt > now - HEALTHY_MS and 1 or 0 }
+end
+for origin, d in pairs(known) do
+  if d.du and d.du > 0 then
+    local s = P .. 's:' .. origin
+    redis.call('HINCRBY', s, 'unproven', d.du)
+    redis.call('PEXPIRE', s, UNPROVEN_MS)
+  end
 end
 finish(P)
 return out
@@ -375,7 +400,7 @@ return state or 'closed'
 `;
 
 type Scripted = RedisConnection & {
-  destinationAdmit(key: string, ...args: (string | number)[]): Promise<[Admission, number, number][]>;
+  destinationAdmit(key: string, ...args: (string | number)[]): Promise<[Admission, number, number, number][]>;
   destinationSettle(key: string, ...args: (string | number)[]): Promise<[string, number, number, number, string][]>;
   destinationCountWaiting(key: string, ...args: (string | number)[]): Promise<number>;
   destinationProbeNow(key: string, ...args: (string | number)[]): Promise<string>;
@@ -407,7 +432,12 @@ export class DestinationGate implements OnModuleDestroy {
     if (items.length === 0) return [];
     const args = items.flatMap((i) => [i.origin, i.lease ?? i.id, i.id]);
     const rows = await this.redis.destinationAdmit(this.routingKey, this.p, Date.now(), this.config.callbackDestinationConcurrency, leaseMs, mode, ...args);
-    return rows.map(([admission, priority, waiting]) => ({ admission, priority: Number(priority), waiting: Number(waiting) }));
+    return rows.map(([admission, priority, waiting, healthy]) => ({
+      admission,
+      priority: Number(priority),
+      waiting: Number(waiting),
+      healthy: Number(healthy) === 1,
+    }));
   }
 
   /** Forgets the queued counts (when the queue holds no waiting job, they can only be stale). */
