@@ -28,7 +28,7 @@ export const CALLBACK_QUEUE = 'callbacks';
 /** Job data is the callback id only: BullMQ stores job data in clear, so no bodies or secrets. */
 export interface DeliverJobData {
   callbackId: string;
-  /** Admitted with a slot of its destination reserved for it (a hand-off, a probe, a destination not known healthy). */
+  /** Admitted with a slot of its destination reserved for it (a hand-off, a probe, a destination neither healthy nor trusted: see AdmitMode). */
   slot?: true;
   /**
    * Resumed from parking without a slot: counted among its destination's resumed callbacks until

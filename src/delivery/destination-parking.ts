@@ -42,7 +42,8 @@ export const queued = (r: Pick<ClaimedRow, 'id' | 'next_attempt_at' | 'message' 
  * marked `parked_at`, out of the queue. A parked callback costs nothing while it waits (no job,
  * no Redis memory, no polling: the relay's claim index leaves it out). `dispatch` is the relay's
  * and the hand-off's door into the queue: a healthy destination's callbacks go to BullMQ without
- * a slot (their workers take one; resumed ones at most `cap` at a time); any other destination's
+ * a slot (their workers take one; resumed ones at most `cap` at a time), as do the first fresh
+ * ones of a destination with no failure on record; any other destination's
  * claimed or resumed callback asks for a slot, goes with one, and parks without. When an attempt
  * ends, the worker hands its destination's free room straight to the oldest parked callbacks
  * (`resume`: one statement claims them, then `dispatch`), without a round trip through the
@@ -67,7 +68,8 @@ export class DestinationParking {
 
   /**
    * Queues what can go and parks the rest. A healthy destination's rows go to BullMQ without a
-   * slot (a worker takes one for the request): freshly claimed ones (`queue`) beyond its first
+   * slot (a worker takes one for the request), and so do the first fresh ones of a destination
+   * with no failure on record (see AdmitMode): freshly claimed ones (`queue`) beyond its first
    * `cap` behind other destinations' fresh callbacks, so its backlog skips the park-and-resume
    * round trip; resumed ones (`hand-off`) at most `cap` at a time. Any other destination's rows
    * go only with a slot reserved for them (so they are not parked again on the way), and park
