@@ -151,7 +151,7 @@ const RESUMED_MS = 60_000;
  * makes it healthy) or failure: a new destination's first batches then skip the park-and-resume
  * round trip, and a new destination that is dead costs at most this many queue round trips before
  * its backlog parks. Two relay batches: what the relay claims before a worker's first 2xx is in.
- * The count is forgotten after UNPROVEN_MS without a 2xx or a failure.
+ * A 2xx clears the count; otherwise it is forgotten UNPROVEN_MS after the last callback it counted.
  */
 const UNPROVEN = 2000;
 const UNPROVEN_MS = 10 * 60_000;
