@@ -194,12 +194,14 @@ const ADMIT = `${KNOWN}
 local P, now, cap, leaseMs, mode = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local MAX_PRIORITY = 2097151
 local HEALTHY_MS, RESUMED_MS, UNPROVEN, UNPROVEN_MS = ${HEALTHY_MS}, ${RESUMED_MS}, ${UNPROVEN}, ${UNPROVEN_MS}
--- Also its state, last 2xx and parked count, read once (only a probe taken in this call changes the state).
+-- Also its state, last 2xx (healthy: within HEALTHY_MS), failures, trusted count and parked count, read
+-- once (only a probe taken in this call changes the state; a probe's destination is not closed).
 local function of(origin)
   local d = meet(P, now, origin)
   if not d.state then
     local h = redis.call('HMGET', P .. 's:' .. origin, 'state', 'okAt', 'failures', 'unproven')
     d.state, d.okAt = h[1] or 'closed', tonumber(h[2] or '0')
+    d.healthy = d.okAt > now - HEALTHY_MS
     d.clean, d.unproven, d.du = not h[3], tonumber(h[4] or '0'), 0
     d.waiting = tonumber(redis.call('HGET', P .. 'waiting', origin) or '0')
   end
@@ -233,12 +235,12 @@ for i = 6, #ARGV, 3 do
       else
         code = 'open'
       end
-    elseif mode ~= 'start' and (d.okAt > now - HEALTHY_MS or (mode == 'queue' and d.clean and d.unproven + d.du < UNPROVEN)) then
+    elseif mode ~= 'start' and (d.healthy or (mode == 'queue' and d.clean and d.unproven + d.du < UNPROVEN)) then
       -- It answered 2xx lately and has not failed since, or (a fresh callback) it has no failure on
       -- record and fewer than UNPROVEN callbacks were queued so since its last 2xx: queued without
       -- a slot (its worker takes one).
       code = 'queued'
-      if d.okAt <= now - HEALTHY_MS then d.du = d.du + 1 end
+      if not d.healthy then d.du = d.du + 1 end
       if mode == 'queue' then
         if d.q == nil then d.q = tonumber(redis.call('HGET', P .. 'queued', origin) or '0') end
         d.dq = d.dq + 1
@@ -254,10 +256,10 @@ for i = 6, #ARGV, 3 do
       code = 'full'
     end
   end
-  out[#out + 1] = { code, priority, d.waiting, d.okAt > now - HEALTHY_MS and 1 or 0 }
+  out[#out + 1] = { code, priority, d.waiting, d.healthy and 1 or 0 }
 end
 for origin, d in pairs(known) do
-  if d.du and d.du > 0 then
+  if d.du > 0 then
     local s = P .. 's:' .. origin
     redis.call('HINCRBY', s, 'unproven', d.du)
     redis.call('PEXPIRE', s, UNPROVEN_MS)
