@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { destinationOf } from '../src/callbacks/callback-destination.js';
+import { CallbackDelivery, DeliveryResult } from '../src/delivery/callback-delivery.js';
 import { creditOf, DestinationGate } from '../src/delivery/destination-gate.js';
 import type { DestinationView } from '../src/delivery/destinations.service.js';
 import { buildService, startService, stop, workerEnv } from './support/processes.js';
@@ -561,4 +562,47 @@ describe("a burst before the destination's first 2xx: a new destination trusted,
       expect(await destination(t, rx)).toMatchObject({ state: 'closed', consecutiveFailures: 0 });
     }
   }, 120_000);
+});
+
+describe('a worker at a new destination whose slots hang', () => {
+  let t: TestApp;
+  let p: Partner;
+  let rx: Receiver;
+
+  beforeAll(async () => {
+    rx = await Receiver.start();
+    t = await startTestApp({ CALLBACK_DESTINATION_CONCURRENCY: '2', CALLBACK_CONCURRENCY: '8' });
+    p = await createPartner(t);
+  });
+  afterEach(() => jest.restoreAllMocks());
+  afterAll(async () => {
+    await t?.close();
+    await rx?.close();
+  });
+
+  it('parks a callback that finds no slot at once, neither waiting in the worker nor stepping back into the queue', async () => {
+    const hole = blackhole(rx);
+    const delivery = t.app.get(CallbackDelivery);
+    const deliver = delivery.deliver.bind(delivery);
+    const results: DeliveryResult[] = [];
+    jest.spyOn(delivery, 'deliver').mockImplementation(async (...args) => {
+      const r = await deliver(...args);
+      results.push(r);
+      return r;
+    });
+    try {
+      const company = await companyWithCallback(t, p, rx.url('/hang'));
+      for (let i = 0; i < 20; i++) await company.change();
+      // New, so all 20 are queued without slots (trusted); two take the slots and hang, and with no
+      // 2xx seen anywhere the other 18 park as they start.
+      await until(async () => (await t.sql<{ n: string }>(`SELECT count(*) AS n FROM callbacks WHERE company_id = $1 AND parked_at IS NOT NULL`, [company.c]))[0].n === '18', {
+        what: 'eighteen parked',
+      });
+      expect(rx.hits).toHaveLength(2);
+      expect(results.filter((r) => r && 'parked' in r)).toHaveLength(18);
+      expect(results.filter((r) => r && 'slotRetryAt' in r)).toEqual([]);
+    } finally {
+      hole.release();
+    }
+  });
 });
