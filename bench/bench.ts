@@ -195,9 +195,11 @@ async function main(): Promise<void> {
     const company = await api.post('v1/companies', { headers: partnerAuth, json: { name: 'Bench', status_callback: target('/company') } }).json<{ id: string }>();
     const delivered = async () => Number((await pg.query(`SELECT count(*) AS n FROM callbacks WHERE status = 'delivered'`)).rows[0].n);
 
-    // BENCH_ONLY=isolation runs the isolation scenario (6) alone; BENCH_ONLY=drain the backlog drain (3) alone.
+    // BENCH_ONLY=isolation runs the isolation scenario (6) alone; BENCH_ONLY=drain the backlog
+    // drain (3) alone; BENCH_ONLY=latency the latency run (5) alone.
     const only = process.env.BENCH_ONLY === 'isolation';
     const drainOnly = process.env.BENCH_ONLY === 'drain';
+    const latencyOnly = process.env.BENCH_ONLY === 'latency';
     let drain = NaN;
     let drainCpu = 'not measured';
     let apiRate = NaN;
@@ -205,6 +207,7 @@ async function main(): Promise<void> {
     let latencies: number[] = [NaN];
     let offered = NaN;
     if (!only) {
+    if (!latencyOnly) {
     // BENCH_START_AT=<epoch ms> (with BENCH_ONLY=drain): the drain starts then, so two builds'
     // drains run at the same moment on one machine. Each sees the same machine (its speed here
     // swings by a third between runs), so the ratio of their rates is steadier than either rate;
@@ -266,6 +269,7 @@ async function main(): Promise<void> {
     await until(() => rx.count() >= expected, 'API-driven callbacks');
     apiRate = (2 * API_CHANGES) / ((performance.now() - t0) / 1000);
     apiRequestRate = API_CHANGES / ((apiDone - t0) / 1000);
+    }
 
     // 5. Latency at a fixed offered load: one company per request, so each callback is matched
     //    to the API response that caused it.
@@ -321,6 +325,10 @@ async function main(): Promise<void> {
         return [i, epoch(start + (i * 1000) / RATE), epoch(responded[i]), st?.created, st?.enqueued, st?.started, epoch(rx.arrivals.get(`/lat/${i}`)!)].join(' ');
       });
       writeFileSync(process.env.BENCH_DUMP, lines.join('\n') + '\n');
+    }
+    if (latencyOnly) {
+      console.log(`  latency API response → arrival at ${RATE}/s   p50 ${fmt(quantile(latencies, 0.5))} ms, p99 ${fmt(quantile(latencies, 0.99))} ms, max ${fmt(latencies[latencies.length - 1])} ms (offered ${fmt(offered)}/s; baseline ${fmt(baseline)} req/s)`);
+      return;
     }
 
     }
