@@ -206,6 +206,8 @@ async function main(): Promise<void> {
     let apiRequestRate = NaN;
     let latencies: number[] = [NaN];
     let offered = NaN;
+    const latencyLine = () =>
+      `  latency API response → arrival at ${RATE}/s   p50 ${fmt(quantile(latencies, 0.5))} ms, p99 ${fmt(quantile(latencies, 0.99))} ms, max ${fmt(latencies[latencies.length - 1])} ms (offered ${fmt(offered)}/s)`;
     if (!only) {
     if (!latencyOnly) {
     // BENCH_START_AT=<epoch ms> (with BENCH_ONLY=drain): the drain starts then, so two builds'
@@ -327,7 +329,7 @@ async function main(): Promise<void> {
       writeFileSync(process.env.BENCH_DUMP, lines.join('\n') + '\n');
     }
     if (latencyOnly) {
-      console.log(`  latency API response → arrival at ${RATE}/s   p50 ${fmt(quantile(latencies, 0.5))} ms, p99 ${fmt(quantile(latencies, 0.99))} ms, max ${fmt(latencies[latencies.length - 1])} ms (offered ${fmt(offered)}/s; baseline ${fmt(baseline)} req/s)`);
+      console.log(`${latencyLine()} (baseline ${fmt(baseline)} req/s)`);
       return;
     }
 
@@ -340,7 +342,7 @@ async function main(): Promise<void> {
     console.log(`  backlog of ${BACKLOG} pending records drained  ${fmt(drain)} callbacks/s  (${fmt((drain / baseline) * 100)} % of baseline)`);
     console.log(`    CPU per callback drained: ${drainCpu}`);
     console.log(`  driven through the API (64 in flight)        ${fmt(apiRate)} callbacks/s delivered end to end (${fmt(apiRequestRate)} API changes/s)`);
-    console.log(`  latency API response → arrival at ${RATE}/s   p50 ${fmt(quantile(latencies, 0.5))} ms, p99 ${fmt(quantile(latencies, 0.99))} ms, max ${fmt(latencies[latencies.length - 1])} ms (offered ${fmt(offered)}/s)`);
+    console.log(latencyLine());
     // 6. Isolation: a destination that accepts and never answers, with DEAD_BACKLOG pending
     //    callbacks, beside a healthy one changed HEALTHY_RATE times a second (one company per
     //    change). Healthy latency alone, then with the dead neighbour; the connections the dead
