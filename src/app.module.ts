@@ -2,8 +2,12 @@ import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from
 import { APP_FILTER } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import dns from 'node:dns';
-import { CallbackDelivery, DeliveryWorker } from './delivery/callback-delivery.js';
+import { Admission } from './delivery/admission.js';
+import { AdmissionSignal } from './delivery/admission-signal.js';
+import { CallbackDelivery } from './delivery/callback-delivery.js';
 import { CallbackQueue } from './delivery/callback-queue.js';
+import { DeliveryWorker } from './delivery/delivery-worker.js';
+import { Settlement } from './delivery/settlement.js';
 import { CallbackRecorder } from './callbacks/callback-recorder.js';
 import { CallbackRelay } from './delivery/callback-relay.js';
 import { CallbackSender, DNS_LOOKUP } from './delivery/callback-sender.js';
@@ -12,8 +16,6 @@ import { CallbacksAdminController } from './callbacks/callbacks-admin.controller
 import { CallbacksAdminService } from './callbacks/callbacks-admin.service.js';
 import { CallbacksController } from './callbacks/callbacks.controller.js';
 import { SourceIpsController } from './callbacks/source-ips.controller.js';
-import { DestinationGate } from './delivery/destination-gate.js';
-import { DestinationParking } from './delivery/destination-parking.js';
 import { DestinationsAdminController, PartnerDestinationsController } from './delivery/destinations.controller.js';
 import { DestinationsService } from './delivery/destinations.service.js';
 import { DomainErrorFilter } from './common/domain-error.js';
@@ -99,10 +101,8 @@ export class AppModule {
         { provide: REDIS, useFactory: () => createRedis(config.redisUrl, `${config.queuePrefix}-app`) },
         RedisCloser,
         Metrics,
-        // Both roles queue: the relay its claims, a worker the parked callbacks it hands a slot to.
-        CallbackQueue,
-        DestinationGate,
-        DestinationParking,
+        // Both roles wake admission: commits and redeliveries (api), settlements (worker).
+        AdmissionSignal,
         // Every role prunes; an advisory lock lets one process at a time do it.
         CallbackRetention,
         { provide: RETENTION_INTERVAL_MS, useValue: DEFAULT_RETENTION_INTERVAL_MS },
@@ -125,11 +125,13 @@ export class AppModule {
               CallbackRecorder,
               CallbackUrlValidator,
               CallbacksAdminService,
+              CallbackQueue,
+              Admission,
               CallbackRelay,
               DestinationsService,
             ]
           : []),
-        ...(worker ? [CallbackSender, CallbackDelivery, DeliveryWorker] : []),
+        ...(worker ? [CallbackSender, Settlement, CallbackDelivery, DeliveryWorker] : []),
       ],
     };
   }

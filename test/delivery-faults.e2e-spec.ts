@@ -1,5 +1,4 @@
 import { ChildProcess } from 'node:child_process';
-import { CallbackRelay } from '../src/delivery/callback-relay.js';
 import { buildService, sparePort, startRedis, startService, stop, workerEnv } from './support/processes.js';
 import { Receiver } from './support/receiver.js';
 import { TcpProxy } from './support/tcp-proxy.js';
@@ -26,31 +25,30 @@ describe('nothing is lost when Redis goes away', () => {
   });
 
   it('commits changes while Redis is down and delivers every callback once it is back', async () => {
-    const { change, statuses } = await companyWithCallback(t, p, rx.url('/outage'));
+    const { change, statuses, c } = await companyWithCallback(t, p, rx.url('/outage'));
     await stop(redis, 'SIGKILL');
     for (let i = 0; i < 3; i++) await change();
-    // The relay claims each row and, Redis refusing the job, releases it again.
-    const unqueued = async () => (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM callbacks WHERE enqueued_at IS NULL AND status = 'pending'`))[0].n;
-    await until(async () => (await unqueued()) === 3, { what: 'claims released while Redis is down' });
+    // Admission moves each row to sending and, Redis refusing the job, hands it back at once.
+    const attempted = async () => (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM callback_attempts a JOIN callbacks c ON c.id = a.callback_id WHERE c.company_id = $1`, [c]))[0].n;
+    await until(async () => (await statuses()).join() === 'pending,pending,pending', { what: 'admissions handed back while Redis is down' });
+    expect(await attempted()).toBe(0);
     redis = await startRedis(redisPort);
     await until(() => rx.on('/outage').length >= 3, { timeoutMs: 30000, what: 'callbacks after the outage' });
     await until(async () => (await statuses()).every((s) => s === 'delivered'), { what: 'all delivered' });
     expect(new Set(rx.on('/outage').map((h) => h.headers['webhook-id'])).size).toBe(3);
   });
 
-  it('re-queues pending callbacks whose jobs vanished from Redis (flushed or restarted empty)', async () => {
+  it('keeps retry waits in PostgreSQL: Redis restarted empty loses none of them', async () => {
     rx.answer = (h, _req, res) => res.writeHead(h.path === '/flushed' && rx.on('/flushed').length === 1 ? 500 : 204).end();
     const { change, c, statuses } = await companyWithCallback(t, p, rx.url('/flushed'));
     await change();
     await until(() => rx.on('/flushed').length === 1, { what: 'first attempt' });
-    // The retry now waits as a delayed job. Redis loses it; the row stays pending and queued.
+    // The retry waits as a pending row (next_attempt_at), not as a job: Redis holds nothing of it.
     await until(async () => (await t.sql<{ n: number }>(`SELECT schedule_attempts AS n FROM callbacks WHERE company_id = $1`, [c]))[0]?.n === 1);
     await stop(redis, 'SIGKILL');
     redis = await startRedis(redisPort);
-    await t.sql(`UPDATE callbacks SET next_attempt_at = now() - interval '1 minute' WHERE company_id = $1`, [c]);
-    // What the 5-second sweep does, now; it fails until the queue's connection is back.
-    await until(() => t.app.get(CallbackRelay).requeueOverdue().then(() => true, () => false), { what: 'requeue once Redis is reachable' });
-    await until(async () => (await statuses())[0] === 'delivered', { timeoutMs: 20000, what: 'redelivered after the flush' });
+    await t.sql(`UPDATE callbacks SET next_attempt_at = now() WHERE company_id = $1`, [c]);
+    await until(async () => (await statuses())[0] === 'delivered', { timeoutMs: 20000, what: 'retried after Redis came back empty' });
     expect(rx.on('/flushed')).toHaveLength(2);
   });
 });
@@ -124,7 +122,7 @@ describe('worker processes stopped mid-delivery', () => {
     await change();
     await until(() => held.length === 1, { what: 'delivery in flight' });
     await stop(first, 'SIGKILL');
-    expect(await statuses()).toEqual(['pending']);
+    expect(await statuses()).toEqual(['sending']);
     await worker();
     await until(async () => (await statuses())[0] === 'delivered', { timeoutMs: 45000, what: 'delivery after restart' });
     const hits = rx.on('/kill');

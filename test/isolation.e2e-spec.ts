@@ -3,12 +3,10 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { destinationOf } from '../src/callbacks/callback-destination.js';
-import { CallbackDelivery, DeliveryResult } from '../src/delivery/callback-delivery.js';
-import { creditOf, DestinationGate } from '../src/delivery/destination-gate.js';
 import type { DestinationView } from '../src/delivery/destinations.service.js';
 import { buildService, startService, stop, workerEnv } from './support/processes.js';
 import { Receiver, webhookHeaders } from './support/receiver.js';
-import { companyWithCallback, createPartner, failureOnRecord, Partner, startTestApp, TestApp, until } from './support/test-app.js';
+import { companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
 
 type Destination = DestinationView;
 
@@ -80,9 +78,10 @@ describe('a dead destination beside a healthy one', () => {
   it('delivers the healthy destination while the dead one hangs, opens the dead circuit, then resumes it by itself', async () => {
     const deadCompany = await companyWithCallback(t, p, dead.url('/never'));
     for (let i = 0; i < 30; i++) await deadCompany.change();
-    await until(() => dead.hits.length === 3, { what: 'the dead destination holding its 3 slots' });
+    // A new destination starts with a window of 2: two requests hang.
+    await until(() => dead.hits.length === 2, { what: 'the dead destination holding its first window' });
 
-    // The dead destination's three attempts hang for 3 s; the healthy one is not behind them.
+    // The dead destination's two attempts hang for 3 s; the healthy one is not behind them.
     const okCompany = await companyWithCallback(t, p, ok.url('/fine'));
     const started = Date.now();
     for (let i = 0; i < 5; i++) await okCompany.change();
@@ -92,27 +91,24 @@ describe('a dead destination beside a healthy one', () => {
     expect(Number(attemptsFinished)).toBe(0);
     for (const h of ok.hits) expect(verified(p, h)).toBeTruthy();
 
-    // The three time out together: the circuit opens, the other 27 wait without a job.
+    // Two time out (the window shrinks to 1), a third: the circuit opens; the other 27 wait as pending rows.
     const open = await until(async () => ((await destination(t, dead))?.state !== 'closed' ? destination(t, dead) : null), { what: 'circuit open' });
     expect(open.consecutiveFailures).toBeGreaterThanOrEqual(3);
     expect(open.lastError).toBe('timeout: no answer within 3000 ms');
     expect(open.openedAt).not.toBeNull();
     expect(await metric(t, 'funding_destination_circuit_transitions_total{transition="opened"}')).toBe(1);
-    // 27 never attempted; all parked (no job, no Redis memory) but the one that may be out as the first probe.
-    const counts = () =>
-      t.sql<{ untried: string; parked: string }>(
-        `SELECT count(*) FILTER (WHERE attempt_count = 0) AS untried, count(*) FILTER (WHERE parked_at IS NOT NULL) AS parked FROM callbacks WHERE company_id = $1`,
-        [deadCompany.c],
-      );
-    // The circuit opens in Redis while the three attempts are still being recorded in PostgreSQL.
-    await until(async () => Number((await counts())[0].parked) >= 26 && Number((await counts())[0].untried) <= 27, { what: 'the rest parked, the three hung attempts recorded' });
-    expect(Number((await counts())[0].untried)).toBe(27);
+    // 27 never attempted (one of them may be out as the first probe): pending in PostgreSQL, no job in Redis.
+    const [counts] = await t.sql<{ untried: number; sending: number }>(
+      `SELECT count(*) FILTER (WHERE attempt_count = 0)::int AS untried, count(*) FILTER (WHERE status = 'sending')::int AS sending FROM callbacks WHERE company_id = $1`,
+      [deadCompany.c],
+    );
+    expect(counts.untried).toBe(27);
+    expect(counts.sending).toBeLessThanOrEqual(1);
     expect((await destinations(t, '?state=closed')).map((d) => d.origin)).toContain(`http://127.0.0.1:${ok.port}`);
     // While open: one probe at a time, each timing out again.
     await until(async () => ((await destination(t, dead))?.consecutiveFailures ?? 0) >= 4, { what: 'a failed probe', timeoutMs: 8000 });
-    // At most: its 3 slots, the slots freed by the first two timeouts before the third opened
-    // the circuit (when they settle apart), and the one probe.
-    expect(dead.hits.length).toBeLessThanOrEqual(3 + 2 + 1);
+    // Its first window of two, the one the halved window allowed, and one probe at a time.
+    expect(dead.hits.length).toBeLessThanOrEqual(2 + 1 + 2);
 
     // The receiver comes back: the next probe closes the circuit and everything that waited goes.
     hole.recover();
@@ -254,7 +250,7 @@ describe('a callback that waits past the end of its schedule', () => {
 
     // Redelivered while the circuit is still open: it waits like the rest, with a fresh schedule.
     await t.admin('post', `/admin/v1/callbacks/${id}/redeliver`).expect(202);
-    await until(async () => (await t.sql<{ parked: boolean }>(`SELECT parked_at IS NOT NULL AS parked FROM callbacks WHERE id = $1`, [id]))[0].parked, { what: 'redelivery parked' });
+    expect((await t.sql<{ status: string }>(`SELECT status FROM callbacks WHERE id = $1`, [id]))[0].status).toBe('pending');
     const again = await until(async () => {
       const c = (await t.admin('get', `/admin/v1/callbacks/${id}`).expect(200)).body;
       return c.status === 'failed' ? c : null;
@@ -373,236 +369,44 @@ describe('destination state shared by worker processes', () => {
   }, 60_000);
 });
 
-describe("a destination's backlog and another destination's fresh callback", () => {
+describe('a storm of dead destinations beside a healthy one', () => {
   let t: TestApp;
   let p: Partner;
-  let rxX: Receiver;
-  let rxY: Receiver;
-  let w: ChildProcess | undefined;
+  const dead: Receiver[] = [];
+  let ok: Receiver;
 
   beforeAll(async () => {
-    buildService();
-    [rxX, rxY] = await Promise.all([Receiver.start(), Receiver.start()]);
-    // No worker in this process: the queue is looked at before one starts.
-    t = await startTestApp({ ROLE: 'api', CALLBACK_DESTINATION_CONCURRENCY: '3' });
-    p = await createPartner(t);
-  }, 180_000);
-  afterAll(async () => {
-    if (w) await stop(w, 'SIGKILL');
-    await t?.close();
-    await rxX?.close();
-    await rxY?.close();
-  });
-
-  it("queues a healthy destination's backlog behind another destination's fresh callback, all but as many as it has slots", async () => {
-    const x = await companyWithCallback(t, p, rxX.url('/x'));
-    const y = await companyWithCallback(t, p, rxY.url('/y'));
-    // X and Y answer 2xx once: a healthy destination's fresh callbacks are queued without a slot
-    // (a destination not known healthy gets its slot from the relay, and its job goes first).
-    const first = await x.change();
-    await y.change();
-    w = await startService({ ...workerEnv(t), CALLBACK_CONCURRENCY: '1', CALLBACK_DESTINATION_CONCURRENCY: '3' });
-    await until(async () => [...(await x.statuses()), ...(await y.statuses())].every((s) => s === 'delivered'), { what: "X's and Y's first callbacks delivered" });
-    await stop(w, 'SIGTERM');
-
-    const backlog: string[] = [];
-    for (let i = 0; i < 12; i++) backlog.push(await x.change());
-    const queued = async (ids: string[]) =>
-      Number((await t.sql<{ n: string }>('SELECT count(*) AS n FROM callbacks WHERE id = ANY($1::uuid[]) AND enqueued_at IS NOT NULL', [ids]))[0].n);
-    await until(async () => (await queued(backlog)) === 12, { what: "X's 12 callbacks queued" });
-    const fresh = await y.change();
-    await until(async () => (await queued([fresh])) === 1, { what: "Y's callback queued" });
-
-    // One delivery at a time, so the attempts follow the queue's order.
-    w = await startService({ ...workerEnv(t), CALLBACK_CONCURRENCY: '1', CALLBACK_DESTINATION_CONCURRENCY: '3' });
-    await until(async () => [...(await x.statuses()), ...(await y.statuses())].every((s) => s === 'delivered'), { what: 'all delivered', timeoutMs: 30_000 });
-    const order = (
-      await t.sql<{ callback_id: string }>('SELECT callback_id FROM callback_attempts WHERE callback_id = ANY($1::uuid[]) ORDER BY started_at', [[...backlog, fresh]])
-    ).map((r) => r.callback_id);
-    // X's first three, then Y's, then the rest of X's backlog (committed before Y's callback).
-    expect(order).toEqual([...backlog.slice(0, 3), fresh, ...backlog.slice(3)]);
-    expect(rxX.hits.map((h) => JSON.parse(h.body).companyId)).toEqual(Array(13).fill(x.c));
-    expect(first).not.toBe(fresh);
-    expect(rxY.hits).toHaveLength(2);
-  }, 120_000);
-});
-
-describe("a worker's slots reused for a busy healthy destination (credits)", () => {
-  let t: TestApp;
-  let p: Partner;
-  let rx: Receiver;
-  let elsewhere: DestinationGate;
-
-  beforeAll(async () => {
-    rx = await Receiver.start();
-    t = await startTestApp({
-      CALLBACK_CONCURRENCY: '6',
-      CALLBACK_DESTINATION_CONCURRENCY: '3',
-      CALLBACK_BREAKER_THRESHOLD: '3',
-      CALLBACK_BREAKER_PROBE: '10m..10m',
-      CALLBACK_RETRY_SCHEDULE: '1s,1m',
-    });
-    p = await createPartner(t);
-    // Another worker process's view of the same destinations.
-    elsewhere = new DestinationGate(t.config);
-    await until(() => elsewhere.openCount().then(() => true, () => false), { what: "the gate's Redis connection" });
-  });
-  afterAll(async () => {
-    elsewhere?.onModuleDestroy();
-    await t?.close();
-    await rx?.close();
-  });
-
-  it('counts them for their partner, gives them back when idle, and stops reusing them once another process opens the circuit', async () => {
-    const origin = `http://127.0.0.1:${rx.port}`;
-    const company = await companyWithCallback(t, p, rx.url('/busy'));
-    const delivered = async () => (await company.statuses()).filter((s) => s === 'delivered').length;
-    // Healthy (one 2xx), then held requests: the partner sees its three in flight, named as its credits.
-    await company.change();
-    await until(async () => (await delivered()) === 1, { what: 'first delivered' });
-    const held: http.ServerResponse[] = [];
-    rx.answer = (_h, _req, res) => held.push(res);
-    for (let i = 0; i < 5; i++) await company.change();
-    await until(() => held.length === 3, { what: 'three requests held' });
-    const [state] = await elsewhere.snapshot([origin]);
-    expect(state.leases.map(creditOf)).toEqual([p.id, p.id, p.id]);
-    const mine = (await t.as(p.apiKey, 'get', '/v1/callbacks/destinations').expect(200)).body.items as Destination[];
-    expect(mine).toEqual([expect.objectContaining({ origin, inFlight: 3 })]);
-    rx.answer = (_h, _req, res) => setTimeout(() => res.writeHead(204).end(), 20);
-    held.splice(0).forEach((res) => res.writeHead(204).end());
-    await until(async () => (await delivered()) === 6, { what: 'six delivered' });
-    // Idle, the credits go back to Redis within milliseconds.
-    await until(async () => (await destination(t, rx))?.inFlight === 0, { what: 'credits given back', timeoutMs: 2000 });
-
-    // Busy again; another process sees three failures answered after every 2xx this worker will
-    // report: the worker's reports do not close the circuit, and it stops reusing its credits.
-    for (let i = 0; i < 5; i++) await company.change();
-    await until(async () => (await delivered()) >= 8, { what: 'busy again' });
-    const later = Date.now() + 60_000;
-    await elsewhere.settle([1, 2, 3].map(() => ({ origin, id: randomUUID(), result: 'fail' as const, error: 'HTTP 503', at: later })));
-    // One callback at a time, each finding an idle credit: only hearing of the open circuit stops
-    // the reuse (its reports, every 250 ms, hear it).
-    await until(
-      async () => {
-        const id = await company.change();
-        const row = await until(
-          async () => (await t.sql<{ status: string; parked_at: Date | null }>('SELECT status, parked_at FROM callbacks WHERE id = $1', [id])).find((r) => r.status !== 'pending' || r.parked_at),
-          { what: 'delivered or parked' },
-        );
-        return row.parked_at !== null;
-      },
-      { what: 'a callback parked behind the circuit opened elsewhere', timeoutMs: 5000 },
-    );
-    await until(async () => (await company.statuses()).every((s) => s === 'delivered') || ((await destination(t, rx))?.inFlight === 0 && (await destination(t, rx))?.state === 'open'), {
-      what: 'nothing in flight',
-    });
-    expect((await destination(t, rx))?.state).toBe('open');
-    const sent = rx.hits.length;
-    // The operator's probe closes it; everything that waited goes, each callback exactly once.
-    await t.admin('post', '/admin/v1/destinations/probe', { origin }).expect(202);
-    await until(async () => (await company.statuses()).every((s) => s === 'delivered'), { what: 'all delivered after the probe' });
-    const ids = new Set(rx.on('/busy').map((h) => h.headers['webhook-id']));
-    expect(ids.size).toBe((await company.statuses()).length);
-    expect(rx.hits.length).toBeGreaterThan(sent);
-    for (const h of rx.hits) expect(verified(p, h)).toBeTruthy();
-  }, 60_000);
-});
-
-describe("a burst before the destination's first 2xx: a new destination trusted, one with a failure on record parked", () => {
-  let t: TestApp;
-  let p: Partner;
-  let fresh: Receiver;
-  let failing: Receiver;
-  let w: ChildProcess | undefined;
-
-  beforeAll(async () => {
-    buildService();
-    [fresh, failing] = await Promise.all([Receiver.start(), Receiver.start()]);
-    // No worker in this process: the relay queues or parks the bursts before anything is delivered.
-    t = await startTestApp({ ROLE: 'api', CALLBACK_DESTINATION_CONCURRENCY: '3' });
-    p = await createPartner(t);
-  }, 180_000);
-  afterAll(async () => {
-    if (w) await stop(w, 'SIGKILL');
-    await t?.close();
-    await fresh?.close();
-    await failing?.close();
-  });
-
-  it('queues the new one without slots, parks the other but three, then delivers each callback once, never more than the cap at a time', async () => {
-    const answers = [slowAnswers(fresh, 5), slowAnswers(failing, 5)];
-    await failureOnRecord(t, failing.url('/'));
-    const companies = [await companyWithCallback(t, p, fresh.url('/burst')), await companyWithCallback(t, p, failing.url('/burst'))];
-    for (let i = 0; i < 60; i++) for (const company of companies) await company.change();
-    const counts = async (company: (typeof companies)[number]) =>
-      (
-        await t.sql<{ parked: string; queued: string }>(
-          `SELECT count(*) FILTER (WHERE parked_at IS NOT NULL) AS parked, count(*) FILTER (WHERE enqueued_at IS NOT NULL) AS queued FROM callbacks WHERE company_id = $1`,
-          [company.c],
-        )
-      ).map((r) => ({ parked: Number(r.parked), queued: Number(r.queued) }))[0];
-    // Never met: its fresh callbacks go to the queue without slots (each takes one as it starts).
-    await until(async () => (await counts(companies[0])).queued === 60, { what: "the new destination's burst queued" });
-    expect(await counts(companies[0])).toEqual({ parked: 0, queued: 60 });
-    // A failure on record: three go with the destination's slots, the rest wait in PostgreSQL.
-    await until(async () => (await counts(companies[1])).parked === 57 && (await counts(companies[1])).queued === 3, { what: 'the burst parked but three' });
-
-    // The first 2xx makes each healthy: parked ones go back to the queue without slots, at most
-    // the cap of them at a time, and take their slots (or the worker's credits) as they start.
-    w = await startService({ ...workerEnv(t), CALLBACK_CONCURRENCY: '8', CALLBACK_DESTINATION_CONCURRENCY: '3' });
-    for (const [i, rx] of [fresh, failing].entries()) {
-      const company = companies[i];
-      await until(async () => (await company.statuses()).every((s) => s === 'delivered'), { what: `all 60 delivered to ${rx.url('/')}`, timeoutMs: 30_000 });
-      const ids = (await t.sql<{ id: string }>('SELECT id FROM callbacks WHERE company_id = $1', [company.c])).map((r) => r.id);
-      expect(rx.hits.map((h) => h.headers['webhook-id']).sort()).toEqual([...ids].sort());
-      for (const h of rx.hits) expect(verified(p, h)).toBeTruthy();
-      expect(answers[i].most()).toBeLessThanOrEqual(3);
-      expect(await counts(company)).toEqual({ parked: 0, queued: 60 });
-      await until(async () => (await destination(t, rx))?.waiting === 0, { what: 'nothing counted waiting' });
-      expect(await destination(t, rx)).toMatchObject({ state: 'closed', consecutiveFailures: 0 });
+    for (let i = 0; i < 8; i++) {
+      const r = await Receiver.start();
+      blackhole(r);
+      dead.push(r);
     }
-  }, 120_000);
-});
-
-describe('a worker at a new destination whose slots hang', () => {
-  let t: TestApp;
-  let p: Partner;
-  let rx: Receiver;
-
-  beforeAll(async () => {
-    rx = await Receiver.start();
-    t = await startTestApp({ CALLBACK_DESTINATION_CONCURRENCY: '2', CALLBACK_CONCURRENCY: '8' });
+    ok = await Receiver.start();
+    // 10 delivery slots in all: 8 new destinations whose requests hang could hold them all.
+    t = await startTestApp({ CALLBACK_CONCURRENCY: '10', CALLBACK_TIMEOUT_MS: '5000', CALLBACK_BREAKER_THRESHOLD: '3' });
     p = await createPartner(t);
   });
-  afterEach(() => jest.restoreAllMocks());
   afterAll(async () => {
     await t?.close();
-    await rx?.close();
+    for (const r of [...dead, ok]) await r?.close();
   });
 
-  it('parks a callback that finds no slot at once, neither waiting in the worker nor stepping back into the queue', async () => {
-    const hole = blackhole(rx);
-    const delivery = t.app.get(CallbackDelivery);
-    const deliver = delivery.deliver.bind(delivery);
-    const results: DeliveryResult[] = [];
-    jest.spyOn(delivery, 'deliver').mockImplementation(async (...args) => {
-      const r = await deliver(...args);
-      results.push(r);
-      return r;
-    });
-    try {
-      const company = await companyWithCallback(t, p, rx.url('/hang'));
-      for (let i = 0; i < 20; i++) await company.change();
-      // New, so all 20 are queued without slots (trusted); two take the slots and hang, and with no
-      // 2xx seen anywhere the other 18 park as they start.
-      await until(async () => (await t.sql<{ n: string }>(`SELECT count(*) AS n FROM callbacks WHERE company_id = $1 AND parked_at IS NOT NULL`, [company.c]))[0].n === '18', {
-        what: 'eighteen parked',
-      });
-      expect(rx.hits).toHaveLength(2);
-      expect(results.filter((r) => r && 'parked' in r)).toHaveLength(18);
-      expect(results.filter((r) => r && 'slotRetryAt' in r)).toEqual([]);
-    } finally {
-      hole.release();
+  it('never lets unproven destinations hold more than half the slots: the healthy one is served at once', async () => {
+    // The healthy destination has answered before (it is proven); then the storm begins.
+    const healthy = await companyWithCallback(t, p, ok.url('/fine'));
+    await healthy.change();
+    await until(() => ok.hits.length === 1, { what: 'the healthy destination proven' });
+    for (const r of dead) {
+      const company = await companyWithCallback(t, p, r.url('/hang'));
+      for (let i = 0; i < 5; i++) await company.change();
     }
-  });
+    await until(() => dead.reduce((n, r) => n + r.hits.length, 0) === 5, { what: 'half the slots hanging' });
+    const started = Date.now();
+    for (let i = 0; i < 10; i++) await healthy.change();
+    await until(() => ok.hits.length === 11, { what: 'the healthy destination served beside the storm', timeoutMs: 4000 });
+    expect(Date.now() - started).toBeLessThan(4000);
+    // Still only five requests hang: the dead destinations' share of the ten slots.
+    expect(dead.reduce((n, r) => n + r.hits.length, 0)).toBe(5);
+    for (const h of ok.hits) expect(verified(p, h)).toBeTruthy();
+  }, 30_000);
 });

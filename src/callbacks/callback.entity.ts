@@ -1,7 +1,8 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import type { CallbackMessage } from './callback-message.js';
 
-export type CallbackStatus = 'pending' | 'delivered' | 'failed';
+/** `sending`: admitted to a worker (its lease running); the API shows it as `pending`. */
+export type CallbackStatus = 'pending' | 'sending' | 'delivered' | 'failed';
 
 /** The outbox row: written in the same transaction as the change it reports. */
 @Entity('callbacks')
@@ -23,10 +24,8 @@ export class Callback {
   /** Attempts since the last (re)delivery request: the retry schedule counts these. */
   @Column('integer', { name: 'schedule_attempts', default: 0 }) scheduleAttempts: number;
   @Column('timestamptz', { name: 'next_attempt_at', nullable: true }) nextAttemptAt: Date | null;
-  /** When the relay last handed the row to the queue; null = not (or no longer) in the queue. */
-  @Column('timestamptz', { name: 'enqueued_at', nullable: true }) enqueuedAt: Date | null;
-  /** Set while the callback waits for its destination (no room, or an open circuit), out of the queue. */
-  @Column('timestamptz', { name: 'parked_at', nullable: true }) parkedAt: Date | null;
+  /** While `sending`: when the admission lapses if no worker settles it (its process died). */
+  @Column('timestamptz', { name: 'lease_until', nullable: true }) leaseUntil: Date | null;
   /** Creation or the last redelivery: the retry schedule runs from here. */
   @Column({ type: 'timestamptz', name: 'schedule_started_at', insert: false, update: false }) scheduleStartedAt: Date;
   @Column('text', { name: 'last_error', nullable: true }) lastError: string | null;

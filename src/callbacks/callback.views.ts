@@ -8,9 +8,10 @@ export function callbackView(c: Callback) {
     name: CallbackMessage[c.message],
     url: c.url,
     body: JSON.parse(c.body) as unknown,
-    status: c.status,
+    // Admitted to a worker is still on its way: the contract knows pending, delivered, failed.
+    status: c.status === 'sending' ? 'pending' : c.status,
     attemptCount: c.attemptCount,
-    nextAttemptAt: c.status === 'pending' && c.nextAttemptAt ? c.nextAttemptAt.toISOString() : null,
+    nextAttemptAt: (c.status === 'pending' || c.status === 'sending') && c.nextAttemptAt ? c.nextAttemptAt.toISOString() : null,
     lastError: c.lastError,
     companyId: c.companyId,
     createdAt: c.createdAt.toISOString(),

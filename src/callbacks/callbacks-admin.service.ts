@@ -4,8 +4,7 @@ import { DataSource } from 'typeorm';
 import { DomainError, invalidProperty, notFound } from '../common/domain-error.js';
 import { Callback, CallbackAttempt, CallbackStatus } from './callback.entity.js';
 import { CallbackMessage } from './callback-message.js';
-import { CallbackQueue } from '../delivery/callback-queue.js';
-import { CALLBACKS_CHANNEL } from './callback-recorder.js';
+import { AdmissionSignal } from '../delivery/admission-signal.js';
 
 /**
  * Whose callbacks a caller may see and repair: an operator sees all (no scope), a partner only
@@ -33,8 +32,14 @@ export function decodeCursor(cursor: string): string {
   return m[1];
 }
 
-/** Back to pending, due now, not in the queue: the relay takes it from here. */
-const RESET = `status = 'pending', schedule_attempts = 0, schedule_started_at = now(), next_attempt_at = now(), enqueued_at = NULL, delivered_at = NULL`;
+/**
+ * A fresh schedule, due now: admission takes it from here. A callback whose attempt is in flight
+ * (`sending`) stays so: that attempt settles it, under the fresh schedule (settlement.ts).
+ */
+const RESET = `status = CASE WHEN status = 'sending' THEN 'sending' ELSE 'pending' END, schedule_attempts = 0, schedule_started_at = now(), next_attempt_at = now(), delivered_at = NULL`;
+
+/** The API shows an admitted (`sending`) callback as `pending`: to the partner both are on their way. */
+const STATUSES: Record<CallbackStatus, CallbackStatus[]> = { pending: ['pending', 'sending'], sending: ['sending'], delivered: ['delivered'], failed: ['failed'] };
 
 /**
  * Reads and repairs of the outbox, for operators (all callbacks) and partners (their own, through
@@ -44,13 +49,13 @@ const RESET = `status = 'pending', schedule_attempts = 0, schedule_started_at = 
 export class CallbacksAdminService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    private readonly queue: CallbackQueue,
+    private readonly signal: AdmissionSignal,
   ) {}
 
   async list(f: CallbackFilter, scope?: CallbackScope): Promise<{ items: Callback[]; nextCursor: string | null }> {
     const q = this.db.getRepository(Callback).createQueryBuilder('c').orderBy('c.seq', 'DESC').limit(f.limit + 1);
     if (scope) q.andWhere('c.partner_id = :partnerId', { partnerId: scope.partnerId });
-    if (f.status) q.andWhere('c.status = :status', { status: f.status });
+    if (f.status) q.andWhere('c.status IN (:...statuses)', { statuses: STATUSES[f.status] });
     if (f.companyId) q.andWhere('c.company_id = :companyId', { companyId: f.companyId });
     if (f.message !== undefined) q.andWhere('c.message = :message', { message: f.message });
     if (f.cursor !== undefined) q.andWhere('c.seq < :seq', { seq: decodeCursor(f.cursor) });
@@ -62,31 +67,31 @@ export class CallbacksAdminService {
   /**
    * Sends a callback again from a fresh schedule: same id (so the same `webhook-id`), attempts
    * counted anew; the attempt log keeps the history. An operator may restart any callback; a
-   * partner only a delivered or failed one (a pending one is still on its schedule: 409).
+   * partner only a delivered or failed one (a pending or sending one is still on its schedule: 409).
    */
   async redeliver(id: string, scope?: CallbackScope): Promise<void> {
     // TypeORM answers an UPDATE with [rows, rowCount].
     const [rows]: [unknown[], number] = await this.db.query(
       `UPDATE callbacks SET ${RESET}
-        WHERE id = $1 AND ($2::uuid IS NULL OR (partner_id = $2 AND status <> 'pending')) RETURNING id`,
+        WHERE id = $1 AND ($2::uuid IS NULL OR (partner_id = $2 AND status IN ('delivered', 'failed'))) RETURNING id`,
       [id, scope?.partnerId ?? null],
     );
     if (rows.length === 0) {
       const { callback } = await this.get(id, scope); // 404 when absent or another partner's
       // Settled between the two statements: it may be redelivered now.
-      if (callback.status !== 'pending') return this.redeliver(id, scope);
-      throw new DomainError('conflict', 'CALLBACK.STILL_PENDING', `Callback cannot be redelivered: its current status is ${callback.status}`);
+      if (callback.status === 'delivered' || callback.status === 'failed') return this.redeliver(id, scope);
+      throw new DomainError('conflict', 'CALLBACK.STILL_PENDING', 'Callback cannot be redelivered: its current status is pending');
     }
-    await this.queue.remove(id);
-    await this.db.query(`SELECT pg_notify($1, '')`, [CALLBACKS_CHANNEL]);
+    this.signal.wake();
   }
 
   /**
-   * Makes pending callbacks due now, keeping their schedule (the dashboard's Promote): the worker
-   * then attempts them instead of putting them back until their `next_attempt_at`.
+   * Makes pending callbacks due now, keeping their schedule (the dashboard's Promote): admission
+   * sends them as soon as their destination has room.
    */
   async attemptNow(ids: string[]): Promise<void> {
     await this.db.query(`UPDATE callbacks SET next_attempt_at = now() WHERE id = ANY($1::uuid[]) AND status = 'pending'`, [ids]);
+    this.signal.wake();
   }
 
   /** Redelivers every failed callback, optionally only those created since a time or of one company. */
@@ -97,8 +102,7 @@ export class CallbacksAdminService {
         RETURNING id`,
       [f.since ?? null, f.companyId ?? null],
     );
-    for (const { id } of rows) await this.queue.remove(id);
-    if (rows.length > 0) await this.db.query(`SELECT pg_notify($1, '')`, [CALLBACKS_CHANNEL]);
+    if (rows.length > 0) this.signal.wake();
     return rows.length;
   }
 

@@ -19,8 +19,13 @@ export interface AppConfig {
   callbackLocalAddresses: string[];
   callbackProxyUrl: string | null;
   callbackTimeoutMs: number;
+  /** TCP (and TLS) connect, within the attempt's timeout. */
+  callbackConnectTimeoutMs: number;
   callbackRetryScheduleMs: number[];
+  /** Deliveries in flight per worker process. */
   callbackConcurrency: number;
+  /** Admitted callbacks held in Redis at once (sending), all workers together. */
+  callbackReadyWindow: number;
   /** Requests in flight to one destination (URL origin), all workers together. */
   callbackDestinationConcurrency: number;
   /** Consecutive failed attempts (timeout, network, 5xx, 429) that open a destination's circuit. */
@@ -45,9 +50,12 @@ export const DEFAULT_SOURCE_IPS: Record<ApiVariant, string[]> = {
   B: ['20.82.192.194', '20.67.208.150', '20.105.65.222', '20.93.102.228'],
 };
 
-/** Chosen by measurement: see README, "Isolation between destinations". */
+/** Chosen by measurement: see README, "Delivery". */
 export const DEFAULT_DESTINATION_CONCURRENCY = 40;
 export const DEFAULT_BREAKER_THRESHOLD = 5;
+export const DEFAULT_CONCURRENCY = 200;
+export const DEFAULT_READY_WINDOW = 1000;
+export const DEFAULT_CONNECT_TIMEOUT_MS = 4000;
 
 export class ConfigError extends Error {}
 
@@ -215,8 +223,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     callbackLocalAddresses: parse<string[]>('CALLBACK_LOCAL_ADDRESS', [], ipList),
     callbackProxyUrl: parse<string | null>('CALLBACK_PROXY_URL', null, url(['http:', 'https:'])),
     callbackTimeoutMs: parse('CALLBACK_TIMEOUT_MS', 15000, int(100, 600_000)),
+    callbackConnectTimeoutMs: parse('CALLBACK_CONNECT_TIMEOUT_MS', DEFAULT_CONNECT_TIMEOUT_MS, int(100, 600_000)),
     callbackRetryScheduleMs: schedule,
-    callbackConcurrency: parse('CALLBACK_CONCURRENCY', 50, int(1, 10_000)),
+    callbackConcurrency: parse('CALLBACK_CONCURRENCY', DEFAULT_CONCURRENCY, int(1, 10_000)),
+    callbackReadyWindow: parse('CALLBACK_READY_WINDOW', DEFAULT_READY_WINDOW, int(1, 1_000_000)),
     callbackDestinationConcurrency: parse('CALLBACK_DESTINATION_CONCURRENCY', DEFAULT_DESTINATION_CONCURRENCY, int(1, 10_000)),
     callbackBreakerThreshold: parse('CALLBACK_BREAKER_THRESHOLD', DEFAULT_BREAKER_THRESHOLD, int(1, 1000)),
     callbackBreakerProbeMs: probe,
@@ -235,6 +245,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     secretsKeyDefaulted,
     version: readVersion(),
   };
+  // A connect slower than the whole attempt would never be cut by the connect timeout.
+  if (config.callbackConnectTimeoutMs > config.callbackTimeoutMs) config.callbackConnectTimeoutMs = config.callbackTimeoutMs;
   if (errors.length) throw new ConfigError(`Invalid configuration: ${errors.join('; ')}`);
   return config;
 }

@@ -12,6 +12,7 @@ import { Destinations1763900000000 } from './migrations/1763900000000-destinatio
 import { IdempotencySealedResponse1763900100000 } from './migrations/1763900100000-idempotency-sealed-response.js';
 import { CallbacksPartnerIndex1763900200000 } from './migrations/1763900200000-callbacks-partner-index.js';
 import { RetentionIndexes1763900300000 } from './migrations/1763900300000-retention-indexes.js';
+import { DeliveryCoreV21764000000000 } from './migrations/1764000000000-delivery-core-v2.js';
 
 export const ENTITIES = [Partner, Company, LimitRequest, WithdrawalRequest, Loan, LoanPayment, Callback, CallbackAttempt, IdempotencyKey];
 export const MIGRATIONS = [
@@ -20,6 +21,7 @@ export const MIGRATIONS = [
   IdempotencySealedResponse1763900100000,
   CallbacksPartnerIndex1763900200000,
   RetentionIndexes1763900300000,
+  DeliveryCoreV21764000000000,
 ];
 
 /** Any fixed number: the advisory lock that lets one process at a time run migrations. */

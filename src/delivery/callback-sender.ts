@@ -128,7 +128,8 @@ export class CallbackSender {
           followRedirect: false,
           throwHttpErrors: false,
           retry: { limit: 0 },
-          timeout: { request: this.config.callbackTimeoutMs },
+          // A dead host costs the connect timeout, not the whole attempt's.
+          timeout: { request: this.config.callbackTimeoutMs, connect: this.config.callbackConnectTimeoutMs, secureConnect: this.config.callbackConnectTimeoutMs },
           decompress: false,
         });
         const chunks: Buffer[] = [];
@@ -170,7 +171,7 @@ export class CallbackSender {
         sourceAddress,
       });
     } catch (e) {
-      return done({ ...classify(e, this.config.callbackTimeoutMs), statusCode: null, responseBody: null, sourceAddress });
+      return done({ ...classify(e, this.config), statusCode: null, responseBody: null, sourceAddress });
     }
   }
 
@@ -192,14 +193,18 @@ export function safeText(bytes: Buffer): string {
 }
 
 /** Maps an error to an outcome by its type and code, never by its message text. */
-function classify(e: unknown, timeoutMs: number): { outcome: AttemptOutcome; error: string } {
+function classify(e: unknown, limits: { callbackTimeoutMs: number; callbackConnectTimeoutMs: number }): { outcome: AttemptOutcome; error: string } {
   const inner = e instanceof RequestError && e.cause ? e.cause : e;
   if (inner instanceof DestinationRefused || e instanceof DestinationRefused || (inner as NodeJS.ErrnoException)?.code === 'EDESTINATIONREFUSED') {
     return { outcome: { kind: 'refused' }, error: (inner as Error).message };
   }
   const err = e as RequestError;
   if (err?.name === 'TimeoutError' || err?.code === 'ETIMEDOUT') {
-    return { outcome: { kind: 'timeout' }, error: `timeout: no answer within ${timeoutMs} ms` };
+    const event = (err as { event?: string }).event;
+    if (event === 'connect' || event === 'secureConnect') {
+      return { outcome: { kind: 'timeout' }, error: `connect timeout: no connection within ${limits.callbackConnectTimeoutMs} ms` };
+    }
+    return { outcome: { kind: 'timeout' }, error: `timeout: no answer within ${limits.callbackTimeoutMs} ms` };
   }
   const code = (inner as NodeJS.ErrnoException)?.code ?? err?.code ?? 'ERROR';
   return { outcome: { kind: 'network' }, error: `${code}: ${(inner as Error)?.message ?? String(e)}`.replace(/\u0000/g, '\ufffd') };

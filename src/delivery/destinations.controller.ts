@@ -4,21 +4,21 @@ import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
 import { AdminGuard, CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
 import { Partner } from '../partners/partner.entity.js';
-import type { DestinationState } from './destination-gate.js';
-import { DestinationsService } from './destinations.service.js';
+import { CircuitState, DestinationsService } from './destinations.service.js';
 
 const STATES = ['closed', 'open', 'half_open'];
 
 export class DestinationResponse {
   @ApiProperty({ example: 'https://hooks.example.com', description: "a callback URL's origin (scheme, host, port): never a path or query" })
   origin: string;
-  @ApiProperty({ enum: STATES }) state: DestinationState;
+  @ApiProperty({ enum: STATES, description: 'closed: delivering within its window; open: its callbacks wait and one probe goes at nextProbeAt; half_open: that probe is in flight' })
+  state: CircuitState;
   @ApiProperty({ type: 'integer', minimum: 0, description: 'consecutive failed attempts (timeout, network error, 5xx, 429)' }) consecutiveFailures: number;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) openedAt: string | null;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'when the next probe goes (open circuit)' }) nextProbeAt: string | null;
   @ApiProperty({ type: 'string', nullable: true }) lastError: string | null;
-  @ApiProperty({ type: 'integer', minimum: 0, description: 'callbacks waiting for this destination (no free slot, or the circuit open)' }) waiting: number;
-  @ApiProperty({ type: 'integer', minimum: 0, description: 'requests under way to it, with callbacks handed a slot on their way from waiting and slots a worker keeps for its next callbacks (idle up to 20 ms)' }) inFlight: number;
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'callbacks due and waiting for this destination (no room in its window, or the circuit open), counted up to 10,000' }) waiting: number;
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'callbacks admitted to a worker for it: at most its window, one probe while the circuit is open' }) inFlight: number;
 }
 
 export class DestinationListResponse {
@@ -29,7 +29,7 @@ export class ListDestinationsQuery {
   @ApiPropertyOptional({ enum: STATES })
   @IsOptional()
   @IsIn(STATES)
-  state?: DestinationState;
+  state?: CircuitState;
 
   @ApiPropertyOptional({ format: 'uuid' })
   @IsOptional()

@@ -4,11 +4,15 @@ import { Gauge } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { DomainError, notFound } from '../common/domain-error.js';
 import { Metrics } from '../metrics/metrics.js';
-import { creditOf, DestinationGate, DestinationSnapshot, DestinationState } from './destination-gate.js';
+import { AdmissionSignal } from './admission-signal.js';
+import { DESTINATION_COLUMNS, DestinationRow, stateOf } from './destination-store.js';
+import { circuitOf } from './destination-window.js';
+
+export type CircuitState = 'closed' | 'open' | 'half_open';
 
 export interface DestinationView {
   origin: string;
-  state: DestinationState;
+  state: CircuitState;
   consecutiveFailures: number;
   openedAt: string | null;
   nextProbeAt: string | null;
@@ -17,91 +21,102 @@ export interface DestinationView {
   inFlight: number;
 }
 
-const view = (d: DestinationSnapshot, own?: { waiting: number; inFlight: number }): DestinationView => ({
-  origin: d.origin,
-  state: d.state,
-  consecutiveFailures: d.consecutiveFailures,
-  openedAt: d.openedAt?.toISOString() ?? null,
-  nextProbeAt: d.nextProbeAt?.toISOString() ?? null,
-  lastError: d.lastError,
-  waiting: own?.waiting ?? d.waiting,
-  inFlight: own?.inFlight ?? d.inFlight,
-});
+/** Waiting callbacks are counted up to this many per destination: a scrape or a list stays cheap whatever the backlog. */
+export const WAITING_COUNT_CAP = 10_000;
 
 /**
- * What operators and partners see of destinations: the shared state from Redis, the list of
- * destinations from PostgreSQL (`callback_destinations`, noted by the relay). A partner sees the
- * destinations its callbacks went to, with `waiting` and `inFlight` counting only its own
- * callbacks: a destination may be shared, and another partner's volume is not theirs to see.
+ * Destinations with their counts. `$1` scopes the counts (and the list) to one partner's
+ * callbacks, or to all when null; the circuit is the destination's, whoever's callbacks probe it.
+ */
+const LIST = `
+  SELECT ${DESTINATION_COLUMNS},
+         (SELECT count(*) FROM callbacks c WHERE c.destination = d.origin AND c.status = 'sending')::int AS sending,
+         (SELECT count(*) FROM callbacks c WHERE c.destination = d.origin AND c.status = 'sending' AND ($1::uuid IS NULL OR c.partner_id = $1))::int AS in_flight,
+         (SELECT count(*) FROM (SELECT 1 FROM callbacks c
+                                 WHERE c.destination = d.origin AND c.status = 'pending' AND c.next_attempt_at <= now()
+                                   AND ($1::uuid IS NULL OR c.partner_id = $1) LIMIT ${WAITING_COUNT_CAP}) w)::int AS waiting
+    FROM destinations d
+   WHERE d.origin IN (SELECT origin FROM callback_destinations WHERE $1::uuid IS NULL OR partner_id = $1)
+   ORDER BY d.origin`;
+
+type ListRow = DestinationRow & { sending: number; in_flight: number; waiting: number };
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/**
+ * What operators and partners see of destinations, read from PostgreSQL (`destinations`, shared
+ * by every process). A partner sees the destinations its callbacks went to, with `waiting` and
+ * `inFlight` counting only its own callbacks: a destination may be shared, and another partner's
+ * volume is not theirs to see.
  */
 @Injectable()
 export class DestinationsService implements OnModuleInit {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    private readonly gate: DestinationGate,
     private readonly metrics: Metrics,
+    private readonly signal: AdmissionSignal,
   ) {}
 
   onModuleInit(): void {
-    const gate = this.gate;
+    const db = this.db;
     new Gauge({
       name: 'funding_destinations_open',
       help: 'Destinations whose circuit is open or half-open',
       registers: [this.metrics.registry],
       async collect() {
-        this.set(await gate.openCount());
+        const [row]: { n: number }[] = await db.query(`SELECT count(*)::int AS n FROM destinations WHERE opened_at IS NOT NULL`);
+        this.set(row.n);
       },
     });
     new Gauge({
       name: 'funding_callbacks_waiting',
-      help: 'Callbacks parked until their destination can take them, by why: an open circuit, or no free slot',
+      help: `Callbacks due and waiting for their destination, by why: an open circuit, or no room in its window (up to ${WAITING_COUNT_CAP} per destination)`,
       labelNames: ['reason'] as const,
       registers: [this.metrics.registry],
       async collect() {
-        const waiting = await gate.waiting();
-        const states = await gate.snapshot([...waiting.keys()]);
-        let open = 0;
-        let full = 0;
-        for (const d of states) (d.state === 'closed' ? (full += d.waiting) : (open += d.waiting));
-        this.set({ reason: 'circuit_open' }, open);
-        this.set({ reason: 'no_slot' }, full);
+        const rows: { open: boolean; n: number }[] = await db.query(
+          `SELECT d.opened_at IS NOT NULL AS open, count(*)::int AS n
+             FROM destinations d, LATERAL (SELECT 1 FROM callbacks c WHERE c.destination = d.origin AND c.status = 'pending' AND c.next_attempt_at <= now() LIMIT ${WAITING_COUNT_CAP}) w
+            GROUP BY 1`,
+        );
+        this.set({ reason: 'circuit_open' }, rows.find((r) => r.open)?.n ?? 0);
+        this.set({ reason: 'no_slot' }, rows.find((r) => !r.open)?.n ?? 0);
       },
     });
   }
 
-  async list(f: { partnerId?: string; state?: DestinationState }): Promise<DestinationView[]> {
-    const origins: { origin: string }[] = await this.db.query(
-      `SELECT DISTINCT origin FROM callback_destinations WHERE ($1::uuid IS NULL OR partner_id = $1) ORDER BY origin`,
-      [f.partnerId ?? null],
-    );
-    const states = (await this.gate.snapshot(origins.map((o) => o.origin))).filter((d) => !f.state || d.state === f.state);
-    return states.map((d) => view(d));
+  async list(f: { partnerId?: string; state?: CircuitState }): Promise<DestinationView[]> {
+    return (await this.read(f.partnerId ?? null)).filter((d) => !f.state || d.state === f.state);
   }
 
   /** The partner's own destinations, counting only its own callbacks. */
-  async listForPartner(partnerId: string): Promise<DestinationView[]> {
-    const origins: { origin: string }[] = await this.db.query(`SELECT origin FROM callback_destinations WHERE partner_id = $1 ORDER BY origin`, [partnerId]);
-    const states = await this.gate.snapshot(origins.map((o) => o.origin));
-    const out: DestinationView[] = [];
-    for (const d of states) {
-      // A slot is named by its callback's id, or is a worker's credit naming the partner it carries.
-      const byCallback = d.leases.filter((l) => creditOf(l) === null);
-      const credits = d.leases.filter((l) => creditOf(l) === partnerId).length;
-      const [own]: { waiting: string; in_flight: string }[] = await this.db.query(
-        `SELECT (SELECT count(*) FROM callbacks WHERE destination = $1 AND status = 'pending' AND parked_at IS NOT NULL AND partner_id = $2) AS waiting,
-                (SELECT count(*) FROM callbacks WHERE id = ANY($3::uuid[]) AND partner_id = $2) AS in_flight`,
-        [d.origin, partnerId, byCallback],
-      );
-      out.push(view(d, { waiting: Number(own.waiting), inFlight: Number(own.in_flight) + credits }));
-    }
-    return out;
+  listForPartner(partnerId: string): Promise<DestinationView[]> {
+    return this.read(partnerId);
   }
 
-  /** An operator's "probe now" for an open destination; the relay's next sweep (≤ 1 s) sends it. */
+  /** An operator's "probe now" for an open destination: admission sends it within a second. */
   async probe(origin: string): Promise<void> {
-    const known: unknown[] = await this.db.query(`SELECT 1 FROM callback_destinations WHERE origin = $1 LIMIT 1`, [origin]);
+    const [rows]: [unknown[], number] = await this.db.query(`UPDATE destinations SET next_probe_at = now() WHERE origin = $1 AND opened_at IS NOT NULL RETURNING 1`, [origin]);
+    if (rows.length > 0) return this.signal.wake();
+    const known: unknown[] = await this.db.query(`SELECT 1 FROM destinations WHERE origin = $1`, [origin]);
     if (known.length === 0) throw notFound('Destination');
-    const state = await this.gate.probeNow(origin);
-    if (state === 'closed') throw new DomainError('conflict', 'DESTINATION.NOT_OPEN', `Destination ${origin} is closed: there is nothing to probe`);
+    throw new DomainError('conflict', 'DESTINATION.NOT_OPEN', `Destination ${origin} is closed: there is nothing to probe`);
+  }
+
+  private async read(partnerId: string | null): Promise<DestinationView[]> {
+    const rows: ListRow[] = await this.db.query(LIST, [partnerId]);
+    return rows.map((r) => {
+      const s = stateOf(r);
+      return {
+        origin: r.origin,
+        state: circuitOf(s, r.sending),
+        consecutiveFailures: s.failures,
+        openedAt: iso(s.openedAt),
+        nextProbeAt: iso(s.nextProbeAt),
+        lastError: s.lastError,
+        waiting: r.waiting,
+        inFlight: r.in_flight,
+      };
+    });
   }
 }

@@ -22,7 +22,7 @@ export class Metrics {
   });
   readonly relayLag = new Histogram({
     name: 'funding_callback_relay_lag_seconds',
-    help: 'Time from a callback being recorded to its job being queued',
+    help: 'Time from a callback being recorded to its admission to a worker (first attempt)',
     buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30],
     registers: [this.registry],
   });
@@ -41,7 +41,7 @@ export class Metrics {
   });
   readonly expiredWhileWaiting = new Counter({
     name: 'funding_callbacks_expired_waiting_total',
-    help: 'Callbacks failed because their schedule ended while their destination could not take them',
+    help: "Callbacks failed because their schedule ended while their destination's circuit was open",
     registers: [this.registry],
   });
   readonly recordFailures = new Counter({
@@ -68,7 +68,7 @@ export class Metrics {
       registers: [this.registry],
       async collect() {
         const [row]: { pending: string; failed: string }[] = await db.query(
-          `SELECT (SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE status = 'pending' LIMIT $1) p) AS pending,
+          `SELECT (SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE status IN ('pending', 'sending') LIMIT $1) p) AS pending,
                   (SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE status = 'failed' LIMIT $1) f) AS failed`,
           [CALLBACK_GAUGE_CAP],
         );

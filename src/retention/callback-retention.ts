@@ -9,7 +9,6 @@ import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';
-import { CallbackQueue } from '../delivery/callback-queue.js';
 
 /** Time between two pruning passes of a process (a pass runs until nothing old is left). */
 export const RETENTION_INTERVAL_MS = Symbol('RETENTION_INTERVAL_MS');
@@ -29,8 +28,8 @@ const PAUSE_PER_BATCH_TIME = 9;
 /**
  * While deliveries wait in the queue, pruning keeps to a fiftieth of one backend instead of a
  * tenth: on a small machine PostgreSQL's CPU is the delivery path's too (measured on 2 cores: a
- * 20,000 backlog drained 18 % slower beside pruning at a tenth). Idle, it catches up. Parked
- * callbacks have no job, so a long outage of one destination does not slow it.
+ * 20,000 backlog drained 18 % slower beside pruning at a tenth). Idle, it catches up. Callbacks
+ * waiting for an open destination are not under way, so a long outage does not slow it.
  */
 const PAUSE_PER_BATCH_TIME_WHILE_DELIVERING = 49;
 /** Any fixed number (the migrations use 727_001): one process at a time prunes. */
@@ -89,7 +88,6 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(RETENTION_INTERVAL_MS) private readonly intervalMs: number,
     private readonly metrics: Metrics,
-    private readonly queue: CallbackQueue,
   ) {
     this.pool = rawPool(db);
   }
@@ -174,9 +172,10 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
     this.timer.unref();
   }
 
-  /** Whether callbacks wait in the queue for a worker (Redis unreachable: as if none). */
+  /** Whether deliveries are under way (admitted callbacks); PostgreSQL unreachable: as if none. */
   private async deliveriesWaiting(): Promise<boolean> {
-    return (await this.queue.queue.getWaitingCount().catch(() => 0)) > 0;
+    const { rows } = await this.pool.query(`SELECT 1 FROM callbacks WHERE status = 'sending' LIMIT 1`).catch(() => ({ rows: [] }));
+    return rows.length > 0;
   }
 
   /** A pause that shutdown cuts short. */

@@ -8,8 +8,6 @@ import { PARTNER_RATE_LIMIT } from '../../src/partners/rate-limiter.js';
 import { AppConfig, loadConfig } from '../../src/config/app-config.js';
 import { deletePrefixKeys, withRedisOnce } from '../../src/database/redis.js';
 import { setupApp } from '../../src/setup-app.js';
-import { destinationOf } from '../../src/callbacks/callback-destination.js';
-import { DestinationGate } from '../../src/delivery/destination-gate.js';
 import { ApiContract, checked, loadApiContract } from './openapi-contract.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -154,15 +152,4 @@ export async function companyWithCallback(t: TestApp, p: Partner, url: string) {
     },
     statuses: async () => (await t.sql<{ status: string }>('SELECT status FROM callbacks WHERE company_id = $1 ORDER BY seq', [c])).map((r) => r.status),
   };
-}
-
-/**
- * Notes one failed attempt (an HTTP 500) to the URL's destination in the app's destination gate,
- * as a worker would after a request: the destination then has a failure on record (below the
- * breaker's threshold, so its circuit stays closed) and is no longer trusted with fresh callbacks
- * queued without a slot: each asks for a slot, and parks without one.
- */
-export async function failureOnRecord(t: TestApp, url: string): Promise<void> {
-  const [s] = await t.app.get(DestinationGate).settle([{ origin: destinationOf(url), id: `seed-${randomBytes(4).toString('hex')}`, result: 'fail', error: 'HTTP 500' }]);
-  if (s.state !== 'closed') throw new Error(`failureOnRecord: ${url}'s circuit is ${s.state}`);
 }

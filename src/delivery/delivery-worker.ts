@@ -1,0 +1,118 @@
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Job, Worker } from 'bullmq';
+import { DataSource } from 'typeorm';
+import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
+import { APP_CONFIG, AppConfig } from '../config/app-config.js';
+import { rawPool } from '../database/database.js';
+import { createRedis, redisNamespace, RedisConnection } from '../database/redis.js';
+import { AdmissionSignal } from './admission-signal.js';
+import { CallbackDelivery } from './callback-delivery.js';
+import { CALLBACK_QUEUE, DeliverJobData } from './callback-queue.js';
+import { CallbackSender } from './callback-sender.js';
+import { WorkerRegistry } from './worker-registry.js';
+
+/**
+ * BullMQ moves jobs to active one at a time and starts none until its fetch loop pauses, so one
+ * Worker with a high concurrency makes the first job of a burst wait for the whole burst's
+ * fetches. Several Workers of this size each fetch and start on their own.
+ */
+const CONCURRENCY_PER_WORKER = 32;
+
+/**
+ * At shutdown, once every delivery of this process has settled in PostgreSQL, BullMQ gets this
+ * long to finish its Redis bookkeeping. Redis being unreachable, it never would (Worker.close()
+ * waits for a Redis reply): the process then stops without it. Nothing is lost: PostgreSQL holds
+ * every outcome, and a job left behind in Redis finds its callback settled.
+ */
+const SHUTDOWN_REDIS_GRACE_MS = 3000;
+
+/**
+ * The BullMQ workers of this process (roles `worker` and `all`): CALLBACK_CONCURRENCY deliveries
+ * in flight in all. Shutdown, in this order: withdraw the slots from admission, stop taking jobs,
+ * let the deliveries in flight settle (beforeApplicationShutdown, while PostgreSQL and Redis are
+ * still open), then close the connections (onApplicationShutdown).
+ */
+@Injectable()
+export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+  private readonly log = new Logger('DeliveryWorker');
+  private readonly errors = new RepeatLimitedLog((m) => this.log.warn(m));
+  private readonly registry: WorkerRegistry;
+  private workers: Worker<DeliverJobData>[] = [];
+  private redis: RedisConnection | null = null;
+  private inFlight = 0;
+  private idleWaiters: (() => void)[] = [];
+
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    @InjectDataSource() db: DataSource,
+    private readonly delivery: CallbackDelivery,
+    private readonly sender: CallbackSender,
+    signal: AdmissionSignal,
+  ) {
+    this.registry = new WorkerRegistry(rawPool(db), config.callbackConcurrency, () => signal.wake());
+  }
+
+  onApplicationBootstrap(): void {
+    this.redis = createRedis(this.config.redisUrl, `${this.config.queuePrefix}-worker`);
+    const total = this.config.callbackConcurrency;
+    const count = Math.ceil(total / CONCURRENCY_PER_WORKER);
+    for (let i = 0; i < count; i++) {
+      // Spread the total evenly: 200 → 7 workers of 28 or 29.
+      const concurrency = Math.floor(total / count) + (i < total % count ? 1 : 0);
+      const worker = new Worker<DeliverJobData>(CALLBACK_QUEUE, (job) => this.process(job), {
+        connection: this.redis,
+        prefix: redisNamespace(this.config.queuePrefix),
+        concurrency,
+        // A job whose worker died mid-delivery goes back to wait within ~15 s (lock expiry +
+        // stalled check), however often that happens, and is delivered by another worker.
+        lockDuration: 10_000,
+        stalledInterval: 5_000,
+        maxStalledCount: Number.MAX_SAFE_INTEGER,
+        removeOnComplete: { count: 0 },
+        removeOnFail: { count: 0 },
+      });
+      worker.on('error', (e) => this.errors.warn(`worker: ${e.message}`));
+      this.workers.push(worker);
+    }
+    this.registry.join();
+  }
+
+  /** SIGTERM: no more admissions for this process, no more jobs taken; the deliveries in flight settle. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.registry.leave();
+    let closed = false;
+    const closing = Promise.all(this.workers.map((w) => w.close().catch(() => undefined))).then(() => {
+      closed = true;
+    });
+    while (!closed) {
+      await Promise.race([closing, this.idle()]);
+      if (closed) break;
+      await Promise.race([closing, new Promise((r) => setTimeout(r, SHUTDOWN_REDIS_GRACE_MS).unref())]);
+      if (!closed && this.inFlight === 0) {
+        this.log.warn('Redis does not answer: stopping without finishing the queue bookkeeping (every delivery outcome is recorded)');
+        break;
+      }
+    }
+  }
+
+  onApplicationShutdown(): void {
+    this.redis?.disconnect();
+    this.sender.close();
+  }
+
+  /** Resolves when no delivery of this process is in progress. */
+  private idle(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private async process(job: Job<DeliverJobData>): Promise<void> {
+    this.inFlight++;
+    try {
+      await this.delivery.deliver(job.data.callbackId);
+    } finally {
+      if (--this.inFlight === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
+    }
+  }
+}

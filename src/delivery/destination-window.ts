@@ -1,0 +1,126 @@
+/**
+ * A destination's window and circuit breaker as one pure function of its state and one attempt's
+ * outcome (API.md §5, "Isolation between destinations"). PostgreSQL keeps the state (table
+ * `destinations`), shared by every process; settlement.ts folds each batch of outcomes through
+ * `settleDestination`, and admission asks `roomOf` how many more callbacks a destination may have
+ * in flight. Both are table-tested and driven by the model-based test.
+ */
+
+/** How an attempt counts (delivery.ts maps an AttemptOutcome to this). */
+export type BreakerResult =
+  /** 2xx */
+  | 'ok'
+  /** timeout, network error, 5xx, 429: the destination is failing */
+  | 'fail'
+  /** any other HTTP answer: the destination is up, the request was not accepted */
+  | 'answered'
+  /** no request went out (destination refused before connecting): says nothing of the destination */
+  | 'none';
+
+export interface DestinationState {
+  /** Deliveries it may have in flight while closed, earned by successes (1 … max). */
+  window: number;
+  /** Consecutive failed attempts. */
+  failures: number;
+  /** When the circuit opened (ms); null = closed. */
+  openedAt: number | null;
+  /** When an open circuit's next probe may go (ms). */
+  nextProbeAt: number | null;
+  /** The interval that set nextProbeAt (doubles after each failed probe). */
+  probeMs: number;
+  lastError: string | null;
+  /** The last 2xx or other answer with no failure since (ms). */
+  lastOkAt: number | null;
+}
+
+export interface WindowConfig {
+  /** The window of an unproven destination: new, idle for PROVEN_FOR_MS, or just closed. */
+  initial: number;
+  /** CALLBACK_DESTINATION_CONCURRENCY. */
+  max: number;
+  /** CALLBACK_BREAKER_THRESHOLD. */
+  threshold: number;
+  /** CALLBACK_BREAKER_PROBE. */
+  probe: { first: number; last: number };
+}
+
+export interface AttemptResult {
+  result: BreakerResult;
+  /** When the attempt started and when its answer came (ms). */
+  startedAt: number;
+  at: number;
+  error: string | null;
+}
+
+export type Transition = 'opened' | 'reopened' | 'closed';
+
+/** A destination's window starts this small and grows by one per success. */
+export const INITIAL_WINDOW = 2;
+/** A destination that has not answered for this long is unproven again: its window starts small. */
+export const PROVEN_FOR_MS = 5 * 60_000;
+
+export const newDestination = (cfg: WindowConfig): DestinationState => ({
+  window: Math.min(cfg.initial, cfg.max),
+  failures: 0,
+  openedAt: null,
+  nextProbeAt: null,
+  probeMs: 0,
+  lastError: null,
+  lastOkAt: null,
+});
+
+/**
+ * The next state after one attempt. Closed: a success grows the window by one (up to max), a
+ * failure halves it and counts; the threshold-th consecutive failure opens the circuit. Open:
+ * only attempts started after it opened (its probes) count; an answer closes it with the initial
+ * window, a failure doubles the probe interval (up to its last).
+ */
+export function settleDestination(s: DestinationState, a: AttemptResult, cfg: WindowConfig): { state: DestinationState; transition: Transition | null } {
+  if (a.result === 'none') return { state: s, transition: null };
+  const answered = a.result === 'ok' || a.result === 'answered';
+  if (s.openedAt !== null) {
+    // An answer to a request sent before the circuit opened says nothing of the destination now.
+    if (a.startedAt < s.openedAt) return { state: s, transition: null };
+    if (answered) {
+      return { state: { ...newDestination(cfg), lastOkAt: a.at }, transition: 'closed' };
+    }
+    const probeMs = Math.min(cfg.probe.last, Math.max(cfg.probe.first, s.probeMs * 2));
+    return { state: { ...s, failures: s.failures + 1, probeMs, nextProbeAt: a.at + probeMs, lastError: a.error }, transition: 'reopened' };
+  }
+  if (answered) {
+    return { state: { ...s, window: Math.min(cfg.max, s.window + 1), failures: 0, lastOkAt: a.at }, transition: null };
+  }
+  const failures = s.failures + 1;
+  const window = Math.max(1, Math.floor(s.window / 2));
+  if (failures < cfg.threshold) return { state: { ...s, window, failures, lastError: a.error }, transition: null };
+  const probeMs = cfg.probe.first;
+  return { state: { ...s, window, failures, lastError: a.error, openedAt: a.at, probeMs, nextProbeAt: a.at + probeMs }, transition: 'opened' };
+}
+
+/** Closed, no failure since its last answer, and that answer recent: it may use its whole window. */
+export function isProven(s: DestinationState, now: number): boolean {
+  return s.openedAt === null && s.failures === 0 && s.lastOkAt !== null && now - s.lastOkAt < PROVEN_FOR_MS;
+}
+
+/**
+ * How many more of its callbacks may be admitted now, with `sending` in flight: an open circuit
+ * takes one probe when it is due and nothing is in flight; a closed one fills its window, an
+ * unproven one no more than the initial window.
+ */
+export function roomOf(s: DestinationState, sending: number, now: number, cfg: WindowConfig): number {
+  if (s.openedAt !== null) return sending === 0 && s.nextProbeAt !== null && s.nextProbeAt <= now ? 1 : 0;
+  const window = Math.min(cfg.max, isProven(s, now) ? s.window : Math.min(s.window, cfg.initial));
+  return Math.max(0, window - sending);
+}
+
+/** The state operators see: half-open while an open circuit's probe is in flight. */
+export function circuitOf(s: DestinationState, sending: number): 'closed' | 'open' | 'half_open' {
+  if (s.openedAt === null) return 'closed';
+  return sending > 0 ? 'half_open' : 'open';
+}
+
+/** The window settings from the configuration. */
+export function windowConfigOf(c: { callbackDestinationConcurrency: number; callbackBreakerThreshold: number; callbackBreakerProbeMs: { first: number; last: number } }): WindowConfig {
+  const max = c.callbackDestinationConcurrency;
+  return { initial: Math.min(INITIAL_WINDOW, max), max, threshold: c.callbackBreakerThreshold, probe: c.callbackBreakerProbeMs };
+}

@@ -1,0 +1,65 @@
+import type { SendResult } from './callback-sender.js';
+import { BreakerResult, DestinationState, settleDestination, Transition, WindowConfig } from './destination-window.js';
+import { AttemptOutcome, RetryPolicy } from './retry-policy.js';
+
+/** What one attempt comes to for its callback and its destination. */
+export interface SettledAttempt {
+  origin: string;
+  /** The callback's next state: delivered, pending again (retry or waiting for its destination), failed. */
+  status: 'delivered' | 'pending' | 'failed';
+  /** While pending: when it is due again, from now (0: due now, waiting for its destination). */
+  delayMs: number | null;
+  lastError: string | null;
+  /** Whether the attempt uses one of the callback's schedule (a failed probe of an open circuit does not). */
+  counts: boolean;
+  destination: DestinationState;
+  transition: Transition | null;
+}
+
+interface AttemptTimes {
+  row: { destination: string; schedule_attempts: number };
+  startedAt: number;
+  answeredAt: number;
+  result: SendResult;
+}
+
+/**
+ * One attempt's outcome, decided against its destination's state at the moment it is recorded
+ * (`skew` turns this process's clock into PostgreSQL's, which the states are kept in). An attempt
+ * to an open circuit is its probe: failing, it is logged but spends none of the callback's
+ * schedule, and the callback waits with the others for the circuit to close.
+ */
+export function settleAttempt(state: DestinationState, a: AttemptTimes, skew: number, policy: RetryPolicy, cfg: WindowConfig): SettledAttempt {
+  const outcome = a.result.outcome;
+  const startedAt = a.startedAt + skew;
+  const probe = state.openedAt !== null && startedAt >= state.openedAt;
+  const { state: destination, transition } = settleDestination(state, { result: breakerResult(outcome), startedAt, at: a.answeredAt + skew, error: a.result.error }, cfg);
+  const decision = policy.decide(a.row.schedule_attempts + 1, outcome);
+  const base = { origin: a.row.destination, destination, transition };
+  if (decision.action === 'delivered') return { ...base, status: 'delivered', delayMs: null, lastError: null, counts: true };
+  const what = a.result.error ?? (a.result.statusCode !== null ? `HTTP ${a.result.statusCode}` : 'unknown error');
+  if (probe && !isFinal(outcome)) return { ...base, status: 'pending', delayMs: 0, lastError: what, counts: false };
+  if (decision.action === 'retry') return { ...base, status: 'pending', delayMs: decision.delayMs, lastError: what, counts: true };
+  return { ...base, status: 'failed', delayMs: null, lastError: isFinal(outcome) ? what : `${what} (attempt schedule exhausted)`, counts: true };
+}
+
+/** An outcome that ends the callback whatever its destination's state: nothing to wait for. */
+function isFinal(o: AttemptOutcome): boolean {
+  return o.kind === 'refused' || (o.kind === 'http' && o.statusCode === 410);
+}
+
+/** How an attempt counts for its destination's window and breaker (API.md §5). */
+export function breakerResult(o: AttemptOutcome): BreakerResult {
+  switch (o.kind) {
+    case 'success':
+      return 'ok';
+    case 'timeout':
+    case 'network':
+      return 'fail';
+    case 'refused':
+      return 'none';
+    case 'http':
+      if (o.statusCode >= 200 && o.statusCode < 300) return 'ok';
+      return o.statusCode >= 500 || o.statusCode === 429 ? 'fail' : 'answered';
+  }
+}
