@@ -159,9 +159,18 @@ export class CallbackMessageResponse {
   @ApiProperty({ enum: MESSAGE_NAMES, example: 'CreditLimitUpdated' }) name: string;
   @ApiProperty({ type: 'string', format: 'uri' }) url: string;
   @ApiProperty({ type: CallbackBody }) body: CallbackBody;
-  @ApiProperty({ enum: ['pending', 'delivered', 'failed'] }) status: string;
-  @ApiProperty({ type: 'integer', minimum: 0 }) attemptCount: number;
-  @ApiProperty(nullableTimestamp) nextAttemptAt: string | null;
+  @ApiProperty({
+    enum: ['pending', 'delivered', 'failed'],
+    description:
+      'pending: on its way — due at nextAttemptAt, waiting for room at its destination (or for an open circuit to close), or being sent now; ' +
+      'delivered: a 2xx came back; failed: the last attempt of its schedule failed, the destination refused it (410, a blocked address), ' +
+      "or its schedule's total passed while its destination's circuit stayed open (lastError names the outage). " +
+      'A callback to a destination that is not open never fails without an attempt. Failed callbacks are kept and can be redelivered.',
+  })
+  status: string;
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'attempts made, redeliveries included (a failed probe of an open circuit is logged but spends none of the schedule)' })
+  attemptCount: number;
+  @ApiProperty({ ...nullableTimestamp, description: 'while pending: when it is due (it goes as soon as its destination has room)' }) nextAttemptAt: string | null;
   @ApiProperty({ nullable: true, type: 'string' }) lastError: string | null;
   @ApiProperty(uuid) companyId: string;
   @ApiProperty(timestamp) createdAt: string;

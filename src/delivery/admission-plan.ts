@@ -8,6 +8,8 @@ export interface Candidate {
   sending: number;
   /** Its oldest due callback's next_attempt_at (ms): destinations are served oldest first. */
   oldestDue: number;
+  /** Its due callbacks (counted up to its largest window): no slot is planned for one it does not have. */
+  due: number;
 }
 
 /** The delivery slots of every live worker, and how many are taken. */
@@ -39,13 +41,14 @@ export function planAdmission(candidates: Candidate[], budget: Budget, now: numb
   let free = budget.slots - budget.sending;
   let riskyFree = riskySlots(budget.slots) - budget.riskySending;
   let open = candidates
-    .map((c) => ({ origin: c.origin, proven: isProven(c.state, now), room: roomOf(c.state, c.sending, now, cfg), sending: c.sending, oldestDue: c.oldestDue }))
+    .map((c) => ({ origin: c.origin, proven: isProven(c.state, now), room: Math.min(c.due, roomOf(c.state, c.sending, now, cfg)), sending: c.sending, oldestDue: c.oldestDue }))
     .filter((c) => c.room > 0)
     .sort((a, b) => a.sending - b.sending || a.oldestDue - b.oldestDue);
   while (free > 0 && open.length > 0) {
     for (const c of open) {
       if (free === 0) break;
-      if (!c.proven && riskyFree === 0) continue;
+      // Below zero when unproven callbacks in flight already exceed the share (a proven window aged, slots shrank).
+      if (!c.proven && riskyFree <= 0) continue;
       plan.set(c.origin, (plan.get(c.origin) ?? 0) + 1);
       c.room--;
       free--;

@@ -13,14 +13,15 @@ import { isProven, WindowConfig, windowConfigOf } from './destination-window.js'
  */
 const CANDIDATES = `
   WITH sending AS (SELECT destination, count(*)::int AS n FROM callbacks WHERE status = 'sending' GROUP BY destination)
-  SELECT ${DESTINATION_COLUMNS}, coalesce(s.n, 0) AS sending, (extract(epoch FROM due.at) * 1000)::float8 AS oldest_due,
+  SELECT ${DESTINATION_COLUMNS}, coalesce(s.n, 0) AS sending, (extract(epoch FROM due.at) * 1000)::float8 AS oldest_due, due.n AS due,
          (SELECT coalesce(sum(concurrency), 0)::int FROM delivery_workers WHERE expires_at > now()) AS worker_slots,
          (extract(epoch FROM now()) * 1000)::float8 AS now
     FROM destinations d
     LEFT JOIN sending s ON s.destination = d.origin
-    LEFT JOIN LATERAL (SELECT next_attempt_at AS at FROM callbacks c
-                        WHERE c.destination = d.origin AND c.status = 'pending' AND c.next_attempt_at <= now()
-                        ORDER BY c.next_attempt_at LIMIT 1) due ON true
+    LEFT JOIN LATERAL (SELECT min(x.at) AS at, count(*)::int AS n
+                         FROM (SELECT next_attempt_at AS at FROM callbacks c
+                                WHERE c.destination = d.origin AND c.status = 'pending' AND c.next_attempt_at <= now()
+                                ORDER BY c.next_attempt_at LIMIT $1) x) due ON true
    WHERE due.at IS NOT NULL OR s.n > 0`;
 
 /** Moves each destination's oldest due callbacks, as many as planned, to `sending` with a lease. */
@@ -56,7 +57,7 @@ const EXPIRE = `
    WHERE c.id = e.id
   RETURNING c.id`;
 
-type CandidateRow = DestinationRow & { sending: number; oldest_due: number | null; worker_slots: number; now: number };
+type CandidateRow = DestinationRow & { sending: number; oldest_due: number | null; due: number; worker_slots: number; now: number };
 type AdmittedRow = AdmittedCallback & { attempt_count: number; created_at: Date };
 
 /**
@@ -87,7 +88,7 @@ export class Admission {
 
   /** Admits what may go now; returns how many callbacks were admitted. */
   async admit(conn: ClientBase): Promise<number> {
-    const { rows } = await conn.query<CandidateRow>({ name: 'admission-candidates', text: CANDIDATES });
+    const { rows } = await conn.query<CandidateRow>({ name: 'admission-candidates', text: CANDIDATES, values: [this.window.max] });
     if (rows.length === 0) return 0;
     const now = rows[0].now;
     const budget: Budget = { slots: Math.min(this.config.callbackReadyWindow, rows[0].worker_slots), sending: 0, riskySending: 0 };
@@ -96,7 +97,7 @@ export class Admission {
       const state = stateOf(r);
       budget.sending += r.sending;
       if (!isProven(state, now)) budget.riskySending += r.sending;
-      if (r.oldest_due !== null) candidates.push({ origin: r.origin, state, sending: r.sending, oldestDue: r.oldest_due });
+      if (r.oldest_due !== null) candidates.push({ origin: r.origin, state, sending: r.sending, oldestDue: r.oldest_due, due: r.due });
     }
     const plan = planAdmission(candidates, budget, now, this.window);
     if (plan.size === 0) return 0;

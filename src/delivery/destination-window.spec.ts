@@ -49,7 +49,7 @@ describe('roomOf: how many more a destination may have in flight', () => {
 });
 
 describe('planAdmission: the slots of one pass', () => {
-  const c = (origin: string, state: DestinationState, sending: number, oldestDue: number) => ({ origin, state, sending, oldestDue });
+  const c = (origin: string, state: DestinationState, sending: number, oldestDue: number, due = 1000) => ({ origin, state, sending, oldestDue, due });
   it('admits nothing when the slots are taken', () => {
     expect([...planAdmission([c('a', proven(40, 0), 0, 10)], { slots: 20, sending: 20, riskySending: 0 }, 100, cfg)]).toEqual([]);
   });
@@ -60,6 +60,14 @@ describe('planAdmission: the slots of one pass', () => {
   it('gives each destination up to its room when slots are plenty', () => {
     const plan = planAdmission([c('b', proven(40, 0), 0, 20), c('a', proven(40, 0), 35, 10)], { slots: 200, sending: 35, riskySending: 0 }, 100, cfg);
     expect([...plan].sort()).toEqual([['a', 5], ['b', 40]]);
+  });
+  it('plans no slot for a callback a destination does not have', () => {
+    const plan = planAdmission([c('a', proven(40, 0), 0, 10, 1), c('b', proven(40, 0), 0, 20, 4)], { slots: 6, sending: 0, riskySending: 0 }, 100, cfg);
+    expect([...plan].sort()).toEqual([['a', 1], ['b', 4]]);
+  });
+  it('admits no unproven callback while their share is overdrawn', () => {
+    const plan = planAdmission([c('new', fresh, 0, 10), c('b', proven(40, 0), 0, 20)], { slots: 6, sending: 4, riskySending: 4 }, 100, cfg);
+    expect([...plan]).toEqual([['b', 2]]);
   });
   it('never lets unproven destinations take more than half the slots', () => {
     const dead = Array.from({ length: 10 }, (_, i) => c(`dead${i}`, fresh, 0, i));

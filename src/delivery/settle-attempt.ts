@@ -1,5 +1,5 @@
 import type { SendResult } from './callback-sender.js';
-import { BreakerResult, DestinationState, settleDestination, Transition, WindowConfig } from './destination-window.js';
+import { AttemptResult, BreakerResult, DestinationState, settleDestination, Transition, WindowConfig } from './destination-window.js';
 import { AttemptOutcome, RetryPolicy } from './retry-policy.js';
 
 /** What one attempt comes to for its callback and its destination. */
@@ -31,9 +31,9 @@ interface AttemptTimes {
  */
 export function settleAttempt(state: DestinationState, a: AttemptTimes, skew: number, policy: RetryPolicy, cfg: WindowConfig): SettledAttempt {
   const outcome = a.result.outcome;
-  const startedAt = a.startedAt + skew;
-  const probe = state.openedAt !== null && startedAt >= state.openedAt;
-  const { state: destination, transition } = settleDestination(state, { result: breakerResult(outcome), startedAt, at: a.answeredAt + skew, error: a.result.error }, cfg);
+  const result = attemptResultOf(a, skew);
+  const probe = state.openedAt !== null && result.startedAt >= state.openedAt;
+  const { state: destination, transition } = settleDestination(state, result, cfg);
   const decision = policy.decide(a.row.schedule_attempts + 1, outcome);
   const base = { origin: a.row.destination, destination, transition };
   if (decision.action === 'delivered') return { ...base, status: 'delivered', delayMs: null, lastError: null, counts: true };
@@ -41,6 +41,11 @@ export function settleAttempt(state: DestinationState, a: AttemptTimes, skew: nu
   if (probe && !isFinal(outcome)) return { ...base, status: 'pending', delayMs: 0, lastError: what, counts: false };
   if (decision.action === 'retry') return { ...base, status: 'pending', delayMs: decision.delayMs, lastError: what, counts: true };
   return { ...base, status: 'failed', delayMs: null, lastError: isFinal(outcome) ? what : `${what} (attempt schedule exhausted)`, counts: true };
+}
+
+/** How an attempt counts for its destination, in PostgreSQL's clock. */
+export function attemptResultOf(a: Omit<AttemptTimes, 'row'>, skew: number): AttemptResult {
+  return { result: breakerResult(a.result.outcome), startedAt: a.startedAt + skew, at: a.answeredAt + skew, error: a.result.error };
 }
 
 /** An outcome that ends the callback whatever its destination's state: nothing to wait for. */

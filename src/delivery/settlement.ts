@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
@@ -9,9 +9,9 @@ import { Metrics } from '../metrics/metrics.js';
 import { AdmissionSignal } from './admission-signal.js';
 import { Batcher } from './batcher.js';
 import type { SendResult } from './callback-sender.js';
-import { DESTINATION_COLUMNS, DestinationRow, SAVE_DESTINATIONS, saveParams, stateOf } from './destination-store.js';
-import { DestinationState, newDestination, WindowConfig, windowConfigOf } from './destination-window.js';
-import { settleAttempt, SettledAttempt } from './settle-attempt.js';
+import { DESTINATION_COLUMNS, DestinationRow, DestinationWrite, saveDestinations, saveParams, stateOf } from './destination-store.js';
+import { newDestination, settleDestination, Transition, WindowConfig, windowConfigOf } from './destination-window.js';
+import { attemptResultOf, settleAttempt, SettledAttempt } from './settle-attempt.js';
 import { RetryPolicy } from './retry-policy.js';
 
 /** What settlement needs of the callback a worker loaded. */
@@ -34,7 +34,7 @@ export interface Attempt {
 
 /**
  * The attempts, their callbacks' new states and their destinations' new windows, in one
- * statement. A callback whose lease lapsed meanwhile (back to `pending`, not attempted since)
+ * statement (it yields the destinations written). A callback whose lease lapsed meanwhile (back to `pending`, not attempted since)
  * still takes this outcome; one redelivered meanwhile (its schedule restarted) keeps its fresh
  * schedule unless this attempt delivered it. The attempt is logged either way.
  */
@@ -50,7 +50,8 @@ const RECORD = `
   ), same AS (
     SELECT i.*, (extract(epoch FROM c.schedule_started_at) * 1000000)::bigint::text = i.schedule_key AS same_schedule
       FROM input i JOIN callbacks c ON c.id = i.id
-  )
+  ), saved AS (${saveDestinations(15)}
+  ), settled AS (
   UPDATE callbacks c
      SET attempt_count = c.attempt_count + 1,
          status = CASE WHEN s.same_schedule OR s.status = 'delivered' THEN s.status ELSE 'pending' END,
@@ -63,21 +64,26 @@ const RECORD = `
          lease_until = NULL,
          delivered_at = CASE WHEN s.status = 'delivered' THEN now() ELSE c.delivered_at END
     FROM same s
-   WHERE c.id = s.id AND c.status IN ('sending', 'pending') AND c.attempt_count = s.attempt_count`;
+   WHERE c.id = s.id AND c.status IN ('sending', 'pending') AND c.attempt_count = s.attempt_count
+  )
+  SELECT origin FROM saved`;
 
-const LOCK_DESTINATIONS = `
-  SELECT ${DESTINATION_COLUMNS}, (extract(epoch FROM now()) * 1000)::float8 AS now
-    FROM destinations d WHERE d.origin = ANY($1::text[]) ORDER BY d.origin FOR UPDATE`;
+const READ_DESTINATIONS = `
+  SELECT ${DESTINATION_COLUMNS}, (extract(epoch FROM now()) * 1000)::float8 AS now FROM destinations d WHERE d.origin = ANY($1::text[])`;
+
+/** Times a destination's fold is tried again over a newer version before its outcomes are dropped. */
+const REFOLDS = 10;
 
 /** How long a worker keeps trying to record an outcome PostgreSQL does not take (an outage). */
 const RECORD_PATIENCE_MS = 60_000;
 const RECORD_RETRY_MS = 500;
 
 /**
- * Settles attempts in batches (the attempts of one tick go together): each batch is one short
- * transaction that locks its destinations (in origin order: no deadlocks), folds every outcome
- * into its destination's window and breaker, and writes attempts, callbacks and destinations.
- * Then admission is woken: the room just freed is used within a pass.
+ * Settles attempts in batches: reads their destinations, folds every outcome into its
+ * destination's window and breaker, and writes attempts, callbacks and destinations in one
+ * statement, each destination over the version it read (no lock is held between the two). A
+ * destination another process wrote in between is read and folded again. Then admission is
+ * woken: the room just freed is used within a pass.
  */
 @Injectable()
 export class Settlement {
@@ -86,7 +92,11 @@ export class Settlement {
   private readonly pool: Pool;
   private readonly window: WindowConfig;
   private readonly policy: RetryPolicy;
-  private readonly batches = new Batcher<Attempt, SettledAttempt>((items) => this.settleMany(items));
+  /**
+   * One batch at a time in this process: the attempts answered meanwhile go together in the next
+   * (a busy destination's settlements would otherwise queue up on its row lock one by one).
+   */
+  private readonly batches = new Batcher<Attempt, SettledAttempt>((items) => this.settleMany(items), 500, { serial: true });
 
   constructor(
     @InjectDataSource() db: DataSource,
@@ -133,42 +143,55 @@ export class Settlement {
   }
 
   private async write(items: Attempt[]): Promise<SettledAttempt[]> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const states = await this.lock(client, [...new Set(items.map((i) => i.row.destination))]);
-      const skew = states.now - Date.now();
-      const changed = new Map<string, DestinationState>();
-      const settled = items.map((a) => {
-        const s = settleAttempt(states.byOrigin.get(a.row.destination) ?? newDestination(this.window), a, skew, this.policy, this.window);
-        states.byOrigin.set(a.row.destination, s.destination);
-        changed.set(a.row.destination, s.destination);
-        return s;
-      });
-      await client.query({ name: 'settlement-record', text: RECORD, values: recordParams(items, settled) });
-      await client.query({ name: 'settlement-destinations', text: SAVE_DESTINATIONS, values: saveParams(changed) });
-      await client.query('COMMIT');
-      for (const s of settled) if (s.transition) this.noteTransition(s);
-      return settled;
-    } catch (e) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw e;
-    } finally {
-      client.release();
+    const read = await this.read([...new Set(items.map((i) => i.row.destination))]);
+    const skew = read.now - Date.now();
+    const writes = new Map<string, DestinationWrite>();
+    const settled = items.map((a) => {
+      const origin = a.row.destination;
+      const current = writes.get(origin) ?? read.byOrigin.get(origin) ?? { state: newDestination(this.window), version: '0' };
+      const s = settleAttempt(current.state, a, skew, this.policy, this.window);
+      writes.set(origin, { state: s.destination, version: current.version });
+      return s;
+    });
+    const { rows } = await this.pool.query<{ origin: string }>({ name: 'settlement-record', text: RECORD, values: [...recordParams(items, settled), ...saveParams(writes)] });
+    const saved = new Set(rows.map((r) => r.origin));
+    const missed = [...writes.keys()].filter((o) => !saved.has(o) && read.byOrigin.has(o));
+    for (const s of settled) if (s.transition && saved.has(s.origin)) this.noteTransition(s.origin, s.transition, s.destination.failures, s.destination.lastError);
+    if (missed.length > 0) await this.refold(missed, items, skew);
+    return settled;
+  }
+
+  private async read(origins: string[]): Promise<{ now: number; byOrigin: Map<string, DestinationWrite> }> {
+    const { rows } = await this.pool.query<DestinationRow & { now: number }>({ name: 'settlement-read', text: READ_DESTINATIONS, values: [origins] });
+    return { now: rows[0]?.now ?? Date.now(), byOrigin: new Map(rows.map((r) => [r.origin, { state: stateOf(r), version: r.version }])) };
+  }
+
+  /** Folds these destinations' outcomes again over what another process wrote meanwhile. */
+  private async refold(origins: string[], items: Attempt[], skew: number): Promise<void> {
+    for (let i = 0; i < REFOLDS && origins.length > 0; i++) {
+      const { byOrigin } = await this.read(origins);
+      const writes = new Map<string, DestinationWrite>();
+      const transitions: [string, Transition][] = [];
+      for (const a of items.filter((x) => byOrigin.has(x.row.destination))) {
+        const origin = a.row.destination;
+        const current = writes.get(origin) ?? byOrigin.get(origin)!;
+        const next = settleDestination(current.state, attemptResultOf(a, skew), this.window);
+        if (next.transition) transitions.push([origin, next.transition]);
+        writes.set(origin, { state: next.state, version: current.version });
+      }
+      const { rows } = await this.pool.query<{ origin: string }>({ name: 'settlement-refold', text: saveDestinations(1), values: saveParams(writes) });
+      const saved = new Set(rows.map((r) => r.origin));
+      for (const [origin, t] of transitions) if (saved.has(origin)) this.noteTransition(origin, t, writes.get(origin)!.state.failures, writes.get(origin)!.state.lastError);
+      origins = origins.filter((o) => !saved.has(o));
     }
+    if (origins.length > 0) this.warnings.warn(`outcomes not folded into ${origins.join(', ')}: written by other processes ${REFOLDS} times in a row`);
   }
 
-  private async lock(client: PoolClient, origins: string[]): Promise<{ now: number; byOrigin: Map<string, DestinationState> }> {
-    const { rows } = await client.query<DestinationRow & { now: number }>({ name: 'settlement-lock', text: LOCK_DESTINATIONS, values: [origins] });
-    const now = rows[0]?.now ?? Date.now();
-    return { now, byOrigin: new Map(rows.map((r) => [r.origin, stateOf(r)])) };
-  }
-
-  private noteTransition(s: SettledAttempt): void {
-    this.metrics.circuitTransitions.inc({ transition: s.transition! });
-    const why = s.destination.lastError ? ` (last error: ${s.destination.lastError})` : '';
-    if (s.transition === 'opened') this.log.warn(`circuit opened for ${s.origin} after ${s.destination.failures} consecutive failures${why}`);
-    if (s.transition === 'closed') this.log.log(`circuit closed for ${s.origin}: a probe was answered`);
+  private noteTransition(origin: string, transition: Transition, failures: number, lastError: string | null): void {
+    this.metrics.circuitTransitions.inc({ transition });
+    const why = lastError ? ` (last error: ${lastError})` : '';
+    if (transition === 'opened') this.log.warn(`circuit opened for ${origin} after ${failures} consecutive failures${why}`);
+    if (transition === 'closed') this.log.log(`circuit closed for ${origin}: a probe was answered`);
   }
 }
 

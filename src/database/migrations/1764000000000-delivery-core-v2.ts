@@ -35,7 +35,8 @@ export class DeliveryCoreV21764000000000 implements MigrationInterface {
         next_probe_at timestamptz,
         probe_ms integer NOT NULL DEFAULT 0,
         last_error text,
-        last_ok_at timestamptz
+        last_ok_at timestamptz,
+        version bigint NOT NULL DEFAULT 0
       )`);
     await q.query(`INSERT INTO destinations (origin) SELECT DISTINCT origin FROM callback_destinations ON CONFLICT DO NOTHING`);
     // Every writer of callbacks (the recorder, an operator's bulk load) makes its destinations

@@ -1,0 +1,418 @@
+/**
+ * Model-based test of the delivery core: the pure window, admission and settlement functions,
+ * driven through random histories by an in-memory copy of what admission.ts (CANDIDATES, ADMIT,
+ * LAPSE, EXPIRE) and settlement.ts (RECORD) do in PostgreSQL. FC_SEED=<seed> replays a failure.
+ */
+import fc from 'fast-check';
+import { Budget, Candidate, planAdmission, riskySlots } from './admission-plan.js';
+import type { SendResult } from './callback-sender.js';
+import { DestinationState, isProven, newDestination, PROVEN_FOR_MS, roomOf, WindowConfig } from './destination-window.js';
+import { settleAttempt } from './settle-attempt.js';
+import { AttemptOutcome, RetryPolicy } from './retry-policy.js';
+
+const cfg: WindowConfig = { initial: 2, max: 4, threshold: 3, probe: { first: 1000, last: 4000 } };
+const SCHEDULE = [1000, 2000, 4000];
+const SCHEDULE_TOTAL = SCHEDULE.reduce((a, b) => a + b, 0);
+const MAX_ATTEMPTS = SCHEDULE.length + 1;
+const READY_WINDOW = 6;
+const TIMEOUT_MS = 5000;
+const LEASE_MS = TIMEOUT_MS + 15_000; // as admission.ts
+const ORIGINS = ['https://a.test', 'https://b.test', 'https://c.test', 'https://d.test'];
+
+type Behaviour = 'ok' | '5xx' | '429' | 'hang' | '4xx' | '410' | 'refused';
+const BEHAVIOURS: Behaviour[] = ['ok', '5xx', '429', 'hang', '4xx', '410', 'refused'];
+/** A destination's answer, as callback-sender.ts reports it. */
+function answer(b: Behaviour): SendResult {
+  const r = (outcome: AttemptOutcome, statusCode: number | null, error: string | null = null) => ({ outcome, statusCode, error, responseBody: null, sourceAddress: null, durationMs: 1 });
+  if (b === 'ok') return r({ kind: 'success' }, 200);
+  if (b === 'hang') return r({ kind: 'timeout' }, null, `timeout: no answer within ${TIMEOUT_MS} ms`);
+  if (b === 'refused') return r({ kind: 'refused' }, null, 'destination refused');
+  const code = { '5xx': 503, '429': 429, '4xx': 400, '410': 410 }[b];
+  return r({ kind: 'http', statusCode: code, retryAfter: b === '429' ? '30' : null }, code, `HTTP ${code}`);
+}
+const isFinal = (r: SendResult) => r.outcome.kind === 'refused' || r.statusCode === 410;
+
+type Status = 'pending' | 'sending' | 'delivered' | 'failed';
+interface Callback {
+  id: number; dest: string; status: Status; nextAttemptAt: number | null; leaseUntil: number | null;
+  scheduleStartedAt: number; scheduleAttempts: number; attemptCount: number; lastError: string | null;
+  /** How its destination stood when it was last admitted. */
+  admittedAs: 'proven' | 'unproven' | 'open' | null;
+}
+/** A job on a worker, with the row as the worker loaded it; one job id per callback, as in Redis. */
+interface Job { cb: Callback; worker: number; admittedAt: number; attemptCount: number; scheduleAttempts: number; scheduleKey: number }
+/** A callback's end (failed, or a final answer recorded), with what the model knew then. */
+interface End { cb: Callback; by: 'attempt' | 'expire'; status: Status; final: boolean; probe: boolean; scheduleAttempts: number; attemptCount: number; open: boolean; lastError: string }
+interface Row { state: DestinationState; sending: number; due: number; oldestDue: number | null; room: number; proven: boolean; admitted: number }
+interface PassReport { now: number; slots: number; rows: Map<string, Row> }
+
+/** The tables `callbacks`, `destinations`, `delivery_workers` and the Redis jobs, in memory. */
+class World {
+  now = Date.UTC(2030, 0, 1);
+  readonly dests = new Map<string, { state: DestinationState; behaviour: Behaviour }>();
+  readonly callbacks: Callback[] = [];
+  readonly jobs = new Map<number, Job>();
+  readonly workers: { slots: number; up: boolean }[];
+  readonly ends: End[] = [];
+  private readonly policy: RetryPolicy;
+
+  constructor(destinations: number, workerSlots: number[], seed = 1) {
+    for (const o of ORIGINS.slice(0, destinations)) this.dests.set(o, { state: newDestination(cfg), behaviour: 'ok' });
+    this.workers = workerSlots.map((slots) => ({ slots, up: true }));
+    let r = seed;
+    this.policy = new RetryPolicy(SCHEDULE, () => (r = (r * 48271) % 0x7fffffff) / 0x7fffffff, () => this.now);
+  }
+
+  of = (origin: string, status: Status) => this.callbacks.filter((c) => c.dest === origin && c.status === status);
+  dueOf = (origin: string) => this.of(origin, 'pending').filter((c) => c.nextAttemptAt! <= this.now).sort((a, b) => a.nextAttemptAt! - b.nextAttemptAt! || a.id - b.id);
+  slots = () => Math.min(READY_WINDOW, this.workers.reduce((n, w) => n + (w.up ? w.slots : 0), 0));
+  busy = () => this.callbacks.some((c) => c.status === 'pending' || c.status === 'sending');
+
+  commit(origin: string): void {
+    this.callbacks.push({ id: this.callbacks.length, dest: origin, status: 'pending', nextAttemptAt: this.now, leaseUntil: null, scheduleStartedAt: this.now, scheduleAttempts: 0, attemptCount: 0, lastError: null, admittedAs: null });
+  }
+
+  /** Admission.admit(): CANDIDATES, planAdmission, ADMIT, and a job per admitted callback. */
+  pass(): PassReport {
+    const report: PassReport = { now: this.now, slots: this.slots(), rows: new Map() };
+    const budget: Budget = { slots: report.slots, sending: 0, riskySending: 0 };
+    const candidates: Candidate[] = [];
+    for (const [origin, { state }] of this.dests) {
+      const sending = this.of(origin, 'sending').length;
+      const due = this.dueOf(origin);
+      const row: Row = { state, sending, due: due.length, oldestDue: due[0]?.nextAttemptAt ?? null, room: roomOf(state, sending, this.now, cfg), proven: isProven(state, this.now), admitted: 0 };
+      report.rows.set(origin, row);
+      if (due.length === 0 && sending === 0) continue;
+      budget.sending += sending;
+      if (!row.proven) budget.riskySending += sending;
+      if (due.length > 0) candidates.push({ origin, state, sending, oldestDue: row.oldestDue!, due: Math.min(due.length, cfg.max) });
+    }
+    for (const [origin, n] of planAdmission(candidates, budget, this.now, cfg)) {
+      const row = report.rows.get(origin)!;
+      for (const cb of this.dueOf(origin).slice(0, n)) {
+        Object.assign(cb, { status: 'sending', leaseUntil: this.now + LEASE_MS, admittedAs: row.state.openedAt !== null ? 'open' : row.proven ? 'proven' : 'unproven' });
+        row.admitted++;
+        if (!this.jobs.has(cb.id)) this.enqueue(cb);
+      }
+    }
+    return report;
+  }
+
+  private enqueue(cb: Callback): void {
+    const load = (i: number) => [...this.jobs.values()].filter((j) => j.worker === i).length;
+    const free = this.workers.map((_, i) => i).filter((i) => this.workers[i].up && load(i) < this.workers[i].slots);
+    if (free.length === 0) throw new Error(`callback ${cb.id} admitted beyond the live workers' slots`);
+    const worker = free.sort((a, b) => load(a) - load(b))[0];
+    this.jobs.set(cb.id, { cb, worker, admittedAt: this.now, attemptCount: cb.attemptCount, scheduleAttempts: cb.scheduleAttempts, scheduleKey: cb.scheduleStartedAt });
+  }
+
+  /** Admission.sweep(): LAPSE, then EXPIRE. */
+  sweep(): void {
+    for (const c of this.callbacks) if (c.status === 'sending' && c.leaseUntil! < this.now) Object.assign(c, { status: 'pending', leaseUntil: null });
+    for (const c of this.callbacks) {
+      const { state } = this.dests.get(c.dest)!;
+      if (c.status !== 'pending' || state.openedAt === null || !(c.scheduleStartedAt < this.now - SCHEDULE_TOTAL)) continue;
+      const lastError = `destination ${c.dest} unavailable (circuit open since ${new Date(state.openedAt).toISOString()}${state.lastError ? `, last error: ${state.lastError}` : ''}); attempt schedule ended while waiting`;
+      Object.assign(c, { status: 'failed', nextAttemptAt: null, lastError });
+      this.ends.push({ cb: c, by: 'expire', status: 'failed', final: false, probe: false, scheduleAttempts: c.scheduleAttempts, attemptCount: c.attemptCount, open: true, lastError });
+    }
+  }
+
+  /** A job's answer at `now`: settleAttempt, the destination's new state, and RECORD. */
+  settle(job: Job, result: SendResult, startedAt: number): void {
+    const c = job.cb;
+    const dest = this.dests.get(c.dest)!;
+    const probe = dest.state.openedAt !== null && startedAt >= dest.state.openedAt;
+    const s = settleAttempt(dest.state, { row: { destination: c.dest, schedule_attempts: job.scheduleAttempts }, startedAt, answeredAt: this.now, result }, 0, this.policy, cfg);
+    dest.state = s.destination;
+    this.jobs.delete(c.id);
+    if ((c.status !== 'sending' && c.status !== 'pending') || c.attemptCount !== job.attemptCount) return;
+    const same = c.scheduleStartedAt === job.scheduleKey;
+    c.status = same || s.status === 'delivered' ? s.status : 'pending';
+    c.scheduleAttempts += same && s.counts ? 1 : 0;
+    c.nextAttemptAt = s.status === 'delivered' ? null : !same ? this.now : s.delayMs === null ? null : this.now + s.delayMs;
+    Object.assign(c, { attemptCount: c.attemptCount + 1, lastError: s.lastError, leaseUntil: null });
+    if (c.status === 'failed' || (same && isFinal(result))) {
+      this.ends.push({ cb: c, by: 'attempt', status: c.status, final: isFinal(result), probe, scheduleAttempts: c.scheduleAttempts, attemptCount: c.attemptCount, open: dest.state.openedAt !== null, lastError: s.lastError ?? '' });
+    }
+  }
+
+  /** Time passes; a live worker's request ends by its timeout (before its lease), with what its destination does. */
+  tick(ms: number): void {
+    const until = this.now + ms;
+    for (let j; (j = [...this.jobs.values()].sort((a, b) => a.admittedAt - b.admittedAt)[0]) && j.admittedAt + TIMEOUT_MS <= until; ) {
+      this.now = Math.max(this.now, j.admittedAt + TIMEOUT_MS);
+      this.settle(j, answer(this.dests.get(j.cb.dest)!.behaviour), j.admittedAt);
+    }
+    this.now = until;
+  }
+
+  /** One second of the relay's timer: sweep and a pass; the live workers answer what they hold. */
+  timer(b?: Behaviour): PassReport {
+    this.tick(1000);
+    this.sweep();
+    const pass = this.pass();
+    for (const j of [...this.jobs.values()]) this.settle(j, answer(b ?? this.dests.get(j.cb.dest)!.behaviour), j.admittedAt);
+    return pass;
+  }
+
+  crash(i: number): void {
+    this.workers[i].up = false;
+    for (const [id, j] of this.jobs) if (j.worker === i) this.jobs.delete(id);
+  }
+  restart = (i: number) => void (this.workers[i].up = true);
+
+  redeliver(c: Callback): void {
+    if (c.status === 'delivered' || c.status === 'failed') Object.assign(c, { status: 'pending', scheduleAttempts: 0, scheduleStartedAt: this.now, nextAttemptAt: this.now });
+  }
+
+  /** When anything can next change: a retry or probe due, a lease lapsing; the relay's timer at the latest. */
+  nextEvent(): number {
+    const times = [this.now + 1000, ...this.callbacks.map((c) => (c.status === 'pending' ? c.nextAttemptAt! : c.status === 'sending' ? c.leaseUntil! + 1 : Infinity))];
+    for (const { state } of this.dests.values()) if (state.nextProbeAt !== null) times.push(state.nextProbeAt);
+    return Math.max(this.now + 1, Math.min(...times.filter((t) => t > this.now)));
+  }
+}
+
+// ---- steps ----
+const k = <K extends string>(...ks: K[]) => fc.constantFrom(...ks);
+const stepArb = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ k: k('commit'), d: fc.nat(3), b: fc.constant<Behaviour>('ok') }) },
+  { weight: 2, arbitrary: fc.record({ k: k('behave'), d: fc.nat(3), b: fc.constantFrom(...BEHAVIOURS) }) },
+  { weight: 6, arbitrary: fc.record({ k: k('pass', 'pass', 'sweep') }) },
+  // Random answers are retryable ones: 410 and refused come from behaviours (else schedules never run out).
+  { weight: 5, arbitrary: fc.record({ k: k('settle'), pick: fc.nat(), as: fc.option(fc.constantFrom<Behaviour>('ok', '5xx', '429', 'hang', '4xx'), { freq: 4 }), late: fc.nat(50) }) },
+  { weight: 1, arbitrary: fc.record({ k: k('crash', 'restart'), w: fc.nat(1) }) },
+  { weight: 3, arbitrary: fc.record({ k: k('tick'), ms: fc.oneof(fc.constant(10), fc.integer({ min: 100, max: 3000 }), fc.constantFrom(LEASE_MS + 1, SCHEDULE_TOTAL + 1, cfg.probe.last, PROVEN_FOR_MS, 3_600_000)) }) },
+  { weight: 2, arbitrary: fc.record({ k: k('timers'), n: fc.integer({ min: 1, max: 8 }) }) },
+  { weight: 1, arbitrary: fc.record({ k: k('redeliver'), pick: fc.nat() }) },
+);
+type Step = typeof stepArb extends fc.Arbitrary<infer T> ? T : never;
+
+/** Applies a step; returns the admission passes it ran. */
+function apply(w: World, s: Step): PassReport[] {
+  const origin = (d: number) => [...w.dests.keys()][d % w.dests.size];
+  if (s.k === 'commit') w.commit(origin(s.d));
+  if (s.k === 'behave') w.dests.get(origin(s.d))!.behaviour = s.b;
+  if (s.k === 'sweep') w.sweep();
+  if (s.k === 'crash') w.crash(s.w % w.workers.length);
+  if (s.k === 'restart') w.restart(s.w % w.workers.length);
+  if (s.k === 'tick') w.tick(s.ms);
+  if (s.k === 'settle' && w.jobs.size > 0) {
+    const j = [...w.jobs.values()][s.pick % w.jobs.size];
+    w.settle(j, answer(s.as ?? w.dests.get(j.cb.dest)!.behaviour), Math.min(w.now, j.admittedAt + s.late));
+  }
+  const done = w.callbacks.filter((c) => c.status === 'delivered' || c.status === 'failed');
+  if (s.k === 'redeliver' && done.length > 0) w.redeliver(done[s.pick % done.length]);
+  if (s.k === 'timers') return Array.from({ length: s.n }, () => w.timer());
+  return s.k === 'pass' ? [w.pass()] : [];
+}
+
+// ---- invariants: each throws with the evidence ----
+type Check = (w: World, pass: PassReport | null) => void;
+function check(ok: boolean, message: () => string): void {
+  if (!ok) throw new Error(message());
+}
+const after = (r: Row) => r.sending + r.admitted;
+const show = (pass: PassReport) => JSON.stringify([...pass.rows].map(([o, r]) => [o, { ...r, state: undefined }]));
+
+const eachCallbackHasOneConsistentState: Check = (w) => {
+  for (const c of w.callbacks) {
+    const settled = c.nextAttemptAt === null && c.leaseUntil === null;
+    const ok = { pending: c.nextAttemptAt !== null && c.leaseUntil === null, sending: c.leaseUntil !== null, delivered: settled, failed: settled }[c.status];
+    check(ok === true && c.scheduleAttempts <= MAX_ATTEMPTS, () => `callback ${c.id} is ${c.status}: ${JSON.stringify(c)}`);
+  }
+};
+
+const jobsFitTheLiveWorkers: Check = (w) => {
+  w.workers.forEach((wk, i) => {
+    const n = [...w.jobs.values()].filter((j) => j.worker === i).length;
+    check(n <= (wk.up ? wk.slots : 0), () => `worker ${i} (${wk.up ? 'up' : 'down'}, ${wk.slots} slots) holds ${n} jobs`);
+  });
+  for (const j of w.jobs.values()) check(j.cb.status === 'sending', () => `a request in flight for callback ${j.cb.id}, which is ${j.cb.status}`);
+};
+
+const inFlightWithinWindows: Check = (w, pass) => {
+  for (const [origin, { state }] of w.dests) {
+    const sending = w.of(origin, 'sending');
+    const as = (k: Callback['admittedAs']) => sending.filter((c) => c.admittedAs === k).length;
+    const requests = [...w.jobs.values()].filter((j) => j.cb.dest === origin).length;
+    check(sending.length <= cfg.max && requests <= cfg.max, () => `${origin}: ${sending.length} sending, ${requests} requests, max ${cfg.max}`);
+    check(as('unproven') <= cfg.initial, () => `${origin}: ${as('unproven')} in flight admitted while unproven, initial window ${cfg.initial}`);
+    check(as('open') <= 1, () => `${origin}: ${as('open')} in flight admitted while open (${JSON.stringify(state)})`);
+  }
+  for (const [origin, r] of pass?.rows ?? []) {
+    if (r.admitted === 0) continue;
+    const s = r.state;
+    if (s.openedAt !== null) check(r.admitted === 1 && r.sending === 0 && s.nextProbeAt! <= pass!.now, () => `${origin} open: ${r.sending} sending, admitted ${r.admitted} at ${pass!.now} (${JSON.stringify(s)})`);
+    else check(after(r) <= Math.min(cfg.max, r.proven ? s.window : Math.min(s.window, cfg.initial)), () => `${origin}: ${after(r)} sending after a pass, window ${s.window}, proven ${r.proven}`);
+  }
+};
+
+const unprovenWithinTheirShare: Check = (_w, pass) => {
+  if (!pass) return;
+  const rows = [...pass.rows.values()];
+  const sum = (f: (r: Row) => number, unproven = false) => rows.reduce((n, r) => n + (unproven && r.proven ? 0 : f(r)), 0);
+  const share = riskySlots(pass.slots);
+  if (sum((r) => r.admitted, true) > 0) check(sum(after, true) <= share, () => `unproven destinations: ${sum(after, true)} sending after a pass, share ${share} of ${pass.slots}; ${show(pass)}`);
+  if (sum((r) => r.admitted) > 0) check(sum(after) <= pass.slots, () => `${sum(after)} sending after a pass, ${pass.slots} slots; ${show(pass)}`);
+};
+
+const failuresHaveACause: Check = (w) => {
+  for (const e of w.ends) {
+    const what = () => `callback ${e.cb.id} ${e.status} by ${e.by}: ${JSON.stringify({ ...e, cb: undefined })}`;
+    if (e.by === 'attempt' && e.final) check(e.status === 'failed', what); // 410 or refused: nothing to retry
+    if (e.by === 'attempt' && !e.final) check(!e.probe && e.scheduleAttempts === MAX_ATTEMPTS, what); // a failed probe spends no schedule
+    if (e.by === 'expire') check(e.open && /unavailable \(circuit open since .*attempt schedule ended while waiting/.test(e.lastError), what);
+    check(e.attemptCount > 0 || e.open, what);
+  }
+  for (const c of w.callbacks) check(c.status !== 'failed' || w.ends.some((e) => e.cb === c && e.status === 'failed'), () => `callback ${c.id} failed with no cause`);
+};
+
+/** What a pass left: free slots and unproven share, and whether a destination it left short had a reason. */
+function leftOver(pass: PassReport) {
+  const rows = [...pass.rows.entries()];
+  const free = pass.slots - rows.reduce((n, [, r]) => n + after(r), 0);
+  const riskyFree = riskySlots(pass.slots) - rows.reduce((n, [, r]) => n + (r.proven ? 0 : after(r)), 0);
+  const short = rows.filter(([, r]) => r.admitted < Math.min(r.due, r.room));
+  const why = (o: string, r: Row) => `${o} admitted ${r.admitted} of ${r.due} due (room ${r.room}, proven ${r.proven}) with ${free} slots free, ${riskyFree} of the unproven share; ${show(pass)}`;
+  return { rows, short, why, full: (r: Row) => free <= 0 || (!r.proven && riskyFree <= 0) };
+}
+/** The order a pass serves destinations in (admission-plan.ts): fewest in flight first, then oldest due. */
+const servedBefore = (x: Row, r: Row) => x.sending < r.sending || (x.sending === r.sending && x.oldestDue! <= r.oldestDue!);
+
+/** Due + room ⇒ admitted within one pass, unless the slots (or the unproven share) ran out on destinations served before it. */
+const dueWithRoomIsAdmitted: Check = (_w, pass) => {
+  if (!pass) return;
+  const { rows, short, why, full } = leftOver(pass);
+  for (const [o, r] of short.filter(([, r]) => r.admitted === 0)) {
+    check(full(r), () => why(o, r));
+    const rivals = rows.filter(([, x]) => x.admitted > 0 && (r.proven || !x.proven));
+    check(rivals.every(([, x]) => servedBefore(x, r)), () => `served out of order: ${why(o, r)}`);
+  }
+};
+
+/** A pass leaves no slot idle while a destination has due callbacks and room (work-conserving). */
+const noSlotLeftIdle: Check = (_w, pass) => {
+  if (!pass) return;
+  const { short, why, full } = leftOver(pass);
+  for (const [o, r] of short) check(full(r), () => why(o, r));
+};
+
+const SAFETY: Check[] = [eachCallbackHasOneConsistentState, jobsFitTheLiveWorkers, inFlightWithinWindows, unprovenWithinTheirShare, failuresHaveACause];
+
+/** Every destination answers 2xx, crashed workers restart, timers and settlements drive admission until nothing waits. */
+function drain(w: World, checks: Check[]): void {
+  for (const d of w.dests.values()) d.behaviour = 'ok';
+  w.workers.forEach((_, i) => w.restart(i));
+  for (let round = 0; round < 500 && w.busy(); round++) {
+    w.sweep();
+    const pass = w.pass();
+    for (const c of checks) c(w, pass);
+    const answered = [...w.jobs.values()];
+    for (const j of answered) w.settle(j, answer('ok'), j.admittedAt);
+    for (const c of checks) c(w, null);
+    w.now = answered.length > 0 ? w.now + 10 : w.nextEvent(); // a settlement wakes admission at once (settlement.ts)
+  }
+  const left = w.callbacks.filter((c) => c.status === 'pending' || c.status === 'sending');
+  check(left.length === 0, () => `still waiting after 500 rounds: ${JSON.stringify(left)} ${JSON.stringify([...w.dests])}`);
+}
+
+const worldArb = fc.record({
+  destinations: fc.integer({ min: 1, max: 4 }),
+  workers: fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 2 }),
+  seed: fc.integer({ min: 1, max: 0x7ffffffe }),
+  steps: fc.array(stepArb, { minLength: 1, maxLength: 150, size: 'max' }),
+});
+type Spec = typeof worldArb extends fc.Arbitrary<infer T> ? T : never;
+const PARAMS = { numRuns: 200, seed: Number(process.env.FC_SEED ?? 20_260_101) };
+
+function run(spec: Spec, checks: Check[]): World {
+  const w = new World(spec.destinations, spec.workers, spec.seed);
+  for (const s of spec.steps) for (const pass of [...apply(w, s), null]) for (const c of checks) c(w, pass);
+  return w;
+}
+
+describe('delivery core against an in-memory model of admission and settlement', () => {
+  it('keeps each callback in one state, in-flight within windows, workers and the unproven share, and fails callbacks only for a cause', () => {
+    fc.assert(fc.property(worldArb, (spec) => void run(spec, SAFETY)), PARAMS);
+  });
+
+  it('delivers everything once destinations answer: what failed did so after attempts or an outage, and a redelivery delivers it', () => {
+    const property = fc.property(worldArb, (spec) => {
+      const w = run(spec, SAFETY);
+      drain(w, SAFETY);
+      w.callbacks.filter((c) => c.status === 'failed').forEach((c) => w.redeliver(c));
+      drain(w, SAFETY);
+      check(w.callbacks.every((c) => c.status === 'delivered'), () => `not delivered after a redelivery: ${JSON.stringify(w.callbacks.filter((c) => c.status !== 'delivered'))}`);
+    });
+    fc.assert(property, PARAMS);
+  });
+
+  it('admits, in one pass, a due callback of every destination with room while slots are free, fewest in flight then oldest due first', () => {
+    fc.assert(fc.property(worldArb, (spec) => drain(run(spec, [dueWithRoomIsAdmitted]), [dueWithRoomIsAdmitted])), PARAMS);
+  });
+
+  it('leaves no slot idle in a pass while a destination has due callbacks and room', () => {
+    fc.assert(fc.property(worldArb, (spec) => drain(run(spec, [noSlotLeftIdle]), [noSlotLeftIdle])), PARAMS);
+  });
+
+  const timers = (w: World, seconds: number, b: Behaviour = 'ok') => {
+    for (let s = 0; s < seconds; s++) {
+      const pass = w.timer(b);
+      for (const c of SAFETY) c(w, pass);
+    }
+  };
+
+  it('delivers callbacks stranded by a crashed worker once their lease lapses, none failed without an attempt', () => {
+    const w = new World(1, [4]);
+    const a = ORIGINS[0];
+    for (let i = 0; i < 3; i++) w.commit(a);
+    w.pass();
+    expect(w.of(a, 'sending')).toHaveLength(2);
+    w.crash(0);
+    w.restart(0);
+    timers(w, LEASE_MS / 1000 - 1);
+    expect([w.of(a, 'sending').length, w.of(a, 'pending').length]).toEqual([2, 1]);
+    timers(w, 5);
+    expect(w.callbacks.map((c) => [c.status, c.attemptCount])).toEqual([['delivered', 1], ['delivered', 1], ['delivered', 1]]);
+    expect(w.ends).toEqual([]);
+  });
+
+  it('fails callbacks waiting on an open circuit once their schedule ends, naming the outage; a redelivery after recovery delivers them', () => {
+    const w = new World(1, [4]);
+    const a = ORIGINS[0];
+    for (let i = 0; i < 3; i++) w.commit(a);
+    timers(w, 3, '5xx');
+    expect(w.dests.get(a)!.state.openedAt).not.toBeNull();
+    w.commit(a);
+    timers(w, SCHEDULE_TOTAL / 1000 + 2, '5xx');
+    expect(w.callbacks.every((c) => c.status === 'failed' && /unavailable \(circuit open since .*last error: HTTP 503/.test(c.lastError!))).toBe(true);
+    expect(w.ends.every((e) => e.by === 'expire' && e.open)).toBe(true);
+    w.callbacks.forEach((c) => w.redeliver(c));
+    timers(w, cfg.probe.last / 1000 + 2);
+    expect(w.callbacks.map((c) => c.status)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
+  });
+
+  it('reserves no slots for callbacks a destination does not have: the other destination takes them in the same pass', () => {
+    const w = new World(2, [6]);
+    const [a, b] = ORIGINS;
+    for (const o of [a, b]) w.dests.get(o)!.state = { ...newDestination(cfg), window: cfg.max, lastOkAt: w.now };
+    w.commit(a);
+    for (let i = 0; i < cfg.max; i++) w.commit(b);
+    const pass = w.pass();
+    expect([a, b].map((o) => pass.rows.get(o)!.admitted)).toEqual([1, cfg.max]);
+  });
+
+  it('admits no unproven destination while the unproven share is overdrawn (a proven window in flight aged past PROVEN_FOR_MS)', () => {
+    const w = new World(3, [6]);
+    const [a, b, c] = ORIGINS;
+    w.dests.get(a)!.state = { ...newDestination(cfg), window: cfg.max, lastOkAt: w.now - PROVEN_FOR_MS + 1000 };
+    for (let i = 0; i < cfg.max; i++) w.commit(a);
+    w.pass();
+    w.tick(2000); // four in flight to a destination no longer proven: over the share of three
+    [b, c].forEach((o) => w.commit(o));
+    const pass = w.pass();
+    expect([b, c].map((o) => pass.rows.get(o)!.admitted)).toEqual([0, 0]);
+  });
+});
