@@ -1,5 +1,5 @@
 // Jest runs in CommonJS mode; swc transforms our TypeScript and every ES module in
-// node_modules (NestJS 12 and got are ESM), see shared/TOOLCHAIN.md.
+// node_modules (NestJS 12 and got are ESM): see docs/development.md, "Versions".
 const swc = [
   '@swc/jest',
   {
@@ -18,12 +18,33 @@ const common = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testEnvironment: 'node',
 };
+
+/**
+ * End-to-end test files that need more than PostgreSQL and Redis, by what they need. Each fails
+ * at once, naming what to install, when that is missing (test/support); TEST_WITHOUT=<need>[,…]
+ * leaves its files out for a machine that lacks it. `npm test` and .ci/run run them all.
+ */
+const NEEDS = {
+  chromium: ['dashboard'],
+  'redis-server': ['redis-cluster', 'delivery-faults', 'delivery-restarts'],
+  jq: ['readme'],
+  registry: ['packaging'],
+};
+const without = (process.env.TEST_WITHOUT ?? '')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
+for (const need of without) {
+  if (!NEEDS[need]) throw new Error(`TEST_WITHOUT: "${need}" is none of ${Object.keys(NEEDS).join(', ')}`);
+}
+const leftOut = without.flatMap((need) => NEEDS[need].map((file) => `<rootDir>/test/${file}\\.e2e-spec\\.ts$`));
+
 module.exports = {
   // Global, not per project: Jest ignores testTimeout inside `projects`. Generous because the
   // end-to-end tests wait on real deliveries (each wait has its own, shorter deadline).
   testTimeout: 60000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/scripts/**/*.spec.ts'] },
-    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'], testPathIgnorePatterns: ['/node_modules/', ...leftOut] },
   ],
 };

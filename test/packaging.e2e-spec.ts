@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { MIGRATIONS } from '../src/database/database.js';
-import { buildService, sparePort, startService, stop } from './support/processes.js';
+import { buildService, requireRegistry, sparePort, startService, stop } from './support/processes.js';
 import { ADMIN_TOKEN, dropRunData, runIdentity, TEST_REDIS_URL, until } from './support/test-app.js';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -69,6 +69,7 @@ describe('packaging', () => {
   }, 120_000);
 
   it("the image's command starts from a pruned production install, its HEALTHCHECK passes, and SIGTERM exits 0", async () => {
+    requireRegistry();
     const stage = runtimeStage();
     const cmd = execForm(stage.find((s) => s.instruction === 'CMD')!.args);
     const healthcheck = execForm(stage.find((s) => s.instruction === 'HEALTHCHECK')!.args);

@@ -2,9 +2,13 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { BrowserContext, chromium, Page } from 'playwright-core';
+import { requireExecutable } from './processes.js';
 
 /** Debian's Chromium (`apt-get install chromium`, as .ci/run does). */
 export const CHROMIUM = '/usr/bin/chromium';
+
+// Checked when a test file loads this: without Chromium it fails at once, saying what to install.
+requireExecutable(CHROMIUM, "the dashboard's browser test drives Debian's Chromium", 'apt-get install -y chromium', 'chromium');
 
 /** Exactly these switches, plus what Playwright needs to drive it (headless, the pipe, the profile). */
 export const CHROMIUM_FLAGS = [

@@ -1,5 +1,6 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { accessSync, constants } from 'node:fs';
 import net, { AddressInfo } from 'node:net';
 import path from 'node:path';
 
@@ -61,8 +62,38 @@ export async function sparePort(): Promise<number> {
   return port;
 }
 
+/**
+ * Throws at once, naming what to install, when something a test needs is not there: never a
+ * timeout or a spawn error later. `need` is the name TEST_WITHOUT takes (jest.config.js) to leave
+ * the tests that need it out.
+ */
+export function requireExecutable(file: string, what: string, install: string, need: string): void {
+  const candidates = file.includes('/') ? [file] : (process.env.PATH ?? '').split(path.delimiter).map((dir) => path.join(dir, file));
+  const found = candidates.some((candidate) => {
+    try {
+      accessSync(candidate, constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  if (!found) throw new Error(`${file} is missing (${what}). Install it: ${install}; or leave these tests out: TEST_WITHOUT=${need} npm test`);
+}
+
+/** The npm registry answers (the packaging test installs the production dependencies as the image does). */
+export function requireRegistry(): void {
+  try {
+    execFileSync('npm', ['ping', '--fetch-retries=0', '--fetch-timeout=10000'], { cwd: ROOT, stdio: 'pipe', timeout: 30_000 });
+  } catch (e) {
+    const output = String((e as { stderr?: Buffer }).stderr ?? '');
+    const said = (/^npm error FetchError: .*$/m.exec(output) ?? /^npm error (?:code \S+|\d{3} .*)$/m.exec(output))?.[0] ?? (e as Error).message;
+    throw new Error(`the npm registry does not answer \`npm ping\` (${said}): this test runs \`npm ci --omit=dev\` as the image does. Give this machine access to the registry npm is configured with; or leave this test out: TEST_WITHOUT=registry npm test`);
+  }
+}
+
 /** A private redis-server on its own port, for tests that stop and restart Redis. */
 export async function startRedis(port: number): Promise<ChildProcess> {
+  requireExecutable('redis-server', 'the Redis fault tests start their own redis-server', 'apt-get install -y redis-server', 'redis-server');
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
   for (let i = 0; i < 100; i++) {
     const up = await new Promise<boolean>((resolve) => {

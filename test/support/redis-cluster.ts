@@ -4,10 +4,15 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { sparePort } from './processes.js';
+import { requireExecutable, sparePort } from './processes.js';
 import { until } from './test-app.js';
 
 const run = promisify(execFile);
+
+// Checked when a test file loads this: without them it fails at once, saying what to install.
+for (const program of ['redis-server', 'redis-cli']) {
+  requireExecutable(program, 'the Redis Cluster test starts three redis-server nodes and joins them with redis-cli', 'apt-get install -y redis-server (it brings redis-cli)', 'redis-server');
+}
 
 export interface RedisCluster {
   ports: number[];
