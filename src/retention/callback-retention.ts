@@ -112,6 +112,11 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
   async prune(): Promise<PruneResult | null> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
+    // pg-pool listens for a checked-out client's errors only while it is idle in the pool: a
+    // connection lost mid-pass (PostgreSQL restarting) would otherwise be an unhandled 'error'
+    // event that ends the process. The pass's next query fails instead.
+    const lost = (e: Error) => (broken = e);
+    client.on('error', lost);
     try {
       // A session lock on this connection: released by the unlock below or, should the process
       // die, by PostgreSQL when the connection goes.
@@ -127,6 +132,7 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
       throw e;
     } finally {
       // A connection that failed mid-pass is dropped, not returned to the pool with a lock on it.
+      client.off('error', lost);
       client.release(broken);
     }
   }
