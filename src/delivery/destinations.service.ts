@@ -96,7 +96,7 @@ export class DestinationsService implements OnModuleInit {
 
   /** An operator's "probe now" for an open destination: admission sends it within a second. */
   async probe(origin: string): Promise<void> {
-    const [rows]: [unknown[], number] = await this.db.query(`UPDATE destinations SET next_probe_at = now() WHERE origin = $1 AND opened_at IS NOT NULL RETURNING 1`, [origin]);
+    const [rows]: [unknown[], number] = await this.db.query(`UPDATE destinations SET next_probe_at = now(), version = version + 1 WHERE origin = $1 AND opened_at IS NOT NULL RETURNING 1`, [origin]);
     if (rows.length > 0) return this.signal.wake();
     const known: unknown[] = await this.db.query(`SELECT 1 FROM destinations WHERE origin = $1`, [origin]);
     if (known.length === 0) throw notFound('Destination');

@@ -73,17 +73,19 @@ const READ_DESTINATIONS = `
 
 /** Times a destination's fold is tried again over a newer version before its outcomes are dropped. */
 const REFOLDS = 10;
+/** Destinations remembered at most; past this the memory starts afresh. */
+const KNOWN_MAX = 10_000;
 
 /** How long a worker keeps trying to record an outcome PostgreSQL does not take (an outage). */
 const RECORD_PATIENCE_MS = 60_000;
 const RECORD_RETRY_MS = 500;
 
 /**
- * Settles attempts in batches: reads their destinations, folds every outcome into its
- * destination's window and breaker, and writes attempts, callbacks and destinations in one
- * statement, each destination over the version it read (no lock is held between the two). A
- * destination another process wrote in between is read and folded again. Then admission is
- * woken: the room just freed is used within a pass.
+ * Settles attempts in batches: folds every outcome into its destination's window and breaker
+ * (as last known here, read when not), and writes attempts, callbacks and destinations in one
+ * statement, each destination over the version it was known at (no lock is held). A destination
+ * written elsewhere in between is read and folded again. Then admission is woken: the room just
+ * freed is used within a pass.
  */
 @Injectable()
 export class Settlement {
@@ -92,6 +94,14 @@ export class Settlement {
   private readonly pool: Pool;
   private readonly window: WindowConfig;
   private readonly policy: RetryPolicy;
+  /**
+   * The destinations as this process last read or wrote them, with their versions: a busy
+   * destination's settlements write without reading first. Another process's write in between
+   * shows as a version that does not match, and the outcomes are folded again over a fresh read.
+   */
+  private readonly known = new Map<string, DestinationWrite>();
+  /** PostgreSQL's clock minus this process's, as of the last read (the states are kept in PostgreSQL's). */
+  private skew = 0;
   /**
    * One batch at a time in this process: the attempts answered meanwhile go together in the next
    * (a busy destination's settlements would otherwise queue up on its row lock one by one).
@@ -143,46 +153,60 @@ export class Settlement {
   }
 
   private async write(items: Attempt[]): Promise<SettledAttempt[]> {
-    const read = await this.read([...new Set(items.map((i) => i.row.destination))]);
-    const skew = read.now - Date.now();
+    const origins = [...new Set(items.map((i) => i.row.destination))];
+    await this.read(origins.filter((o) => !this.known.has(o)));
     const writes = new Map<string, DestinationWrite>();
     const settled = items.map((a) => {
       const origin = a.row.destination;
-      const current = writes.get(origin) ?? read.byOrigin.get(origin) ?? { state: newDestination(this.window), version: '0' };
-      const s = settleAttempt(current.state, a, skew, this.policy, this.window);
+      const current = writes.get(origin) ?? this.known.get(origin) ?? { state: newDestination(this.window), version: '0' };
+      const s = settleAttempt(current.state, a, this.skew, this.policy, this.window);
       writes.set(origin, { state: s.destination, version: current.version });
       return s;
     });
     const { rows } = await this.pool.query<{ origin: string }>({ name: 'settlement-record', text: RECORD, values: [...recordParams(items, settled), ...saveParams(writes)] });
-    const saved = new Set(rows.map((r) => r.origin));
-    const missed = [...writes.keys()].filter((o) => !saved.has(o) && read.byOrigin.has(o));
+    const saved = this.remember(writes, rows);
     for (const s of settled) if (s.transition && saved.has(s.origin)) this.noteTransition(s.origin, s.transition, s.destination.failures, s.destination.lastError);
-    if (missed.length > 0) await this.refold(missed, items, skew);
+    const missed = origins.filter((o) => !saved.has(o));
+    if (missed.length > 0) await this.refold(missed, items);
     return settled;
   }
 
-  private async read(origins: string[]): Promise<{ now: number; byOrigin: Map<string, DestinationWrite> }> {
+  /** Reads destinations into `known`, and PostgreSQL's clock against this process's. */
+  private async read(origins: string[]): Promise<void> {
+    if (origins.length === 0) return;
+    if (this.known.size > KNOWN_MAX) this.known.clear();
     const { rows } = await this.pool.query<DestinationRow & { now: number }>({ name: 'settlement-read', text: READ_DESTINATIONS, values: [origins] });
-    return { now: rows[0]?.now ?? Date.now(), byOrigin: new Map(rows.map((r) => [r.origin, { state: stateOf(r), version: r.version }])) };
+    for (const r of rows) this.known.set(r.origin, { state: stateOf(r), version: r.version });
+    if (rows.length > 0) this.skew = rows[0].now - Date.now();
   }
 
-  /** Folds these destinations' outcomes again over what another process wrote meanwhile. */
-  private async refold(origins: string[], items: Attempt[], skew: number): Promise<void> {
+  /** What was written is what this process knows now; what was not is read again when next needed. */
+  private remember(writes: Map<string, DestinationWrite>, rows: { origin: string }[]): Set<string> {
+    const saved = new Set(rows.map((r) => r.origin));
+    for (const [origin, w] of writes) {
+      if (saved.has(origin)) this.known.set(origin, { state: w.state, version: String(BigInt(w.version) + 1n) });
+      else this.known.delete(origin);
+    }
+    return saved;
+  }
+
+  /** Folds these destinations' outcomes again over what another process (or an operator's probe) wrote meanwhile. */
+  private async refold(origins: string[], items: Attempt[]): Promise<void> {
     for (let i = 0; i < REFOLDS && origins.length > 0; i++) {
-      const { byOrigin } = await this.read(origins);
+      await this.read(origins);
       const writes = new Map<string, DestinationWrite>();
       const transitions: [string, Transition][] = [];
-      for (const a of items.filter((x) => byOrigin.has(x.row.destination))) {
+      for (const a of items.filter((x) => origins.includes(x.row.destination) && this.known.has(x.row.destination))) {
         const origin = a.row.destination;
-        const current = writes.get(origin) ?? byOrigin.get(origin)!;
-        const next = settleDestination(current.state, attemptResultOf(a, skew), this.window);
+        const current = writes.get(origin) ?? this.known.get(origin)!;
+        const next = settleDestination(current.state, attemptResultOf(a, this.skew), this.window);
         if (next.transition) transitions.push([origin, next.transition]);
         writes.set(origin, { state: next.state, version: current.version });
       }
       const { rows } = await this.pool.query<{ origin: string }>({ name: 'settlement-refold', text: saveDestinations(1), values: saveParams(writes) });
-      const saved = new Set(rows.map((r) => r.origin));
+      const saved = this.remember(writes, rows);
       for (const [origin, t] of transitions) if (saved.has(origin)) this.noteTransition(origin, t, writes.get(origin)!.state.failures, writes.get(origin)!.state.lastError);
-      origins = origins.filter((o) => !saved.has(o));
+      origins = origins.filter((o) => !saved.has(o) && writes.has(o));
     }
     if (origins.length > 0) this.warnings.warn(`outcomes not folded into ${origins.join(', ')}: written by other processes ${REFOLDS} times in a row`);
   }
