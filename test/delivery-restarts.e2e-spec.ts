@@ -174,17 +174,12 @@ async function expectEveryCallbackDelivered(t: TestApp, p: Partner, rx: Receiver
   return { rows: rows.length, duplicates, extra };
 }
 
-describe('a worker stopped with SIGTERM under flow', () => {
+/** The API in this process (ROLE=api) and deliveries in child worker processes, set up and torn down with the describe. */
+function apiWithWorkers() {
   let t: TestApp;
   let p: Partner;
   let rx: Receiver;
   const children: Service[] = [];
-  const worker = async () => {
-    const w = await startService({ ...workerEnv(t), ...delivery, CALLBACK_CONCURRENCY: String(CONCURRENCY) });
-    children.push(w);
-    return w;
-  };
-
   beforeAll(async () => {
     rx = await Receiver.start();
     t = await startTestApp({ ROLE: 'api', ...delivery });
@@ -195,6 +190,20 @@ describe('a worker stopped with SIGTERM under flow', () => {
     await t?.close();
     await rx?.close();
   });
+  return {
+    ctx: () => ({ t, p, rx }),
+    worker: async () => {
+      const w = await startService({ ...workerEnv(t), ...delivery, CALLBACK_CONCURRENCY: String(CONCURRENCY) });
+      children.push(w);
+      return w;
+    },
+  };
+}
+
+describe('a worker stopped with SIGTERM under flow', () => {
+  const { worker, ctx } = apiWithWorkers();
+  let t: TestApp, p: Partner, rx: Receiver;
+  beforeAll(() => ({ t, p, rx } = ctx()));
 
   it('drains: the in-flight deliveries settle, the next worker takes the rest; each webhook-id exactly once', async () => {
     const t0 = Date.now();
@@ -229,26 +238,9 @@ describe('a worker stopped with SIGTERM under flow', () => {
 });
 
 describe('a worker killed with SIGKILL under flow', () => {
-  let t: TestApp;
-  let p: Partner;
-  let rx: Receiver;
-  const children: Service[] = [];
-  const worker = async () => {
-    const w = await startService({ ...workerEnv(t), ...delivery, CALLBACK_CONCURRENCY: String(CONCURRENCY) });
-    children.push(w);
-    return w;
-  };
-
-  beforeAll(async () => {
-    rx = await Receiver.start();
-    t = await startTestApp({ ROLE: 'api', ...delivery });
-    p = await createPartner(t);
-  }, 180_000);
-  afterAll(async () => {
-    for (const c of children) await stop(c, 'SIGKILL');
-    await t?.close();
-    await rx?.close();
-  });
+  const { worker, ctx } = apiWithWorkers();
+  let t: TestApp, p: Partner, rx: Receiver;
+  beforeAll(() => ({ t, p, rx } = ctx()));
 
   it('the next worker delivers everything; only deliveries in flight at the kill repeat, same webhook-id and body', async () => {
     const t0 = Date.now();
