@@ -29,6 +29,7 @@ export function setupApp(app: INestApplication, config: AppConfig): void {
     const destinations = app.get(DestinationsService);
     mountQueueDashboard(app, config, {
       redeliver: (id) => callbacks.redeliver(id),
+      redeliverFailed: () => callbacks.redeliverFailed({}),
       attemptNow: (ids) => callbacks.attemptNow(ids),
       destinations: () => destinations.list({}),
     });

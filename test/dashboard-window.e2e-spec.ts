@@ -1,59 +1,105 @@
 import { CallbackQueue } from '../src/delivery/callback-queue.js';
-import { CallbackRelay } from '../src/delivery/callback-relay.js';
+import { DASHBOARD_TABS, DashboardStore } from '../src/delivery/dashboard-store.js';
 import { Receiver } from './support/receiver.js';
-import { companyWithCallback, createPartner, startTestApp, TestApp, until } from './support/test-app.js';
+import { ADMIN_TOKEN, companyWithCallback, createPartner, startTestApp, TestApp, until } from './support/test-app.js';
 
-describe("the dashboard's window on finished deliveries", () => {
+const BASIC = `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`;
+
+describe("the dashboard's window on delivered callbacks", () => {
   let t: TestApp;
   let rx: Receiver;
   const ids: string[] = [];
-  const queue = () => t.app.get(CallbackQueue);
-  const state = (id: string) => queue().queue.getJobState(id);
-  const hits = (id: string) => rx.hits.filter((h) => h.headers['webhook-id'] === id).length;
+  const board = (path: string) => t.http().get(`/admin/queues/api${path}`).set('Authorization', BASIC);
+  const completed = async () => {
+    const q = (await board('/queues?activeQueue=callbacks&status=completed&page=1&jobsPerPage=50').expect(200)).body.queues[0];
+    return { count: q.counts.completed as number, ids: (q.jobs as { id: string }[]).map((j) => j.id) };
+  };
+  /** The delivered callbacks, newest delivery first, as PostgreSQL orders them. */
+  const newestDelivered = async () =>
+    (await t.sql<{ id: string }>(`SELECT id FROM callbacks WHERE status = 'delivered' AND delivered_at > now() - interval '1 hour' ORDER BY delivered_at DESC, seq DESC`)).map((r) => r.id);
   const status = async (id: string) => (await t.sql<{ status: string }>('SELECT status FROM callbacks WHERE id = $1', [id]))[0].status;
-  let company: string;
 
   beforeAll(async () => {
     rx = await Receiver.start();
-    t = await startTestApp({ DASHBOARD_KEEP_COMPLETED: '2' });
+    t = await startTestApp({ DASHBOARD_KEEP_COMPLETED: '2', DASHBOARD_KEEP_COMPLETED_FOR: '1h' });
     const p = await createPartner(t);
     const cb = await companyWithCallback(t, p, rx.url('/cb'));
-    company = cb.c;
     for (let i = 0; i < 4; i++) {
       const id = await cb.change();
       ids.push(id);
-      await until(async () => (await state(id)) === 'completed', { what: `callback ${i + 1} completed` });
+      await until(async () => (await status(id)) === 'delivered', { what: `callback ${i + 1} delivered` });
     }
+    // Redis holds no finished job (as in delivery core v2): the window is PostgreSQL's.
+    await t.app.get(CallbackQueue).queue.clean(0, 0, 'completed');
   });
   afterAll(async () => {
     await t?.close();
     await rx?.close();
   });
 
-  it('keeps only DASHBOARD_KEEP_COMPLETED delivered jobs', async () => {
-    await until(async () => (await queue().queue.getCompletedCount()) === 2, { what: 'two completed jobs' });
-    expect(await Promise.all(ids.map(state))).toEqual(['unknown', 'unknown', 'completed', 'completed']);
+  it('shows the DASHBOARD_KEEP_COMPLETED most recently delivered callbacks', async () => {
+    expect(await completed()).toEqual({ count: 2, ids: (await newestDelivered()).slice(0, 2) });
   });
 
-  it('does not show a job that delivered nothing (a duplicate) as completed', async () => {
-    await queue().add([{ id: ids[0], nextAttemptAt: null, message: 0, companyId: company, destination: rx.url('') }]);
-    await until(async () => (await state(ids[0])) === 'unknown', { what: 'the duplicate job gone' });
-    expect(await queue().queue.getCompletedCount()).toBe(2);
-    expect(hits(ids[0])).toBe(1);
+  it('drops a callback delivered longer ago than DASHBOARD_KEEP_COMPLETED_FOR', async () => {
+    const [newest] = await newestDelivered();
+    await t.sql(`UPDATE callbacks SET delivered_at = now() - interval '61 minutes' WHERE id = $1`, [newest]);
+    const shown = await completed();
+    expect(shown.ids).not.toContain(newest);
+    expect(shown).toEqual({ count: 2, ids: (await newestDelivered()).slice(0, 2) });
   });
 
-  it('redelivers a callback whose completed job is still kept', async () => {
-    await t.admin('post', `/admin/v1/callbacks/${ids[3]}/redeliver`).expect(202);
-    await until(() => hits(ids[3]) === 2, { what: 'the redelivery' });
-    await until(async () => (await status(ids[3])) === 'delivered', { what: 'delivered again' });
+  it('still shows any callback by its id, delivered outside the window or not', async () => {
+    const shown = (await completed()).ids;
+    const outside = ids.find((id) => !shown.includes(id))!;
+    const job = (await board(`/queues/callbacks/${outside}`).expect(200)).body;
+    expect([job.status, job.job.id]).toEqual(['completed', outside]);
+    await board('/queues/callbacks/00000000-0000-4000-8000-000000000000').expect(404);
+    await board('/queues/callbacks/not-a-callback-id').expect(404);
+    expect((await board('/queues/callbacks/not-a-callback-id/logs').expect(200)).body).toEqual([]);
   });
 
-  it('re-adds an overdue pending callback even when its finished job is still kept', async () => {
-    // As after a redelivery that met its job in flight: pending, enqueued, its old job finished.
-    await until(async () => (await state(ids[2])) === 'completed', { what: 'a kept completed job' });
-    await t.sql(`UPDATE callbacks SET status = 'pending', enqueued_at = now(), next_attempt_at = now() - interval '1 minute' WHERE id = $1`, [ids[2]]);
-    await t.app.get(CallbackRelay).requeueOverdue();
-    await until(() => hits(ids[2]) === 2, { what: 'the overdue callback sent again' });
-    await until(async () => (await status(ids[2])) === 'delivered', { what: 'delivered again' });
+  it('shows a redelivered callback again once delivered again, as the newest', async () => {
+    await t.admin('post', `/admin/v1/callbacks/${ids[0]}/redeliver`).expect(202);
+    await until(() => rx.hits.filter((h) => h.headers['webhook-id'] === ids[0]).length === 2, { what: 'the redelivery' });
+    await until(async () => (await status(ids[0])) === 'delivered', { what: 'delivered again' });
+    expect((await completed()).ids[0]).toBe(ids[0]);
+  });
+
+  it('reads every tab by an index range, whatever the size of the table', async () => {
+    const plans: string[] = [];
+    const explain = async (sql: string, params?: unknown[]) => {
+      plans.push((await t.sql<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params)).map((r) => r['QUERY PLAN']).join('\n'));
+      return [{}];
+    };
+    const store = new DashboardStore({ query: explain, transaction: (_level: string, run: (m: unknown) => unknown) => run({ query: explain }) } as never, { count: 2, ageMs: 3_600_000 });
+    // With sequential scans priced out, any read an index cannot serve shows up as one.
+    await t.sql('SET enable_seqscan = off');
+    try {
+      await store.counts();
+      for (const tab of DASHBOARD_TABS) await store.page(tab, 0, 9);
+      await store.job(ids[0]);
+      await store.log(ids[0]);
+      await store.delayedIds(1000);
+    } finally {
+      await t.sql('RESET enable_seqscan');
+    }
+    expect(plans).toHaveLength(10);
+    for (const plan of plans) expect(plan).not.toMatch(/Seq Scan/);
+    // Each tab (counted, then one page each) is a range of the index that orders it: pending
+    // callbacks by next_attempt_at, delivered ones by delivered_at, sending and failed by status.
+    const ranges = {
+      active: /Index Cond: \(status = 'sending'::text\)/,
+      waiting: /Index Cond: \(next_attempt_at <= now\(\)\)/,
+      completed: /Index Cond: \(delivered_at >= \(now\(\) - /,
+      failed: /Index Cond: \(status = 'failed'::text\)/,
+      delayed: /Index Cond: \(next_attempt_at > now\(\)\)/,
+    };
+    const [counts, ...pages] = plans;
+    DASHBOARD_TABS.forEach((tab, i) => {
+      expect(counts).toMatch(ranges[tab]);
+      expect(pages[i]).toMatch(ranges[tab]);
+      expect(pages[i]).not.toMatch(/Sort/);
+    });
   });
 });

@@ -35,8 +35,8 @@ export interface AppConfig {
   callbackAllowHttp: boolean;
   callbackAllowPrivateTargets: boolean;
   callbackRetentionMs: number;
-  /** How many finished jobs the queue dashboard keeps, and for how long (ms): Redis memory stays bounded. */
-  dashboardKeep: { completed: { count: number; ageMs: number }; failed: { count: number; ageMs: number } };
+  /** The queue dashboard's Completed tab: at most this many delivered callbacks, delivered within this long (ms). */
+  dashboardKeep: { completed: { count: number; ageMs: number } };
   /** SECRETS_KEY: the keys that encrypt signing secrets at rest, newest (the one that encrypts) first. */
   secretsKeys: string[];
   secretsKeyDefaulted: boolean;
@@ -239,7 +239,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     }),
     dashboardKeep: {
       completed: { count: parse('DASHBOARD_KEEP_COMPLETED', 1000, int(0, 1_000_000)), ageMs: parse('DASHBOARD_KEEP_COMPLETED_FOR', 3_600_000, duration) },
-      failed: { count: parse('DASHBOARD_KEEP_FAILED', 10_000, int(0, 1_000_000)), ageMs: parse('DASHBOARD_KEEP_FAILED_FOR', parseDuration('7d'), duration) },
     },
     secretsKeys,
     secretsKeyDefaulted,

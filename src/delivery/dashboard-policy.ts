@@ -12,13 +12,14 @@ export const SWITCHED_OFF =
 const ALLOWED_WRITES: Record<string, (p: DashboardRequestParams) => boolean> = {
   'put /api/queues/:queueName/:jobId/retry': (p) => p.jobState === 'failed',
   'put /api/queues/:queueName/retry/:queueStatus': (p) => p.queueStatus === 'failed',
-  'put /api/queues/:queueName/:jobId/promote': () => true,
+  // Promote means "attempt now": a callback already due only waits for room at its destination.
+  'put /api/queues/:queueName/:jobId/promote': (p) => p.jobState === 'delayed',
   'put /api/queues/:queueName/promote': () => true,
 };
 
 export interface DashboardRequestParams {
   queueStatus?: string;
-  /** The job's current state, looked up for a single-job retry. */
+  /** The job's current state (its callback's tab), looked up for a single-job retry or promote. */
   jobState?: string;
 }
 

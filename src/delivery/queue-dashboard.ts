@@ -1,57 +1,74 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
-import type { BoardHooks, HookContext, JobStatus, QueueJob, QueueJobJson } from '@bull-board/api/typings/app';
+import type { BoardHooks, HookContext, JobCounts, JobStatus, QueueJob, Status } from '@bull-board/api/typings/app';
 import { INestApplication } from '@nestjs/common';
+import { getDataSourceToken } from '@nestjs/typeorm';
 import type { Job, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { NextFunction, Request, Response } from 'express';
+import type { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { isOperator } from '../partners/auth.guards.js';
-import { CallbackQueue } from './callback-queue.js';
+import { CALLBACK_QUEUE, CallbackQueue } from './callback-queue.js';
+import { attemptLog, DashboardRow, dashboardJobJson, dashboardState } from './dashboard-job.js';
 import { CircuitView, circuitsDescription, dashboardPage, dashboardRequestAllowed, SWITCHED_OFF } from './dashboard-policy.js';
+import { DASHBOARD_COUNT_CAP, DASHBOARD_TABS, DashboardStore, DashboardTab } from './dashboard-store.js';
 
 export const DASHBOARD_PATH = '/admin/queues';
 
 /**
- * What the dashboard's two live actions mean for a callback, with the database changed first
- * (it is the record of truth; Redis follows it), and where it reads the destinations' circuits.
+ * What the dashboard's live actions mean for a callback. Each changes PostgreSQL (the record of
+ * truth) and wakes delivery; the dashboard then shows the row's new state. Also where it reads
+ * the destinations' circuits.
  */
 export interface DashboardActions {
   /** Retry on a failed job: redeliver the callback (same webhook-id, fresh schedule). */
   redeliver(callbackId: string): Promise<void>;
-  /** Promote on a delayed job: make the callback's next attempt due now. */
+  /** Retry all on the Failed tab: redeliver every failed callback; how many were. */
+  redeliverFailed(): Promise<number>;
+  /** Promote on a delayed job (or all): make the callbacks' next attempt due now. */
   attemptNow(callbackIds: string[]): Promise<void>;
   /** Every destination with its circuit state (for the queue's description). */
   destinations(): Promise<CircuitView[]>;
 }
 
-const DESCRIPTION = 'Callback deliveries: job id = callback id = webhook-id.';
+const DESCRIPTION = 'Callback deliveries as PostgreSQL records them: job id = callback id = webhook-id.';
 /** The description (open circuits) is refreshed at most this often, on the dashboard's polls. */
 const CIRCUITS_REFRESH_MS = 2000;
+/** Promote all makes this many delayed callbacks due per statement. */
+const PROMOTE_PAGE = 1000;
+/** bull-board's counts cover every status it knows; these have no callback in them. */
+const NO_JOBS: JobCounts = { latest: 0, active: 0, waiting: 0, 'waiting-children': 0, prioritized: 0, completed: 0, failed: 0, delayed: 0, paused: 0 };
+
+const isTab = (s: string): s is DashboardTab => (DASHBOARD_TABS as string[]).includes(s);
 
 /**
- * bull-board's BullMQ adapter with the callbacks' semantics: Retry and Promote go through the
- * database ({@link DashboardActions}); every other write bull-board knows is refused here as a
- * second line behind the request policy ({@link dashboardRequestAllowed}); the "will run at" of
- * a delayed job is its real place in Redis's delayed set (the worker puts it at the callback's
- * `nextAttemptAt`), not bull-board's `timestamp + delay`, which BullMQ's moveToDelayed skews.
+ * bull-board's BullMQ adapter reading PostgreSQL: every tab, count, job and log is a callback row
+ * (dashboard-store.ts, dashboard-job.ts), so a dead letter is a failed job whether or not a job
+ * ever existed, and "will run at" is next_attempt_at. The BullMQ queue is still behind it for
+ * what only Redis knows (memory, workers, paused). Retry and Promote go through the database
+ * ({@link DashboardActions}); every other write bull-board knows is refused here as a second line
+ * behind the request policy ({@link dashboardRequestAllowed}).
  */
 export class CallbackQueueAdapter extends BullMQAdapter {
   constructor(
-    private readonly bull: Queue,
+    queue: Queue,
+    private readonly store: DashboardStore,
     private readonly actions: DashboardActions,
   ) {
     // Not read-only (Retry and Promote stay), no retry of completed jobs (a completed job is a
     // delivered callback; the operator API redelivers those).
-    super(bull, { readOnlyMode: false, allowRetries: true, allowCompletedRetries: false, description: DESCRIPTION } as never);
+    super(queue, { readOnlyMode: false, allowRetries: true, allowCompletedRetries: false, description: DESCRIPTION } as never);
   }
 
   private circuits = '';
   private circuitsAt = 0;
+  /** Tabs whose last count reached the cap. */
+  private capped: DashboardTab[] = [];
 
   override getDescription(): string {
-    return this.circuits ? `${DESCRIPTION} ${this.circuits}` : DESCRIPTION;
+    const capped = this.capped.length ? ` Counts stop at ${DASHBOARD_COUNT_CAP}: ${this.capped.join(', ')} hold at least that many.` : '';
+    return `${DESCRIPTION}${capped}${this.circuits ? ` ${this.circuits}` : ''}`;
   }
 
   /** Reads the destinations' circuits again unless it was done within the last moments. */
@@ -65,27 +82,67 @@ export class CallbackQueueAdapter extends BullMQAdapter {
     }
   }
 
+  override getStatuses(): Status[] {
+    return ['latest', ...DASHBOARD_TABS];
+  }
+
+  override getJobStatuses(): JobStatus[] {
+    return [...DASHBOARD_TABS];
+  }
+
+  override async getJobCounts(): Promise<JobCounts> {
+    const counts = await this.store.counts();
+    this.capped = DASHBOARD_TABS.filter((t) => counts[t] >= DASHBOARD_COUNT_CAP);
+    return { ...NO_JOBS, ...counts };
+  }
+
   override async getJob(id: string): Promise<Job | undefined> {
-    const job = await this.bull.getJob(id);
-    if (!job) return undefined;
-    const [view] = await this.views([job]);
-    return view as unknown as Job;
+    const read = await this.store.job(id);
+    return read && (this.view(read.row, read.now) as unknown as Job);
   }
 
-  override async getJobs(statuses: JobStatus[], start?: number, end?: number): Promise<Job[]> {
-    const jobs = await super.getJobs(statuses, start, end);
-    return (await this.views(jobs)) as unknown as Job[];
+  /** One tab's page; for "latest", the first page of every tab, newest first. */
+  override async getJobs(statuses: JobStatus[], start = 0, end = 9): Promise<Job[]> {
+    const pages = await Promise.all(statuses.filter(isTab).map((t) => this.store.page(t, start, end)));
+    const jobs = pages.flatMap((p) => p.rows.map((r) => this.view(r, p.now)));
+    if (pages.length > 1) jobs.sort((a, b) => b.toJSON().timestamp - a.toJSON().timestamp);
+    return jobs as unknown as Job[];
   }
 
-  /** Promote all: every delayed callback due now in the database, then in Redis. */
+  override async getJobLogs(id: string): Promise<string[]> {
+    const log = await this.store.log(id);
+    return log ? attemptLog(log.row, log.attempts) : [];
+  }
+
+  /** Which tab a callback is on now (for the request policy); `unknown` when there is none. */
+  async jobState(id: string): Promise<string> {
+    const read = await this.store.job(id);
+    return read ? dashboardState(read.row, read.now) : 'unknown';
+  }
+
+  /** Retry all on the Failed tab: one redelivery of every failed callback, however many. */
+  async retryAllFailed(): Promise<{ retried: number; skipped: number }> {
+    return { retried: await this.actions.redeliverFailed(), skipped: 0 };
+  }
+
+  /** Promote all: every delayed callback due now, a page at a time (each page leaves the tab). */
   override async promoteAll(): Promise<void> {
-    for (let start = 0; ; start += 1000) {
-      const ids = (await this.bull.getDelayed(start, start + 999)).filter(Boolean).map((j) => j.id!);
-      if (ids.length === 0) break;
+    let previous = new Set<string>();
+    for (;;) {
+      const ids = await this.store.delayedIds(PROMOTE_PAGE);
+      // A page that is still delayed after its promotion would be promoted for ever.
+      if (ids.length === 0 || ids.some((id) => previous.has(id))) return;
       await this.actions.attemptNow(ids);
-      if (ids.length < 1000) break;
+      if (ids.length < PROMOTE_PAGE) return;
+      previous = new Set(ids);
     }
-    await this.bull.promoteJobs();
+  }
+
+  override async getJobSchedulers(): Promise<[]> {
+    return [];
+  }
+  override async getJobSchedulersCount(): Promise<number> {
+    return 0;
   }
 
   override addJob(): never {
@@ -128,74 +185,51 @@ export class CallbackQueueAdapter extends BullMQAdapter {
     throw new Error(SWITCHED_OFF);
   }
 
-  /** The jobs as bull-board sees them: only the actions above, true run times. */
-  private async views(jobs: Job[]): Promise<QueueJob[]> {
-    const runAt = await this.delayedRunTimes(jobs);
-    return jobs.map((job) => {
-      const id = job.id!;
-      const view: QueueJob = {
-        opts: job.opts,
-        repeatJobKey: job.repeatJobKey,
-        getState: () => job.getState(),
-        toJSON: (): QueueJobJson => {
-          const json = job.toJSON() as unknown as QueueJobJson;
-          const at = runAt.get(id);
-          if (at === undefined) return json;
-          // bull-board shows timestamp + (opts.delay || delay) as "will run at".
-          const delay = Math.max(0, at - json.timestamp);
-          return { ...json, delay, opts: { ...json.opts, delay } };
-        },
-        retry: async (state) => {
-          if (state !== 'failed') throw new Error('Only a failed callback is retried here (a redelivery); the operator API redelivers the others');
-          await this.actions.redeliver(id);
-        },
-        promote: async () => {
-          await this.actions.attemptNow([id]);
-          await job.promote();
-        },
-        remove: () => Promise.reject(new Error(SWITCHED_OFF)),
-      };
-      return view;
-    });
-  }
-
-  /** When Redis will hand each delayed job out: its score in the delayed set (ms × 4096 + a tie-breaker). */
-  private async delayedRunTimes(jobs: Job[]): Promise<Map<string, number>> {
-    const runAt = new Map<string, number>();
-    if (jobs.length === 0) return runAt;
-    const client = (await this.getClient()) as unknown as Redis;
-    const scores = await Promise.all(jobs.map((j) => client.zscore(this.bull.keys.delayed, j.id!)));
-    jobs.forEach((j, i) => {
-      if (scores[i] !== null) runAt.set(j.id!, Math.floor(Number(scores[i]) / 0x1000));
-    });
-    return runAt;
+  /** A callback as bull-board's job: its row's fields, and only the actions above. */
+  private view(row: DashboardRow, now: Date): QueueJob {
+    const json = dashboardJobJson(row, now);
+    const state = dashboardState(row, now);
+    return {
+      opts: json.opts,
+      getState: async () => state,
+      toJSON: () => json,
+      retry: async (from) => {
+        if (from !== 'failed') throw new Error('Only a failed callback is retried here (a redelivery); the operator API redelivers the others');
+        await this.actions.redeliver(row.id);
+      },
+      promote: () => this.actions.attemptNow([row.id]),
+      remove: () => Promise.reject(new Error(SWITCHED_OFF)),
+    };
   }
 }
+
+/** bull-board routes acting on one job: the request policy needs the job's state. */
+const JOB_ACTIONS = new Set(['/api/queues/:queueName/:jobId/retry', '/api/queues/:queueName/:jobId/promote']);
 
 /**
  * Refuses, before bull-board runs them, the requests of actions that would bypass PostgreSQL;
  * refreshes the open circuits shown in the queue's description when the queues are polled.
  */
-export const dashboardHooks = (queue: Queue, adapter?: CallbackQueueAdapter): BoardHooks => ({
+export const dashboardHooks = (adapter: CallbackQueueAdapter): BoardHooks => ({
   before: async (ctx: HookContext) => {
-    if (ctx.route === '/api/queues' && adapter) await adapter.refreshCircuits();
-    const state = ctx.route === '/api/queues/:queueName/:jobId/retry' ? await queue.getJobState(String(ctx.request.params.jobId)) : undefined;
-    if (dashboardRequestAllowed(ctx.method, ctx.route, { ...ctx.request.params, jobState: state })) return { allow: true };
+    if (ctx.route === '/api/queues') await adapter.refreshCircuits();
+    const jobState = JOB_ACTIONS.has(ctx.route) ? await adapter.jobState(String(ctx.request.params.jobId)) : undefined;
+    if (dashboardRequestAllowed(ctx.method, ctx.route, { ...ctx.request.params, jobState })) return { allow: true };
     return { allow: false, status: 405, errorKey: 'ERRORS.QUEUE_READ_ONLY', message: SWITCHED_OFF };
   },
 });
 
 /** bull-board behind the operator credential; a browser gets the Basic prompt. */
 export function mountQueueDashboard(app: INestApplication, config: AppConfig, actions: DashboardActions): void {
-  const queue = app.get(CallbackQueue).queue;
+  const store = new DashboardStore(app.get<DataSource>(getDataSourceToken()), config.dashboardKeep.completed);
+  const queueAdapter = new CallbackQueueAdapter(app.get(CallbackQueue).queue, store, actions);
   const adapter = new ExpressAdapter();
   adapter.setBasePath(DASHBOARD_PATH);
-  const queueAdapter = new CallbackQueueAdapter(queue, actions);
   createBullBoard({
     queues: [queueAdapter],
     serverAdapter: adapter,
     options: {
-      handlerHooks: dashboardHooks(queue, queueAdapter),
+      handlerHooks: dashboardHooks(queueAdapter),
       uiConfig: { boardTitle: 'Callback deliveries', hideDocsLink: true, jobDetails: { defaultTab: 'Logs' } },
     },
   });
@@ -214,5 +248,11 @@ export function mountQueueDashboard(app: INestApplication, config: AppConfig, ac
     }
     next();
   };
-  app.use(DASHBOARD_PATH, guard, page, adapter.getRouter());
+  // Retry all on the Failed tab is one statement, not bull-board's page-by-page retry of jobs
+  // (which stops at the capped count): answered here, as bull-board would answer it.
+  const retryAll = (req: Request, res: Response, next: NextFunction) => {
+    if (req.method !== 'PUT' || req.path !== `/api/queues/${CALLBACK_QUEUE}/retry/failed`) return next();
+    queueAdapter.retryAllFailed().then((body) => res.json(body), next);
+  };
+  app.use(DASHBOARD_PATH, guard, page, retryAll, adapter.getRouter());
 }

@@ -16,7 +16,8 @@ export class DeliveryCoreV21764000000000 implements MigrationInterface {
     await q.query(`ALTER TABLE callbacks ADD COLUMN lease_until timestamptz`);
     // Queued, parked and waiting rows of v1 are all pending: parked ones are due now.
     await q.query(`UPDATE callbacks SET next_attempt_at = now() WHERE status = 'pending' AND (parked_at IS NOT NULL OR next_attempt_at IS NULL)`);
-    for (const index of ['callbacks_unenqueued_idx', 'callbacks_parked_idx', 'callbacks_parked_schedule_idx', 'callbacks_pending_due_idx']) {
+    // callbacks_pending_due_idx (next_attempt_at) WHERE pending stays: the dashboard's Waiting and Delayed tabs read it in order.
+    for (const index of ['callbacks_unenqueued_idx', 'callbacks_parked_idx', 'callbacks_parked_schedule_idx']) {
       await q.query(`DROP INDEX IF EXISTS ${index}`);
     }
     await q.query(`ALTER TABLE callbacks DROP COLUMN enqueued_at, DROP COLUMN parked_at`);
@@ -72,6 +73,5 @@ export class DeliveryCoreV21764000000000 implements MigrationInterface {
     await q.query(`CREATE INDEX callbacks_unenqueued_idx ON callbacks (seq) WHERE status = 'pending' AND enqueued_at IS NULL AND parked_at IS NULL`);
     await q.query(`CREATE INDEX callbacks_parked_idx ON callbacks (destination, seq) WHERE status = 'pending' AND parked_at IS NOT NULL`);
     await q.query(`CREATE INDEX callbacks_parked_schedule_idx ON callbacks (schedule_started_at) WHERE status = 'pending' AND parked_at IS NOT NULL`);
-    await q.query(`CREATE INDEX callbacks_pending_due_idx ON callbacks (next_attempt_at) WHERE status = 'pending'`);
   }
 }

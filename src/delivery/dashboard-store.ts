@@ -1,0 +1,127 @@
+import type { DataSource } from 'typeorm';
+import type { AttemptRow, DashboardRow, DashboardState } from './dashboard-job.js';
+
+/**
+ * What the queue dashboard reads, all from PostgreSQL (the record of every callback; Redis holds
+ * only the jobs admitted to workers). Every query is an index range scan of bounded length:
+ * counts stop at {@link DASHBOARD_COUNT_CAP}, pages are short, and each tab's rows are read in
+ * the order of an index:
+ * - active, failed: `callbacks_status_seq_idx (status, seq)`;
+ * - waiting, delayed: `callbacks_pending_due_idx (next_attempt_at) WHERE status = 'pending'`;
+ * - completed: `callbacks_delivered_at_idx (delivered_at) WHERE status = 'delivered'`;
+ * - the last attempt and the log: `callback_attempts_callback_idx (callback_id, number)`.
+ */
+
+export type DashboardTab = Exclude<DashboardState, 'unknown'>;
+export const DASHBOARD_TABS: DashboardTab[] = ['active', 'waiting', 'completed', 'failed', 'delayed'];
+
+/** How far a tab's count goes (as the callbacks gauge, metrics.ts): at the cap, at least that many. */
+export const DASHBOARD_COUNT_CAP = 100_000;
+/** The Logs tab shows at most this many attempts, the latest. */
+export const LOG_ATTEMPTS = 1000;
+
+/** Delivered callbacks stay on the Completed tab: at most `count`, delivered within `ageMs`. */
+export interface CompletedWindow {
+  count: number;
+  ageMs: number;
+}
+
+/**
+ * Each tab's rows (`age`: the placeholder of the completed window's age in ms), in the order of
+ * the index that holds them, so a count or a page stops after its LIMIT's worth of index entries.
+ * Equal keys come in the index's (stable) order: no tie-breaker, which would add a sort.
+ */
+const TABS: Record<DashboardTab, { where: (age: string) => string; order: string }> = {
+  active: { where: () => `status = 'sending'`, order: 'seq' },
+  waiting: { where: () => `status = 'pending' AND next_attempt_at <= now()`, order: 'next_attempt_at' },
+  delayed: { where: () => `status = 'pending' AND next_attempt_at > now()`, order: 'next_attempt_at' },
+  completed: { where: (age) => `status = 'delivered' AND delivered_at >= now() - ${age} * interval '1 millisecond'`, order: 'delivered_at DESC' },
+  failed: { where: () => `status = 'failed'`, order: 'seq DESC' },
+};
+
+/** The callbacks columns a page reads (not the body). */
+const ROW = `id, seq, message, company_id, destination, status, attempt_count, next_attempt_at, last_error, created_at, delivered_at,
+  schedule_started_at, schedule_attempts`;
+const COLUMNS = `c.id, c.message, c.company_id AS "companyId", c.destination, c.status, c.attempt_count AS "attemptCount",
+  c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError", c.created_at AS "createdAt", c.delivered_at AS "deliveredAt",
+  c.schedule_started_at AS "scheduleStartedAt", c.schedule_attempts AS "scheduleAttempts",
+  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs"`;
+const LAST_ATTEMPT = `LEFT JOIN LATERAL (
+  SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = c.id ORDER BY number DESC LIMIT 1) a ON true`;
+
+const ONE_ROW = `SELECT ${COLUMNS}, now() AS "readAt" FROM callbacks c ${LAST_ATTEMPT} WHERE c.id = $1`;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** PostgreSQL's clock at the read: a pending row is delayed or waiting by it. */
+type ReadAt = { now: Date };
+
+export class DashboardStore {
+  constructor(
+    private readonly db: Pick<DataSource, 'query' | 'transaction'>,
+    private readonly completed: CompletedWindow,
+  ) {}
+
+  /** The number of callbacks on each tab, each counted up to the cap. */
+  async counts(): Promise<Record<DashboardTab, number>> {
+    const select = DASHBOARD_TABS.map((t) => {
+      const cap = t === 'completed' ? '$3' : '$2';
+      return `(SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE ${TABS[t].where('$1')} ORDER BY ${TABS[t].order} LIMIT ${cap}) x) AS ${t}`;
+    });
+    const [row]: Record<DashboardTab, string>[] = await this.db.query(`SELECT ${select.join(',\n')}`, [
+      this.completed.ageMs,
+      DASHBOARD_COUNT_CAP,
+      Math.min(this.completed.count, DASHBOARD_COUNT_CAP),
+    ]);
+    return Object.fromEntries(DASHBOARD_TABS.map((t) => [t, Number(row[t])])) as Record<DashboardTab, number>;
+  }
+
+  /** One page of a tab (rows start..end, as bull-board counts them), in the tab's order. */
+  async page(tab: DashboardTab, from: number, end: number): Promise<ReadAt & { rows: DashboardRow[] }> {
+    const start = Math.max(0, from);
+    const last = Math.min(end, (tab === 'completed' ? Math.min(this.completed.count, DASHBOARD_COUNT_CAP) : DASHBOARD_COUNT_CAP) - 1);
+    const limit = Math.max(0, last - start + 1);
+    if (limit === 0) return { now: new Date(), rows: [] };
+    const { where, order } = TABS[tab];
+    const rows: (DashboardRow & { readAt: Date })[] = await this.db.query(
+      `SELECT ${COLUMNS}, now() AS "readAt"
+         FROM (SELECT ${ROW} FROM callbacks WHERE ${where('$3')} ORDER BY ${order} LIMIT $1 OFFSET $2) c ${LAST_ATTEMPT}
+        ORDER BY ${order}`,
+      tab === 'completed' ? [limit, start, this.completed.ageMs] : [limit, start],
+    );
+    return { now: rows[0]?.readAt ?? new Date(), rows: rows.map(withoutReadAt) };
+  }
+
+  /** One callback by id, whatever its tab; undefined when there is none (or the id is not a UUID). */
+  async job(id: string): Promise<(ReadAt & { row: DashboardRow }) | undefined> {
+    if (!UUID.test(id)) return undefined;
+    const [row]: (DashboardRow & { readAt: Date })[] = await this.db.query(ONE_ROW, [id]);
+    return row && { now: row.readAt, row: withoutReadAt(row) };
+  }
+
+  /** A callback and its latest attempts (oldest first), in one snapshot: the log agrees with the row. */
+  async log(id: string): Promise<{ row: DashboardRow; attempts: AttemptRow[] } | undefined> {
+    if (!UUID.test(id)) return undefined;
+    return this.db.transaction('REPEATABLE READ', async (m) => {
+      const [row]: (DashboardRow & { readAt: Date })[] = await m.query(ONE_ROW, [id]);
+      if (!row) return undefined;
+      const attempts: AttemptRow[] = await m.query(
+        `SELECT number, started_at AS "startedAt", duration_ms AS "durationMs", status_code AS "statusCode", error, source_address AS "sourceAddress"
+           FROM callback_attempts WHERE callback_id = $1 ORDER BY number DESC LIMIT $2`,
+        [id, LOG_ATTEMPTS],
+      );
+      return { row: withoutReadAt(row), attempts: attempts.reverse() };
+    });
+  }
+
+  /** The ids of the soonest delayed callbacks. */
+  async delayedIds(limit: number): Promise<string[]> {
+    const rows: { id: string }[] = await this.db.query(`SELECT id FROM callbacks WHERE ${TABS.delayed.where('')} ORDER BY ${TABS.delayed.order} LIMIT $1`, [limit]);
+    return rows.map((r) => r.id);
+  }
+}
+
+function withoutReadAt(r: DashboardRow & { readAt?: Date }): DashboardRow {
+  const { readAt: _, ...row } = r;
+  return row;
+}
