@@ -1,0 +1,117 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { loadConfig, parseDuration, parseDurationList } from '../src/config/app-config.js';
+import { commandLines, DocBlock, docPages, fencedBlocks, ROOT } from './support/doc-blocks.js';
+
+/**
+ * What the README and docs/ say that can be checked without running anything: sizes, links,
+ * blocks, the configuration table against the code, the benchmark commands against bench/. The
+ * commands themselves run in test/readme.e2e-spec.ts.
+ */
+const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
+const where = (b: DocBlock) => `${b.file}:${b.line}`;
+
+describe('the README and docs', () => {
+  it('the README is at most 8 KB and gives the two commands, the test command exactly as .ci/run runs it', () => {
+    expect(Buffer.byteLength(read('README.md'))).toBeLessThanOrEqual(8192);
+    const [commands] = fencedBlocks('README.md').filter((b) => b.lang === 'sh');
+    expect(commandLines(commands.code)).toEqual(['npm ci && npm start', 'npm ci && npm test']);
+    expect(read('.ci/run').split('\n').map((l) => l.trim())).toContain('npm ci && npm test');
+  });
+
+  it('every page says first what it is for, and links only to files in the repository', () => {
+    const problems: string[] = [];
+    for (const file of docPages().filter((f) => f !== 'README.md')) {
+      const [, first] = /^# .+\n\n(.+)/.exec(read(file)) ?? [];
+      if (!first?.startsWith('For ')) problems.push(`${file}: its first paragraph should say who it is for ("For …")`);
+    }
+    for (const file of docPages()) {
+      for (const [, target] of read(file).matchAll(/\]\(([^)\s]+)\)/g)) {
+        const local = path.resolve(path.dirname(path.join(ROOT, file)), target.replace(/#.*$/, ''));
+        if (/^(\w+:|\/\/)/.test(target) || !local.startsWith(`${ROOT}/`) || !existsSync(local)) problems.push(`${file}: a link outside the repository or to nothing: ${target}`);
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(read('jest.config.js')).not.toMatch(/shared\//);
+  });
+
+  it('holds only blocks that something runs or checks', () => {
+    // sh: run after the README's flow; sh dev: listed by jest; sh bench and sh deploy: checked below.
+    const known = new Set(['sh:', 'sh:dev', 'sh:bench', 'sh:deploy', 'text:', 'js:', 'python:']);
+    const unknown = docPages()
+      .flatMap(fencedBlocks)
+      .filter((b) => !known.has(`${b.lang}:${b.kind}`))
+      .map((b) => `${where(b)}: \`${b.lang} ${b.kind}\``);
+    expect(unknown).toEqual([]);
+  });
+
+  it('configuration.md names every variable the service reads, with the defaults the code has', () => {
+    const source = read('src/config/app-config.ts');
+    const read_ = new Set([...source.matchAll(/\b(?:parse(?:<[^>]*>)?|get)\('([A-Z_]+)'/g)].map((m) => m[1]));
+    read_.add('NODE_ENV');
+    const page = read('docs/configuration.md');
+    const rows = new Map([...page.matchAll(/^\| `([A-Z_]+)` \| ([^|]*) \|/gm)].map((m) => [m[1], m[2].trim()]));
+    expect([...rows.keys()].sort()).toEqual([...read_].sort());
+
+    const c = loadConfig({});
+    const code = (v: string | number | boolean) => `\`${v}\``;
+    const expected: Record<string, string> = {
+      PORT: code(c.port),
+      DATABASE_URL: code(c.databaseUrl),
+      REDIS_URL: code(c.redisUrl),
+      QUEUE_PREFIX: code(c.queuePrefix),
+      ROLE: code(c.role),
+      API_VARIANT: code(c.variant),
+      CALLBACK_TIMEOUT_MS: code(c.callbackTimeoutMs),
+      CALLBACK_CONNECT_TIMEOUT_MS: code(c.callbackConnectTimeoutMs),
+      CALLBACK_CONCURRENCY: code(c.callbackConcurrency),
+      CALLBACK_READY_WINDOW: code(c.callbackReadyWindow),
+      CALLBACK_DESTINATION_CONCURRENCY: code(c.callbackDestinationConcurrency),
+      CALLBACK_BREAKER_THRESHOLD: code(c.callbackBreakerThreshold),
+      CALLBACK_ALLOW_HTTP: code(c.callbackAllowHttp),
+      CALLBACK_ALLOW_PRIVATE_TARGETS: code(c.callbackAllowPrivateTargets),
+      DASHBOARD_KEEP_COMPLETED: code(c.dashboardKeep.completed.count),
+    };
+    for (const [name, cell] of Object.entries(expected)) expect(`${name} ${rows.get(name)}`).toBe(`${name} ${cell}`);
+    const unquote = (name: string) => /^`([^`]+)`$/.exec(rows.get(name) ?? '')?.[1] ?? `${name}: not one value`;
+    expect(parseDurationList(unquote('CALLBACK_RETRY_SCHEDULE'))).toEqual(c.callbackRetryScheduleMs);
+    expect(parseDuration(unquote('CALLBACK_RETENTION'))).toBe(c.callbackRetentionMs);
+    expect(parseDuration(unquote('DASHBOARD_KEEP_COMPLETED_FOR'))).toBe(c.dashboardKeep.completed.ageMs);
+    expect(unquote('CALLBACK_BREAKER_PROBE').split('..').map((d) => parseDuration(d))).toEqual([c.callbackBreakerProbeMs.first, c.callbackBreakerProbeMs.last]);
+    // "Why the delivery defaults" names each default as the table does.
+    for (const [, name, value] of page.matchAll(/\*\*`([A-Z_]+)=([^`]+)`\*\*/g)) expect(`${name}=${value}`).toBe(`${name}=${unquote(name)}`);
+  });
+
+  it("benchmarks.md's commands name scripts, scenarios and variables that exist", () => {
+    const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+    const bench = readdirSync(path.join(ROOT, 'bench'))
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => read(`bench/${f}`))
+      .join('\n');
+    const page = read('docs/benchmarks.md');
+    const blocks = fencedBlocks('docs/benchmarks.md').filter((b) => b.kind === 'bench');
+    expect(blocks.length).toBeGreaterThan(0);
+    for (const line of blocks.flatMap((b) => commandLines(b.code))) {
+      const m = /^((?:[A-Z_]+=\S+\s+)*)npm run (\S+)$/.exec(line);
+      expect(`${line}: ${m && scripts[m[2]] ? 'a script' : 'no such npm script'}`).toBe(`${line}: a script`);
+    }
+    for (const [, name] of page.matchAll(/\b((?:BENCH|CAPACITY)_[A-Z_]+)/g)) expect(`${name} in bench/: ${bench.includes(name)}`).toBe(`${name} in bench/: true`);
+    const scenarios = [...page.matchAll(/BENCH_ONLY=([a-z,]+)/g), ...page.matchAll(/^\| `([a-z]+)` \|/gm)].flatMap((m) => m[1].split(','));
+    expect(scenarios.length).toBeGreaterThan(0);
+    for (const s of scenarios) expect(`scenario ${s} in bench/bench.ts: ${read('bench/bench.ts').includes(`'${s}'`)}`).toBe(`scenario ${s} in bench/bench.ts: true`);
+    for (const part of page.matchAll(/CAPACITY_PARTS=([a-z,]+)/g)) for (const p of part[1].split(',')) expect(bench).toContain(p);
+  });
+
+  it('Docker commands are deployment only, and .ci/run checks the compose file they use', () => {
+    const deploy = docPages()
+      .flatMap(fencedBlocks)
+      .filter((b) => b.kind === 'deploy');
+    for (const line of deploy.flatMap((b) => commandLines(b.code))) expect(line).toMatch(/^(export \w+=|docker compose )/);
+    expect(read('.ci/run')).toMatch(/^ADMIN_TOKEN=\S+ SECRETS_KEY=\S+ docker-compose config -q$/m);
+  });
+
+  it("OpenAPI's description sends partners to docs/partners.md", () => {
+    expect(read('src/common/api-document.ts')).toContain('docs/partners.md');
+    expect(existsSync(path.join(ROOT, 'docs/partners.md'))).toBe(true);
+  });
+});

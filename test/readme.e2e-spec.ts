@@ -1,0 +1,229 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
+import { commandLines, DocBlock, docPages, fencedBlocks, ROOT } from './support/doc-blocks.js';
+import { buildService, requireExecutable, sparePort } from './support/processes.js';
+import { dropRunData, runIdentity, TEST_REDIS_URL, until } from './support/test-app.js';
+
+/**
+ * The README's curl flow and the runnable blocks of docs/, run as written, so the pages cannot
+ * drift from the code (what can be checked without running is in docs.spec.ts). The flow starts
+ * the service itself (`npm start &`) on a database, queue prefix and ports of this test's own;
+ * the docs' plain `sh` blocks run after it, in the same shell, with its variables; their `sh dev`
+ * blocks are listed by jest.
+ */
+const [, flowBlock] = fencedBlocks('README.md').filter((b) => b.lang === 'sh');
+const docs = docPages()
+  .filter((f) => f !== 'README.md')
+  .flatMap(fencedBlocks);
+const where = (b: DocBlock) => `${b.file}:${b.line}`;
+/** Plain `sh` blocks of docs/: the partner's view first, then the operators', then any other page's. */
+const rank = (b: DocBlock) => ['docs/partners.md', 'docs/operations.md', b.file].indexOf(b.file);
+const afterFlow = docs.filter((b) => b.lang === 'sh' && b.kind === '').sort((a, b) => rank(a) - rank(b) || a.file.localeCompare(b.file) || a.line - b.line);
+const MARK = '@@';
+
+/** Runs a bash script in a process group of its own, so whatever it leaves running can be stopped. */
+function bash(script: string, env: Record<string, string>) {
+  const child = spawn('bash', ['-c', script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const out: string[] = [];
+  const err: string[] = [];
+  child.stdout.on('data', (d: Buffer) => out.push(d.toString()));
+  child.stderr.on('data', (d: Buffer) => err.push(d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, stdout: () => out.join(''), stderr: () => err.join(''), exited };
+}
+
+const groupAlive = (pid: number) => {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Stops process groups that are still there: SIGTERM, then SIGKILL after 20 s. */
+async function stopGroups(pids: number[]): Promise<void> {
+  const alive = () => pids.filter(groupAlive);
+  for (const pid of alive()) process.kill(-pid, 'SIGTERM');
+  await until(() => alive().length === 0, { timeoutMs: 20_000, what: "the flow's processes to stop" }).catch(() => alive().forEach((pid) => process.kill(-pid, 'SIGKILL')));
+}
+
+describe('the README and docs, run as written', () => {
+  beforeAll(() => {
+    for (const program of ['bash', 'curl', 'jq']) {
+      requireExecutable(program, "the README's curl flow uses bash, curl and jq", 'apt-get install -y curl jq', 'jq');
+    }
+    buildService();
+  }, 180_000);
+
+  it("the curl flow starts the service on a fresh database; every callback arrives verified, and the docs' commands run after it", async () => {
+    const run = { ...runIdentity(), redisUrl: TEST_REDIS_URL };
+    const [port, receiverPort, docsReceiverPort] = [await sparePort(), await sparePort(), await sparePort()];
+    const script = [
+      // Job control, as in the interactive shell the README's block is pasted into: each
+      // background job is a process group of its own, which `kill %1` signals whole.
+      'set -m -eo pipefail',
+      flowBlock.code,
+      `echo ${MARK} jobs $(jobs -p | tr '\\n' ' ')`,
+      `echo ${MARK} flow done`,
+      ...afterFlow.flatMap((b) => [`echo ${MARK} ${where(b)}`, b.code]),
+      `echo ${MARK} docs done`,
+      // The test checks the partners' receiver meanwhile, against this service.
+      'until [ -e "$FLOW_CONTINUE" ]; do sleep 0.1; done',
+      // The README's way to stop what the flow started.
+      ...commandLines(/`(kill %[^`]+)`/.exec(readFileSync(path.join(ROOT, 'README.md'), 'utf8'))![1]),
+      'wait',
+      `echo ${MARK} stopped`,
+    ].join('\n');
+    const scratch = mkdtempSync(path.join(os.tmpdir(), 'readme-flow-'));
+    const env = {
+      FLOW_CONTINUE: path.join(scratch, 'continue'),
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? os.homedir(),
+      PORT: String(port),
+      RECEIVER_PORT: String(receiverPort),
+      DATABASE_URL: run.databaseUrl,
+      REDIS_URL: run.redisUrl,
+      QUEUE_PREFIX: run.queuePrefix,
+    };
+    const flow = bash(script, env);
+    const pg = new Client({ connectionString: run.databaseUrl });
+    // bash's own group, and its jobs' groups once it names them.
+    const groups = () => [flow.child.pid!, ...(new RegExp(`^${MARK} jobs (.*)$`, 'm').exec(flow.stdout())?.[1].trim().split(/\s+/).filter(Boolean).map(Number) ?? [])];
+    try {
+      const failed = () => {
+        const code = flow.child.exitCode;
+        if (code !== null || /^REJECTED/m.test(flow.stdout())) throw new Error(`the flow ended (${code}):\n${flow.stdout()}\n${flow.stderr()}`);
+      };
+      await until(() => (failed(), flow.stdout().includes(`${MARK} docs done`)), { timeoutMs: 150_000, intervalMs: 200, what: 'the flow and the docs blocks to run' });
+      const [flowOut, docsOut] = flow.stdout().split(`${MARK} flow done\n`);
+
+      // What the receiver verified is every callback the flow's changes recorded, once each.
+      await pg.connect();
+      const recorded = (await pg.query<{ id: string; message: number; url: string }>('SELECT id, message, url FROM callbacks')).rows;
+      const verified = [...flowOut.matchAll(/^verified (\S+) (\S+) (\{.*\})$/gm)].map(([, id, url, body]) => ({ id, url, message: (JSON.parse(body) as { message: number }).message }));
+      expect(recorded.map((r) => r.message).sort()).toEqual([0, 1, 1, 2, 2, 2, 3, 4]);
+      expect(verified.map((v) => v.id).sort()).toEqual(recorded.map((r) => r.id).sort());
+      for (const v of verified) expect(recorded.find((r) => r.id === v.id)!.url).toBe(`http://127.0.0.1:${receiverPort}${v.url}`);
+
+      // It ends with the partner's read and the list of delivered callbacks, after every verification.
+      expect(flowOut).toMatch(/"creditLimit":"10000\.00".*"borrowedAmount":"2000\.50","creditBalance":"7999\.50"/);
+      const lines = flowOut.trimEnd().split('\n');
+      const listed = lines.filter((l) => l.startsWith('{"message":'));
+      expect(listed).toHaveLength(8);
+      for (const l of listed) expect(JSON.parse(l)).toMatchObject({ status: 'delivered', attemptCount: 1 });
+      expect(lines.findIndex((l) => l.startsWith('{"message":'))).toBeGreaterThan(Math.max(...verified.map((v) => lines.findIndex((l) => l.includes(`verified ${v.id}`)))));
+
+      // Every docs block ran (set -e) and no request of theirs was answered with an error.
+      for (const b of afterFlow) expect(docsOut).toContain(`${MARK} ${where(b)}\n`);
+      expect(docsOut).not.toMatch(/"statusCode":\s*[45]\d\d/);
+
+      await partnersReceiver(`http://127.0.0.1:${port}`, docsReceiverPort);
+      writeFileSync(env.FLOW_CONTINUE, '');
+      expect(await flow.exited).toBe(0);
+      expect(flow.stdout()).toContain(`${MARK} stopped`);
+      // `wait` waits for npm; the service drains its deliveries and exits a moment later.
+      await until(() => !groups().some(groupAlive), { timeoutMs: 30_000, intervalMs: 100, what: 'the service and the receiver to exit after `kill %1 %2`' });
+    } catch (e) {
+      throw new Error(`${(e as Error).message}\n--- the flow's output:\n${flow.stdout()}\n--- its errors:\n${flow.stderr()}`);
+    } finally {
+      await stopGroups(groups());
+      rmSync(scratch, { recursive: true, force: true });
+      await pg.end().catch(() => undefined);
+      await dropRunData(run);
+    }
+  }, 240_000);
+
+  it('TEST_WITHOUT and the sh dev commands of docs/ select what they say', () => {
+    const jest = (args: string[], extra: Record<string, string> = {}) =>
+      execFileSync(process.execPath, [path.join(ROOT, 'node_modules/jest/bin/jest.js'), ...args, '--listTests'], {
+        cwd: ROOT,
+        env: { ...process.env, TEST_WITHOUT: '', ...extra },
+        encoding: 'utf8',
+      })
+        .split('\n')
+        .filter(Boolean)
+        .map((f) => path.relative(ROOT, f));
+    const everything = jest([]);
+    const readmeText = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const [, needs] = /`TEST_WITHOUT=(\S+) npm test`/.exec(readmeText)!;
+    const without = jest([], { TEST_WITHOUT: needs });
+    const leftOut = everything.filter((f) => !without.includes(f)).sort();
+    // Exactly the files that use what TEST_WITHOUT names: Chromium, redis-server, jq (this file), the registry.
+    const uses = /openBrowser\(|startRedis\(|startRedisCluster\(|requireRegistry\(|requireExecutable\('jq'|'jq'\]/;
+    const needing = everything.filter((f) => f.startsWith('test/') && uses.test(readFileSync(path.join(ROOT, f), 'utf8'))).sort();
+    expect(leftOut).toEqual(needing);
+    expect(leftOut).toEqual(expect.arrayContaining(['test/dashboard.e2e-spec.ts', 'test/packaging.e2e-spec.ts', 'test/readme.e2e-spec.ts', 'test/redis-cluster.e2e-spec.ts']));
+
+    for (const b of docs.filter((x) => x.lang === 'sh' && x.kind === 'dev')) {
+      for (const line of commandLines(b.code)) {
+        const m = /^((?:[A-Z_]+=\S+\s+)*)(npm test|npx jest(?:\s+(.*))?|bash \.ci\/run)$/.exec(line);
+        expect(`${where(b)}: ${line}`).toBe(`${where(b)}: ${m ? line : 'npm test, npx jest … or bash .ci/run'}`);
+        if (m![2] === 'bash .ci/run') continue; // CI itself
+        const env = Object.fromEntries(m![1].trim().split(/\s+/).filter(Boolean).map((kv) => kv.split('=') as [string, string]));
+        const listed = jest(m![3] ? m![3].split(/\s+/) : [], env);
+        expect(`${where(b)}: ${line} lists ${listed.length} files`).not.toMatch(/ lists 0 files$/);
+      }
+    }
+  }, 60_000);
+});
+
+/**
+ * docs/partners.md's Node receiver, as written: it verifies a real callback, prints a redelivery
+ * (same webhook-id) once, and refuses a forged one with 401.
+ */
+async function partnersReceiver(service: string, port: number): Promise<void> {
+  const [snippet] = fencedBlocks('docs/partners.md').filter((b) => b.lang === 'js');
+  const admin = `Bearer ${/ADMIN_TOKEN=(\S+)/.exec(flowBlock.code)![1]}`;
+  const call = async (method: string, url: string, auth: string, body?: object) => {
+    const res = await fetch(`${service}${url}`, { method, headers: { authorization: auth, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text}`);
+    return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+  };
+  const partner = await call('POST', '/admin/v1/partners', admin, { name: 'Docs Receiver Ltd' });
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'partners-receiver-'));
+  writeFileSync(path.join(dir, 'receiver.js'), snippet.code);
+  const receiver = spawn(process.execPath, [path.join(dir, 'receiver.js')], {
+    env: { PATH: process.env.PATH ?? '', NODE_PATH: path.join(ROOT, 'node_modules'), SECRET: String(partner.signingSecret), PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  receiver.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  receiver.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  try {
+    // Listening once it answers (an unsigned request: 401).
+    await until(() => fetch(`http://127.0.0.1:${port}/`).then((r) => r.status === 401, () => false), { timeoutMs: 10_000, what: "the partners' receiver to listen" });
+    const key = `Bearer ${String(partner.apiKey)}`;
+    const company = await call('POST', '/v1/companies', key, { name: 'Docs Receiver Co', status_callback: `http://127.0.0.1:${port}/hooks/funding` });
+    await call('PATCH', `/admin/v1/companies/${String(company.id)}/credit`, admin, { repaymentTermDays: 45 });
+    const callback = async () => ((await call('GET', `/v1/callbacks?companyId=${String(company.id)}`, key)).items as { id: string; status: string }[])[0];
+    await until(async () => (await callback())?.status === 'delivered', { timeoutMs: 20_000, what: "the partners' receiver to take the callback" });
+    const { id } = await callback();
+    const attempts = async () => (await call('GET', `/v1/callbacks/${id}`, key)) as { status: string; attempts: { statusCode: number | null }[] };
+    expect((await attempts()).attempts.map((a) => a.statusCode)).toEqual([204]);
+    await call('POST', `/v1/callbacks/${id}/redeliver`, key);
+    await until(async () => {
+      const c = await attempts();
+      return c.status === 'delivered' && c.attempts.length === 2;
+    }, { timeoutMs: 20_000, what: 'the redelivery to be answered' });
+    expect((await attempts()).attempts.map((a) => a.statusCode)).toEqual([204, 204]);
+    const forged = await fetch(`http://127.0.0.1:${port}/hooks/funding`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'webhook-id': 'msg_forged', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,Zm9yZ2Vk' },
+      body: '{"message":0}',
+    });
+    expect(forged.status).toBe(401);
+    // Printed once, though delivered twice; the forged one not at all.
+    expect(out.trim().split('\n')).toEqual([`callback ${id} message 0 company ${String(company.id)}`]);
+  } catch (e) {
+    const state = await Promise.all(['/admin/v1/callbacks?limit=3', '/admin/v1/destinations'].map((u) => call('GET', u, admin).then(JSON.stringify, String)));
+    throw new Error(`${(e as Error).message} ${String((e as Error).cause ?? '')}\n--- docs/partners.md's receiver printed:\n${out}\n--- the service's state:\n${state.join('\n')}`);
+  } finally {
+    receiver.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
