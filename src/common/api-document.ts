@@ -21,7 +21,9 @@ export function buildApiDocument(app: INestApplication, config: AppConfig): Open
       `Partner API (/v1), operator API (/admin/v1) and signed callbacks. This deployment runs API variant ${config.variant}: ` +
         `organization callback property "${names.companyCallbackProperty}", withdrawal collection "${names.withdrawalsSegment}"` +
         `${names.hasTerms ? ', credit terms endpoint' : ''}. The callbacks a partner receives are described as OpenAPI callbacks on ` +
-        'the operations that register their URLs. Errors share one shape (ErrorResponse); money is a decimal string, ids are UUIDs.',
+        'the operations that register their URLs. Errors share one shape (ErrorResponse); money is a decimal string, ids are UUIDs. ' +
+        'Integrating as a partner (verifying signatures, de-duplicating on webhook-id, retries, redelivery): `docs/partners.md` in the ' +
+        "service's source repository.",
     )
     .setVersion(config.version);
   for (const [name, scheme] of Object.entries(securitySchemes)) builder.addSecurity(name, { ...scheme });
