@@ -50,7 +50,7 @@ export const DEFAULT_SOURCE_IPS: Record<ApiVariant, string[]> = {
   B: ['20.82.192.194', '20.67.208.150', '20.105.65.222', '20.93.102.228'],
 };
 
-/** Chosen by measurement: see README, "Delivery". */
+/** Chosen by measurement: see docs/configuration.md, "Why the delivery defaults". */
 export const DEFAULT_DESTINATION_CONCURRENCY = 40;
 export const DEFAULT_BREAKER_THRESHOLD = 5;
 export const DEFAULT_CONCURRENCY = 200;

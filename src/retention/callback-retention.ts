@@ -21,7 +21,7 @@ export const RETENTION_BATCH = 1000;
 /**
  * After a batch, a pause of at least this, and of at least nine times the batch's own duration:
  * a pass keeps one PostgreSQL backend busy at most a tenth of the time, so deliveries keep their
- * pace while a backlog of old rows is worked off (measured in the README's capacity model).
+ * pace while a backlog of old rows is worked off (measured in docs/benchmarks.md, the capacity model).
  */
 const MIN_PAUSE_MS = 100;
 const PAUSE_PER_BATCH_TIME = 9;
