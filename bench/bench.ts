@@ -1,31 +1,65 @@
 // npm run bench: the service (ROLE=all, compiled; BENCH_SPLIT=1: ROLE=api + ROLE=worker) in child processes against the local
-// PostgreSQL and Redis, a receiver on 127.0.0.1, and this process driving load. Loopback only;
+// PostgreSQL and Redis, receivers on 127.0.0.1, and this process driving load. Loopback only;
 // every loop is bounded in count and time.
+//
+// Scenarios, in this order; BENCH_ONLY=<name>[,<name>…] runs only those (the baseline always runs):
+//   drain      20,000 pending callbacks committed at once, drained (BENCH_ORIGINS destinations)
+//   api        10,000 credit-limit changes through the API, 64 in flight
+//   latency    API response → arrival at 0.25 × the baseline's rate (BENCH_RATE sets it)
+//   isolation  a healthy destination at 10 changes/s, alone and beside a dead one with 2,000 pending
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import path from 'node:path';
-import got, { RequestError } from 'got';
+import got, { Got, RequestError } from 'got';
 import { Client } from 'pg';
 import { deletePrefixKeys, withRedisOnce } from '../src/database/redis.js';
+
+function envInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1) throw new Error(`bench: ${name} must be a positive integer, got "${raw}"`);
+  return Number(raw);
+}
 
 const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const ADMIN = 'bench-admin-token-0123456789';
-const BACKLOG = 20_000;
+const SPLIT = process.env.BENCH_SPLIT === '1';
+const BASELINE_REQUESTS = 20_000;
+const BACKLOG = 20_000; // the drain's pending callbacks
 const API_CHANGES = 10_000; // each raises the limit: callbacks 0 and 2
-const RATE = Number(process.env.BENCH_RATE ?? 500); // offered load for the latency run, callbacks per second
 const RATE_SECONDS = 10;
+const LATENCY_SHARE = 0.25; // the latency run's offered rate, as a share of the baseline's
 const DEADLINE_MS = 180_000;
 const DEAD_BACKLOG = 2_000; // pending callbacks to the dead destination in the isolation run
 const HEALTHY_RATE = 10; // changes per second to the healthy destination in the isolation run
 const HEALTHY_SECONDS = 20;
 const PAIRED_WINDOW_MS = 10_000; // see BENCH_START_AT
+const SERVICE_START_MS = 120_000;
 
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 1 });
+const SCENARIOS = ['drain', 'api', 'latency', 'isolation'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+const ONLY = (process.env.BENCH_ONLY ?? '')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
+const selected = (s: Scenario) => ONLY.length === 0 || ONLY.includes(s);
+
+const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN);
+const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits }) : 'n/a');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A goal's verdict; a figure that was not measured meets nothing. */
+const verdict = (ok: boolean | null) => (ok === null ? 'not measured' : ok ? 'met' : 'NOT MET');
+/** The goal lines of every scenario, printed again together at the end of a run of several. */
+const goals: string[] = [];
+function block(title: string, lines: string[], goalLines: string[] = []): void {
+  console.log(`\n${title}`);
+  for (const l of [...lines, ...goalLines]) console.log(`  ${l}`);
+  goals.push(...goalLines);
+}
 
 /** A partner endpoint that answers 204 and notes when each path arrived. */
 async function receiver() {
@@ -44,6 +78,7 @@ async function receiver() {
   const port = (agentServer.address() as AddressInfo).port;
   return { arrivals, port, count: () => count, close: () => new Promise((r) => (agentServer.closeAllConnections(), agentServer.close(r))) };
 }
+type Receiver = Awaited<ReturnType<typeof receiver>>;
 
 /**
  * A destination that accepts connections and never answers until `recover()`; counts the
@@ -81,7 +116,7 @@ async function until(fn: () => boolean | Promise<boolean>, what: string, timeout
   const deadline = Date.now() + timeoutMs;
   while (!(await fn())) {
     if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
+    await sleep(10);
   }
 }
 
@@ -95,9 +130,22 @@ async function pool(total: number, width: number, task: (i: number) => Promise<v
   );
 }
 
+async function freePort(): Promise<number> {
+  const server = http.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+/** Peak resident set (VmHWM) of a process over its life, MB. */
 function peakRssMb(pid: number): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Number(m[1]) / 1024 : NaN;
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN; // ended
+  }
 }
 
 /**
@@ -127,292 +175,463 @@ function cpuUsed(servicePids: number[]): { service: number; redis: number; postg
   return used;
 }
 
-async function main(): Promise<void> {
-  const rx = await receiver();
-  const target = (p: string) => `http://127.0.0.1:${rx.port}${p}`;
+/** Delivery and dashboard settings given to the bench go to the service (to compare them). */
+const FORWARDED = Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(CALLBACK|DASHBOARD)_/.test(k))) as Record<string, string>;
+const SETTINGS = Object.keys(FORWARDED).length ? Object.entries(FORWARDED).map(([k, v]) => `${k}=${v}`).join(' ') : 'none';
+// The flags `npm start` runs the service with; BENCH_NODE_ARGS adds more, e.g.
+// "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the service processes.
+const NODE_ARGS = ['--max-semi-space-size=32', ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
 
-  // 1. Baseline: a bare got POST loop to the same receiver, 64 in flight.
-  const agent = { http: new http.Agent({ keepAlive: true, maxSockets: 64 }) };
-  const body = JSON.stringify({ message: 0, withdrawalId: null, companyId: 'x', limitRequestId: null, loanId: null });
-  let t0 = performance.now();
-  await pool(20_000, 64, async (i) => {
-    await got.post(target(`/baseline/${i}`), { body, headers: { 'content-type': 'application/json' }, agent, retry: { limit: 0 }, followRedirect: false });
-  });
-  const baseline = 20_000 / ((performance.now() - t0) / 1000);
-  agent.http.destroy();
+/** Service runs not yet cleaned up: an interrupted bench removes them too. */
+const active = new Set<ServiceRun>();
 
-  // 2. The service in a child process, with its own database and queue prefix.
-  const suffix = randomBytes(4).toString('hex');
-  const dbUrl = BASE_DB.replace(/\/[^/]*$/, `/funding_bench_${suffix}`);
-  const port = 3900 + Math.floor(Math.random() * 90);
-  // The flags `npm start` runs the service with; BENCH_NODE_ARGS adds more, e.g.
-  // "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the service processes.
-  const nodeArgs = ['--max-semi-space-size=32', ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
-  const startService = async (role: string, listenPort: number): Promise<ChildProcess> => {
-    const child = spawn(process.execPath, [...nodeArgs, path.resolve(__dirname, '../src/main.js')], {
+/**
+ * One database (funding_bench_*), queue prefix and the service processes on it: one ROLE=all,
+ * or with BENCH_SPLIT=1 a ROLE=api and a ROLE=worker. `cleanup()` stops them and removes the
+ * database and the prefix's Redis keys.
+ */
+class ServiceRun {
+  readonly suffix = randomBytes(4).toString('hex');
+  readonly dbName = `funding_bench_${this.suffix}`;
+  readonly dbUrl = BASE_DB.replace(/\/[^/]*$/, `/${this.dbName}`);
+  readonly prefix = `bench-${this.suffix}`;
+  children: ChildProcess[] = [];
+  port = 0;
+  pg: Client | null = null;
+
+  constructor() {
+    active.add(this);
+  }
+
+  /** Starts the service (it creates and migrates the database on its first start) and connects. */
+  async start(): Promise<void> {
+    if (!this.pg) console.log(`  (service run: database ${this.dbName}, queue prefix ${this.prefix})`);
+    this.port = await freePort();
+    const roles: [string, number][] = SPLIT ? [['api', this.port], ['worker', await freePort()]] : [['all', this.port]];
+    for (const [role, port] of roles) await this.spawnRole(role, port);
+    if (!this.pg) {
+      this.pg = new Client({ connectionString: this.dbUrl });
+      await this.pg.connect();
+    }
+  }
+
+  /** Starts one process and waits for its ready line; it is in `children` from the start (a failed start is cleaned up too). */
+  private async spawnRole(role: string, port: number): Promise<void> {
+    const child = spawn(process.execPath, [...NODE_ARGS, path.resolve(__dirname, '../src/main.js')], {
       env: {
         PATH: process.env.PATH ?? '',
         ROLE: role,
-        PORT: String(listenPort),
-        DATABASE_URL: dbUrl,
+        PORT: String(port),
+        DATABASE_URL: this.dbUrl,
         REDIS_URL,
-        QUEUE_PREFIX: `bench-${suffix}`,
+        QUEUE_PREFIX: this.prefix,
         ADMIN_TOKEN: ADMIN,
         CALLBACK_ALLOW_HTTP: 'true',
         CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
-        // Delivery and dashboard settings given to the bench go to the service (to compare them);
-        // anything not given keeps the service's default (CALLBACK_CONCURRENCY included).
-        ...Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(CALLBACK|DASHBOARD)_/.test(k))),
+        ...FORWARDED,
       },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
+    this.children.push(child);
     await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`service (ROLE=${role}) not ready within ${SERVICE_START_MS / 1000} s`)), SERVICE_START_MS);
       child.stdout!.on('data', (d: Buffer) => {
         // The service's own log lines (a circuit opening or closing, warnings) go through.
         for (const line of d.toString().split('\n')) if (line.trim() && !line.includes('ready:')) console.log(`  [${role}] ${line.trim()}`);
-        if (d.toString().includes('ready:')) resolve();
+        if (d.toString().includes('ready:')) {
+          clearTimeout(timer);
+          resolve();
+        }
       });
-      child.once('exit', (code) => reject(new Error(`service (ROLE=${role}) exited with ${code}`)));
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`service (ROLE=${role}) exited with ${code ?? signal}`));
+      });
     });
-    return child;
-  };
-  // BENCH_SPLIT=1: one ROLE=api and one ROLE=worker process instead of one ROLE=all.
-  const split = process.env.BENCH_SPLIT === '1';
-  const children = split ? [await startService('api', port), await startService('worker', port + 100)] : [await startService('all', port)];
-  // However the driver ends (even on an uncaught error), the services end with it.
-  process.once('exit', () => children.forEach((c) => c.exitCode === null && c.kill('SIGKILL')));
-  const api = got.extend({
+  }
+
+  pids(): number[] {
+    return this.children.map((c) => c.pid!);
+  }
+
+  /** SIGTERM (in-flight deliveries finish), SIGKILL after 60 s. */
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.children.map(async (c) => {
+        if (c.exitCode !== null || c.signalCode !== null) return;
+        const exited = new Promise((r) => c.once('exit', r));
+        c.kill('SIGTERM');
+        const kill = setTimeout(() => c.kill('SIGKILL'), 60_000);
+        await exited;
+        clearTimeout(kill);
+      }),
+    );
+    this.children = [];
+  }
+
+  killNow(): void {
+    for (const c of this.children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  }
+
+  async cleanup(): Promise<void> {
+    try {
+      await this.stop();
+      await this.pg?.end().catch(() => undefined);
+      this.pg = null;
+      const admin = new Client({ connectionString: BASE_DB });
+      await admin.connect();
+      try {
+        await admin.query(`DROP DATABASE IF EXISTS ${this.dbName} WITH (FORCE)`);
+      } finally {
+        await admin.end();
+      }
+      // The run's BullMQ keys go too (retries still delayed, the queue's meta and events).
+      await withRedisOnce(REDIS_URL, (redis) => deletePrefixKeys(redis, this.prefix));
+    } finally {
+      active.delete(this);
+    }
+  }
+}
+
+function apiClient(port: number): Got {
+  return got.extend({
     prefixUrl: `http://127.0.0.1:${port}`,
     agent: { http: new http.Agent({ keepAlive: true, maxSockets: 128 }) },
     retry: { limit: 0 },
   });
-  const admin = { authorization: `Bearer ${ADMIN}` };
-  const pg = new Client({ connectionString: dbUrl });
-  await pg.connect();
-  try {
-    const partner = await api.post('admin/v1/partners', { headers: admin, json: { name: 'Bench' } }).json<{ id: string; apiKey: string }>();
-    const partnerAuth = { authorization: `Bearer ${partner.apiKey}` };
-    const company = await api.post('v1/companies', { headers: partnerAuth, json: { name: 'Bench', status_callback: target('/company') } }).json<{ id: string }>();
-    const delivered = async () => Number((await pg.query(`SELECT count(*) AS n FROM callbacks WHERE status = 'delivered'`)).rows[0].n);
+}
 
-    // BENCH_ONLY=isolation runs the isolation scenario (6) alone; BENCH_ONLY=drain the backlog
-    // drain (3) alone; BENCH_ONLY=latency the latency run (5) alone.
-    const only = process.env.BENCH_ONLY === 'isolation';
-    const drainOnly = process.env.BENCH_ONLY === 'drain';
-    const latencyOnly = process.env.BENCH_ONLY === 'latency';
-    let drain = NaN;
-    let drainCpu = 'not measured';
-    let apiRate = NaN;
-    let apiRequestRate = NaN;
-    let latencies: number[] = [NaN];
-    let offered = NaN;
-    const latencyLine = () =>
-      `  latency API response → arrival at ${RATE}/s   p50 ${fmt(quantile(latencies, 0.5))} ms, p99 ${fmt(quantile(latencies, 0.99))} ms, max ${fmt(latencies[latencies.length - 1])} ms (offered ${fmt(offered)}/s)`;
-    if (!only) {
-    if (!latencyOnly) {
-    // BENCH_START_AT=<epoch ms> (with BENCH_ONLY=drain): the drain starts then, so two builds'
-    // drains run at the same moment on one machine. Each sees the same machine (its speed here
-    // swings by a third between runs), so the ratio of their rates is steadier than either rate;
-    // Redis's and PostgreSQL's CPU is then shared by both and not attributed.
-    const startAt = Number(process.env.BENCH_START_AT ?? NaN);
-    if (Number.isFinite(startAt)) await new Promise((r) => setTimeout(r, Math.max(0, startAt - Date.now())));
-    // 3. Backlog drain: 20,000 pending records committed at once, to one destination, or spread
-    //    over BENCH_ORIGINS receivers (destinations) of their own.
-    const origins = Number(process.env.BENCH_ORIGINS ?? 1);
-    const extra = await Promise.all(Array.from({ length: Math.max(0, origins - 1) }, () => receiver()));
+const admin = { authorization: `Bearer ${ADMIN}` };
+const BODY = JSON.stringify({ message: 0, withdrawalId: null, companyId: 'x', limitRequestId: null, loanId: null });
+
+/** A partner, and a company of it whose own callbacks go to `callbackUrl`. */
+async function partnerWithCompany(api: Got, name: string, callbackUrl: string): Promise<{ partnerId: string; companyId: string }> {
+  const partner = await api.post('admin/v1/partners', { headers: admin, json: { name } }).json<{ id: string; apiKey: string }>();
+  const company = await api
+    .post('v1/companies', { headers: { authorization: `Bearer ${partner.apiKey}` }, json: { name, status_callback: callbackUrl } })
+    .json<{ id: string }>();
+  return { partnerId: partner.id, companyId: company.id };
+}
+
+/** What the scenarios on the shared service use. */
+interface Ctx {
+  run: ServiceRun;
+  pg: Client;
+  api: Got;
+  rx: Receiver;
+  target: (p: string) => string;
+  partnerId: string;
+  companyId: string;
+  baseline: number;
+}
+
+const delivered = async (pg: Client) => Number((await pg.query(`SELECT count(*) AS n FROM callbacks WHERE status = 'delivered'`)).rows[0].n);
+
+/**
+ * The drain: BACKLOG pending records committed at once, to one destination, or spread over
+ * BENCH_ORIGINS receivers (destinations) of their own.
+ */
+async function drainScenario(ctx: Ctx): Promise<void> {
+  const { pg, rx } = ctx;
+  // BENCH_START_AT=<epoch ms>: the drain starts then, so two builds' drains run at the same
+  // moment on one machine. Each sees the same machine (its speed here swings by a third between
+  // runs), so the ratio of their rates is steadier than either rate; Redis's and PostgreSQL's CPU
+  // is then shared by both and not attributed.
+  const startAt = Number(process.env.BENCH_START_AT ?? NaN);
+  if (Number.isFinite(startAt)) await sleep(Math.max(0, startAt - Date.now()));
+  const origins = envInt('BENCH_ORIGINS', 1);
+  const extra = await Promise.all(Array.from({ length: Math.max(0, origins - 1) }, () => receiver()));
+  try {
     const ports = [rx.port, ...extra.map((r) => r.port)];
+    const before = await delivered(pg);
     await pg.query(
       `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
        SELECT $1, $2, 0, 'http://127.0.0.1:' || ($3::int[])[1 + g % array_length($3::int[], 1)] || '/backlog/' || g, $4, 'pending', now()
          FROM generate_series(1, ${BACKLOG}) g`,
-      [partner.id, company.id, ports, body],
+      [ctx.partnerId, ctx.companyId, ports, BODY],
     );
-    const servicePids = children.map((c) => c.pid!);
+    const servicePids = ctx.run.pids();
     const cpuBefore = cpuUsed(servicePids);
-    t0 = performance.now();
+    const t0 = performance.now();
     await pg.query(`SELECT pg_notify('funding_callbacks', '')`);
-    // Paired, the rate over the first PAIRED_WINDOW_MS is the one to compare: both runs are draining
-    // then (the slower one's end, run alone, would flatter it).
-    const windowCount = Number.isFinite(startAt) && drainOnly
-      ? new Promise<number>((r) => setTimeout(() => r(delivered().catch(() => NaN)), PAIRED_WINDOW_MS))
+    // Paired, the rate over the first PAIRED_WINDOW_MS is the one to compare: both runs are
+    // draining then (the slower one's end, run alone, would flatter it).
+    const windowCount = Number.isFinite(startAt)
+      ? new Promise<number>((r) => setTimeout(() => r(delivered(pg).then((n) => n - before, () => NaN)), PAIRED_WINDOW_MS))
       : Promise.resolve(NaN);
-    await until(async () => (await delivered()) >= BACKLOG, 'backlog drained');
-    drain = BACKLOG / ((performance.now() - t0) / 1000);
+    await until(async () => (await delivered(pg)) - before >= BACKLOG, 'backlog drained');
+    const drain = BACKLOG / ((performance.now() - t0) / 1000);
     const cpuAfter = cpuUsed(servicePids);
     const perCallback = (k: keyof typeof cpuAfter) => (cpuAfter[k] - cpuBefore[k]) / BACKLOG;
-    drainCpu = Number.isFinite(startAt)
+    const cpu = Number.isFinite(startAt)
       ? `service ${fmt(perCallback('service'))} µs (Redis and PostgreSQL shared with the paired run)`
       : `service ${fmt(perCallback('service'))}, Redis ${fmt(perCallback('redis'))}, PostgreSQL ${fmt(perCallback('postgres'))}, receiver and driver ${fmt(perCallback('bench'))} µs`;
-    await Promise.all(extra.map((r) => r.close()));
-    if (drainOnly) {
-      console.log(`  backlog of ${BACKLOG} pending records to ${origins} destination(s) drained  ${fmt(drain)} callbacks/s (baseline ${fmt(baseline)} req/s)`);
-      console.log(`  CPU per callback drained: ${drainCpu}`);
-      const early = await windowCount;
-      if (Number.isFinite(early)) console.log(`  paired: ${fmt(early / (PAIRED_WINDOW_MS / 1000))} callbacks/s over the first ${PAIRED_WINDOW_MS / 1000} s`);
-      return;
-    }
+    const early = await windowCount;
+    const r = drain / ctx.baseline;
+    block(
+      `drain: ${fmt(BACKLOG)} pending callbacks committed at once, to ${origins === 1 ? 'one destination' : `${origins} destinations`}`,
+      [
+        `CPU per callback drained: ${cpu}`,
+        ...(Number.isFinite(early) ? [`paired: ${fmt(early / (PAIRED_WINDOW_MS / 1000))} callbacks/s over the first ${PAIRED_WINDOW_MS / 1000} s`] : []),
+      ],
+      [`drain of ${fmt(BACKLOG)}: ${fmt(drain)} callbacks/s = ${fmt(r, 2)}× baseline   goal ≥ 0.6× (aim 0.9×): ${verdict(r >= 0.6)}${r >= 0.9 ? ', aim reached' : ''}`],
+    );
+  } finally {
+    await Promise.all(extra.map((x) => x.close()));
+  }
+}
 
-    // 4. Through the API: concurrent credit-limit changes over 64 companies (changes of one
-    //    company serialise on its row lock, as they must), each committing callbacks 0 and 2.
-    const spread = (
-      await pg.query(
-        `INSERT INTO companies (partner_id, name, currency, callback_url, credit_status)
-         SELECT $1, 'T' || g, 'EUR', $2, 'active' FROM generate_series(1, 64) g RETURNING id`,
-        [partner.id, target('/company')],
-      )
-    ).rows.map((r) => r.id as string);
-    const before = rx.count();
-    t0 = performance.now();
-    await pool(API_CHANGES, 64, async (i) => {
-      await api.patch(`admin/v1/companies/${spread[i % 64]}/credit`, { headers: admin, json: { creditLimit: String(1000 + i) } });
-    });
-    const apiDone = performance.now();
-    const expected = before + 2 * API_CHANGES;
-    await until(() => rx.count() >= expected, 'API-driven callbacks');
-    apiRate = (2 * API_CHANGES) / ((performance.now() - t0) / 1000);
-    apiRequestRate = API_CHANGES / ((apiDone - t0) / 1000);
-    }
+/**
+ * Through the API: concurrent credit-limit changes over 64 companies (changes of one company
+ * serialise on its row lock, as they must), each committing callbacks 0 and 2.
+ */
+async function apiScenario(ctx: Ctx): Promise<void> {
+  const { pg, api, rx } = ctx;
+  const spread = (
+    await pg.query(
+      `INSERT INTO companies (partner_id, name, currency, callback_url, credit_status)
+       SELECT $1, 'T' || g, 'EUR', $2, 'active' FROM generate_series(1, 64) g RETURNING id`,
+      [ctx.partnerId, ctx.target('/company')],
+    )
+  ).rows.map((r) => r.id as string);
+  const before = rx.count();
+  const t0 = performance.now();
+  await pool(API_CHANGES, 64, async (i) => {
+    await api.patch(`admin/v1/companies/${spread[i % 64]}/credit`, { headers: admin, json: { creditLimit: String(1000 + i) } });
+  });
+  const apiDone = performance.now();
+  await until(() => rx.count() >= before + 2 * API_CHANGES, 'API-driven callbacks');
+  const rate = (2 * API_CHANGES) / ((performance.now() - t0) / 1000);
+  const changes = API_CHANGES / ((apiDone - t0) / 1000);
+  const r = rate / ctx.baseline;
+  block(
+    `API-driven: ${fmt(API_CHANGES)} credit-limit changes over 64 companies, 64 in flight (callbacks 0 and 2 each)`,
+    [`API changes accepted: ${fmt(changes)}/s`],
+    [`through the API: ${fmt(rate)} callbacks/s delivered end to end = ${fmt(r, 2)}× baseline   goal ≥ 0.3× (aim 0.5×): ${verdict(r >= 0.3)}${r >= 0.5 ? ', aim reached' : ''}`],
+  );
+}
 
-    // 5. Latency at a fixed offered load: one company per request, so each callback is matched
-    //    to the API response that caused it.
-    const n = RATE * RATE_SECONDS;
-    const ids = (
-      await pg.query(
-        `INSERT INTO companies (partner_id, name, currency, callback_url, credit_status)
-         SELECT $1, 'L' || g, 'EUR', $2 || g, 'active' FROM generate_series(0, ${n - 1}) g RETURNING id, name`,
-        [partner.id, target('/lat/')],
-      )
-    ).rows.sort((a, b) => Number(a.name.slice(1)) - Number(b.name.slice(1)));
-    const responded = new Array<number>(n);
-    const start = performance.now();
-    const inflight: Promise<void>[] = [];
-    const failures: string[] = [];
-    for (let i = 0; i < n; i++) {
-      const due = start + (i * 1000) / RATE;
-      const wait = due - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      // Settled at once, not only when the loop ends: a failed request is reported, not an
-      // unhandled rejection that would end the bench.
-      inflight.push(
-        api.patch(`admin/v1/companies/${ids[i].id}/credit`, { headers: admin, json: { creditStatus: 'suspended' } }).then(
-          () => {
-            responded[i] = performance.now();
-          },
-          (e: RequestError) => {
-            failures.push(`request ${i}: ${e.message}${e.response ? ` ${String(e.response.body).slice(0, 300)}` : ''}`);
-          },
-        ),
-      );
-    }
-    await Promise.all(inflight);
-    if (failures.length > 0) throw new Error(`bench: ${failures.length} of ${n} latency requests failed, e.g. ${failures.slice(0, 3).join('; ')}`);
-    await until(() => ids.every((_, i) => rx.arrivals.has(`/lat/${i}`)), 'latency callbacks');
-    latencies = ids.map((_, i) => rx.arrivals.get(`/lat/${i}`)! - responded[i]).sort((a, b) => a - b);
-    offered = n / ((performance.now() - start) / 1000);
-    if (process.env.BENCH_DUMP) {
-      // Per latency callback, epoch ms: due, API response, committed row's tx start, attempt
-      // started, arrival at the receiver. Finds the stage behind a slow one.
-      const epoch = (t: number) => (performance.timeOrigin + t).toFixed(1);
-      const stages = new Map(
-        (
-          await pg.query(
-            `SELECT c.url, extract(epoch FROM c.created_at) * 1000 AS created, extract(epoch FROM a.started_at) * 1000 AS started
-               FROM callbacks c JOIN callback_attempts a ON a.callback_id = c.id WHERE c.url LIKE '%/lat/%'`,
-          )
-        ).rows.map((r) => [r.url.slice(r.url.lastIndexOf('/') + 1), r]),
-      );
-      const lines = ids.map((_, i) => {
-        const st = stages.get(String(i));
-        return [i, epoch(start + (i * 1000) / RATE), epoch(responded[i]), st?.created, st?.started, epoch(rx.arrivals.get(`/lat/${i}`)!)].join(' ');
-      });
-      writeFileSync(process.env.BENCH_DUMP, lines.join('\n') + '\n');
-    }
-    if (latencyOnly) {
-      console.log(`${latencyLine()} (baseline ${fmt(baseline)} req/s)`);
-      return;
-    }
-
-    }
-
-    console.log('');
-    const processes = split ? 'two service processes, ROLE=api and ROLE=worker' : 'one service process ROLE=all';
-    console.log(`funding-service callback benchmark (loopback, ${processes}, CALLBACK_CONCURRENCY=${process.env.CALLBACK_CONCURRENCY ?? "the service's default"})`);
-    console.log(`  bare got POST loop (baseline, 64 in flight)  ${fmt(baseline)} req/s`);
-    console.log(`  backlog of ${BACKLOG} pending records drained  ${fmt(drain)} callbacks/s  (${fmt((drain / baseline) * 100)} % of baseline)`);
-    console.log(`    CPU per callback drained: ${drainCpu}`);
-    console.log(`  driven through the API (64 in flight)        ${fmt(apiRate)} callbacks/s delivered end to end (${fmt(apiRequestRate)} API changes/s)`);
-    console.log(latencyLine());
-    // 6. Isolation: a destination that accepts and never answers, with DEAD_BACKLOG pending
-    //    callbacks, beside a healthy one changed HEALTHY_RATE times a second (one company per
-    //    change). Healthy latency alone, then with the dead neighbour; the connections the dead
-    //    one is offered while down; after it answers again, its first and last callback.
-    const healthyLatency = async (label: string) => {
-      const m = HEALTHY_RATE * HEALTHY_SECONDS;
-      const rows = (
+/**
+ * Latency at a fixed offered load, 0.25 × the baseline's rate unless BENCH_RATE says: one company
+ * per request, so each callback is matched to the API response that caused it.
+ */
+async function latencyScenario(ctx: Ctx): Promise<void> {
+  const { pg, api, rx } = ctx;
+  const rate = process.env.BENCH_RATE ? envInt('BENCH_RATE', 1) : Math.max(1, Math.round(LATENCY_SHARE * ctx.baseline));
+  const n = rate * RATE_SECONDS;
+  const ids = (
+    await pg.query(
+      `INSERT INTO companies (partner_id, name, currency, callback_url, credit_status)
+       SELECT $1, 'L' || g, 'EUR', $2 || g, 'active' FROM generate_series(0, ${n - 1}) g RETURNING id, name`,
+      [ctx.partnerId, ctx.target('/lat/')],
+    )
+  ).rows.sort((a, b) => Number(a.name.slice(1)) - Number(b.name.slice(1)));
+  const responded = new Array<number>(n);
+  const start = performance.now();
+  const inflight: Promise<void>[] = [];
+  const failures: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const wait = start + (i * 1000) / rate - performance.now();
+    if (wait > 0) await sleep(wait);
+    // Settled at once, not only when the loop ends: a failed request is reported, not an
+    // unhandled rejection that would end the bench.
+    inflight.push(
+      api.patch(`admin/v1/companies/${ids[i].id}/credit`, { headers: admin, json: { creditStatus: 'suspended' } }).then(
+        () => {
+          responded[i] = performance.now();
+        },
+        (e: RequestError) => {
+          failures.push(`request ${i}: ${e.message}${e.response ? ` ${String(e.response.body).slice(0, 300)}` : ''}`);
+        },
+      ),
+    );
+  }
+  await Promise.all(inflight);
+  if (failures.length > 0) throw new Error(`bench: ${failures.length} of ${n} latency requests failed, e.g. ${failures.slice(0, 3).join('; ')}`);
+  await until(() => ids.every((_, i) => rx.arrivals.has(`/lat/${i}`)), 'latency callbacks');
+  const latencies = ids.map((_, i) => rx.arrivals.get(`/lat/${i}`)! - responded[i]).sort((a, b) => a - b);
+  const offered = n / ((performance.now() - start) / 1000);
+  if (process.env.BENCH_DUMP) {
+    // Per latency callback, epoch ms: due, API response, committed row's tx start, attempt
+    // started, arrival at the receiver. Finds the stage behind a slow one.
+    const epoch = (t: number) => (performance.timeOrigin + t).toFixed(1);
+    const stages = new Map(
+      (
         await pg.query(
-          `INSERT INTO companies (partner_id, name, currency, callback_url, credit_status)
-           SELECT $1, $2 || g, 'EUR', $3 || g, 'active' FROM generate_series(0, ${m - 1}) g RETURNING id, name`,
-          [partner.id, label, target(`/${label}/`)],
+          `SELECT c.url, extract(epoch FROM c.created_at) * 1000 AS created, extract(epoch FROM a.started_at) * 1000 AS started
+             FROM callbacks c JOIN callback_attempts a ON a.callback_id = c.id WHERE c.url LIKE '%/lat/%'`,
         )
-      ).rows.sort((a, b) => Number(a.name.slice(label.length)) - Number(b.name.slice(label.length)));
-      const sent = new Array<number>(m);
-      const begin = performance.now();
-      const calls: Promise<unknown>[] = [];
-      for (let i = 0; i < m; i++) {
-        const wait = begin + (i * 1000) / HEALTHY_RATE - performance.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        calls.push(api.patch(`admin/v1/companies/${rows[i].id}/credit`, { headers: admin, json: { creditStatus: 'suspended' } }).then(() => (sent[i] = performance.now())));
-      }
-      await Promise.all(calls);
-      await until(() => rows.every((_, i) => rx.arrivals.has(`/${label}/${i}`)), `${label} callbacks`);
-      return rows.map((_, i) => rx.arrivals.get(`/${label}/${i}`)! - sent[i]).sort((a, b) => a - b);
-    };
-    const alone = await healthyLatency('alone');
-    const dead = await deadDestination();
+      ).rows.map((r) => [r.url.slice(r.url.lastIndexOf('/') + 1), r]),
+    );
+    const lines = ids.map((_, i) => {
+      const st = stages.get(String(i));
+      return [i, epoch(start + (i * 1000) / rate), epoch(responded[i]), st?.created, st?.started, epoch(rx.arrivals.get(`/lat/${i}`)!)].join(' ');
+    });
+    writeFileSync(process.env.BENCH_DUMP, lines.join('\n') + '\n');
+  }
+  const p99 = quantile(latencies, 0.99);
+  const share = rate / ctx.baseline;
+  block(
+    `latency: one credit change per company at ${fmt(rate)}/s for ${RATE_SECONDS} s (${fmt(share, 2)}× baseline${process.env.BENCH_RATE ? ', BENCH_RATE' : ''}; offered ${fmt(offered)}/s)`,
+    [`API response → arrival: p50 ${fmt(quantile(latencies, 0.5))} ms, p99 ${fmt(p99)} ms, max ${fmt(latencies[latencies.length - 1])} ms`],
+    [`latency p99 at ${fmt(share, 2)}× baseline offered: ${fmt(p99)} ms   goal ≤ 60 ms at 0.25×: ${verdict(p99 <= 60)}`],
+  );
+}
+
+/**
+ * A healthy partner's load: `rate` credit changes a second for `seconds` (one company per change,
+ * one callback each, to the shared receiver under /label/). Returns once every request has been
+ * answered; `arrivals()` then says which callbacks arrived so far and how late.
+ */
+async function healthySend(ctx: Ctx, label: string, rate: number, seconds: number) {
+  const m = rate * seconds;
+  const rows = (
+    await ctx.pg.query(
+      `INSERT INTO companies (partner_id, name, currency, callback_url, credit_status)
+       SELECT $1, $2 || g, 'EUR', $3 || g, 'active' FROM generate_series(0, ${m - 1}) g RETURNING id, name`,
+      [ctx.partnerId, label, ctx.target(`/${label}/`)],
+    )
+  ).rows.sort((a, b) => Number(a.name.slice(label.length)) - Number(b.name.slice(label.length)));
+  const sent = new Array<number>(m);
+  const failed: string[] = [];
+  const begin = performance.now();
+  const calls: Promise<unknown>[] = [];
+  for (let i = 0; i < m; i++) {
+    const wait = begin + (i * 1000) / rate - performance.now();
+    if (wait > 0) await sleep(wait);
+    calls.push(
+      ctx.api.patch(`admin/v1/companies/${rows[i].id}/credit`, { headers: admin, json: { creditStatus: 'suspended' } }).then(
+        () => (sent[i] = performance.now()),
+        (e: Error) => failed.push(`request ${i}: ${e.message}`),
+      ),
+    );
+  }
+  await Promise.all(calls);
+  const accepted = rows.map((_, i) => i).filter((i) => sent[i] !== undefined);
+  const arrived = (i: number) => ctx.rx.arrivals.has(`/${label}/${i}`);
+  return {
+    /** Waits until every accepted change's callback arrived, at most `waitMs`. */
+    wait: async (waitMs: number) => {
+      const deadline = Date.now() + waitMs;
+      while (!accepted.every(arrived) && Date.now() < deadline) await sleep(20);
+    },
+    /** The latencies (API response → arrival) of the callbacks arrived so far, sorted, and what is missing. */
+    arrivals: () => {
+      const latencies = accepted.filter(arrived).map((i) => ctx.rx.arrivals.get(`/${label}/${i}`)! - sent[i]).sort((a, b) => a - b);
+      return { latencies, requested: m, accepted: accepted.length, missing: accepted.length - latencies.length, failed };
+    },
+  };
+}
+
+/** healthySend, then its callbacks, waited for at most `waitMs` after the last response. */
+async function healthyLoad(ctx: Ctx, label: string, rate: number, seconds: number, waitMs: number) {
+  const load = await healthySend(ctx, label, rate, seconds);
+  await load.wait(waitMs);
+  return load.arrivals();
+}
+const pq = (l: number[]) => `p50 ${fmt(quantile(l, 0.5))} ms, p99 ${fmt(quantile(l, 0.99))} ms`;
+
+/**
+ * Isolation: a destination that accepts and never answers, with DEAD_BACKLOG pending callbacks,
+ * beside a healthy one changed HEALTHY_RATE times a second (one company per change). Healthy
+ * latency alone, then with the dead neighbour; the connections the dead one is offered while
+ * down; after it answers again, its first and last callback.
+ */
+async function isolationScenario(ctx: Ctx): Promise<void> {
+  const { pg } = ctx;
+  const alone = await healthyLoad(ctx, 'alone', HEALTHY_RATE, HEALTHY_SECONDS, DEADLINE_MS);
+  const dead = await deadDestination();
+  try {
     await pg.query(
       `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
        SELECT $1, $2, 0, $3 || g, $4, 'pending', now() FROM generate_series(1, ${DEAD_BACKLOG}) g`,
-      [partner.id, company.id, `http://127.0.0.1:${dead.port}/dead/`, body],
+      [ctx.partnerId, ctx.companyId, `http://127.0.0.1:${dead.port}/dead/`, BODY],
     );
     await pg.query(`SELECT pg_notify('funding_callbacks', '')`);
     const outageStart = performance.now();
-    const withDead = await healthyLatency('beside');
+    const withDead = await healthyLoad(ctx, 'beside', HEALTHY_RATE, HEALTHY_SECONDS, DEADLINE_MS);
     // The outage lasts at least until the healthy run is over and the circuit has had time to
     // open and probe (the first attempts hang for CALLBACK_TIMEOUT_MS, 15 s by default).
     await until(() => performance.now() - outageStart > 40_000, 'the outage to last 40 s', 60_000);
     const downConnections = dead.connections();
     const recovered = performance.now();
     dead.recover();
-    await until(async () => Number((await pg.query(`SELECT count(*) AS n FROM callbacks WHERE url LIKE '%/dead/%' AND status = 'delivered'`)).rows[0].n) >= DEAD_BACKLOG, 'the dead backlog after recovery', 300_000);
+    await until(
+      async () => Number((await pg.query(`SELECT count(*) AS n FROM callbacks WHERE url LIKE '%/dead/%' AND status = 'delivered'`)).rows[0].n) >= DEAD_BACKLOG,
+      'the dead backlog after recovery',
+      300_000,
+    );
     const firstAfter = Math.min(...dead.arrivals) - recovered;
     const lastAfter = Math.max(...dead.arrivals) - recovered;
     const backlogAfterProbe = Math.max(...dead.arrivals) - Math.min(...dead.arrivals);
-    await dead.close();
-
-    const rss = children.map((c) => fmt(peakRssMb(c.pid!))).join(' MB (api), ') + ' MB' + (split ? ' (worker)' : '');
-    const pq = (l: number[]) => `p50 ${fmt(quantile(l, 0.5))} ms, p99 ${fmt(quantile(l, 0.99))} ms`;
-    console.log(`  isolation: healthy destination at ${HEALTHY_RATE}/s alone            ${pq(alone)}`);
-    console.log(`  isolation: same, beside a dead one with ${DEAD_BACKLOG} pending   ${pq(withDead)}`);
-    console.log(`  isolation: connections offered to the dead one in ${fmt((recovered - outageStart) / 1000)} s down  ${downConnections}`);
-    console.log(`  isolation: after it answers again: first callback +${fmt(firstAfter / 1000)} s, last +${fmt(lastAfter / 1000)} s (${fmt(backlogAfterProbe / 1000)} s from the first successful probe to its last callback)`);
-    console.log(`  peak RSS of the service process${split ? 'es' : '  '}            ${rss}`);
+    const missing = (r: typeof alone) => (r.missing || r.failed.length ? ` (${r.missing} of ${r.accepted} missing, ${r.failed.length} requests failed)` : '');
+    block(`isolation: a healthy destination at ${HEALTHY_RATE}/s for ${HEALTHY_SECONDS} s, alone, then beside a dead one with ${fmt(DEAD_BACKLOG)} pending`, [
+      `healthy alone                             ${pq(alone.latencies)}${missing(alone)}`,
+      `healthy beside the dead one               ${pq(withDead.latencies)}${missing(withDead)}`,
+      `connections offered to the dead one in ${fmt((recovered - outageStart) / 1000)} s down  ${downConnections}`,
+      `after it answers again: first callback +${fmt(firstAfter / 1000)} s, last +${fmt(lastAfter / 1000)} s (${fmt(backlogAfterProbe / 1000)} s from the first successful probe to its last callback)`,
+    ]);
   } finally {
-    await pg.end();
-    await Promise.all(
-      children.map((c) => {
-        const exited = new Promise((r) => c.once('exit', r));
-        c.kill('SIGTERM');
-        return exited;
-      }),
-    );
-    const admin = new Client({ connectionString: BASE_DB });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS funding_bench_${suffix} WITH (FORCE)`);
-    await admin.end();
-    // The run's BullMQ keys go too (retries still delayed, the queue's meta and events).
-    await withRedisOnce(REDIS_URL, (redis) => deletePrefixKeys(redis, `bench-${suffix}`));
+    await dead.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const unknown = ONLY.filter((s) => !(SCENARIOS as readonly string[]).includes(s));
+  if (unknown.length) throw new Error(`bench: BENCH_ONLY names ${unknown.join(', ')}; the scenarios are ${SCENARIOS.join(', ')}`);
+  const rx = await receiver();
+  const target = (p: string) => `http://127.0.0.1:${rx.port}${p}`;
+  try {
+    // Baseline: a bare got POST loop to the same receiver, 64 in flight.
+    const agent = { http: new http.Agent({ keepAlive: true, maxSockets: 64 }) };
+    const t0 = performance.now();
+    await pool(BASELINE_REQUESTS, 64, async (i) => {
+      await got.post(target(`/baseline/${i}`), { body: BODY, headers: { 'content-type': 'application/json' }, agent, retry: { limit: 0 }, followRedirect: false });
+    });
+    const baseline = BASELINE_REQUESTS / ((performance.now() - t0) / 1000);
+    agent.http.destroy();
+
+    const processes = SPLIT ? 'two service processes, ROLE=api and ROLE=worker' : 'one service process ROLE=all';
+    console.log(`funding-service callback benchmark (loopback, ${processes}; settings given to the service: ${SETTINGS}, the rest its defaults)`);
+    console.log(`  bare got POST loop (baseline, 64 in flight)  ${fmt(baseline)} req/s`);
+
+    const shared = SCENARIOS.filter(selected);
+    if (shared.length) {
+      const run = new ServiceRun();
+      try {
+        await run.start();
+        const api = apiClient(run.port);
+        const { partnerId, companyId } = await partnerWithCompany(api, 'Bench', target('/company'));
+        const ctx: Ctx = { run, pg: run.pg!, api, rx, target, partnerId, companyId, baseline };
+        if (selected('drain')) await drainScenario(ctx);
+        if (selected('api')) await apiScenario(ctx);
+        if (selected('latency')) await latencyScenario(ctx);
+        if (selected('isolation')) await isolationScenario(ctx);
+        const rss = run.pids().map((p) => fmt(peakRssMb(p)));
+        console.log(`\n  peak RSS of the service process${SPLIT ? 'es' : ''} over ${shared.join(', ')}: ${rss.join(' MB (api), ')} MB${SPLIT ? ' (worker)' : ''}`);
+      } finally {
+        await run.cleanup();
+      }
+    }
+
+    if (goals.length > 1 && ONLY.length !== 1) {
+      console.log(`\ngoals (baseline ${fmt(baseline)} req/s)`);
+      for (const g of goals) console.log(`  ${g}`);
+    }
+  } finally {
     await rx.close();
   }
+}
+
+// However the driver ends (even on an uncaught error), the services end with it; interrupted, it
+// removes the runs' databases and Redis keys first.
+process.once('exit', () => active.forEach((r) => r.killNow()));
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.error(`bench: ${signal}, removing the runs' databases and Redis keys`);
+    setTimeout(() => process.exit(130), 30_000).unref();
+    void Promise.all([...active].map((r) => r.cleanup().catch((e: Error) => console.error(e.message)))).finally(() => process.exit(130));
+  });
 }
 
 main().then(
