@@ -8,6 +8,8 @@
 //   latency    API response → arrival at 0.25 × the baseline's rate (BENCH_RATE sets it)
 //   isolation  a healthy destination at 10 changes/s, alone and beside a dead one with 2,000 pending
 //   storm      50 dead and 3 slow origins with 40 pending each beside a healthy partner at 10/s
+//   backlog    1,000,000 pending callbacks (BENCH_BACKLOG_ROWS) inserted before the service starts
+// The first five share one service and database; backlog has its own.
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -16,7 +18,7 @@ import { AddressInfo } from 'node:net';
 import path from 'node:path';
 import got, { Got, RequestError } from 'got';
 import { Client } from 'pg';
-import { deletePrefixKeys, withRedisOnce } from '../src/database/redis.js';
+import { createRedis, deletePrefixKeys, isCluster, RedisConnection, withRedisOnce } from '../src/database/redis.js';
 
 function envInt(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -47,9 +49,15 @@ const STORM_SLOW_MS = 8_000;
 const STORM_SECONDS = envInt('BENCH_STORM_SECONDS', 70); // the healthy load's length, alone and in the storm
 const HEALTHY_WAIT_MS = 60_000; // how long after the storm's healthy load its callbacks may take
 const STORM_RECOVERY_MS = envInt('BENCH_STORM_RECOVERY_S', 300) * 1000; // how long to wait for the dead ones' callbacks
+// Backlog: rows inserted before the service starts, spread over BACKLOG_ORIGINS receivers.
+const BACKLOG_ROWS = envInt('BENCH_BACKLOG_ROWS', 1_000_000);
+const BACKLOG_ORIGINS = envInt('BENCH_BACKLOG_ORIGINS', 10);
+const BACKLOG_INSERT_CHUNK = 250_000;
+const BACKLOG_STALL_MS = 120_000; // no new callback for this long ends the wait
+const BACKLOG_DEADLINE_MS = Math.max(600_000, BACKLOG_ROWS * 5); // 5 ms a callback: 1M → 83 min at most
 const SERVICE_START_MS = 120_000;
 
-const SCENARIOS = ['drain', 'api', 'latency', 'isolation', 'storm'] as const;
+const SCENARIOS = ['drain', 'api', 'latency', 'isolation', 'storm', 'backlog'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const ONLY = (process.env.BENCH_ONLY ?? '')
   .split(',')
@@ -59,6 +67,7 @@ const selected = (s: Scenario) => ONLY.length === 0 || ONLY.includes(s);
 
 const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN);
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits }) : 'n/a');
+const mb = (bytes: number) => `${fmt(bytes / 1024 / 1024)} MB`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A goal's verdict; a figure that was not measured meets nothing. */
 const verdict = (ok: boolean | null) => (ok === null ? 'not measured' : ok ? 'met' : 'NOT MET');
@@ -221,6 +230,25 @@ function peakRssMb(pid: number): number {
   } catch {
     return NaN; // ended
   }
+}
+
+/** Resident set (VmRSS) of a process now, MB. */
+function rssMb(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Redis INFO memory used_memory, bytes (the sum over a cluster's masters). */
+async function usedMemory(redis: RedisConnection): Promise<number> {
+  let total = 0;
+  for (const node of isCluster(redis) ? redis.nodes('master') : [redis]) {
+    total += Number(/^used_memory:(\d+)/m.exec(await node.info('memory'))?.[1] ?? NaN);
+  }
+  return total;
 }
 
 /**
@@ -737,6 +765,175 @@ async function stormScenario(ctx: Ctx): Promise<void> {
   }
 }
 
+/**
+ * BACKLOG_ORIGINS partner endpoints answering 204, one destination each; counts requests and
+ * distinct webhook-ids, and notes when each distinct one first arrived (in arrival order).
+ */
+async function backlogReceivers(origins: number, expected: number) {
+  const ids = new Set<string>();
+  const times = new Float64Array(expected);
+  let requests = 0;
+  const servers = Array.from({ length: origins }, () => {
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        // Only the backlog's callbacks count (not, say, one about the company itself).
+        if (!req.url?.startsWith('/backlog/')) return void res.writeHead(204).end();
+        requests++;
+        const id = String(req.headers['webhook-id'] ?? req.url);
+        if (!ids.has(id)) {
+          if (ids.size < expected) times[ids.size] = performance.now();
+          ids.add(id);
+        }
+        res.writeHead(204).end();
+      });
+    });
+    server.keepAliveTimeout = 60_000;
+    return server;
+  });
+  await Promise.all(servers.map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
+  const ports = servers.map((s) => (s.address() as AddressInfo).port);
+  return {
+    ports,
+    urls: ports.map((p) => `http://127.0.0.1:${p}`),
+    distinct: () => ids.size,
+    requests: () => requests,
+    /** When the k-th distinct callback (0-based) arrived. */
+    at: (k: number) => times[k],
+    close: () => Promise.all(servers.map((s) => new Promise((r) => (s.closeAllConnections(), s.close(r))))),
+  };
+}
+
+/**
+ * Backlog: BACKLOG_ROWS pending callbacks inserted while the service is stopped (it created the
+ * schema, the partner and the company on a first start), spread evenly over BACKLOG_ORIGINS
+ * healthy receivers; then the service starts and drains them. Redis used_memory and the service's
+ * RSS are sampled every second.
+ */
+async function backlogScenario(baseline: number): Promise<void> {
+  const n = BACKLOG_ROWS;
+  const run = new ServiceRun();
+  const rxs = await backlogReceivers(BACKLOG_ORIGINS, n);
+  const redis = createRedis(REDIS_URL, 'bench-sampler');
+  let sampler: NodeJS.Timeout | undefined;
+  try {
+    await run.start();
+    const { partnerId, companyId } = await partnerWithCompany(apiClient(run.port), 'Backlog', `${rxs.urls[0]}/company`);
+    await run.stop();
+    const pg = run.pg!;
+    const t0 = performance.now();
+    for (let lo = 1; lo <= n; lo += BACKLOG_INSERT_CHUNK) {
+      const hi = Math.min(n, lo + BACKLOG_INSERT_CHUNK - 1);
+      await pg.query(
+        `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
+         SELECT $1, $2, 0, ($3::text[])[1 + g % cardinality($3::text[])] || '/backlog/' || g, $4, 'pending', now()
+           FROM generate_series($5::int, $6::int) g`,
+        [partnerId, companyId, rxs.urls, BODY, lo, hi],
+      );
+    }
+    const inserted = (performance.now() - t0) / 1000;
+    // As autovacuum would have by the time a real backlog had piled up: visibility map and statistics.
+    await pg.query('VACUUM ANALYZE callbacks');
+
+    const redisBefore = await usedMemory(redis);
+    let redisPeak = redisBefore;
+    const rssPeak = new Map<number, number>();
+    let sampling = false;
+    const sample = async () => {
+      if (sampling) return;
+      sampling = true;
+      try {
+        redisPeak = Math.max(redisPeak, await usedMemory(redis));
+      } catch {
+        // a missed sample; the next one counts
+      } finally {
+        sampling = false;
+      }
+      for (const pid of run.pids()) rssPeak.set(pid, Math.max(rssPeak.get(pid) ?? 0, rssMb(pid) || 0));
+    };
+    sampler = setInterval(() => void sample(), 1000);
+    const started = performance.now();
+    await run.start();
+    const ready = performance.now();
+    await sample();
+
+    const deadline = Date.now() + BACKLOG_DEADLINE_MS;
+    let lastCount = 0;
+    let lastProgress = Date.now();
+    let nextTenth = 1;
+    let ended = 'all arrived';
+    while (rxs.distinct() < n) {
+      await sleep(200);
+      const now = Date.now();
+      if (rxs.distinct() !== lastCount) {
+        lastCount = rxs.distinct();
+        lastProgress = now;
+      } else if (now - lastProgress > BACKLOG_STALL_MS) {
+        ended = `stalled: nothing new for ${BACKLOG_STALL_MS / 1000} s`;
+        break;
+      }
+      if (now > deadline) {
+        ended = `deadline of ${fmt(BACKLOG_DEADLINE_MS / 1000)} s`;
+        break;
+      }
+      while (nextTenth < 10 && lastCount >= (n * nextTenth) / 10) {
+        const pids = run.pids();
+        console.log(
+          `  backlog: ${nextTenth * 10} % (${fmt(lastCount)}) at +${fmt((performance.now() - ready) / 1000)} s; Redis peak ${mb(redisPeak)}, service RSS peak ${pids.map((p) => fmt(rssPeak.get(p) ?? NaN)).join(' / ')} MB`,
+        );
+        nextTenth++;
+      }
+    }
+    const arrived = rxs.distinct();
+    // Recorded as delivered too (bounded), and a moment for duplicates to show up.
+    const dbDeadline = Date.now() + 60_000;
+    let dbDelivered = await delivered(pg);
+    while (dbDelivered < arrived && Date.now() < dbDeadline) {
+      await sleep(1000);
+      dbDelivered = await delivered(pg);
+    }
+    await sleep(2000);
+    await sample();
+    clearInterval(sampler);
+    sampler = undefined;
+    const hwm = run.pids().map(peakRssMb);
+    const rss = run.pids().map((p, i) => Math.max(rssPeak.get(p) ?? 0, hwm[i] || 0));
+
+    const k10 = Math.ceil(n / 10);
+    const k90 = Math.floor((n * 9) / 10);
+    const firstRate = arrived >= k10 && k10 > 1 ? (k10 - 1) / ((rxs.at(k10 - 1) - rxs.at(0)) / 1000) : NaN;
+    const lastRate = arrived >= n && n - k90 > 1 ? (n - k90 - 1) / ((rxs.at(n - 1) - rxs.at(k90)) / 1000) : NaN;
+    const overall = arrived >= n ? n / ((rxs.at(n - 1) - ready) / 1000) : NaN;
+    const duplicates = rxs.requests() - arrived;
+    const roles = SPLIT ? ['api', 'worker'] : ['all'];
+    const redisDelta = redisPeak - redisBefore;
+    const limit = 100 * 1024 * 1024;
+    block(
+      `backlog: ${fmt(n)} pending callbacks inserted before the service started, ${BACKLOG_ORIGINS === 1 ? `to one healthy destination (127.0.0.1:${rxs.ports[0]})` : `spread evenly over ${BACKLOG_ORIGINS} healthy destinations (127.0.0.1:${rxs.ports[0]}…, ${fmt(n / BACKLOG_ORIGINS)} each)`}`,
+      [
+        `inserted in ${fmt(inserted)} s (INSERT … SELECT generate_series, ${Math.ceil(n / BACKLOG_INSERT_CHUNK)} statements; then VACUUM ANALYZE)`,
+        `service ready ${fmt((ready - started) / 1000)} s after its start; first callback +${arrived ? fmt((rxs.at(0) - ready) / 1000) : 'n/a'} s, ${ended}${arrived ? `, the last +${fmt((rxs.at(arrived - 1) - ready) / 1000)} s` : ''}`,
+        `arrived ${fmt(arrived)} distinct webhook-ids in ${fmt(rxs.requests())} requests; PostgreSQL: ${fmt(dbDelivered)} delivered`,
+        `drained ${fmt(overall)} callbacks/s from ready to the last (${fmt(overall / baseline, 2)}× baseline); first 10 % ${fmt(firstRate)}/s, last 10 % ${fmt(lastRate)}/s`,
+        `Redis used_memory (INFO memory, each second; Redis is shared, so the absolute value counts every user's keys): ${mb(redisBefore)} before the service started, peak ${mb(redisPeak)} absolute, ${mb(redisDelta)} over before`,
+        `service RSS peak (VmRSS each second, VmHWM at the end): ${rss.map((r, i) => `${fmt(r)} MB (${roles[i]})`).join(', ')}`,
+      ],
+      [
+        `backlog: ${fmt(arrived)} of ${fmt(n)} arrived, ${fmt(duplicates)} twice or more, ${fmt(dbDelivered)} delivered in PostgreSQL   goal all, none twice: ${verdict(arrived === n && duplicates === 0 && dbDelivered >= n)}`,
+        `backlog: drained ${fmt(overall)}/s = ${fmt(overall / baseline, 2)}× baseline   goal ≥ 0.6× (aim 0.9×): ${verdict(Number.isFinite(overall) ? overall / baseline >= 0.6 : null)}`,
+        `backlog: last 10 % ${fmt(lastRate)}/s = ${fmt(lastRate / firstRate, 2)}× the first 10 % (${fmt(firstRate)}/s)   goal ≥ 0.8×: ${verdict(Number.isFinite(lastRate / firstRate) ? lastRate / firstRate >= 0.8 : null)}`,
+        `backlog: Redis used_memory peak ${mb(redisPeak)} absolute, ${mb(redisDelta)} delta   goal ≤ 100 MB: ${verdict(redisPeak <= limit)} (absolute), ${verdict(redisDelta <= limit)} (delta)`,
+        `backlog: service RSS peak ${rss.map((r) => `${fmt(r)} MB`).join(' / ')}   goal ≤ 200 MB: ${verdict(rss.every((r) => r > 0 && r <= 200))}`,
+      ],
+    );
+  } finally {
+    if (sampler) clearInterval(sampler);
+    redis.disconnect();
+    await run.cleanup();
+    await rxs.close();
+  }
+}
+
 async function main(): Promise<void> {
   const unknown = ONLY.filter((s) => !(SCENARIOS as readonly string[]).includes(s));
   if (unknown.length) throw new Error(`bench: BENCH_ONLY names ${unknown.join(', ')}; the scenarios are ${SCENARIOS.join(', ')}`);
@@ -756,7 +953,7 @@ async function main(): Promise<void> {
     console.log(`funding-service callback benchmark (loopback, ${processes}; settings given to the service: ${SETTINGS}, the rest its defaults)`);
     console.log(`  bare got POST loop (baseline, 64 in flight)  ${fmt(baseline)} req/s`);
 
-    const shared = SCENARIOS.filter(selected);
+    const shared = (['drain', 'api', 'latency', 'isolation', 'storm'] as const).filter(selected);
     if (shared.length) {
       const run = new ServiceRun();
       try {
@@ -775,6 +972,7 @@ async function main(): Promise<void> {
         await run.cleanup();
       }
     }
+    if (selected('backlog')) await backlogScenario(baseline);
 
     if (goals.length > 1 && ONLY.length !== 1) {
       console.log(`\ngoals (baseline ${fmt(baseline)} req/s)`);
