@@ -667,12 +667,16 @@ async function isolationScenario(ctx: Ctx): Promise<void> {
     const firstAfter = Math.min(...dead.arrivals) - recovered;
     const lastAfter = Math.max(...dead.arrivals) - recovered;
     const backlogAfterProbe = Math.max(...dead.arrivals) - Math.min(...dead.arrivals);
+    const p99Alone = quantile(alone.latencies, 0.99);
+    const p99Beside = quantile(withDead.latencies, 0.99);
     const missing = (r: typeof alone) => (r.missing || r.failed.length ? ` (${r.missing} of ${r.accepted} missing, ${r.failed.length} requests failed)` : '');
     block(`isolation: a healthy destination at ${HEALTHY_RATE}/s for ${HEALTHY_SECONDS} s, alone, then beside a dead one with ${fmt(DEAD_BACKLOG)} pending`, [
       `healthy alone                             ${pq(alone.latencies)}${missing(alone)}`,
       `healthy beside the dead one               ${pq(withDead.latencies)}${missing(withDead)}`,
       `connections offered to the dead one in ${fmt((recovered - outageStart) / 1000)} s down  ${downConnections}`,
       `after it answers again: first callback +${fmt(firstAfter / 1000)} s, last +${fmt(lastAfter / 1000)} s (${fmt(backlogAfterProbe / 1000)} s from the first successful probe to its last callback)`,
+    ], [
+      `isolation: healthy p99 ${fmt(p99Alone)} ms alone → ${fmt(p99Beside)} ms beside the dead one   goal ≤ alone + 100 ms: ${verdict(Number.isFinite(p99Beside) ? p99Beside <= p99Alone + 100 && withDead.missing === 0 : null)}${withDead.missing ? ` (${withDead.missing} missing)` : ''}`,
     ]);
   } finally {
     await dead.close();
