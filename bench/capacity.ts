@@ -356,11 +356,12 @@ async function measureFootprint(): Promise<void> {
     report('Redis after delivery, per delivered callback', `${fmt(kept.bytes / (400 + 2 * FOOTPRINT_CHANGES), 0)} B`, `${kept.keys} keys (completed jobs kept for the dashboard, queue meta); the events stream apart`);
     await run.stop(all);
 
-    // Redis per queued callback: a ROLE=api process only (no worker), so jobs stay queued, with
+    // Redis per queued callback: the whole service with its queue paused, so the jobs it adds stay
+    // queued (a worker must run: admission may size what it lets in by the workers' slots), with
     // room for all of them at their destinations. How many of the callbacks the service puts in
     // Redis is its business (all of them, or as many as its admission lets in; the rest wait in
     // PostgreSQL): the jobs are counted in the queue itself, and the bytes are per job there.
-    const relayOnly = await run.start('api', port, { CALLBACK_DESTINATION_CONCURRENCY: '10000' });
+    const paused = await run.start('all', port, { CALLBACK_DESTINATION_CONCURRENCY: '10000' });
     const [{ partner_id: partnerId, id: companyId }] = await run.q<{ partner_id: string; id: string }>('SELECT partner_id, id FROM companies LIMIT 1');
     const body = JSON.stringify({ message: 0, withdrawalId: null, companyId, limitRequestId: null, loanId: null });
     const insert = (due: string) =>
@@ -370,6 +371,7 @@ async function measureFootprint(): Promise<void> {
         [partnerId, companyId, rx.urls('/queued/'), body],
       );
     const q = openQueue(run.prefix);
+    await q.queue.pause();
     const base = await namespaceBytes(run.prefix);
     const jobs0 = await queuedJobs(q.queue);
     await insert('now()');
@@ -391,7 +393,7 @@ async function measureFootprint(): Promise<void> {
       `${fmt((delayed.bytes - waiting.bytes) / QUEUED, 0)} B`,
       `${fmt(QUEUED)} callbacks due in 1 h: ${fmt(jobs2 - jobs1)} delayed jobs in Redis`,
     );
-    await run.stop(relayOnly);
+    await run.stop(paused);
     report('Redis events stream (fixed: BullMQ caps it)', `${fmt(delayed.events / 1024, 0)} KiB`, 'per deployment, whatever the load');
   } finally {
     await run.end();
