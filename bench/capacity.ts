@@ -5,7 +5,8 @@
 //
 // CAPACITY_PARTS picks what runs (default all):
 //   footprint  PostgreSQL statements, rows and WAL per change; bytes per row; Redis bytes per
-//              queued callback. Counts and sizes: CPU load on the machine does not change them.
+//              job in the queue and per callback not yet due. Counts and sizes: CPU load on the
+//              machine does not change them.
 //   timing     callbacks per CPU-second of a ROLE=worker and of a ROLE=api process, wall-clock
 //              rates, and a backlog drain with and without retention pruning running beside it.
 //              Needs a quiet machine.
@@ -21,8 +22,9 @@ import { AddressInfo } from 'node:net';
 import path from 'node:path';
 import got from 'got';
 import { Client } from 'pg';
-import { DEFAULT_DESTINATION_CONCURRENCY } from '../src/config/app-config.js';
-import { deletePrefixKeys, isCluster, redisNamespace, RedisConnection, withRedisOnce } from '../src/database/redis.js';
+import { Queue } from 'bullmq';
+import { createRedis, deletePrefixKeys, isCluster, redisNamespace, RedisConnection, withRedisOnce } from '../src/database/redis.js';
+import { CALLBACK_QUEUE } from '../src/delivery/callback-queue.js';
 
 const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -202,6 +204,33 @@ async function namespaceBytes(prefix: string): Promise<{ keys: number; bytes: nu
   });
 }
 
+/** The deployment's callback queue, read only: its job counts. */
+function openQueue(prefix: string): { queue: Queue; close: () => Promise<void> } {
+  const connection = createRedis(REDIS_URL, 'capacity-probe');
+  const queue = new Queue(CALLBACK_QUEUE, { connection, prefix: redisNamespace(prefix) });
+  return { queue, close: async () => (await queue.close().catch(() => undefined), connection.disconnect()) };
+}
+
+/** Jobs in the queue not finished (waiting, prioritized, delayed, active). */
+async function queuedJobs(queue: Queue): Promise<number> {
+  const counts = await queue.getJobCounts('wait', 'prioritized', 'delayed', 'active', 'waiting-children');
+  return Object.values(counts).reduce((a, b) => a + b, 0);
+}
+
+/** The queue's job count once it reaches `target` or has not changed for 5 s (at most 2 min). */
+async function settledJobs(queue: Queue, target: number): Promise<number> {
+  const deadline = Date.now() + 120_000;
+  let last = await queuedJobs(queue);
+  let since = Date.now();
+  while (last < target && Date.now() - since < 5000 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = await queuedJobs(queue);
+    if (now !== last) since = Date.now();
+    last = now;
+  }
+  return last;
+}
+
 /**
  * Scripts (EVALSHA) and other commands the Redis server has run (commands inside scripts count
  * there too), and its CPU seconds: the whole server's, every master of a cluster.
@@ -327,43 +356,44 @@ async function measureFootprint(): Promise<void> {
     report('Redis after delivery, per delivered callback', `${fmt(kept.bytes / (400 + 2 * FOOTPRINT_CHANGES), 0)} B`, `${kept.keys} keys (completed jobs kept for the dashboard, queue meta); the events stream apart`);
     await run.stop(all);
 
-    // Redis per queued callback: a ROLE=api process only (relay, no worker), so jobs stay queued,
-    // with room for all of them at their destinations (beyond it they would wait in PostgreSQL,
-    // costing Redis nothing).
-    const relayOnly = await run.start('api', port, { CALLBACK_DESTINATION_CONCURRENCY: '10000' });
-    const base = await namespaceBytes(run.prefix);
-    const enqueued = async (n: number) => Number((await run.q<{ capacity_probe: string }>(`SELECT count(*) AS capacity_probe FROM callbacks WHERE status = 'pending' AND enqueued_at IS NOT NULL`))[0].capacity_probe) >= n;
+    // Redis per queued callback: the whole service with its queue paused, so the jobs it adds stay
+    // queued (a worker must run: admission may size what it lets in by the workers' slots), with
+    // room for all of them at their destinations. How many of the callbacks the service puts in
+    // Redis is its business (all of them, or as many as its admission lets in; the rest wait in
+    // PostgreSQL): the jobs are counted in the queue itself, and the bytes are per job there.
+    const paused = await run.start('all', port, { CALLBACK_DESTINATION_CONCURRENCY: '10000' });
     const [{ partner_id: partnerId, id: companyId }] = await run.q<{ partner_id: string; id: string }>('SELECT partner_id, id FROM companies LIMIT 1');
     const body = JSON.stringify({ message: 0, withdrawalId: null, companyId, limitRequestId: null, loanId: null });
-    const insert = (due: string, urls = rx.urls('/queued/')) =>
+    const insert = (due: string) =>
       run.q(
         `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
          SELECT $1, $2, 0, ($3::text[])[1 + g % cardinality($3::text[])] || g, $4, 'pending', ${due} FROM generate_series(1, ${QUEUED}) g`,
-        [partnerId, companyId, urls, body],
+        [partnerId, companyId, rx.urls('/queued/'), body],
       );
+    const q = openQueue(run.prefix);
+    await q.queue.pause();
+    const base = await namespaceBytes(run.prefix);
+    const jobs0 = await queuedJobs(q.queue);
     await insert('now()');
     await run.q(`SELECT pg_notify('funding_callbacks', '')`);
-    await until(() => enqueued(QUEUED), 'waiting jobs queued');
+    const jobs1 = await settledJobs(q.queue, jobs0 + QUEUED);
     const waiting = await namespaceBytes(run.prefix);
     await insert(`now() + interval '1 hour'`);
     await run.q(`SELECT pg_notify('funding_callbacks', '')`);
-    await until(() => enqueued(2 * QUEUED), 'delayed jobs queued');
+    const jobs2 = await settledJobs(q.queue, jobs1 + QUEUED);
     const delayed = await namespaceBytes(run.prefix);
-    report('Redis per queued callback, due now (wait list)', `${fmt((waiting.bytes - base.bytes) / QUEUED, 0)} B`, `${QUEUED} jobs, MEMORY USAGE of the namespace's keys`);
-    report('Redis per queued callback, a retry waiting (delayed)', `${fmt((delayed.bytes - waiting.bytes) / QUEUED, 0)} B`, `${QUEUED} jobs`);
-    // Callbacks beyond their destination's room wait in PostgreSQL: the default room, at an origin
-    // of its own ('localhost': no worker connects to it here).
-    await run.stop(relayOnly);
-    await run.start('api', port);
-    const parkedBase = await namespaceBytes(run.prefix);
-    await insert('now()', [rx.urls('/parked/')[0].replace('127.0.0.1', 'localhost')]);
-    await run.q(`SELECT pg_notify('funding_callbacks', '')`);
-    const parked = async () => Number((await run.q<{ capacity_probe: string }>(`SELECT count(*) AS capacity_probe FROM callbacks WHERE parked_at IS NOT NULL`))[0].capacity_probe);
-    const admittedHere = DEFAULT_DESTINATION_CONCURRENCY;
-    await until(async () => (await parked()) === QUEUED - admittedHere, 'callbacks parked');
-    const parkedCount = QUEUED - admittedHere;
-    const parkedAfter = await namespaceBytes(run.prefix);
-    report('Redis per callback parked for its destination', `${fmt((parkedAfter.bytes - parkedBase.bytes - admittedHere * ((waiting.bytes - base.bytes) / QUEUED)) / parkedCount, 0)} B`, `${parkedCount} parked, ${admittedHere} admitted (taken off at the waiting rate)`);
+    await q.close();
+    report(
+      'Redis per job in the queue, due now',
+      jobs1 > jobs0 ? `${fmt((waiting.bytes - base.bytes) / (jobs1 - jobs0), 0)} B` : 'n/a',
+      `${fmt(jobs1 - jobs0)} jobs in Redis for ${fmt(QUEUED)} due callbacks (the rest wait in PostgreSQL), MEMORY USAGE of the namespace's keys`,
+    );
+    report(
+      'Redis per callback not yet due (a retry waiting)',
+      `${fmt((delayed.bytes - waiting.bytes) / QUEUED, 0)} B`,
+      `${fmt(QUEUED)} callbacks due in 1 h: ${fmt(jobs2 - jobs1)} delayed jobs in Redis`,
+    );
+    await run.stop(paused);
     report('Redis events stream (fixed: BullMQ caps it)', `${fmt(delayed.events / 1024, 0)} KiB`, 'per deployment, whatever the load');
   } finally {
     await run.end();
