@@ -102,7 +102,7 @@ class Run {
   pg!: Client;
 
   async start(role: string, port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
-    const child = spawn(process.execPath, ['--max-semi-space-size=32', path.resolve(__dirname, '../src/main.js')], {
+    const child = spawn(process.execPath, ['--max-old-space-size=128', '--max-semi-space-size=16', path.resolve(__dirname, '../src/main.js')], {
       env: {
         PATH: process.env.PATH ?? '',
         ROLE: role,
