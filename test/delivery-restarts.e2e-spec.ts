@@ -127,8 +127,10 @@ async function waitAllDelivered(t: TestApp, rx: Receiver, path: string, committe
       },
       { timeoutMs, intervalMs: 100, what: 'every committed callback at the receiver' },
     );
+    // A request that reached the receiver before a kill leaves its row sending until the stalled
+    // check or the lease brings it back: the rows get the same deadline as the arrivals.
     await until(async () => (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM callbacks WHERE status <> 'delivered'`))[0].n === 0, {
-      timeoutMs: 10_000,
+      timeoutMs,
       intervalMs: 100,
       what: 'every callback row delivered',
     });
