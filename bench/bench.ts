@@ -257,8 +257,8 @@ async function usedMemory(redis: RedisConnection): Promise<number> {
  * drain's figure per callback is the cost that decides throughput on a machine whose cores are
  * all busy, and varies far less from run to run than the rate itself.
  */
-function cpuUsed(servicePids: number[]): { service: number; redis: number; postgres: number; bench: number } {
-  const used = { service: 0, redis: 0, postgres: 0, bench: 0 };
+function cpuUsed(servicePids: number[]): { service: number; serviceSystem: number; redis: number; postgres: number; bench: number } {
+  const used = { service: 0, serviceSystem: 0, redis: 0, postgres: 0, bench: 0 };
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     let stat: string;
@@ -270,12 +270,29 @@ function cpuUsed(servicePids: number[]): { service: number; redis: number; postg
     const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const us = (Number(fields[11]) + Number(fields[12])) * 10_000; // utime + stime, in 1/100 s
-    if (servicePids.includes(Number(pid))) used.service += us;
+    if (servicePids.includes(Number(pid))) {
+      used.service += us;
+      used.serviceSystem += Number(fields[12]) * 10_000;
+    }
     else if (Number(pid) === process.pid) used.bench += us;
     else if (comm === 'redis-server') used.redis += us;
     else if (comm === 'postgres') used.postgres += us;
   }
   return used;
+}
+
+/**
+ * Statements run in the run's database (every statement outside a transaction is one) and
+ * commands Redis processed (all of its clients: the drain is all that runs), so far.
+ */
+async function roundTrips(pg: Client): Promise<{ postgres: number; redis: number }> {
+  const { rows } = await pg.query(`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`);
+  const commands = await withRedisOnce(REDIS_URL, async (redis) => {
+    let n = 0;
+    for (const node of isCluster(redis) ? redis.nodes('master') : [redis]) n += Number(/^total_commands_processed:(\d+)/m.exec(await node.info('stats'))?.[1] ?? NaN);
+    return n;
+  });
+  return { postgres: Number(rows[0].n), redis: commands };
 }
 
 /** Delivery and dashboard settings given to the bench go to the service (to compare them). */
@@ -455,6 +472,7 @@ async function drainScenario(ctx: Ctx): Promise<void> {
     );
     const servicePids = ctx.run.pids();
     const cpuBefore = cpuUsed(servicePids);
+    const tripsBefore = await roundTrips(pg);
     const t0 = performance.now();
     await pg.query(`SELECT pg_notify('funding_callbacks', '')`);
     // Paired, the rate over the first PAIRED_WINDOW_MS is the one to compare: both runs are
@@ -465,16 +483,19 @@ async function drainScenario(ctx: Ctx): Promise<void> {
     await until(async () => (await delivered(pg)) - before >= BACKLOG, 'backlog drained');
     const drain = BACKLOG / ((performance.now() - t0) / 1000);
     const cpuAfter = cpuUsed(servicePids);
+    const tripsAfter = await roundTrips(pg);
     const perCallback = (k: keyof typeof cpuAfter) => (cpuAfter[k] - cpuBefore[k]) / BACKLOG;
+    const trips = (k: keyof typeof tripsAfter) => fmt((tripsAfter[k] - tripsBefore[k]) / BACKLOG, 2);
     const cpu = Number.isFinite(startAt)
       ? `service ${fmt(perCallback('service'))} µs (Redis and PostgreSQL shared with the paired run)`
-      : `service ${fmt(perCallback('service'))}, Redis ${fmt(perCallback('redis'))}, PostgreSQL ${fmt(perCallback('postgres'))}, receiver and driver ${fmt(perCallback('bench'))} µs`;
+      : `service ${fmt(perCallback('service'))} (of it in the kernel ${fmt(perCallback('serviceSystem'))}), Redis ${fmt(perCallback('redis'))}, PostgreSQL ${fmt(perCallback('postgres'))}, receiver and driver ${fmt(perCallback('bench'))} µs`;
     const early = await windowCount;
     const r = drain / ctx.baseline;
     block(
       `drain: ${fmt(BACKLOG)} pending callbacks committed at once, to ${origins === 1 ? 'one destination' : `${origins} destinations`}`,
       [
         `CPU per callback drained: ${cpu}`,
+        `round trips per callback drained: PostgreSQL ${trips('postgres')} statements, Redis ${trips('redis')} commands`,
         ...(Number.isFinite(early) ? [`paired: ${fmt(early / (PAIRED_WINDOW_MS / 1000))} callbacks/s over the first ${PAIRED_WINDOW_MS / 1000} s`] : []),
       ],
       [`drain of ${fmt(BACKLOG)}: ${fmt(drain)} callbacks/s = ${fmt(r, 2)}× baseline   goal ≥ 0.6× (aim 0.9×): ${verdict(r >= 0.6)}${r >= 0.9 ? ', aim reached' : ''}`],

@@ -522,7 +522,7 @@ describe('Redis flushed while callbacks are sending', () => {
       await queue.pause();
       const stranded = await until(
         async () => {
-          const held = new Set((await queue.getJobs(['wait', 'prioritized'])).map((j) => j.id));
+          const held = new Set((await queue.getJobs(['wait', 'prioritized'])).flatMap((j) => j.data.callbackIds));
           const rows = await t.sql<{ id: string; lease: number }>(
             `SELECT id, (extract(epoch FROM lease_until) * 1000)::float8 AS lease FROM callbacks WHERE status = 'sending'`,
           );

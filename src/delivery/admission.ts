@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ClientBase } from 'pg';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { Metrics } from '../metrics/metrics.js';
-import { AdmittedCallback, CallbackQueue } from './callback-queue.js';
+import { CallbackQueue } from './callback-queue.js';
 import { Budget, Candidate, planAdmission } from './admission-plan.js';
 import { DESTINATION_COLUMNS, DestinationRow, stateOf } from './destination-store.js';
 import { isProven, WindowConfig, windowConfigOf } from './destination-window.js';
@@ -32,7 +32,7 @@ const ADMIT = `
                       WHERE destination = w.origin AND status = 'pending' AND next_attempt_at <= now()
                       ORDER BY next_attempt_at LIMIT w.n FOR UPDATE SKIP LOCKED) p) picked
    WHERE c.id = picked.id
-  RETURNING c.id, c.message, c.company_id, c.destination, c.attempt_count, c.created_at`;
+  RETURNING c.id, c.attempt_count, c.created_at, (extract(epoch FROM c.lease_until) * 1000000)::bigint::text AS lease`;
 
 /** Admitted rows whose jobs Redis refused go back to waiting, as they were. */
 const RELEASE = `UPDATE callbacks SET status = 'pending', lease_until = NULL WHERE id = ANY($1::uuid[]) AND status = 'sending'`;
@@ -58,7 +58,8 @@ const EXPIRE = `
   RETURNING c.id`;
 
 type CandidateRow = DestinationRow & { sending: number; oldest_due: number | null; due: number; worker_slots: number; now: number };
-type AdmittedRow = AdmittedCallback & { attempt_count: number; created_at: Date };
+/** `lease` is the same for every row of a pass (now() is the statement's). */
+type AdmittedRow = { id: string; attempt_count: number; created_at: Date; lease: string };
 
 /**
  * One admission pass (run by the relay that leads admission, on its own connection): for every
@@ -81,7 +82,8 @@ export class Admission {
     this.window = windowConfigOf(config);
     // Covers the job's wait for a worker (short: admission never exceeds the workers' slots), the
     // attempt and its record. A lease that lapses early costs no duplicate: the row is admitted
-    // again, its job id is the same, and the record still applies (settlement.ts).
+    // again in a new job, the old one leaves it alone (its lease is not the old job's), and the
+    // old attempt's record still applies (settlement.ts).
     this.leaseMs = config.callbackTimeoutMs + 15_000;
     this.scheduleTotalMs = config.callbackRetryScheduleMs.reduce((a, b) => a + b, 0);
   }
@@ -102,8 +104,12 @@ export class Admission {
     const plan = planAdmission(candidates, budget, now, this.window);
     if (plan.size === 0) return 0;
     const { rows: admitted } = await conn.query<AdmittedRow>({ name: 'admission-admit', text: ADMIT, values: [[...plan.keys()], [...plan.values()], this.leaseMs] });
+    if (admitted.length === 0) return 0;
     try {
-      await this.queue.add(admitted);
+      await this.queue.add(
+        admitted.map((r) => r.id),
+        admitted[0].lease,
+      );
     } catch (e) {
       await conn.query(RELEASE, [admitted.map((r) => r.id)]).catch(() => undefined);
       throw e;

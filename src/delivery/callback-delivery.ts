@@ -21,19 +21,32 @@ interface DeliveryRow extends SettlingRow {
   signing_secret: string;
   previous_signing_secret: string | null;
   previous_secret_expires_at: Date | null;
+  /** `lease_until` in microseconds (as the job carries it), and how long it has left, by PostgreSQL's clock. */
+  lease: string | null;
+  lease_left_ms: number | null;
 }
 
 const LOAD = `
   SELECT c.id, c.partner_id, c.url, c.destination, c.body, c.status, c.schedule_attempts, c.attempt_count, c.created_at,
          (extract(epoch FROM c.schedule_started_at) * 1000000)::bigint::text AS schedule_key,
-         p.signing_secret, p.previous_signing_secret, p.previous_secret_expires_at
+         p.signing_secret, p.previous_signing_secret, p.previous_secret_expires_at,
+         (extract(epoch FROM c.lease_until) * 1000000)::bigint::text AS lease,
+         (extract(epoch FROM c.lease_until - now()) * 1000)::float8 AS lease_left_ms
     FROM callbacks c JOIN partners p ON p.id = c.partner_id
    WHERE c.id = ANY($1::uuid[])`;
 
 /**
- * One delivery, for one job: load the callback (the database is the record of truth; jobs of a
- * tick load together), sign the stored body, POST it, and settle the outcome. A job whose callback
- * is not `sending` (a duplicate job, a lapsed lease) does nothing.
+ * The attempt must end within what is left of the lease, with this to spare for its record:
+ * otherwise the lease could lapse mid-attempt and the callback be admitted and sent again.
+ */
+const LEASE_SPARE_MS = 5000;
+
+/**
+ * One delivery, for one callback of a job: load the callback (the database is the record of
+ * truth; the callbacks of a tick load together), sign the stored body, POST it, and settle the
+ * outcome. A callback that is not `sending` under this job's lease (a duplicate job, a lapsed
+ * lease, admitted again since) is left alone, and so is one whose lease has too little left for
+ * an attempt (it waited for a slot here): it lapses and is admitted again.
  */
 @Injectable()
 export class CallbackDelivery {
@@ -41,6 +54,8 @@ export class CallbackDelivery {
   private readonly pool: Pool;
   private readonly userAgent: string;
   private readonly loads = new Batcher<string, DeliveryRow | undefined>((ids) => this.loadMany(ids));
+
+  private readonly attemptMs: number;
 
   constructor(
     @InjectDataSource() db: DataSource,
@@ -52,11 +67,16 @@ export class CallbackDelivery {
   ) {
     this.pool = rawPool(db);
     this.userAgent = `funding-service-callbacks/${config.version}`;
+    this.attemptMs = config.callbackTimeoutMs + LEASE_SPARE_MS;
   }
 
-  async deliver(callbackId: string): Promise<SettledAttempt | null> {
+  async deliver(callbackId: string, lease: string): Promise<SettledAttempt | null> {
     const row = await this.loads.call(callbackId);
-    if (!row || row.status !== 'sending') return null;
+    if (!row || row.status !== 'sending' || row.lease !== lease) return null;
+    if (row.lease_left_ms! < this.attemptMs) {
+      this.log.warn(`callback ${row.id} not sent: ${Math.round(row.lease_left_ms!)} ms left of its lease, too little for an attempt; it is admitted again when the lease lapses`);
+      return null;
+    }
     const secrets = [row.signing_secret];
     if (row.previous_signing_secret && row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > Date.now()) {
       secrets.push(row.previous_signing_secret);

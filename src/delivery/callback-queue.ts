@@ -1,32 +1,30 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
-import { CallbackMessage } from '../callbacks/callback-message.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { createRedis, redisNamespace, RedisConnection } from '../database/redis.js';
 
 /**
  * The queue name is part of the data in Redis: renaming it strands queued jobs, so it is frozen
- * here. Job ids are callback ids (UUIDs): BullMQ keys are `prefix:queue:id`, which is why an id
- * must never contain ':'.
+ * here.
  */
 export const CALLBACK_QUEUE = 'callbacks';
 
-/** Job data is the callback id only: BullMQ stores job data in clear, so no bodies or secrets. */
+/**
+ * Most callbacks one job carries. A job costs Redis three scripts (add, take, finish) whatever it
+ * carries, which made one job per callback the most expensive part of a delivery after the HTTP
+ * request itself; the callbacks of one admission pass go together instead.
+ */
+export const JOB_CALLBACKS = 20;
+
+/**
+ * A job: callbacks admitted together and their lease. BullMQ stores job data in clear, so ids
+ * only, no bodies or secrets. The lease (`lease_until` in microseconds, as text) is what makes
+ * the job theirs: a callback whose lease lapsed and that was admitted again since belongs to its
+ * new job, and this one leaves it alone.
+ */
 export interface DeliverJobData {
-  callbackId: string;
-}
-
-/** An admitted callback: its id, and what names its job (message, company, destination origin). */
-export interface AdmittedCallback {
-  id: string;
-  message: number;
-  company_id: string;
-  destination: string;
-}
-
-/** The job's name: which callback this is, readable in a list of thousands; never a URL's path or query. */
-export function callbackJobName(c: AdmittedCallback): string {
-  return `${c.message} ${CallbackMessage[c.message] ?? 'Unknown'} · company ${c.company_id} · ${c.destination}`;
+  callbackIds: string[];
+  lease: string;
 }
 
 /**
@@ -46,10 +44,14 @@ export class CallbackQueue implements OnApplicationShutdown {
     this.queue.on('error', () => undefined);
   }
 
-  /** One job per admitted callback, due now; an id already in the queue stays one job. */
-  async add(rows: AdmittedCallback[]): Promise<void> {
-    if (rows.length === 0) return;
-    await this.queue.addBulk(rows.map((r) => ({ name: callbackJobName(r), data: { callbackId: r.id }, opts: { jobId: r.id, removeOnComplete: true, removeOnFail: true } })));
+  /** The callbacks of one admission pass, in jobs of at most JOB_CALLBACKS, due now. */
+  async add(callbackIds: string[], lease: string): Promise<void> {
+    const jobs = [];
+    for (let i = 0; i < callbackIds.length; i += JOB_CALLBACKS) {
+      const ids = callbackIds.slice(i, i + JOB_CALLBACKS);
+      jobs.push({ name: `deliver ${ids.length}`, data: { callbackIds: ids, lease }, opts: { removeOnComplete: true, removeOnFail: true } });
+    }
+    if (jobs.length > 0) await this.queue.addBulk(jobs);
   }
 
   /**
@@ -60,12 +62,6 @@ export class CallbackQueue implements OnApplicationShutdown {
     for (const state of ['completed', 'failed', 'delayed'] as const) {
       while ((await this.queue.clean(0, 10_000, state)).length > 0);
     }
-  }
-
-  /** Jobs waiting for a worker or running (what Redis holds of deliveries). */
-  async size(): Promise<number> {
-    const c = await this.queue.getJobCounts('wait', 'active', 'prioritized');
-    return c.wait + c.active + c.prioritized;
   }
 
   async onApplicationShutdown(): Promise<void> {

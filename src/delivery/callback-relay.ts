@@ -25,7 +25,7 @@ const ADMISSION_LOCK = 727_003;
  * one of them takes over.
  *
  * The connection runs with `synchronous_commit = off`: a pass lost to a database crash only
- * means its rows are admitted again (same job ids).
+ * means its rows are admitted again (their leases lapse).
  */
 @Injectable()
 export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {

@@ -10,12 +10,14 @@ import { AdmissionSignal } from './admission-signal.js';
 import { CallbackDelivery } from './callback-delivery.js';
 import { CALLBACK_QUEUE, DeliverJobData } from './callback-queue.js';
 import { CallbackSender } from './callback-sender.js';
+import { DeliverySlots } from './delivery-slots.js';
 import { WorkerRegistry } from './worker-registry.js';
 
 /**
  * BullMQ moves jobs to active one at a time and starts none until its fetch loop pauses, so one
  * Worker with a high concurrency makes the first job of a burst wait for the whole burst's
- * fetches. Several Workers of this size each fetch and start on their own.
+ * fetches. Several Workers of this size each fetch and start on their own. Their concurrency
+ * counts jobs; the callbacks in flight are bounded by DeliverySlots.
  */
 const CONCURRENCY_PER_WORKER = 32;
 
@@ -38,6 +40,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
   private readonly log = new Logger('DeliveryWorker');
   private readonly errors = new RepeatLimitedLog((m) => this.log.warn(m));
   private readonly registry: WorkerRegistry;
+  private readonly slots: DeliverySlots;
   private workers: Worker<DeliverJobData>[] = [];
   private redis: RedisConnection | null = null;
   private inFlight = 0;
@@ -51,6 +54,7 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
     signal: AdmissionSignal,
   ) {
     this.registry = new WorkerRegistry(rawPool(db), config.callbackConcurrency, () => signal.wake());
+    this.slots = new DeliverySlots(config.callbackConcurrency);
   }
 
   onApplicationBootstrap(): void {
@@ -101,16 +105,24 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
     this.sender.close();
   }
 
-  /** Resolves when no delivery of this process is in progress. */
+  /** Resolves when no job of this process is in progress. */
   private idle(): Promise<void> {
     if (this.inFlight === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /**
+   * A job's callbacks, each in a slot of this process; the job ends when all have settled. A job
+   * of an earlier version (no lease) is dropped: its callbacks come back when their leases lapse.
+   */
   private async process(job: Job<DeliverJobData>): Promise<void> {
+    const { callbackIds, lease } = job.data;
+    if (!Array.isArray(callbackIds) || typeof lease !== 'string') return;
     this.inFlight++;
     try {
-      await this.delivery.deliver(job.data.callbackId);
+      const settled = await Promise.allSettled(callbackIds.map((id) => this.slots.run(() => this.delivery.deliver(id, lease))));
+      const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+      if (failed) throw failed.reason;
     } finally {
       if (--this.inFlight === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
     }
