@@ -1,4 +1,5 @@
 import { Admission } from '../src/delivery/admission.js';
+import { CallbackQueue } from '../src/delivery/callback-queue.js';
 import { CallbackRelay } from '../src/delivery/callback-relay.js';
 import { DeliveryWorker } from '../src/delivery/delivery-worker.js';
 import { Receiver } from './support/receiver.js';
@@ -83,5 +84,67 @@ describe('admission on its timer', () => {
     expect(await statuses()).toEqual(['pending']);
     registry.join();
     await until(async () => (await statuses()).join() === 'delivered', { timeoutMs: 5000, what: 'delivered once the worker announces its slots' });
+  });
+});
+
+/** A job carries several callbacks and their lease: it sends only what is still its own. */
+describe('jobs and leases', () => {
+  let t: TestApp;
+  let p: Partner;
+  let rx: Receiver;
+
+  beforeAll(async () => {
+    rx = await Receiver.start();
+    t = await startTestApp();
+    p = await createPartner(t);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await rx?.close();
+  });
+
+  /** A callback row to `path` in `status`, its lease `lease` from now (SQL interval), and its lease as a job carries it. */
+  async function row(companyId: string, path: string, status: string, lease: string | null) {
+    const [r] = await t.sql<{ id: string; lease: string | null }>(
+      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, lease_until)
+       VALUES ($1, $2, 0, $3, '{}', $4, now(), now() + $5::interval)
+       RETURNING id, (extract(epoch FROM lease_until) * 1000000)::bigint::text AS lease`,
+      [p.id, companyId, rx.url(path), status, lease],
+    );
+    return r;
+  }
+
+  it('sends only the callbacks still sending under its lease', async () => {
+    const { c } = await companyWithCallback(t, p, rx.url('/unused'));
+    const own = await row(c, '/own', 'sending', '30 seconds');
+    // Admitted again since (its lease lapsed and a later pass gave it a new one).
+    const readmitted = await row(c, '/readmitted', 'sending', '31 seconds');
+    const delivered = await row(c, '/delivered', 'delivered', null);
+    try {
+      await t.app.get(CallbackQueue).add([own.id, readmitted.id, delivered.id], own.lease!);
+      await until(async () => (await t.sql('SELECT 1 FROM callbacks WHERE id = $1 AND status = $2', [own.id, 'delivered'])).length === 1, {
+        what: 'the job delivered its own callback',
+      });
+      await until(async () => (await t.app.get(CallbackQueue).queue.getJobCounts('wait', 'active')).active === 0, { what: 'the job ended' });
+      expect(rx.on('/own')).toHaveLength(1);
+      expect(rx.on('/readmitted')).toHaveLength(0);
+      expect(rx.on('/delivered')).toHaveLength(0);
+      expect(await t.sql('SELECT status, attempt_count FROM callbacks WHERE id = $1', [readmitted.id])).toEqual([{ status: 'sending', attempt_count: 0 }]);
+    } finally {
+      // Its destination's window is this receiver's: the other tests need the slot back.
+      await t.sql(`UPDATE callbacks SET status = 'delivered', lease_until = NULL WHERE id = $1`, [readmitted.id]);
+    }
+  });
+
+  it('does not send a callback whose lease has too little left for an attempt; it is sent once the lease lapses', async () => {
+    const { c } = await companyWithCallback(t, p, rx.url('/unused'));
+    // 2 s left, less than the attempt's CALLBACK_TIMEOUT_MS (as if it had waited long for a slot).
+    const short = await row(c, '/short-lease', 'sending', '2 seconds');
+    const [{ lease_ms }] = await t.sql<{ lease_ms: number }>(`SELECT (extract(epoch FROM lease_until) * 1000)::float8 AS lease_ms FROM callbacks WHERE id = $1`, [short.id]);
+    await t.app.get(CallbackQueue).add([short.id], short.lease!);
+    await until(() => rx.on('/short-lease').length === 1, { timeoutMs: 10_000, what: 'sent after its lease lapsed' });
+    expect(rx.on('/short-lease')[0].at).toBeGreaterThanOrEqual(lease_ms);
+    await until(async () => (await t.sql<{ status: string }>('SELECT status FROM callbacks WHERE id = $1', [short.id]))[0].status === 'delivered', { what: 'delivered' });
+    expect(await t.sql('SELECT attempt_count FROM callbacks WHERE id = $1', [short.id])).toEqual([{ attempt_count: 1 }]);
   });
 });
