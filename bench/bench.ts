@@ -495,7 +495,7 @@ async function drainScenario(ctx: Ctx): Promise<void> {
       `drain: ${fmt(BACKLOG)} pending callbacks committed at once, to ${origins === 1 ? 'one destination' : `${origins} destinations`}`,
       [
         `CPU per callback drained: ${cpu}`,
-        `round trips per callback drained: PostgreSQL ${trips('postgres')} statements, Redis ${trips('redis')} commands`,
+        `round trips per callback drained: PostgreSQL ${trips('postgres')} transactions, Redis ${trips('redis')} commands`,
         ...(Number.isFinite(early) ? [`paired: ${fmt(early / (PAIRED_WINDOW_MS / 1000))} callbacks/s over the first ${PAIRED_WINDOW_MS / 1000} s`] : []),
       ],
       [`drain of ${fmt(BACKLOG)}: ${fmt(drain)} callbacks/s = ${fmt(r, 2)}× baseline   goal ≥ 0.6× (aim 0.9×): ${verdict(r >= 0.6)}${r >= 0.9 ? ', aim reached' : ''}`],
@@ -519,6 +519,9 @@ async function apiScenario(ctx: Ctx): Promise<void> {
     )
   ).rows.map((r) => r.id as string);
   const before = rx.count();
+  const servicePids = ctx.run.pids();
+  const cpuBefore = cpuUsed(servicePids);
+  const tripsBefore = await roundTrips(pg);
   const t0 = performance.now();
   await pool(API_CHANGES, 64, async (i) => {
     await api.patch(`admin/v1/companies/${spread[i % 64]}/credit`, { headers: admin, json: { creditLimit: String(1000 + i) } });
@@ -526,11 +529,18 @@ async function apiScenario(ctx: Ctx): Promise<void> {
   const apiDone = performance.now();
   await until(() => rx.count() >= before + 2 * API_CHANGES, 'API-driven callbacks');
   const rate = (2 * API_CHANGES) / ((performance.now() - t0) / 1000);
+  const [cpuAfter, tripsAfter] = [cpuUsed(servicePids), await roundTrips(pg)];
   const changes = API_CHANGES / ((apiDone - t0) / 1000);
   const r = rate / ctx.baseline;
+  const perChange = (n: number) => fmt(n / API_CHANGES);
   block(
     `API-driven: ${fmt(API_CHANGES)} credit-limit changes over 64 companies, 64 in flight (callbacks 0 and 2 each)`,
-    [`API changes accepted: ${fmt(changes)}/s`],
+    [
+      `API changes accepted: ${fmt(changes)}/s`,
+      `CPU per change and its two callbacks: service ${perChange(cpuAfter.service - cpuBefore.service)}, Redis ${perChange(cpuAfter.redis - cpuBefore.redis)}, ` +
+        `PostgreSQL ${perChange(cpuAfter.postgres - cpuBefore.postgres)} µs; round trips: PostgreSQL ${fmt((tripsAfter.postgres - tripsBefore.postgres) / API_CHANGES, 2)} transactions, ` +
+        `Redis ${fmt((tripsAfter.redis - tripsBefore.redis) / API_CHANGES, 2)} commands`,
+    ],
     [`through the API: ${fmt(rate)} callbacks/s delivered end to end = ${fmt(r, 2)}× baseline   goal ≥ 0.3× (aim 0.5×): ${verdict(r >= 0.3)}${r >= 0.5 ? ', aim reached' : ''}`],
   );
 }
@@ -574,7 +584,7 @@ async function latencyScenario(ctx: Ctx): Promise<void> {
   if (failures.length > 0) throw new Error(`bench: ${failures.length} of ${n} latency requests failed, e.g. ${failures.slice(0, 3).join('; ')}`);
   await until(() => ids.every((_, i) => rx.arrivals.has(`/lat/${i}`)), 'latency callbacks');
   const latencies = ids.map((_, i) => rx.arrivals.get(`/lat/${i}`)! - responded[i]).sort((a, b) => a - b);
-  const offered = n / ((performance.now() - start) / 1000);
+  const completed = n / ((performance.now() - start) / 1000); // requests answered and callbacks arrived, per second of the run
   if (process.env.BENCH_DUMP) {
     // Per latency callback, epoch ms: due, API response, committed row's tx start, attempt
     // started, arrival at the receiver. Finds the stage behind a slow one.
@@ -596,9 +606,10 @@ async function latencyScenario(ctx: Ctx): Promise<void> {
   const p99 = quantile(latencies, 0.99);
   const share = rate / ctx.baseline;
   block(
-    `latency: one credit change per company at ${fmt(rate)}/s for ${RATE_SECONDS} s (${fmt(share, 2)}× baseline${process.env.BENCH_RATE ? ', BENCH_RATE' : ''}; offered ${fmt(offered)}/s)`,
+    `latency: one credit change per company at ${fmt(rate)}/s for ${RATE_SECONDS} s (${fmt(share, 2)}× baseline${process.env.BENCH_RATE ? ', BENCH_RATE' : ''}; all answered and arrived at ${fmt(completed)}/s)`,
     [`API response → arrival: p50 ${fmt(quantile(latencies, 0.5))} ms, p99 ${fmt(p99)} ms, max ${fmt(latencies[latencies.length - 1])} ms`],
-    [`latency p99 at ${fmt(share, 2)}× baseline offered: ${fmt(p99)} ms   goal ≤ 60 ms at 0.25×: ${verdict(p99 <= 60)}`],
+    // A lower offered rate (BENCH_RATE) says nothing of the goal's.
+    [`latency p99 at ${fmt(share, 2)}× baseline offered: ${fmt(p99)} ms   goal ≤ 60 ms at 0.25×: ${verdict(share >= LATENCY_SHARE * 0.99 ? p99 <= 60 : null)}`],
   );
 }
 
