@@ -302,6 +302,64 @@ const SETTINGS = Object.keys(FORWARDED).length ? Object.entries(FORWARDED).map((
 // "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the service processes.
 const NODE_ARGS = ['--max-old-space-size=128', '--max-semi-space-size=16', ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
 
+/**
+ * PostgreSQL runs autovacuum by default; a machine may turn it off (CI's does). Its figures would
+ * then be those of a misconfigured server: `callbacks` is a queue, and without VACUUM and ANALYZE
+ * dead entries pile up at the head of admission's indexes and its plans go stale (a 1,000,000
+ * backlog drained at half its rate until one ANALYZE). So the bench stands in for autovacuum on
+ * its own databases, by autovacuum's rules: every `autovacuum_naptime`, VACUUM each table whose
+ * dead rows (or rows inserted since its last vacuum) passed autovacuum's threshold + scale factor
+ * × its rows, and ANALYZE each whose changes since its last analyze passed that threshold.
+ */
+class AutovacuumStandIn {
+  readonly done = { vacuum: 0, analyze: 0 };
+  private timer: NodeJS.Timeout | null = null;
+  private working: Promise<void> = Promise.resolve();
+
+  private constructor(private readonly pg: Client) {}
+
+  /** On its own connection to the database (a VACUUM under way holds up nothing else); null when the server runs autovacuum itself. */
+  static async start(dbUrl: string): Promise<AutovacuumStandIn | null> {
+    const pg = new Client({ connectionString: dbUrl });
+    pg.on('error', () => undefined); // the run's database dropped at cleanup: its stop() ends it anyway
+    await pg.connect();
+    const { rows } = await pg
+      .query(`SELECT current_setting('autovacuum') AS on, (SELECT setting::int FROM pg_settings WHERE name = 'autovacuum_naptime') AS naptime`)
+      .catch(async (e: Error) => {
+        await pg.end();
+        throw e;
+      });
+    if (rows[0].on === 'on') {
+      await pg.end();
+      return null;
+    }
+    const standIn = new AutovacuumStandIn(pg);
+    standIn.timer = setInterval(() => (standIn.working = standIn.working.then(() => standIn.pass()).catch(() => undefined)), rows[0].naptime * 1000);
+    return standIn;
+  }
+
+  private async pass(): Promise<void> {
+    const limit = (kind: string) =>
+      `current_setting('autovacuum_${kind}_threshold')::float8 + current_setting('autovacuum_${kind}_scale_factor')::float8 * greatest(c.reltuples, 0)`;
+    const { rows } = await this.pg.query<{ name: string; vacuum: boolean; analyze: boolean }>(
+      `SELECT quote_ident(s.relname) AS name,
+              s.n_dead_tup > ${limit('vacuum')} OR s.n_ins_since_vacuum > ${limit('vacuum_insert')} AS vacuum,
+              s.n_mod_since_analyze > ${limit('analyze')} AS analyze
+         FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid`,
+    );
+    for (const r of rows) {
+      if (r.vacuum) await this.pg.query(`VACUUM ${r.name}`).then(() => this.done.vacuum++);
+      if (r.analyze) await this.pg.query(`ANALYZE ${r.name}`).then(() => this.done.analyze++);
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.working;
+    await this.pg.end().catch(() => undefined);
+  }
+}
+
 /** Service runs not yet cleaned up: an interrupted bench removes them too. */
 const active = new Set<ServiceRun>();
 
@@ -318,6 +376,7 @@ class ServiceRun {
   children: ChildProcess[] = [];
   port = 0;
   pg: Client | null = null;
+  autovacuum: AutovacuumStandIn | null = null;
 
   constructor() {
     active.add(this);
@@ -332,6 +391,8 @@ class ServiceRun {
     if (!this.pg) {
       this.pg = new Client({ connectionString: this.dbUrl });
       await this.pg.connect();
+      this.autovacuum = await AutovacuumStandIn.start(this.dbUrl);
+      if (this.autovacuum) console.log(`  (PostgreSQL runs with autovacuum off: the bench stands in for it on ${this.dbName}, by its thresholds, every autovacuum_naptime)`);
     }
   }
 
@@ -396,6 +457,9 @@ class ServiceRun {
   async cleanup(): Promise<void> {
     try {
       await this.stop();
+      await this.autovacuum?.stop();
+      if (this.autovacuum) console.log(`  (autovacuum stand-in on ${this.dbName}: ${this.autovacuum.done.vacuum} VACUUM, ${this.autovacuum.done.analyze} ANALYZE)`);
+      this.autovacuum = null;
       await this.pg?.end().catch(() => undefined);
       this.pg = null;
       const admin = new Client({ connectionString: BASE_DB });

@@ -15,7 +15,7 @@ import { ADMIN_TOKEN, companyWithCallback, createPartner, Partner, runIdentity, 
 // killed, Redis flushed. Each time: every committed callback reaches the receiver and ends
 // `delivered`, none `failed`; duplicates only where at-least-once allows them.
 
-/** Short, so that the whole schedule (18.5 s) and a lease (timeout + 15 s = 18 s) fit in a test. */
+/** Short, so that the whole schedule (18.5 s) and a lease (timeout + 30 s = 33 s) fit in a test. */
 const SCHEDULE = '500ms,1s,2s,5s,10s';
 const TIMEOUT_MS = '3000';
 /** Deliveries in flight per worker process: the bound on duplicates after a kill. */
@@ -223,7 +223,7 @@ describe('a worker stopped with SIGTERM under flow', () => {
       const readyAt = Date.now();
       await flow.done;
       expect(flow.errors).toEqual([]);
-      // No callback needs its lease to lapse after a graceful stop: well within the 18 s lease.
+      // No callback needs its lease to lapse after a graceful stop: well within the 33 s lease.
       await waitAllDelivered(t, rx, '/term', flow.changes, 10_000);
       const deliveredAfterMs = Date.now() - readyAt;
       const { rows, extra } = await expectEveryCallbackDelivered(t, p, rx, '/term', flow.changes, 0);
@@ -255,12 +255,15 @@ describe('a worker killed with SIGKILL under flow', () => {
       const killAt = Date.now();
       await stop(first, 'SIGKILL');
       // Nothing can settle these any more: the deliveries in flight at the kill are among them.
-      const sendingAtKill = new Set((await t.sql<{ id: string }>(`SELECT id FROM callbacks WHERE status = 'sending'`)).map((r) => r.id));
+      const leases = new Map(
+        (await t.sql<{ id: string; lease: number }>(`SELECT id, (extract(epoch FROM lease_until) * 1000)::float8 AS lease FROM callbacks WHERE status = 'sending'`)).map((r) => [r.id, r.lease]),
+      );
+      const sendingAtKill = new Set(leases.keys());
       await worker();
       await flow.done;
       expect(flow.errors).toEqual([]);
-      // Those in flight come back through BullMQ's stalled check (~15 s) or their lease (18 s).
-      await waitAllDelivered(t, rx, '/kill', flow.changes, 40_000);
+      // Those in flight come back through BullMQ's stalled check (~15 s) or their lease (33 s).
+      await waitAllDelivered(t, rx, '/kill', flow.changes, 60_000);
       const { rows, duplicates, extra } = await expectEveryCallbackDelivered(t, p, rx, '/kill', flow.changes, CONCURRENCY);
       // A repeat is a request that reached the receiver before the kill and again after it.
       for (const [, hits] of duplicates) {
@@ -269,6 +272,11 @@ describe('a worker killed with SIGKILL under flow', () => {
         expect(hits[1].at).toBeGreaterThan(killAt);
       }
       expect(duplicates.map(([id]) => id).filter((id) => !sendingAtKill.has(id))).toEqual([]);
+      // Their jobs came back through the stalled check with enough lease left to be sent: none
+      // waited for its lease to lapse.
+      const byId = hitsById(rx, '/kill');
+      const late = [...leases].filter(([id, lease]) => byId.get(id)!.at(-1)!.at >= lease);
+      expect(late).toEqual([]);
       console.log(
         `SIGKILL: ${flow.changes.length} committed (${rows} rows), ${inFlight} requests in flight at the kill, ${sendingAtKill.size} rows sending just after, ` +
           `${duplicates.length} callbacks received twice (${extra} extra requests), all delivered ${Date.now() - killAt} ms after the kill; test took ${secondsSince(t0)}`,
@@ -368,8 +376,8 @@ describe('PostgreSQL cut away under flow (ROLE=all through a proxy)', () => {
       // The cut was felt: the API refused changes while it lasted, and accepted them again after.
       expect(flow.tries - flow.changes.length).toBeGreaterThan(0);
       expect(flow.changes.filter((c) => c.at > restoredAt).length).toBeGreaterThan(0);
-      // Rows claimed while PostgreSQL was gone (a job whose row could not be loaded) wait for their lease (18 s).
-      await waitAllDelivered(t, rx, '/pg', flow.changes, 45_000);
+      // Rows claimed while PostgreSQL was gone (a job whose row could not be loaded) wait for their lease (33 s).
+      await waitAllDelivered(t, rx, '/pg', flow.changes, 60_000);
       const { rows, duplicates, extra } = await expectEveryCallbackDelivered(t, p, rx, '/pg', flow.changes, CONCURRENCY);
       console.log(
         `PostgreSQL cut 4 s: ${flow.tries} changes tried, ${flow.changes.length} accepted (${acceptedDuring} of ${triesDuring} during the cut), ` +
@@ -456,8 +464,8 @@ describe('the admission leader killed under flow', () => {
       await until(() => flow.changes.length >= n2 + 45, { timeoutMs: 20_000, what: 'flow after the second takeover' });
       await flow.stop();
       expect(flow.errors).toEqual([]);
-      // A dead leader's admitted rows whose jobs it had not yet handed to Redis wait for their lease (18 s).
-      await waitAllDelivered(t, rx, '/leader', flow.changes, 40_000);
+      // A dead leader's admitted rows whose jobs it had not yet handed to Redis wait for their lease (33 s).
+      await waitAllDelivered(t, rx, '/leader', flow.changes, 60_000);
       const { rows, extra } = await expectEveryCallbackDelivered(t, p, rx, '/leader', flow.changes, 0);
       expect(extra).toBe(0);
       // Each takeover within a few seconds of the kill (the standby tries each second).
@@ -540,7 +548,7 @@ describe('Redis flushed while callbacks are sending', () => {
       const flushAt = Date.now();
       await flow.done;
       expect(flow.errors).toEqual([]);
-      await waitAllDelivered(t, rx, '/flush', flow.changes, 40_000);
+      await waitAllDelivered(t, rx, '/flush', flow.changes, 60_000);
       const { rows, extra } = await expectEveryCallbackDelivered(t, p, rx, '/flush', flow.changes, 0);
       expect(extra).toBe(0);
       const byId = hitsById(rx, '/flush');

@@ -136,6 +136,15 @@ describe('jobs and leases', () => {
     }
   });
 
+  it('drops a job of an earlier build (one callback id, no lease); its callback is sent once its lease lapses', async () => {
+    const { c } = await companyWithCallback(t, p, rx.url('/unused'));
+    const old = await row(c, '/earlier-build', 'sending', '2 seconds');
+    const [{ lease_ms }] = await t.sql<{ lease_ms: number }>(`SELECT (extract(epoch FROM lease_until) * 1000)::float8 AS lease_ms FROM callbacks WHERE id = $1`, [old.id]);
+    await t.app.get(CallbackQueue).queue.add('earlier build', { callbackId: old.id } as never, { jobId: old.id, removeOnComplete: true, removeOnFail: true });
+    await until(() => rx.on('/earlier-build').length === 1, { timeoutMs: 10_000, what: 'sent after its lease lapsed' });
+    expect(rx.on('/earlier-build')[0].at).toBeGreaterThanOrEqual(lease_ms);
+  });
+
   it('does not send a callback whose lease has too little left for an attempt; it is sent once the lease lapses', async () => {
     const { c } = await companyWithCallback(t, p, rx.url('/unused'));
     // 2 s left, less than the attempt's CALLBACK_TIMEOUT_MS (as if it had waited long for a slot).

@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { Client, Pool } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { CallbackAttempt, Callback } from '../callbacks/callback.entity.js';
@@ -82,11 +83,25 @@ export async function openDatabase(options: DataSourceOptions & { url?: string }
       await new Promise((r) => setTimeout(r, MIGRATION_LOCK_POLL_MS));
     }
     await db.runMigrations({ transaction: 'each' });
+    await warnWithoutAutovacuum(lock);
   } finally {
     await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
     await lock.release();
   }
   return db;
+}
+
+/**
+ * `callbacks` is a queue: every delivery updates its row twice, and admission reads the head of
+ * its partial indexes. Without autovacuum, dead index entries pile up at that head and the
+ * statistics go stale, and admission slows as a backlog drains (a 1,000,000 backlog drained at
+ * half the rate until an ANALYZE). PostgreSQL runs it by default; say so when it is off.
+ */
+async function warnWithoutAutovacuum(q: { query: (sql: string) => Promise<{ autovacuum: string }[]> }): Promise<void> {
+  const [{ autovacuum }] = await q.query('SHOW autovacuum');
+  if (autovacuum !== 'on') {
+    new Logger('Database').warn('PostgreSQL runs with autovacuum off: the callbacks queue needs VACUUM and ANALYZE as it drains (docs/operations.md, "PostgreSQL")');
+  }
 }
 
 /**

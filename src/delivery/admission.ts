@@ -57,6 +57,9 @@ const EXPIRE = `
    WHERE c.id = e.id
   RETURNING c.id`;
 
+/** A lease is the attempt's timeout and this much more (see the constructor). */
+export const LEASE_MARGIN_MS = 30_000;
+
 type CandidateRow = DestinationRow & { sending: number; oldest_due: number | null; due: number; worker_slots: number; now: number };
 /** `lease` is the same for every row of a pass (now() is the statement's). */
 type AdmittedRow = { id: string; attempt_count: number; created_at: Date; lease: string };
@@ -81,10 +84,12 @@ export class Admission {
   ) {
     this.window = windowConfigOf(config);
     // Covers the job's wait for a worker (short: admission never exceeds the workers' slots), the
-    // attempt and its record. A lease that lapses early costs no duplicate: the row is admitted
-    // again in a new job, the old one leaves it alone (its lease is not the old job's), and the
-    // old attempt's record still applies (settlement.ts).
-    this.leaseMs = config.callbackTimeoutMs + 15_000;
+    // return of a job whose worker died to another worker (BullMQ's stalled check, within 15 s),
+    // and then still a whole attempt and its record (callback-delivery.ts sends nothing with less
+    // left). A lease that lapses early costs no duplicate: the row is admitted again in a new job,
+    // the old one leaves it alone (its lease is not the old job's), and the old attempt's record
+    // still applies (settlement.ts).
+    this.leaseMs = config.callbackTimeoutMs + LEASE_MARGIN_MS;
     this.scheduleTotalMs = config.callbackRetryScheduleMs.reduce((a, b) => a + b, 0);
   }
 
