@@ -212,19 +212,20 @@ function openQueue(prefix: string): { queue: Queue; close: () => Promise<void> }
 }
 
 /** Jobs in the queue not finished (waiting, prioritized, delayed, active). */
-async function queuedJobs(queue: Queue): Promise<number> {
-  const counts = await queue.getJobCounts('wait', 'prioritized', 'delayed', 'active', 'waiting-children');
-  return Object.values(counts).reduce((a, b) => a + b, 0);
+/** Callbacks the queue's jobs hold (a job holds those of one admission pass; one before that). */
+async function queuedCallbacks(queue: Queue): Promise<number> {
+  const jobs = await queue.getJobs(['wait', 'prioritized', 'delayed', 'active', 'waiting-children']);
+  return jobs.reduce((n, j) => n + (Array.isArray(j?.data?.callbackIds) ? j.data.callbackIds.length : 1), 0);
 }
 
-/** The queue's job count once it reaches `target` or has not changed for 5 s (at most 2 min). */
-async function settledJobs(queue: Queue, target: number): Promise<number> {
+/** Callbacks held in the queue once they reach `target` or have not changed for 5 s (at most 2 min). */
+async function settledCallbacks(queue: Queue, target: number): Promise<number> {
   const deadline = Date.now() + 120_000;
-  let last = await queuedJobs(queue);
+  let last = await queuedCallbacks(queue);
   let since = Date.now();
   while (last < target && Date.now() - since < 5000 && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 250));
-    const now = await queuedJobs(queue);
+    const now = await queuedCallbacks(queue);
     if (now !== last) since = Date.now();
     last = now;
   }
@@ -360,7 +361,7 @@ async function measureFootprint(): Promise<void> {
     // queued (a worker must run: admission may size what it lets in by the workers' slots), with
     // room for all of them at their destinations. How many of the callbacks the service puts in
     // Redis is its business (all of them, or as many as its admission lets in; the rest wait in
-    // PostgreSQL): the jobs are counted in the queue itself, and the bytes are per job there.
+    // PostgreSQL): the callbacks its jobs hold are counted in the queue itself, and the bytes are per callback there.
     const paused = await run.start('all', port, { CALLBACK_DESTINATION_CONCURRENCY: '10000' });
     const [{ partner_id: partnerId, id: companyId }] = await run.q<{ partner_id: string; id: string }>('SELECT partner_id, id FROM companies LIMIT 1');
     const body = JSON.stringify({ message: 0, withdrawalId: null, companyId, limitRequestId: null, loanId: null });
@@ -373,25 +374,25 @@ async function measureFootprint(): Promise<void> {
     const q = openQueue(run.prefix);
     await q.queue.pause();
     const base = await namespaceBytes(run.prefix);
-    const jobs0 = await queuedJobs(q.queue);
+    const jobs0 = await queuedCallbacks(q.queue);
     await insert('now()');
     await run.q(`SELECT pg_notify('funding_callbacks', '')`);
-    const jobs1 = await settledJobs(q.queue, jobs0 + QUEUED);
+    const jobs1 = await settledCallbacks(q.queue, jobs0 + QUEUED);
     const waiting = await namespaceBytes(run.prefix);
     await insert(`now() + interval '1 hour'`);
     await run.q(`SELECT pg_notify('funding_callbacks', '')`);
-    const jobs2 = await settledJobs(q.queue, jobs1 + QUEUED);
+    const jobs2 = await settledCallbacks(q.queue, jobs1 + QUEUED);
     const delayed = await namespaceBytes(run.prefix);
     await q.close();
     report(
-      'Redis per job in the queue, due now',
+      'Redis per admitted callback in the queue, due now',
       jobs1 > jobs0 ? `${fmt((waiting.bytes - base.bytes) / (jobs1 - jobs0), 0)} B` : 'n/a',
-      `${fmt(jobs1 - jobs0)} jobs in Redis for ${fmt(QUEUED)} due callbacks (the rest wait in PostgreSQL), MEMORY USAGE of the namespace's keys`,
+      `${fmt(jobs1 - jobs0)} callbacks in Redis jobs for ${fmt(QUEUED)} due (the rest wait in PostgreSQL), MEMORY USAGE of the namespace's keys`,
     );
     report(
       'Redis per callback not yet due (a retry waiting)',
       `${fmt((delayed.bytes - waiting.bytes) / QUEUED, 0)} B`,
-      `${fmt(QUEUED)} callbacks due in 1 h: ${fmt(jobs2 - jobs1)} delayed jobs in Redis`,
+      `${fmt(QUEUED)} callbacks due in 1 h: ${fmt(jobs2 - jobs1)} of them in Redis jobs`,
     );
     await run.stop(paused);
     report('Redis events stream (fixed: BullMQ caps it)', `${fmt(delayed.events / 1024, 0)} KiB`, 'per deployment, whatever the load');
