@@ -333,7 +333,7 @@ describe('PostgreSQL cut away under flow (ROLE=all through a proxy)', () => {
           .send({ repaymentTermDays: k + 1 })
           .timeout(10_000)
           .then(
-            (r) => String(r.status),
+            (r) => (r.status === 503 ? `503 Retry-After ${r.headers['retry-after']}` : String(r.status)),
             (e: Error) => `error ${e.message}`,
           );
         statuses.set(res, (statuses.get(res) ?? 0) + 1);
@@ -375,6 +375,9 @@ describe('PostgreSQL cut away under flow (ROLE=all through a proxy)', () => {
       expect(flow.errors).toEqual([]);
       // The cut was felt: the API refused changes while it lasted, and accepted them again after.
       expect(flow.tries - flow.changes.length).toBeGreaterThan(0);
+      // Refused as unavailable, to be retried: never as an internal error.
+      expect([...statuses.keys()].filter((s) => /^5/.test(s) && s !== '503 Retry-After 2')).toEqual([]);
+      expect(statuses.get('503 Retry-After 2')).toBeGreaterThan(0);
       expect(flow.changes.filter((c) => c.at > restoredAt).length).toBeGreaterThan(0);
       // Rows claimed while PostgreSQL was gone (a job whose row could not be loaded) wait for their lease (33 s).
       await waitAllDelivered(t, rx, '/pg', flow.changes, 60_000);

@@ -3,15 +3,34 @@ import { BaseExceptionFilter } from '@nestjs/core';
 import type { Response } from 'express';
 import { DomainError, DomainErrorFilter } from './domain-error.js';
 import { redactSecrets } from './redacting-logger.js';
+import { RepeatLimitedLog } from './repeat-limited-log.js';
+
+/** Seconds a client is asked to wait before retrying while PostgreSQL cannot be reached. */
+export const UNAVAILABLE_RETRY_AFTER_S = 2;
 
 /**
- * Everything not already an HTTP answer: a 500 in the one error shape, and one log line with the
- * error's class and message only. Nest's default logs the error object itself, and a TypeORM
- * QueryFailedError carries the query's parameters (a partner insert's signing secret among them).
+ * PostgreSQL out of reach rather than a fault of ours: connection refused, reset or lost, the
+ * server shutting down or starting up, no connection slot left (SQLSTATE classes 08 and 57P,
+ * 53300), directly or as a TypeORM QueryFailedError's driver error.
+ */
+export function isDatabaseUnavailable(e: Error): boolean {
+  const driver = (e as { driverError?: unknown }).driverError;
+  const code = (e as { code?: unknown }).code ?? (driver as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string' && (/^(08|57P0[1-3])/.test(code) || code === '53300' || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code))) return true;
+  return /^(Connection terminated|timeout exceeded when trying to connect)/.test(e.message);
+}
+
+/**
+ * Everything not already an HTTP answer: a 500 in the one error shape (a 503 with Retry-After
+ * while PostgreSQL cannot be reached), and one log line with the error's class and message only.
+ * Nest's default logs the error object itself, and a TypeORM QueryFailedError carries the query's
+ * parameters (a partner insert's signing secret among them).
  */
 @Catch()
 export class UnexpectedErrorFilter extends BaseExceptionFilter {
   private readonly log = new Logger('UnexpectedError');
+  /** An outage fails every request alike: once in a while is enough. */
+  private readonly outage = new RepeatLimitedLog((m) => this.log.warn(m));
   private readonly domain = new DomainErrorFilter();
 
   catch(error: unknown, host: ArgumentsHost): void {
@@ -19,9 +38,17 @@ export class UnexpectedErrorFilter extends BaseExceptionFilter {
     if (error instanceof HttpException) return super.catch(error, host);
     const e = error instanceof Error ? error : new Error(String(error));
     const code = (e as { code?: unknown }).code;
-    this.log.error(redactSecrets(`${e.constructor.name}${typeof code === 'string' ? ` ${code}` : ''}: ${e.message}`));
+    const what = redactSecrets(`${e.constructor.name}${typeof code === 'string' ? ` ${code}` : ''}: ${e.message}`);
+    const unavailable = isDatabaseUnavailable(e);
+    if (unavailable) this.outage.warn(`PostgreSQL cannot be reached, answering 503: ${what}`);
+    else this.log.error(what);
     const res = host.switchToHttp().getResponse<Response>();
     if (res.headersSent) return void res.end();
+    if (unavailable) {
+      res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_S));
+      res.status(503).json({ statusCode: 503, error: 'Service Unavailable', message: 'the database cannot be reached; retry later' });
+      return;
+    }
     res.status(500).json({ statusCode: 500, error: 'Internal Server Error', message: 'Internal server error' });
   }
 }
