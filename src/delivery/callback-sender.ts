@@ -1,7 +1,7 @@
 // The one place that opens connections to partners: egress address, proxy, connect-time
 // destination check, timeout, no redirects, no retries of its own, a capped response read.
 import { Inject, Injectable } from '@nestjs/common';
-import got, { RequestError } from 'got';
+import got, { Got, RequestError } from 'got';
 import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
@@ -37,6 +37,8 @@ type Lookup = ReturnType<typeof guardedLookup>;
 interface Egress {
   localAddress: string | undefined;
   agents: { http: http.Agent; https: https.Agent };
+  /** got with every option but the request's own set once: merging them per request cost ~15 µs of CPU. */
+  client: Got;
 }
 
 /**
@@ -98,7 +100,16 @@ export class CallbackSender {
         Object.assign(agents.http, { createConnection: tunnelConnection(proxy, vetted, false, localAddress) });
         Object.assign(agents.https, { createConnection: tunnelConnection(proxy, vetted, true, localAddress) });
       }
-      return { localAddress, agents };
+      const client = got.extend({
+        agent: agents,
+        followRedirect: false,
+        throwHttpErrors: false,
+        retry: { limit: 0 },
+        // A dead host costs the connect timeout, not the whole attempt's.
+        timeout: { request: config.callbackTimeoutMs, connect: config.callbackConnectTimeoutMs, secureConnect: config.callbackConnectTimeoutMs },
+        decompress: false,
+      });
+      return { localAddress, agents, client };
     });
   }
 
@@ -121,17 +132,7 @@ export class CallbackSender {
       const res = await new Promise<{ statusCode: number; retryAfter: string | null; body: string }>((resolve, reject) => {
         // Stream mode lets us stop reading after 1 KiB: a receiver answering with megabytes
         // costs us one small buffer, not memory proportional to its answer.
-        const stream = got.stream.post(req.url, {
-          body: req.body,
-          headers: req.headers,
-          agent: egress.agents,
-          followRedirect: false,
-          throwHttpErrors: false,
-          retry: { limit: 0 },
-          // A dead host costs the connect timeout, not the whole attempt's.
-          timeout: { request: this.config.callbackTimeoutMs, connect: this.config.callbackConnectTimeoutMs, secureConnect: this.config.callbackConnectTimeoutMs },
-          decompress: false,
-        });
+        const stream = egress.client.stream.post(req.url, { body: req.body, headers: req.headers });
         const chunks: Buffer[] = [];
         let size = 0;
         let status = 0;
