@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
+import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -56,6 +57,7 @@ export class CallbackDelivery {
   private readonly loads = new Batcher<string, DeliveryRow | undefined>((ids) => this.loadMany(ids));
 
   private readonly attemptMs: number;
+  private readonly shortLeases = new RepeatLimitedLog((m) => this.log.warn(m));
 
   constructor(
     @InjectDataSource() db: DataSource,
@@ -74,7 +76,7 @@ export class CallbackDelivery {
     const row = await this.loads.call(callbackId);
     if (!row || row.status !== 'sending' || row.lease !== lease) return null;
     if (row.lease_left_ms! < this.attemptMs) {
-      this.log.warn(`callback ${row.id} not sent: ${Math.round(row.lease_left_ms!)} ms left of its lease, too little for an attempt; it is admitted again when the lease lapses`);
+      this.shortLeases.warn('callbacks not sent: they waited for a delivery slot until too little of their lease was left for an attempt; each is admitted again when its lease lapses');
       return null;
     }
     const secrets = [row.signing_secret];
