@@ -73,11 +73,15 @@ describe.each(['A', 'B'] as const)('the OpenAPI document, variant %s', (variant)
     }
   });
 
-  it('documents 401 on every authenticated route, 429 with Retry-After on partner routes, 400 and 404 on ids, 409 and 422 on idempotent creates', () => {
+  it('documents 401 and 503 with Retry-After on every authenticated route, 429 with Retry-After on partner routes, 400 and 404 on ids, 409 and 422 on idempotent creates', () => {
     for (const { path, method, op } of operations()) {
       const statuses = Object.keys(op.responses);
       const where = `${method} ${path}`;
       if (op.security?.length) expect({ where, statuses }).toEqual({ where, statuses: expect.arrayContaining(['401']) });
+      // The dashboard's page is bull-board's, served without the database.
+      if (op.security?.length && path !== '/admin/queues') {
+        expect({ where, retryAfter: op.responses['503']?.headers?.['Retry-After'] }).toMatchObject({ where, retryAfter: { required: true, schema: { type: 'string', pattern: '^[0-9]+$' } } });
+      }
       if (op.security?.some((s) => 'partnerApiKey' in s)) {
         expect(op.responses['429']?.headers?.['Retry-After']).toMatchObject({ required: true, schema: { type: 'string', pattern: '^[0-9]+$' } });
       }

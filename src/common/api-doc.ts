@@ -32,7 +32,7 @@ export const securitySchemes = {
   },
 } as const;
 
-export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 422 | 429;
+export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 422 | 429 | 503;
 
 const ERRORS: Record<ErrorStatus, string> = {
   400: 'invalid body, query, header or id (a malformed id included); the message names the field',
@@ -42,6 +42,7 @@ const ERRORS: Record<ErrorStatus, string> = {
   413: 'body over 64 KiB',
   422: 'a business rule refuses it',
   429: 'more than the partner rate limit; retry after Retry-After seconds',
+  503: 'the service cannot reach its database; retry after Retry-After seconds',
 };
 
 const RETRY_AFTER = {
@@ -60,16 +61,16 @@ export function ApiErrors(...codes: (ErrorStatus | Partial<Record<ErrorStatus, s
   }
   return applyDecorators(
     ...[...described].map(([status, description]) =>
-      ApiResponse({ status, type: ErrorResponse, description, ...(status === 429 ? { headers: RETRY_AFTER } : {}) }),
+      ApiResponse({ status, type: ErrorResponse, description, ...(status === 429 || status === 503 ? { headers: RETRY_AFTER } : {}) }),
     ),
   );
 }
 
-/** A partner controller: Bearer API key; every route may answer 401 and 429 (the rate limit). */
-export const ApiPartner = () => applyDecorators(ApiSecurity(SECURITY.partner), ApiErrors(401, 429));
+/** A partner controller: Bearer API key; every route may answer 401, 429 (the rate limit) and 503 (no database). */
+export const ApiPartner = () => applyDecorators(ApiSecurity(SECURITY.partner), ApiErrors(401, 429, 503));
 
-/** An operator controller: Bearer ADMIN_TOKEN; every route may answer 401. */
-export const ApiOperator = () => applyDecorators(ApiSecurity(SECURITY.operator), ApiErrors(401));
+/** An operator controller: Bearer ADMIN_TOKEN; every route may answer 401 and 503 (no database). */
+export const ApiOperator = () => applyDecorators(ApiSecurity(SECURITY.operator), ApiErrors(401, 503));
 
 /** Where a callback is sent: the request body property holding its URL, and its messages. */
 export interface CallbackTarget {
