@@ -121,7 +121,7 @@ describe('jobs and leases', () => {
     const readmitted = await row(c, '/readmitted', 'sending', '31 seconds');
     const delivered = await row(c, '/delivered', 'delivered', null);
     try {
-      await t.app.get(CallbackQueue).add([own.id, readmitted.id, delivered.id], own.lease!);
+      await t.app.get(CallbackQueue).add([own.id, readmitted.id, delivered.id], own.lease!, 1);
       await until(async () => (await t.sql('SELECT 1 FROM callbacks WHERE id = $1 AND status = $2', [own.id, 'delivered'])).length === 1, {
         what: 'the job delivered its own callback',
       });
@@ -150,7 +150,7 @@ describe('jobs and leases', () => {
     // 2 s left, less than the attempt's CALLBACK_TIMEOUT_MS (as if it had waited long for a slot).
     const short = await row(c, '/short-lease', 'sending', '2 seconds');
     const [{ lease_ms }] = await t.sql<{ lease_ms: number }>(`SELECT (extract(epoch FROM lease_until) * 1000)::float8 AS lease_ms FROM callbacks WHERE id = $1`, [short.id]);
-    await t.app.get(CallbackQueue).add([short.id], short.lease!);
+    await t.app.get(CallbackQueue).add([short.id], short.lease!, 1);
     await until(() => rx.on('/short-lease').length === 1, { timeoutMs: 10_000, what: 'sent after its lease lapsed' });
     expect(rx.on('/short-lease')[0].at).toBeGreaterThanOrEqual(lease_ms);
     await until(async () => (await t.sql<{ status: string }>('SELECT status FROM callbacks WHERE id = $1', [short.id]))[0].status === 'delivered', { what: 'delivered' });

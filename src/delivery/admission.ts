@@ -15,6 +15,7 @@ const CANDIDATES = `
   WITH sending AS (SELECT destination, count(*)::int AS n FROM callbacks WHERE status = 'sending' GROUP BY destination)
   SELECT ${DESTINATION_COLUMNS}, coalesce(s.n, 0) AS sending, (extract(epoch FROM due.at) * 1000)::float8 AS oldest_due, due.n AS due,
          (SELECT coalesce(sum(concurrency), 0)::int FROM delivery_workers WHERE expires_at > now()) AS worker_slots,
+         (SELECT count(*)::int FROM delivery_workers WHERE expires_at > now()) AS workers,
          (extract(epoch FROM now()) * 1000)::float8 AS now
     FROM destinations d
     LEFT JOIN sending s ON s.destination = d.origin
@@ -60,7 +61,7 @@ const EXPIRE = `
 /** A lease is the attempt's timeout and this much more (see the constructor). */
 export const LEASE_MARGIN_MS = 30_000;
 
-type CandidateRow = DestinationRow & { sending: number; oldest_due: number | null; due: number; worker_slots: number; now: number };
+type CandidateRow = DestinationRow & { sending: number; oldest_due: number | null; due: number; worker_slots: number; workers: number; now: number };
 /** `lease` is the same for every row of a pass (now() is the statement's). */
 type AdmittedRow = { id: string; attempt_count: number; created_at: Date; lease: string };
 
@@ -114,6 +115,7 @@ export class Admission {
       await this.queue.add(
         admitted.map((r) => r.id),
         admitted[0].lease,
+        rows[0].workers,
       );
     } catch (e) {
       await conn.query(RELEASE, [admitted.map((r) => r.id)]).catch(() => undefined);

@@ -17,6 +17,18 @@ export const CALLBACK_QUEUE = 'callbacks';
 export const JOB_CALLBACKS = 20;
 
 /**
+ * An admission pass's callbacks in jobs: at most JOB_CALLBACKS each, and at least one job per
+ * live worker process while there are callbacks enough, so that a pass spreads over the workers
+ * instead of queueing in one of them behind its busy slots.
+ */
+export function jobsOf(callbackIds: string[], workers: number): string[][] {
+  const size = Math.max(1, Math.min(JOB_CALLBACKS, Math.ceil(callbackIds.length / Math.max(1, workers))));
+  const jobs: string[][] = [];
+  for (let i = 0; i < callbackIds.length; i += size) jobs.push(callbackIds.slice(i, i + size));
+  return jobs;
+}
+
+/**
  * A job: callbacks admitted together and their lease. BullMQ stores job data in clear, so ids
  * only, no bodies or secrets. The lease (`lease_until` in microseconds, as text) is what makes
  * the job theirs: a callback whose lease lapsed and that was admitted again since belongs to its
@@ -44,13 +56,13 @@ export class CallbackQueue implements OnApplicationShutdown {
     this.queue.on('error', () => undefined);
   }
 
-  /** The callbacks of one admission pass, in jobs of at most JOB_CALLBACKS, due now. */
-  async add(callbackIds: string[], lease: string): Promise<void> {
-    const jobs = [];
-    for (let i = 0; i < callbackIds.length; i += JOB_CALLBACKS) {
-      const ids = callbackIds.slice(i, i + JOB_CALLBACKS);
-      jobs.push({ name: `deliver ${ids.length}`, data: { callbackIds: ids, lease }, opts: { removeOnComplete: true, removeOnFail: true } });
-    }
+  /** The callbacks of one admission pass (jobsOf), due now. */
+  async add(callbackIds: string[], lease: string, workers: number): Promise<void> {
+    const jobs = jobsOf(callbackIds, workers).map((ids) => ({
+      name: `deliver ${ids.length}`,
+      data: { callbackIds: ids, lease },
+      opts: { removeOnComplete: true, removeOnFail: true },
+    }));
     if (jobs.length > 0) await this.queue.addBulk(jobs);
   }
 
