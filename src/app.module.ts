@@ -16,8 +16,8 @@ import { CallbacksAdminController } from './callbacks/callbacks-admin.controller
 import { CallbacksAdminService } from './callbacks/callbacks-admin.service.js';
 import { CallbacksController } from './callbacks/callbacks.controller.js';
 import { SourceIpsController } from './callbacks/source-ips.controller.js';
-import { DestinationsAdminController, PartnerDestinationsController } from './delivery/destinations.controller.js';
-import { DestinationsService } from './delivery/destinations.service.js';
+import { DestinationsAdminController, PartnerDestinationsController } from './destinations/destinations.controller.js';
+import { DestinationsService } from './destinations/destinations.service.js';
 import { DomainErrorFilter } from './common/domain-error.js';
 import { UnexpectedErrorFilter } from './common/unexpected-error.filter.js';
 import { CompaniesController, CreditAdminController, CreditTermsController } from './companies/companies.controller.js';

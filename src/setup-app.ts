@@ -2,7 +2,7 @@ import { INestApplication, ValidationPipe } from '@nestjs/common';
 import { SwaggerModule } from '@nestjs/swagger';
 import type { Server } from 'node:http';
 import { CallbacksAdminService } from './callbacks/callbacks-admin.service.js';
-import { DestinationsService } from './delivery/destinations.service.js';
+import { DestinationsService } from './destinations/destinations.service.js';
 import { mountQueueDashboard } from './delivery/queue-dashboard.js';
 import { buildApiDocument } from './common/api-document.js';
 import { jsonBody } from './common/json-body.js';

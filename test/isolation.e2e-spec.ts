@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { destinationOf } from '../src/callbacks/callback-destination.js';
-import type { DestinationView } from '../src/delivery/destinations.service.js';
+import type { DestinationView } from '../src/destinations/destinations.service.js';
 import { buildService, startService, stop, workerEnv } from './support/processes.js';
 import { Receiver, webhookHeaders } from './support/receiver.js';
 import { companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';

@@ -8,7 +8,7 @@ import https from 'node:https';
 import type { Socket } from 'node:net';
 import tls from 'node:tls';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { assertDestinationAllowed, checkConnectedAddress, DestinationRefused, GuardOptions, guardedLookup } from './destination-guard.js';
+import { assertDestinationAllowed, checkConnectedAddress, DestinationRefused, GuardOptions, guardedLookup } from '../url-guard/destination-guard.js';
 import { AttemptOutcome } from './retry-policy.js';
 
 export interface SendResult {

@@ -4,9 +4,9 @@ import { Gauge } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { DomainError, notFound } from '../common/domain-error.js';
 import { Metrics } from '../metrics/metrics.js';
-import { AdmissionSignal } from './admission-signal.js';
-import { DESTINATION_COLUMNS, DestinationRow, stateOf } from './destination-store.js';
-import { circuitOf } from './destination-window.js';
+import { AdmissionSignal } from '../delivery/admission-signal.js';
+import { DESTINATION_COLUMNS, DestinationRow, stateOf } from '../delivery/destination-store.js';
+import { circuitOf } from '../delivery/destination-window.js';
 
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
