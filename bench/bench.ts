@@ -19,6 +19,7 @@ import path from 'node:path';
 import got, { Got, RequestError } from 'got';
 import { Client } from 'pg';
 import { createRedis, deletePrefixKeys, isCluster, RedisConnection, withRedisOnce } from '../src/database/redis.js';
+import { loopbackReceivers } from './receivers.js';
 
 function envInt(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -873,34 +874,24 @@ async function backlogReceivers(origins: number, expected: number) {
   const ids = new Set<string>();
   const times = new Float64Array(expected);
   let requests = 0;
-  const servers = Array.from({ length: origins }, () => {
-    const server = http.createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        // Only the backlog's callbacks count (not, say, one about the company itself).
-        if (!req.url?.startsWith('/backlog/')) return void res.writeHead(204).end();
-        requests++;
-        const id = String(req.headers['webhook-id'] ?? req.url);
-        if (!ids.has(id)) {
-          if (ids.size < expected) times[ids.size] = performance.now();
-          ids.add(id);
-        }
-        res.writeHead(204).end();
-      });
-    });
-    server.keepAliveTimeout = 60_000;
-    return server;
+  const receivers = await loopbackReceivers(origins, (req) => {
+    // Only the backlog's callbacks count (not, say, one about the company itself).
+    if (!req.url?.startsWith('/backlog/')) return;
+    requests++;
+    const id = String(req.headers['webhook-id'] ?? req.url);
+    if (!ids.has(id)) {
+      if (ids.size < expected) times[ids.size] = performance.now();
+      ids.add(id);
+    }
   });
-  await Promise.all(servers.map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
-  const ports = servers.map((s) => (s.address() as AddressInfo).port);
   return {
-    ports,
-    urls: ports.map((p) => `http://127.0.0.1:${p}`),
+    ports: receivers.ports,
+    urls: receivers.urls(),
     distinct: () => ids.size,
     requests: () => requests,
     /** When the k-th distinct callback (0-based) arrived. */
     at: (k: number) => times[k],
-    close: () => Promise.all(servers.map((s) => new Promise((r) => (s.closeAllConnections(), s.close(r))))),
+    close: receivers.close,
   };
 }
 

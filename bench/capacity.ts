@@ -25,6 +25,7 @@ import { Client } from 'pg';
 import { Queue } from 'bullmq';
 import { createRedis, deletePrefixKeys, isCluster, redisNamespace, RedisConnection, withRedisOnce } from '../src/database/redis.js';
 import { CALLBACK_QUEUE } from '../src/delivery/callback-queue.js';
+import { loopbackReceivers } from './receivers.js';
 
 const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -65,24 +66,12 @@ async function pool(total: number, width: number, task: (i: number) => Promise<v
 const ORIGINS = 16;
 async function receiver() {
   let count = 0;
-  const servers = Array.from({ length: ORIGINS }, () => {
-    const server = http.createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        count++;
-        res.writeHead(204).end();
-      });
-    });
-    server.keepAliveTimeout = 60_000;
-    return server;
-  });
-  await Promise.all(servers.map((s) => new Promise<void>((r) => s.listen(0, '127.0.0.1', r))));
-  const ports = servers.map((s) => (s.address() as AddressInfo).port);
+  const receivers = await loopbackReceivers(ORIGINS, () => count++);
   return {
     /** One URL per origin; rows pick theirs with `($n::text[])[1 + g % ORIGINS]`. */
-    urls: (p: string) => ports.map((port) => `http://127.0.0.1:${port}${p}`),
+    urls: receivers.urls,
     count: () => count,
-    close: () => Promise.all(servers.map((s) => new Promise((r) => (s.closeAllConnections(), s.close(r))))),
+    close: receivers.close,
   };
 }
 
