@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ClientBase } from 'pg';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { Metrics } from '../metrics/metrics.js';
-import { CallbackQueue } from './callback-queue.js';
+import { CallbackQueue, microsKey } from './callback-queue.js';
 import { Budget, Candidate, planAdmission } from './admission-plan.js';
 import { DESTINATION_COLUMNS, DestinationRow, stateOf } from './destination-store.js';
 import { isProven, WindowConfig, windowConfigOf } from './destination-window.js';
@@ -33,7 +33,7 @@ const ADMIT = `
                       WHERE destination = w.origin AND status = 'pending' AND next_attempt_at <= now()
                       ORDER BY next_attempt_at LIMIT w.n FOR UPDATE SKIP LOCKED) p) picked
    WHERE c.id = picked.id
-  RETURNING c.id, c.attempt_count, c.created_at, (extract(epoch FROM c.lease_until) * 1000000)::bigint::text AS lease`;
+  RETURNING c.id, c.attempt_count, c.created_at, ${microsKey('c.lease_until')} AS lease`;
 
 /** Admitted rows whose jobs Redis refused go back to waiting, as they were. */
 const RELEASE = `UPDATE callbacks SET status = 'pending', lease_until = NULL WHERE id = ANY($1::uuid[]) AND status = 'sending'`;

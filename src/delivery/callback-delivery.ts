@@ -8,6 +8,7 @@ import { rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';
 import { SecretBox } from '../partners/secret-box.js';
 import { Batcher } from './batcher.js';
+import { microsKey } from './callback-queue.js';
 import { CallbackSender } from './callback-sender.js';
 import { signatureHeader } from './callback-signature.js';
 import { SettledAttempt } from './settle-attempt.js';
@@ -29,9 +30,9 @@ interface DeliveryRow extends SettlingRow {
 
 const LOAD = `
   SELECT c.id, c.partner_id, c.url, c.destination, c.body, c.status, c.schedule_attempts, c.attempt_count, c.created_at,
-         (extract(epoch FROM c.schedule_started_at) * 1000000)::bigint::text AS schedule_key,
+         ${microsKey('c.schedule_started_at')} AS schedule_key,
          p.signing_secret, p.previous_signing_secret, p.previous_secret_expires_at,
-         (extract(epoch FROM c.lease_until) * 1000000)::bigint::text AS lease,
+         ${microsKey('c.lease_until')} AS lease,
          (extract(epoch FROM c.lease_until - now()) * 1000)::float8 AS lease_left_ms
     FROM callbacks c JOIN partners p ON p.id = c.partner_id
    WHERE c.id = ANY($1::uuid[])`;

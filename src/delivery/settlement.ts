@@ -8,6 +8,7 @@ import { rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';
 import { AdmissionSignal } from './admission-signal.js';
 import { Batcher } from './batcher.js';
+import { microsKey } from './callback-queue.js';
 import type { SendResult } from './callback-sender.js';
 import { DESTINATION_COLUMNS, DestinationRow, DestinationWrite, saveDestinations, saveParams, stateOf } from './destination-store.js';
 import { newDestination, settleDestination, Transition, WindowConfig, windowConfigOf } from './destination-window.js';
@@ -48,7 +49,7 @@ const RECORD = `
     INSERT INTO callback_attempts (callback_id, number, started_at, duration_ms, status_code, error, response_body, source_address)
     SELECT id, number, started_at, duration_ms, status_code, error, response_body, source_address FROM input
   ), same AS (
-    SELECT i.*, (extract(epoch FROM c.schedule_started_at) * 1000000)::bigint::text = i.schedule_key AS same_schedule
+    SELECT i.*, ${microsKey('c.schedule_started_at')} = i.schedule_key AS same_schedule
       FROM input i JOIN callbacks c ON c.id = i.id
   ), saved AS (${saveDestinations(15)}
   ), settled AS (
