@@ -55,11 +55,19 @@ export async function stop(child: ChildProcess, signal: NodeJS.Signals): Promise
 }
 
 export async function sparePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
+  return (await sparePorts(1))[0];
+}
+
+/**
+ * `count` distinct spare ports: each is held until all are picked, since a port picked and
+ * released may be the very next one picked (two cluster nodes on one port).
+ */
+export async function sparePorts(count: number): Promise<number[]> {
+  const servers = Array.from({ length: count }, () => net.createServer());
+  await Promise.all(servers.map((server) => new Promise<void>((r) => server.listen(0, '127.0.0.1', r))));
+  const ports = servers.map((server) => (server.address() as AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise((r) => server.close(r))));
+  return ports;
 }
 
 /**

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { requireExecutable, sparePort } from './processes.js';
+import { requireExecutable, sparePorts } from './processes.js';
 import { until } from './test-app.js';
 
 const run = promisify(execFile);
@@ -62,8 +62,9 @@ async function tryStartRedisCluster(masters: number): Promise<RedisCluster> {
     if (n) throw new NodeExited(`redis-server on port ${ports[nodes.indexOf(n)]} exited (${n.exitCode ?? n.signalCode}): ${output.get(n)?.trim() ?? ''}`);
   };
   try {
+    const spare = await sparePorts(2 * masters);
     for (let i = 0; i < masters; i++) {
-      const [port, bus] = [await sparePort(), await sparePort()];
+      const [port, bus] = [spare[2 * i], spare[2 * i + 1]];
       const nodeDir = path.join(dir, String(port));
       mkdirSync(nodeDir);
       const args = ['--port', String(port), '--cluster-port', String(bus), '--bind', '127.0.0.1', '--cluster-enabled', 'yes'];
