@@ -1,4 +1,5 @@
-import { isDatabaseUnavailable } from './unexpected-error.filter';
+import { runInNewContext } from 'node:vm';
+import { asError, isDatabaseUnavailable } from './unexpected-error.filter';
 
 /** An error as pg or TypeORM throws it. */
 const err = (message: string, fields: Record<string, unknown> = {}) => Object.assign(new Error(message), fields);
@@ -21,4 +22,19 @@ describe('isDatabaseUnavailable', () => {
     ['a bug', new TypeError("Cannot read properties of undefined (reading 'id')")],
     ['a message that only mentions a connection', err('Connection settings invalid: terminated')],
   ])('%s: no', (_, e) => expect(isDatabaseUnavailable(e)).toBe(false));
+});
+
+describe('asError', () => {
+  it('keeps an Error of another realm as it is, code and all (a socket error inside a vm sandbox)', () => {
+    const foreign: unknown = runInNewContext("Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })");
+    expect(foreign instanceof Error).toBe(false);
+    expect(asError(foreign)).toBe(foreign);
+    expect(isDatabaseUnavailable(asError(foreign))).toBe(true);
+  });
+
+  it('makes an Error of anything else', () => {
+    expect(asError('boom').message).toBe('boom');
+    expect(asError(null).message).toBe('null');
+    expect(asError({ message: 7 }).message).toBe('[object Object]');
+  });
 });

@@ -21,6 +21,17 @@ export function isDatabaseUnavailable(e: Error): boolean {
 }
 
 /**
+ * What was thrown, as an Error. An error made in another realm is one already, with its code: Node's
+ * own socket errors (`read ECONNRESET` from a raw pg query) fail `instanceof Error` inside a vm
+ * sandbox, as the app runs in jest's e2e tests.
+ */
+export function asError(thrown: unknown): Error {
+  if (thrown instanceof Error) return thrown;
+  if (typeof thrown === 'object' && thrown !== null && typeof (thrown as { message?: unknown }).message === 'string') return thrown as Error;
+  return new Error(String(thrown));
+}
+
+/**
  * Everything not already an HTTP answer: a 500 in the one error shape (a 503 with Retry-After
  * while PostgreSQL cannot be reached), and one log line with the error's class and message only.
  * Nest's default logs the error object itself, and a TypeORM QueryFailedError carries the query's
@@ -36,7 +47,7 @@ export class UnexpectedErrorFilter extends BaseExceptionFilter {
   catch(error: unknown, host: ArgumentsHost): void {
     if (error instanceof DomainError) return this.domain.catch(error, host);
     if (error instanceof HttpException) return super.catch(error, host);
-    const e = error instanceof Error ? error : new Error(String(error));
+    const e = asError(error);
     const code = (e as { code?: unknown }).code;
     const what = redactSecrets(`${e.constructor.name}${typeof code === 'string' ? ` ${code}` : ''}: ${e.message}`);
     const unavailable = isDatabaseUnavailable(e);

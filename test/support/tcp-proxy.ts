@@ -49,6 +49,12 @@ export class TcpProxy {
     for (const s of this.sockets) s.destroy();
   }
 
+  /** Resets every connection (a TCP RST: the client reads ECONNRESET) and refuses new ones until `restore()`. */
+  reset(): void {
+    this.up = false;
+    for (const s of this.sockets) s.resetAndDestroy();
+  }
+
   restore(): void {
     this.up = true;
   }
