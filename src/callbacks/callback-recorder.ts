@@ -33,22 +33,33 @@ export class CallbackRecorder {
     const due = events.filter((e) => e.url !== null);
     if (due.length === 0) return 0;
     if (!m.queryRunner?.isTransactionActive) throw new Error('callbacks are recorded inside the transaction of their change');
-    // One statement, one round-trip: the rows go in in the order of the events (seq follows `ord`).
-    await m.query(
-      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
-       SELECT partner_id, company_id, message, url, body, 'pending', now()
-         FROM unnest($1::uuid[], $2::uuid[], $3::smallint[], $4::text[], $5::text[]) WITH ORDINALITY
-              AS e(partner_id, company_id, message, url, body, ord)
-        ORDER BY ord`,
-      [
-        due.map((e) => e.partnerId),
-        due.map((e) => e.ids.companyId),
-        due.map((e) => e.message),
-        due.map((e) => e.url),
-        due.map((e) => buildCallbackBody(e.message, e.ids)),
-      ],
-    );
+    const insert = callbackRows(due);
+    await m.query(insert.text, insert.values);
     m.queryRunner.data[RECORDED] = true;
     return due.length;
   }
+}
+
+/**
+ * The INSERT of events' callbacks, one statement, its parameters numbered from `first` and its
+ * rows written only `when` that condition holds (both for a place in a larger statement). The rows
+ * go in in the order of the events (seq follows `ord`).
+ */
+export function callbackRows(events: CallbackEvent[], first = 1, when = 'true'): { text: string; values: unknown[] } {
+  const [partners, companies, messages, urls, bodies] = [0, 1, 2, 3, 4].map((i) => `$${first + i}`);
+  return {
+    text: `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
+       SELECT partner_id, company_id, message, url, body, 'pending', now()
+         FROM unnest(${partners}::uuid[], ${companies}::uuid[], ${messages}::smallint[], ${urls}::text[], ${bodies}::text[]) WITH ORDINALITY
+              AS e(partner_id, company_id, message, url, body, ord)
+        WHERE ${when}
+        ORDER BY ord`,
+    values: [
+      events.map((e) => e.partnerId),
+      events.map((e) => e.ids.companyId),
+      events.map((e) => e.message),
+      events.map((e) => e.url),
+      events.map((e) => buildCallbackBody(e.message, e.ids)),
+    ],
+  };
 }

@@ -22,7 +22,14 @@ export class DomainError extends Error {
   }
 }
 
-export const notFound = (what: string) => new DomainError('not_found', `${what.toUpperCase().replace(/ /g, '_')}.NOT_FOUND`, `${what} not found`);
+/** A refusal's code for a resource: `Limit request`, `NOT_FOUND` → `LIMIT_REQUEST.NOT_FOUND`. */
+const codeOf = (what: string, reason: string) => `${what.toUpperCase().replace(/ /g, '_')}.${reason}`;
+
+export const notFound = (what: string) => new DomainError('not_found', codeOf(what, 'NOT_FOUND'), `${what} not found`);
+
+/** 409: other requests changed the resource after each of a change's `reads` reads of it; nothing was written. */
+export const overtaken = (what: string, reads: number) =>
+  new DomainError('conflict', codeOf(what, 'CONCURRENT_CHANGES'), `${what} was changed by another request after each of this change's ${reads} reads; nothing was written, try again`);
 
 /** 400 in the validation shape (`message` is a list), naming the property. */
 export const invalidProperty = (message: string) => new DomainError('invalid', 'REQUEST.INVALID', message);

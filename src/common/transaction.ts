@@ -1,4 +1,5 @@
-import { EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
+import { EntityManager, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import { notFound } from './domain-error.js';
 
 /** Loads one row with `SELECT … FOR UPDATE`, or throws a 404 naming the resource. */
@@ -19,9 +20,11 @@ export async function lockOrNotFound<T extends ObjectLiteral>(
  */
 export async function writeBack<T extends ObjectLiteral & { id: string }>(m: EntityManager, entity: EntityTarget<T>, row: T): Promise<void> {
   const values: Record<string, unknown> = {};
-  for (const c of m.connection.getMetadata(entity).columns) {
-    if (c.isPrimary || c.isCreateDate || !c.isUpdate || c.relationMetadata) continue;
-    values[c.propertyName] = row[c.propertyName];
-  }
+  for (const c of updatableColumns(m.connection.getMetadata(entity))) values[c.propertyName] = row[c.propertyName];
   await m.createQueryBuilder().update(entity).set(values as never).where('id = :id', { id: row.id }).execute();
+}
+
+/** The columns a change writes back: all but the key, the creation time and relations. */
+export function updatableColumns(meta: EntityMetadata): ColumnMetadata[] {
+  return meta.columns.filter((c) => !c.isPrimary && !c.isCreateDate && c.isUpdate && !c.relationMetadata);
 }

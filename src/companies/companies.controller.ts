@@ -74,7 +74,10 @@ export class CreditAdminController {
     400,
     404,
     413,
-    { 409: 'the credit status cannot change from the current one (the message names it)', 422: 'creditLimit below the borrowed amount' },
+    {
+      409: 'the credit status cannot change from the current one (the message names it); or another request changed the company after each of the 50 times this change read it (nothing was written: try again)',
+      422: 'creditLimit below the borrowed amount',
+    },
   ])
   @Patch(':companyId/credit')
   @HttpCode(200)

@@ -1,12 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, EntityTarget } from 'typeorm';
-import { CallbackRecorder } from '../callbacks/callback-recorder.js';
+import { RowChange } from '../callbacks/row-change.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { DomainError, invalidProperty, notFound } from '../common/domain-error.js';
 import { formatMoney, moneyFromDb, parseMoney } from '../common/money.js';
 import { canTransition } from '../common/state-machine.js';
-import { lockOrNotFound, writeBack } from '../common/transaction.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { VARIANTS, VariantNames } from '../config/variant.js';
 import { Company } from './company.entity.js';
@@ -43,7 +42,7 @@ export class CompaniesService {
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly urls: CallbackUrlValidator,
-    private readonly callbacks: CallbackRecorder,
+    private readonly rows: RowChange,
   ) {
     this.names = VARIANTS[config.variant];
   }
@@ -74,10 +73,9 @@ export class CompaniesService {
     return ownedCompany(this.db.manager, partnerId, companyId);
   }
 
-  /** Operator change of credit limit, status or terms. */
-  async updateCredit(companyId: string, dto: UpdateCreditDto): Promise<Company> {
-    return this.db.transaction(async (m) => {
-      const company = await lockOrNotFound(m, Company, { id: companyId }, 'Company');
+  /** Operator change of credit limit, status or terms: one row, so a RowChange (two round trips). */
+  updateCredit(companyId: string, dto: UpdateCreditDto): Promise<Company> {
+    return this.rows.apply(Company, companyId, 'Company', (company) => {
       const before = creditSnapshot(company);
       if (dto.creditStatus !== undefined && dto.creditStatus !== company.creditStatus) {
         if (!canTransition(CREDIT_TRANSITIONS, company.creditStatus, dto.creditStatus)) {
@@ -101,9 +99,7 @@ export class CompaniesService {
       const events = creditEvents(company, before);
       // Keep the stored text normalised ("7.5" → "7.50") so reads match what PostgreSQL returns.
       company.annualInterestRate = formatMoney(moneyFromDb(company.annualInterestRate));
-      await writeBack(m, Company, company);
-      await this.callbacks.record(m, events);
-      return company;
+      return events;
     });
   }
 }

@@ -1,0 +1,162 @@
+import { Client } from 'pg';
+import { CallbackMessage } from '../src/callbacks/callback-message.js';
+import { RowChange } from '../src/callbacks/row-change.js';
+import { CallbackEvent } from '../src/callbacks/callback-recorder.js';
+import { Company } from '../src/companies/company.entity.js';
+import { Receiver } from './support/receiver.js';
+import { TcpProxy } from './support/tcp-proxy.js';
+import { companyWithCallback, createPartner, Partner, runIdentity, startTestApp, TestApp, until } from './support/test-app.js';
+
+/** A one-row change (RowChange): read unlocked, written only over the version read, with its callbacks in the same statement. */
+describe('one-row changes', () => {
+  let t: TestApp;
+  let p: Partner;
+  let rx: Receiver;
+
+  beforeAll(async () => {
+    rx = await Receiver.start();
+    t = await startTestApp();
+    p = await createPartner(t);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await rx?.close();
+  });
+
+  const eventOf = (company: Company, partnerId = company.partnerId): CallbackEvent => ({
+    message: CallbackMessage.CreditLimitUpdated,
+    url: company.callbackUrl,
+    partnerId,
+    ids: { withdrawalId: null, companyId: company.id, limitRequestId: null, loanId: null },
+  });
+  const callbacksOf = async (c: string) => (await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM callbacks WHERE company_id = $1', [c]))[0].n;
+
+  it('decides again over a row another transaction changed between its read and its write, and records its callbacks once', async () => {
+    const { c } = await companyWithCallback(t, p, rx.url('/race'));
+    const other = new Client({ connectionString: t.config.databaseUrl });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(`UPDATE companies SET name = 'renamed meanwhile' WHERE id = $1`, [c]);
+      const seen: string[] = [];
+      const change = t.app.get(RowChange).apply(Company, c, 'Company', (company) => {
+        seen.push(company.name);
+        company.repaymentTermDays = 90;
+        return [eventOf(company)];
+      });
+      // The read does not wait for the row lock; the write does, until the other transaction ends.
+      const [{ pid }] = (await other.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
+      await until(async () => (await other.query('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [pid])).rowCount === 1, {
+        what: 'the write waiting on the row lock',
+      });
+      await other.query('COMMIT');
+      const written = await change;
+      expect(seen).toEqual(['F', 'renamed meanwhile']);
+      expect(written.name).toBe('renamed meanwhile');
+    } finally {
+      await other.end();
+    }
+    const [row] = await t.sql<{ name: string; repayment_term_days: number }>('SELECT name, repayment_term_days FROM companies WHERE id = $1', [c]);
+    expect(row).toEqual({ name: 'renamed meanwhile', repayment_term_days: 90 });
+    expect(await callbacksOf(c)).toBe(1);
+  });
+
+  it('writes neither the row nor any callback when a callback cannot be written', async () => {
+    const { c } = await companyWithCallback(t, p, rx.url('/atomic'));
+    const unknownPartner = '00000000-0000-4000-8000-000000000000';
+    const change = t.app.get(RowChange).apply(Company, c, 'Company', (company) => {
+      company.repaymentTermDays = 77;
+      return [eventOf(company), eventOf(company, unknownPartner)];
+    });
+    await expect(change).rejects.toThrow(/callbacks_partner_id_fkey/);
+    const [row] = await t.sql<{ repayment_term_days: number }>('SELECT repayment_term_days FROM companies WHERE id = $1', [c]);
+    expect(row.repayment_term_days).toBe(30);
+    expect(await callbacksOf(c)).toBe(0);
+  });
+
+  it('writes nothing when the decision refuses the change', async () => {
+    const { c } = await companyWithCallback(t, p, rx.url('/refused'));
+    await t.admin('patch', `/admin/v1/companies/${c}/credit`, { creditStatus: 'closed' }).expect(200);
+    await t.admin('patch', `/admin/v1/companies/${c}/credit`, { creditStatus: 'active', creditLimit: '10' }).expect(409);
+    const [row] = await t.sql<{ credit_status: string; credit_limit: string }>('SELECT credit_status, credit_limit FROM companies WHERE id = $1', [c]);
+    expect(row).toEqual({ credit_status: 'closed', credit_limit: '0.00' });
+    expect(await callbacksOf(c)).toBe(1);
+  });
+
+  it('answers 409 and writes nothing when every one of its reads is overtaken', async () => {
+    const { c } = await companyWithCallback(t, p, rx.url('/overtaken'));
+    // A trigger that skips this company's updates makes each write find its version gone, as if
+    // another request changed the row every time in between.
+    await t.sql(`CREATE FUNCTION skip_update() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`);
+    await t.sql(`CREATE TRIGGER skip_update BEFORE UPDATE ON companies FOR EACH ROW WHEN (OLD.id = '${c}') EXECUTE FUNCTION skip_update()`);
+    try {
+      const res = await t.admin('patch', `/admin/v1/companies/${c}/credit`, { creditLimit: '10' }).expect(409);
+      expect(res.body.message).toBe("Company was changed by another request after each of this change's 50 reads; nothing was written, try again");
+    } finally {
+      await t.sql('DROP TRIGGER skip_update ON companies');
+      await t.sql('DROP FUNCTION skip_update()');
+    }
+    const [row] = await t.sql<{ credit_limit: string }>('SELECT credit_limit FROM companies WHERE id = $1', [c]);
+    expect(row.credit_limit).toBe('0.00');
+    expect(await callbacksOf(c)).toBe(0);
+  });
+
+  it('applies concurrent changes of one company one after another: none lost, one callback pair each', async () => {
+    const { c } = await companyWithCallback(t, p, rx.url('/concurrent'));
+    const limits = Array.from({ length: 24 }, (_, i) => String(100 + i));
+    const answers = await Promise.all(limits.map((creditLimit) => t.admin('patch', `/admin/v1/companies/${c}/credit`, { creditLimit })));
+    expect(answers.map((a) => a.status)).toEqual(limits.map(() => 200));
+    // Every change raised or lowered the limit from the one before it: limit and balance callbacks, each.
+    expect(await callbacksOf(c)).toBe(2 * limits.length);
+    const [row] = await t.sql<{ credit_limit: string }>('SELECT credit_limit FROM companies WHERE id = $1', [c]);
+    expect(limits.map((l) => `${l}.00`)).toContain(row.credit_limit);
+    await until(async () => (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM callbacks WHERE company_id = $1 AND status = 'delivered'`, [c]))[0].n === 48, {
+      what: 'all delivered',
+    });
+  });
+});
+
+describe('a one-row change whose connection is reset', () => {
+  let t: TestApp;
+  let proxy: TcpProxy;
+  let rx: Receiver;
+  let direct: string;
+
+  beforeAll(async () => {
+    rx = await Receiver.start();
+    direct = runIdentity().databaseUrl;
+    const url = new URL(direct);
+    proxy = await TcpProxy.start(Number(url.port || 5432), url.hostname);
+    url.port = String(proxy.port);
+    t = await startTestApp({ ROLE: 'api', DATABASE_URL: url.toString() });
+  });
+  afterAll(async () => {
+    proxy?.restore();
+    await t?.close();
+    await proxy?.close();
+    await rx?.close();
+  });
+
+  it('answers 503 with Retry-After while its write waits: the socket error of a raw query is an outage, not a fault', async () => {
+    const p = await createPartner(t);
+    const { c } = await companyWithCallback(t, p, rx.url('/reset'));
+    const other = new Client({ connectionString: direct });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT 1 FROM companies WHERE id = $1 FOR UPDATE', [c]);
+      const [{ pid }] = (await other.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
+      const answer = t.admin('patch', `/admin/v1/companies/${c}/credit`, { creditLimit: '10' }).then((r) => r);
+      await until(async () => (await other.query('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [pid])).rowCount === 1, {
+        what: 'the write waiting on the row lock',
+      });
+      proxy.reset();
+      const res = await answer;
+      expect([res.status, res.headers['retry-after'], res.body.message]).toEqual([503, '2', 'the database cannot be reached; retry later']);
+    } finally {
+      proxy.restore();
+      await other.query('ROLLBACK');
+      await other.end();
+    }
+  });
+});
