@@ -128,6 +128,21 @@ describe('callback delivery when the receiver misbehaves', () => {
     await t.admin('post', '/admin/v1/callbacks/00000000-0000-4000-8000-000000000000/redeliver').expect(404);
   });
 
+  it('folds an outcome again over its destination when another process wrote the destination in between', async () => {
+    rx.answer = (h, _req, res) => (h.path === '/refold' ? res.writeHead(500).end() : res.writeHead(204).end());
+    const { change } = await companyWithCallback(t, p, rx.url('/refold'));
+    const first = await change();
+    await settled(first, 'failed');
+    const failures = async () => (await t.sql<{ failures: number }>('SELECT failures FROM destinations WHERE origin = $1', [new URL(rx.url('/')).origin]))[0].failures;
+    const before = await failures();
+    // Another process's settlements, which this one has not seen: two failures more, a new version.
+    await t.sql('UPDATE destinations SET failures = failures + 2, version = version + 1 WHERE origin = $1', [new URL(rx.url('/')).origin]);
+    const second = await change();
+    await settled(second, 'failed');
+    // Its three failed attempts count on top of the other process's two, none lost or counted over a stale state.
+    expect(await failures()).toBe(before + 2 + 3);
+  });
+
   it('serves the queue dashboard only to the operator (Bearer or Basic)', async () => {
     const none = await t.http().get('/admin/queues').expect(401);
     expect(none.headers['www-authenticate']).toMatch(/^Basic/);

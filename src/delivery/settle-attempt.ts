@@ -44,7 +44,7 @@ export function settleAttempt(state: DestinationState, a: AttemptTimes, skew: nu
 }
 
 /** How an attempt counts for its destination, in PostgreSQL's clock. */
-export function attemptResultOf(a: Omit<AttemptTimes, 'row'>, skew: number): AttemptResult {
+function attemptResultOf(a: Omit<AttemptTimes, 'row'>, skew: number): AttemptResult {
   return { result: breakerResult(a.result.outcome), startedAt: a.startedAt + skew, at: a.answeredAt + skew, error: a.result.error };
 }
 

@@ -11,8 +11,8 @@ import { Batcher } from './batcher.js';
 import { microsKey } from './callback-queue.js';
 import type { SendResult } from './callback-sender.js';
 import { DESTINATION_COLUMNS, DestinationRow, DestinationWrite, saveDestinations, saveParams, stateOf } from './destination-store.js';
-import { newDestination, settleDestination, Transition, WindowConfig, windowConfigOf } from './destination-window.js';
-import { attemptResultOf, settleAttempt, SettledAttempt } from './settle-attempt.js';
+import { newDestination, Transition, WindowConfig, windowConfigOf } from './destination-window.js';
+import { settleAttempt, SettledAttempt } from './settle-attempt.js';
 import { RetryPolicy } from './retry-policy.js';
 
 /** What settlement needs of the callback a worker loaded. */
@@ -71,6 +71,12 @@ const RECORD = `
 
 const READ_DESTINATIONS = `
   SELECT ${DESTINATION_COLUMNS}, (extract(epoch FROM now()) * 1000)::float8 AS now FROM destinations d WHERE d.origin = ANY($1::text[])`;
+
+/** Attempts' outcomes folded into their destinations, and the destinations' writes. */
+interface Folded {
+  settled: SettledAttempt[];
+  writes: Map<string, DestinationWrite>;
+}
 
 /** Times a destination's fold is tried again over a newer version before its outcomes are dropped. */
 const REFOLDS = 10;
@@ -154,8 +160,16 @@ export class Settlement {
   }
 
   private async write(items: Attempt[]): Promise<SettledAttempt[]> {
-    const origins = [...new Set(items.map((i) => i.row.destination))];
-    await this.read(origins.filter((o) => !this.known.has(o)));
+    await this.read([...new Set(items.map((i) => i.row.destination))].filter((o) => !this.known.has(o)));
+    const folded = this.fold(items);
+    const values = [...recordParams(items, folded.settled), ...saveParams(folded.writes)];
+    const { rows } = await this.pool.query<{ origin: string }>({ name: 'settlement-record', text: RECORD, values });
+    await this.refold(this.commit(folded, rows), items);
+    return folded.settled;
+  }
+
+  /** The attempts' outcomes, in order, each over its destination as last folded or known here. */
+  private fold(items: Attempt[]): Folded {
     const writes = new Map<string, DestinationWrite>();
     const settled = items.map((a) => {
       const origin = a.row.destination;
@@ -164,12 +178,14 @@ export class Settlement {
       writes.set(origin, { state: s.destination, version: current.version });
       return s;
     });
-    const { rows } = await this.pool.query<{ origin: string }>({ name: 'settlement-record', text: RECORD, values: [...recordParams(items, settled), ...saveParams(writes)] });
+    return { settled, writes };
+  }
+
+  /** Takes in what was written and logs its circuit transitions; returns the origins written elsewhere meanwhile. */
+  private commit({ settled, writes }: Folded, rows: { origin: string }[]): string[] {
     const saved = this.remember(writes, rows);
     for (const s of settled) if (s.transition && saved.has(s.origin)) this.noteTransition(s.origin, s.transition, s.destination.failures, s.destination.lastError);
-    const missed = origins.filter((o) => !saved.has(o));
-    if (missed.length > 0) await this.refold(missed, items);
-    return settled;
+    return [...writes.keys()].filter((o) => !saved.has(o));
   }
 
   /** Reads destinations into `known`, and PostgreSQL's clock against this process's. */
@@ -191,23 +207,16 @@ export class Settlement {
     return saved;
   }
 
-  /** Folds these destinations' outcomes again over what another process (or an operator's probe) wrote meanwhile. */
+  /**
+   * Folds these destinations' outcomes again over what another process (or an operator's probe)
+   * wrote meanwhile; the attempts and callbacks are written already.
+   */
   private async refold(origins: string[], items: Attempt[]): Promise<void> {
     for (let i = 0; i < REFOLDS && origins.length > 0; i++) {
       await this.read(origins);
-      const writes = new Map<string, DestinationWrite>();
-      const transitions: [string, Transition][] = [];
-      for (const a of items.filter((x) => origins.includes(x.row.destination) && this.known.has(x.row.destination))) {
-        const origin = a.row.destination;
-        const current = writes.get(origin) ?? this.known.get(origin)!;
-        const next = settleDestination(current.state, attemptResultOf(a, this.skew), this.window);
-        if (next.transition) transitions.push([origin, next.transition]);
-        writes.set(origin, { state: next.state, version: current.version });
-      }
-      const { rows } = await this.pool.query<{ origin: string }>({ name: 'settlement-refold', text: saveDestinations(1), values: saveParams(writes) });
-      const saved = this.remember(writes, rows);
-      for (const [origin, t] of transitions) if (saved.has(origin)) this.noteTransition(origin, t, writes.get(origin)!.state.failures, writes.get(origin)!.state.lastError);
-      origins = origins.filter((o) => !saved.has(o) && writes.has(o));
+      const folded = this.fold(items.filter((a) => origins.includes(a.row.destination) && this.known.has(a.row.destination)));
+      const { rows } = await this.pool.query<{ origin: string }>({ name: 'settlement-refold', text: saveDestinations(1), values: saveParams(folded.writes) });
+      origins = this.commit(folded, rows);
     }
     if (origins.length > 0) this.warnings.warn(`outcomes not folded into ${origins.join(', ')}: written by other processes ${REFOLDS} times in a row`);
   }
