@@ -1,4 +1,5 @@
 import { Admission } from '../src/delivery/admission.js';
+import { AdmissionSignal } from '../src/delivery/admission-signal.js';
 import { CallbackQueue } from '../src/delivery/callback-queue.js';
 import { CallbackRelay } from '../src/delivery/callback-relay.js';
 import { DeliveryWorker } from '../src/delivery/delivery-worker.js';
@@ -40,6 +41,37 @@ describe('relay wake-ups', () => {
     await t.sql(`SELECT pg_notify('funding_callbacks', '')`);
     await until(() => rx.on('/notified').length === 1, { what: 'delivered on NOTIFY' });
     expect(rx.on('/notified')[0].headers['webhook-id']).toBe(row.id);
+  });
+
+  it('spaces passes apart under a stream of wake-ups, and runs one after the last of them', async () => {
+    const admission = t.app.get(Admission);
+    const admit = admission.admit.bind(admission);
+    const passes: { start: number; end: number }[] = [];
+    // The real pass, timed.
+    const timed = jest.spyOn(admission, 'admit').mockImplementation(async (conn) => {
+      const start = performance.now();
+      try {
+        return await admit(conn);
+      } finally {
+        passes.push({ start, end: performance.now() });
+      }
+    });
+    try {
+      const signal = t.app.get(AdmissionSignal);
+      let lastWake = 0;
+      for (let i = 0; i < 40; i++) {
+        lastWake = performance.now(); // before: the pass it starts may begin inside wake()
+        signal.wake();
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      await until(() => passes.some((p) => p.start >= lastWake), { what: 'a pass after the last wake-up' });
+      // 5 ms apart (PASS_SPACING_MS); timers fire on whole milliseconds, so a little less is measured.
+      const gaps = passes.slice(1).map((p, i) => p.start - passes[i].end);
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(3);
+      expect(passes.length).toBeLessThan(40);
+    } finally {
+      timed.mockRestore();
+    }
   });
 });
 

@@ -12,6 +12,12 @@ import { CallbackQueue } from './callback-queue.js';
 /** Admission runs at least this often, whatever else wakes it (≤ 1 s: DESIGN.md, invariant 2). */
 export const ADMISSION_INTERVAL_MS = 1000;
 const RECONNECT_MS = 1000;
+/**
+ * The least time between the end of an admission pass and the start of the next. A job costs Redis
+ * and its worker the same whatever it carries; back-to-back passes under a steady flow each
+ * admitted the two or three slots the last settlement freed.
+ */
+const PASS_SPACING_MS = 5;
 /** Any fixed number (migrations use 727_001, retention 727_002): one process at a time leads admission. */
 const ADMISSION_LOCK = 727_003;
 
@@ -36,6 +42,7 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private again = false;
+  private lastPassEnd = 0;
   private stopped = false;
 
   constructor(
@@ -87,7 +94,11 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
     },
   };
 
-  /** An admission pass now, or right after the one under way: wake-ups in a burst coalesce. */
+  /**
+   * An admission pass now, or right after the one under way: wake-ups in a burst coalesce. Passes
+   * start at least PASS_SPACING_MS after the last one ended, so the room that settlements free
+   * meanwhile goes out together, in bigger jobs.
+   */
   private readonly pass = (): void => {
     if (this.stopped || !this.leading) return;
     if (this.running) {
@@ -96,12 +107,17 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
     }
     this.running = (async () => {
       do {
+        const wait = this.lastPassEnd + PASS_SPACING_MS - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         this.again = false;
+        if (this.stopped || !this.leading) break;
         try {
           await this.admission.admit(this.connection());
         } catch (e) {
           this.warnings.warn(`admission pass failed, trying again within a second: ${(e as Error).message}`);
           break;
+        } finally {
+          this.lastPassEnd = performance.now();
         }
       } while (this.again && !this.stopped);
     })().finally(() => {
