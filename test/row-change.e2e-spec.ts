@@ -1,8 +1,10 @@
 import { Client } from 'pg';
+import { DataSource } from 'typeorm';
 import { CallbackMessage } from '../src/callbacks/callback-message.js';
 import { RowChange } from '../src/callbacks/row-change.js';
 import { CallbackEvent } from '../src/callbacks/callback-recorder.js';
 import { Company } from '../src/companies/company.entity.js';
+import { rawPool } from '../src/database/database.js';
 import { Receiver } from './support/receiver.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { companyWithCallback, createPartner, Partner, runIdentity, startTestApp, TestApp, until } from './support/test-app.js';
@@ -81,6 +83,64 @@ describe('one-row changes', () => {
     const [row] = await t.sql<{ credit_status: string; credit_limit: string }>('SELECT credit_status, credit_limit FROM companies WHERE id = $1', [c]);
     expect(row).toEqual({ credit_status: 'closed', credit_limit: '0.00' });
     expect(await callbacksOf(c)).toBe(1);
+  });
+
+  it('reads and writes the changes of requests under way together: two statements for twenty companies', async () => {
+    const companies = await Promise.all(Array.from({ length: 20 }, (_, i) => companyWithCallback(t, p, rx.url(`/together/${i}`))));
+    const pool = rawPool(t.app.get(DataSource));
+    const query = jest.spyOn(pool, 'query');
+    try {
+      const written = await Promise.all(
+        companies.map(({ c }, i) =>
+          t.app.get(RowChange).apply(Company, c, 'Company', (company) => {
+            company.repaymentTermDays = 100 + i;
+            return [eventOf(company)];
+          }),
+        ),
+      );
+      expect(written.map((w) => w.repaymentTermDays)).toEqual(companies.map((_, i) => 100 + i));
+      expect(query.mock.calls.map(([q]) => (q as { name?: string }).name)).toEqual(['row-read-companies', 'row-write-companies']);
+    } finally {
+      query.mockRestore();
+    }
+    for (const [i, { c }] of companies.entries()) {
+      const [row] = await t.sql<{ repayment_term_days: number }>('SELECT repayment_term_days FROM companies WHERE id = $1', [c]);
+      expect([row.repayment_term_days, await callbacksOf(c)]).toEqual([100 + i, 1]);
+    }
+  });
+
+  it('loses no change of a row changed many times at once (each is decided over the one before it)', async () => {
+    const { c } = await companyWithCallback(t, p, rx.url('/increments'));
+    const seen = await Promise.all(
+      Array.from({ length: 24 }, () =>
+        t.app.get(RowChange).apply(Company, c, 'Company', (company) => {
+          company.repaymentTermDays += 1;
+          return [eventOf(company)];
+        }),
+      ),
+    );
+    expect(seen.map((s) => s.repaymentTermDays).sort((a, b) => a - b)).toEqual(Array.from({ length: 24 }, (_, i) => 31 + i));
+    const [row] = await t.sql<{ repayment_term_days: number }>('SELECT repayment_term_days FROM companies WHERE id = $1', [c]);
+    expect([row.repayment_term_days, await callbacksOf(c)]).toEqual([54, 24]);
+  });
+
+  it('fails only the change PostgreSQL refuses when it was written together with others', async () => {
+    const companies = await Promise.all(Array.from({ length: 5 }, (_, i) => companyWithCallback(t, p, rx.url(`/refused-one/${i}`))));
+    const unknownPartner = '00000000-0000-4000-8000-000000000000';
+    const outcomes = await Promise.allSettled(
+      companies.map(({ c }, i) =>
+        t.app.get(RowChange).apply(Company, c, 'Company', (company) => {
+          company.repaymentTermDays = 60 + i;
+          return [eventOf(company, i === 2 ? unknownPartner : company.partnerId)];
+        }),
+      ),
+    );
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(String((outcomes[2] as PromiseRejectedResult).reason)).toMatch(/callbacks_partner_id_fkey/);
+    for (const [i, { c }] of companies.entries()) {
+      const [row] = await t.sql<{ repayment_term_days: number }>('SELECT repayment_term_days FROM companies WHERE id = $1', [c]);
+      expect([row.repayment_term_days, await callbacksOf(c)]).toEqual(i === 2 ? [30, 0] : [60 + i, 1]);
+    }
   });
 
   it('answers 409 and writes nothing when every one of its reads is overtaken', async () => {

@@ -111,3 +111,9 @@ async function warnWithoutAutovacuum(q: { query: (sql: string) => Promise<{ auto
 export function rawPool(db: DataSource): Pool {
   return (db.driver as unknown as { master: Pool }).master;
 }
+
+/** PostgreSQL refused what a statement holds (an invalid value, a violated constraint), as opposed to being out of reach. */
+export function isDataError(e: unknown): boolean {
+  const code = (e as { code?: unknown }).code;
+  return typeof code === 'string' && /^(22|23)/.test(code);
+}

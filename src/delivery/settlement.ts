@@ -4,7 +4,7 @@ import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { rawPool } from '../database/database.js';
+import { isDataError, rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';
 import { AdmissionSignal } from './admission-signal.js';
 import { Batcher } from './batcher.js';
@@ -247,12 +247,6 @@ function recordParams(items: Attempt[], settled: SettledAttempt[]): unknown[] {
     col((_, s) => (s.counts ? 1 : 0)),
     col((a) => a.row.schedule_key),
   ];
-}
-
-/** PostgreSQL refused what a row holds (an invalid value), as opposed to being out of reach. */
-function isDataError(e: unknown): boolean {
-  const code = (e as { code?: unknown }).code;
-  return typeof code === 'string' && /^(22|23)/.test(code);
 }
 
 /** Last resort for one record PostgreSQL refused: keep the attempt and outcome, drop what the receiver sent. */
