@@ -652,19 +652,20 @@ async function latencyScenario(ctx: Ctx): Promise<void> {
   const completed = n / ((performance.now() - start) / 1000); // requests answered and callbacks arrived, per second of the run
   if (process.env.BENCH_DUMP) {
     // Per latency callback, epoch ms: due, API response, committed row's tx start, attempt
-    // started, arrival at the receiver. Finds the stage behind a slow one.
+    // started, arrival at the receiver, the settlement's statement start. Finds the stage behind a slow one.
     const epoch = (t: number) => (performance.timeOrigin + t).toFixed(1);
     const stages = new Map(
       (
         await pg.query(
-          `SELECT c.url, extract(epoch FROM c.created_at) * 1000 AS created, extract(epoch FROM a.started_at) * 1000 AS started
+          `SELECT c.url, extract(epoch FROM c.created_at) * 1000 AS created, extract(epoch FROM a.started_at) * 1000 AS started,
+                  extract(epoch FROM c.delivered_at) * 1000 AS settled
              FROM callbacks c JOIN callback_attempts a ON a.callback_id = c.id WHERE c.url LIKE '%/lat/%'`,
         )
       ).rows.map((r) => [r.url.slice(r.url.lastIndexOf('/') + 1), r]),
     );
     const lines = ids.map((_, i) => {
       const st = stages.get(String(i));
-      return [i, epoch(start + (i * 1000) / rate), epoch(responded[i]), st?.created, st?.started, epoch(rx.arrivals.get(`/lat/${i}`)!)].join(' ');
+      return [i, epoch(start + (i * 1000) / rate), epoch(responded[i]), st?.created, st?.started, epoch(rx.arrivals.get(`/lat/${i}`)!), st?.settled].join(' ');
     });
     writeFileSync(process.env.BENCH_DUMP, lines.join('\n') + '\n');
   }
