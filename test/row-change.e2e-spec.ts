@@ -63,6 +63,34 @@ describe('one-row changes', () => {
     expect(await callbacksOf(c)).toBe(1);
   });
 
+  it('writes other rows while one change waits for a lock another transaction holds on its row', async () => {
+    const [held, free] = await Promise.all([companyWithCallback(t, p, rx.url('/held')), companyWithCallback(t, p, rx.url('/free'))]);
+    const other = new Client({ connectionString: t.config.databaseUrl });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT 1 FROM companies WHERE id = $1 FOR UPDATE', [held.c]);
+      const [{ pid }] = (await other.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
+      const change = (c: string, days: number) =>
+        t.app.get(RowChange).apply(Company, c, 'Company', (company) => {
+          company.repaymentTermDays = days;
+          return [eventOf(company)];
+        });
+      const waiting = change(held.c, 71);
+      await until(async () => (await other.query('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [pid])).rowCount === 1, {
+        what: 'the change of the held row waiting on its lock',
+      });
+      // Written while the held row's change still waits (were it in the same statement, this would wait too).
+      const behind = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the free row's change waited behind the held row's lock")), 5000).unref());
+      expect((await Promise.race([change(free.c, 72), behind])).repaymentTermDays).toBe(72);
+      await other.query('COMMIT');
+      expect((await waiting).repaymentTermDays).toBe(71);
+    } finally {
+      await other.end();
+    }
+    expect([await callbacksOf(held.c), await callbacksOf(free.c)]).toEqual([1, 1]);
+  });
+
   it('writes neither the row nor any callback when a callback cannot be written', async () => {
     const { c } = await companyWithCallback(t, p, rx.url('/atomic'));
     const unknownPartner = '00000000-0000-4000-8000-000000000000';
@@ -99,7 +127,7 @@ describe('one-row changes', () => {
         ),
       );
       expect(written.map((w) => w.repaymentTermDays)).toEqual(companies.map((_, i) => 100 + i));
-      expect(query.mock.calls.map(([q]) => (q as { name?: string }).name)).toEqual(['row-read-companies', 'row-write-companies']);
+      expect(query.mock.calls.map(([q]) => (q as { name?: string }).name)).toEqual(['row-read-companies', 'row-write-companies-together']);
     } finally {
       query.mockRestore();
     }

@@ -20,20 +20,30 @@ export interface RowWrite<T> extends Versioned<T> {
 const MAX_BATCH = 200;
 
 /**
+ * How a statement locks its rows. Together, it never waits: a row another transaction holds is
+ * left out, and its change is written alone, waiting for that lock on a connection of its own (a
+ * lock held for long stalls that row's changes only, not the batches behind it).
+ */
+const TOGETHER = 'FOR NO KEY UPDATE OF t SKIP LOCKED';
+const ALONE = 'FOR NO KEY UPDATE OF t';
+
+/** What became of a change in a batch: written, overtaken by another change of its row, or to be written alone. */
+type Outcome = 'written' | 'overtaken' | 'alone';
+
+/**
  * One table's rows for RowChange, read and written in batches: the reads asked for in one tick go
  * in one statement, and the writes that gather while one is under way go together in the next.
  * Each round trip costs PostgreSQL and this process tens of microseconds of system CPU whatever it
  * carries (docs/architecture.md, "API path"), and a batch commits once.
  *
- * A write statement takes its rows' locks in id order (two processes' batches cannot deadlock),
- * writes each row only over the version read, and inserts the callbacks of the rows it wrote. Each
- * change is still all or nothing: its row and its callbacks are in one statement. A statement
- * PostgreSQL refuses for a value or a constraint is written again change by change, so only the
- * change at fault fails; one it cannot take at all (an outage) fails every change in it.
+ * A write statement writes each row only over the version read and inserts the callbacks of the
+ * rows it wrote: each change is still all or nothing, its row and its callbacks in one statement.
+ * A change whose row another transaction has locked, and every change of a statement PostgreSQL
+ * refuses for a value or a constraint, is written alone, so only the change at fault fails.
  */
 export class RowBatches<T extends ObjectLiteral & { id: string }> {
   private readonly reads = new Batcher<string, Versioned<T> | undefined>((ids) => this.readMany(ids), MAX_BATCH);
-  private readonly writes = new Batcher<RowWrite<T>, PromiseSettledResult<boolean>>((ws) => this.writeMany(ws), MAX_BATCH, { serial: true });
+  private readonly writes = new Batcher<RowWrite<T>, Outcome>((ws) => this.writeMany(ws), MAX_BATCH, { serial: true });
 
   constructor(
     private readonly db: DataSource,
@@ -48,8 +58,8 @@ export class RowBatches<T extends ObjectLiteral & { id: string }> {
   /** Whether the row was written (with its callbacks); false when another change of it came first. */
   async write(w: RowWrite<T>): Promise<boolean> {
     const outcome = await this.writes.call(w);
-    if (outcome.status === 'rejected') throw outcome.reason;
-    return outcome.value;
+    if (outcome === 'alone') return (await this.statement([w], ALONE)).written.has(w.row.id);
+    return outcome === 'written';
   }
 
   private async readMany(ids: string[]): Promise<(Versioned<T> | undefined)[]> {
@@ -76,24 +86,22 @@ export class RowBatches<T extends ObjectLiteral & { id: string }> {
    * One change per row in a statement: a second change of the same row read the same version, so
    * it is overtaken (read and decided again) rather than written over the first.
    */
-  private async writeMany(ws: RowWrite<T>[]): Promise<PromiseSettledResult<boolean>[]> {
+  private async writeMany(ws: RowWrite<T>[]): Promise<Outcome[]> {
     const firsts = new Map<string, RowWrite<T>>();
     for (const w of ws) if (!firsts.has(w.row.id)) firsts.set(w.row.id, w);
-    const going = [...firsts.values()];
-    const outcomes = new Map<RowWrite<T>, PromiseSettledResult<boolean>>();
+    const first = (w: RowWrite<T>) => firsts.get(w.row.id) === w;
+    let done: { written: Set<string>; locked: Set<string> };
     try {
-      const written = await this.writeTogether(going);
-      for (const w of going) outcomes.set(w, { status: 'fulfilled', value: written.has(w.row.id) });
+      done = await this.statement([...firsts.values()], TOGETHER);
     } catch (e) {
       if (!isDataError(e)) throw e;
-      const alone = await Promise.allSettled(going.map(async (w) => (await this.writeTogether([w])).has(w.row.id)));
-      going.forEach((w, i) => outcomes.set(w, alone[i]));
+      return ws.map((w) => (first(w) ? 'alone' : 'overtaken'));
     }
-    return ws.map((w) => outcomes.get(w) ?? { status: 'fulfilled', value: false });
+    return ws.map((w) => (!first(w) ? 'overtaken' : done.written.has(w.row.id) ? 'written' : done.locked.has(w.row.id) ? 'overtaken' : 'alone'));
   }
 
-  /** The rows, each over its version, and the callbacks of those written; returns the ids written. */
-  private async writeTogether(ws: RowWrite<T>[]): Promise<Set<string>> {
+  /** The rows, each over its version, and the callbacks of those written; returns the ids written and those locked. */
+  private async statement(ws: RowWrite<T>[], lock: string): Promise<{ written: Set<string>; locked: Set<string> }> {
     const table = `"${this.meta.tableName}"`;
     const columns = updatableColumns(this.meta);
     const values = ws.map((w) => {
@@ -107,23 +115,23 @@ export class RowBatches<T extends ObjectLiteral & { id: string }> {
       4,
       '($3::uuid[])[e.ord::int] IN (SELECT id FROM written)',
     );
-    const { rows } = await this.pool.query<{ id: string }>({
-      name: `row-write-${this.meta.tableName}`,
+    const { rows } = await this.pool.query<{ id: string; written: boolean }>({
+      name: `row-write-${this.meta.tableName}-${lock === ALONE ? 'alone' : 'together'}`,
       text: `
         WITH input AS (
           SELECT r.*, ($2::text[])[r.ordinality::int]::xid AS row_version
             FROM json_populate_recordset(NULL::${table}, $1::json) WITH ORDINALITY AS r
         ), locked AS (
-          SELECT t.id FROM ${table} t JOIN input i ON i.id = t.id ORDER BY t.id FOR NO KEY UPDATE OF t
+          SELECT t.id FROM ${table} t JOIN input i ON i.id = t.id ${lock}
         ), written AS (
           UPDATE ${table} t SET ${columns.map((c) => `"${c.databaseName}" = i."${c.databaseName}"`).join(', ')}
             FROM input i
            WHERE t.id = i.id AND t.xmin = i.row_version AND t.id IN (SELECT id FROM locked)
           RETURNING t.id
         ), recorded AS (${insert.text})
-        SELECT id FROM written`,
+        SELECT l.id, EXISTS (SELECT 1 FROM written w WHERE w.id = l.id) AS written FROM locked l`,
       values: [JSON.stringify(values), ws.map((w) => w.version), owners, ...insert.values],
     });
-    return new Set(rows.map((r) => r.id));
+    return { written: new Set(rows.filter((r) => r.written).map((r) => r.id)), locked: new Set(rows.map((r) => r.id)) };
   }
 }
