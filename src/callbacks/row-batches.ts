@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import { DataSource, EntityMetadata, ObjectLiteral } from 'typeorm';
 import { updatableColumns } from '../common/transaction.js';
 import { isDataError } from '../database/database.js';
-import { Batcher } from '../delivery/batcher.js';
+import { Batcher } from '../common/batcher.js';
 import { CallbackEvent, callbackRows } from './callback-recorder.js';
 
 /** A row as read, with its version (`xmin`: every UPDATE gives the row a new one). */

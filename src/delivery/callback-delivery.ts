@@ -7,7 +7,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';
 import { SecretBox } from '../partners/secret-box.js';
-import { Batcher } from './batcher.js';
+import { Batcher } from '../common/batcher.js';
 import { microsKey } from './callback-queue.js';
 import { CallbackSender } from './callback-sender.js';
 import { signatureHeader } from './callback-signature.js';

@@ -7,7 +7,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { isDataError, rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';
 import { AdmissionSignal } from './admission-signal.js';
-import { Batcher } from './batcher.js';
+import { Batcher } from '../common/batcher.js';
 import { microsKey } from './callback-queue.js';
 import type { SendResult } from './callback-sender.js';
 import { DESTINATION_COLUMNS, DestinationRow, DestinationWrite, saveDestinations, saveParams, stateOf } from './destination-store.js';

@@ -1,5 +1,5 @@
 /**
- * Coalesces calls made in the same tick into one batch call: with dozens of deliveries in
+ * Coalesces calls made in the same tick into one batch call: with dozens of deliveries (or API changes) in
  * flight, one query for N rows replaces N round-trips. Each caller gets its own result. A
  * `serial` batcher runs one batch at a time: calls made while one runs go together in the next,
  * as soon as it ends (for work whose batches must not pile up, however many ticks ask).
