@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import { DataSource, EntityMetadata, ObjectLiteral } from 'typeorm';
+import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import { updatableColumns } from '../common/transaction.js';
 import { isDataError } from '../database/database.js';
 import { Batcher } from '../common/batcher.js';
@@ -27,6 +28,12 @@ const MAX_BATCH = 200;
 const TOGETHER = 'FOR NO KEY UPDATE OF t SKIP LOCKED';
 const ALONE = 'FOR NO KEY UPDATE OF t';
 
+/** A callback is inserted only with its row ($3 names each callback's row). */
+const WRITTEN_ONLY = '($3::uuid[])[e.ord::int] IN (SELECT id FROM written)';
+
+/** A statement's text and the name it is prepared under. */
+type Sql = { name: string; text: string };
+
 /** What became of a change in a batch: written, overtaken by another change of its row, or to be written alone. */
 type Outcome = 'written' | 'overtaken' | 'alone';
 
@@ -45,11 +52,21 @@ export class RowBatches<T extends ObjectLiteral & { id: string }> {
   private readonly reads = new Batcher<string, Versioned<T> | undefined>((ids) => this.readMany(ids), MAX_BATCH);
   private readonly writes = new Batcher<RowWrite<T>, Outcome>((ws) => this.writeMany(ws), MAX_BATCH, { serial: true });
 
+  private readonly columns: ColumnMetadata[];
+  private readonly readSql: Sql;
+  private readonly together: Sql;
+  private readonly alone: Sql;
+
   constructor(
     private readonly db: DataSource,
     private readonly pool: Pool,
     private readonly meta: EntityMetadata,
-  ) {}
+  ) {
+    this.columns = updatableColumns(meta);
+    this.readSql = { name: `row-read-${meta.tableName}`, text: `SELECT xmin::text AS row_version, * FROM "${meta.tableName}" WHERE id = ANY($1::uuid[])` };
+    this.together = this.writeSql('together', TOGETHER);
+    this.alone = this.writeSql('alone', ALONE);
+  }
 
   read(id: string): Promise<Versioned<T> | undefined> {
     return this.reads.call(id);
@@ -58,16 +75,12 @@ export class RowBatches<T extends ObjectLiteral & { id: string }> {
   /** Whether the row was written (with its callbacks); false when another change of it came first. */
   async write(w: RowWrite<T>): Promise<boolean> {
     const outcome = await this.writes.call(w);
-    if (outcome === 'alone') return (await this.statement([w], ALONE)).written.has(w.row.id);
+    if (outcome === 'alone') return (await this.statement([w], this.alone)).written.has(w.row.id);
     return outcome === 'written';
   }
 
   private async readMany(ids: string[]): Promise<(Versioned<T> | undefined)[]> {
-    const { rows } = await this.pool.query({
-      name: `row-read-${this.meta.tableName}`,
-      text: `SELECT xmin::text AS row_version, * FROM "${this.meta.tableName}" WHERE id = ANY($1::uuid[])`,
-      values: [ids],
-    });
+    const { rows } = await this.pool.query({ ...this.readSql, values: [ids] });
     const byId = new Map(rows.map((r) => [String(r.id).toLowerCase(), r]));
     return ids.map((id) => {
       const found = byId.get(id.toLowerCase());
@@ -92,7 +105,7 @@ export class RowBatches<T extends ObjectLiteral & { id: string }> {
     const first = (w: RowWrite<T>) => firsts.get(w.row.id) === w;
     let done: { written: Set<string>; locked: Set<string> };
     try {
-      done = await this.statement([...firsts.values()], TOGETHER);
+      done = await this.statement([...firsts.values()], this.together);
     } catch (e) {
       if (!isDataError(e)) throw e;
       return ws.map((w) => (first(w) ? 'alone' : 'overtaken'));
@@ -101,22 +114,26 @@ export class RowBatches<T extends ObjectLiteral & { id: string }> {
   }
 
   /** The rows, each over its version, and the callbacks of those written; returns the ids written and those locked. */
-  private async statement(ws: RowWrite<T>[], lock: string): Promise<{ written: Set<string>; locked: Set<string> }> {
-    const table = `"${this.meta.tableName}"`;
-    const columns = updatableColumns(this.meta);
+  private async statement(ws: RowWrite<T>[], sql: Sql): Promise<{ written: Set<string>; locked: Set<string> }> {
     const values = ws.map((w) => {
       const value: Record<string, unknown> = { id: w.row.id };
-      for (const c of columns) value[c.databaseName] = this.db.driver.preparePersistentValue(c.getEntityValue(w.row), c);
+      for (const c of this.columns) value[c.databaseName] = this.db.driver.preparePersistentValue(c.getEntityValue(w.row), c);
       return value;
     });
     const owners = ws.flatMap((w) => w.events.map(() => w.row.id));
-    const insert = callbackRows(
-      ws.flatMap((w) => w.events),
-      4,
-      '($3::uuid[])[e.ord::int] IN (SELECT id FROM written)',
-    );
-    const { rows } = await this.pool.query<{ id: string; written: boolean }>({
-      name: `row-write-${this.meta.tableName}-${lock === ALONE ? 'alone' : 'together'}`,
+    const callbacks = callbackRows(ws.flatMap((w) => w.events), 4, WRITTEN_ONLY).values;
+    const { rows } = await this.pool.query<{ id: string; written: boolean }>({ ...sql, values: [JSON.stringify(values), ws.map((w) => w.version), owners, ...callbacks] });
+    return { written: new Set(rows.filter((r) => r.written).map((r) => r.id)), locked: new Set(rows.map((r) => r.id)) };
+  }
+
+  /**
+   * The write statement, locking its rows `lock`. Parameters: the rows as JSON ($1), their versions
+   * ($2), each callback's row ($3), then the callbacks (callbackRows).
+   */
+  private writeSql(name: string, lock: string): Sql {
+    const table = `"${this.meta.tableName}"`;
+    return {
+      name: `row-write-${this.meta.tableName}-${name}`,
       text: `
         WITH input AS (
           SELECT r.*, ($2::text[])[r.ordinality::int]::xid AS row_version
@@ -124,14 +141,12 @@ export class RowBatches<T extends ObjectLiteral & { id: string }> {
         ), locked AS (
           SELECT t.id FROM ${table} t JOIN input i ON i.id = t.id ${lock}
         ), written AS (
-          UPDATE ${table} t SET ${columns.map((c) => `"${c.databaseName}" = i."${c.databaseName}"`).join(', ')}
+          UPDATE ${table} t SET ${this.columns.map((c) => `"${c.databaseName}" = i."${c.databaseName}"`).join(', ')}
             FROM input i
            WHERE t.id = i.id AND t.xmin = i.row_version AND t.id IN (SELECT id FROM locked)
           RETURNING t.id
-        ), recorded AS (${insert.text})
+        ), recorded AS (${callbackRows([], 4, WRITTEN_ONLY).text})
         SELECT l.id, EXISTS (SELECT 1 FROM written w WHERE w.id = l.id) AS written FROM locked l`,
-      values: [JSON.stringify(values), ws.map((w) => w.version), owners, ...insert.values],
-    });
-    return { written: new Set(rows.filter((r) => r.written).map((r) => r.id)), locked: new Set(rows.map((r) => r.id)) };
+    };
   }
 }
