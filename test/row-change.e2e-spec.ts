@@ -9,6 +9,12 @@ import { Receiver } from './support/receiver.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { companyWithCallback, createPartner, Partner, runIdentity, startTestApp, TestApp, until } from './support/test-app.js';
 
+/** Waits until another backend waits for a lock `holder` holds. */
+async function untilWaitingOn(holder: Client, what: string): Promise<void> {
+  const [{ pid }] = (await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
+  await until(async () => (await holder.query('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [pid])).rowCount === 1, { what });
+}
+
 /** A one-row change (RowChange): read unlocked, written only over the version read, with its callbacks in the same statement. */
 describe('one-row changes', () => {
   let t: TestApp;
@@ -32,6 +38,13 @@ describe('one-row changes', () => {
     ids: { withdrawalId: null, companyId: company.id, limitRequestId: null, loanId: null },
   });
   const callbacksOf = async (c: string) => (await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM callbacks WHERE company_id = $1', [c]))[0].n;
+  const daysOf = async (c: string) => (await t.sql<{ d: number }>('SELECT repayment_term_days AS d FROM companies WHERE id = $1', [c]))[0].d;
+  /** A RowChange of the company's repayment term, with one callback (of `partnerId`, its own unless named). */
+  const setDays = (c: string, days: number, partnerId?: string) =>
+    t.app.get(RowChange).apply(Company, c, 'Company', (company) => {
+      company.repaymentTermDays = days;
+      return [eventOf(company, partnerId)];
+    });
 
   it('decides again over a row another transaction changed between its read and its write, and records its callbacks once', async () => {
     const { c } = await companyWithCallback(t, p, rx.url('/race'));
@@ -47,10 +60,7 @@ describe('one-row changes', () => {
         return [eventOf(company)];
       });
       // The read does not wait for the row lock; the write does, until the other transaction ends.
-      const [{ pid }] = (await other.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
-      await until(async () => (await other.query('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [pid])).rowCount === 1, {
-        what: 'the write waiting on the row lock',
-      });
+      await untilWaitingOn(other, 'the write waiting on the row lock');
       await other.query('COMMIT');
       const written = await change;
       expect(seen).toEqual(['F', 'renamed meanwhile']);
@@ -70,19 +80,11 @@ describe('one-row changes', () => {
     try {
       await other.query('BEGIN');
       await other.query('SELECT 1 FROM companies WHERE id = $1 FOR UPDATE', [held.c]);
-      const [{ pid }] = (await other.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
-      const change = (c: string, days: number) =>
-        t.app.get(RowChange).apply(Company, c, 'Company', (company) => {
-          company.repaymentTermDays = days;
-          return [eventOf(company)];
-        });
-      const waiting = change(held.c, 71);
-      await until(async () => (await other.query('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [pid])).rowCount === 1, {
-        what: 'the change of the held row waiting on its lock',
-      });
+      const waiting = setDays(held.c, 71);
+      await untilWaitingOn(other, 'the change of the held row waiting on its lock');
       // Written while the held row's change still waits (were it in the same statement, this would wait too).
       const behind = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the free row's change waited behind the held row's lock")), 5000).unref());
-      expect((await Promise.race([change(free.c, 72), behind])).repaymentTermDays).toBe(72);
+      expect((await Promise.race([setDays(free.c, 72), behind])).repaymentTermDays).toBe(72);
       await other.query('COMMIT');
       expect((await waiting).repaymentTermDays).toBe(71);
     } finally {
@@ -99,8 +101,7 @@ describe('one-row changes', () => {
       return [eventOf(company), eventOf(company, unknownPartner)];
     });
     await expect(change).rejects.toThrow(/callbacks_partner_id_fkey/);
-    const [row] = await t.sql<{ repayment_term_days: number }>('SELECT repayment_term_days FROM companies WHERE id = $1', [c]);
-    expect(row.repayment_term_days).toBe(30);
+    expect(await daysOf(c)).toBe(30);
     expect(await callbacksOf(c)).toBe(0);
   });
 
@@ -118,23 +119,13 @@ describe('one-row changes', () => {
     const pool = rawPool(t.app.get(DataSource));
     const query = jest.spyOn(pool, 'query');
     try {
-      const written = await Promise.all(
-        companies.map(({ c }, i) =>
-          t.app.get(RowChange).apply(Company, c, 'Company', (company) => {
-            company.repaymentTermDays = 100 + i;
-            return [eventOf(company)];
-          }),
-        ),
-      );
+      const written = await Promise.all(companies.map(({ c }, i) => setDays(c, 100 + i)));
       expect(written.map((w) => w.repaymentTermDays)).toEqual(companies.map((_, i) => 100 + i));
       expect(query.mock.calls.map(([q]) => (q as { name?: string }).name)).toEqual(['row-read-companies', 'row-write-companies-together']);
     } finally {
       query.mockRestore();
     }
-    for (const [i, { c }] of companies.entries()) {
-      const [row] = await t.sql<{ repayment_term_days: number }>('SELECT repayment_term_days FROM companies WHERE id = $1', [c]);
-      expect([row.repayment_term_days, await callbacksOf(c)]).toEqual([100 + i, 1]);
-    }
+    for (const [i, { c }] of companies.entries()) expect([await daysOf(c), await callbacksOf(c)]).toEqual([100 + i, 1]);
   });
 
   it('loses no change of a row changed many times at once (each is decided over the one before it)', async () => {
@@ -148,27 +139,16 @@ describe('one-row changes', () => {
       ),
     );
     expect(seen.map((s) => s.repaymentTermDays).sort((a, b) => a - b)).toEqual(Array.from({ length: 24 }, (_, i) => 31 + i));
-    const [row] = await t.sql<{ repayment_term_days: number }>('SELECT repayment_term_days FROM companies WHERE id = $1', [c]);
-    expect([row.repayment_term_days, await callbacksOf(c)]).toEqual([54, 24]);
+    expect([await daysOf(c), await callbacksOf(c)]).toEqual([54, 24]);
   });
 
   it('fails only the change PostgreSQL refuses when it was written together with others', async () => {
     const companies = await Promise.all(Array.from({ length: 5 }, (_, i) => companyWithCallback(t, p, rx.url(`/refused-one/${i}`))));
     const unknownPartner = '00000000-0000-4000-8000-000000000000';
-    const outcomes = await Promise.allSettled(
-      companies.map(({ c }, i) =>
-        t.app.get(RowChange).apply(Company, c, 'Company', (company) => {
-          company.repaymentTermDays = 60 + i;
-          return [eventOf(company, i === 2 ? unknownPartner : company.partnerId)];
-        }),
-      ),
-    );
+    const outcomes = await Promise.allSettled(companies.map(({ c }, i) => setDays(c, 60 + i, i === 2 ? unknownPartner : undefined)));
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     expect(String((outcomes[2] as PromiseRejectedResult).reason)).toMatch(/callbacks_partner_id_fkey/);
-    for (const [i, { c }] of companies.entries()) {
-      const [row] = await t.sql<{ repayment_term_days: number }>('SELECT repayment_term_days FROM companies WHERE id = $1', [c]);
-      expect([row.repayment_term_days, await callbacksOf(c)]).toEqual(i === 2 ? [30, 0] : [60 + i, 1]);
-    }
+    for (const [i, { c }] of companies.entries()) expect([await daysOf(c), await callbacksOf(c)]).toEqual(i === 2 ? [30, 0] : [60 + i, 1]);
   });
 
   it('answers 409 and writes nothing when every one of its reads is overtaken', async () => {
@@ -233,11 +213,8 @@ describe('a one-row change whose connection is reset', () => {
     try {
       await other.query('BEGIN');
       await other.query('SELECT 1 FROM companies WHERE id = $1 FOR UPDATE', [c]);
-      const [{ pid }] = (await other.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
       const answer = t.admin('patch', `/admin/v1/companies/${c}/credit`, { creditLimit: '10' }).then((r) => r);
-      await until(async () => (await other.query('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [pid])).rowCount === 1, {
-        what: 'the write waiting on the row lock',
-      });
+      await untilWaitingOn(other, 'the write waiting on the row lock');
       proxy.reset();
       const res = await answer;
       expect([res.status, res.headers['retry-after'], res.body.message]).toEqual([503, '2', 'the database cannot be reached; retry later']);
