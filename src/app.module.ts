@@ -11,7 +11,7 @@ import { Settlement } from './delivery/settlement.js';
 import { CallbackRecorder } from './callbacks/callback-recorder.js';
 import { RowChange } from './callbacks/row-change.js';
 import { CallbackRelay } from './delivery/callback-relay.js';
-import { CallbackSender, DNS_LOOKUP } from './delivery/callback-sender.js';
+import { CallbackSender, DNS_LOOKUP } from './egress/callback-sender.js';
 import { CallbackUrlValidator } from './callbacks/callback-url.validator.js';
 import { CallbacksAdminController } from './callbacks/callbacks-admin.controller.js';
 import { CallbacksAdminService } from './callbacks/callbacks-admin.service.js';

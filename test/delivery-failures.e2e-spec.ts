@@ -1,6 +1,6 @@
 import dns from 'node:dns';
 import { Webhook } from 'standardwebhooks';
-import { DNS_LOOKUP } from '../src/delivery/callback-sender.js';
+import { DNS_LOOKUP } from '../src/egress/callback-sender.js';
 import { Receiver } from './support/receiver.js';
 import { companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
 

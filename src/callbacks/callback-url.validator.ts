@@ -2,8 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import dns from 'node:dns';
 import { invalidProperty } from '../common/domain-error.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { DNS_LOOKUP } from '../delivery/callback-sender.js';
-import { GuardOptions, LookupAll, resolveCallbackUrl } from '../url-guard/destination-guard.js';
+import { DNS_LOOKUP } from '../egress/callback-sender.js';
+import { GuardOptions, LookupAll, resolveCallbackUrl } from '../egress/destination-guard.js';
 
 /** Registration-time check of a callback URL property (the connect-time check is the sender's). */
 @Injectable()

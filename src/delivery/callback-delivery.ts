@@ -9,7 +9,7 @@ import { Metrics } from '../metrics/metrics.js';
 import { SecretBox } from '../partners/secret-box.js';
 import { Batcher } from '../common/batcher.js';
 import { microsKey } from './callback-queue.js';
-import { CallbackSender } from './callback-sender.js';
+import { CallbackSender } from '../egress/callback-sender.js';
 import { signatureHeader } from './callback-signature.js';
 import { SettledAttempt } from './settle-attempt.js';
 import { Settlement, SettlingRow } from './settlement.js';

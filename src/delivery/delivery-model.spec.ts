@@ -5,10 +5,10 @@
  */
 import fc from 'fast-check';
 import { Budget, Candidate, planAdmission, riskySlots } from './admission-plan.js';
-import type { SendResult } from './callback-sender.js';
+import type { AttemptOutcome, SendResult } from '../egress/callback-sender.js';
 import { DestinationState, isProven, newDestination, PROVEN_FOR_MS, roomOf, WindowConfig } from './destination-window.js';
 import { settleAttempt } from './settle-attempt.js';
-import { AttemptOutcome, RetryPolicy } from './retry-policy.js';
+import { RetryPolicy } from './retry-policy.js';
 
 const cfg: WindowConfig = { initial: 2, max: 4, threshold: 3, probe: { first: 1000, last: 4000 } };
 const SCHEDULE = [1000, 2000, 4000];

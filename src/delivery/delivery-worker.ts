@@ -9,7 +9,7 @@ import { createRedis, redisNamespace, RedisConnection } from '../database/redis.
 import { AdmissionSignal } from './admission-signal.js';
 import { CallbackDelivery } from './callback-delivery.js';
 import { CALLBACK_QUEUE, DeliverJobData } from './callback-queue.js';
-import { CallbackSender } from './callback-sender.js';
+import { CallbackSender } from '../egress/callback-sender.js';
 import { DeliverySlots } from './delivery-slots.js';
 import { WorkerRegistry } from './worker-registry.js';
 

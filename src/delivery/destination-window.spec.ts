@@ -1,8 +1,8 @@
 import { planAdmission } from './admission-plan.js';
-import { safeText } from './callback-sender.js';
+import { AttemptOutcome, safeText } from '../egress/callback-sender.js';
 import { circuitOf, DestinationState, newDestination, roomOf, settleDestination, WindowConfig } from './destination-window.js';
 import { breakerResult, settleAttempt } from './settle-attempt.js';
-import { AttemptOutcome, RetryPolicy } from './retry-policy.js';
+import { RetryPolicy } from './retry-policy.js';
 
 const cfg: WindowConfig = { initial: 2, max: 40, threshold: 3, probe: { first: 1000, last: 8000 } };
 const fresh = newDestination(cfg);

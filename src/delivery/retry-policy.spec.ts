@@ -1,4 +1,5 @@
-import { AttemptOutcome, parseRetryAfter, RetryPolicy } from './retry-policy.js';
+import type { AttemptOutcome } from '../egress/callback-sender.js';
+import { parseRetryAfter, RetryPolicy } from './retry-policy.js';
 
 const S = 1000;
 const SCHEDULE = [5 * S, 300 * S, 1800 * S, 7200 * S, 18000 * S, 36000 * S, 36000 * S];

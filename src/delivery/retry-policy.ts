@@ -1,10 +1,4 @@
-/** What one delivery attempt came to, by type: retry decisions never match on message text. */
-export type AttemptOutcome =
-  | { kind: 'success' }
-  | { kind: 'http'; statusCode: number; retryAfter?: string | null }
-  | { kind: 'timeout' }
-  | { kind: 'network' }
-  | { kind: 'refused' };
+import type { AttemptOutcome } from '../egress/callback-sender.js';
 
 export type Decision = { action: 'delivered' } | { action: 'retry'; delayMs: number } | { action: 'fail' };
 

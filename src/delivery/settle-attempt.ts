@@ -1,6 +1,6 @@
-import type { SendResult } from './callback-sender.js';
+import type { AttemptOutcome, SendResult } from '../egress/callback-sender.js';
 import { AttemptResult, BreakerResult, DestinationState, settleDestination, Transition, WindowConfig } from './destination-window.js';
-import { AttemptOutcome, RetryPolicy } from './retry-policy.js';
+import { RetryPolicy } from './retry-policy.js';
 
 /** What one attempt comes to for its callback and its destination. */
 export interface SettledAttempt {

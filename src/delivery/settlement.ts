@@ -9,7 +9,7 @@ import { Metrics } from '../metrics/metrics.js';
 import { AdmissionSignal } from './admission-signal.js';
 import { Batcher } from '../common/batcher.js';
 import { microsKey } from './callback-queue.js';
-import type { SendResult } from './callback-sender.js';
+import type { SendResult } from '../egress/callback-sender.js';
 import { DESTINATION_COLUMNS, DestinationRow, DestinationWrite, saveDestinations, saveParams, stateOf } from './destination-store.js';
 import { newDestination, Transition, WindowConfig, windowConfigOf } from './destination-window.js';
 import { settleAttempt, SettledAttempt } from './settle-attempt.js';

@@ -8,8 +8,15 @@ import https from 'node:https';
 import type { Socket } from 'node:net';
 import tls from 'node:tls';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { assertDestinationAllowed, checkConnectedAddress, DestinationRefused, GuardOptions, guardedLookup } from '../url-guard/destination-guard.js';
-import { AttemptOutcome } from './retry-policy.js';
+import { assertDestinationAllowed, checkConnectedAddress, DestinationRefused, GuardOptions, guardedLookup } from './destination-guard.js';
+
+/** What one delivery attempt came to, by type: retry decisions never match on message text. */
+export type AttemptOutcome =
+  | { kind: 'success' }
+  | { kind: 'http'; statusCode: number; retryAfter?: string | null }
+  | { kind: 'timeout' }
+  | { kind: 'network' }
+  | { kind: 'refused' };
 
 export interface SendResult {
   outcome: AttemptOutcome;
