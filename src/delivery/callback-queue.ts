@@ -74,8 +74,8 @@ export class CallbackQueue implements OnApplicationShutdown {
   }
 
   /**
-   * Drops jobs a v1 deployment left behind (kept completed and failed jobs, delayed retries): an
-   * add whose id is still there would be ignored, leaving its callback to wait for its lease.
+   * Drops jobs a v1 deployment left behind (kept completed and failed jobs, delayed retries of up
+   * to 28 h): their callbacks are rows in PostgreSQL now, and Redis holds only work to do now.
    */
   async dropLegacyJobs(): Promise<void> {
     for (const state of ['completed', 'failed', 'delayed'] as const) {
