@@ -3,7 +3,7 @@ import { DataSource, EntityMetadata, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import { updatableColumns } from '../common/transaction.js';
 import { isDataError } from '../database/database.js';
-import { Batcher } from '../common/batcher.js';
+import { Batcher, SerialBatcher } from '../common/batcher.js';
 import { CallbackEvent, callbackRows } from './callback-recorder.js';
 
 /** A row as read, with its version (`xmin`: every UPDATE gives the row a new one). */
@@ -50,7 +50,7 @@ type Outcome = 'written' | 'overtaken' | 'alone';
  */
 export class RowBatches<T extends ObjectLiteral & { id: string }> {
   private readonly reads = new Batcher<string, Versioned<T> | undefined>((ids) => this.readMany(ids), MAX_BATCH);
-  private readonly writes = new Batcher<RowWrite<T>, Outcome>((ws) => this.writeMany(ws), MAX_BATCH, { serial: true });
+  private readonly writes = new SerialBatcher<RowWrite<T>, Outcome>((ws) => this.writeMany(ws), MAX_BATCH);
 
   private readonly columns: ColumnMetadata[];
   private readonly readSql: Sql;

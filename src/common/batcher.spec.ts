@@ -1,4 +1,4 @@
-import { Batcher } from './batcher.js';
+import { Batcher, SerialBatcher } from './batcher.js';
 
 describe('Batcher', () => {
   it('runs calls made in the same tick as one batch and hands each caller its own result', async () => {
@@ -28,7 +28,7 @@ describe('Batcher', () => {
       if (xs.includes(1)) await held;
       return xs;
     });
-    const b = new Batcher(run, 500, { serial: true });
+    const b = new SerialBatcher(run, 500);
     const first = b.call(1);
     await new Promise((r) => setImmediate(r));
     const later = [b.call(2), b.call(3)];

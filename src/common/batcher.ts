@@ -1,46 +1,62 @@
+interface Pending<In, Out> {
+  input: In;
+  resolve: (o: Out) => void;
+  reject: (e: unknown) => void;
+}
+
 /**
  * Coalesces calls made in the same tick into one batch call: with dozens of deliveries (or API changes) in
- * flight, one query for N rows replaces N round-trips. Each caller gets its own result. A
- * `serial` batcher runs one batch at a time: calls made while one runs go together in the next,
- * as soon as it ends (for work whose batches must not pile up, however many ticks ask).
+ * flight, one query for N rows replaces N round-trips. Each caller gets its own result.
  */
 export class Batcher<In, Out> {
-  private pending: { input: In; resolve: (o: Out) => void; reject: (e: unknown) => void }[] = [];
+  protected pending: Pending<In, Out>[] = [];
   private scheduled = false;
-  private running = false;
 
   constructor(
     private readonly run: (inputs: In[]) => Promise<Out[]>,
     private readonly maxBatch = 500,
-    private readonly options: { serial?: boolean } = {},
   ) {}
 
   call(input: In): Promise<Out> {
     return new Promise<Out>((resolve, reject) => {
       this.pending.push({ input, resolve, reject });
-      if (this.pending.length >= this.maxBatch) this.flush();
+      if (this.pending.length >= this.maxBatch) void this.flush();
       else if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => this.flush());
+        setImmediate(() => {
+          this.scheduled = false;
+          void this.flush();
+        });
       }
     });
   }
 
-  private flush(): void {
-    this.scheduled = false;
-    // Serial: the batch under way flushes what gathered meanwhile when it ends.
-    if (this.options.serial && this.running) return;
-    const batch = this.pending.splice(0, this.options.serial ? this.maxBatch : this.pending.length);
+  /** Runs what has gathered, up to maxBatch, as one batch; resolves once its callers have their results. */
+  protected async flush(): Promise<void> {
+    const batch = this.pending.splice(0, this.maxBatch);
     if (batch.length === 0) return;
+    await this.run(batch.map((b) => b.input)).then(
+      (outs) => batch.forEach((b, i) => b.resolve(outs[i])),
+      (e) => batch.forEach((b) => b.reject(e)),
+    );
+  }
+}
+
+/**
+ * A batcher that runs one batch at a time: calls made while one runs go together in the next, as
+ * soon as it ends (for work whose batches must not pile up, however many ticks ask).
+ */
+export class SerialBatcher<In, Out> extends Batcher<In, Out> {
+  private running = false;
+
+  protected override async flush(): Promise<void> {
+    if (this.running) return;
     this.running = true;
-    this.run(batch.map((b) => b.input))
-      .then(
-        (outs) => batch.forEach((b, i) => b.resolve(outs[i])),
-        (e) => batch.forEach((b) => b.reject(e)),
-      )
-      .finally(() => {
-        this.running = false;
-        if (this.options.serial && this.pending.length > 0) this.flush();
-      });
+    try {
+      await super.flush();
+    } finally {
+      this.running = false;
+    }
+    if (this.pending.length > 0) void this.flush();
   }
 }

@@ -7,7 +7,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { isDataError, rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';
 import { AdmissionSignal } from './admission-signal.js';
-import { Batcher } from '../common/batcher.js';
+import { SerialBatcher } from '../common/batcher.js';
 import { microsKey } from './callback-queue.js';
 import type { SendResult } from '../egress/callback-sender.js';
 import { DESTINATION_COLUMNS, DestinationRow, DestinationWrite, saveDestinations, saveParams, stateOf } from './destination-store.js';
@@ -113,7 +113,7 @@ export class Settlement {
    * One batch at a time in this process: the attempts answered meanwhile go together in the next
    * (a busy destination's settlements would otherwise queue up on its row lock one by one).
    */
-  private readonly batches = new Batcher<Attempt, SettledAttempt>((items) => this.settleMany(items), 500, { serial: true });
+  private readonly batches = new SerialBatcher<Attempt, SettledAttempt>((items) => this.settleMany(items), 500);
 
   constructor(
     @InjectDataSource() db: DataSource,
