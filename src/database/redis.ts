@@ -41,18 +41,25 @@ function connect(url: string, options: RedisOptions, cluster: ClusterOptions = {
   return new Cluster(nodes, { ...cluster, redisOptions: { ...shared, ...options } });
 }
 
+/** How a connection's commands behave while Redis is unreachable. */
+export type RedisPatience = Pick<RedisOptions, 'maxRetriesPerRequest' | 'enableOfflineQueue'>;
+
+/** Commands wait in ioredis' offline queue until Redis is back: BullMQ workers need this (blocking commands). */
+export const WAIT_FOR_REDIS: RedisPatience = { maxRetriesPerRequest: null, enableOfflineQueue: true };
+
 /**
- * BullMQ workers need maxRetriesPerRequest: null (blocking commands), and no ioredis keyPrefix
- * (BullMQ refuses it; our namespace is BullMQ's `prefix`). Producers pass `failFast` so a
- * command fails at once while Redis is unreachable instead of waiting in ioredis' offline
- * queue: the relay then rolls back and tries again later.
- *
- * On a cluster, the offline queue that failFast turns off is the cluster's own; each node
- * connection keeps its own, since a cluster opens node connections lazily with a command waiting.
+ * Commands fail at once while Redis is unreachable, for producers that hand the work back and try
+ * again later (the relay releases what it admitted). On a cluster the offline queue turned off is
+ * the cluster's own; each node connection keeps its own, since a cluster opens node connections
+ * lazily with a command waiting.
  */
-export function createRedis(url: string, name: string, failFast = false): RedisConnection {
-  const node: RedisOptions = failFast ? { connectionName: name, maxRetriesPerRequest: 1 } : { connectionName: name, maxRetriesPerRequest: null };
-  const redis = redisSeeds(url).length > 1 ? connect(url, node, { enableOfflineQueue: !failFast }) : connect(url, { ...node, enableOfflineQueue: !failFast });
+export const FAIL_FAST: RedisPatience = { maxRetriesPerRequest: 1, enableOfflineQueue: false };
+
+/** A named connection, without an ioredis keyPrefix (BullMQ refuses it; our namespace is BullMQ's `prefix`). */
+export function createRedis(url: string, name: string, patience: RedisPatience = WAIT_FOR_REDIS): RedisConnection {
+  const { enableOfflineQueue, ...retries } = patience;
+  const node: RedisOptions = { connectionName: name, ...retries };
+  const redis = redisSeeds(url).length > 1 ? connect(url, node, { enableOfflineQueue }) : connect(url, { ...node, enableOfflineQueue });
   redis.on('error', () => undefined); // reconnects by itself; callers see failures on their commands
   return redis;
 }

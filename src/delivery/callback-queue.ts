@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { createRedis, redisNamespace, RedisConnection } from '../database/redis.js';
+import { createRedis, FAIL_FAST, redisNamespace, RedisConnection } from '../database/redis.js';
 
 /**
  * The queue name is part of the data in Redis: renaming it strands queued jobs, so it is frozen
@@ -57,8 +57,8 @@ export class CallbackQueue implements OnApplicationShutdown {
   private readonly redis: RedisConnection;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    // failFast: while Redis is unreachable an add fails at once, and admission hands the rows back.
-    this.redis = createRedis(config.redisUrl, `${config.queuePrefix}-queue`, true);
+    // FAIL_FAST: while Redis is unreachable an add fails at once, and admission hands the rows back.
+    this.redis = createRedis(config.redisUrl, `${config.queuePrefix}-queue`, FAIL_FAST);
     this.queue = new Queue<DeliverJobData>(CALLBACK_QUEUE, { connection: this.redis, prefix: redisNamespace(config.queuePrefix) });
     this.queue.on('error', () => undefined);
   }

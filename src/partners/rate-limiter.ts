@@ -1,6 +1,6 @@
 import { HttpException, Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { createRedis, redisNamespace, RedisConnection } from '../database/redis.js';
+import { createRedis, FAIL_FAST, redisNamespace, RedisConnection } from '../database/redis.js';
 
 /** Requests per second a partner may make (across all API processes: the count lives in Redis). */
 export const PARTNER_RATE_LIMIT = Symbol('PARTNER_RATE_LIMIT');
@@ -18,7 +18,7 @@ export class RateLimiter implements OnModuleDestroy {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(PARTNER_RATE_LIMIT) private readonly perSecond: number,
   ) {
-    this.redis = createRedis(config.redisUrl, `${config.queuePrefix}-ratelimit`, true);
+    this.redis = createRedis(config.redisUrl, `${config.queuePrefix}-ratelimit`, FAIL_FAST);
   }
 
   async check(partnerId: string): Promise<void> {
