@@ -1,5 +1,6 @@
 import http from 'node:http';
 import net, { AddressInfo } from 'node:net';
+import tls from 'node:tls';
 import { AppConfig, loadConfig } from '../config/app-config.js';
 import { CallbackSender } from './callback-sender.js';
 
@@ -30,6 +31,53 @@ async function receiver(handler: (req: http.IncomingMessage, res: http.ServerRes
     close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
 }
+
+/** A forward proxy on 127.0.0.1 that opens CONNECT tunnels; `connects` lists the targets asked for. */
+async function connectProxy() {
+  const connects: string[] = [];
+  const tunnels: net.Socket[] = [];
+  const proxy = http.createServer();
+  proxy.on('connect', (req, client: net.Socket, head) => {
+    connects.push(req.url!);
+    tunnels.push(client);
+    const at = req.url!.lastIndexOf(':');
+    const host = req.url!.slice(0, at).replace(/^\[|\]$/g, '');
+    const upstream = net.connect(Number(req.url!.slice(at + 1)), host, () => {
+      client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      upstream.write(head);
+      upstream.pipe(client).pipe(upstream);
+    });
+    upstream.on('error', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+  });
+  await new Promise<void>((res) => proxy.listen(0, '127.0.0.1', res));
+  return {
+    connects,
+    url: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    close: () => {
+      tunnels.forEach((t) => t.destroy());
+      return new Promise((res) => proxy.close(res));
+    },
+  };
+}
+
+/** A self-signed certificate for partner.example (openssl req -x509 … -days 36500): no client trusts it. */
+const PARTNER_KEY = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg3HYQFQ72GF/6gIsj
+vcA4FI0DoRkG03xXo5/duMo6mjKhRANCAAS5ITfP9qnXg3exd1A8MVvrHmhbITBp
+qSavzhKZCtexWJAPcbWYdEmHIkm6Y/g4LkGP+dNlKP+UBTfwOh8lxQ55
+-----END PRIVATE KEY-----`;
+const PARTNER_CERT = `-----BEGIN CERTIFICATE-----
+MIIBpjCCAU2gAwIBAgIULOZzhptpLOx1gBwxOrvPnGiijxIwCgYIKoZIzj0EAwIw
+GjEYMBYGA1UEAwwPcGFydG5lci5leGFtcGxlMCAXDTI2MTEyNTE0NTQwMVoYDzIx
+MjYxMTAxMTQ1NDAxWjAaMRgwFgYDVQQDDA9wYXJ0bmVyLmV4YW1wbGUwWTATBgcq
+hkjOPQIBBggqhkjOPQMBBwNCAAS5ITfP9qnXg3exd1A8MVvrHmhbITBpqSavzhKZ
+CtexWJAPcbWYdEmHIkm6Y/g4LkGP+dNlKP+UBTfwOh8lxQ55o28wbTAdBgNVHQ4E
+FgQUeS2T3ev7yFi1HvKBGxHq7c2j3SAwHwYDVR0jBBgwFoAUeS2T3ev7yFi1HvKB
+GxHq7c2j3SAwDwYDVR0TAQH/BAUwAwEB/zAaBgNVHREEEzARgg9wYXJ0bmVyLmV4
+YW1wbGUwCgYIKoZIzj0EAwIDRwAwRAIgMhLtn3yg/FYR+81DO/H59XLYJCABdPkc
+3ZlfG881SC0CICQ6B8I8i94KC/iBnwo6AokNbk0qIoeWH6zACTg5K5+a
+-----END CERTIFICATE-----`;
 
 function config(env: Record<string, string> = {}): AppConfig {
   return loadConfig({ ADMIN_TOKEN: 'x'.repeat(20), CALLBACK_ALLOW_HTTP: 'true', CALLBACK_ALLOW_PRIVATE_TARGETS: 'true', ...env });
@@ -112,34 +160,36 @@ describe('CallbackSender', () => {
 
   it('sends through CALLBACK_PROXY_URL with a CONNECT tunnel to the vetted address', async () => {
     const r = await receiver((_, res) => res.writeHead(200).end('ok'));
-    const connects: string[] = [];
-    const proxy = http.createServer();
-    const tunnels: { destroy(): void }[] = [];
-    proxy.on('connect', (req, client, head) => {
-      connects.push(req.url!);
-      tunnels.push(client);
-      const at = req.url!.lastIndexOf(':');
-      const host = req.url!.slice(0, at).replace(/^\[|\]$/g, '');
-      const upstream = net.connect(Number(req.url!.slice(at + 1)), host, () => {
-        client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-        upstream.write(head);
-        upstream.pipe(client).pipe(upstream);
-      });
-      upstream.on('error', () => client.destroy());
-    });
-    await new Promise<void>((res) => proxy.listen(0, '127.0.0.1', res));
-    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const proxy = await connectProxy();
     const target = r.url().replace('127.0.0.1', 'localhost');
-    const sender = make({ CALLBACK_PROXY_URL: proxyUrl });
+    const sender = make({ CALLBACK_PROXY_URL: proxy.url });
     const result = await sender.send({ url: target, ...REQ });
     expect(result).toMatchObject({ statusCode: 200, responseBody: 'ok' });
-    expect(connects).toHaveLength(1);
-    expect(connects[0]).toMatch(/^(127\.0\.0\.1|\[::1\]):\d+$/); // the resolved address, not the name
+    expect(proxy.connects).toHaveLength(1);
+    expect(proxy.connects[0]).toMatch(/^(127\.0\.0\.1|\[::1\]):\d+$/); // the resolved address, not the name
     expect(r.hits[0].body).toBe(REQ.body);
     sender.close();
-    tunnels.forEach((t) => t.destroy());
-    await new Promise((res) => proxy.close(res));
+    await proxy.close();
     await r.close();
+  });
+
+  it('runs HTTPS inside the proxy tunnel, with the partner host name for SNI and the certificate check', async () => {
+    const names: string[] = [];
+    const tlsServer = tls.createServer({ key: PARTNER_KEY, cert: PARTNER_CERT, SNICallback: (name, cb) => (names.push(name), cb(null, undefined)) });
+    await new Promise<void>((res) => tlsServer.listen(0, '127.0.0.1', res));
+    const port = (tlsServer.address() as AddressInfo).port;
+    const proxy = await connectProxy();
+    const lookup = ((_host: string, _opts: unknown, cb: (e: null, a: { address: string; family: number }[]) => void) => cb(null, [{ address: '127.0.0.1', family: 4 }])) as never;
+    const sender = make({ CALLBACK_PROXY_URL: proxy.url }, lookup);
+    const result = await sender.send({ url: `https://partner.example:${port}/cb`, ...REQ });
+    expect(proxy.connects).toEqual([`127.0.0.1:${port}`]);
+    expect(names).toEqual(['partner.example']);
+    // Its certificate is self-signed: refused, so certificates are checked inside the tunnel.
+    expect(result).toMatchObject({ outcome: { kind: 'network' }, statusCode: null });
+    expect(result.error).toMatch(/SELF_SIGNED_CERT/);
+    sender.close();
+    await proxy.close();
+    await new Promise((res) => tlsServer.close(res));
   });
 
   describe('destination check, before any connection', () => {

@@ -48,14 +48,27 @@ interface Egress {
   client: Got;
 }
 
+type TunnelOptions = http.ClientRequestArgs & tls.ConnectionOptions;
+type Connected = (err: Error | null, socket?: Socket) => void;
+/** What runs in the tunnel the proxy opened: plain HTTP as it is, HTTPS inside TLS to the partner. */
+type OverTunnel = (socket: Socket, options: TunnelOptions, host: string, callback: Connected) => void;
+
+const plainHttp: OverTunnel = (socket, _options, _host, callback) => callback(null, socket);
+
+const overTls: OverTunnel = (socket, options, host, callback) => {
+  const secureSocket = tls.connect({ ...options, socket, servername: options.servername ?? host });
+  secureSocket.once('secureConnect', () => callback(null, secureSocket));
+  secureSocket.once('error', callback);
+};
+
 /**
  * Opens every connection through CONNECT to the proxy, asking for the address our guarded
  * lookup vetted (not the host name), so the proxy cannot be steered to a private address by
  * DNS either. The proxy is trusted to connect where it is asked. TLS to the partner runs inside
  * the tunnel with the partner's host name for SNI and certificate checks.
  */
-function tunnelConnection(proxy: URL, lookup: Lookup, secure: boolean, localAddress: string | undefined) {
-  return (options: http.ClientRequestArgs & tls.ConnectionOptions, callback: (err: Error | null, socket?: Socket) => void) => {
+function tunnelConnection(proxy: URL, lookup: Lookup, localAddress: string | undefined, over: OverTunnel) {
+  return (options: TunnelOptions, callback: Connected) => {
     const host = String(options.host ?? options.hostname).replace(/^\[|\]$/g, '');
     const port = Number(options.port);
     lookup(host, {}, (err, address) => {
@@ -75,10 +88,7 @@ function tunnelConnection(proxy: URL, lookup: Lookup, secure: boolean, localAddr
           socket.destroy();
           return callback(new Error(`proxy refused CONNECT ${target}: ${res.statusCode}`));
         }
-        if (!secure) return callback(null, socket);
-        const secureSocket = tls.connect({ ...options, socket, servername: options.servername ?? host });
-        secureSocket.once('secureConnect', () => callback(null, secureSocket));
-        secureSocket.once('error', callback);
+        over(socket, options, host, callback);
       });
       req.once('error', callback);
       req.end();
@@ -104,8 +114,8 @@ export class CallbackSender {
       const common = { keepAlive: true, maxSockets: 256, scheduling: 'lifo' as const, lookup: vetted as never, localAddress };
       const agents = { http: new http.Agent(common), https: new https.Agent(common) };
       if (proxy) {
-        Object.assign(agents.http, { createConnection: tunnelConnection(proxy, vetted, false, localAddress) });
-        Object.assign(agents.https, { createConnection: tunnelConnection(proxy, vetted, true, localAddress) });
+        Object.assign(agents.http, { createConnection: tunnelConnection(proxy, vetted, localAddress, plainHttp) });
+        Object.assign(agents.https, { createConnection: tunnelConnection(proxy, vetted, localAddress, overTls) });
       }
       const client = got.extend({
         agent: agents,
