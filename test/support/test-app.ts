@@ -74,6 +74,14 @@ export async function startTestApp(
         return typeof value === 'function' ? (...args: unknown[]) => checked(value.apply(agent, args), contract) : value;
       },
     });
+  // The test's own session, one query at a time (pg@9 refuses a query while another runs on a
+  // client); a session, so a SET or an advisory lock holds from one call to the next.
+  let last: Promise<unknown> = Promise.resolve();
+  const oneAtATime = <R>(query: () => Promise<R>): Promise<R> => {
+    const run = last.then(query);
+    last = run.catch(() => undefined);
+    return run;
+  };
   return {
     app,
     config,
@@ -81,7 +89,7 @@ export async function startTestApp(
     http,
     admin: (method, path, body) => send(`Bearer ${ADMIN_TOKEN}`, method, path, body),
     as: (apiKey, method, path, body) => send(`Bearer ${apiKey}`, method, path, body),
-    sql: async (text, params) => (await pg.query(text, params as unknown[])).rows,
+    sql: (text, params) => oneAtATime(() => pg.query(text, params as unknown[])).then((r) => r.rows),
     close: async () => {
       await app.close();
       await pg.end();
