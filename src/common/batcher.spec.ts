@@ -21,6 +21,16 @@ describe('Batcher', () => {
     await expect(Promise.all([b.call(0), b.call(5)])).rejects.toThrow('boom');
   });
 
+  it('rejects the callers of a batch whose run throws before it returns a promise, and goes on', async () => {
+    const run = jest.fn((xs: number[]) => {
+      if (xs.includes(0)) throw new Error('at once');
+      return Promise.resolve(xs);
+    });
+    const b = new SerialBatcher(run, 500);
+    await expect(b.call(0)).rejects.toThrow('at once');
+    expect(await b.call(7)).toBe(7);
+  });
+
   it('serial: runs one batch at a time, and the calls made meanwhile together right after it', async () => {
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));

@@ -31,14 +31,19 @@ export class Batcher<In, Out> {
     });
   }
 
-  /** Runs what has gathered, up to maxBatch, as one batch; resolves once its callers have their results. */
+  /**
+   * Runs what has gathered, up to maxBatch, as one batch; resolves (never rejects) once its callers
+   * have their results or its error.
+   */
   protected async flush(): Promise<void> {
     const batch = this.pending.splice(0, this.maxBatch);
     if (batch.length === 0) return;
-    await this.run(batch.map((b) => b.input)).then(
-      (outs) => batch.forEach((b, i) => b.resolve(outs[i])),
-      (e) => batch.forEach((b) => b.reject(e)),
-    );
+    await Promise.resolve(batch.map((b) => b.input))
+      .then(this.run)
+      .then(
+        (outs) => batch.forEach((b, i) => b.resolve(outs[i])),
+        (e) => batch.forEach((b) => b.reject(e)),
+      );
   }
 }
 
