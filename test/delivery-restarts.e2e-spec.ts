@@ -4,7 +4,7 @@ import { Client } from 'pg';
 import { Webhook } from 'standardwebhooks';
 import request from 'supertest';
 import { CallbackQueue } from '../src/delivery/callback-queue.js';
-import { CallbackRelay } from '../src/delivery/callback-relay.js';
+import { CallbackRelay, RELAY_TIMEOUT_MS } from '../src/delivery/callback-relay.js';
 import { buildService, sparePort, startRedis, startService, stop, workerEnv } from './support/processes.js';
 import { Received, Receiver, webhookHeaders } from './support/receiver.js';
 import { TcpProxy } from './support/tcp-proxy.js';
@@ -25,6 +25,22 @@ const delivery = { CALLBACK_RETRY_SCHEDULE: SCHEDULE, CALLBACK_TIMEOUT_MS: TIMEO
 const ADMISSION_LOCK = 727_003;
 
 type Service = ChildProcess & { output: string[] };
+
+/**
+ * The admission leader: the process whose relay connection holds the advisory lock. pg_locks
+ * gives the backend, pg_stat_activity that backend's application_name, and each API process sets
+ * its own through PGAPPNAME (node-postgres reads it), so the name says which child leads.
+ */
+async function admissionLeader(t: TestApp): Promise<string | null> {
+  const rows = await t.sql<{ name: string }>(
+    `SELECT a.application_name AS name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.locktype = 'advisory' AND l.classid = 0 AND l.objid = $1 AND l.objsubid = 1 AND l.granted
+        AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    [ADMISSION_LOCK],
+  );
+  if (rows.length > 1) throw new Error(`two leaders: ${rows.map((r) => r.name).join(', ')}`);
+  return rows[0]?.name ?? null;
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const secondsSince = (t0: number) => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
 
@@ -402,21 +418,7 @@ describe('the admission leader killed under flow', () => {
   const children: Service[] = [];
   const apis = new Map<string, Service>();
 
-  /**
-   * The leader is the process whose relay connection holds the advisory lock: pg_locks gives the
-   * backend, pg_stat_activity that backend's application_name, and each API process sets its own
-   * through PGAPPNAME (node-postgres reads it), so the name says which child leads.
-   */
-  const leader = async (): Promise<string | null> => {
-    const rows = await t.sql<{ name: string }>(
-      `SELECT a.application_name AS name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-        WHERE l.locktype = 'advisory' AND l.classid = 0 AND l.objid = $1 AND l.objsubid = 1 AND l.granted
-          AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-      [ADMISSION_LOCK],
-    );
-    if (rows.length > 1) throw new Error(`two leaders: ${rows.map((r) => r.name).join(', ')}`);
-    return rows[0]?.name ?? null;
-  };
+  const leader = () => admissionLeader(t);
   const api = async (name: string) => {
     const s = await startService({ ...workerEnv(t), ROLE: 'api', PGAPPNAME: name, ...delivery });
     children.push(s);
@@ -494,6 +496,72 @@ describe('the admission leader killed under flow', () => {
     } finally {
       await flow.stop();
     }
+  }, 120_000);
+});
+
+describe("the admission leader's PostgreSQL connection gone silent", () => {
+  let t: TestApp;
+  let p: Partner;
+  let rx: Receiver;
+  let proxy: TcpProxy;
+  const children: Service[] = [];
+
+  beforeAll(async () => {
+    rx = await Receiver.start();
+    // As above: the API in this process commits, and never leads admission.
+    t = await startTestApp({ ROLE: 'api', ...delivery }, (b) => b.overrideProvider(CallbackRelay).useValue({}));
+    p = await createPartner(t);
+    const url = new URL(t.config.databaseUrl);
+    proxy = await TcpProxy.start(Number(url.port || 5432), url.hostname);
+  }, 180_000);
+  afterAll(async () => {
+    proxy?.restore();
+    for (const c of children) await stop(c, 'SIGKILL');
+    await proxy?.close();
+    await t?.close();
+    await rx?.close();
+  });
+
+  it('the leader gives up its connection once a statement goes unanswered, and a standby leads and admits', async () => {
+    const t0 = Date.now();
+    const api = async (name: string, databaseUrl: string) => {
+      const s = await startService({ ...workerEnv(t), ROLE: 'api', PGAPPNAME: name, DATABASE_URL: databaseUrl, ...delivery });
+      children.push(s);
+    };
+    children.push(await startService({ ...workerEnv(t), ...delivery }));
+    const throughProxy = new URL(t.config.databaseUrl);
+    throughProxy.port = String(proxy.port);
+    await api('relay-a', throughProxy.toString());
+    await until(async () => (await admissionLeader(t)) === 'relay-a', { timeoutMs: 10_000, what: 'relay-a leading' });
+    await api('relay-b', t.config.databaseUrl);
+    const { change, statuses } = await companyWithCallback(t, p, rx.url('/silent'));
+    await change();
+    await until(async () => (await statuses()).join() === 'delivered', { timeoutMs: 10_000, what: 'delivered under relay-a' });
+
+    // No byte reaches relay-a's connections any more, and no reset either: its statements hang.
+    proxy.silence();
+    const silentAt = Date.now();
+    await change();
+    await until(async () => (await admissionLeader(t)) === 'relay-b', { timeoutMs: RELAY_TIMEOUT_MS + 10_000, intervalMs: 100, what: 'relay-b leading' });
+    const takeover = Date.now() - silentAt;
+    await until(async () => (await statuses()).join() === 'delivered,delivered', { timeoutMs: 5000, what: 'the change after the silence delivered under relay-b' });
+    // Within the statement timeout, the second's tick before it, and the standby's next try.
+    expect(takeover).toBeLessThan(RELAY_TIMEOUT_MS + 3000);
+
+    // Back on the network, relay-a connects again and stands by.
+    proxy.restore();
+    await until(
+      async () =>
+        (
+          await t.sql(
+            `SELECT 1 FROM pg_stat_activity WHERE application_name = 'relay-a' AND backend_start > to_timestamp($1 / 1000.0) AND query ILIKE '%pg_try_advisory_lock%'`,
+            [silentAt],
+          )
+        ).length > 0,
+      { timeoutMs: RELAY_TIMEOUT_MS + 5000, what: 'relay-a trying the lock again on a new connection' },
+    );
+    expect(await admissionLeader(t)).toBe('relay-b');
+    console.log(`relay connection silenced: relay-b led ${takeover} ms later; relay-a back as a standby; test took ${secondsSince(t0)}`);
   }, 120_000);
 });
 

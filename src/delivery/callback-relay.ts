@@ -20,6 +20,22 @@ const RECONNECT_MS = 1000;
 const PASS_SPACING_MS = 5;
 /** Any fixed number (migrations use 727_001, retention 727_002): one process at a time leads admission. */
 const ADMISSION_LOCK = 727_003;
+/**
+ * A relay statement or connect that has not answered in this long means the connection went
+ * silent (a network partition, a server that stopped answering; no reset ever comes): the
+ * connection is dropped and made again, and leadership with it. A pass takes milliseconds
+ * (DESIGN.md: 1,000 rows admitted in 56–72 ms).
+ */
+export const RELAY_TIMEOUT_MS = 10_000;
+/** pg's error for a statement past its `query_timeout`: the client keeps the connection, the relay does not. */
+const QUERY_TIMEOUT_ERROR = 'Query read timeout';
+/**
+ * Asks PostgreSQL to end the relay's session once its client is unreachable: keepalive probes
+ * after 10 s idle, three 5 s apart, and at most 20 s of unacknowledged data. Otherwise a
+ * partitioned leader's session, and the advisory lock it holds, outlive it by the operating
+ * system's defaults (hours), and no standby can lead meanwhile. (Ignored over a Unix socket.)
+ */
+const SERVER_SIDE_TIMEOUTS = '-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3 -c tcp_user_timeout=20000';
 
 /**
  * The admission loop. Every process of role `api` or `all` runs one; the one holding the
@@ -38,7 +54,13 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
   private readonly log = new Logger('CallbackRelay');
   private readonly warnings = new RepeatLimitedLog((m) => this.log.warn(m));
   private conn: Client | null = null;
+  /** Drops `conn` and makes a new connection (set with it by connect()). */
+  private reconnect: (() => void) | null = null;
   private leading = false;
+  /** The timer's sweep is due: the next pass runs it first (the connection takes one statement at a time). */
+  private sweepDue = false;
+  /** A try for the lock is under way: the timer skips its next until it ends. */
+  private trying = false;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private again = false;
@@ -110,20 +132,34 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
         const wait = this.lastPassEnd + PASS_SPACING_MS - performance.now();
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         this.again = false;
-        if (this.stopped || !this.leading) break;
-        try {
-          await this.admission.admit(this.connection());
-        } catch (e) {
-          this.warnings.warn(`admission pass failed, trying again within a second: ${(e as Error).message}`);
-          break;
-        } finally {
-          this.lastPassEnd = performance.now();
-        }
+        if (this.stopped || !this.leading || !(await this.sweepAndAdmit())) break;
       } while (this.again && !this.stopped);
     })().finally(() => {
       this.running = null;
     });
   };
+
+  /**
+   * One pass: the sweep first when the timer asked for one (the connection takes one statement at
+   * a time), then admission. False when admission failed: the timer tries again within a second.
+   */
+  private async sweepAndAdmit(): Promise<boolean> {
+    const conn = this.conn;
+    try {
+      if (!conn) throw new Error('the relay is reconnecting to PostgreSQL');
+      if (this.sweepDue) {
+        this.sweepDue = false;
+        await this.admission.sweep(conn).catch((e: Error) => this.failed(conn, 'admission sweep failed', e));
+      }
+      await this.admission.admit(conn);
+      return true;
+    } catch (e) {
+      this.failed(conn, 'admission pass failed, trying again within a second', e as Error);
+      return false;
+    } finally {
+      this.lastPassEnd = performance.now();
+    }
+  }
 
   /** Each second: lead if nobody does; as the leader, sweep (lapsed leases, outages) and admit. */
   private tick(): void {
@@ -132,15 +168,14 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
       void this.tryToLead();
       return;
     }
-    this.admission
-      .sweep(this.conn)
-      .catch((e: Error) => this.warnings.warn(`admission sweep failed: ${e.message}`))
-      .finally(() => this.pass());
+    this.sweepDue = true;
+    this.pass();
   }
 
   private async tryToLead(): Promise<void> {
     const conn = this.conn;
-    if (!conn) return;
+    if (!conn || this.trying) return;
+    this.trying = true;
     try {
       const { rows } = await conn.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [ADMISSION_LOCK]);
       if (!rows[0].locked || this.stopped || this.conn !== conn) return;
@@ -149,13 +184,21 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
       await this.queue.dropLegacyJobs().catch((e: Error) => this.warnings.warn(`cannot drop v1 jobs from Redis yet: ${e.message}`));
       this.pass();
     } catch (e) {
-      this.warnings.warn(`cannot take the admission lock: ${(e as Error).message}`);
+      this.failed(conn, 'cannot take the admission lock', e as Error);
+    } finally {
+      this.trying = false;
     }
   }
 
-  private connection(): Client {
-    if (!this.conn) throw new Error('the relay is reconnecting to PostgreSQL');
-    return this.conn;
+  /**
+   * Logs a failed statement. One past RELAY_TIMEOUT_MS means the connection is silent: pg fails
+   * the statement but keeps the connection, so it is ended here, and leadership with it (a standby
+   * takes the lock once PostgreSQL ends the session, see SERVER_SIDE_TIMEOUTS); this process
+   * connects again and stands by.
+   */
+  private failed(conn: Client | null, what: string, e: Error): void {
+    this.warnings.warn(`${what}: ${e.message}`);
+    if (e.message === QUERY_TIMEOUT_ERROR && conn === this.conn) this.reconnect?.();
   }
 
   /**
@@ -164,10 +207,7 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
    */
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    // No bitmap scans: every callback passes through `sending`, so that partial index holds many
-    // dead entries until vacuum; a bitmap scan visits each one's heap page on every pass (3-5 ms
-    // mid-drain), a plain index scan marks them dead once and skips them after (about 1 ms).
-    const client = new Client({ connectionString: this.config.databaseUrl, options: '-c synchronous_commit=off -c enable_bitmapscan=off' });
+    const client = relayClient(this.config.databaseUrl);
     client.on('notification', () => this.pass());
     let lost = false;
     const retry = () => {
@@ -175,6 +215,7 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
       lost = true;
       if (this.conn === client) {
         this.conn = null;
+        this.reconnect = null;
         this.leading = false;
         this.signal.lead(null);
       }
@@ -199,6 +240,25 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
       return;
     }
     this.conn = client;
+    this.reconnect = retry;
     await this.tryToLead();
   }
+}
+
+/**
+ * The relay's connection: no statement or connect waits past RELAY_TIMEOUT_MS, PostgreSQL ends the
+ * session of a client it cannot reach (SERVER_SIDE_TIMEOUTS), and a lost commit only re-admits.
+ * No bitmap scans: every callback passes through `sending`, so that partial index holds many dead
+ * entries until vacuum; a bitmap scan visits each one's heap page on every pass (3-5 ms
+ * mid-drain), a plain index scan marks them dead once and skips them after (about 1 ms).
+ */
+export function relayClient(databaseUrl: string): Client {
+  return new Client({
+    connectionString: databaseUrl,
+    options: `-c synchronous_commit=off -c enable_bitmapscan=off ${SERVER_SIDE_TIMEOUTS}`,
+    query_timeout: RELAY_TIMEOUT_MS,
+    connectionTimeoutMillis: RELAY_TIMEOUT_MS,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: RELAY_TIMEOUT_MS,
+  });
 }
