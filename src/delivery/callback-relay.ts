@@ -150,6 +150,8 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
       if (this.sweepDue) {
         this.sweepDue = false;
         await this.admission.sweep(conn).catch((e: Error) => this.failed(conn, 'admission sweep failed', e));
+        // A sweep past its timeout ended the connection: nothing to admit on until the next one.
+        if (conn !== this.conn) return false;
       }
       await this.admission.admit(conn);
       return true;
