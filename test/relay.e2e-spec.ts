@@ -107,6 +107,23 @@ describe('admission on its timer', () => {
     expect(rx.on('/lapsed')).toHaveLength(1);
   });
 
+  // A partitioned leader's session would hold the admission lock until PostgreSQL noticed; the
+  // relay asks for that within seconds. (The client's own half, a statement past its timeout, is
+  // tested under flow in delivery-restarts.e2e-spec.ts.)
+  it("asks PostgreSQL to end the relay's session once the relay is unreachable", async () => {
+    const client = relayClient(t.config.databaseUrl);
+    try {
+      await client.connect();
+      const { rows } = await client.query(
+        `SELECT current_setting('tcp_keepalives_idle') AS idle, current_setting('tcp_keepalives_interval') AS interval,
+                current_setting('tcp_keepalives_count') AS count, current_setting('tcp_user_timeout') AS user_timeout`,
+      );
+      expect(rows[0]).toEqual({ idle: '10', interval: '5', count: '3', user_timeout: '20000' });
+    } finally {
+      await client.end();
+    }
+  });
+
   it('admits nothing while no worker announces slots, and everything once one does', async () => {
     const { change, statuses } = await companyWithCallback(t, p, rx.url('/no-worker'));
     const registry = t.app.get(DeliveryWorker)['registry'];
@@ -117,29 +134,6 @@ describe('admission on its timer', () => {
     expect(await statuses()).toEqual(['pending']);
     registry.join();
     await until(async () => (await statuses()).join() === 'delivered', { timeoutMs: 5000, what: 'delivered once the worker announces its slots' });
-  });
-});
-
-/**
- * A partitioned leader's session would hold the admission lock until PostgreSQL noticed; the
- * relay asks for that within seconds. (The client's own half, a statement past its timeout, is
- * tested under flow in delivery-restarts.e2e-spec.ts.)
- */
-describe("the relay's connection", () => {
-  it('asks PostgreSQL to end its session once the relay is unreachable', async () => {
-    const t = await startTestApp();
-    const client = relayClient(t.config.databaseUrl);
-    try {
-      await client.connect();
-      const { rows } = await client.query(
-        `SELECT current_setting('tcp_keepalives_idle') AS idle, current_setting('tcp_keepalives_interval') AS interval,
-                current_setting('tcp_keepalives_count') AS count, current_setting('tcp_user_timeout') AS user_timeout`,
-      );
-      expect(rows[0]).toEqual({ idle: '10', interval: '5', count: '3', user_timeout: '20000' });
-    } finally {
-      await client.end().catch(() => undefined);
-      await t.close();
-    }
   });
 });
 
