@@ -20,6 +20,7 @@ import { SourceIpsController } from './callbacks/source-ips.controller.js';
 import { DestinationsAdminController, PartnerDestinationsController } from './destinations/destinations.controller.js';
 import { DestinationsService } from './destinations/destinations.service.js';
 import { DomainErrorFilter } from './common/domain-error.js';
+import { DomainTransitions } from './domain/domain-transitions.js';
 import { UnexpectedErrorFilter } from './common/unexpected-error.filter.js';
 import { CompaniesController, CreditAdminController, CreditTermsController } from './companies/companies.controller.js';
 import { CompaniesService } from './companies/companies.service.js';
@@ -124,6 +125,7 @@ export class AppModule {
               WithdrawalsService,
               LoansService,
               CallbackRecorder,
+              DomainTransitions,
               RowChange,
               CallbackUrlValidator,
               CallbacksAdminService,

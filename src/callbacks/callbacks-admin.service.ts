@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { DomainError, invalidProperty, notFound } from '../common/domain-error.js';
+import { ErrorCode } from '../common/error-codes.js';
 import { Callback, CallbackAttempt, CallbackStatus } from './callback.entity.js';
 import { CallbackMessage } from './callback-message.js';
 import { AdmissionSignal } from '../delivery/admission-signal.js';
@@ -80,7 +81,7 @@ export class CallbacksAdminService {
       const { callback } = await this.get(id, scope); // 404 when absent or another partner's
       // Settled between the two statements: it may be redelivered now.
       if (callback.status === 'delivered' || callback.status === 'failed') return this.redeliver(id, scope);
-      throw new DomainError('conflict', 'CALLBACK.STILL_PENDING', 'Callback cannot be redelivered: its current status is pending');
+      throw new DomainError('conflict', ErrorCode.CallbackStillPending, 'Callback cannot be redelivered: its current status is pending');
     }
     this.signal.wake();
   }

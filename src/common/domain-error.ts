@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
 import type { Response } from 'express';
+import { ErrorCode } from './error-codes.js';
 
 /** What kind of refusal; the one place that maps kinds to HTTP statuses is the filter below. */
 export type DomainErrorKind = 'invalid' | 'not_found' | 'conflict' | 'rule';
@@ -15,7 +16,7 @@ const STATUS: Record<DomainErrorKind, [number, string]> = {
 export class DomainError extends Error {
   constructor(
     readonly kind: DomainErrorKind,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
   ) {
     super(message);
@@ -23,7 +24,7 @@ export class DomainError extends Error {
 }
 
 /** A refusal's code for a resource: `Limit request`, `NOT_FOUND` → `LIMIT_REQUEST.NOT_FOUND`. */
-const codeOf = (what: string, reason: string) => `${what.toUpperCase().replace(/ /g, '_')}.${reason}`;
+const codeOf = <R extends 'NOT_FOUND' | 'CONCURRENT_CHANGES'>(what: string, reason: R) => `${what.toUpperCase().replace(/ /g, '_')}.${reason}` as const;
 
 export const notFound = (what: string) => new DomainError('not_found', codeOf(what, 'NOT_FOUND'), `${what} not found`);
 
@@ -32,7 +33,7 @@ export const overtaken = (what: string, reads: number) =>
   new DomainError('conflict', codeOf(what, 'CONCURRENT_CHANGES'), `${what} was changed by another request after each of this change's ${reads} reads; nothing was written, try again`);
 
 /** 400 in the validation shape (`message` is a list), naming the property. */
-export const invalidProperty = (message: string) => new DomainError('invalid', 'REQUEST.INVALID', message);
+export const invalidProperty = (message: string) => new DomainError('invalid', ErrorCode.RequestInvalid, message);
 
 @Catch(DomainError)
 export class DomainErrorFilter implements ExceptionFilter {

@@ -1,38 +1,19 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager, EntityTarget } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { RowChange } from '../callbacks/row-change.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
-import { DomainError, invalidProperty, notFound } from '../common/domain-error.js';
+import { DomainError, invalidProperty } from '../common/domain-error.js';
+import { ErrorCode } from '../common/error-codes.js';
 import { formatMoney, moneyFromDb, parseMoney } from '../common/money.js';
 import { canTransition } from '../common/state-machine.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { VARIANTS, VariantNames } from '../config/variant.js';
+import { findOwnedCompany } from './company-locks.js';
 import { Company } from './company.entity.js';
 import { CreateCompanyDto, UpdateCreditDto } from './company.dto.js';
 import { CREDIT_TRANSITIONS } from './credit-status.js';
 import { creditEvents, creditSnapshot } from './credit.js';
-
-/** Loads a company of this partner; another partner's company is indistinguishable from a missing one. */
-export async function ownedCompany(m: EntityManager, partnerId: string, companyId: string, lock = false): Promise<Company> {
-  const company = await m.findOne(Company, {
-    where: { id: companyId, partnerId },
-    ...(lock ? { lock: { mode: 'pessimistic_write' as const } } : {}),
-  });
-  if (!company) throw notFound('Company');
-  return company;
-}
-
-/**
- * Locks the company owning a child row (limit request, withdrawal, loan). Every path that
- * touches a company and its children locks the company first, so concurrent changes queue
- * instead of deadlocking.
- */
-export async function lockCompanyOf(m: EntityManager, child: EntityTarget<{ id: string; companyId: string }>, id: string, what: string): Promise<Company> {
-  const found = await m.findOne(child, { where: { id } });
-  if (!found) throw notFound(what);
-  return m.findOneOrFail(Company, { where: { id: found.companyId }, lock: { mode: 'pessimistic_write' } });
-}
 
 @Injectable()
 export class CompaniesService {
@@ -70,7 +51,7 @@ export class CompaniesService {
   }
 
   get(partnerId: string, companyId: string): Promise<Company> {
-    return ownedCompany(this.db.manager, partnerId, companyId);
+    return findOwnedCompany(this.db.manager, partnerId, companyId);
   }
 
   /** Operator change of credit limit, status or terms: one row, so a RowChange (two round trips). */
@@ -81,7 +62,7 @@ export class CompaniesService {
         if (!canTransition(CREDIT_TRANSITIONS, company.creditStatus, dto.creditStatus)) {
           throw new DomainError(
             'conflict',
-            'CREDIT.ILLEGAL_TRANSITION',
+            ErrorCode.CreditIllegalTransition,
             `creditStatus cannot change from ${company.creditStatus} to ${dto.creditStatus} (current status: ${company.creditStatus})`,
           );
         }
@@ -90,7 +71,7 @@ export class CompaniesService {
       if (dto.creditLimit !== undefined) {
         const limit = parseMoney(dto.creditLimit)!;
         if (limit < company.borrowedAmount) {
-          throw new DomainError('rule', 'CREDIT.LIMIT_BELOW_BORROWED', `creditLimit ${dto.creditLimit} is below the borrowed amount`);
+          throw new DomainError('rule', ErrorCode.CreditLimitBelowBorrowed, `creditLimit ${dto.creditLimit} is below the borrowed amount`);
         }
         company.creditLimit = limit;
       }

@@ -12,6 +12,9 @@ export interface CreditSnapshot {
   repaymentTermDays: number;
 }
 
+/** The company's properties a change's callbacks (0 and 2) are decided on. */
+export const CREDIT_PROPERTIES = ['creditLimit', 'creditStatus', 'borrowedAmount', 'annualInterestRate', 'repaymentTermDays'] as const satisfies readonly (keyof CreditSnapshot & keyof Company)[];
+
 export function creditSnapshot(c: Company): CreditSnapshot {
   return {
     creditLimit: c.creditLimit,

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { Gauge } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { DomainError, notFound } from '../common/domain-error.js';
+import { ErrorCode } from '../common/error-codes.js';
 import { Metrics } from '../metrics/metrics.js';
 import { AdmissionSignal } from '../delivery/admission-signal.js';
 import { DESTINATION_COLUMNS, DestinationRow, stateOf } from '../delivery/destination-store.js';
@@ -100,7 +101,7 @@ export class DestinationsService implements OnModuleInit {
     if (rows.length > 0) return this.signal.wake();
     const known: unknown[] = await this.db.query(`SELECT 1 FROM destinations WHERE origin = $1`, [origin]);
     if (known.length === 0) throw notFound('Destination');
-    throw new DomainError('conflict', 'DESTINATION.NOT_OPEN', `Destination ${origin} is closed: there is nothing to probe`);
+    throw new DomainError('conflict', ErrorCode.DestinationNotOpen, `Destination ${origin} is closed: there is nothing to probe`);
   }
 
   private async read(partnerId: string | null): Promise<DestinationView[]> {

@@ -1,34 +1,54 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
-import { CallbackEvent, CallbackRecorder } from '../callbacks/callback-recorder.js';
+import { DataSource } from 'typeorm';
 import { CallbackMessage } from '../callbacks/callback-message.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { DomainError, notFound } from '../common/domain-error.js';
+import { ErrorCode } from '../common/error-codes.js';
 import { formatMoney, parseMoney } from '../common/money.js';
-import { canTransition } from '../common/state-machine.js';
-import { writeBack } from '../common/transaction.js';
-import { lockCompanyOf, ownedCompany } from '../companies/companies.service.js';
+import { findOwnedCompany, lockOwnedCompany } from '../companies/company-locks.js';
 import { Company } from '../companies/company.entity.js';
-import { creditEvents, creditSnapshot } from '../companies/credit.js';
+import { Changed, companyOfRow, DomainTransitions, partnersCompany } from '../domain/domain-transitions.js';
+import { StatusResource } from '../domain/resource.js';
 import { CreateLimitRequestDto } from './limit-request.dto.js';
 import { LimitRequest } from './limit-request.entity.js';
 import { LIMIT_REQUEST_TRANSITIONS, LimitRequestStatus } from './limit-request-status.js';
+
+const LIMIT_REQUEST: StatusResource<LimitRequest, LimitRequestStatus> = {
+  entity: LimitRequest,
+  what: 'Limit request',
+  tracked: ['status'],
+  transitions: LIMIT_REQUEST_TRANSITIONS,
+  illegal: ErrorCode.LimitRequestIllegalTransition,
+  statusChanged: (request, company) => ({
+    message: CallbackMessage.LimitRequestStatusChanged,
+    url: request.statusCallback,
+    partnerId: company.partnerId,
+    ids: { withdrawalId: null, companyId: company.id, limitRequestId: request.id, loanId: null },
+  }),
+};
+
+export interface LimitRequestWithCompany {
+  request: LimitRequest;
+  company: Company;
+}
+
+const withCompany = ({ row, company }: Changed<LimitRequest>): LimitRequestWithCompany => ({ request: row, company });
 
 @Injectable()
 export class LimitRequestsService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly urls: CallbackUrlValidator,
-    private readonly callbacks: CallbackRecorder,
+    private readonly transitions: DomainTransitions,
   ) {}
 
-  async create(partnerId: string, companyId: string, dto: CreateLimitRequestDto): Promise<{ request: LimitRequest; company: Company }> {
+  async create(partnerId: string, companyId: string, dto: CreateLimitRequestDto): Promise<LimitRequestWithCompany> {
     const statusCallback = await this.urls.check('status_callback', dto.status_callback);
     return this.db.transaction(async (m) => {
-      const company = await ownedCompany(m, partnerId, companyId, true);
+      const company = await lockOwnedCompany(m, partnerId, companyId);
       if (company.creditStatus === 'closed') {
-        throw new DomainError('rule', 'LIMIT_REQUEST.CREDIT_CLOSED', 'The company credit is closed; no limit can be requested');
+        throw new DomainError('rule', ErrorCode.LimitRequestCreditClosed, 'The company credit is closed; no limit can be requested');
       }
       const now = new Date();
       const request = await m.save(
@@ -38,76 +58,49 @@ export class LimitRequestsService {
     });
   }
 
-  async get(partnerId: string, companyId: string, id: string): Promise<{ request: LimitRequest; company: Company }> {
-    const company = await ownedCompany(this.db.manager, partnerId, companyId);
+  async get(partnerId: string, companyId: string, id: string): Promise<LimitRequestWithCompany> {
+    const company = await findOwnedCompany(this.db.manager, partnerId, companyId);
     const request = await this.db.manager.findOne(LimitRequest, { where: { id, companyId } });
-    if (!request) throw notFound('Limit request');
+    if (!request) throw notFound(LIMIT_REQUEST.what);
     return { request, company };
   }
 
   /** Partner cancellation. */
-  async cancel(partnerId: string, companyId: string, id: string) {
-    return this.db.transaction(async (m) => {
-      const company = await ownedCompany(m, partnerId, companyId, true);
-      return this.transition(m, company, id, 'canceled', () => []);
-    });
+  cancel(partnerId: string, companyId: string, id: string): Promise<LimitRequestWithCompany> {
+    return this.db.transaction(async (m) =>
+      withCompany(await this.transitions.apply(m, { resource: LIMIT_REQUEST, id, company: partnersCompany(partnerId, companyId), to: 'canceled' })),
+    );
   }
 
-  async reject(id: string) {
-    return this.db.transaction(async (m) => this.transition(m, await lockCompanyOf(m, LimitRequest, id, 'Limit request'), id, 'rejected', () => []));
+  reject(id: string): Promise<LimitRequestWithCompany> {
+    return this.db.transaction(async (m) => withCompany(await this.transitions.apply(m, { resource: LIMIT_REQUEST, id, company: companyOfRow, to: 'rejected' })));
   }
 
   /** Approval grants the requested amount as the credit limit and activates pending credit. */
-  async approve(id: string) {
-    return this.db.transaction(async (m) => {
-      const company = await lockCompanyOf(m, LimitRequest, id, 'Limit request');
-      return this.transition(m, company, id, 'approved', (request) => {
-        if (company.creditStatus === 'closed') {
-          throw new DomainError('rule', 'LIMIT_REQUEST.CREDIT_CLOSED', 'The company credit is closed; the limit request cannot be approved');
-        }
-        if (request.amount < company.borrowedAmount) {
-          throw new DomainError(
-            'rule',
-            'CREDIT.LIMIT_BELOW_BORROWED',
-            `amount ${formatMoney(request.amount)} is below the borrowed amount ${formatMoney(company.borrowedAmount)}`,
-          );
-        }
-        const before = creditSnapshot(company);
-        company.creditLimit = request.amount;
-        if (company.creditStatus === 'pending') company.creditStatus = 'active';
-        return creditEvents(company, before);
-      });
-    });
-  }
-
-
-  private async transition(
-    m: EntityManager,
-    company: Company,
-    id: string,
-    to: LimitRequestStatus,
-    effects: (request: LimitRequest) => CallbackEvent[],
-  ): Promise<{ request: LimitRequest; company: Company }> {
-    const request = await m.findOne(LimitRequest, { where: { id, companyId: company.id }, lock: { mode: 'pessimistic_write' } });
-    if (!request) throw notFound('Limit request');
-    if (!canTransition(LIMIT_REQUEST_TRANSITIONS, request.status, to)) {
-      throw new DomainError('conflict', 'LIMIT_REQUEST.ILLEGAL_TRANSITION', `Limit request cannot become ${to}: its current status is ${request.status}`);
-    }
-    const companyEvents = effects(request);
-    request.status = to;
-    request.updatedAt = new Date();
-    await writeBack(m, LimitRequest, request);
-    if (companyEvents.length > 0) await writeBack(m, Company, company);
-    // The acted-on resource's message first, then the company's (API.md §5 example: 3, 0, 2).
-    await this.callbacks.record(m, [
-      {
-        message: CallbackMessage.LimitRequestStatusChanged,
-        url: request.statusCallback,
-        partnerId: company.partnerId,
-        ids: { withdrawalId: null, companyId: company.id, limitRequestId: request.id, loanId: null },
-      },
-      ...companyEvents,
-    ]);
-    return { request, company };
+  approve(id: string): Promise<LimitRequestWithCompany> {
+    return this.db.transaction(async (m) =>
+      withCompany(
+        await this.transitions.apply(m, {
+          resource: LIMIT_REQUEST,
+          id,
+          company: companyOfRow,
+          to: 'approved',
+          effects: (request, { company }) => {
+            if (company.creditStatus === 'closed') {
+              throw new DomainError('rule', ErrorCode.LimitRequestCreditClosed, 'The company credit is closed; the limit request cannot be approved');
+            }
+            if (request.amount < company.borrowedAmount) {
+              throw new DomainError(
+                'rule',
+                ErrorCode.CreditLimitBelowBorrowed,
+                `amount ${formatMoney(request.amount)} is below the borrowed amount ${formatMoney(company.borrowedAmount)}`,
+              );
+            }
+            company.creditLimit = request.amount;
+            if (company.creditStatus === 'pending') company.creditStatus = 'active';
+          },
+        }),
+      ),
+    );
   }
 }

@@ -1,16 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { CallbackEvent, CallbackRecorder } from '../callbacks/callback-recorder.js';
+import { CallbackEvent } from '../callbacks/callback-recorder.js';
 import { CallbackMessage } from '../callbacks/callback-message.js';
 import { DomainError, invalidProperty, notFound } from '../common/domain-error.js';
 import { formatMoney, parseMoney } from '../common/money.js';
-import { writeBack } from '../common/transaction.js';
-import { lockCompanyOf, ownedCompany } from '../companies/companies.service.js';
-import { Company } from '../companies/company.entity.js';
-import { creditEvents, creditSnapshot } from '../companies/credit.js';
-import { WithdrawalRequest } from '../withdrawals/withdrawal-request.entity.js';
-import { transitionWithdrawal } from '../withdrawals/withdrawal-rules.js';
+import { ErrorCode } from '../common/error-codes.js';
+import { findOwnedCompany } from '../companies/company-locks.js';
+import { companyOfRow, DomainTransitions } from '../domain/domain-transitions.js';
+import { Resource } from '../domain/resource.js';
+import { WITHDRAWAL } from '../withdrawals/withdrawal-rules.js';
 import { RegisterPaymentDto } from './loan.dto.js';
 import { Loan, LoanPayment } from './loan.entity.js';
 
@@ -19,6 +18,8 @@ export interface LoanWithPayments {
   payments: LoanPayment[];
 }
 
+const LOAN: Resource<Loan> = { entity: Loan, what: 'Loan', tracked: ['outstanding', 'status'] };
+
 /** Clock skew we tolerate on a `paidAt` supplied by the operator. */
 const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
 
@@ -26,13 +27,13 @@ const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
 export class LoansService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    private readonly callbacks: CallbackRecorder,
+    private readonly transitions: DomainTransitions,
   ) {}
 
   async get(partnerId: string, companyId: string, loanId: string): Promise<LoanWithPayments> {
-    await ownedCompany(this.db.manager, partnerId, companyId);
+    await findOwnedCompany(this.db.manager, partnerId, companyId);
     const loan = await this.db.manager.findOne(Loan, { where: { id: loanId, companyId } });
-    if (!loan) throw notFound('Loan');
+    if (!loan) throw notFound(LOAN.what);
     return { loan, payments: await this.payments(loanId) };
   }
 
@@ -41,40 +42,38 @@ export class LoansService {
     const paidAt = dto.paidAt ? new Date(dto.paidAt) : new Date();
     if (paidAt.getTime() > Date.now() + FUTURE_TOLERANCE_MS) throw invalidProperty('paidAt must not be in the future');
     const amount = parseMoney(dto.amount)!;
-    const result = await this.db.transaction(async (m) => {
-      // The company first, as on every path; its lock serialises everything beneath it.
-      const company = await lockCompanyOf(m, Loan, loanId, 'Loan');
-      const loan = await m.findOneOrFail(Loan, { where: { id: loanId }, lock: { mode: 'pessimistic_write' } });
-      const withdrawal = await m.findOneOrFail(WithdrawalRequest, { where: { id: loan.withdrawalId }, lock: { mode: 'pessimistic_write' } });
-      if (amount > loan.outstanding) {
-        throw new DomainError('rule', 'LOAN.OVERPAYMENT', `amount ${formatMoney(amount)} exceeds the outstanding ${formatMoney(loan.outstanding)}`);
-      }
-      const payment = await m.save(m.create(LoanPayment, { loanId, amount, paidAt }));
-      const before = creditSnapshot(company);
-      loan.outstanding -= amount;
-      loan.updatedAt = new Date();
-      company.borrowedAmount -= amount;
-      const events: CallbackEvent[] = [
-        {
-          message: CallbackMessage.LoanPaymentRegistered,
-          url: withdrawal.loanStatusCallback,
-          partnerId: company.partnerId,
-          ids: { withdrawalId: withdrawal.id, companyId: company.id, limitRequestId: null, loanId: loan.id },
+    const { row: loan } = await this.db.transaction((m) =>
+      this.transitions.apply(m, {
+        resource: LOAN,
+        id: loanId,
+        company: companyOfRow,
+        effects: async (loan, change) => {
+          const withdrawal = await change.lock(WITHDRAWAL, loan.withdrawalId);
+          if (amount > loan.outstanding) {
+            throw new DomainError('rule', ErrorCode.LoanOverpayment, `amount ${formatMoney(amount)} exceeds the outstanding ${formatMoney(loan.outstanding)}`);
+          }
+          await m.save(m.create(LoanPayment, { loanId, amount, paidAt }));
+          loan.outstanding -= amount;
+          loan.updatedAt = new Date();
+          change.company.borrowedAmount -= amount;
+          // The payment's own message first, then the withdrawal's when this payment repaid it.
+          const events: CallbackEvent[] = [
+            {
+              message: CallbackMessage.LoanPaymentRegistered,
+              url: withdrawal.loanStatusCallback,
+              partnerId: change.company.partnerId,
+              ids: { withdrawalId: withdrawal.id, companyId: change.company.id, limitRequestId: null, loanId: loan.id },
+            },
+          ];
+          if (loan.outstanding === 0n) {
+            loan.status = 'repaid';
+            events.push(change.move(WITHDRAWAL, withdrawal, 'repaid'));
+          }
+          return events;
         },
-      ];
-      if (loan.outstanding === 0n) {
-        loan.status = 'repaid';
-        events.push(transitionWithdrawal(company, withdrawal, 'repaid'));
-        await writeBack(m, WithdrawalRequest, withdrawal);
-      }
-      events.push(...creditEvents(company, before));
-      await writeBack(m, Loan, loan);
-      await writeBack(m, Company, company);
-      // The payment's own message first, then the withdrawal's (if repaid), then the company's.
-      await this.callbacks.record(m, events);
-      return { loan, payment };
-    });
-    return { loan: result.loan, payments: await this.payments(loanId) };
+      }),
+    );
+    return { loan, payments: await this.payments(loanId) };
   }
 
   private payments(loanId: string): Promise<LoanPayment[]> {

@@ -1,43 +1,38 @@
-import { CallbackEvent } from '../callbacks/callback-recorder.js';
 import { CallbackMessage } from '../callbacks/callback-message.js';
 import { DomainError } from '../common/domain-error.js';
+import { ErrorCode } from '../common/error-codes.js';
 import { formatMoney } from '../common/money.js';
-import { canTransition } from '../common/state-machine.js';
 import { Company } from '../companies/company.entity.js';
+import { StatusResource } from '../domain/resource.js';
 import { WithdrawalRequest } from './withdrawal-request.entity.js';
 import { WITHDRAWAL_TRANSITIONS, WithdrawalStatus } from './withdrawal-status.js';
+
+/** A withdrawal request as the transition template sees it (its own changes and a loan's repayment use it). */
+export const WITHDRAWAL: StatusResource<WithdrawalRequest, WithdrawalStatus> = {
+  entity: WithdrawalRequest,
+  what: 'Withdrawal request',
+  tracked: ['status', 'loanId'],
+  transitions: WITHDRAWAL_TRANSITIONS,
+  illegal: ErrorCode.WithdrawalIllegalTransition,
+  statusChanged: (w, company) => ({
+    message: CallbackMessage.WithdrawalRequestStatusChanged,
+    url: w.statusCallback,
+    partnerId: company.partnerId,
+    ids: { withdrawalId: w.id, companyId: company.id, limitRequestId: null, loanId: w.loanId },
+  }),
+};
 
 /** A withdrawal may only draw on active credit, within the current balance. */
 export function assertCanDraw(company: Company, amount: bigint): void {
   if (company.creditStatus !== 'active') {
-    throw new DomainError('rule', 'WITHDRAWAL.CREDIT_NOT_ACTIVE', `The company credit is ${company.creditStatus}, not active`);
+    throw new DomainError('rule', ErrorCode.WithdrawalCreditNotActive, `The company credit is ${company.creditStatus}, not active`);
   }
   const balance = company.creditLimit - company.borrowedAmount;
   if (amount > balance) {
     throw new DomainError(
       'rule',
-      'WITHDRAWAL.INSUFFICIENT_CREDIT_BALANCE',
+      ErrorCode.WithdrawalInsufficientCreditBalance,
       `amount ${formatMoney(amount)} exceeds the credit balance ${formatMoney(balance)}`,
     );
   }
-}
-
-/** 409 naming the current status when the state machine forbids the change. */
-export function assertWithdrawalTransition(from: WithdrawalStatus, to: WithdrawalStatus): void {
-  if (!canTransition(WITHDRAWAL_TRANSITIONS, from, to)) {
-    throw new DomainError('conflict', 'WITHDRAWAL.ILLEGAL_TRANSITION', `Withdrawal request cannot become ${to}: its current status is ${from}`);
-  }
-}
-
-/** Applies a status change and returns its callback. */
-export function transitionWithdrawal(company: Company, w: WithdrawalRequest, to: WithdrawalStatus): CallbackEvent {
-  assertWithdrawalTransition(w.status, to);
-  w.status = to;
-  w.updatedAt = new Date();
-  return {
-    message: CallbackMessage.WithdrawalRequestStatusChanged,
-    url: w.statusCallback,
-    partnerId: company.partnerId,
-    ids: { withdrawalId: w.id, companyId: company.id, limitRequestId: null, loanId: w.loanId },
-  };
 }
