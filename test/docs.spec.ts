@@ -10,6 +10,13 @@ import { commandLines, DocBlock, docPages, fencedBlocks, ROOT } from './support/
  */
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 const where = (b: DocBlock) => `${b.file}:${b.line}`;
+/** The repository's text files (what a clone holds, without dependencies and build output), relative to ROOT. */
+const sourceFiles = (dir: string): string[] =>
+  readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
+    const file = path.join(dir, e.name);
+    if (e.isDirectory()) return ['node_modules', 'dist', 'coverage', 'artifacts'].includes(e.name) || e.name.startsWith('.dist') || e.name === '.git' ? [] : sourceFiles(file);
+    return /\.(ts|js|mjs|json|md|yml)$|^(Dockerfile|run)$/.test(e.name) && e.name !== 'package-lock.json' ? [file] : [];
+  });
 
 describe('the README and docs', () => {
   it('the README is at most 8 KB and gives the two commands, the test command exactly as .ci/run runs it', () => {
@@ -33,6 +40,22 @@ describe('the README and docs', () => {
     }
     expect(problems).toEqual([]);
     expect(read('jest.config.js')).not.toMatch(/shared\//);
+  });
+
+  it('cites only documents in the repository, from code, tests, scripts and docs alike', () => {
+    const own = new Set(sourceFiles('.').filter((f) => f.endsWith('.md')));
+    const problems: string[] = [];
+    for (const file of sourceFiles('.')) {
+      const text = read(file);
+      // A markdown file named anywhere must be one of ours: by its path, or its name among docs/.
+      for (const [, cited] of text.matchAll(/([\w./-]*\w\.md)\b/g)) {
+        const local = path.relative(ROOT, path.resolve(path.dirname(path.join(ROOT, file)), cited));
+        if (!own.has(cited) && !own.has(local) && !own.has(`docs/${cited}`)) problems.push(`${file}: cites ${cited}, not in the repository`);
+      }
+      // The team's spec folder beside the checkout is not in a clone.
+      for (const [cited] of text.matchAll(/(?:\.\.\/|\/work\/)shared\b\S*/g)) problems.push(`${file}: cites ${cited}, outside the repository`);
+    }
+    expect(problems).toEqual([]);
   });
 
   it('holds only blocks that something runs or checks', () => {

@@ -76,7 +76,7 @@ export const ApiOperator = () => applyDecorators(ApiSecurity(SECURITY.operator),
 export interface CallbackTarget {
   /** The request body property whose URL receives these callbacks. */
   property: string;
-  /** Which messages go there, in words (API.md §5's table). */
+  /** Which messages go there, in words (docs/partners.md, "Registering callback URLs"). */
   messages: string;
   /** Only in this API variant (the organization's URL property is named per variant). */
   variant?: 'A' | 'B';
@@ -84,7 +84,7 @@ export interface CallbackTarget {
 
 /**
  * The callback POST, as OpenAPI `callbacks` on an operation registering a URL: what a partner's
- * receiver gets (API.md §5) and which of its answers count as success.
+ * receiver gets (docs/partners.md, "The request") and which of its answers count as success.
  */
 function callbackOperation(target: CallbackTarget) {
   const header = (name: string, description: string, schema: object) => ({ name, in: 'header', required: true, description, schema });

@@ -19,14 +19,14 @@ function canonical(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
-/** How long a key is remembered (API.md §3); older rows are ignored and replaced. */
+/** How long a key is remembered (docs/partners.md, "Safe retries of creates"); older rows are ignored and replaced. */
 export const IDEMPOTENCY_WINDOW = `interval '24 hours'`;
 /** Storing a response is retried this long before the key is left claimed (see below). */
 const STORE_RETRY_DELAYS_MS = [50, 250, 1000];
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
- * Safe retries of creates (API.md §3). The first request with a key claims it (a row with no
+ * Safe retries of creates (docs/partners.md, "Safe retries of creates"). The first request with a key claims it (a row with no
  * response yet), runs, and stores the exact bytes it answers; the same key and request within
  * 24 h gets those bytes again. Why it cannot double a create:
  * - the response is stored as sealed ASCII text (secret-box.ts) of the serialised body: no

@@ -21,7 +21,7 @@ const uuid = { type: 'string', format: 'uuid' } as const;
 const nullableUuid = { type: 'string', format: 'uuid', nullable: true } as const;
 const timestamp = { type: 'string', format: 'date-time', description: 'ISO-8601, UTC' } as const;
 const nullableTimestamp = { ...timestamp, nullable: true } as const;
-/** Money in responses: a decimal string with exactly 2 decimals, never a JSON number (API.md §1). */
+/** Money in responses: a decimal string with exactly 2 decimals, never a JSON number (docs/partners.md, "Credentials and conventions"). */
 const money = (example: string) => ({ type: 'string', pattern: '^\\d+\\.\\d{2}$', example, description: 'decimal string, exactly 2 decimals' }) as const;
 const currency = { type: 'string', pattern: '^[A-Z]{3}$', example: 'EUR', description: 'ISO 4217' } as const;
 const url = (description: string) => ({ type: 'string', format: 'uri', nullable: true, description }) as const;

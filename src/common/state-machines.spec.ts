@@ -15,7 +15,7 @@ function check<S extends string>(table: Transitions<S>, rows: [S, S, boolean][])
   });
 }
 
-describe('limit request state machine (API.md §3)', () => {
+describe('limit request state machine (docs/partners.md, "Statuses")', () => {
   check(
     LIMIT_REQUEST_TRANSITIONS,
     pairs(LIMIT_REQUEST_STATUSES, [
@@ -26,7 +26,7 @@ describe('limit request state machine (API.md §3)', () => {
   );
 });
 
-describe('withdrawal request state machine (API.md §3)', () => {
+describe('withdrawal request state machine (docs/partners.md, "Statuses")', () => {
   check(
     WITHDRAWAL_TRANSITIONS,
     pairs(WITHDRAWAL_STATUSES, [

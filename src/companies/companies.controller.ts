@@ -12,7 +12,7 @@ import { CreateCompanyDto, UpdateCreditDto } from './company.dto.js';
 import { companyView, creditStatusView, termsView } from './company.views.js';
 import { ParseUuid } from '../common/strict-params.js';
 
-/** The organization's URL gets 0 and 2; its property is named per variant (API.md §3). */
+/** The organization's URL gets 0 and 2; its property is named per variant (docs/partners.md, "Registering callback URLs"). */
 const COMPANY_CALLBACKS: CallbackTarget[] = (['A', 'B'] as const).map((variant) => ({
   property: VARIANTS[variant].companyCallbackProperty,
   messages: 'CreditLimitUpdated (0) when credit limit, status or terms change; CreditBalanceUpdated (2) when the credit balance changes',

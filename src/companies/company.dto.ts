@@ -5,7 +5,7 @@ import { MONEY_INPUT_PATTERN } from '../common/money.js';
 import { IsMoneyAmount, IsOmittable } from '../common/validation.js';
 import { CREDIT_STATUSES, CreditStatus } from './credit-status.js';
 
-/** A callback URL property (API.md §3): absolute https (http only where allowed), no user-info, a public address. */
+/** A callback URL property (docs/partners.md, "Registering callback URLs"): absolute https (http only where allowed), no user-info, a public address. */
 export const CALLBACK_URL = { type: 'string', format: 'uri', maxLength: 2048 } as const;
 
 export class CreateCompanyDto {

@@ -1,4 +1,4 @@
-// The one reader of process.env (API.md §7). Parsed once at start; an invalid value stops the
+// The one reader of process.env (every variable: docs/configuration.md). Parsed once at start; an invalid value stops the
 // process with a message naming the variable.
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';

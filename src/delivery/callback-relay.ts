@@ -9,7 +9,7 @@ import { Admission } from './admission.js';
 import { AdmissionSignal } from './admission-signal.js';
 import { CallbackQueue } from './callback-queue.js';
 
-/** Admission runs at least this often, whatever else wakes it (≤ 1 s: DESIGN.md, invariant 2). */
+/** Admission runs at least this often, whatever else wakes it (≤ 1 s: docs/architecture.md, "Delivery invariants", 2). */
 export const ADMISSION_INTERVAL_MS = 1000;
 const RECONNECT_MS = 1000;
 /**
@@ -23,8 +23,8 @@ const ADMISSION_LOCK = 727_003;
 /**
  * A relay statement or connect that has not answered in this long means the connection went
  * silent (a network partition, a server that stopped answering; no reset ever comes): the
- * connection is dropped and made again, and leadership with it. A pass takes milliseconds
- * (DESIGN.md: 1,000 rows admitted in 56–72 ms).
+ * connection is dropped and made again, and leadership with it. A pass takes milliseconds: its
+ * statement probes an index per destination, whatever the backlog (docs/architecture.md, "Admission").
  */
 export const RELAY_TIMEOUT_MS = 10_000;
 /** pg's error for a statement past its `query_timeout`: the client keeps the connection, the relay does not. */

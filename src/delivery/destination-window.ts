@@ -1,9 +1,10 @@
 /**
  * A destination's window and circuit breaker as one pure function of its state and one attempt's
- * outcome (API.md §5, "Isolation between destinations"). PostgreSQL keeps the state (table
- * `destinations`), shared by every process; settlement.ts folds each batch of outcomes through
- * `settleDestination`, and admission asks `roomOf` how many more callbacks a destination may have
- * in flight. Both are table-tested and driven by the model-based test.
+ * outcome (docs/partners.md, "Retries, outages and `Retry-After`"; docs/architecture.md, "Windows
+ * and the breaker"). PostgreSQL keeps the state (table `destinations`), shared by every process;
+ * settlement.ts folds each batch of outcomes through `settleDestination`, and admission asks
+ * `roomOf` how many more callbacks a destination may have in flight. Both are table-tested and
+ * driven by the model-based test.
  */
 
 /** How an attempt counts (delivery.ts maps an AttemptOutcome to this). */

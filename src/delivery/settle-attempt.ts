@@ -53,7 +53,10 @@ function isFinal(o: AttemptOutcome): boolean {
   return o.kind === 'refused' || (o.kind === 'http' && o.statusCode === 410);
 }
 
-/** How an attempt counts for its destination's window and breaker (API.md §5). */
+/**
+ * How an attempt counts for its destination's window and breaker (docs/partners.md, "Retries,
+ * outages and `Retry-After`"; docs/architecture.md, "Windows and the breaker").
+ */
 export function breakerResult(o: AttemptOutcome): BreakerResult {
   switch (o.kind) {
     case 'success':

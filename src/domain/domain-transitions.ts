@@ -100,8 +100,8 @@ export interface Changed<T> {
  * 3. apply the change's effects (its business rules; they may refuse with a DomainError);
  * 4. move the status, and write back each locked row whose tracked properties changed;
  * 5. record one callback per changed tracked property: the resource's own first, then the
- *    effects', then the company's (0 when limit, status or terms changed, 2 when the balance did);
- *    the callbacks commit with the change or not at all.
+ *    effects', then the company's (0 when limit, status or terms changed, 2 when the balance did:
+ *    docs/partners.md, "The five messages"); the callbacks commit with the change or not at all.
  * A step that belongs to every change (such as an audit entry of `changes`) goes here, once.
  */
 @Injectable()

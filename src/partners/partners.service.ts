@@ -6,7 +6,7 @@ import { Partner } from './partner.entity.js';
 import { hashToken, newApiKey, newSigningSecret, safeEqual } from './partner-secrets.js';
 import { SecretBox } from './secret-box.js';
 
-/** How long callbacks stay signed with the old secret too after a rotation (API.md §2). */
+/** How long callbacks stay signed with the old secret too after a rotation (docs/partners.md, "Credentials and conventions"). */
 export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 
 @Injectable()

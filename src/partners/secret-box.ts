@@ -1,4 +1,4 @@
-// Secrets at rest (API.md §7 SECRETS_KEY): signing secrets, and idempotent responses that carry
+// Secrets at rest (SECRETS_KEY: docs/configuration.md; rotation: docs/operations.md): signing secrets, and idempotent responses that carry
 // once-shown credentials, are stored sealed with AES-256-GCM under a key from the environment.
 // SECRETS_KEY is a list, newest first: the newest seals, every listed key opens, so a key is
 // rotated by listing the new one first, restarting (which re-seals, see SecretsReencryption),
