@@ -14,49 +14,26 @@
 // (shared_preload_libraries); otherwise from pg_stat_database (transactions and rows only). WAL
 // is the server's pg_current_wal_lsn() delta: on a server other databases write to, it counts
 // their WAL too, so measure on a quiet or private server.
-import { ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import http from 'node:http';
-import { AddressInfo } from 'node:net';
-import path from 'node:path';
-import got from 'got';
-import { Client } from 'pg';
 import { Queue } from 'bullmq';
-import { createRedis, deletePrefixKeys, isCluster, redisNamespace, RedisConnection, withRedisOnce } from '../src/database/redis.js';
+import { Got } from 'got';
+import { createRedis, isCluster, redisNamespace, RedisConnection, withRedisOnce } from '../src/database/redis.js';
 import { CALLBACK_QUEUE } from '../src/delivery/callback-queue.js';
 import { loopbackReceivers } from './receivers.js';
+import { adminHeaders, apiClient, BASE_DB, fmt, freePort, pool, REDIS_URL, until as waitFor } from './support/common.js';
+import { runMain, ServiceRun } from './support/service.js';
+import { cpuSeconds } from './support/system.js';
 
-const BASE_DB = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PARTS = new Set((process.env.CAPACITY_PARTS ?? 'footprint,timing').split(',').map((s) => s.trim()));
-const ADMIN = 'capacity-admin-token-0123456789';
 const FOOTPRINT_CHANGES = 2_000; // each raises a credit limit: callbacks 0 and 2
 const QUEUED = 10_000;
 const TIMING_CHANGES = 10_000;
 const OLD_DELIVERED = 200_000; // rows past the retention, pruned while a backlog drains
 const BACKLOG = 20_000;
 const DEADLINE_MS = 300_000;
-const CLK_TCK = 100; // Linux USER_HZ: /proc/<pid>/stat times are in 1/100 s
 
-const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits }) : 'n/a');
 const rows: [string, string, string][] = [];
 const report = (what: string, value: string, note = '') => rows.push([what, value, note]);
-
-async function until(fn: () => boolean | Promise<boolean>, what: string, timeoutMs = DEADLINE_MS): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await fn())) {
-    if (Date.now() > deadline) throw new Error(`capacity: timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-async function pool(total: number, width: number, task: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < total) await task(next++);
-  }));
-}
+const until = (fn: () => boolean | Promise<boolean>, what: string, timeoutMs = DEADLINE_MS) => waitFor(fn, what, timeoutMs);
 
 /**
  * Partner endpoints answering 204 on ORIGINS ports: so many destinations (origins) that none
@@ -75,63 +52,19 @@ async function receiver() {
   };
 }
 
-/** CPU seconds (user + system) a process has used so far. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-}
-
-/** One run's database, queue prefix and service processes; `end()` removes them all. */
-class Run {
-  readonly suffix = randomBytes(4).toString('hex');
-  readonly dbName = `funding_capacity_${this.suffix}`;
-  readonly dbUrl = BASE_DB.replace(/\/[^/]*$/, `/${this.dbName}`);
-  readonly prefix = `capacity-${this.suffix}`;
-  readonly children: ChildProcess[] = [];
-  pg!: Client;
-
-  async start(role: string, port: number, env: Record<string, string> = {}): Promise<ChildProcess> {
-    const child = spawn(process.execPath, ['--max-old-space-size=128', '--max-semi-space-size=16', path.resolve(__dirname, '../src/main.js')], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        ROLE: role,
-        PORT: String(port),
-        DATABASE_URL: this.dbUrl,
-        REDIS_URL,
-        QUEUE_PREFIX: this.prefix,
-        ADMIN_TOKEN: ADMIN,
-        CALLBACK_ALLOW_HTTP: 'true',
-        CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    this.children.push(child);
-    await new Promise<void>((resolve, reject) => {
-      child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready:') && resolve());
-      child.once('exit', (code) => reject(new Error(`service (ROLE=${role}) exited with ${code}`)));
-    });
-    if (!this.pg) {
-      this.pg = new Client({ connectionString: this.dbUrl });
-      await this.pg.connect();
-    }
-    return child;
-  }
-
-  async stop(child: ChildProcess): Promise<void> {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
+/** The bench's service run (bench/support/service.ts) with what the measurements here ask of its database. */
+class Run extends ServiceRun {
+  constructor() {
+    super('capacity');
   }
 
   async q<T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
-    return (await this.pg.query(text, params)).rows as T[];
+    return (await this.pg!.query(text, params)).rows as T[];
   }
 
-  /** A partner and `n` active companies whose credit changes each send callbacks 0 and 2 to `url`. */
-  async companies(api: typeof got, n: number, urls: string[]): Promise<string[]> {
-    const partner = await api.post('admin/v1/partners', { headers: { authorization: `Bearer ${ADMIN}` }, json: { name: 'Capacity' } }).json<{ id: string }>();
+  /** A partner and `n` active companies whose credit changes each send callbacks 0 and 2 to `urls`. */
+  async companies(api: Got, n: number, urls: string[]): Promise<string[]> {
+    const partner = await api.post('admin/v1/partners', { headers: adminHeaders, json: { name: 'Capacity' } }).json<{ id: string }>();
     return (
       await this.q<{ id: string }>(
         `INSERT INTO companies (partner_id, name, currency, callback_url, credit_status)
@@ -140,34 +73,12 @@ class Run {
       )
     ).map((r) => r.id);
   }
-
-  async end(): Promise<void> {
-    await Promise.all(this.children.map((c) => this.stop(c)));
-    await this.pg?.end().catch(() => undefined);
-    const admin = new Client({ connectionString: BASE_DB });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS ${this.dbName} WITH (FORCE)`);
-    await admin.end();
-    await withRedisOnce(REDIS_URL, (redis) => deletePrefixKeys(redis, this.prefix));
-  }
-}
-
-async function freePort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
-
-function client(port: number) {
-  return got.extend({ prefixUrl: `http://127.0.0.1:${port}`, agent: { http: new http.Agent({ keepAlive: true, maxSockets: 128 }) }, retry: { limit: 0 } });
 }
 
 /** Raises the credit limit of the companies in turn: each change commits callbacks 0 and 2. */
-async function changes(api: typeof got, companies: string[], n: number, width: number, from = 0): Promise<void> {
+async function changes(api: Got, companies: string[], n: number, width: number, from = 0): Promise<void> {
   await pool(n, width, async (i) => {
-    await api.patch(`admin/v1/companies/${companies[i % companies.length]}/credit`, { headers: { authorization: `Bearer ${ADMIN}` }, json: { creditLimit: String(1000 + from + i) } });
+    await api.patch(`admin/v1/companies/${companies[i % companies.length]}/credit`, { headers: adminHeaders, json: { creditLimit: String(1000 + from + i) } });
   });
 }
 
@@ -280,8 +191,8 @@ async function measureFootprint(): Promise<void> {
   const run = new Run();
   const port = await freePort();
   try {
-    const all = await run.start('all', port);
-    const api = client(port);
+    const all = await run.startRole('all', port);
+    const api = apiClient(port);
     const companies = await run.companies(api, 64, rx.urls('/company'));
     await run.q('CREATE EXTENSION IF NOT EXISTS pg_stat_statements').catch(() => undefined);
     const delivered = async (n: number) => Number((await run.q<{ capacity_probe: string }>(`SELECT count(*) AS capacity_probe FROM callbacks WHERE status = 'delivered'`))[0].capacity_probe) >= n;
@@ -344,14 +255,14 @@ async function measureFootprint(): Promise<void> {
     }
     const kept = await namespaceBytes(run.prefix);
     report('Redis after delivery, per delivered callback', `${fmt(kept.bytes / (400 + 2 * FOOTPRINT_CHANGES), 0)} B`, `${kept.keys} keys (completed jobs kept for the dashboard, queue meta); the events stream apart`);
-    await run.stop(all);
+    await run.stopChild(all);
 
     // Redis per queued callback: the whole service with its queue paused, so the jobs it adds stay
     // queued (a worker must run: admission may size what it lets in by the workers' slots), with
     // room for all of them at their destinations. How many of the callbacks the service puts in
     // Redis is its business (all of them, or as many as its admission lets in; the rest wait in
     // PostgreSQL): the callbacks its jobs hold are counted in the queue itself, and the bytes are per callback there.
-    const paused = await run.start('all', port, { CALLBACK_DESTINATION_CONCURRENCY: '10000' });
+    const paused = await run.startRole('all', port, { CALLBACK_DESTINATION_CONCURRENCY: '10000' });
     const [{ partner_id: partnerId, id: companyId }] = await run.q<{ partner_id: string; id: string }>('SELECT partner_id, id FROM companies LIMIT 1');
     const body = JSON.stringify({ message: 0, withdrawalId: null, companyId, limitRequestId: null, loanId: null });
     const insert = (due: string) =>
@@ -383,10 +294,10 @@ async function measureFootprint(): Promise<void> {
       `${fmt((delayed.bytes - waiting.bytes) / QUEUED, 0)} B`,
       `${fmt(QUEUED)} callbacks due in 1 h: ${fmt(jobs2 - jobs1)} of them in Redis jobs`,
     );
-    await run.stop(paused);
+    await run.stopChild(paused);
     report('Redis events stream (fixed: BullMQ caps it)', `${fmt(delayed.events / 1024, 0)} KiB`, 'per deployment, whatever the load');
   } finally {
-    await run.end();
+    await run.cleanup();
     await rx.close();
   }
 }
@@ -397,9 +308,9 @@ async function measureTiming(): Promise<void> {
   const [port, workerPort] = [await freePort(), await freePort()];
   try {
     // API and worker in their own processes: each one's CPU time is its role's cost.
-    const apiProc = await run.start('api', port);
-    const workerProc = await run.start('worker', workerPort);
-    const api = client(port);
+    const apiProc = await run.startRole('api', port);
+    const workerProc = await run.startRole('worker', workerPort);
+    const api = apiClient(port);
     const companies = await run.companies(api, 64, rx.urls('/company'));
     await changes(api, companies, 500, 64);
     await until(() => rx.count() >= 1000, 'warm-up callbacks');
@@ -434,10 +345,10 @@ async function measureTiming(): Promise<void> {
     // Both drains run on freshly started processes over the same tables: first with a retention
     // that spares the old rows, then with a worker on the default one, which prunes them (after
     // its first-pass delay, a few seconds) while the backlog drains.
-    await run.stop(workerProc);
-    await run.stop(apiProc);
+    await run.stopChild(workerProc);
+    await run.stopChild(apiProc);
     const sparing = { CALLBACK_RETENTION: '3650d' };
-    let procs = [await run.start('api', port, sparing), await run.start('worker', workerPort, sparing)];
+    let procs = [await run.startRole('api', port, sparing), await run.startRole('worker', workerPort, sparing)];
     // Old delivered callbacks with an attempt each, past the default 30 d retention.
     await run.q(
       `WITH c AS (
@@ -452,8 +363,8 @@ async function measureTiming(): Promise<void> {
     const old = async () => Number((await run.q<{ capacity_probe: string }>(`SELECT count(*) AS capacity_probe FROM callbacks WHERE delivered_at < now() - interval '30 days'`))[0].capacity_probe);
     const quiet = await drain('quiet');
     if ((await old()) !== OLD_DELIVERED) throw new Error('capacity: old rows were pruned during the quiet drain');
-    for (const p of procs) await run.stop(p);
-    procs = [await run.start('api', port, sparing), await run.start('worker', workerPort)];
+    for (const p of procs) await run.stopChild(p);
+    procs = [await run.startRole('api', port, sparing), await run.startRole('worker', workerPort)];
     await until(async () => (await old()) < OLD_DELIVERED, 'pruning to start', 60_000);
     const oldBefore = await old();
     const t = performance.now();
@@ -461,9 +372,9 @@ async function measureTiming(): Promise<void> {
     const oldAfter = await old();
     const pruneRate = (oldBefore - oldAfter) / ((performance.now() - t) / 1000);
     report('Backlog drain, callbacks/s: alone / while pruning', `${fmt(quiet, 0)} / ${fmt(pruning, 0)}`, `${BACKLOG} pending rows; pruning ${fmt(pruneRate, 0)} old callbacks/s (+ as many attempts) meanwhile${oldAfter === 0 ? ', but it ended before the drain did' : ''}`);
-    for (const p of procs) await run.stop(p);
+    for (const p of procs) await run.stopChild(p);
   } finally {
-    await run.end();
+    await run.cleanup();
     await rx.close();
   }
 }
@@ -477,10 +388,4 @@ async function main(): Promise<void> {
   for (const [what, value, note] of rows) console.log(`  ${what.padEnd(width)}  ${note ? value.padEnd(valueWidth) : value}${note ? `  ${note}` : ''}`);
 }
 
-main().then(
-  () => process.exit(0),
-  (e: Error) => {
-    console.error(e.message);
-    process.exit(1);
-  },
-);
+runMain('capacity', main);

@@ -27,3 +27,15 @@ export async function loopbackReceivers(count: number, onRequest: (req: http.Inc
     close: () => Promise.all(servers.map((s) => new Promise((r) => (s.closeAllConnections(), s.close(r))))),
   };
 }
+
+/** A partner endpoint that answers 204 and notes when each path arrived, and how many requests came. */
+export async function arrivalReceiver() {
+  const arrivals = new Map<string, number>();
+  let count = 0;
+  const receivers = await loopbackReceivers(1, (req) => {
+    count++;
+    arrivals.set(req.url ?? '', performance.now());
+  });
+  return { arrivals, port: receivers.ports[0], count: () => count, close: receivers.close };
+}
+export type ArrivalReceiver = Awaited<ReturnType<typeof arrivalReceiver>>;

@@ -1,0 +1,89 @@
+// What the scenarios on the shared service use: its API, database and receiver, and the load of
+// a healthy partner (isolation, storm).
+import { Got } from 'got';
+import { Client } from 'pg';
+import { ArrivalReceiver } from '../receivers.js';
+import { adminHeaders, fmt, quantile, sleep } from '../support/common.js';
+import { ServiceRun } from '../support/service.js';
+
+export interface Ctx {
+  run: ServiceRun;
+  pg: Client;
+  api: Got;
+  rx: ArrivalReceiver;
+  target: (p: string) => string;
+  partnerId: string;
+  companyId: string;
+  baseline: number;
+}
+
+/** The body of a callback row inserted with SQL. */
+export const BODY = JSON.stringify({ message: 0, withdrawalId: null, companyId: 'x', limitRequestId: null, loanId: null });
+/** Changes per second to a healthy destination (isolation, storm). */
+export const HEALTHY_RATE = 10;
+
+/** A partner, and a company of it whose own callbacks go to `callbackUrl`. */
+export async function partnerWithCompany(api: Got, name: string, callbackUrl: string): Promise<{ partnerId: string; companyId: string }> {
+  const partner = await api.post('admin/v1/partners', { headers: adminHeaders, json: { name } }).json<{ id: string; apiKey: string }>();
+  const company = await api
+    .post('v1/companies', { headers: { authorization: `Bearer ${partner.apiKey}` }, json: { name, status_callback: callbackUrl } })
+    .json<{ id: string }>();
+  return { partnerId: partner.id, companyId: company.id };
+}
+
+export const delivered = async (pg: Client) => Number((await pg.query(`SELECT count(*) AS n FROM callbacks WHERE status = 'delivered'`)).rows[0].n);
+
+/**
+ * A healthy partner's load: `rate` credit changes a second for `seconds` (one company per change,
+ * one callback each, to the shared receiver under /label/). Returns once every request has been
+ * answered; `arrivals()` then says which callbacks arrived so far and how late.
+ */
+export async function healthySend(ctx: Ctx, label: string, rate: number, seconds: number) {
+  const m = rate * seconds;
+  const rows = (
+    await ctx.pg.query(
+      `INSERT INTO companies (partner_id, name, currency, callback_url, credit_status)
+       SELECT $1, $2 || g, 'EUR', $3 || g, 'active' FROM generate_series(0, ${m - 1}) g RETURNING id, name`,
+      [ctx.partnerId, label, ctx.target(`/${label}/`)],
+    )
+  ).rows.sort((a, b) => Number(a.name.slice(label.length)) - Number(b.name.slice(label.length)));
+  const sent = new Array<number>(m);
+  const failed: string[] = [];
+  const begin = performance.now();
+  const calls: Promise<unknown>[] = [];
+  for (let i = 0; i < m; i++) {
+    const wait = begin + (i * 1000) / rate - performance.now();
+    if (wait > 0) await sleep(wait);
+    calls.push(
+      ctx.api.patch(`admin/v1/companies/${rows[i].id}/credit`, { headers: adminHeaders, json: { creditStatus: 'suspended' } }).then(
+        () => (sent[i] = performance.now()),
+        (e: Error) => failed.push(`request ${i}: ${e.message}`),
+      ),
+    );
+  }
+  await Promise.all(calls);
+  const accepted = rows.map((_, i) => i).filter((i) => sent[i] !== undefined);
+  const arrived = (i: number) => ctx.rx.arrivals.has(`/${label}/${i}`);
+  return {
+    /** Waits until every accepted change's callback arrived, at most `waitMs`. */
+    wait: async (waitMs: number) => {
+      const deadline = Date.now() + waitMs;
+      while (!accepted.every(arrived) && Date.now() < deadline) await sleep(20);
+    },
+    /** The latencies (API response → arrival) of the callbacks arrived so far, sorted, and what is missing. */
+    arrivals: () => {
+      const latencies = accepted.filter(arrived).map((i) => ctx.rx.arrivals.get(`/${label}/${i}`)! - sent[i]).sort((a, b) => a - b);
+      return { latencies, requested: m, accepted: accepted.length, missing: accepted.length - latencies.length, failed };
+    },
+  };
+}
+export type HealthyArrivals = ReturnType<Awaited<ReturnType<typeof healthySend>>['arrivals']>;
+
+/** healthySend, then its callbacks, waited for at most `waitMs` after the last response. */
+export async function healthyLoad(ctx: Ctx, label: string, rate: number, seconds: number, waitMs: number): Promise<HealthyArrivals> {
+  const load = await healthySend(ctx, label, rate, seconds);
+  await load.wait(waitMs);
+  return load.arrivals();
+}
+
+export const pq = (l: number[]) => `p50 ${fmt(quantile(l, 0.5))} ms, p99 ${fmt(quantile(l, 0.99))} ms`;

@@ -1,0 +1,79 @@
+// drain: 20,000 pending callbacks committed at once, to one destination or spread over
+// BENCH_ORIGINS, drained by the running service.
+import { arrivalReceiver } from '../receivers.js';
+import { envInt, figure, fmt, sleep, until } from '../support/common.js';
+import { ScenarioResult } from '../support/results.js';
+import { cpuUsed, roundTrips } from '../support/system.js';
+import { BODY, Ctx, delivered } from './context.js';
+
+const BACKLOG = 20_000;
+const PAIRED_WINDOW_MS = 10_000; // see BENCH_START_AT
+
+export async function drainScenario(ctx: Ctx): Promise<ScenarioResult> {
+  const { pg, rx } = ctx;
+  // BENCH_START_AT=<epoch ms>: the drain starts then, so two builds' drains run at the same
+  // moment on one machine. Each sees the same machine (its speed here swings by a third between
+  // runs), so the ratio of their rates is steadier than either rate; Redis's and PostgreSQL's CPU
+  // is then shared by both and not attributed.
+  const startAt = Number(process.env.BENCH_START_AT ?? NaN);
+  if (Number.isFinite(startAt)) await sleep(Math.max(0, startAt - Date.now()));
+  const origins = envInt('BENCH_ORIGINS', 1);
+  const extra = await Promise.all(Array.from({ length: Math.max(0, origins - 1) }, () => arrivalReceiver()));
+  try {
+    const ports = [rx.port, ...extra.map((r) => r.port)];
+    const before = await delivered(pg);
+    await pg.query(
+      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
+       SELECT $1, $2, 0, 'http://127.0.0.1:' || ($3::int[])[1 + g % array_length($3::int[], 1)] || '/backlog/' || g, $4, 'pending', now()
+         FROM generate_series(1, ${BACKLOG}) g`,
+      [ctx.partnerId, ctx.companyId, ports, BODY],
+    );
+    const servicePids = ctx.run.pids();
+    const cpuBefore = cpuUsed(servicePids);
+    const tripsBefore = await roundTrips(pg);
+    const t0 = performance.now();
+    await pg.query(`SELECT pg_notify('funding_callbacks', '')`);
+    // Paired, the rate over the first PAIRED_WINDOW_MS is the one to compare: both runs are
+    // draining then (the slower one's end, run alone, would flatter it).
+    const windowCount = Number.isFinite(startAt)
+      ? new Promise<number>((r) => setTimeout(() => r(delivered(pg).then((n) => n - before, () => NaN)), PAIRED_WINDOW_MS))
+      : Promise.resolve(NaN);
+    await until(async () => (await delivered(pg)) - before >= BACKLOG, 'backlog drained');
+    const drain = BACKLOG / ((performance.now() - t0) / 1000);
+    const cpuAfter = cpuUsed(servicePids);
+    const tripsAfter = await roundTrips(pg);
+    const per = (k: keyof typeof cpuAfter) => (cpuAfter[k] - cpuBefore[k]) / BACKLOG;
+    const trips = (k: keyof typeof tripsAfter) => (tripsAfter[k] - tripsBefore[k]) / BACKLOG;
+    const early = (await windowCount) / (PAIRED_WINDOW_MS / 1000);
+    const r = drain / ctx.baseline;
+    const cpu = Number.isFinite(startAt)
+      ? `service ${fmt(per('service'))} µs (Redis and PostgreSQL shared with the paired run)`
+      : `${fmt(per('service'))} (${fmt(per('serviceSystem'))}) / ${fmt(per('redis'))} / ${fmt(per('postgres'))} / ${fmt(per('bench'))} µs`;
+    return {
+      scenario: 'drain',
+      title: `${fmt(BACKLOG)} pending callbacks committed at once, to ${origins === 1 ? 'one destination' : `${origins} destinations`}`,
+      details: Number.isFinite(early) ? [`paired (BENCH_START_AT): ${fmt(early)} callbacks/s over the first ${PAIRED_WINDOW_MS / 1000} s`] : [],
+      rows: [
+        { measure: 'drain rate', result: `${fmt(drain)} callbacks/s = ${fmt(r, 2)}× baseline`, goal: '≥ 0.6× (aim 0.9×)', met: r >= 0.6 },
+        { measure: 'CPU per callback: service (of it kernel) / Redis / PostgreSQL / driver and receiver', result: cpu },
+        { measure: 'round trips per callback: PostgreSQL transactions / Redis commands', result: `${fmt(trips('postgres'), 2)} / ${fmt(trips('redis'), 2)}` },
+      ],
+      figures: {
+        callbacks: BACKLOG,
+        destinations: origins,
+        callbacksPerSecond: figure(drain),
+        ratio: figure(r),
+        pairedWindowPerSecond: figure(early),
+        serviceCpuUs: figure(per('service')),
+        serviceKernelCpuUs: figure(per('serviceSystem')),
+        redisCpuUs: figure(per('redis')),
+        postgresCpuUs: figure(per('postgres')),
+        benchCpuUs: figure(per('bench')),
+        postgresTransactions: figure(trips('postgres')),
+        redisCommands: figure(trips('redis')),
+      },
+    };
+  } finally {
+    await Promise.all(extra.map((x) => x.close()));
+  }
+}
