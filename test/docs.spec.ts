@@ -1,6 +1,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, parseDuration, parseDurationList } from '../src/config/app-config.js';
+import type { ResultsFile } from '../bench/support/results.js';
+import { TABLE_BEGIN, TABLE_END, withResults } from '../bench/support/table.js';
 import { commandLines, DocBlock, docPages, fencedBlocks, ROOT } from './support/doc-blocks.js';
 
 /**
@@ -107,10 +109,9 @@ describe('the README and docs', () => {
 
   it("benchmarks.md's commands name scripts, scenarios and variables that exist", () => {
     const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
-    const bench = readdirSync(path.join(ROOT, 'bench'))
-      .filter((f) => f.endsWith('.ts'))
-      .map((f) => read(`bench/${f}`))
-      .join('\n');
+    const benchFiles = (dir: string): string[] =>
+      readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? benchFiles(`${dir}/${e.name}`) : e.name.endsWith('.ts') ? [`${dir}/${e.name}`] : []));
+    const bench = benchFiles('bench').map(read).join('\n');
     const page = read('docs/benchmarks.md');
     const blocks = fencedBlocks('docs/benchmarks.md').filter((b) => b.kind === 'bench');
     expect(blocks.length).toBeGreaterThan(0);
@@ -119,10 +120,30 @@ describe('the README and docs', () => {
       expect(`${line}: ${m && scripts[m[2]] ? 'a script' : 'no such npm script'}`).toBe(`${line}: a script`);
     }
     for (const [, name] of page.matchAll(/\b((?:BENCH|CAPACITY)_[A-Z_]+)/g)) expect(`${name} in bench/: ${bench.includes(name)}`).toBe(`${name} in bench/: true`);
+    // A scenario is a file of bench/scenarios/ that bench/bench.ts runs.
     const scenarios = [...page.matchAll(/BENCH_ONLY=([a-z,]+)/g), ...page.matchAll(/^\| `([a-z]+)` \|/gm)].flatMap((m) => m[1].split(','));
     expect(scenarios.length).toBeGreaterThan(0);
-    for (const s of scenarios) expect(`scenario ${s} in bench/bench.ts: ${read('bench/bench.ts').includes(`'${s}'`)}`).toBe(`scenario ${s} in bench/bench.ts: true`);
+    for (const s of scenarios) {
+      const runs = existsSync(path.join(ROOT, `bench/scenarios/${s}.ts`)) && read('bench/bench.ts').includes(`${s}Scenario`);
+      expect(`scenario ${s}: ${runs ? 'bench/scenarios/ has it and bench/bench.ts runs it' : 'missing'}`).toBe(`scenario ${s}: bench/scenarios/ has it and bench/bench.ts runs it`);
+    }
+    for (const [, variants] of page.matchAll(/BENCH_BACKLOG_VARIANTS=([a-z,]+)/g)) for (const v of variants.split(',')) expect(read('bench/scenarios/backlog.ts')).toMatch(new RegExp(`\\b${v}: `));
     for (const part of page.matchAll(/CAPACITY_PARTS=([a-z,]+)/g)) for (const p of part[1].split(',')) expect(bench).toContain(p);
+  });
+
+  it("benchmarks.md's one results table is the one generated from bench/results.json", () => {
+    const page = read('docs/benchmarks.md');
+    const results = JSON.parse(read('bench/results.json')) as ResultsFile;
+    expect(page.split(TABLE_BEGIN)).toHaveLength(2);
+    expect(withResults(page, results)).toBe(page);
+    // Every result names a scenario of bench/scenarios/, and every goal has its verdict.
+    for (const r of results.results) {
+      expect(existsSync(path.join(ROOT, `bench/scenarios/${r.scenario}.ts`))).toBe(true);
+      for (const row of r.rows) if (row.goal) expect([true, false, null]).toContain(row.met);
+    }
+    // No other table of results beside the generated one.
+    const outside = page.slice(0, page.indexOf(TABLE_BEGIN)) + page.slice(page.indexOf(TABLE_END));
+    expect(outside).not.toMatch(/^\|.*\bresults?\b.*\|$/m);
   });
 
   it('Docker commands are deployment only, and .ci/run checks the compose file they use', () => {
