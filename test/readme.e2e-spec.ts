@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +15,10 @@ import { dropRunData, runIdentity, TEST_REDIS_URL, until } from './support/test-
  * blocks are listed by jest.
  */
 const [, flowBlock] = fencedBlocks('README.md').filter((b) => b.lang === 'sh');
+/** The list the README shows the flow ending with. */
+const [expectedList] = fencedBlocks('README.md').filter((b) => b.lang === 'text' && b.line > flowBlock.line);
+/** The README's way to stop what the flow started. */
+const stopCommand = /In that shell, `([^`]+)` stops/.exec(readFileSync(path.join(ROOT, 'README.md'), 'utf8'))![1];
 const docs = docPages()
   .filter((f) => f !== 'README.md')
   .flatMap(fencedBlocks);
@@ -59,7 +63,7 @@ describe('the README and docs, run as written', () => {
     buildService();
   }, 180_000);
 
-  it("the curl flow starts the service on a fresh database; every callback arrives verified, and the docs' commands run after it", async () => {
+  it("the curl flow starts the service on a fresh database; every callback arrives verified at its first attempt, the docs' commands run after it, and the stop command stops it", async () => {
     const run = { ...runIdentity(), redisUrl: TEST_REDIS_URL };
     const [port, receiverPort, docsReceiverPort] = [await sparePort(), await sparePort(), await sparePort()];
     const script = [
@@ -73,9 +77,7 @@ describe('the README and docs, run as written', () => {
       `echo ${MARK} docs done`,
       // The test checks the partners' receiver meanwhile, against this service.
       'until [ -e "$FLOW_CONTINUE" ]; do sleep 0.1; done',
-      // The README's way to stop what the flow started.
-      ...commandLines(/`(kill %[^`]+)`/.exec(readFileSync(path.join(ROOT, 'README.md'), 'utf8'))![1]),
-      'wait',
+      ...commandLines(stopCommand),
       `echo ${MARK} stopped`,
     ].join('\n');
     const scratch = mkdtempSync(path.join(os.tmpdir(), 'readme-flow-'));
@@ -108,6 +110,10 @@ describe('the README and docs, run as written', () => {
       expect(recorded.map((r) => r.message).sort()).toEqual([0, 1, 1, 2, 2, 2, 3, 4]);
       expect(verified.map((v) => v.id).sort()).toEqual(recorded.map((r) => r.id).sort());
       for (const v of verified) expect(recorded.find((r) => r.id === v.id)!.url).toBe(`http://127.0.0.1:${receiverPort}${v.url}`);
+      // Each at its first attempt: the receiver listened before the first change. (A docs block
+      // redelivers one callback meanwhile: a second attempt of it is not a retry.)
+      const firsts = (await pg.query<{ callback_id: string; status_code: number | null; error: string | null }>('SELECT callback_id, status_code, error FROM callback_attempts WHERE number = 1')).rows;
+      expect(firsts.map((a) => `${a.callback_id} ${a.status_code ?? a.error}`).sort()).toEqual(recorded.map((r) => `${r.id} 204`).sort());
 
       // It ends with the partner's read and the list of delivered callbacks, after every verification.
       expect(flowOut).toMatch(/"creditLimit":"10000\.00".*"borrowedAmount":"2000\.50","creditBalance":"7999\.50"/);
@@ -115,6 +121,8 @@ describe('the README and docs, run as written', () => {
       const listed = lines.filter((l) => l.startsWith('{"message":'));
       expect(listed).toHaveLength(8);
       for (const l of listed) expect(JSON.parse(l)).toMatchObject({ status: 'delivered', attemptCount: 1 });
+      // The README shows that list as it comes.
+      expect(listed).toEqual(expectedList.code.split('\n'));
       expect(lines.findIndex((l) => l.startsWith('{"message":'))).toBeGreaterThan(Math.max(...verified.map((v) => lines.findIndex((l) => l.includes(`verified ${v.id}`)))));
 
       // Every docs block ran (set -e) and no request of theirs was answered with an error.
@@ -125,8 +133,10 @@ describe('the README and docs, run as written', () => {
       writeFileSync(env.FLOW_CONTINUE, '');
       expect(await flow.exited).toBe(0);
       expect(flow.stdout()).toContain(`${MARK} stopped`);
-      // `wait` waits for npm; the service drains its deliveries and exits a moment later.
-      await until(() => !groups().some(groupAlive), { timeoutMs: 30_000, intervalMs: 100, what: 'the service and the receiver to exit after `kill %1 %2`' });
+      // Once the stop command returns, the service and the receiver are gone: nothing of theirs
+      // is left running, and neither port answers.
+      expect(groups().filter(groupAlive)).toEqual([]);
+      for (const p of [port, receiverPort]) await expect(fetch(`http://127.0.0.1:${p}/`)).rejects.toThrow();
     } catch (e) {
       throw new Error(`${(e as Error).message}\n--- the flow's output:\n${flow.stdout()}\n--- its errors:\n${flow.stderr()}`);
     } finally {
@@ -136,6 +146,24 @@ describe('the README and docs, run as written', () => {
       await dropRunData(run);
     }
   }, 240_000);
+
+  it("the flow's waits are bounded: each gives up after its seconds, saying what to check", () => {
+    const lines = flowBlock.code.split('\n');
+    const from = lines.findIndex((l) => l.startsWith('waitfor() {'));
+    const to = lines.findIndex((l, i) => i >= from && l.trimEnd().endsWith('; }'));
+    expect(from).toBeGreaterThanOrEqual(0);
+    const definition = lines.slice(from, to + 1).join('\n');
+    // Every wait of the flow goes through it: no loop of its own.
+    const others = lines.filter((l, i) => (i < from || i > to) && /\b(until|while)\b/.test(l.replace(/#.*$/, '')));
+    expect(others).toEqual([]);
+    expect(lines.filter((l) => /^waitfor \d+ ".+" \S/.test(l)).length).toBe(lines.filter((l) => l.startsWith('waitfor ')).length);
+    const started = Date.now();
+    const run = spawnSync('bash', ['-c', `${definition}\nwaitfor 2 "what to check" false\necho "exit $?"`], { encoding: 'utf8', timeout: 20_000 });
+    expect(run.stdout.trim()).toBe('exit 1');
+    expect(run.stderr.trim()).toBe('gave up waiting: what to check');
+    expect(Date.now() - started).toBeLessThan(6_000);
+    expect(spawnSync('bash', ['-c', `${definition}\nn=0; second() { n=$((n + 1)); [ $n -ge 2 ]; }; waitfor 5 "x" second; echo "exit $? after $n"`], { encoding: 'utf8' }).stdout.trim()).toBe('exit 0 after 2');
+  });
 
   it('TEST_WITHOUT and the sh dev commands of docs/ select what they say', () => {
     const jest = (args: string[], extra: Record<string, string> = {}) =>
