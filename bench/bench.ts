@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     const processes = SPLIT ? 'two service processes, ROLE=api and ROLE=worker' : 'one service process ROLE=all';
     const info = await runInfo(baseline, processes, SETTINGS);
     // Written after each scenario: a later one's failure does not lose the figures before it.
-    const add = (result: ScenarioResult) => (report.add(result), writeResults(info, report.results, SCENARIOS));
+    const add = (result: ScenarioResult) => (report.add(result), writeResults(RESULTS_FILE, info, report.results, SCENARIOS));
     console.log(`funding-service callback benchmark (loopback, ${processes}; settings given to the service: ${SETTINGS}, the rest its defaults)`);
     console.log(`  bare got POST loop (baseline, 64 in flight)  ${fmt(baseline)} req/s`);
 

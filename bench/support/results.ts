@@ -3,13 +3,13 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
+import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { withRedisOnce } from '../../src/database/redis.js';
 import { BASE_DB, fmt, REDIS_URL } from './common.js';
 
-const ROOT = path.resolve(__dirname, '../../..');
-export const RESULTS_FILE = path.resolve(process.env.BENCH_RESULTS ?? path.join(ROOT, 'bench/results.json'));
+const ROOT = resolve(__dirname, '../../..');
+export const RESULTS_FILE = resolve(process.env.BENCH_RESULTS ?? join(ROOT, 'bench/results.json'));
 
 /** One line of the results table: a figure, and where it is a goal's, the goal and its verdict (null: not measured). */
 export interface Row {
@@ -118,17 +118,17 @@ export async function runInfo(baseline: number, processes: string, settings: str
 }
 
 /**
- * Writes this run's results into the results file: they replace those of the same scenarios
- * there, the other scenarios' results stay (a run of some scenarios updates only theirs), in
- * `order`.
+ * Writes this run's results into the results file `path`: they replace those of the same
+ * scenarios there, the other scenarios' results stay (a run of some scenarios updates only
+ * theirs), in `order`.
  */
-export function writeResults(run: RunInfo, results: ScenarioResult[], order: readonly string[]): void {
+export function writeResults(path: string, run: RunInfo, results: ScenarioResult[], order: readonly string[]): void {
   const ran = new Set(results.map((r) => r.scenario));
-  const kept = existsSync(RESULTS_FILE) ? (JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) as ResultsFile).results.filter((r) => !ran.has(r.scenario)) : [];
+  const kept = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as ResultsFile).results.filter((r) => !ran.has(r.scenario)) : [];
   const all = [...kept, ...results.map((r) => ({ ...r, run }))].sort((a, b) => order.indexOf(a.scenario) - order.indexOf(b.scenario));
   const file: ResultsFile = {
     about: 'Written by npm run bench (each run replaces its scenarios); docs/benchmarks.md\'s results table is generated from it by npm run bench:table.',
     results: all,
   };
-  writeFileSync(RESULTS_FILE, `${JSON.stringify(file, null, 2)}\n`);
+  writeFileSync(path, `${JSON.stringify(file, null, 2)}\n`);
 }

@@ -36,7 +36,7 @@ export function renderResults(file: ResultsFile): string {
   for (const r of file.results) {
     const name = `\`${r.scenario}\`${r.variant ? `, ${r.variant}` : ''}${runs.length > 1 ? ` (run ${runOf(r.run)})` : ''}`;
     lines.push(`| ${cell(name)} | what ran | ${cell(r.title)} | |`);
-    for (const row of r.rows) lines.push(`| ${cell(name)} | ${cell(row.measure)} | ${cell(row.result)} | ${row.goal ? `${cell(row.goal)}: ${verdict(row.met)}` : ''} |`);
+    for (const row of r.rows) lines.push(`| ${cell(name)} | ${cell(row.measure)} | ${cell(row.result)} |${row.goal ? ` ${cell(row.goal)}: ${verdict(row.met)}` : ''} |`);
   }
   return lines.join('\n');
 }
