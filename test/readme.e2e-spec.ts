@@ -10,7 +10,7 @@ import { dropRunData, runIdentity, TEST_REDIS_URL, until } from './support/test-
 /**
  * The README's curl flow and the runnable blocks of docs/, run as written, so the pages cannot
  * drift from the code (what can be checked without running is in docs.spec.ts). The flow starts
- * the service itself (`npm start &`) on a database, queue prefix and ports of this test's own;
+ * the service itself (`node dist/src/main.js &`) on a database, queue prefix and ports of this test's own;
  * the docs' plain `sh` blocks run after it, in the same shell, with its variables; their `sh dev`
  * blocks are listed by jest.
  */
@@ -68,7 +68,7 @@ describe('the README and docs, run as written', () => {
     const [port, receiverPort, docsReceiverPort] = [await sparePort(), await sparePort(), await sparePort()];
     const script = [
       // Job control, as in the interactive shell the README's block is pasted into: each
-      // background job is a process group of its own, which `kill %1` signals whole.
+      // background job is a process group of its own (what the test stops at the end, if anything is left).
       'set -m -eo pipefail',
       flowBlock.code,
       `echo ${MARK} jobs $(jobs -p | tr '\\n' ' ')`,
