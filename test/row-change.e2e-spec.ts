@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { CallbackMessage } from '../src/callbacks/callback-message.js';
-import { RowChange } from '../src/callbacks/row-change.js';
+import { RowChange } from '../src/row-writes/row-change.js';
 import { CallbackEvent } from '../src/callbacks/callback-recorder.js';
 import { Company } from '../src/companies/company.entity.js';
 import { rawPool } from '../src/database/database.js';

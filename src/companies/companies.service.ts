@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { RowChange } from '../callbacks/row-change.js';
+import { RowChange } from '../row-writes/row-change.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { DomainError, invalidProperty } from '../common/domain-error.js';
 import { ErrorCode } from '../common/error-codes.js';

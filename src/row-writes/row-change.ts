@@ -5,7 +5,7 @@ import { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
 import { notFound, overtaken } from '../common/domain-error.js';
 import { rawPool } from '../database/database.js';
 import { AdmissionSignal } from '../delivery/admission-signal.js';
-import { CallbackEvent } from './callback-recorder.js';
+import { CallbackEvent } from '../callbacks/callback-recorder.js';
 import { RowBatches } from './row-batches.js';
 
 /** Reads of a row a change makes at most while other requests keep changing it, before it answers 409. */

@@ -4,7 +4,7 @@ import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import { updatableColumns } from '../common/transaction.js';
 import { isDataError } from '../database/database.js';
 import { Batcher, SerialBatcher } from '../common/batcher.js';
-import { CallbackEvent, callbackRows } from './callback-recorder.js';
+import { CallbackEvent, callbackRows } from '../callbacks/callback-recorder.js';
 
 /** A row as read, with its version (`xmin`: every UPDATE gives the row a new one). */
 export interface Versioned<T> {
