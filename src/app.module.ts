@@ -10,7 +10,7 @@ import { DeliveryWorker } from './delivery/delivery-worker.js';
 import { Settlement } from './delivery/settlement.js';
 import { CallbackRecorder } from './callbacks/callback-recorder.js';
 import { RowChange } from './row-writes/row-change.js';
-import { CallbackRelay } from './delivery/callback-relay.js';
+import { ADMISSION_INTERVAL, ADMISSION_INTERVAL_MS, CallbackRelay } from './delivery/callback-relay.js';
 import { CallbackSender, DNS_LOOKUP } from './egress/callback-sender.js';
 import { CallbackUrlValidator } from './callbacks/callback-url.validator.js';
 import { CallbacksAdminController } from './callbacks/callbacks-admin.controller.js';
@@ -132,6 +132,7 @@ export class AppModule {
               CallbackQueue,
               Admission,
               CallbackRelay,
+              { provide: ADMISSION_INTERVAL, useValue: ADMISSION_INTERVAL_MS },
               DestinationsService,
             ]
           : []),

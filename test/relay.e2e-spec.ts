@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { Admission } from '../src/delivery/admission.js';
 import { AdmissionSignal } from '../src/delivery/admission-signal.js';
 import { CallbackQueue } from '../src/delivery/callback-queue.js';
-import { CallbackRelay, relayClient } from '../src/delivery/callback-relay.js';
+import { ADMISSION_INTERVAL, CallbackRelay, relayClient } from '../src/delivery/callback-relay.js';
+import { CallbackRecorder } from '../src/callbacks/callback-recorder.js';
+import { CallbackMessage } from '../src/callbacks/callback-message.js';
 import { DeliveryWorker } from '../src/delivery/delivery-worker.js';
 import { Receiver } from './support/receiver.js';
 import { companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
@@ -15,10 +17,10 @@ describe('relay wake-ups', () => {
 
   beforeAll(async () => {
     rx = await Receiver.start();
-    t = await startTestApp();
+    // The timer once an hour: only the wake-ups admit (the relay leads from its start).
+    t = await startTestApp({}, (b) => b.overrideProvider(ADMISSION_INTERVAL).useValue(3_600_000));
     p = await createPartner(t);
     await until(() => t.app.get(CallbackRelay).isLeader, { what: 'this process leads admission' });
-    clearInterval(t.app.get(CallbackRelay)['timer']!);
   });
   afterAll(async () => {
     await t?.close();
@@ -42,6 +44,59 @@ describe('relay wake-ups', () => {
     await t.sql(`SELECT pg_notify('funding_callbacks', '')`);
     await until(() => rx.on('/notified').length === 1, { what: 'delivered on NOTIFY' });
     expect(rx.on('/notified')[0].headers['webhook-id']).toBe(row.id);
+  });
+
+  it('wakes admission once a domain transaction that recorded callbacks has committed, never for one rolled back', async () => {
+    const { c } = await companyWithCallback(t, p, rx.url('/unused'));
+    const recorder = t.app.get(CallbackRecorder);
+    const signal = t.app.get(AdmissionSignal);
+    const event = { message: CallbackMessage.CreditLimitUpdated, url: rx.url('/hook'), partnerId: p.id, ids: { companyId: c, withdrawalId: null, limitRequestId: null, loanId: null } };
+    // What the database shows other sessions at each wake-up: the rows must be committed by then.
+    const seen: Promise<number>[] = [];
+    const wake = jest.spyOn(signal, 'wake').mockImplementation(() => {
+      seen.push(t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM callbacks WHERE url = $1`, [rx.url('/hook')]).then(([r]) => r.n));
+    });
+    try {
+      await expect(
+        recorder.transaction(async (m) => {
+          await recorder.record(m, [event]);
+          throw new Error('the change is refused after its callbacks were recorded');
+        }),
+      ).rejects.toThrow('refused');
+      expect(wake).not.toHaveBeenCalled();
+      await recorder.transaction(async (m) => recorder.record(m, [event, event]));
+      expect(wake).toHaveBeenCalledTimes(1);
+      expect(await Promise.all(seen)).toEqual([2]);
+      // Outside a transaction of the recorder there is no commit to wait for: refused.
+      await expect(t.app.get(CallbackRecorder).record(t.app.get(CallbackRecorder)['db'].manager, [event])).rejects.toThrow('CallbackRecorder.transaction');
+    } finally {
+      wake.mockRestore();
+      await t.sql(`UPDATE callbacks SET status = 'delivered' WHERE url = $1`, [rx.url('/hook')]);
+    }
+  });
+
+  it('reconnects when its connection is ended under it, stands by, leads again and admits', async () => {
+    const relay = t.app.get(CallbackRelay);
+    const states: string[] = [];
+    const enter = relay['enter'].bind(relay);
+    const spy = jest.spyOn(relay as never as { enter: (s: string) => void }, 'enter').mockImplementation((s) => {
+      states.push(s);
+      enter(s as never);
+    });
+    try {
+      await t.sql(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = 727003 AND granted`);
+      await until(() => states.includes('reconnecting'), { what: 'the relay reconnecting' });
+      // Its timer is stopped here: a wake-up does not reconnect, the tick does.
+      relay['tickAt'] = 0;
+      relay.wake();
+      await until(() => relay.isLeader, { what: 'leading again' });
+      expect(states).toEqual(['reconnecting', 'standing-by', 'leading']);
+      const { change, statuses } = await companyWithCallback(t, p, rx.url('/after-reconnect'));
+      await change();
+      await until(async () => (await statuses()).join() === 'delivered', { what: 'delivered after the reconnect' });
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('spaces passes apart under a stream of wake-ups, and runs one after the last of them', async () => {
@@ -130,7 +185,7 @@ describe('admission on its timer', () => {
     await registry.leave();
     await change();
     // A pass now (as the timer's would be) finds no slots: the callback stays pending.
-    expect(await t.app.get(Admission).admit(t.app.get(CallbackRelay)['conn']!)).toBe(0);
+    expect(await t.app.get(Admission).admit(t.app.get(CallbackRelay)['session']!)).toBe(0);
     expect(await statuses()).toEqual(['pending']);
     registry.join();
     await until(async () => (await statuses()).join() === 'delivered', { timeoutMs: 5000, what: 'delivered once the worker announces its slots' });

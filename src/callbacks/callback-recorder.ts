@@ -1,18 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { AdmissionSignal } from '../delivery/admission-signal.js';
 import { buildCallbackBody, CallbackIds, CallbackMessage } from './callback-message.js';
-
-/**
- * `NOTIFY funding_callbacks` wakes every relay: for rows written outside the domain's own
- * transactions (an operator's redelivery, a bulk load). The domain's transactions do not send it:
- * PostgreSQL serialises the commits of all transactions that NOTIFY (a cluster-wide lock held
- * through the WAL flush), which capped the API's changes per second at one commit flush each.
- * They wake their own process's relay after commit instead (`RECORDED` below).
- */
-export const CALLBACKS_CHANNEL = 'funding_callbacks';
-
-/** Set on a transaction's QueryRunner `data` when it recorded callbacks; the relay wakes after its commit. */
-export const RECORDED = 'callbacksRecorded';
 
 export interface CallbackEvent {
   message: CallbackMessage;
@@ -22,21 +12,57 @@ export interface CallbackEvent {
   ids: CallbackIds;
 }
 
+/** A transaction begun by `transaction`, and how many callbacks it recorded so far. */
+interface Recording {
+  callbacks: number;
+}
+
 /**
- * The domain's only door into callbacks: called inside the domain transaction, so a change and
- * its callbacks commit together or not at all.
+ * The domain's only door into callbacks, and the one after-commit hook of every path that writes
+ * callback rows: a domain transaction records its callbacks inside itself (`transaction`,
+ * `record`), so a change and its callbacks commit together or not at all, and admission is woken
+ * once it committed; a write that commits on its own (a one-row change, a redelivery, a probe)
+ * calls `committed` once it has.
  */
 @Injectable()
 export class CallbackRecorder {
+  private readonly open = new WeakMap<EntityManager, Recording>();
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly signal: AdmissionSignal,
+  ) {}
+
+  /** A domain transaction: `work` records its callbacks with `record(m, …)`; admission wakes after the commit. */
+  async transaction<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
+    const recording: Recording = { callbacks: 0 };
+    const result = await this.db.transaction(async (m) => {
+      this.open.set(m, recording);
+      try {
+        return await work(m);
+      } finally {
+        this.open.delete(m);
+      }
+    });
+    this.committed(recording.callbacks);
+    return result;
+  }
+
   /** Records the callbacks of one change; returns how many were written (events without a URL are skipped). */
   async record(m: EntityManager, events: CallbackEvent[]): Promise<number> {
     const due = events.filter((e) => e.url !== null);
     if (due.length === 0) return 0;
-    if (!m.queryRunner?.isTransactionActive) throw new Error('callbacks are recorded inside the transaction of their change');
+    const recording = this.open.get(m);
+    if (!recording || !m.queryRunner?.isTransactionActive) throw new Error('callbacks are recorded inside CallbackRecorder.transaction, with their change');
     const insert = callbackRows(due);
     await m.query(insert.text, insert.values);
-    m.queryRunner.data[RECORDED] = true;
+    recording.callbacks += due.length;
     return due.length;
+  }
+
+  /** After a commit that wrote (or made due) `callbacks` callback rows: admission looks at once. */
+  committed(callbacks: number): void {
+    if (callbacks > 0) this.signal.wake();
   }
 }
 

@@ -5,7 +5,7 @@ import { DomainError, invalidProperty, notFound } from '../common/domain-error.j
 import { ErrorCode } from '../common/error-codes.js';
 import { Callback, CallbackAttempt, CallbackStatus } from './callback.entity.js';
 import { CallbackMessage } from './callback-message.js';
-import { AdmissionSignal } from '../delivery/admission-signal.js';
+import { CallbackRecorder } from './callback-recorder.js';
 
 /**
  * Whose callbacks a caller may see and repair: an operator sees all (no scope), a partner only
@@ -50,7 +50,7 @@ const STATUSES: Record<CallbackStatus, CallbackStatus[]> = { pending: ['pending'
 export class CallbacksAdminService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    private readonly signal: AdmissionSignal,
+    private readonly callbacks: CallbackRecorder,
   ) {}
 
   async list(f: CallbackFilter, scope?: CallbackScope): Promise<{ items: Callback[]; nextCursor: string | null }> {
@@ -83,7 +83,7 @@ export class CallbacksAdminService {
       if (callback.status === 'delivered' || callback.status === 'failed') return this.redeliver(id, scope);
       throw new DomainError('conflict', ErrorCode.CallbackStillPending, 'Callback cannot be redelivered: its current status is pending');
     }
-    this.signal.wake();
+    this.callbacks.committed(rows.length);
   }
 
   /**
@@ -91,8 +91,8 @@ export class CallbacksAdminService {
    * sends them as soon as their destination has room.
    */
   async attemptNow(ids: string[]): Promise<void> {
-    await this.db.query(`UPDATE callbacks SET next_attempt_at = now() WHERE id = ANY($1::uuid[]) AND status = 'pending'`, [ids]);
-    this.signal.wake();
+    const [, made]: [unknown[], number] = await this.db.query(`UPDATE callbacks SET next_attempt_at = now() WHERE id = ANY($1::uuid[]) AND status = 'pending'`, [ids]);
+    this.callbacks.committed(made);
   }
 
   /** Redelivers every failed callback, optionally only those created since a time or of one company. */
@@ -103,7 +103,7 @@ export class CallbacksAdminService {
         RETURNING id`,
       [f.since ?? null, f.companyId ?? null],
     );
-    if (rows.length > 0) this.signal.wake();
+    this.callbacks.committed(rows.length);
     return rows.length;
   }
 

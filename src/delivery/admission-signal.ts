@@ -2,46 +2,44 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { CALLBACKS_CHANNEL } from '../callbacks/callback-recorder.js';
+import { SerialBatcher } from '../common/batcher.js';
 import { rawPool } from '../database/database.js';
 
 /**
- * Tells admission that there may be something to admit (a commit recorded callbacks, a delivery
- * settled, an operator redelivered). In the process that leads admission it runs a pass at once;
- * elsewhere it sends `NOTIFY funding_callbacks`, one at a time (wake-ups meanwhile go together in
- * the next). A lost wake-up costs at most the admission timer's second.
+ * `NOTIFY funding_callbacks` wakes every relay: for rows written outside this service's own write
+ * paths (a bulk load). The service's writes do not send it: PostgreSQL serialises the commits of
+ * all transactions that NOTIFY (a cluster-wide lock held through the WAL flush), which capped the
+ * API's changes per second at one commit flush each. They call CallbackRecorder.committed after
+ * their commit instead, which wakes this process's relay, or NOTIFYs when another process leads.
+ */
+export const CALLBACKS_CHANNEL = 'funding_callbacks';
+
+/**
+ * Tells admission that there may be something to admit (callbacks committed, a delivery settled,
+ * a worker announced its slots). In the process whose relay leads admission it wakes that relay's
+ * loop; elsewhere it sends `NOTIFY funding_callbacks`, one at a time (wake-ups meanwhile go
+ * together in the next). A lost wake-up costs at most the admission timer's second.
  */
 @Injectable()
 export class AdmissionSignal {
   private readonly pool: Pool;
-  private leader: (() => void) | null = null;
-  private notifying = false;
-  private again = false;
+  private leader: { wake(): void } | null = null;
+  private readonly notifies = new SerialBatcher<null, null>(async (calls) => {
+    await this.pool.query('SELECT pg_notify($1, $2)', [CALLBACKS_CHANNEL, '']).catch(() => undefined);
+    return calls;
+  }, Number.MAX_SAFE_INTEGER);
 
   constructor(@InjectDataSource() db: DataSource) {
     this.pool = rawPool(db);
   }
 
-  /** The admission leader of this process registers its pass here (null when it stops leading). */
-  lead(pass: (() => void) | null): void {
-    this.leader = pass;
+  /** This process's relay, while it leads admission (null when it stops leading). */
+  lead(relay: { wake(): void } | null): void {
+    this.leader = relay;
   }
 
   wake(): void {
-    if (this.leader) return this.leader();
-    if (this.notifying) {
-      this.again = true;
-      return;
-    }
-    this.notifying = true;
-    this.pool
-      .query('SELECT pg_notify($1, $2)', [CALLBACKS_CHANNEL, ''])
-      .catch(() => undefined)
-      .finally(() => {
-        this.notifying = false;
-        if (!this.again) return;
-        this.again = false;
-        this.wake();
-      });
+    if (this.leader) this.leader.wake();
+    else void this.notifies.call(null);
   }
 }

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { ClientBase } from 'pg';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
+import type { SqlSession } from '../database/sql-session.js';
 import { Metrics } from '../metrics/metrics.js';
 import { CallbackQueue, microsKey } from './callback-queue.js';
 import { Budget, Candidate, planAdmission } from './admission-plan.js';
@@ -95,7 +95,7 @@ export class Admission {
   }
 
   /** Admits what may go now; returns how many callbacks were admitted. */
-  async admit(conn: ClientBase): Promise<number> {
+  async admit(conn: SqlSession): Promise<number> {
     const { rows } = await conn.query<CandidateRow>({ name: 'admission-candidates', text: CANDIDATES, values: [this.window.max] });
     if (rows.length === 0) return 0;
     const now = rows[0].now;
@@ -118,7 +118,7 @@ export class Admission {
         rows[0].workers,
       );
     } catch (e) {
-      await conn.query(RELEASE, [admitted.map((r) => r.id)]).catch(() => undefined);
+      await conn.query({ text: RELEASE, values: [admitted.map((r) => r.id)] }).catch(() => undefined);
       throw e;
     }
     const at = Date.now();
@@ -127,7 +127,7 @@ export class Admission {
   }
 
   /** The timer's part: leases that ran out return to waiting; outages past a schedule's end fail. */
-  async sweep(conn: ClientBase): Promise<void> {
+  async sweep(conn: SqlSession): Promise<void> {
     const lapsed = await conn.query({ name: 'admission-lapse', text: LAPSE });
     if (lapsed.rowCount) this.log.warn(`${lapsed.rowCount} callbacks back to waiting: their worker did not settle them within the lease`);
     const expired = await conn.query({ name: 'admission-expire', text: EXPIRE, values: [this.scheduleTotalMs] });

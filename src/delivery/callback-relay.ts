@@ -1,17 +1,16 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { Client } from 'pg';
-import { DataSource, EntitySubscriberInterface, TransactionCommitEvent, TransactionRollbackEvent } from 'typeorm';
-import { CALLBACKS_CHANNEL, RECORDED } from '../callbacks/callback-recorder.js';
 import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
+import { sessionWithDeadline, SqlSession, StatementTimeout } from '../database/sql-session.js';
 import { Admission } from './admission.js';
-import { AdmissionSignal } from './admission-signal.js';
+import { AdmissionSignal, CALLBACKS_CHANNEL } from './admission-signal.js';
 import { CallbackQueue } from './callback-queue.js';
 
 /** Admission runs at least this often, whatever else wakes it (≤ 1 s: docs/architecture.md, "Delivery invariants", 2). */
 export const ADMISSION_INTERVAL_MS = 1000;
-const RECONNECT_MS = 1000;
+/** The timer's period, as a provider: a test stops the timer to see what the wake-ups alone do. */
+export const ADMISSION_INTERVAL = Symbol('ADMISSION_INTERVAL');
 /**
  * The least time between the end of an admission pass and the start of the next. A job costs Redis
  * and its worker the same whatever it carries; back-to-back passes under a steady flow each
@@ -27,8 +26,6 @@ const ADMISSION_LOCK = 727_003;
  * statement probes an index per destination, whatever the backlog (docs/architecture.md, "Admission").
  */
 export const RELAY_TIMEOUT_MS = 10_000;
-/** pg's error for a statement past its `query_timeout`: the client keeps the connection, the relay does not. */
-const QUERY_TIMEOUT_ERROR = 'Query read timeout';
 /**
  * Asks PostgreSQL to end the relay's session once its client is unreachable: keepalive probes
  * after 10 s idle, three 5 s apart, and at most 20 s of unacknowledged data. Otherwise a
@@ -38,13 +35,19 @@ const QUERY_TIMEOUT_ERROR = 'Query read timeout';
 const SERVER_SIDE_TIMEOUTS = '-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3 -c tcp_user_timeout=20000';
 
 /**
- * The admission loop. Every process of role `api` or `all` runs one; the one holding the
- * advisory lock on its own PostgreSQL connection leads: it runs an admission pass on every
- * commit that recorded callbacks, on every NOTIFY (settlements and redeliveries elsewhere), on
- * every wake-up of this process, and each second regardless, so a due callback whose destination
- * has room is admitted within a second whatever restarted before. The others stand by and try
- * the lock each second: when the leader's connection ends (it stopped, died, lost PostgreSQL),
- * one of them takes over.
+ * Where the relay stands: without a connection (`reconnecting`: one is tried on each tick),
+ * connected without the lock (`standing-by`: the lock is tried on each tick), or `leading`.
+ */
+export type RelayState = 'reconnecting' | 'standing-by' | 'leading';
+
+/**
+ * The admission loop. Every process of role `api` or `all` runs one: it waits for a wake-up or the
+ * timer, then takes one step for its state. The one holding the advisory lock on its own
+ * PostgreSQL connection leads: it runs an admission pass on every wake-up (AdmissionSignal: this
+ * process's commits and settlements; NOTIFY from the others), and on each tick regardless, with
+ * the sweep first, so a due callback whose destination has room is admitted within a second
+ * whatever restarted before. The others stand by and try the lock on each tick: when the leader's
+ * connection ends (it stopped, died, lost PostgreSQL, went silent), one of them takes over.
  *
  * The connection runs with `synchronous_commit = off`: a pass lost to a database crash only
  * means its rows are admitted again (their leases lapse).
@@ -53,47 +56,43 @@ const SERVER_SIDE_TIMEOUTS = '-c tcp_keepalives_idle=10 -c tcp_keepalives_interv
 export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly log = new Logger('CallbackRelay');
   private readonly warnings = new RepeatLimitedLog((m) => this.log.warn(m));
+  private state: RelayState = 'reconnecting';
   private conn: Client | null = null;
-  /** Drops `conn` and makes a new connection (set with it by connect()). */
-  private reconnect: (() => void) | null = null;
-  private leading = false;
-  /** The timer's sweep is due: the next pass runs it first (the connection takes one statement at a time). */
-  private sweepDue = false;
-  /** A try for the lock is under way: the timer skips its next until it ends. */
-  private trying = false;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private again = false;
-  private lastPassEnd = 0;
+  /** `conn`'s statements, each with the RELAY_TIMEOUT_MS deadline. */
+  private session: SqlSession | null = null;
+  /** A wake-up came since the last pass began. */
+  private woken = false;
+  /** Ends the loop's wait early (set while it waits). */
+  private alarm: (() => void) | null = null;
+  private loop: Promise<void> | null = null;
+  private lastPassEnd = -Infinity;
+  /** When the timer next ticks (performance.now()). */
+  private tickAt = 0;
   private stopped = false;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @InjectDataSource() private readonly db: DataSource,
+    @Inject(ADMISSION_INTERVAL) private readonly intervalMs: number,
     private readonly admission: Admission,
     private readonly signal: AdmissionSignal,
     private readonly queue: CallbackQueue,
   ) {}
 
   async onModuleInit(): Promise<void> {
-    this.db.subscribers.push(this.afterCommit);
-    await this.connect();
-    this.timer = setInterval(() => this.tick(), ADMISSION_INTERVAL_MS);
+    await this.reconnect();
+    this.loop = this.run();
   }
 
-  /** Whether this process leads admission now. */
   get isLeader(): boolean {
-    return this.leading;
+    return this.state === 'leading';
   }
 
-  /** Stops admitting and lets the pass under way end, before the workers drain. */
+  /** Stops admitting and lets the step under way end, before the workers drain. */
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    const i = this.db.subscribers.indexOf(this.afterCommit);
-    if (i >= 0) this.db.subscribers.splice(i, 1);
-    if (this.timer) clearInterval(this.timer);
     this.signal.lead(null);
-    await this.running?.catch(() => undefined);
+    this.alarm?.();
+    await this.loop;
   }
 
   /** Ends the connection, and with it the lock: a standby leads within a second. */
@@ -101,140 +100,115 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
     await this.conn?.end().catch(() => undefined);
   }
 
-  /**
-   * Wakes admission once a transaction that recorded callbacks has committed (TypeORM also
-   * reports a savepoint's release as a commit: the transaction is still active then).
-   */
-  private readonly afterCommit: EntitySubscriberInterface = {
-    afterTransactionCommit: (e: TransactionCommitEvent) => {
-      if (e.queryRunner.isTransactionActive || !e.queryRunner.data?.[RECORDED]) return;
-      delete e.queryRunner.data[RECORDED];
-      this.signal.wake();
-    },
-    afterTransactionRollback: (e: TransactionRollbackEvent) => {
-      if (!e.queryRunner.isTransactionActive && e.queryRunner.data) delete e.queryRunner.data[RECORDED];
-    },
-  };
+  /** An admission pass as soon as the loop is free (wake-ups meanwhile go together in one). */
+  wake(): void {
+    this.woken = true;
+    this.alarm?.();
+  }
 
-  /**
-   * An admission pass now, or right after the one under way: wake-ups in a burst coalesce. Passes
-   * start at least PASS_SPACING_MS after the last one ended, so the room that settlements free
-   * meanwhile goes out together, in bigger jobs.
-   */
-  private readonly pass = (): void => {
-    if (this.stopped || !this.leading) return;
-    if (this.running) {
-      this.again = true;
-      return;
+  /** Wait for a wake-up or the timer, then one step; until the application stops. */
+  private async run(): Promise<void> {
+    this.tickAt = performance.now() + this.intervalMs;
+    while (!this.stopped) {
+      if (!this.woken) await this.waitUntil(this.tickAt);
+      const tick = performance.now() >= this.tickAt;
+      if (tick) this.tickAt = performance.now() + this.intervalMs;
+      if (this.stopped) break;
+      if (this.state === 'reconnecting' && tick) await this.reconnect();
+      else if (this.state === 'standing-by' && tick) await this.tryToLead();
+      else if (this.state === 'leading') await this.pass(tick);
+      else this.woken = false; // not leading: the leader's own wake-ups reach it by NOTIFY
     }
-    this.running = (async () => {
-      do {
-        const wait = this.lastPassEnd + PASS_SPACING_MS - performance.now();
-        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-        this.again = false;
-        if (this.stopped || !this.leading || !(await this.sweepAndAdmit())) break;
-      } while (this.again && !this.stopped);
-    })().finally(() => {
-      this.running = null;
+  }
+
+  private waitUntil(at: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => this.alarm?.(), Math.max(0, at - performance.now()));
+      this.alarm = () => {
+        this.alarm = null;
+        clearTimeout(timer);
+        resolve();
+      };
     });
-  };
+  }
 
   /**
-   * One pass: the sweep first when the timer asked for one (the connection takes one statement at
-   * a time), then admission. False when admission failed: the timer tries again within a second.
+   * One pass, at least PASS_SPACING_MS after the last: the sweep first on a tick (the connection
+   * takes one statement at a time), then admission. After a failure the next tick tries again.
    */
-  private async sweepAndAdmit(): Promise<boolean> {
-    const conn = this.conn;
+  private async pass(tick: boolean): Promise<void> {
+    const wait = this.lastPassEnd + PASS_SPACING_MS - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    this.woken = false; // what woke the loop so far is seen by this pass
+    const conn = this.conn!;
+    const session = this.session!;
     try {
-      if (!conn) throw new Error('the relay is reconnecting to PostgreSQL');
-      if (this.sweepDue) {
-        this.sweepDue = false;
-        await this.admission.sweep(conn).catch((e: Error) => this.failed(conn, 'admission sweep failed', e));
-        // A sweep past its timeout ended the connection: nothing to admit on until the next one.
-        if (conn !== this.conn) return false;
+      if (tick) {
+        await this.admission.sweep(session).catch((e: Error) => this.failed(conn, 'admission sweep failed', e));
+        if (this.state !== 'leading') return; // the sweep timed out and ended the connection
       }
-      await this.admission.admit(conn);
-      return true;
+      await this.admission.admit(session);
     } catch (e) {
+      this.woken = false;
       this.failed(conn, 'admission pass failed, trying again within a second', e as Error);
-      return false;
     } finally {
       this.lastPassEnd = performance.now();
     }
   }
 
-  /** Each second: lead if nobody does; as the leader, sweep (lapsed leases, outages) and admit. */
-  private tick(): void {
-    if (this.stopped || !this.conn) return;
-    if (!this.leading) {
-      void this.tryToLead();
-      return;
-    }
-    this.sweepDue = true;
-    this.pass();
-  }
-
   private async tryToLead(): Promise<void> {
-    const conn = this.conn;
-    if (!conn || this.trying) return;
-    this.trying = true;
+    const conn = this.conn!;
     try {
-      const { rows } = await conn.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [ADMISSION_LOCK]);
+      const { rows } = await this.session!.query<{ locked: boolean }>({ text: 'SELECT pg_try_advisory_lock($1) AS locked', values: [ADMISSION_LOCK] });
       if (!rows[0].locked || this.stopped || this.conn !== conn) return;
-      this.leading = true;
-      this.signal.lead(this.pass);
+      this.enter('leading');
       await this.queue.dropLegacyJobs().catch((e: Error) => this.warnings.warn(`cannot drop v1 jobs from Redis yet: ${e.message}`));
-      this.pass();
+      this.woken = true; // a pass at once: whatever waits is admitted now
     } catch (e) {
       this.failed(conn, 'cannot take the admission lock', e as Error);
-    } finally {
-      this.trying = false;
     }
   }
 
-  /**
-   * Logs a failed statement. One past RELAY_TIMEOUT_MS means the connection is silent: pg fails
-   * the statement but keeps the connection, so it is ended here, and leadership with it (a standby
-   * takes the lock once PostgreSQL ends the session, see SERVER_SIDE_TIMEOUTS); this process
-   * connects again and stands by.
-   */
-  private failed(conn: Client | null, what: string, e: Error): void {
-    this.warnings.warn(`${what}: ${e.message}`);
-    if (e.message === QUERY_TIMEOUT_ERROR && conn === this.conn) this.reconnect?.();
+  private enter(state: RelayState): void {
+    this.state = state;
+    this.signal.lead(state === 'leading' ? this : null);
   }
 
   /**
-   * The relay's own connection. Lost or never made (PostgreSQL restarting, unreachable), it is
-   * tried again every second; leadership goes with it.
+   * Logs a failed statement. One past RELAY_TIMEOUT_MS (StatementTimeout) means the connection is
+   * silent: it is ended here, and leadership with it (a standby takes the lock once PostgreSQL
+   * ends the session, see SERVER_SIDE_TIMEOUTS); this process connects again and stands by.
    */
-  private async connect(): Promise<void> {
-    if (this.stopped) return;
+  private failed(conn: Client, what: string, e: Error): void {
+    this.warnings.warn(`${what}: ${e.message}`);
+    if (e instanceof StatementTimeout) this.lost(conn);
+  }
+
+  /** `client` is gone (an error, its end, a silent statement): the loop reconnects on its next tick. */
+  private lost(client: Client): void {
+    if (this.conn !== client) return;
+    this.conn = null;
+    this.session = null;
+    this.enter('reconnecting');
+    client.end().catch(() => undefined);
+  }
+
+  /** A new connection listening for NOTIFY, then a try for the lock; on failure the next tick tries again. */
+  private async reconnect(): Promise<void> {
     const client = relayClient(this.config.databaseUrl);
-    client.on('notification', () => this.pass());
-    let lost = false;
-    const retry = () => {
-      if (lost) return;
-      lost = true;
-      if (this.conn === client) {
-        this.conn = null;
-        this.reconnect = null;
-        this.leading = false;
-        this.signal.lead(null);
-      }
-      client.end().catch(() => undefined);
-      if (!this.stopped) setTimeout(() => void this.connect(), RECONNECT_MS).unref();
-    };
+    const session = sessionWithDeadline(client, RELAY_TIMEOUT_MS);
+    client.on('notification', () => this.wake());
     client.on('error', (e) => {
       this.warnings.warn(`relay connection lost, reconnecting: ${e.message}`);
-      retry();
+      this.lost(client);
     });
-    client.on('end', retry);
+    client.on('end', () => this.lost(client));
     try {
       await client.connect();
-      await client.query(`LISTEN ${CALLBACKS_CHANNEL}`);
+      await session.query({ text: `LISTEN ${CALLBACKS_CHANNEL}` });
     } catch (e) {
       this.warnings.warn(`relay cannot reach PostgreSQL, retrying: ${(e as Error).message}`);
-      retry();
+      client.end().catch(() => undefined);
       return;
     }
     if (this.stopped) {
@@ -242,14 +216,16 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
       return;
     }
     this.conn = client;
-    this.reconnect = retry;
+    this.session = session;
+    this.enter('standing-by');
     await this.tryToLead();
   }
 }
 
 /**
- * The relay's connection: no statement or connect waits past RELAY_TIMEOUT_MS, PostgreSQL ends the
- * session of a client it cannot reach (SERVER_SIDE_TIMEOUTS), and a lost commit only re-admits.
+ * The relay's connection: no connect waits past RELAY_TIMEOUT_MS (its statements have the same
+ * deadline, sessionWithDeadline), PostgreSQL ends the session of a client it cannot reach
+ * (SERVER_SIDE_TIMEOUTS), and a lost commit only re-admits.
  * No bitmap scans: every callback passes through `sending`, so that partial index holds many dead
  * entries until vacuum; a bitmap scan visits each one's heap page on every pass (3-5 ms
  * mid-drain), a plain index scan marks them dead once and skips them after (about 1 ms).
@@ -258,7 +234,6 @@ export function relayClient(databaseUrl: string): Client {
   return new Client({
     connectionString: databaseUrl,
     options: `-c synchronous_commit=off -c enable_bitmapscan=off ${SERVER_SIDE_TIMEOUTS}`,
-    query_timeout: RELAY_TIMEOUT_MS,
     connectionTimeoutMillis: RELAY_TIMEOUT_MS,
     keepAlive: true,
     keepAliveInitialDelayMillis: RELAY_TIMEOUT_MS,

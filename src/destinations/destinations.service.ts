@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { DomainError, notFound } from '../common/domain-error.js';
 import { ErrorCode } from '../common/error-codes.js';
 import { Metrics } from '../metrics/metrics.js';
-import { AdmissionSignal } from '../delivery/admission-signal.js';
+import { CallbackRecorder } from '../callbacks/callback-recorder.js';
 import { DESTINATION_COLUMNS, DestinationRow, stateOf } from '../delivery/destination-store.js';
 import { circuitOf } from '../delivery/destination-window.js';
 
@@ -55,7 +55,7 @@ export class DestinationsService implements OnModuleInit {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly metrics: Metrics,
-    private readonly signal: AdmissionSignal,
+    private readonly callbacks: CallbackRecorder,
   ) {}
 
   onModuleInit(): void {
@@ -98,7 +98,7 @@ export class DestinationsService implements OnModuleInit {
   /** An operator's "probe now" for an open destination: admission sends it within a second. */
   async probe(origin: string): Promise<void> {
     const [rows]: [unknown[], number] = await this.db.query(`UPDATE destinations SET next_probe_at = now(), version = version + 1 WHERE origin = $1 AND opened_at IS NOT NULL RETURNING 1`, [origin]);
-    if (rows.length > 0) return this.signal.wake();
+    if (rows.length > 0) return this.callbacks.committed(rows.length);
     const known: unknown[] = await this.db.query(`SELECT 1 FROM destinations WHERE origin = $1`, [origin]);
     if (known.length === 0) throw notFound('Destination');
     throw new DomainError('conflict', ErrorCode.DestinationNotOpen, `Destination ${origin} is closed: there is nothing to probe`);

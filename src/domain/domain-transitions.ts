@@ -108,6 +108,14 @@ export interface Changed<T> {
 export class DomainTransitions {
   constructor(private readonly callbacks: CallbackRecorder) {}
 
+  /**
+   * The transaction a change runs in (CallbackRecorder.transaction): the callbacks `apply`
+   * records commit with it, and admission is woken once it has committed.
+   */
+  transaction<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
+    return this.callbacks.transaction(work);
+  }
+
   apply<T extends StatusRow<S>, S extends string>(m: EntityManager, spec: StatusChangeSpec<T, S>): Promise<Changed<T>>;
   apply<T extends CompanyRow>(m: EntityManager, spec: ChangeSpec<T>): Promise<Changed<T>>;
   async apply<T extends CompanyRow>(m: EntityManager, spec: ChangeSpec<T> & { to?: string }): Promise<Changed<T>> {

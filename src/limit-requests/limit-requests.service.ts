@@ -45,7 +45,7 @@ export class LimitRequestsService {
 
   async create(partnerId: string, companyId: string, dto: CreateLimitRequestDto): Promise<LimitRequestWithCompany> {
     const statusCallback = await this.urls.check('status_callback', dto.status_callback);
-    return this.db.transaction(async (m) => {
+    return this.transitions.transaction(async (m) => {
       const company = await lockOwnedCompany(m, partnerId, companyId);
       if (company.creditStatus === 'closed') {
         throw new DomainError('rule', ErrorCode.LimitRequestCreditClosed, 'The company credit is closed; no limit can be requested');
@@ -67,18 +67,18 @@ export class LimitRequestsService {
 
   /** Partner cancellation. */
   cancel(partnerId: string, companyId: string, id: string): Promise<LimitRequestWithCompany> {
-    return this.db.transaction(async (m) =>
+    return this.transitions.transaction(async (m) =>
       withCompany(await this.transitions.apply(m, { resource: LIMIT_REQUEST, id, company: partnersCompany(partnerId, companyId), to: 'canceled' })),
     );
   }
 
   reject(id: string): Promise<LimitRequestWithCompany> {
-    return this.db.transaction(async (m) => withCompany(await this.transitions.apply(m, { resource: LIMIT_REQUEST, id, company: companyOfRow, to: 'rejected' })));
+    return this.transitions.transaction(async (m) => withCompany(await this.transitions.apply(m, { resource: LIMIT_REQUEST, id, company: companyOfRow, to: 'rejected' })));
   }
 
   /** Approval grants the requested amount as the credit limit and activates pending credit. */
   approve(id: string): Promise<LimitRequestWithCompany> {
-    return this.db.transaction(async (m) =>
+    return this.transitions.transaction(async (m) =>
       withCompany(
         await this.transitions.apply(m, {
           resource: LIMIT_REQUEST,

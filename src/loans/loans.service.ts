@@ -42,7 +42,7 @@ export class LoansService {
     const paidAt = dto.paidAt ? new Date(dto.paidAt) : new Date();
     if (paidAt.getTime() > Date.now() + FUTURE_TOLERANCE_MS) throw invalidProperty('paidAt must not be in the future');
     const amount = parseMoney(dto.amount)!;
-    const { row: loan } = await this.db.transaction((m) =>
+    const { row: loan } = await this.transitions.transaction((m) =>
       this.transitions.apply(m, {
         resource: LOAN,
         id: loanId,

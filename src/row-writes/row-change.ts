@@ -4,8 +4,7 @@ import type { Pool } from 'pg';
 import { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
 import { notFound, overtaken } from '../common/domain-error.js';
 import { rawPool } from '../database/database.js';
-import { AdmissionSignal } from '../delivery/admission-signal.js';
-import { CallbackEvent } from '../callbacks/callback-recorder.js';
+import { CallbackEvent, CallbackRecorder } from '../callbacks/callback-recorder.js';
 import { RowBatches } from './row-batches.js';
 
 /** Reads of a row a change makes at most while other requests keep changing it, before it answers 409. */
@@ -33,7 +32,7 @@ export class RowChange {
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    private readonly signal: AdmissionSignal,
+    private readonly callbacks: CallbackRecorder,
   ) {
     this.pool = rawPool(db);
   }
@@ -45,7 +44,7 @@ export class RowChange {
       if (!found) throw notFound(what);
       const events = decide(found.row).filter((e) => e.url !== null);
       if (await rows.write({ ...found, events })) {
-        if (events.length > 0) this.signal.wake();
+        this.callbacks.committed(events.length);
         return found.row;
       }
       if (read === ROW_CHANGE_TRIES) throw overtaken(what, read);

@@ -30,7 +30,7 @@ export class WithdrawalsService {
   async create(partnerId: string, companyId: string, dto: CreateWithdrawalDto): Promise<WithdrawalWithCompany> {
     const statusCallback = await this.urls.check('status_callback', dto.status_callback);
     const loanStatusCallback = await this.urls.check('loan_status_callback', dto.loan_status_callback);
-    return this.db.transaction(async (m) => {
+    return this.transitions.transaction(async (m) => {
       const company = await lockOwnedCompany(m, partnerId, companyId);
       const amount = parseMoney(dto.amount)!;
       assertCanDraw(company, amount);
@@ -49,17 +49,17 @@ export class WithdrawalsService {
   }
 
   cancel(partnerId: string, companyId: string, id: string): Promise<WithdrawalWithCompany> {
-    return this.db.transaction(async (m) =>
+    return this.transitions.transaction(async (m) =>
       withCompany(await this.transitions.apply(m, { resource: WITHDRAWAL, id, company: partnersCompany(partnerId, companyId), to: 'cancelled' })),
     );
   }
 
   reject(id: string): Promise<WithdrawalWithCompany> {
-    return this.db.transaction(async (m) => withCompany(await this.transitions.apply(m, { resource: WITHDRAWAL, id, company: companyOfRow, to: 'rejected' })));
+    return this.transitions.transaction(async (m) => withCompany(await this.transitions.apply(m, { resource: WITHDRAWAL, id, company: companyOfRow, to: 'rejected' })));
   }
 
   accept(id: string): Promise<WithdrawalWithCompany> {
-    return this.db.transaction(async (m) =>
+    return this.transitions.transaction(async (m) =>
       withCompany(
         await this.transitions.apply(m, {
           resource: WITHDRAWAL,
@@ -74,7 +74,7 @@ export class WithdrawalsService {
 
   /** Pays the money out: creates the loan and draws the amount from the credit balance. */
   payOut(id: string): Promise<WithdrawalWithCompany> {
-    return this.db.transaction(async (m) =>
+    return this.transitions.transaction(async (m) =>
       withCompany(
         await this.transitions.apply(m, {
           resource: WITHDRAWAL,
