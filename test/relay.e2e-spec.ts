@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Admission } from '../src/delivery/admission.js';
 import { AdmissionSignal } from '../src/delivery/admission-signal.js';
 import { CallbackQueue } from '../src/delivery/callback-queue.js';
@@ -248,15 +247,6 @@ describe('jobs and leases', () => {
     await t.app.get(CallbackQueue).queue.add('earlier build', { callbackId: old.id } as never, { jobId: old.id, removeOnComplete: true, removeOnFail: true });
     await until(() => rx.on('/earlier-build').length === 1, { timeoutMs: 10_000, what: 'sent after its lease lapsed' });
     expect(rx.on('/earlier-build')[0].at).toBeGreaterThanOrEqual(lease_ms);
-  });
-
-  it('drops the retry waits a v1 deployment left in Redis when it takes the lead', async () => {
-    const queue = t.app.get(CallbackQueue).queue;
-    const v1 = randomUUID();
-    await queue.add('v1 retry', { callbackId: v1 } as never, { jobId: v1, delay: 28 * 3600_000 });
-    expect(await queue.getJobCounts('delayed')).toEqual({ delayed: 1 });
-    await t.app.get(CallbackRelay)['tryToLead']();
-    expect(await queue.getJobCounts('delayed')).toEqual({ delayed: 0 });
   });
 
   it('does not send a callback whose lease has too little left for an attempt; it is sent once the lease lapses', async () => {

@@ -43,6 +43,9 @@ const LOAD = `
  */
 const LEASE_SPARE_MS = 5000;
 
+/** The `result` label of funding_callback_attempts_total for what an attempt of the schedule came to. */
+const ATTEMPT_RESULT: Record<SettledAttempt['status'], string> = { delivered: 'delivered', pending: 'retry', failed: 'failed' };
+
 /**
  * One delivery, for one callback of a job: load the callback (the database is the record of
  * truth; the callbacks of a tick load together), sign the stored body, POST it, and settle the
@@ -98,7 +101,7 @@ export class CallbackDelivery {
       },
     });
     const settled = await this.settlement.settle({ row, startedAt, answeredAt: Date.now(), result });
-    this.metrics.attempts.inc({ result: settled.counts ? settled.status.replace('pending', 'retry') : 'probe_failed', kind: result.outcome.kind });
+    this.metrics.attempts.inc({ result: settled.counts ? ATTEMPT_RESULT[settled.status] : 'probe_failed', kind: result.outcome.kind });
     this.metrics.attemptDuration.observe(result.durationMs / 1000);
     if (settled.status === 'delivered') this.metrics.endToEnd.observe((Date.now() - row.created_at.getTime()) / 1000);
     return settled;

@@ -73,16 +73,6 @@ export class CallbackQueue implements OnApplicationShutdown {
     if (jobs.length > 0) await this.queue.addBulk(jobs);
   }
 
-  /**
-   * Drops jobs a v1 deployment left behind (kept completed and failed jobs, delayed retries of up
-   * to 28 h): their callbacks are rows in PostgreSQL now, and Redis holds only work to do now.
-   */
-  async dropLegacyJobs(): Promise<void> {
-    for (const state of ['completed', 'failed', 'delayed'] as const) {
-      while ((await this.queue.clean(0, 10_000, state)).length > 0);
-    }
-  }
-
   async onApplicationShutdown(): Promise<void> {
     await this.queue.close().catch(() => undefined);
     this.redis.disconnect();

@@ -5,7 +5,6 @@ import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { sessionWithDeadline, SqlSession, StatementTimeout } from '../database/sql-session.js';
 import { Admission } from './admission.js';
 import { AdmissionSignal, CALLBACKS_CHANNEL } from './admission-signal.js';
-import { CallbackQueue } from './callback-queue.js';
 
 /** Admission runs at least this often, whatever else wakes it (≤ 1 s: docs/architecture.md, "Delivery invariants", 2). */
 export const ADMISSION_INTERVAL_MS = 1000;
@@ -75,7 +74,6 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
     @Inject(ADMISSION_INTERVAL) private readonly intervalMs: number,
     private readonly admission: Admission,
     private readonly signal: AdmissionSignal,
-    private readonly queue: CallbackQueue,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -162,7 +160,6 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
       const { rows } = await this.session!.query<{ locked: boolean }>({ text: 'SELECT pg_try_advisory_lock($1) AS locked', values: [ADMISSION_LOCK] });
       if (!rows[0].locked || this.stopped || this.conn !== conn) return;
       this.enter('leading');
-      await this.queue.dropLegacyJobs().catch((e: Error) => this.warnings.warn(`cannot drop v1 jobs from Redis yet: ${e.message}`));
       this.woken = true; // a pass at once: whatever waits is admitted now
     } catch (e) {
       this.failed(conn, 'cannot take the admission lock', e as Error);

@@ -1,5 +1,6 @@
 import type { JobState, QueueJobJson } from '@bull-board/api/typings/app';
 import { CallbackMessage } from '../callbacks/callback-message.js';
+import { isSuccessStatus } from '../egress/attempt-outcome.js';
 
 /**
  * A callback row as the queue dashboard shows it: a bull-board job whose every field comes from
@@ -161,7 +162,7 @@ export function attemptLog(r: DashboardRow, attempts: AttemptRow[]): string[] {
   const omitted = attempts.length > 0 && attempts[0].number > 1 ? [`attempts 1 to ${attempts[0].number - 1} not shown (GET /admin/v1/callbacks/${r.id} lists every attempt)`] : [];
   const lines = attempts.map((a, i) => {
     if (i === attempts.length - 1 && follows) return attemptLogLine(a, outcome(r));
-    return attemptLogLine(a, a.statusCode !== null && a.statusCode >= 200 && a.statusCode < 300 ? 'delivered' : undefined);
+    return attemptLogLine(a, isSuccessStatus(a.statusCode) ? 'delivered' : undefined);
   });
   if (!follows) {
     const since = r.scheduleStartedAt.getTime() === r.createdAt.getTime() ? 'created' : 'redelivered';

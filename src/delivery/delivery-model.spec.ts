@@ -5,7 +5,8 @@
  */
 import fc from 'fast-check';
 import { Budget, Candidate, planAdmission, riskySlots } from './admission-plan.js';
-import type { AttemptOutcome, SendResult } from '../egress/callback-sender.js';
+import type { AttemptOutcome } from '../egress/attempt-outcome.js';
+import type { SendResult } from '../egress/callback-sender.js';
 import { DestinationState, isProven, newDestination, PROVEN_FOR_MS, roomOf, WindowConfig } from './destination-window.js';
 import { settleAttempt } from './settle-attempt.js';
 import { RetryPolicy } from './retry-policy.js';
@@ -24,7 +25,7 @@ const BEHAVIOURS: Behaviour[] = ['ok', '5xx', '429', 'hang', '4xx', '410', 'refu
 /** A destination's answer, as callback-sender.ts reports it. */
 function answer(b: Behaviour): SendResult {
   const r = (outcome: AttemptOutcome, statusCode: number | null, error: string | null = null) => ({ outcome, statusCode, error, responseBody: null, sourceAddress: null, durationMs: 1 });
-  if (b === 'ok') return r({ kind: 'success' }, 200);
+  if (b === 'ok') return r({ kind: 'http', statusCode: 200 }, 200);
   if (b === 'hang') return r({ kind: 'timeout' }, null, `timeout: no answer within ${TIMEOUT_MS} ms`);
   if (b === 'refused') return r({ kind: 'refused' }, null, 'destination refused');
   const code = { '5xx': 503, '429': 429, '4xx': 400, '410': 410 }[b];

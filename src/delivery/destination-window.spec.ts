@@ -1,7 +1,8 @@
 import { planAdmission } from './admission-plan.js';
-import { AttemptOutcome, safeText } from '../egress/callback-sender.js';
+import type { AttemptOutcome } from '../egress/attempt-outcome.js';
+import { safeText } from '../egress/callback-sender.js';
 import { circuitOf, DestinationState, newDestination, roomOf, settleDestination, WindowConfig } from './destination-window.js';
-import { breakerResult, settleAttempt } from './settle-attempt.js';
+import { settleAttempt } from './settle-attempt.js';
 import { RetryPolicy } from './retry-policy.js';
 
 const cfg: WindowConfig = { initial: 2, max: 40, threshold: 3, probe: { first: 1000, last: 8000 } };
@@ -74,20 +75,6 @@ describe('planAdmission: the slots of one pass', () => {
     const plan = planAdmission([...dead, c('healthy', proven(40, 0), 0, 100)], { slots: 10, sending: 0, riskySending: 0 }, 100, cfg);
     expect([...plan]).toEqual([['dead0', 1], ['dead1', 1], ['dead2', 1], ['dead3', 1], ['dead4', 1], ['healthy', 5]]);
   });
-});
-
-describe('breakerResult: how an attempt counts', () => {
-  it.each<[AttemptOutcome, string]>([
-    [{ kind: 'success' }, 'ok'],
-    [{ kind: 'http', statusCode: 204 }, 'ok'],
-    [{ kind: 'timeout' }, 'fail'],
-    [{ kind: 'network' }, 'fail'],
-    [{ kind: 'http', statusCode: 503 }, 'fail'],
-    [{ kind: 'http', statusCode: 429 }, 'fail'],
-    [{ kind: 'http', statusCode: 404 }, 'answered'],
-    [{ kind: 'http', statusCode: 302 }, 'answered'],
-    [{ kind: 'refused' }, 'none'],
-  ])('%j → %s', (o, r) => expect(breakerResult(o)).toBe(r));
 });
 
 describe('settleAttempt: what an attempt comes to for its callback', () => {

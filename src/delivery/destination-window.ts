@@ -6,17 +6,7 @@
  * `roomOf` how many more callbacks a destination may have in flight. Both are table-tested and
  * driven by the model-based test.
  */
-
-/** How an attempt counts (delivery.ts maps an AttemptOutcome to this). */
-export type BreakerResult =
-  /** 2xx */
-  | 'ok'
-  /** timeout, network error, 5xx, 429: the destination is failing */
-  | 'fail'
-  /** any other HTTP answer: the destination is up, the request was not accepted */
-  | 'answered'
-  /** no request went out (destination refused before connecting): says nothing of the destination */
-  | 'none';
+import type { BreakerResult } from '../egress/attempt-outcome.js';
 
 export interface DestinationState {
   /** Deliveries it may have in flight while closed, earned by successes (1 … max). */

@@ -1,4 +1,4 @@
-import type { AttemptOutcome } from '../egress/callback-sender.js';
+import type { AttemptOutcome } from '../egress/attempt-outcome.js';
 import { parseRetryAfter, RetryPolicy } from './retry-policy.js';
 
 const S = 1000;
@@ -10,7 +10,6 @@ describe('RetryPolicy', () => {
   it.each<[string, AttemptOutcome, string]>([
     ['200', { kind: 'http', statusCode: 200 }, 'delivered'],
     ['204', { kind: 'http', statusCode: 204 }, 'delivered'],
-    ['success', { kind: 'success' }, 'delivered'],
     ['302 (redirects are not followed)', { kind: 'http', statusCode: 302 }, 'retry'],
     ['400', { kind: 'http', statusCode: 400 }, 'retry'],
     ['404', { kind: 'http', statusCode: 404 }, 'retry'],

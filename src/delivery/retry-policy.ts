@@ -1,4 +1,4 @@
-import type { AttemptOutcome } from '../egress/callback-sender.js';
+import { AttemptOutcome, isFinal, isSuccess } from '../egress/attempt-outcome.js';
 
 export type Decision = { action: 'delivered' } | { action: 'retry'; delayMs: number } | { action: 'fail' };
 
@@ -17,9 +17,9 @@ export function parseRetryAfter(value: string | null | undefined, now: number = 
 
 /**
  * The retry schedule as data: `scheduleMs[n-1]` is the delay after the n-th failed attempt, so
- * a schedule of 7 delays allows 8 attempts. Any non-2xx answer is retried, 4xx included: a
- * partner's misconfigured endpoint is usually fixed within hours and the schedule is bounded;
- * only 410 Gone (the receiver says it is gone for good) and a refused destination fail at once.
+ * a schedule of 7 delays allows 8 attempts. What is retried and what ends the callback at once is
+ * attempt-outcome.ts's (any non-2xx answer is retried, 4xx included: a partner's misconfigured
+ * endpoint is usually fixed within hours and the schedule is bounded).
  */
 export class RetryPolicy {
   constructor(
@@ -33,11 +33,8 @@ export class RetryPolicy {
   }
 
   decide(attemptsMade: number, outcome: AttemptOutcome): Decision {
-    if (outcome.kind === 'success') return { action: 'delivered' };
-    if (outcome.kind === 'http' && outcome.statusCode >= 200 && outcome.statusCode < 300) return { action: 'delivered' };
-    if (outcome.kind === 'refused') return { action: 'fail' };
-    if (outcome.kind === 'http' && outcome.statusCode === 410) return { action: 'fail' };
-    if (attemptsMade > this.scheduleMs.length) return { action: 'fail' };
+    if (isSuccess(outcome)) return { action: 'delivered' };
+    if (isFinal(outcome) || attemptsMade > this.scheduleMs.length) return { action: 'fail' };
     const base = this.scheduleMs[attemptsMade - 1];
     let delayMs = Math.round(base * (1 + JITTER * (2 * this.random() - 1)));
     if (outcome.kind === 'http' && (outcome.statusCode === 429 || outcome.statusCode === 503)) {

@@ -1,5 +1,6 @@
-import type { AttemptOutcome, SendResult } from '../egress/callback-sender.js';
-import { AttemptResult, BreakerResult, DestinationState, settleDestination, Transition, WindowConfig } from './destination-window.js';
+import { breakerResult, isFinal } from '../egress/attempt-outcome.js';
+import type { SendResult } from '../egress/callback-sender.js';
+import { AttemptResult, DestinationState, settleDestination, Transition, WindowConfig } from './destination-window.js';
 import { RetryPolicy } from './retry-policy.js';
 
 /** What one attempt comes to for its callback and its destination. */
@@ -46,28 +47,4 @@ export function settleAttempt(state: DestinationState, a: AttemptTimes, skew: nu
 /** How an attempt counts for its destination, in PostgreSQL's clock. */
 function attemptResultOf(a: Omit<AttemptTimes, 'row'>, skew: number): AttemptResult {
   return { result: breakerResult(a.result.outcome), startedAt: a.startedAt + skew, at: a.answeredAt + skew, error: a.result.error };
-}
-
-/** An outcome that ends the callback whatever its destination's state: nothing to wait for. */
-function isFinal(o: AttemptOutcome): boolean {
-  return o.kind === 'refused' || (o.kind === 'http' && o.statusCode === 410);
-}
-
-/**
- * How an attempt counts for its destination's window and breaker (docs/partners.md, "Retries,
- * outages and `Retry-After`"; docs/architecture.md, "Windows and the breaker").
- */
-export function breakerResult(o: AttemptOutcome): BreakerResult {
-  switch (o.kind) {
-    case 'success':
-      return 'ok';
-    case 'timeout':
-    case 'network':
-      return 'fail';
-    case 'refused':
-      return 'none';
-    case 'http':
-      if (o.statusCode >= 200 && o.statusCode < 300) return 'ok';
-      return o.statusCode >= 500 || o.statusCode === 429 ? 'fail' : 'answered';
-  }
 }

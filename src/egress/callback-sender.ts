@@ -8,15 +8,8 @@ import https from 'node:https';
 import type { Socket } from 'node:net';
 import tls from 'node:tls';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
+import { AttemptOutcome, isSuccessStatus } from './attempt-outcome.js';
 import { assertDestinationAllowed, checkConnectedAddress, DestinationRefused, GuardOptions, guardedLookup } from './destination-guard.js';
-
-/** What one delivery attempt came to, by type: retry decisions never match on message text. */
-export type AttemptOutcome =
-  | { kind: 'success' }
-  | { kind: 'http'; statusCode: number; retryAfter?: string | null }
-  | { kind: 'timeout' }
-  | { kind: 'network' }
-  | { kind: 'refused' };
 
 export interface SendResult {
   outcome: AttemptOutcome;
@@ -184,7 +177,7 @@ export class CallbackSender {
       return done({
         outcome: { kind: 'http', statusCode: res.statusCode, retryAfter: res.retryAfter },
         statusCode: res.statusCode,
-        error: res.statusCode >= 200 && res.statusCode < 300 ? null : `HTTP ${res.statusCode}`,
+        error: isSuccessStatus(res.statusCode) ? null : `HTTP ${res.statusCode}`,
         responseBody: res.body,
         sourceAddress,
       });
