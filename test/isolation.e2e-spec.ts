@@ -2,7 +2,6 @@ import { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import { destinationOf } from '../src/callbacks/callback-destination.js';
 import type { DestinationView } from '../src/destinations/destinations.service.js';
 import { buildService, startService, stop, workerEnv } from './support/processes.js';
 import { Receiver, webhookHeaders } from './support/receiver.js';
@@ -274,20 +273,6 @@ describe('bytes a receiver answers never cost another callback its record', () =
     await t?.close();
     await odd?.close();
     for (const r of healthy) await r.close();
-  });
-
-  it("derives a callback's destination in PostgreSQL exactly as destinationOf does", async () => {
-    const urls = [
-      'https://hooks.example.com/a/b?token=secret#x',
-      'https://hooks.example.com:8443/a',
-      'https://hooks.example.com:443/a',
-      'http://127.0.0.1:8080/cb',
-      'http://127.0.0.1:80/cb',
-      'https://[2001:db8::1]:444/x?y',
-      'https://h.example:4430',
-    ].map((u) => new URL(u).href); // stored as registration stores them
-    const rows = await t.sql<{ origin: string }>(`SELECT callback_origin(u) AS origin FROM unnest($1::text[]) WITH ORDINALITY AS x(u, n) ORDER BY n`, [urls]);
-    expect(rows.map((r) => r.origin)).toEqual(urls.map(destinationOf));
   });
 
   it('records NUL and invalid UTF-8 as replacement characters; 20 healthy receivers of another partner get exactly one POST each', async () => {

@@ -8,7 +8,7 @@ import { rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';
 import { SecretBox } from '../partners/secret-box.js';
 import { Batcher } from '../common/batcher.js';
-import { microsKey } from './callback-queue.js';
+import { microsKey } from '../database/sql.js';
 import { CallbackSender } from '../egress/callback-sender.js';
 import { signatureHeader } from './callback-signature.js';
 import { SettledAttempt } from './settle-attempt.js';

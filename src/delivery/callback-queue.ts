@@ -29,13 +29,6 @@ export function jobsOf(callbackIds: string[], workers: number): string[][] {
 }
 
 /**
- * A timestamp column as an exact key (microseconds since the epoch, as text), for comparing what
- * was read before with what the row holds now: a job's lease, a schedule's start. Every statement
- * writes it this one way, so equal times give equal keys.
- */
-export const microsKey = (column: string): string => `(extract(epoch FROM ${column}) * 1000000)::bigint::text`;
-
-/**
  * A job: callbacks admitted together and their lease. BullMQ stores job data in clear, so ids
  * only, no bodies or secrets. The lease (`lease_until` in microseconds, as text) is what makes
  * the job theirs: a callback whose lease lapsed and that was admitted again since belongs to its

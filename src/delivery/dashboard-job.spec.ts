@@ -93,7 +93,8 @@ describe('a callback row as a dashboard job', () => {
     ['https://partner.example:8443/x', 'https://partner.example:8443'],
     ['http://user:pw@127.0.0.1:9000/cb#frag', 'http://127.0.0.1:9000'],
     ['https://[2001:db8::1]:444/p?q=1', 'https://[2001:db8::1]:444'],
-    ['not a url', '(invalid URL)'],
+    ['not a url', '(no origin)'],
+    ['HTTPS://Partner.Example:443/x', 'https://partner.example'],
   ])('names the destination of %s by its origin only: %s', (url, origin) => {
     expect(destinationOrigin(url)).toBe(origin);
   });

@@ -1,4 +1,5 @@
 import type { JobState, QueueJobJson } from '@bull-board/api/typings/app';
+import { callbackOrigin } from '../callbacks/callback-destination.js';
 import { CallbackMessage } from '../callbacks/callback-message.js';
 import { isSuccessStatus } from '../egress/attempt-outcome.js';
 
@@ -43,14 +44,13 @@ export interface AttemptRow {
 /** The tabs a callback can be on; `unknown` for a status this code does not know. */
 export type DashboardState = Extract<JobState, 'active' | 'waiting' | 'delayed' | 'completed' | 'failed' | 'unknown'>;
 
-/** A destination as the dashboard names it: scheme, host and port, nothing else. */
+/**
+ * A destination as the dashboard names it: its origin (callbackOrigin) without user-info, or
+ * "(no origin)" for a URL that has none, never a path or query.
+ */
 export function destinationOrigin(url: string): string {
-  try {
-    const origin = new URL(url).origin;
-    return origin === 'null' ? '(no origin)' : origin;
-  } catch {
-    return '(invalid URL)';
-  }
+  const origin = callbackOrigin(url);
+  return /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*$/.test(origin) ? origin.replace(/\/\/[^@]*@/, '//') : '(no origin)';
 }
 
 /** Any URL inside a message (an error may quote one) cut to its origin. */

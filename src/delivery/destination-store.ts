@@ -1,3 +1,4 @@
+import { InputColumns } from '../database/sql.js';
 import { DestinationState } from './destination-window.js';
 
 /** How `destinations` rows are read: times as epoch milliseconds (PostgreSQL's clock). */
@@ -34,16 +35,13 @@ export const stateOf = (r: DestinationRow): DestinationState => ({
  * `first`), each only over the version it was read at. Yields the origins written: another
  * process's settlement in between leaves one out, to be folded again.
  */
-export const saveDestinations = (first: number): string => {
-  const p = (i: number) => `$${first + i}`;
-  return `UPDATE destinations d SET window_size = s.window_size, failures = s.failures, probe_ms = s.probe_ms, last_error = s.last_error,
+export const saveDestinations = (first: number): string =>
+  `UPDATE destinations d SET window_size = s.window_size, failures = s.failures, probe_ms = s.probe_ms, last_error = s.last_error,
          opened_at = to_timestamp(s.opened_at / 1000), next_probe_at = to_timestamp(s.next_probe_at / 1000), last_ok_at = to_timestamp(s.last_ok_at / 1000),
          version = d.version + 1
-    FROM unnest(${p(0)}::text[], ${p(1)}::int[], ${p(2)}::int[], ${p(3)}::int[], ${p(4)}::text[], ${p(5)}::float8[], ${p(6)}::float8[], ${p(7)}::float8[], ${p(8)}::bigint[])
-      AS s(origin, window_size, failures, probe_ms, last_error, opened_at, next_probe_at, last_ok_at, version)
+    FROM ${SAVE_INPUT.unnest('s', first)}
    WHERE d.origin = s.origin AND d.version = s.version
   RETURNING d.origin`;
-};
 
 /** A destination's new state, to be written over the version it was read at. */
 export interface DestinationWrite {
@@ -51,8 +49,17 @@ export interface DestinationWrite {
   version: string;
 }
 
-export function saveParams(writes: Map<string, DestinationWrite>): unknown[] {
-  const all = [...writes];
-  const col = <T>(f: (s: DestinationState) => T) => all.map(([, w]) => f(w.state));
-  return [all.map(([o]) => o), col((s) => s.window), col((s) => s.failures), col((s) => s.probeMs), col((s) => s.lastError), col((s) => s.openedAt), col((s) => s.nextProbeAt), col((s) => s.lastOkAt), all.map(([, w]) => w.version)];
-}
+/** saveDestinations' input: one row per destination written (times in epoch ms, as DestinationState keeps them). */
+const SAVE_INPUT = new InputColumns<[string, DestinationWrite]>([
+  { name: 'origin', type: 'text', value: ([origin]) => origin },
+  { name: 'window_size', type: 'int', value: ([, w]) => w.state.window },
+  { name: 'failures', type: 'int', value: ([, w]) => w.state.failures },
+  { name: 'probe_ms', type: 'int', value: ([, w]) => w.state.probeMs },
+  { name: 'last_error', type: 'text', value: ([, w]) => w.state.lastError },
+  { name: 'opened_at', type: 'float8', value: ([, w]) => w.state.openedAt },
+  { name: 'next_probe_at', type: 'float8', value: ([, w]) => w.state.nextProbeAt },
+  { name: 'last_ok_at', type: 'float8', value: ([, w]) => w.state.lastOkAt },
+  { name: 'version', type: 'bigint', value: ([, w]) => w.version },
+]);
+
+export const saveParams = (writes: Map<string, DestinationWrite>): unknown[] => SAVE_INPUT.params([...writes]);

@@ -8,7 +8,7 @@ import { isDataError, rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';
 import { AdmissionSignal } from './admission-signal.js';
 import { SerialBatcher } from '../common/batcher.js';
-import { microsKey } from './callback-queue.js';
+import { InputColumns, microsKey } from '../database/sql.js';
 import type { SendResult } from '../egress/callback-sender.js';
 import { DESTINATION_COLUMNS, DestinationRow, DestinationWrite, saveDestinations, saveParams, stateOf } from './destination-store.js';
 import { newDestination, Transition, WindowConfig, windowConfigOf } from './destination-window.js';
@@ -33,6 +33,24 @@ export interface Attempt {
   result: SendResult;
 }
 
+/** The record statement's input: one row per attempt, with what it came to (its SettledAttempt). */
+const RECORD_INPUT = new InputColumns<{ a: Attempt; s: SettledAttempt }>([
+  { name: 'id', type: 'uuid', value: ({ a }) => a.row.id },
+  { name: 'number', type: 'int', value: ({ a }) => a.row.attempt_count + 1 },
+  { name: 'started_at', type: 'timestamptz', value: ({ a }) => new Date(a.startedAt) },
+  { name: 'duration_ms', type: 'int', value: ({ a }) => a.result.durationMs },
+  { name: 'status_code', type: 'int', value: ({ a }) => a.result.statusCode },
+  { name: 'error', type: 'text', value: ({ a }) => a.result.error },
+  { name: 'response_body', type: 'text', value: ({ a }) => a.result.responseBody },
+  { name: 'source_address', type: 'text', value: ({ a }) => a.result.sourceAddress },
+  { name: 'status', type: 'text', value: ({ s }) => s.status },
+  { name: 'delay_ms', type: 'float8', value: ({ s }) => s.delayMs },
+  { name: 'last_error', type: 'text', value: ({ s }) => s.lastError },
+  { name: 'attempt_count', type: 'int', value: ({ a }) => a.row.attempt_count },
+  { name: 'counts', type: 'int', value: ({ s }) => (s.counts ? 1 : 0) },
+  { name: 'schedule_key', type: 'text', value: ({ a }) => a.row.schedule_key },
+]);
+
 /**
  * The attempts, their callbacks' new states and their destinations' new windows, in one
  * statement (it yields the destinations written). A callback whose lease lapsed meanwhile (back to `pending`, not attempted since)
@@ -41,17 +59,14 @@ export interface Attempt {
  */
 const RECORD = `
   WITH input AS (
-    SELECT * FROM unnest($1::uuid[], $2::int[], $3::timestamptz[], $4::int[], $5::int[], $6::text[], $7::text[], $8::text[],
-                         $9::text[], $10::float8[], $11::text[], $12::int[], $13::int[], $14::text[])
-      AS t(id, number, started_at, duration_ms, status_code, error, response_body, source_address,
-           status, delay_ms, last_error, attempt_count, counts, schedule_key)
+    SELECT * FROM ${RECORD_INPUT.unnest('t')}
   ), attempt AS (
     INSERT INTO callback_attempts (callback_id, number, started_at, duration_ms, status_code, error, response_body, source_address)
     SELECT id, number, started_at, duration_ms, status_code, error, response_body, source_address FROM input
   ), same AS (
     SELECT i.*, ${microsKey('c.schedule_started_at')} = i.schedule_key AS same_schedule
       FROM input i JOIN callbacks c ON c.id = i.id
-  ), saved AS (${saveDestinations(15)}
+  ), saved AS (${saveDestinations(RECORD_INPUT.count + 1)}
   ), settled AS (
   UPDATE callbacks c
      SET attempt_count = c.attempt_count + 1,
@@ -162,7 +177,7 @@ export class Settlement {
   private async write(items: Attempt[]): Promise<SettledAttempt[]> {
     await this.read([...new Set(items.map((i) => i.row.destination))].filter((o) => !this.known.has(o)));
     const folded = this.fold(items);
-    const values = [...recordParams(items, folded.settled), ...saveParams(folded.writes)];
+    const values = [...RECORD_INPUT.params(items.map((a, i) => ({ a, s: folded.settled[i] }))), ...saveParams(folded.writes)];
     const { rows } = await this.pool.query<{ origin: string }>({ name: 'settlement-record', text: RECORD, values });
     await this.refold(this.commit(folded, rows), items);
     return folded.settled;
@@ -227,26 +242,6 @@ export class Settlement {
     if (transition === 'opened') this.log.warn(`circuit opened for ${origin} after ${failures} consecutive failures${why}`);
     if (transition === 'closed') this.log.log(`circuit closed for ${origin}: a probe was answered`);
   }
-}
-
-function recordParams(items: Attempt[], settled: SettledAttempt[]): unknown[] {
-  const col = <T>(f: (a: Attempt, s: SettledAttempt) => T) => items.map((a, i) => f(a, settled[i]));
-  return [
-    col((a) => a.row.id),
-    col((a) => a.row.attempt_count + 1),
-    col((a) => new Date(a.startedAt)),
-    col((a) => a.result.durationMs),
-    col((a) => a.result.statusCode),
-    col((a) => a.result.error),
-    col((a) => a.result.responseBody),
-    col((a) => a.result.sourceAddress),
-    col((_, s) => s.status),
-    col((_, s) => s.delayMs),
-    col((_, s) => s.lastError),
-    col((a) => a.row.attempt_count),
-    col((_, s) => (s.counts ? 1 : 0)),
-    col((a) => a.row.schedule_key),
-  ];
 }
 
 /** Last resort for one record PostgreSQL refused: keep the attempt and outcome, drop what the receiver sent. */

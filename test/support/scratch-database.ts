@@ -1,0 +1,46 @@
+import type { Pool } from 'pg';
+import { Client } from 'pg';
+import type { DataSource } from 'typeorm';
+import { dataSourceOptions, openDatabase, rawPool } from '../../src/database/database.js';
+import { runIdentity } from './test-app.js';
+
+export interface ScratchDatabase {
+  db: DataSource;
+  /** The service's own pool (rawPool), as its hot paths use it. */
+  pool: Pool;
+  databaseUrl: string;
+  close: () => Promise<void>;
+}
+
+/**
+ * A database of its own with the service's migrations and nothing else running: for tests of the
+ * SQL itself (statements, functions, triggers) without booting the application.
+ */
+export async function scratchDatabase(): Promise<ScratchDatabase> {
+  const { databaseUrl } = runIdentity();
+  const db = await openDatabase(dataSourceOptions(databaseUrl) as Parameters<typeof openDatabase>[0]);
+  return {
+    db,
+    pool: rawPool(db),
+    databaseUrl,
+    close: async () => {
+      await db.destroy();
+      const url = new URL(databaseUrl);
+      const name = url.pathname.slice(1);
+      url.pathname = '/postgres';
+      const admin = new Client({ connectionString: url.toString() });
+      await admin.connect();
+      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
+      await admin.end();
+    },
+  };
+}
+
+/** A partner and one of its companies, as callbacks need them (foreign keys). */
+export async function seedCompany(pool: Pool): Promise<{ partnerId: string; companyId: string }> {
+  const { rows } = await pool.query<{ partner_id: string; id: string }>(
+    `WITH p AS (INSERT INTO partners (name, api_key_hash, signing_secret) VALUES ('P', md5(random()::text), 's') RETURNING id)
+     INSERT INTO companies (partner_id, name, currency, credit_status) SELECT id, 'C', 'EUR', 'active' FROM p RETURNING partner_id, id`,
+  );
+  return { partnerId: rows[0].partner_id, companyId: rows[0].id };
+}
