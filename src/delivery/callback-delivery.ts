@@ -41,7 +41,7 @@ const LOAD = `
  * The attempt must end within what is left of the lease, with this to spare for its record:
  * otherwise the lease could lapse mid-attempt and the callback be admitted and sent again.
  */
-const LEASE_SPARE_MS = 5000;
+export const LEASE_SPARE_MS = 5000;
 
 /** The `result` label of funding_callback_attempts_total for what an attempt of the schedule came to. */
 const ATTEMPT_RESULT: Record<SettledAttempt['status'], string> = { delivered: 'delivered', pending: 'retry', failed: 'failed' };

@@ -1,10 +1,18 @@
 /**
  * Model-based test of the delivery core: the pure window, admission and settlement functions,
- * driven through random histories by an in-memory copy of what admission.ts (CANDIDATES, ADMIT,
- * LAPSE, EXPIRE) and settlement.ts (RECORD) do in PostgreSQL. FC_SEED=<seed> replays a failure.
+ * driven through random histories (hundreds of runs a second) by an in-memory model of what
+ * admission.ts (CANDIDATES, ADMIT, LAPSE, EXPIRE) and settlement.ts (RECORD) do in PostgreSQL,
+ * with the code's own constants and job shape: the lease (LEASE_MARGIN_MS), jobs of up to
+ * JOB_CALLBACKS callbacks spread over the live workers (jobsOf), each worker's slots, and a
+ * callback that waited for a slot until too little lease was left not sent (LEASE_SPARE_MS). The
+ * statements themselves are driven through random histories on PostgreSQL by
+ * test/delivery-statements.e2e-spec.ts. FC_SEED=<seed> replays a failure.
  */
 import fc from 'fast-check';
 import { Budget, Candidate, planAdmission, riskySlots } from './admission-plan.js';
+import { LEASE_MARGIN_MS } from './admission.js';
+import { LEASE_SPARE_MS } from './callback-delivery.js';
+import { JOB_CALLBACKS, jobsOf } from './callback-queue.js';
 import type { AttemptOutcome } from '../egress/attempt-outcome.js';
 import type { SendResult } from '../egress/callback-sender.js';
 import { DestinationState, isProven, newDestination, PROVEN_FOR_MS, roomOf, WindowConfig } from './destination-window.js';
@@ -16,8 +24,9 @@ const SCHEDULE = [1000, 2000, 4000];
 const SCHEDULE_TOTAL = SCHEDULE.reduce((a, b) => a + b, 0);
 const MAX_ATTEMPTS = SCHEDULE.length + 1;
 const READY_WINDOW = 6;
-const TIMEOUT_MS = 5000;
-const LEASE_MS = TIMEOUT_MS + 15_000; // as admission.ts
+/** Long next to the lease's margin, so that callbacks waiting for a slot do run short of lease. */
+const TIMEOUT_MS = 20_000;
+const LEASE_MS = TIMEOUT_MS + LEASE_MARGIN_MS;
 const ORIGINS = ['https://a.test', 'https://b.test', 'https://c.test', 'https://d.test'];
 
 type Behaviour = 'ok' | '5xx' | '429' | 'hang' | '4xx' | '410' | 'refused';
@@ -40,8 +49,11 @@ interface Callback {
   /** How its destination stood when it was last admitted. */
   admittedAs: 'proven' | 'unproven' | 'open' | null;
 }
-/** A job on a worker, with the row as the worker loaded it; one job id per callback, as in Redis. */
-interface Job { cb: Callback; worker: number; admittedAt: number; attemptCount: number; scheduleAttempts: number; scheduleKey: number }
+/**
+ * One callback of a job on a worker, with the row as the worker loaded it. A job carries up to
+ * JOB_CALLBACKS; each of its callbacks is sent once it has one of the worker's slots (`startedAt`).
+ */
+interface Job { cb: Callback; job: number; worker: number; admittedAt: number; startedAt: number | null; attemptCount: number; scheduleAttempts: number; scheduleKey: number }
 /** A callback's end (failed, or a final answer recorded), with what the model knew then. */
 interface End { cb: Callback; by: 'attempt' | 'expire'; status: Status; final: boolean; probe: boolean; scheduleAttempts: number; attemptCount: number; open: boolean; lastError: string }
 interface Row { state: DestinationState; sending: number; due: number; oldestDue: number | null; room: number; proven: boolean; admitted: number }
@@ -55,6 +67,8 @@ class World {
   readonly jobs = new Map<number, Job>();
   readonly workers: { slots: number; up: boolean }[];
   readonly ends: End[] = [];
+  /** The callbacks of each job added to the queue, for checking the job shape. */
+  readonly jobSizes: number[] = [];
   private readonly policy: RetryPolicy;
 
   constructor(destinations: number, workerSlots: number[], seed = 1) {
@@ -88,24 +102,53 @@ class World {
       if (!row.proven) budget.riskySending += sending;
       if (due.length > 0) candidates.push({ origin, state, sending, oldestDue: row.oldestDue!, due: Math.min(due.length, cfg.max) });
     }
+    const admitted: Callback[] = [];
     for (const [origin, n] of planAdmission(candidates, budget, this.now, cfg)) {
       const row = report.rows.get(origin)!;
       for (const cb of this.dueOf(origin).slice(0, n)) {
         Object.assign(cb, { status: 'sending', leaseUntil: this.now + LEASE_MS, admittedAs: row.state.openedAt !== null ? 'open' : row.proven ? 'proven' : 'unproven' });
         row.admitted++;
-        if (!this.jobs.has(cb.id)) this.enqueue(cb);
+        admitted.push(cb);
       }
     }
+    const live = this.workers.map((_, i) => i).filter((i) => this.workers[i].up);
+    for (const ids of jobsOf(admitted.map((c) => String(c.id)), live.length)) this.enqueue(ids.map((id) => this.callbacks[Number(id)]), live);
+    this.start();
     return report;
   }
 
-  private enqueue(cb: Callback): void {
+  /** A job goes to the live worker holding the fewest callbacks (BullMQ: whichever asks first). */
+  private enqueue(cbs: Callback[], live: number[]): void {
+    if (live.length === 0) throw new Error(`callbacks ${cbs.map((c) => c.id).join()} admitted with no live worker`);
     const load = (i: number) => [...this.jobs.values()].filter((j) => j.worker === i).length;
-    const free = this.workers.map((_, i) => i).filter((i) => this.workers[i].up && load(i) < this.workers[i].slots);
-    if (free.length === 0) throw new Error(`callback ${cb.id} admitted beyond the live workers' slots`);
-    const worker = free.sort((a, b) => load(a) - load(b))[0];
-    this.jobs.set(cb.id, { cb, worker, admittedAt: this.now, attemptCount: cb.attemptCount, scheduleAttempts: cb.scheduleAttempts, scheduleKey: cb.scheduleStartedAt });
+    const worker = [...live].sort((a, b) => load(a) - load(b))[0];
+    const job = this.jobSizes.push(cbs.length);
+    // A callback still held by an older job of this worker model (its lease lapsed and it was admitted again) keeps that entry.
+    for (const cb of cbs.filter((c) => !this.jobs.has(c.id))) {
+      this.jobs.set(cb.id, { cb, job, worker, admittedAt: this.now, startedAt: null, attemptCount: cb.attemptCount, scheduleAttempts: cb.scheduleAttempts, scheduleKey: cb.scheduleStartedAt });
+    }
   }
+
+  /**
+   * Each worker sends the callbacks it holds as its slots free, in arrival order; one whose lease
+   * has less left than an attempt and its record (callback-delivery.ts) is not sent: it lapses.
+   */
+  start(): void {
+    this.workers.forEach((w, i) => {
+      const mine = [...this.jobs.values()].filter((j) => j.worker === i);
+      let free = w.slots - mine.filter((j) => j.startedAt !== null).length;
+      for (const j of mine.filter((j) => j.startedAt === null)) {
+        if (free === 0) break;
+        if (j.cb.leaseUntil! - this.now < TIMEOUT_MS + LEASE_SPARE_MS) this.jobs.delete(j.cb.id);
+        else {
+          j.startedAt = this.now;
+          free--;
+        }
+      }
+    });
+  }
+
+  started = () => [...this.jobs.values()].filter((j) => j.startedAt !== null);
 
   /** Admission.sweep(): LAPSE, then EXPIRE. */
   sweep(): void {
@@ -121,6 +164,11 @@ class World {
 
   /** A job's answer at `now`: settleAttempt, the destination's new state, and RECORD. */
   settle(job: Job, result: SendResult, startedAt: number): void {
+    this.settleOnly(job, result, startedAt);
+    this.start();
+  }
+
+  private settleOnly(job: Job, result: SendResult, startedAt: number): void {
     const c = job.cb;
     const dest = this.dests.get(c.dest)!;
     const probe = dest.state.openedAt !== null && startedAt >= dest.state.openedAt;
@@ -141,9 +189,9 @@ class World {
   /** Time passes; a live worker's request ends by its timeout (before its lease), with what its destination does. */
   tick(ms: number): void {
     const until = this.now + ms;
-    for (let j; (j = [...this.jobs.values()].sort((a, b) => a.admittedAt - b.admittedAt)[0]) && j.admittedAt + TIMEOUT_MS <= until; ) {
-      this.now = Math.max(this.now, j.admittedAt + TIMEOUT_MS);
-      this.settle(j, answer(this.dests.get(j.cb.dest)!.behaviour), j.admittedAt);
+    for (let j; (j = this.started().sort((a, b) => a.startedAt! - b.startedAt!)[0]) && j.startedAt! + TIMEOUT_MS <= until; ) {
+      this.now = Math.max(this.now, j.startedAt! + TIMEOUT_MS);
+      this.settle(j, answer(this.dests.get(j.cb.dest)!.behaviour), j.startedAt!);
     }
     this.now = until;
   }
@@ -153,7 +201,7 @@ class World {
     this.tick(1000);
     this.sweep();
     const pass = this.pass();
-    for (const j of [...this.jobs.values()]) this.settle(j, answer(b ?? this.dests.get(j.cb.dest)!.behaviour), j.admittedAt);
+    for (let started; (started = this.started()).length > 0; ) for (const j of started) this.settle(j, answer(b ?? this.dests.get(j.cb.dest)!.behaviour), j.startedAt!);
     return pass;
   }
 
@@ -199,9 +247,10 @@ function apply(w: World, s: Step): PassReport[] {
   if (s.k === 'crash') w.crash(s.w % w.workers.length);
   if (s.k === 'restart') w.restart(s.w % w.workers.length);
   if (s.k === 'tick') w.tick(s.ms);
-  if (s.k === 'settle' && w.jobs.size > 0) {
-    const j = [...w.jobs.values()][s.pick % w.jobs.size];
-    w.settle(j, answer(s.as ?? w.dests.get(j.cb.dest)!.behaviour), Math.min(w.now, j.admittedAt + s.late));
+  const started = w.started();
+  if (s.k === 'settle' && started.length > 0) {
+    const j = started[s.pick % started.length];
+    w.settle(j, answer(s.as ?? w.dests.get(j.cb.dest)!.behaviour), Math.min(w.now, j.startedAt! + s.late));
   }
   const done = w.callbacks.filter((c) => c.status === 'delivered' || c.status === 'failed');
   if (s.k === 'redeliver' && done.length > 0) w.redeliver(done[s.pick % done.length]);
@@ -227,10 +276,11 @@ const eachCallbackHasOneConsistentState: Check = (w) => {
 
 const jobsFitTheLiveWorkers: Check = (w) => {
   w.workers.forEach((wk, i) => {
-    const n = [...w.jobs.values()].filter((j) => j.worker === i).length;
-    check(n <= (wk.up ? wk.slots : 0), () => `worker ${i} (${wk.up ? 'up' : 'down'}, ${wk.slots} slots) holds ${n} jobs`);
+    const n = w.started().filter((j) => j.worker === i).length;
+    check(n <= (wk.up ? wk.slots : 0), () => `worker ${i} (${wk.up ? 'up' : 'down'}, ${wk.slots} slots) sends ${n} callbacks at once`);
   });
-  for (const j of w.jobs.values()) check(j.cb.status === 'sending', () => `a request in flight for callback ${j.cb.id}, which is ${j.cb.status}`);
+  for (const j of w.jobs.values()) check(j.cb.status === 'sending', () => `callback ${j.cb.id} held by a job, and ${j.cb.status}`);
+  check(w.jobSizes.every((n) => n >= 1 && n <= JOB_CALLBACKS), () => `jobs of ${w.jobSizes.join(', ')} callbacks`);
 };
 
 const inFlightWithinWindows: Check = (w, pass) => {
@@ -310,8 +360,8 @@ function drain(w: World, checks: Check[]): void {
     w.sweep();
     const pass = w.pass();
     for (const c of checks) c(w, pass);
-    const answered = [...w.jobs.values()];
-    for (const j of answered) w.settle(j, answer('ok'), j.admittedAt);
+    const answered = w.started();
+    for (const j of answered) w.settle(j, answer('ok'), j.startedAt!);
     for (const c of checks) c(w, null);
     w.now = answered.length > 0 ? w.now + 10 : w.nextEvent(); // a settlement wakes admission at once (settlement.ts)
   }
@@ -393,6 +443,25 @@ describe('delivery core against an in-memory model of admission and settlement',
     w.callbacks.forEach((c) => w.redeliver(c));
     timers(w, cfg.probe.last / 1000 + 2);
     expect(w.callbacks.map((c) => c.status)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
+  });
+
+  it('packs a pass into jobs over the live workers; a worker short of slots sends its callbacks in turn, and one left too little lease is sent after it lapses', () => {
+    const w = new World(2, [1, 5]);
+    const [a, b] = ORIGINS;
+    for (const o of [a, b]) w.dests.get(o)!.state = { ...newDestination(cfg), window: cfg.max, lastOkAt: w.now };
+    for (let i = 0; i < 3; i++) [a, b].forEach((o) => w.commit(o));
+    w.pass();
+    expect(w.jobSizes).toEqual([3, 3]);
+    const held = (i: number) => [...w.jobs.values()].filter((j) => j.worker === i);
+    expect([held(0).length, w.started().filter((j) => j.worker === 0).length]).toEqual([3, 1]);
+    w.tick(TIMEOUT_MS); // the first answers; the second starts
+    w.tick(TIMEOUT_MS); // the second answers; the third has 10 s of lease left, less than an attempt and its record
+    expect(held(0)).toEqual([]);
+    const skipped = w.callbacks.filter((c) => c.status === 'sending');
+    expect(skipped.map((c) => c.attemptCount)).toEqual([0]);
+    w.tick(LEASE_MS - 2 * TIMEOUT_MS + 1);
+    w.timer();
+    expect(w.callbacks.map((c) => [c.status, c.attemptCount])).toEqual(Array.from({ length: 6 }, () => ['delivered', 1]));
   });
 
   it('reserves no slots for callbacks a destination does not have: the other destination takes them in the same pass', () => {

@@ -1,0 +1,376 @@
+/**
+ * The delivery core's statements themselves, driven through random histories on PostgreSQL: the
+ * real admission pass (CANDIDATES, ADMIT), sweep (LAPSE, EXPIRE), record (settlement's RECORD
+ * and destination writes), the recorder's INSERT and the operators' redelivery, imported from the
+ * code, on a scratch database. Time passes by moving every stored time back (PostgreSQL's clock
+ * cannot be moved). Fewer runs than src/delivery/delivery-model.spec.ts, which checks the same
+ * invariants on a model hundreds of times a second. FC_SEED=<seed> replays a failure.
+ */
+import fc from 'fast-check';
+import { CallbackMessage } from '../src/callbacks/callback-message.js';
+import { callbackRows } from '../src/callbacks/callback-recorder.js';
+import { CallbacksAdminService } from '../src/callbacks/callbacks-admin.service.js';
+import { AppConfig, loadConfig } from '../src/config/app-config.js';
+import { microsKey } from '../src/database/sql.js';
+import type { SqlSession } from '../src/database/sql-session.js';
+import { riskySlots } from '../src/delivery/admission-plan.js';
+import { Admission, LEASE_MARGIN_MS } from '../src/delivery/admission.js';
+import { CallbackQueue, jobsOf } from '../src/delivery/callback-queue.js';
+import { DESTINATION_COLUMNS, DestinationRow, stateOf } from '../src/delivery/destination-store.js';
+import { isProven, PROVEN_FOR_MS } from '../src/delivery/destination-window.js';
+import { SettlingRow, Settlement } from '../src/delivery/settlement.js';
+import type { AttemptOutcome } from '../src/egress/attempt-outcome.js';
+import type { SendResult } from '../src/egress/callback-sender.js';
+import { Metrics } from '../src/metrics/metrics.js';
+import { scratchDatabase, ScratchDatabase, seedCompany } from './support/scratch-database.js';
+
+const ORIGINS = ['https://a.test', 'https://b.test', 'https://c.test'];
+const SCHEDULE = [1000, 2000, 4000];
+const SCHEDULE_TOTAL = SCHEDULE.reduce((a, b) => a + b, 0);
+const MAX_ATTEMPTS = SCHEDULE.length + 1;
+const TIMEOUT_MS = 5000;
+const LEASE_MS = TIMEOUT_MS + LEASE_MARGIN_MS;
+const WINDOW_MAX = 4;
+const READY_WINDOW = 6;
+const PROBE_LAST = 4000;
+
+type Behaviour = 'ok' | '5xx' | '429' | 'hang' | '4xx' | '410' | 'refused';
+const BEHAVIOURS: Behaviour[] = ['ok', '5xx', '429', 'hang', '4xx', '410', 'refused'];
+/** A destination's answer, as callback-sender.ts reports it (only the kinds it produces). */
+function answer(b: Behaviour): SendResult {
+  const r = (outcome: AttemptOutcome, statusCode: number | null, error: string | null = null) => ({ outcome, statusCode, error, responseBody: null, sourceAddress: null, durationMs: 1 });
+  if (b === 'ok') return r({ kind: 'http', statusCode: 200 }, 200);
+  if (b === 'hang') return r({ kind: 'timeout' }, null, `timeout: no answer within ${TIMEOUT_MS} ms`);
+  if (b === 'refused') return r({ kind: 'refused' }, null, 'destination refused');
+  const code = { '5xx': 503, '429': 429, '4xx': 400, '410': 410 }[b];
+  return r({ kind: 'http', statusCode: code, retryAfter: null }, code, `HTTP ${code}`);
+}
+
+/** One callback of a job a worker holds: its id, the job's lease, and when (real clock) and at what shift it was sent. */
+interface Entry {
+  id: string;
+  lease: string;
+  worker: number;
+  sentAt: number;
+  shiftAtSend: number;
+}
+
+interface CallbackRow {
+  id: string;
+  destination: string;
+  status: string;
+  next_attempt_at: Date | null;
+  lease_until: Date | null;
+  delivered_at: Date | null;
+  schedule_attempts: number;
+  attempt_count: number;
+  last_error: string | null;
+}
+
+class World {
+  readonly behaviour = new Map<string, Behaviour>();
+  readonly workers: { slots: number; up: boolean }[];
+  entries: Entry[] = [];
+  /** How far every stored time has been moved back so far (ms). */
+  shift = 0;
+  private settlement: Settlement;
+  private readonly admission: Admission;
+  private readonly admin: CallbacksAdminService;
+  private admitted: string[] = [];
+
+  constructor(
+    private readonly s: ScratchDatabase,
+    private readonly config: AppConfig,
+    private readonly metrics: Metrics,
+    private readonly company: { partnerId: string; companyId: string },
+    destinations: number,
+    workerSlots: number[],
+  ) {
+    for (const o of ORIGINS.slice(0, destinations)) this.behaviour.set(o, 'ok');
+    this.workers = workerSlots.map((slots) => ({ slots, up: true }));
+    const queue = { add: async (ids: string[], lease: string, workers: number) => this.take(jobsOf(ids, workers), lease) } as unknown as CallbackQueue;
+    this.admission = new Admission(config, queue, metrics);
+    this.settlement = this.newSettlement();
+    this.admin = new CallbacksAdminService(s.db, { committed: () => undefined } as never);
+  }
+
+  private newSettlement(): Settlement {
+    return new Settlement(this.s.db, this.config, this.metrics, { wake: () => undefined } as never);
+  }
+
+  get origins(): string[] {
+    return [...this.behaviour.keys()];
+  }
+
+  /** The live workers' rows, as WorkerRegistry announces them (an hour ahead: time moves only the callbacks' clocks). */
+  async announce(): Promise<void> {
+    await this.s.pool.query(`DELETE FROM delivery_workers`);
+    for (const [i, w] of this.workers.entries()) {
+      if (w.up) await this.s.pool.query(`INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ($1, $2, now() + interval '1 hour')`, [`w${i}`, w.slots]);
+    }
+  }
+
+  async commit(origin: string): Promise<void> {
+    const insert = callbackRows([{ message: CallbackMessage.CreditLimitUpdated, url: `${origin}/cb?token=t`, partnerId: this.company.partnerId, ids: { ...this.company, withdrawalId: null, limitRequestId: null, loanId: null } }]);
+    await this.s.pool.query(insert.text, insert.values);
+  }
+
+  /** Admission's pass; returns the ids it admitted. */
+  async pass(): Promise<string[]> {
+    this.admitted = [];
+    await this.admission.admit(this.s.pool as unknown as SqlSession);
+    return this.admitted;
+  }
+
+  sweep = () => this.admission.sweep(this.s.pool as unknown as SqlSession);
+
+  /** BullMQ hands each job to a live worker: here the one holding the fewest callbacks. */
+  private take(jobs: string[][], lease: string): void {
+    const live = this.workers.map((_, i) => i).filter((i) => this.workers[i].up);
+    if (live.length === 0) throw new Error(`admitted ${jobs.flat().join()} with no live worker`);
+    for (const ids of jobs) {
+      const worker = [...live].sort((a, b) => this.entries.filter((e) => e.worker === a).length - this.entries.filter((e) => e.worker === b).length)[0];
+      for (const id of ids) this.entries.push({ id, lease, worker, sentAt: Date.now(), shiftAtSend: this.shift });
+      this.admitted.push(...ids);
+    }
+  }
+
+  /** A worker's delivery of one entry: loaded as callback-delivery.ts loads it, answered, and recorded. */
+  async settle(e: Entry, b: Behaviour | null, lateMs = 0): Promise<void> {
+    this.entries = this.entries.filter((x) => x !== e);
+    const { rows } = await this.s.pool.query<SettlingRow & { status: string; lease: string | null }>(
+      `SELECT id, destination, attempt_count, schedule_attempts, ${microsKey('schedule_started_at')} AS schedule_key, status, ${microsKey('lease_until')} AS lease FROM callbacks WHERE id = $1`,
+      [e.id],
+    );
+    const row = rows[0];
+    if (row.status !== 'sending' || row.lease !== e.lease) return; // not this job's any more: left alone
+    const startedAt = e.sentAt - (this.shift - e.shiftAtSend);
+    await this.settlement.settle({ row, startedAt, answeredAt: Math.min(Date.now(), startedAt + lateMs), result: answer(b ?? this.behaviour.get(row.destination)!) });
+  }
+
+  /** Time passes: every stored time moves back by `ms` (and every job's lease with it); requests in flight past their timeout answer first. */
+  async tick(ms: number): Promise<void> {
+    for (const e of [...this.entries]) if (Date.now() - e.sentAt + (this.shift - e.shiftAtSend) + ms >= TIMEOUT_MS) await this.settle(e, null);
+    const back = `- $1 * interval '1 millisecond'`;
+    await this.s.pool.query(
+      `UPDATE callbacks SET next_attempt_at = next_attempt_at ${back}, lease_until = lease_until ${back}, schedule_started_at = schedule_started_at ${back},
+              created_at = created_at ${back}, delivered_at = delivered_at ${back}`,
+      [ms],
+    );
+    await this.s.pool.query(`UPDATE destinations SET opened_at = opened_at ${back}, next_probe_at = next_probe_at ${back}, last_ok_at = last_ok_at ${back}, version = version + 1`, [ms]);
+    this.entries = this.entries.map((e) => ({ ...e, lease: String(BigInt(e.lease) - BigInt(ms) * 1000n) }));
+    this.shift += ms;
+    this.settlement = this.newSettlement(); // what it remembers of destinations is from before
+  }
+
+  async crash(i: number): Promise<void> {
+    this.workers[i].up = false;
+    this.entries = this.entries.filter((e) => e.worker !== i);
+    await this.announce();
+  }
+
+  async restart(i: number): Promise<void> {
+    this.workers[i].up = true;
+    await this.announce();
+  }
+
+  redeliver = (id: string) => this.admin.redeliver(id);
+
+  async callbacks(): Promise<CallbackRow[]> {
+    return (await this.s.pool.query<CallbackRow>(`SELECT id, destination, status, next_attempt_at, lease_until, delivered_at, schedule_attempts, attempt_count, last_error FROM callbacks ORDER BY seq`)).rows;
+  }
+
+  async destinations(): Promise<(DestinationRow & { now: number })[]> {
+    return (await this.s.pool.query(`SELECT ${DESTINATION_COLUMNS}, (extract(epoch FROM now()) * 1000)::float8 AS now FROM destinations d`)).rows;
+  }
+
+  /** How long until anything is due: a retry, a probe, a lease lapsing; at most a second, at least a millisecond. */
+  async untilNext(): Promise<number> {
+    const { rows } = await this.s.pool.query<{ ms: number | null }>(
+      `SELECT (extract(epoch FROM least((SELECT min(next_attempt_at) FROM callbacks WHERE status = 'pending' AND next_attempt_at > now()),
+                                        (SELECT min(lease_until) FROM callbacks WHERE status = 'sending'),
+                                        (SELECT min(next_probe_at) FROM destinations WHERE next_probe_at > now())) - now()) * 1000)::float8 AS ms`,
+    );
+    return Math.max(1, Math.min(1000, Math.ceil((rows[0].ms ?? 1000) + 1)));
+  }
+}
+
+function check(ok: boolean, message: () => string): void {
+  if (!ok) throw new Error(message());
+}
+
+/** What holds after every step, read from the tables. */
+async function safety(w: World): Promise<void> {
+  const rows = await w.callbacks();
+  for (const c of rows) {
+    const settled = c.next_attempt_at === null && c.lease_until === null;
+    const ok = { pending: c.next_attempt_at !== null && c.lease_until === null, sending: c.lease_until !== null, delivered: settled && c.delivered_at !== null, failed: settled }[c.status];
+    check(ok === true && c.schedule_attempts <= MAX_ATTEMPTS, () => `callback in an inconsistent state: ${JSON.stringify(c)}`);
+    // A callback fails after attempts, or after its destination's outage outlasted its schedule.
+    check(c.status !== 'failed' || c.attempt_count > 0 || /unavailable \(circuit open since .*attempt schedule ended while waiting/.test(c.last_error ?? ''), () => `failed with no cause: ${JSON.stringify(c)}`);
+  }
+  for (const o of w.origins) {
+    const sending = rows.filter((c) => c.destination === o && c.status === 'sending').length;
+    check(sending <= WINDOW_MAX, () => `${o}: ${sending} sending, at most ${WINDOW_MAX}`);
+  }
+  for (const e of w.entries) check(rows.some((c) => c.id === e.id), () => `a job holds ${e.id}, which is no callback`);
+}
+
+/** What a pass that admitted must leave: within the slots, the unproven share, each destination's room. */
+async function afterPass(w: World, admitted: string[]): Promise<void> {
+  if (admitted.length === 0) return;
+  const rows = await w.callbacks();
+  const dests = await w.destinations();
+  const slots = Math.min(READY_WINDOW, w.workers.reduce((n, x) => n + (x.up ? x.slots : 0), 0));
+  const sending = (o: string) => rows.filter((c) => c.destination === o && c.status === 'sending').length;
+  const total = w.origins.reduce((n, o) => n + sending(o), 0);
+  check(total <= slots, () => `${total} sending after a pass, ${slots} slots`);
+  const unproven = dests.filter((d) => !isProven(stateOf(d), d.now));
+  const admittedTo = (o: string) => rows.filter((c) => c.destination === o && admitted.includes(c.id)).length;
+  if (unproven.some((d) => admittedTo(d.origin) > 0)) {
+    const n = unproven.reduce((k, d) => k + sending(d.origin), 0);
+    check(n <= riskySlots(slots), () => `unproven destinations: ${n} sending after a pass, share ${riskySlots(slots)} of ${slots}`);
+  }
+  for (const d of dests.filter((x) => x.opened_at !== null && admittedTo(x.origin) > 0)) {
+    check(admittedTo(d.origin) === 1 && sending(d.origin) === 1, () => `open ${d.origin}: admitted ${admittedTo(d.origin)}, ${sending(d.origin)} sending`);
+  }
+}
+
+/** Every destination answers, workers are back: admission, settlements and time until nothing waits. */
+async function drain(w: World): Promise<void> {
+  for (const o of w.origins) w.behaviour.set(o, 'ok');
+  for (const i of w.workers.keys()) w.workers[i].up = true;
+  await w.announce();
+  for (let round = 0; round < 300; round++) {
+    const rows = await w.callbacks();
+    if (!rows.some((c) => c.status === 'pending' || c.status === 'sending')) return;
+    await w.sweep();
+    await afterPass(w, await w.pass());
+    for (const e of [...w.entries]) await w.settle(e, 'ok');
+    await safety(w);
+    if (w.entries.length === 0) await w.tick(await w.untilNext());
+  }
+  throw new Error(`still waiting after 300 rounds: ${JSON.stringify((await w.callbacks()).filter((c) => c.status === 'pending' || c.status === 'sending'))}`);
+}
+
+const k = <K extends string>(...ks: K[]) => fc.constantFrom(...ks);
+const stepArb = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ k: k('commit'), d: fc.nat(2) }) },
+  { weight: 2, arbitrary: fc.record({ k: k('behave'), d: fc.nat(2), b: fc.constantFrom(...BEHAVIOURS) }) },
+  { weight: 5, arbitrary: fc.record({ k: k('pass', 'pass', 'sweep') }) },
+  { weight: 4, arbitrary: fc.record({ k: k('settle'), pick: fc.nat(), as: fc.option(fc.constantFrom<Behaviour>('ok', '5xx', '429', 'hang', '4xx'), { freq: 4 }), late: fc.nat(50) }) },
+  { weight: 1, arbitrary: fc.record({ k: k('crash', 'restart'), w: fc.nat(1) }) },
+  { weight: 3, arbitrary: fc.record({ k: k('tick'), ms: fc.oneof(fc.integer({ min: 100, max: 3000 }), fc.constantFrom(LEASE_MS + 1, SCHEDULE_TOTAL + 1, PROBE_LAST, PROVEN_FOR_MS)) }) },
+  { weight: 1, arbitrary: fc.record({ k: k('redeliver'), pick: fc.nat() }) },
+);
+type Step = typeof stepArb extends fc.Arbitrary<infer T> ? T : never;
+
+async function apply(w: World, s: Step): Promise<void> {
+  const origin = (d: number) => w.origins[d % w.origins.length];
+  if (s.k === 'commit') await w.commit(origin(s.d));
+  if (s.k === 'behave') w.behaviour.set(origin(s.d), s.b);
+  if (s.k === 'sweep') await w.sweep();
+  if (s.k === 'pass') await afterPass(w, await w.pass());
+  if (s.k === 'settle' && w.entries.length > 0) await w.settle(w.entries[s.pick % w.entries.length], s.as, s.late);
+  if (s.k === 'crash') await w.crash(s.w % w.workers.length);
+  if (s.k === 'restart') await w.restart(s.w % w.workers.length);
+  if (s.k === 'tick') await w.tick(s.ms);
+  if (s.k === 'redeliver') {
+    const done = (await w.callbacks()).filter((c) => c.status === 'delivered' || c.status === 'failed');
+    if (done.length > 0) await w.redeliver(done[s.pick % done.length].id);
+  }
+}
+
+describe('the delivery statements on PostgreSQL, through random histories', () => {
+  let s: ScratchDatabase;
+  let config: AppConfig;
+  let metrics: Metrics;
+  let company: { partnerId: string; companyId: string };
+
+  beforeAll(async () => {
+    s = await scratchDatabase();
+    config = {
+      ...loadConfig({ DATABASE_URL: s.databaseUrl, REDIS_URL: 'redis://127.0.0.1:6379', ADMIN_TOKEN: 'test-admin-token-0123456789' }),
+      callbackTimeoutMs: TIMEOUT_MS,
+      callbackRetryScheduleMs: SCHEDULE,
+      callbackReadyWindow: READY_WINDOW,
+      callbackDestinationConcurrency: WINDOW_MAX,
+      callbackBreakerThreshold: 3,
+      callbackBreakerProbeMs: { first: 1000, last: PROBE_LAST },
+    };
+    metrics = new Metrics(s.db);
+    company = await seedCompany(s.pool);
+  }, 60_000);
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  const worldArb = fc.record({
+    destinations: fc.integer({ min: 1, max: 3 }),
+    workers: fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 2 }),
+    steps: fc.array(stepArb, { minLength: 1, maxLength: 40 }),
+  });
+
+  it('keeps every callback in one consistent state and in-flight within windows, slots and the unproven share; fails only for a cause; delivers everything once destinations answer, and a redelivery delivers what failed', async () => {
+    const property = fc.asyncProperty(worldArb, async (spec) => {
+      await s.pool.query(`TRUNCATE callback_attempts, callbacks, destinations, callback_destinations, delivery_workers`);
+      const w = new World(s, config, metrics, company, spec.destinations, spec.workers);
+      await w.announce();
+      for (const step of spec.steps) {
+        await apply(w, step);
+        await safety(w);
+      }
+      await drain(w);
+      for (const c of (await w.callbacks()).filter((x) => x.status === 'failed')) await w.redeliver(c.id);
+      await drain(w);
+      const left = (await w.callbacks()).filter((c) => c.status !== 'delivered');
+      check(left.length === 0, () => `not delivered after a redelivery: ${JSON.stringify(left)}`);
+    });
+    await fc.assert(property, { numRuns: Number(process.env.FC_RUNS ?? 25), seed: Number(process.env.FC_SEED ?? 20_261_125) });
+  }, 240_000);
+
+  async function fresh(destinations: number, workers: number[]): Promise<World> {
+    await s.pool.query(`TRUNCATE callback_attempts, callbacks, destinations, callback_destinations, delivery_workers`);
+    const w = new World(s, config, metrics, company, destinations, workers);
+    await w.announce();
+    return w;
+  }
+  const statuses = async (w: World) => (await w.callbacks()).map((c) => [c.status, c.attempt_count]);
+
+  it("returns a crashed worker's callbacks once their lease lapses (LAPSE), not before, and delivers them spending no attempt", async () => {
+    const w = await fresh(1, [4]);
+    for (let i = 0; i < 3; i++) await w.commit(ORIGINS[0]);
+    expect(await w.pass()).toHaveLength(2); // a new destination's initial window
+    await w.crash(0);
+    await w.restart(0);
+    await w.tick(LEASE_MS - 1000);
+    await w.sweep();
+    expect(await statuses(w)).toEqual([['sending', 0], ['sending', 0], ['pending', 0]]);
+    await w.tick(2000);
+    await w.sweep();
+    expect(await statuses(w)).toEqual([['pending', 0], ['pending', 0], ['pending', 0]]);
+    await drain(w);
+    expect(await statuses(w)).toEqual([['delivered', 1], ['delivered', 1], ['delivered', 1]]);
+  });
+
+  it('fails the callbacks waiting on an open circuit once their schedule ends (EXPIRE), naming the outage; a redelivery after recovery delivers them', async () => {
+    const w = await fresh(1, [4]);
+    w.behaviour.set(ORIGINS[0], '5xx');
+    for (let i = 0; i < 3; i++) await w.commit(ORIGINS[0]);
+    for (let i = 0; i < 5 && (await w.destinations())[0].opened_at === null; i++) {
+      await w.pass();
+      for (const e of [...w.entries]) await w.settle(e, null);
+      await w.tick(SCHEDULE[0] * 1.3);
+    }
+    expect((await w.destinations())[0].opened_at).not.toBeNull();
+    await w.commit(ORIGINS[0]);
+    await w.tick(SCHEDULE_TOTAL + 1000);
+    await w.sweep();
+    const rows = await w.callbacks();
+    expect(rows.map((c) => c.status)).toEqual(['failed', 'failed', 'failed', 'failed']);
+    expect(rows.every((c) => /^destination https:\/\/a\.test unavailable \(circuit open since .*, last error: HTTP 503\); attempt schedule ended while waiting$/.test(c.last_error!))).toBe(true);
+    for (const c of rows) await w.redeliver(c.id);
+    await drain(w);
+    expect((await w.callbacks()).map((c) => c.status)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
+  });
+});
