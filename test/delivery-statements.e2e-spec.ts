@@ -3,7 +3,7 @@
  * real admission pass (CANDIDATES, ADMIT), sweep (LAPSE, EXPIRE), record (settlement's RECORD
  * and destination writes), the recorder's INSERT and the operators' redelivery, imported from the
  * code, on a scratch database. Time passes by moving every stored time back (PostgreSQL's clock
- * cannot be moved). Fewer runs than src/delivery/delivery-model.spec.ts, which checks the same
+ * cannot be moved). Fewer runs than test/delivery-model.spec.ts, which checks the same
  * invariants on a model hundreds of times a second. FC_SEED=<seed> replays a failure.
  */
 import fc from 'fast-check';

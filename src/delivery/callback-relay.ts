@@ -137,6 +137,7 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
   private async pass(tick: boolean): Promise<void> {
     const wait = this.lastPassEnd + PASS_SPACING_MS - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (this.state !== 'leading' || this.stopped) return; // the connection was lost meanwhile
     this.woken = false; // what woke the loop so far is seen by this pass
     const conn = this.conn!;
     const session = this.session!;

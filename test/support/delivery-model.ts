@@ -1,0 +1,219 @@
+/**
+ * The in-memory model of the delivery tables (callbacks, destinations, delivery_workers) and of
+ * the Redis jobs that test/delivery-model.spec.ts drives: what admission.ts (CANDIDATES, ADMIT,
+ * LAPSE, EXPIRE) and settlement.ts (RECORD) do in PostgreSQL, over the code's own pure functions,
+ * constants and job shape.
+ */
+import { Budget, Candidate, planAdmission, riskySlots } from '../../src/delivery/admission-plan.js';
+import { LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
+import { LEASE_SPARE_MS } from '../../src/delivery/callback-delivery.js';
+import { JOB_CALLBACKS, jobsOf } from '../../src/delivery/callback-queue.js';
+import { AttemptOutcome, isFinal as finalOutcome } from '../../src/egress/attempt-outcome.js';
+import type { SendResult } from '../../src/egress/callback-sender.js';
+import { DestinationState, isProven, newDestination, PROVEN_FOR_MS, roomOf, WindowConfig } from '../../src/delivery/destination-window.js';
+import { settleAttempt } from '../../src/delivery/settle-attempt.js';
+import { RetryPolicy } from '../../src/delivery/retry-policy.js';
+
+export const cfg: WindowConfig = { initial: 2, max: 4, threshold: 3, probe: { first: 1000, last: 4000 } };
+export const SCHEDULE = [1000, 2000, 4000];
+export const SCHEDULE_TOTAL = SCHEDULE.reduce((a, b) => a + b, 0);
+export const MAX_ATTEMPTS = SCHEDULE.length + 1;
+export const READY_WINDOW = 6;
+/** Long next to the lease's margin, so that callbacks waiting for a slot do run short of lease. */
+export const TIMEOUT_MS = 20_000;
+export const LEASE_MS = TIMEOUT_MS + LEASE_MARGIN_MS;
+export const ORIGINS = ['https://a.test', 'https://b.test', 'https://c.test', 'https://d.test'];
+
+export type Behaviour = 'ok' | '5xx' | '429' | 'hang' | '4xx' | '410' | 'refused';
+export const BEHAVIOURS: Behaviour[] = ['ok', '5xx', '429', 'hang', '4xx', '410', 'refused'];
+/** A destination's answer, as callback-sender.ts reports it. */
+export function answer(b: Behaviour): SendResult {
+  const r = (outcome: AttemptOutcome, statusCode: number | null, error: string | null = null) => ({ outcome, statusCode, error, responseBody: null, sourceAddress: null, durationMs: 1 });
+  if (b === 'ok') return r({ kind: 'http', statusCode: 200 }, 200);
+  if (b === 'hang') return r({ kind: 'timeout' }, null, `timeout: no answer within ${TIMEOUT_MS} ms`);
+  if (b === 'refused') return r({ kind: 'refused' }, null, 'destination refused');
+  const code = { '5xx': 503, '429': 429, '4xx': 400, '410': 410 }[b];
+  return r({ kind: 'http', statusCode: code, retryAfter: b === '429' ? '30' : null }, code, `HTTP ${code}`);
+}
+const isFinal = (r: SendResult) => finalOutcome(r.outcome);
+
+export type Status = 'pending' | 'sending' | 'delivered' | 'failed';
+export interface Callback {
+  id: number; dest: string; status: Status; nextAttemptAt: number | null; leaseUntil: number | null;
+  scheduleStartedAt: number; scheduleAttempts: number; attemptCount: number; lastError: string | null;
+  /** How its destination stood when it was last admitted. */
+  admittedAs: 'proven' | 'unproven' | 'open' | null;
+}
+/**
+ * One callback of a job on a worker, with the row as the worker loaded it. A job carries up to
+ * JOB_CALLBACKS; each of its callbacks is sent once it has one of the worker's slots (`startedAt`).
+ */
+export interface Job { cb: Callback; job: number; worker: number; admittedAt: number; startedAt: number | null; attemptCount: number; scheduleAttempts: number; scheduleKey: number }
+/** A callback's end (failed, or a final answer recorded), with what the model knew then. */
+export interface End { cb: Callback; by: 'attempt' | 'expire'; status: Status; final: boolean; probe: boolean; scheduleAttempts: number; attemptCount: number; open: boolean; lastError: string }
+export interface Row { state: DestinationState; sending: number; due: number; oldestDue: number | null; room: number; proven: boolean; admitted: number }
+export interface PassReport { now: number; slots: number; rows: Map<string, Row> }
+
+/** The tables `callbacks`, `destinations`, `delivery_workers` and the Redis jobs, in memory. */
+export class World {
+  now = Date.UTC(2030, 0, 1);
+  readonly dests = new Map<string, { state: DestinationState; behaviour: Behaviour }>();
+  readonly callbacks: Callback[] = [];
+  readonly jobs = new Map<number, Job>();
+  readonly workers: { slots: number; up: boolean }[];
+  readonly ends: End[] = [];
+  /** The callbacks of each job added to the queue, for checking the job shape. */
+  readonly jobSizes: number[] = [];
+  private readonly policy: RetryPolicy;
+
+  constructor(destinations: number, workerSlots: number[], seed = 1) {
+    for (const o of ORIGINS.slice(0, destinations)) this.dests.set(o, { state: newDestination(cfg), behaviour: 'ok' });
+    this.workers = workerSlots.map((slots) => ({ slots, up: true }));
+    let r = seed;
+    this.policy = new RetryPolicy(SCHEDULE, () => (r = (r * 48271) % 0x7fffffff) / 0x7fffffff, () => this.now);
+  }
+
+  of = (origin: string, status: Status) => this.callbacks.filter((c) => c.dest === origin && c.status === status);
+  dueOf = (origin: string) => this.of(origin, 'pending').filter((c) => c.nextAttemptAt! <= this.now).sort((a, b) => a.nextAttemptAt! - b.nextAttemptAt! || a.id - b.id);
+  slots = () => Math.min(READY_WINDOW, this.workers.reduce((n, w) => n + (w.up ? w.slots : 0), 0));
+  busy = () => this.callbacks.some((c) => c.status === 'pending' || c.status === 'sending');
+
+  commit(origin: string): void {
+    this.callbacks.push({ id: this.callbacks.length, dest: origin, status: 'pending', nextAttemptAt: this.now, leaseUntil: null, scheduleStartedAt: this.now, scheduleAttempts: 0, attemptCount: 0, lastError: null, admittedAs: null });
+  }
+
+  /** Admission.admit(): CANDIDATES, planAdmission, ADMIT, and a job per admitted callback. */
+  pass(): PassReport {
+    const report: PassReport = { now: this.now, slots: this.slots(), rows: new Map() };
+    const budget: Budget = { slots: report.slots, sending: 0, riskySending: 0 };
+    const candidates: Candidate[] = [];
+    for (const [origin, { state }] of this.dests) {
+      const sending = this.of(origin, 'sending').length;
+      const due = this.dueOf(origin);
+      const row: Row = { state, sending, due: due.length, oldestDue: due[0]?.nextAttemptAt ?? null, room: roomOf(state, sending, this.now, cfg), proven: isProven(state, this.now), admitted: 0 };
+      report.rows.set(origin, row);
+      if (due.length === 0 && sending === 0) continue;
+      budget.sending += sending;
+      if (!row.proven) budget.riskySending += sending;
+      if (due.length > 0) candidates.push({ origin, state, sending, oldestDue: row.oldestDue!, due: Math.min(due.length, cfg.max) });
+    }
+    const admitted: Callback[] = [];
+    for (const [origin, n] of planAdmission(candidates, budget, this.now, cfg)) {
+      const row = report.rows.get(origin)!;
+      for (const cb of this.dueOf(origin).slice(0, n)) {
+        Object.assign(cb, { status: 'sending', leaseUntil: this.now + LEASE_MS, admittedAs: row.state.openedAt !== null ? 'open' : row.proven ? 'proven' : 'unproven' });
+        row.admitted++;
+        admitted.push(cb);
+      }
+    }
+    const live = this.workers.map((_, i) => i).filter((i) => this.workers[i].up);
+    for (const ids of jobsOf(admitted.map((c) => String(c.id)), live.length)) this.enqueue(ids.map((id) => this.callbacks[Number(id)]), live);
+    this.start();
+    return report;
+  }
+
+  /** A job goes to the live worker holding the fewest callbacks (BullMQ: whichever asks first). */
+  private enqueue(cbs: Callback[], live: number[]): void {
+    if (live.length === 0) throw new Error(`callbacks ${cbs.map((c) => c.id).join()} admitted with no live worker`);
+    const load = (i: number) => [...this.jobs.values()].filter((j) => j.worker === i).length;
+    const worker = [...live].sort((a, b) => load(a) - load(b))[0];
+    const job = this.jobSizes.push(cbs.length);
+    // A callback still held by an older job of this worker model (its lease lapsed and it was admitted again) keeps that entry.
+    for (const cb of cbs.filter((c) => !this.jobs.has(c.id))) {
+      this.jobs.set(cb.id, { cb, job, worker, admittedAt: this.now, startedAt: null, attemptCount: cb.attemptCount, scheduleAttempts: cb.scheduleAttempts, scheduleKey: cb.scheduleStartedAt });
+    }
+  }
+
+  /**
+   * Each worker sends the callbacks it holds as its slots free, in arrival order; one whose lease
+   * has less left than an attempt and its record (callback-delivery.ts) is not sent: it lapses.
+   */
+  start(): void {
+    this.workers.forEach((w, i) => {
+      const mine = [...this.jobs.values()].filter((j) => j.worker === i);
+      let free = w.slots - mine.filter((j) => j.startedAt !== null).length;
+      for (const j of mine.filter((j) => j.startedAt === null)) {
+        if (free === 0) break;
+        if (j.cb.leaseUntil! - this.now < TIMEOUT_MS + LEASE_SPARE_MS) this.jobs.delete(j.cb.id);
+        else {
+          j.startedAt = this.now;
+          free--;
+        }
+      }
+    });
+  }
+
+  started = () => [...this.jobs.values()].filter((j) => j.startedAt !== null);
+
+  /** Admission.sweep(): LAPSE, then EXPIRE. */
+  sweep(): void {
+    for (const c of this.callbacks) if (c.status === 'sending' && c.leaseUntil! < this.now) Object.assign(c, { status: 'pending', leaseUntil: null });
+    for (const c of this.callbacks) {
+      const { state } = this.dests.get(c.dest)!;
+      if (c.status !== 'pending' || state.openedAt === null || !(c.scheduleStartedAt < this.now - SCHEDULE_TOTAL)) continue;
+      const lastError = `destination ${c.dest} unavailable (circuit open since ${new Date(state.openedAt).toISOString()}${state.lastError ? `, last error: ${state.lastError}` : ''}); attempt schedule ended while waiting`;
+      Object.assign(c, { status: 'failed', nextAttemptAt: null, lastError });
+      this.ends.push({ cb: c, by: 'expire', status: 'failed', final: false, probe: false, scheduleAttempts: c.scheduleAttempts, attemptCount: c.attemptCount, open: true, lastError });
+    }
+  }
+
+  /** A job's answer at `now`: settleAttempt, the destination's new state, and RECORD. */
+  settle(job: Job, result: SendResult, startedAt: number): void {
+    this.settleOnly(job, result, startedAt);
+    this.start();
+  }
+
+  private settleOnly(job: Job, result: SendResult, startedAt: number): void {
+    const c = job.cb;
+    const dest = this.dests.get(c.dest)!;
+    const probe = dest.state.openedAt !== null && startedAt >= dest.state.openedAt;
+    const s = settleAttempt(dest.state, { row: { destination: c.dest, schedule_attempts: job.scheduleAttempts }, startedAt, answeredAt: this.now, result }, 0, this.policy, cfg);
+    dest.state = s.destination;
+    this.jobs.delete(c.id);
+    if ((c.status !== 'sending' && c.status !== 'pending') || c.attemptCount !== job.attemptCount) return;
+    const same = c.scheduleStartedAt === job.scheduleKey;
+    c.status = same || s.status === 'delivered' ? s.status : 'pending';
+    c.scheduleAttempts += same && s.counts ? 1 : 0;
+    c.nextAttemptAt = s.status === 'delivered' ? null : !same ? this.now : s.delayMs === null ? null : this.now + s.delayMs;
+    Object.assign(c, { attemptCount: c.attemptCount + 1, lastError: s.lastError, leaseUntil: null });
+    if (c.status === 'failed' || (same && isFinal(result))) {
+      this.ends.push({ cb: c, by: 'attempt', status: c.status, final: isFinal(result), probe, scheduleAttempts: c.scheduleAttempts, attemptCount: c.attemptCount, open: dest.state.openedAt !== null, lastError: s.lastError ?? '' });
+    }
+  }
+
+  /** Time passes; a live worker's request ends by its timeout (before its lease), with what its destination does. */
+  tick(ms: number): void {
+    const until = this.now + ms;
+    for (let j; (j = this.started().sort((a, b) => a.startedAt! - b.startedAt!)[0]) && j.startedAt! + TIMEOUT_MS <= until; ) {
+      this.now = Math.max(this.now, j.startedAt! + TIMEOUT_MS);
+      this.settle(j, answer(this.dests.get(j.cb.dest)!.behaviour), j.startedAt!);
+    }
+    this.now = until;
+  }
+
+  /** One second of the relay's timer: sweep and a pass; the live workers answer what they hold. */
+  timer(b?: Behaviour): PassReport {
+    this.tick(1000);
+    this.sweep();
+    const pass = this.pass();
+    for (let started; (started = this.started()).length > 0; ) for (const j of started) this.settle(j, answer(b ?? this.dests.get(j.cb.dest)!.behaviour), j.startedAt!);
+    return pass;
+  }
+
+  crash(i: number): void {
+    this.workers[i].up = false;
+    for (const [id, j] of this.jobs) if (j.worker === i) this.jobs.delete(id);
+  }
+  restart = (i: number) => void (this.workers[i].up = true);
+
+  redeliver(c: Callback): void {
+    if (c.status === 'delivered' || c.status === 'failed') Object.assign(c, { status: 'pending', scheduleAttempts: 0, scheduleStartedAt: this.now, nextAttemptAt: this.now });
+  }
+
+  /** When anything can next change: a retry or probe due, a lease lapsing; the relay's timer at the latest. */
+  nextEvent(): number {
+    const times = [this.now + 1000, ...this.callbacks.map((c) => (c.status === 'pending' ? c.nextAttemptAt! : c.status === 'sending' ? c.leaseUntil! + 1 : Infinity))];
+    for (const { state } of this.dests.values()) if (state.nextProbeAt !== null) times.push(state.nextProbeAt);
+    return Math.max(this.now + 1, Math.min(...times.filter((t) => t > this.now)));
+  }
+}
