@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { InputColumns } from '../database/sql.js';
 import { AdmissionSignal } from '../delivery/admission-signal.js';
 import { buildCallbackBody, CallbackIds, CallbackMessage } from './callback-message.js';
 
@@ -72,20 +73,21 @@ export class CallbackRecorder {
  * go in in the order of the events (seq follows `ord`).
  */
 export function callbackRows(events: CallbackEvent[], first = 1, when = 'true'): { text: string; values: unknown[] } {
-  const [partners, companies, messages, urls, bodies] = [0, 1, 2, 3, 4].map((i) => `$${first + i}`);
   return {
-    text: `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
-       SELECT partner_id, company_id, message, url, body, 'pending', now()
-         FROM unnest(${partners}::uuid[], ${companies}::uuid[], ${messages}::smallint[], ${urls}::text[], ${bodies}::text[]) WITH ORDINALITY
-              AS e(partner_id, company_id, message, url, body, ord)
+    text: `INSERT INTO callbacks (${CALLBACK_INPUT.names}, status, next_attempt_at)
+       SELECT ${CALLBACK_INPUT.names}, 'pending', now()
+         FROM unnest(${CALLBACK_INPUT.arrays(first)}) WITH ORDINALITY AS e(${CALLBACK_INPUT.names}, ord)
         WHERE ${when}
         ORDER BY ord`,
-    values: [
-      events.map((e) => e.partnerId),
-      events.map((e) => e.ids.companyId),
-      events.map((e) => e.message),
-      events.map((e) => e.url),
-      events.map((e) => buildCallbackBody(e.message, e.ids)),
-    ],
+    values: CALLBACK_INPUT.params(events),
   };
 }
+
+/** The columns of a new callback row an event gives (the rest are the table's defaults). */
+const CALLBACK_INPUT = new InputColumns<CallbackEvent>([
+  { name: 'partner_id', type: 'uuid', value: (e) => e.partnerId },
+  { name: 'company_id', type: 'uuid', value: (e) => e.ids.companyId },
+  { name: 'message', type: 'smallint', value: (e) => e.message },
+  { name: 'url', type: 'text', value: (e) => e.url },
+  { name: 'body', type: 'text', value: (e) => buildCallbackBody(e.message, e.ids) },
+]);

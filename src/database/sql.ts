@@ -28,8 +28,17 @@ export class InputColumns<T> {
 
   /** `unnest($first::type[], …) AS alias(name, …)`. */
   unnest(alias: string, first = 1): string {
-    const arrays = this.columns.map((c, i) => `$${first + i}::${c.type}[]`).join(', ');
-    return `unnest(${arrays}) AS ${alias}(${this.columns.map((c) => c.name).join(', ')})`;
+    return `unnest(${this.arrays(first)}) AS ${alias}(${this.names})`;
+  }
+
+  /** The parameters as typed arrays, `$first::type[], …`. */
+  arrays(first: number): string {
+    return this.columns.map((c, i) => `$${first + i}::${c.type}[]`).join(', ');
+  }
+
+  /** The columns' names, `name, …`. */
+  get names(): string {
+    return this.columns.map((c) => c.name).join(', ');
   }
 
   /** The parameters for `items`: one array per column, in the columns' order. */
