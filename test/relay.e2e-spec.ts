@@ -33,6 +33,15 @@ describe('relay wake-ups', () => {
     expect(rx.on('/commit')).toHaveLength(3);
   });
 
+  it('admits the callbacks of a domain transaction (a limit request approved) right after its commit', async () => {
+    const { c, statuses } = await companyWithCallback(t, p, rx.url('/company'));
+    const l = (await t.as(p.apiKey, 'post', `/v1/companies/${c}/limit-requests`, { amount: '100', status_callback: rx.url('/limit') }).expect(201)).body.id;
+    await t.admin('post', `/admin/v1/limit-requests/${l}/approve`).expect(200);
+    // 3 (the request approved), 0 (limit and status) and 2 (the balance), all in one transaction.
+    await until(async () => (await statuses()).join() === 'delivered,delivered,delivered', { what: "the approval's callbacks delivered without the timer" });
+    expect(rx.on('/limit')).toHaveLength(1);
+  });
+
   it('admits rows written outside the domain on NOTIFY funding_callbacks', async () => {
     const { c } = await companyWithCallback(t, p, rx.url('/unused'));
     const [row] = await t.sql<{ id: string }>(
