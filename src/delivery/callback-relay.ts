@@ -112,11 +112,15 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
       const tick = performance.now() >= this.tickAt;
       if (tick) this.tickAt = performance.now() + this.intervalMs;
       if (this.stopped) break;
-      if (this.state === 'reconnecting' && tick) await this.reconnect();
-      else if (this.state === 'standing-by' && tick) await this.tryToLead();
-      else if (this.state === 'leading') await this.pass(tick);
-      else this.woken = false; // not leading: the leader's own wake-ups reach it by NOTIFY
+      await this.step(tick).catch((e: Error) => this.warnings.warn(`admission loop: ${e.message}`)); // the loop never ends on an error
     }
+  }
+
+  private async step(tick: boolean): Promise<void> {
+    if (this.state === 'reconnecting' && tick) await this.reconnect();
+    else if (this.state === 'standing-by' && tick) await this.tryToLead();
+    else if (this.state === 'leading') await this.pass(tick);
+    else this.woken = false; // not leading: the leader's own wake-ups reach it by NOTIFY
   }
 
   private waitUntil(at: number): Promise<void> {
