@@ -1,4 +1,4 @@
-import { AttemptOutcome, isFinal, isSuccess } from '../egress/attempt-outcome.js';
+import { AttemptOutcome, isRetryable, isSuccess } from '../egress/attempt-outcome.js';
 
 export type Decision = { action: 'delivered' } | { action: 'retry'; delayMs: number } | { action: 'fail' };
 
@@ -34,7 +34,7 @@ export class RetryPolicy {
 
   decide(attemptsMade: number, outcome: AttemptOutcome): Decision {
     if (isSuccess(outcome)) return { action: 'delivered' };
-    if (isFinal(outcome) || attemptsMade > this.scheduleMs.length) return { action: 'fail' };
+    if (!isRetryable(outcome) || attemptsMade > this.scheduleMs.length) return { action: 'fail' };
     const base = this.scheduleMs[attemptsMade - 1];
     let delayMs = Math.round(base * (1 + JITTER * (2 * this.random() - 1)));
     if (outcome.kind === 'http' && (outcome.statusCode === 429 || outcome.statusCode === 503)) {
