@@ -23,6 +23,7 @@ import type { AttemptOutcome } from '../src/egress/attempt-outcome.js';
 import type { SendResult } from '../src/egress/callback-sender.js';
 import { Metrics } from '../src/metrics/metrics.js';
 import { scratchDatabase, ScratchDatabase, seedCompany } from './support/scratch-database.js';
+import { ADMIN_TOKEN, TEST_REDIS_URL } from './support/test-app.js';
 
 const ORIGINS = ['https://a.test', 'https://b.test', 'https://c.test'];
 const SCHEDULE = [1000, 2000, 4000];
@@ -290,7 +291,7 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
   beforeAll(async () => {
     s = await scratchDatabase();
     config = {
-      ...loadConfig({ DATABASE_URL: s.databaseUrl, REDIS_URL: 'redis://127.0.0.1:6379', ADMIN_TOKEN: 'test-admin-token-0123456789' }),
+      ...loadConfig({ DATABASE_URL: s.databaseUrl, REDIS_URL: TEST_REDIS_URL, ADMIN_TOKEN }),
       callbackTimeoutMs: TIMEOUT_MS,
       callbackRetryScheduleMs: SCHEDULE,
       callbackReadyWindow: READY_WINDOW,
