@@ -1,12 +1,13 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
 import { RedactingLogger } from './common/redacting-logger.js';
 import { ensureDatabase } from './database/database.js';
 import { redisSeeds, withRedisOnce } from './database/redis.js';
-import { setupApp } from './setup-app.js';
+import { createHttpAdapter, setupApp } from './setup-app.js';
 
 /** ioredis would retry forever; at start an unreachable Redis is a reason to stop. */
 async function assertRedisReachable(url: string): Promise<void> {
@@ -14,6 +15,19 @@ async function assertRedisReachable(url: string): Promise<void> {
     const hosts = redisSeeds(url).map((s) => new URL(s).host);
     throw new Error(`Redis${hosts.length > 1 ? ' Cluster' : ''} at ${hosts.join(',')} is unreachable: ${e.message}`);
   });
+}
+
+/**
+ * Every interface, as Node's own `listen(port)`: IPv6 and IPv4 on `::`, or IPv4 alone where the
+ * host has no IPv6 (Fastify, given no host, would listen on localhost only).
+ */
+async function listenOnAllInterfaces(app: NestFastifyApplication, port: number): Promise<void> {
+  try {
+    await app.listen(port, '::');
+  } catch (e) {
+    if (!['EAFNOSUPPORT', 'EADDRNOTAVAIL'].includes((e as { code?: string }).code ?? '')) throw e;
+    await app.listen(port, '0.0.0.0');
+  }
 }
 
 async function main(): Promise<void> {
@@ -24,13 +38,13 @@ async function main(): Promise<void> {
   });
   await assertRedisReachable(config.redisUrl);
   // Nest's own start-up chatter stays off: the service logs one line when it is ready.
-  const app = await NestFactory.create(AppModule.forRoot(config), {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), createHttpAdapter(), {
     bodyParser: false,
     abortOnError: false,
     logger: new RedactingLogger({ logLevels: ['error', 'warn'] }),
   });
   setupApp(app, config);
-  await app.listen(config.port);
+  await listenOnAllInterfaces(app, config.port);
   if (config.secretsKeyDefaulted) log.warn('SECRETS_KEY not set; signing secrets are sealed with the public development key');
   if (config.adminTokenGenerated) log.warn(`ADMIN_TOKEN not set; generated for this run: ${config.adminToken}`);
   // SIGTERM/SIGINT: stop taking work, let in-flight deliveries finish and record, then exit 0.

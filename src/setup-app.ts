@@ -1,11 +1,12 @@
-import { INestApplication, ValidationPipe } from '@nestjs/common';
+import { ValidationPipe } from '@nestjs/common';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
-import type { Server } from 'node:http';
 import { CallbacksAdminService } from './callbacks/callbacks-admin.service.js';
 import { DestinationsService } from './destinations/destinations.service.js';
 import { mountQueueDashboard } from './delivery/queue-dashboard.js';
 import { buildApiDocument } from './common/api-document.js';
-import { jsonBody } from './common/json-body.js';
+import { answerRouterRefusal } from './common/framework-errors.js';
+import { MAX_BODY_BYTES, registerBodyParsers } from './common/json-body.js';
 import { AppConfig } from './config/app-config.js';
 
 /**
@@ -16,14 +17,31 @@ import { AppConfig } from './config/app-config.js';
  */
 export const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
-/** What main.ts and the tests both apply to the Nest application. */
-export function setupApp(app: INestApplication, config: AppConfig): void {
-  const server = app.getHttpServer() as Server;
+/**
+ * A path parameter may be this long before the router itself refuses the request (Fastify's
+ * default, 100, would answer 414 where the parameter's validation names the field in a 400).
+ */
+const MAX_PARAM_LENGTH = 8 * 1024;
+
+/**
+ * The HTTP platform under Nest: Fastify (it sends no `X-Powered-By` or other banner). Routing as
+ * the service always answered: `/health/` is `/health`, and the path's case does not matter.
+ */
+export function createHttpAdapter(): FastifyAdapter {
+  return new FastifyAdapter({
+    bodyLimit: MAX_BODY_BYTES,
+    frameworkErrors: answerRouterRefusal,
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH, ignoreTrailingSlash: true, caseSensitive: false },
+  });
+}
+
+/** What main.ts and the tests both apply to the Nest application (before `init`/`listen`). */
+export function setupApp(app: NestFastifyApplication, config: AppConfig): void {
+  const server = app.getHttpServer();
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000; // Node wants it above keepAliveTimeout
-  // Nothing tells a scanner what serves it.
-  (app.getHttpAdapter().getInstance() as { disable(setting: string): void }).disable('x-powered-by');
-  app.use(jsonBody());
+  registerBodyParsers(app.getHttpAdapter().getInstance());
   if (config.role !== 'worker') {
     const callbacks = app.get(CallbacksAdminService);
     const destinations = app.get(DestinationsService);

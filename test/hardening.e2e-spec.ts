@@ -1,5 +1,6 @@
 import { ConsoleLogger } from '@nestjs/common';
 import { execFileSync } from 'node:child_process';
+import http from 'node:http';
 import request from 'supertest';
 import { keyId, SecretBox } from '../src/partners/secret-box.js';
 import { SecretsReencryption } from '../src/partners/secrets-reencryption.js';
@@ -51,10 +52,35 @@ describe('hostile input, idempotency and secrets', () => {
       ['JSON 5000 levels deep', `${'['.repeat(5000)}${']'.repeat(5000)}`, 'Request body nests JSON deeper than 32 levels'],
       ['JSON 33 levels deep in a string-heavy body', `{"name":"[[[{{{\\"","x":${'{"a":'.repeat(33)}1${'}'.repeat(33)}}`, 'Request body nests JSON deeper than 32 levels'],
       ['broken JSON', '{"name":', 'Request body is not valid JSON'],
+      ['a __proto__ property', '{"name":"x","__proto__":{"isAdmin":true}}', 'Request body must not contain a __proto__ or constructor.prototype property'],
+      ['a constructor.prototype property', '{"name":"x","constructor":{"prototype":{"isAdmin":true}}}', 'Request body must not contain a __proto__ or constructor.prototype property'],
+      ['a constructor property', '{"name":"x","constructor":1}', 'property constructor should not exist'],
+      ['a JSON string instead of an object', '"x"', 'Request body is not valid JSON'],
     ])('%s → 400 naming it, nothing stored', async (_label, body, message) => {
       const before = await counts();
       const res = await raw('/v1/companies', body).expect(400);
       expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: [message] });
+      expect(await counts()).toEqual(before);
+    });
+
+    it('a body over 64 KiB → 413 in the one shape, with or without a Content-Length, nothing stored', async () => {
+      const before = await counts();
+      const big = JSON.stringify({ name: 'x'.repeat(65 * 1024) });
+      const expected = { statusCode: 413, error: 'Payload Too Large', message: 'Request body exceeds 64 KiB' };
+      expect((await raw('/v1/companies', big).expect(413)).body).toEqual(expected);
+      const streamed = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const { port } = t.app.getHttpServer().listen(0).address() as { port: number };
+        const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/companies', headers: { Authorization: `Bearer ${p.apiKey}`, 'Content-Type': 'application/json' } });
+        req.on('response', (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c)).on('end', () => resolve({ status: res.statusCode!, body }));
+        });
+        req.on('error', reject);
+        req.write(big); // written before end: no Content-Length, the body is chunked
+        req.end();
+      }).finally(() => t.app.getHttpServer().close());
+      expect(streamed.status).toBe(413);
+      expect(JSON.parse(streamed.body)).toEqual(expected);
       expect(await counts()).toEqual(before);
     });
 

@@ -1,5 +1,5 @@
 import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { ErrorCode } from './error-codes.js';
 
 /** What kind of refusal; the one place that maps kinds to HTTP statuses is the filter below. */
@@ -40,6 +40,6 @@ export class DomainErrorFilter implements ExceptionFilter {
   catch(error: DomainError, host: ArgumentsHost): void {
     const [statusCode, name] = STATUS[error.kind];
     const message = error.kind === 'invalid' ? [error.message] : error.message;
-    host.switchToHttp().getResponse<Response>().status(statusCode).json({ statusCode, error: name, message });
+    host.switchToHttp().getResponse<FastifyReply>().status(statusCode).send({ statusCode, error: name, message });
   }
 }

@@ -2,7 +2,7 @@ import { BadRequestException, CallHandler, ConflictException, ExecutionContext, 
 import { HTTP_CODE_METADATA } from '@nestjs/common/constants.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { catchError, from, mergeMap, Observable, of } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { SecretBox } from '../partners/secret-box.js';
@@ -47,8 +47,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
   ) {}
 
   async intercept(ctx: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
-    const req = ctx.switchToHttp().getRequest<Request & { partner?: { id: string } }>();
-    const res = ctx.switchToHttp().getResponse<Response>();
+    const req = ctx.switchToHttp().getRequest<FastifyRequest & { partner?: { id: string } }>();
+    const res = ctx.switchToHttp().getResponse<FastifyReply>();
     const key = req.headers['idempotency-key'];
     if (key === undefined) return next.handle();
     if (typeof key !== 'string' || !/^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/.test(key)) {
@@ -78,9 +78,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
           'A request with this Idempotency-Key is being processed, or was interrupted with an unknown outcome; retry shortly, or check before retrying with a new key',
         );
       }
-      res.setHeader('Idempotent-Replayed', 'true');
-      res.setHeader('Content-Type', JSON_TYPE);
-      res.status(row.status_code);
+      res.header('Idempotent-Replayed', 'true').header('Content-Type', JSON_TYPE).status(row.status_code);
       return of(this.box.open(row.response, 'idempotency_keys.response'));
     }
     return next.handle().pipe(
@@ -98,9 +96,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 
   /** Stores and returns the exact text sent; never fails: the create has committed by now. */
-  private async complete(scope: string, key: string, status: number, body: unknown, res: Response): Promise<string> {
+  private async complete(scope: string, key: string, status: number, body: unknown, res: FastifyReply): Promise<string> {
     const text = JSON.stringify(body);
-    res.setHeader('Content-Type', JSON_TYPE);
+    res.header('Content-Type', JSON_TYPE);
     const sealed = this.box.seal(text, 'idempotency_keys.response');
     for (let attempt = 0; ; attempt++) {
       try {

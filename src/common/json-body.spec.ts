@@ -1,4 +1,4 @@
-import { assertJsonDepth, findUnstorableText, isStorableText } from './json-body.js';
+import { assertJsonDepth, findUnstorableText, isStorableText, parseJsonBody } from './json-body.js';
 import { redactSecrets } from './redacting-logger.js';
 
 describe('assertJsonDepth (on the bytes, before parsing)', () => {
@@ -53,5 +53,49 @@ describe('redactSecrets', () => {
     ['nothing secret', 'callback 42 delivered', 'callback 42 delivered'],
   ])('%s', (_label, text, expected) => {
     expect(redactSecrets(text)).toBe(expected);
+  });
+});
+
+describe('parseJsonBody (the bytes of an application/json body)', () => {
+  const json = 'application/json';
+  const refusal = (text: string | Buffer, type = json) => {
+    try {
+      parseJsonBody(Buffer.isBuffer(text) ? text : Buffer.from(text), type);
+    } catch (e) {
+      return (e as { getResponse(): { message: string[] } }).getResponse().message[0];
+    }
+    return null;
+  };
+
+  it.each<[string, string, string]>([
+    ['__proto__ at the top', '{"name":"x","__proto__":{"admin":true}}', 'Request body must not contain a __proto__ or constructor.prototype property'],
+    ['__proto__ deeper in', '{"extra":[{"__proto__":{}}]}', 'Request body must not contain a __proto__ or constructor.prototype property'],
+    ['constructor.prototype', '{"constructor":{"prototype":{"admin":true}}}', 'Request body must not contain a __proto__ or constructor.prototype property'],
+    ['a constructor property', '{"name":"x","constructor":1}', 'property constructor should not exist'],
+    ['a constructor property deeper in', '{"extra":{"a":[{"constructor":"x"}]}}', 'property extra.a[0].constructor should not exist'],
+    ['a bare string', '"x"', 'Request body is not valid JSON'],
+    ['a bare number', ' 1', 'Request body is not valid JSON'],
+    ['null', 'null', 'Request body is not valid JSON'],
+    ['broken JSON', '{"a":', 'Request body is not valid JSON'],
+    ['a NUL', '{"a":"\\u0000"}', 'a must be valid Unicode text without NUL characters'],
+  ])('%s → 400: %s', (_label, text, message) => {
+    expect(refusal(text)).toBe(message);
+  });
+
+  it.each([['application/json; charset=latin1'], ['application/json; charset="utf-16"']])('%s → 400: not UTF-8', (type) => {
+    expect(refusal('{"a":1}', type)).toBe('Request body must be JSON in UTF-8');
+  });
+
+  it('reads UTF-8 (any spelling), a byte-order mark, and an empty body as an empty object', () => {
+    expect(parseJsonBody(Buffer.from('{"a":"é"}'), 'application/json; charset=UTF-8')).toEqual({ a: 'é' });
+    expect(parseJsonBody(Buffer.from('{"a":1}'), 'application/json;charset=utf8')).toEqual({ a: 1 });
+    expect(parseJsonBody(Buffer.from('\ufeff{"a":1}'), json)).toEqual({ a: 1 });
+    expect(parseJsonBody(Buffer.alloc(0), json)).toEqual({});
+    expect(parseJsonBody(Buffer.from(' [1]'), json)).toEqual([1]);
+  });
+
+  it('refuses bytes that are not UTF-8 and deep nesting before parsing', () => {
+    expect(refusal(Buffer.from([0x7b, 0xc3, 0x28, 0x7d]))).toBe('Request body is not valid UTF-8');
+    expect(refusal(`${'['.repeat(33)}${']'.repeat(33)}`)).toBe('Request body nests JSON deeper than 32 levels');
   });
 });

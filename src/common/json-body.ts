@@ -1,16 +1,26 @@
 // The request body, refused before anything reads it when it could only cause trouble further
 // in: more than 64 KiB, bytes that are not UTF-8, JSON nested deeper than any of our bodies
 // (JSON.parse and every walker after it recurse: a few thousand levels overflow the stack), and
-// text PostgreSQL cannot store (NUL) or that is not Unicode (a lone surrogate from a \ud800 escape).
+// text PostgreSQL cannot store (NUL) or that is not Unicode (a lone surrogate from a \ud800 escape),
+// and keys that poison prototypes (`__proto__`, `constructor.prototype`). Fastify's own parsers are
+// replaced by the two below, so no body reaches a route without passing here.
 import { isUtf8 } from 'node:buffer';
-import express, { NextFunction, Request, Response } from 'express';
+import { BadRequestException } from '@nestjs/common';
+import type { FastifyInstance } from 'fastify';
+import { parse as secureJsonParse } from 'secure-json-parse';
 
 /** Our bodies are flat objects; 32 leaves room for clients' envelopes and stays far from the stack's limit. */
 export const MAX_JSON_DEPTH = 32;
 
-class BodyRefused extends Error {
-  readonly status = 400;
-  readonly type = 'body.refused';
+/** The largest body read, in bytes; a larger one is answered 413 before it is read whole. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/** A refused body: a 400 in the validation shape (`message` is a list) naming what is wrong. */
+class BodyRefused extends BadRequestException {
+  constructor(message: string) {
+    super([message]);
+    this.message = message;
+  }
 }
 
 /** Throws when JSON text nests objects and arrays deeper than `max`; scans bytes, parses nothing. */
@@ -56,29 +66,76 @@ export function findUnstorableText(value: unknown, path = ''): string | null {
   return null;
 }
 
-const badRequest = (res: Response, message: string) => res.status(400).json({ statusCode: 400, error: 'Bad Request', message: [message] });
+/** Property names that reach prototypes; none of our bodies has them, whatever the depth. */
+const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor']);
 
-/** The JSON body parser: 64 KiB, UTF-8, bounded depth, storable text; failures answer in Nest's error shape. */
-export function jsonBody() {
-  const parse = express.json({
-    limit: '64kb',
-    verify: (_req, _res, buf) => {
-      if (!isUtf8(buf)) throw new BodyRefused('Request body is not valid UTF-8');
-      assertJsonDepth(buf);
-    },
+/**
+ * The first property named `__proto__` or `constructor`, as a path like `a.b[2].constructor`;
+ * null when there is none. (The validation's `class-transformer` drops such properties silently,
+ * so an unknown one of these names would not be refused there.)
+ */
+export function findForbiddenKey(value: unknown, path = ''): string | null {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findForbiddenKey(value[i], `${path}[${i}]`);
+      if (found) return found;
+    }
+    return null;
+  }
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      const here = path ? `${path}.${k}` : k;
+      if (FORBIDDEN_KEYS.has(k)) return here;
+      const found = findForbiddenKey(v, here);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
+const UTF8_CHARSET = /^\s*utf-?8\s*$/i;
+const PARSE_OPTIONS = { protoAction: 'error', constructorAction: 'error' } as const;
+const FIRST_CHAR = /^[\x20\x09\x0a\x0d]*(.)/s;
+
+/** Parses a JSON body read as bytes; throws a {@link BodyRefused} naming what is wrong. */
+export function parseJsonBody(buf: Buffer, contentType: string | undefined): unknown {
+  const charset = /;\s*charset=("?)([^";]*)\1/i.exec(contentType ?? '')?.[2];
+  if (charset !== undefined && !UTF8_CHARSET.test(charset)) throw new BodyRefused('Request body must be JSON in UTF-8');
+  if (!isUtf8(buf)) throw new BodyRefused('Request body is not valid UTF-8');
+  assertJsonDepth(buf);
+  // A byte-order mark is not JSON, but clients send one; an empty body is an empty object.
+  const text = buf.toString('utf8').replace(/^\ufeff/, '');
+  if (text.length === 0) return {};
+  // Our bodies are objects (or arrays); a bare string or number at the top is a client's mistake.
+  const first = FIRST_CHAR.exec(text)?.[1];
+  if (first !== '{' && first !== '[') throw new BodyRefused('Request body is not valid JSON');
+  let body: unknown;
+  try {
+    body = secureJsonParse(text, PARSE_OPTIONS);
+  } catch (e) {
+    const poisoned = /forbidden prototype property/.test((e as Error).message);
+    throw new BodyRefused(poisoned ? 'Request body must not contain a __proto__ or constructor.prototype property' : 'Request body is not valid JSON');
+  }
+  const forbidden = findForbiddenKey(body);
+  if (forbidden) throw new BodyRefused(`property ${forbidden} should not exist`);
+  const bad = findUnstorableText(body);
+  if (bad) throw new BodyRefused(`${bad} must be valid Unicode text without NUL characters`);
+  return body;
+}
+
+/**
+ * Installs the body parsers on the Fastify instance: JSON as above, and any other type read (up
+ * to the same limit) and dropped, so a route sees no body rather than a 415 (its validation then
+ * names the missing properties).
+ */
+export function registerBodyParsers(instance: FastifyInstance): void {
+  instance.removeAllContentTypeParsers();
+  instance.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (req, buf, done) => {
+    try {
+      done(null, parseJsonBody(buf as Buffer, req.headers['content-type']));
+    } catch (e) {
+      done(e as Error, undefined);
+    }
   });
-  return (req: Request, res: Response, next: NextFunction) =>
-    parse(req, res, (err?: { status?: number; type?: string; message?: string }) => {
-      if (err) {
-        if (err.status === 413) {
-          return res.status(413).json({ statusCode: 413, error: 'Payload Too Large', message: 'Request body exceeds 64 KiB' });
-        }
-        // A charset other than UTF-8 (body-parser's 415) is bad input like any other: 400, as documented.
-        if (err.status === 415) return badRequest(res, 'Request body must be JSON in UTF-8');
-        return badRequest(res, err instanceof BodyRefused ? err.message : 'Request body is not valid JSON');
-      }
-      const bad = findUnstorableText(req.body);
-      if (bad) return badRequest(res, `${bad} must be valid Unicode text without NUL characters`);
-      next();
-    });
+  instance.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_req, _buf, done) => done(null, undefined));
 }

@@ -1,7 +1,8 @@
 import { ArgumentsHost, Catch, HttpException, Logger } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
-import type { Response } from 'express';
+import type { FastifyReply } from 'fastify';
 import { DomainError, DomainErrorFilter } from './domain-error.js';
+import { frameworkRefusal } from './framework-errors.js';
 import { redactSecrets } from './redacting-logger.js';
 import { RepeatLimitedLog } from './repeat-limited-log.js';
 
@@ -46,20 +47,23 @@ export class UnexpectedErrorFilter extends BaseExceptionFilter {
 
   catch(error: unknown, host: ArgumentsHost): void {
     if (error instanceof DomainError) return this.domain.catch(error, host);
-    if (error instanceof HttpException) return super.catch(error, host);
+    // Nest hands Fastify's own 4xx refusals (reading a body) over as HttpExceptions caused by them.
+    if (error instanceof HttpException) return super.catch(frameworkRefusal(error.cause) ?? error, host);
     const e = asError(error);
     const code = (e as { code?: unknown }).code;
     const what = redactSecrets(`${e.constructor.name}${typeof code === 'string' ? ` ${code}` : ''}: ${e.message}`);
     const unavailable = isDatabaseUnavailable(e);
     if (unavailable) this.outage.warn(`PostgreSQL cannot be reached, answering 503: ${what}`);
     else this.log.error(what);
-    const res = host.switchToHttp().getResponse<Response>();
-    if (res.headersSent) return void res.end();
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    if (reply.sent || reply.raw.headersSent) return void reply.raw.end();
     if (unavailable) {
-      res.setHeader('Retry-After', String(UNAVAILABLE_RETRY_AFTER_S));
-      res.status(503).json({ statusCode: 503, error: 'Service Unavailable', message: 'the database cannot be reached; retry later' });
+      reply
+        .header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_S))
+        .status(503)
+        .send({ statusCode: 503, error: 'Service Unavailable', message: 'the database cannot be reached; retry later' });
       return;
     }
-    res.status(500).json({ statusCode: 500, error: 'Internal Server Error', message: 'Internal server error' });
+    reply.status(500).send({ statusCode: 500, error: 'Internal Server Error', message: 'Internal server error' });
   }
 }

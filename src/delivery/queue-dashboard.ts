@@ -1,11 +1,11 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
+import { FastifyAdapter as BullBoardFastifyAdapter } from '@bull-board/fastify';
 import type { BoardHooks, HookContext, JobCounts, JobStatus, QueueJob, Status } from '@bull-board/api/typings/app';
-import { INestApplication } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { Job, Queue } from 'bullmq';
-import type { NextFunction, Request, Response } from 'express';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { isOperator } from '../partners/auth.guards.js';
@@ -219,11 +219,14 @@ export const dashboardHooks = (adapter: CallbackQueueAdapter): BoardHooks => ({
   },
 });
 
+/** Whether a request's path is the dashboard's or under it (any case, as routing is). */
+const DASHBOARD_URL = new RegExp(`^${DASHBOARD_PATH}(?:[/?]|$)`, 'i');
+
 /** bull-board behind the operator credential; a browser gets the Basic prompt. */
-export function mountQueueDashboard(app: INestApplication, config: AppConfig, actions: DashboardActions): void {
+export function mountQueueDashboard(app: NestFastifyApplication, config: AppConfig, actions: DashboardActions): void {
   const store = new DashboardStore(app.get<DataSource>(getDataSourceToken()), config.dashboardKeep.completed);
   const queueAdapter = new CallbackQueueAdapter(app.get(CallbackQueue).queue, store, actions);
-  const adapter = new ExpressAdapter();
+  const adapter = new BullBoardFastifyAdapter();
   adapter.setBasePath(DASHBOARD_PATH);
   createBullBoard({
     queues: [queueAdapter],
@@ -233,26 +236,28 @@ export function mountQueueDashboard(app: INestApplication, config: AppConfig, ac
       uiConfig: { boardTitle: 'Callback deliveries', hideDocsLink: true, jobDetails: { defaultTab: 'Logs' } },
     },
   });
-  const guard = (req: Request, res: Response, next: NextFunction) => {
-    if (isOperator(req.headers.authorization, config.adminToken, true)) return next();
-    res
+  const instance: FastifyInstance = app.getHttpAdapter().getInstance();
+  // Every path under the dashboard's, routed or not, asks for the credential first.
+  instance.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    if (!DASHBOARD_URL.test(req.url) || isOperator(req.headers.authorization, config.adminToken, true)) return done();
+    reply
       .status(401)
-      .setHeader('WWW-Authenticate', 'Basic realm="funding-service", charset="UTF-8"')
-      .json({ statusCode: 401, error: 'Unauthorized', message: 'Operator credentials are required (Bearer ADMIN_TOKEN, or Basic admin:ADMIN_TOKEN)' });
-  };
-  // The page itself: nothing from the internet, and no buttons for the switched-off actions.
-  const page = (req: Request, res: Response, next: NextFunction) => {
-    if (req.method === 'GET' && !req.path.startsWith('/api/') && !req.path.startsWith('/static/')) {
-      const send = res.send.bind(res);
-      res.send = (body?: unknown) => send(typeof body === 'string' ? dashboardPage(body) : body);
-    }
-    next();
-  };
-  // Retry all on the Failed tab is one statement, not bull-board's page-by-page retry of jobs
-  // (which stops at the capped count): answered here, as bull-board would answer it.
-  const retryAll = (req: Request, res: Response, next: NextFunction) => {
-    if (req.method !== 'PUT' || req.path !== `/api/queues/${CALLBACK_QUEUE}/retry/failed`) return next();
-    queueAdapter.retryAllFailed().then((body) => res.json(body), next);
-  };
-  app.use(DASHBOARD_PATH, guard, page, retryAll, adapter.getRouter());
+      .header('WWW-Authenticate', 'Basic realm="funding-service", charset="UTF-8"')
+      .send({ statusCode: 401, error: 'Unauthorized', message: 'Operator credentials are required (Bearer ADMIN_TOKEN, or Basic admin:ADMIN_TOKEN)' });
+  });
+  instance.register(
+    async (scope: FastifyInstance) => {
+      // The page itself: nothing from the internet, and no buttons for the switched-off actions.
+      scope.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+        const path = req.url.slice(DASHBOARD_PATH.length);
+        const isPage = req.method === 'GET' && !path.startsWith('/api/') && !path.startsWith('/static/') && /^text\/html/.test(String(reply.getHeader('content-type')));
+        return isPage && typeof payload === 'string' ? dashboardPage(payload) : payload;
+      });
+      // Retry all on the Failed tab is one statement, not bull-board's page-by-page retry of jobs
+      // (which stops at the capped count): answered here, as bull-board would answer it.
+      scope.put(`/api/queues/${CALLBACK_QUEUE}/retry/failed`, () => queueAdapter.retryAllFailed());
+      await scope.register(adapter.registerPlugin());
+    },
+    { prefix: DASHBOARD_PATH },
+  );
 }

@@ -1,12 +1,12 @@
 import { CanActivate, createParamDecorator, ExecutionContext, Inject, Injectable, UnauthorizedException } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { bearerToken, safeEqual } from './partner-secrets.js';
 import { Partner } from './partner.entity.js';
 import { PartnersService } from './partners.service.js';
 import { RateLimiter } from './rate-limiter.js';
 
-type AuthedRequest = Request & { partner?: Partner };
+type AuthedRequest = FastifyRequest & { partner?: Partner };
 
 /** Checks the operator credential: `Bearer <ADMIN_TOKEN>`, or Basic `admin:<ADMIN_TOKEN>` when allowed. */
 export function isOperator(authorization: string | undefined, adminToken: string, allowBasic = false): boolean {
@@ -23,7 +23,7 @@ export class AdminGuard implements CanActivate {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   canActivate(ctx: ExecutionContext): boolean {
-    const req = ctx.switchToHttp().getRequest<Request>();
+    const req = ctx.switchToHttp().getRequest<FastifyRequest>();
     if (!isOperator(req.headers.authorization, this.config.adminToken)) {
       throw new UnauthorizedException('A valid operator token is required (Authorization: Bearer <ADMIN_TOKEN>)');
     }
@@ -46,7 +46,7 @@ export class PartnerGuard implements CanActivate {
     try {
       await this.limiter.check(partner.id);
     } catch (e) {
-      ctx.switchToHttp().getResponse<Response>().setHeader('Retry-After', '1');
+      ctx.switchToHttp().getResponse<FastifyReply>().header('Retry-After', '1');
       throw e;
     }
     req.partner = partner;

@@ -1,4 +1,4 @@
-import { INestApplication } from '@nestjs/common';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test, TestingModuleBuilder } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
@@ -7,7 +7,7 @@ import { AppModule } from '../../src/app.module.js';
 import { PARTNER_RATE_LIMIT } from '../../src/partners/rate-limiter.js';
 import { AppConfig, loadConfig } from '../../src/config/app-config.js';
 import { deletePrefixKeys, withRedisOnce } from '../../src/database/redis.js';
-import { setupApp } from '../../src/setup-app.js';
+import { createHttpAdapter, setupApp } from '../../src/setup-app.js';
 import { ApiContract, checked, loadApiContract } from './openapi-contract.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -15,7 +15,7 @@ const BASE_DB = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 
 export interface TestApp {
-  app: INestApplication;
+  app: NestFastifyApplication;
   config: AppConfig;
   /** The service's /docs-json, which every response of the requests below is checked against. */
   contract: ApiContract;
@@ -45,7 +45,7 @@ export async function startTestApp(
   // its own suite (which overrides this again).
   const builder = Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).overrideProvider(PARTNER_RATE_LIMIT).useValue(1_000_000);
   const moduleRef = await configure(builder).compile();
-  const app = moduleRef.createNestApplication({ bodyParser: false, logger: ['error', 'warn'] });
+  const app = moduleRef.createNestApplication<NestFastifyApplication>(createHttpAdapter(), { bodyParser: false, logger: ['error', 'warn'] });
   // The test's own connection goes to PostgreSQL directly, even when the app's goes through a proxy.
   const direct = new URL(BASE_DB);
   direct.pathname = new URL(config.databaseUrl).pathname;
@@ -54,6 +54,8 @@ export async function startTestApp(
   try {
     setupApp(app, config);
     await app.init();
+    // Fastify loads its plugins (the dashboard, Swagger UI's assets) on ready; then it serves.
+    await app.getHttpAdapter().getInstance().ready();
     await pg.connect();
     contract = await loadApiContract((await request(app.getHttpServer()).get('/docs-json').expect(200)).body);
   } catch (e) {
