@@ -1,3 +1,4 @@
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import request from 'supertest';
 import { checked, loadApiContract } from './support/openapi-contract.js';
 import { createPartner, Partner, startTestApp, TestApp } from './support/test-app.js';
@@ -89,6 +90,19 @@ describe.each(['A', 'B'] as const)('the OpenAPI document, variant %s', (variant)
       if (op.parameters?.some((param) => param.name === 'Idempotency-Key')) {
         expect({ where, statuses }).toEqual({ where, statuses: expect.arrayContaining(['409', '413', '422']) });
       }
+    }
+  });
+
+  it('passes an independent linter: Redocly, recommended rules, no error and no warning', async () => {
+    const text = (await t.http().get('/docs-json').expect(200)).text;
+    const problems = await lintFromString({ source: text, absoluteRef: 'docs-json.json', config: await createConfig({ extends: ['recommended'] }) });
+    expect(problems.map((x) => `${x.severity} ${x.ruleId} ${x.location[0]?.pointer ?? ''}: ${x.message}`)).toEqual([]);
+  });
+
+  it('refuses a query parameter on the operations that take none, naming it', async () => {
+    for (const path of ['/health', '/ready', '/metrics', '/v1/callbacks/source-ips']) {
+      const res = await t.http().get(`${path}?verbose=1`).expect(400);
+      expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: ['property verbose should not exist'] });
     }
   });
 

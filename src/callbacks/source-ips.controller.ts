@@ -1,3 +1,4 @@
+import { NoQuery } from '../common/strict-params.js';
 import { Doc } from '../common/api-doc.js';
 import { SourceIpsResponse } from '../common/responses.js';
 import { Controller, Get, Inject } from '@nestjs/common';
@@ -11,6 +12,7 @@ export class SourceIpsController {
 
   /** The addresses callbacks come from, for partners' firewall allow-lists. No authentication. */
   @Doc('Addresses callbacks are sent from (no authentication)', SourceIpsResponse, [])
+  @NoQuery()
   @Get('source-ips')
   sourceIps() {
     return { variant: this.config.variant, addresses: this.config.callbackSourceIps };

@@ -25,11 +25,54 @@ export function buildApiDocument(app: INestApplication, config: AppConfig): Open
         'Integrating as a partner (verifying signatures, de-duplicating on webhook-id, retries, redelivery): `docs/partners.md` in the ' +
         "service's source repository.",
     )
-    .setVersion(config.version);
+    .setVersion(config.version)
+    // The service is deployed at addresses this document cannot know: its paths are relative to
+    // the address that served it.
+    .addServer('/', 'the address serving this document');
   for (const [name, scheme] of Object.entries(securitySchemes)) builder.addSecurity(name, { ...scheme });
   const document = SwaggerModule.createDocument(app, builder.build(), { extraModels: [CallbackBody, ErrorResponse] });
   if (config.role !== 'worker') document.paths[DASHBOARD_PATH] = dashboardPath();
+  // package.json's UNLICENSED, as an SPDX expression: no licence is granted.
+  // (OpenAPI 3.1's `identifier`, which the 3.0 types of @nestjs/swagger do not know.)
+  document.info.license = { name: 'Proprietary (UNLICENSED)', identifier: 'LicenseRef-Proprietary' } as OpenAPIObject['info']['license'];
+  markPublicOperations(document);
   return keepVariant(document, config.variant);
+}
+
+const ERROR_REF = `#/components/schemas/${ErrorResponse.name}`;
+
+/**
+ * Errors are JSON in the one shape on every operation, also where the success is not JSON (Nest's
+ * `@ApiProduces` gives every response of /metrics its text/plain).
+ */
+function errorsAsJson(op: { responses?: Record<string, { content?: Record<string, unknown> }> }): void {
+  for (const response of Object.values(op.responses ?? {})) {
+    const content = response.content ?? {};
+    const error = Object.values(content).find((c) => (c as { schema?: { $ref?: string } }).schema?.$ref === ERROR_REF);
+    if (error) response.content = { 'application/json': error };
+  }
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+/**
+ * `security: []` on every operation that takes no credentials, so that no reader (or linter) takes
+ * a missing requirement for a forgotten one: the operations endpoints, the source addresses, and
+ * the callbacks this service sends (authenticated by their signature headers, not a credential).
+ */
+function markPublicOperations(document: OpenAPIObject): void {
+  const visit = (item: Record<string, unknown>) => {
+    for (const method of METHODS) {
+      const op = item[method] as { security?: unknown[]; callbacks?: Record<string, Record<string, Record<string, unknown>>> } | undefined;
+      if (!op) continue;
+      op.security ??= [];
+      errorsAsJson(op as { responses?: Record<string, { content?: Record<string, unknown> }> });
+      for (const callback of Object.values(op.callbacks ?? {})) {
+        for (const [expression, callbackItem] of Object.entries(callback)) if (expression.startsWith('{')) visit(callbackItem);
+      }
+    }
+  };
+  for (const item of Object.values(document.paths)) visit(item as Record<string, unknown>);
 }
 
 /** The queue dashboard (bull-board, mounted outside Nest's controllers): its page and credentials. */

@@ -1,6 +1,8 @@
 // Path ids read exactly as written: a malformed id is a 400 naming its parameter (Nest's
-// ParseUUIDPipe names nothing). Query integers: QueryInt in validation.ts.
-import { Injectable, PipeTransform, ArgumentMetadata } from '@nestjs/common';
+// ParseUUIDPipe names nothing). Query integers: QueryInt in validation.ts. Operations that take
+// no query at all: NoQuery.
+import { applyDecorators, ArgumentMetadata, CanActivate, ExecutionContext, Injectable, PipeTransform, UseGuards } from '@nestjs/common';
+import { ApiErrors } from './api-doc.js';
 import { invalidProperty } from './domain-error.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -13,3 +15,21 @@ export class ParseUuid implements PipeTransform<unknown, string> {
     return value.toLowerCase();
   }
 }
+
+/**
+ * An operation that takes no query: a query parameter is refused (400 naming it) like any other
+ * unknown property (docs/architecture.md, "Input and security"), rather than silently ignored. For the
+ * unauthenticated operations, whose callers (probes, scrapers, firewalls' scripts) send none.
+ */
+@Injectable()
+export class NoQueryGuard implements CanActivate {
+  canActivate(ctx: ExecutionContext): boolean {
+    const query = ctx.switchToHttp().getRequest<{ query?: Record<string, unknown> }>().query ?? {};
+    const [first] = Object.keys(query);
+    if (first !== undefined) throw invalidProperty(`property ${first} should not exist`);
+    return true;
+  }
+}
+
+/** Refuses any query parameter ({@link NoQueryGuard}), and says so in the OpenAPI document. */
+export const NoQuery = () => applyDecorators(UseGuards(NoQueryGuard), ApiErrors({ 400: 'a query parameter: this operation takes none (the message names it)' }));

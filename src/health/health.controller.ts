@@ -1,3 +1,4 @@
+import { NoQuery } from '../common/strict-params.js';
 import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { HealthResponse, ReadinessResponse } from '../common/responses.js';
@@ -18,6 +19,7 @@ export class HealthController {
   /** The process is alive. */
   @ApiOperation({ summary: 'The process is alive (no authentication)' })
   @ApiResponse({ status: 200, type: HealthResponse, description: 'alive' })
+  @NoQuery()
   @Get('health')
   health() {
     return { status: 'ok' };
@@ -27,6 +29,7 @@ export class HealthController {
   @ApiOperation({ summary: 'PostgreSQL and Redis are reachable (no authentication)' })
   @ApiResponse({ status: 200, type: ReadinessResponse, description: 'ready' })
   @ApiResponse({ status: 503, type: ReadinessResponse, description: 'PostgreSQL or Redis does not answer within 2 s' })
+  @NoQuery()
   @Get('ready')
   async ready() {
     const timeout = <T>(p: Promise<T>) =>

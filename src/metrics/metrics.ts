@@ -1,3 +1,4 @@
+import { NoQuery } from '../common/strict-params.js';
 import { Controller, Get, Header, Injectable } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -92,6 +93,7 @@ export class MetricsController {
   @ApiOperation({ summary: 'Prometheus metrics, text format (no authentication: keep it on the internal network)' })
   @ApiProduces('text/plain')
   @ApiResponse({ status: 200, description: 'Prometheus text exposition format 0.0.4', schema: { type: 'string' } })
+  @NoQuery()
   @Get('metrics')
   @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
   metricsText(): Promise<string> {
