@@ -1,4 +1,4 @@
-import { assertJsonDepth, findUnstorableText, isStorableText, parseJsonBody } from './json-body.js';
+import { assertJsonDepth, bodyProblem, isStorableText, parseJsonBody } from './json-body.js';
 import { redactSecrets } from './redacting-logger.js';
 
 describe('assertJsonDepth (on the bytes, before parsing)', () => {
@@ -32,14 +32,21 @@ describe('storable text', () => {
   });
 
   it.each<[unknown, string | null]>([
-    [{ name: 'ok', n: 1, b: null }, null],
+    [{ name: 'ok', n: 1, b: null, list: [[{ é: '😀' }]] }, null],
     [{ name: 'a\u0000' }, 'name'],
     [{ a: { b: ['x', '\ud800'] } }, 'a.b[1]'],
+    [[{ a: [[0, '\u0000']] }], '[0].a[0][1]'],
     [{ ['k\u0000']: 'v' }, 'a property name'],
     [{ a: { ['\ud800']: 1 } }, 'a property name in a'],
     ['\u0000', 'body'],
   ])('%j → %p', (value, path) => {
-    expect(findUnstorableText(value)).toBe(path);
+    expect(bodyProblem(value)).toBe(path === null ? null : `${path} must be valid Unicode text without NUL characters`);
+  });
+
+  it('names a property called __proto__ or constructor at any depth', () => {
+    expect(bodyProblem({ a: [{ constructor: 1 }] })).toBe('property a[0].constructor should not exist');
+    expect(bodyProblem(JSON.parse('{"__proto__":{}}'))).toBe('property __proto__ should not exist');
+    expect(bodyProblem({ constructors: 1, proto: 2 })).toBeNull();
   });
 });
 

@@ -40,57 +40,59 @@ export function assertJsonDepth(buf: Buffer, max = MAX_JSON_DEPTH): void {
 }
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+/** Text without any of these is storable as it is: one scan for almost every string. */
+const SUSPECT = /[\u0000\ud800-\udfff]/;
 
 /** Whether text can be stored and read back as it is: Unicode without NUL. */
 export function isStorableText(s: string): boolean {
-  return !s.includes('\u0000') && !LONE_SURROGATE.test(s);
-}
-
-/** The first string (value or property name) that is not storable text, as a path like `a.b[2]`; null when all are. */
-export function findUnstorableText(value: unknown, path = ''): string | null {
-  if (typeof value === 'string') return isStorableText(value) ? null : path || 'body';
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findUnstorableText(value[i], `${path}[${i}]`);
-      if (found) return found;
-    }
-    return null;
-  }
-  if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      if (!isStorableText(k)) return `a property name${path ? ` in ${path}` : ''}`;
-      const found = findUnstorableText(v, path ? `${path}.${k}` : k);
-      if (found) return found;
-    }
-  }
-  return null;
+  return !SUSPECT.test(s) || (!s.includes('\u0000') && !LONE_SURROGATE.test(s));
 }
 
 /** Property names that reach prototypes; none of our bodies has them, whatever the depth. */
 const FORBIDDEN_KEYS = new Set(['__proto__', 'constructor']);
 
-/**
- * The first property named `__proto__` or `constructor`, as a path like `a.b[2].constructor`;
- * null when there is none. (The validation's `class-transformer` drops such properties silently,
- * so an unknown one of these names would not be refused there.)
- */
-export function findForbiddenKey(value: unknown, path = ''): string | null {
+/** What is wrong where: the path's segments innermost first (built only for a body refused). */
+interface Problem {
+  kind: 'forbidden name' | 'unstorable name' | 'unstorable text';
+  at: (string | number)[];
+}
+
+function scan(value: unknown): Problem | null {
+  if (typeof value === 'string') return isStorableText(value) ? null : { kind: 'unstorable text', at: [] };
+  if (typeof value !== 'object' || value === null) return null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = findForbiddenKey(value[i], `${path}[${i}]`);
-      if (found) return found;
+      const found = scan(value[i]);
+      if (found) return found.at.push(i), found;
     }
     return null;
   }
-  if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      const here = path ? `${path}.${k}` : k;
-      if (FORBIDDEN_KEYS.has(k)) return here;
-      const found = findForbiddenKey(v, here);
-      if (found) return found;
-    }
+  for (const k of Object.keys(value)) {
+    if (FORBIDDEN_KEYS.has(k)) return { kind: 'forbidden name', at: [k] };
+    if (!isStorableText(k)) return { kind: 'unstorable name', at: [] };
+    const found = scan((value as Record<string, unknown>)[k]);
+    if (found) return found.at.push(k), found;
   }
   return null;
+}
+
+const pathOf = (at: (string | number)[]) =>
+  at.reduceRight<string>((path, s) => (typeof s === 'number' ? `${path}[${s}]` : path ? `${path}.${s}` : s), '');
+
+/**
+ * Why a parsed body may not go further, naming where (`a.b[2]`), or null: a property named
+ * `__proto__` or `constructor` at any depth (the validation's `class-transformer` drops such
+ * properties silently, so an unknown one of these names would not be refused there), and any
+ * string or property name that is not storable text. One walk; nothing is allocated for a body
+ * that passes.
+ */
+export function bodyProblem(body: unknown): string | null {
+  const found = scan(body);
+  if (!found) return null;
+  const path = pathOf(found.at);
+  if (found.kind === 'forbidden name') return `property ${path} should not exist`;
+  const what = found.kind === 'unstorable name' ? `a property name${path ? ` in ${path}` : ''}` : path || 'body';
+  return `${what} must be valid Unicode text without NUL characters`;
 }
 
 const UTF8_CHARSET = /^\s*utf-?8\s*$/i;
@@ -99,12 +101,12 @@ const FIRST_CHAR = /^[\x20\x09\x0a\x0d]*(.)/s;
 
 /** Parses a JSON body read as bytes; throws a {@link BodyRefused} naming what is wrong. */
 export function parseJsonBody(buf: Buffer, contentType: string | undefined): unknown {
-  const charset = /;\s*charset=("?)([^";]*)\1/i.exec(contentType ?? '')?.[2];
+  const charset = contentType?.includes(';') ? /;\s*charset=("?)([^";]*)\1/i.exec(contentType)?.[2] : undefined;
   if (charset !== undefined && !UTF8_CHARSET.test(charset)) throw new BodyRefused('Request body must be JSON in UTF-8');
   if (!isUtf8(buf)) throw new BodyRefused('Request body is not valid UTF-8');
   assertJsonDepth(buf);
   // A byte-order mark is not JSON, but clients send one; an empty body is an empty object.
-  const text = buf.toString('utf8').replace(/^\ufeff/, '');
+  const text = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? buf.toString('utf8', 3) : buf.toString('utf8');
   if (text.length === 0) return {};
   // Our bodies are objects (or arrays); a bare string or number at the top is a client's mistake.
   const first = FIRST_CHAR.exec(text)?.[1];
@@ -116,10 +118,8 @@ export function parseJsonBody(buf: Buffer, contentType: string | undefined): unk
     const poisoned = /forbidden prototype property/.test((e as Error).message);
     throw new BodyRefused(poisoned ? 'Request body must not contain a __proto__ or constructor.prototype property' : 'Request body is not valid JSON');
   }
-  const forbidden = findForbiddenKey(body);
-  if (forbidden) throw new BodyRefused(`property ${forbidden} should not exist`);
-  const bad = findUnstorableText(body);
-  if (bad) throw new BodyRefused(`${bad} must be valid Unicode text without NUL characters`);
+  const problem = bodyProblem(body);
+  if (problem) throw new BodyRefused(problem);
   return body;
 }
 
