@@ -9,6 +9,15 @@ import { DESTINATION_COLUMNS, DestinationRow, stateOf } from './destination-stor
 import { isProven, WindowConfig, windowConfigOf } from './destination-window.js';
 
 /**
+ * `column` is `origin`, written as a range of one value and read in `(destination, …)` order:
+ * only an index leading with the destination (`callbacks_pending_idx`) serves that order without
+ * a sort, so no plan, custom or generic, however stale the statistics, walks
+ * `callbacks_pending_due_idx` (every destination's due rows in time order) filtering for this
+ * one. With `=`, a table analysed while it held one destination made that walk look as cheap.
+ */
+const oneDestination = (column: string, origin: string): string => `${column} >= ${origin} AND ${column} <= ${origin}`;
+
+/**
  * Every destination with due callbacks or callbacks in flight, its state and counts, and the live
  * workers' slots, in one statement (an index probe per destination, whatever the backlog).
  *
@@ -20,7 +29,7 @@ import { isProven, WindowConfig, windowConfigOf } from './destination-window.js'
  * `callback_destinations` the partner's. So any writer of callbacks, this service or a bulk load,
  * has them admitted; test/callback-origin.e2e-spec.ts checks the trigger.
  */
-const CANDIDATES = `
+export const CANDIDATES = `
   WITH sending AS (SELECT destination, count(*)::int AS n FROM callbacks WHERE status = 'sending' GROUP BY destination)
   SELECT ${DESTINATION_COLUMNS}, coalesce(s.n, 0) AS sending, (extract(epoch FROM due.at) * 1000)::float8 AS oldest_due, due.n AS due,
          (SELECT coalesce(sum(concurrency), 0)::int FROM delivery_workers WHERE expires_at > now()) AS worker_slots,
@@ -30,41 +39,48 @@ const CANDIDATES = `
     LEFT JOIN sending s ON s.destination = d.origin
     LEFT JOIN LATERAL (SELECT min(x.at) AS at, count(*)::int AS n
                          FROM (SELECT next_attempt_at AS at FROM callbacks c
-                                WHERE c.destination = d.origin AND c.status = 'pending' AND c.next_attempt_at <= now()
-                                ORDER BY c.next_attempt_at LIMIT $1) x) due ON true
+                                WHERE ${oneDestination('c.destination', 'd.origin')} AND c.status = 'pending' AND c.next_attempt_at <= now()
+                                ORDER BY c.destination, c.next_attempt_at LIMIT $1) x) due ON true
    WHERE due.at IS NOT NULL OR s.n > 0`;
 
-/** Moves each destination's oldest due callbacks, as many as planned, to `sending` with a lease. */
-const ADMIT = `
+/**
+ * Moves each destination's oldest due callbacks, as many as planned, to `sending` with a lease.
+ * The picked ids are an array (an InitPlan), so the rows are updated by primary-key probes: a
+ * join to them let the generic plan, which cannot know `w.n`, hash the whole table.
+ */
+export const ADMIT = `
   UPDATE callbacks c SET status = 'sending', lease_until = now() + $3 * interval '1 millisecond'
-    FROM (SELECT p.id FROM unnest($1::text[], $2::int[]) AS w(origin, n),
-            LATERAL (SELECT id FROM callbacks
-                      WHERE destination = w.origin AND status = 'pending' AND next_attempt_at <= now()
-                      ORDER BY next_attempt_at LIMIT w.n FOR UPDATE SKIP LOCKED) p) picked
-   WHERE c.id = picked.id
+   WHERE c.id = ANY (ARRAY(
+           SELECT p.id FROM unnest($1::text[], $2::int[]) AS w(origin, n),
+             LATERAL (SELECT id FROM callbacks
+                       WHERE ${oneDestination('destination', 'w.origin')} AND status = 'pending' AND next_attempt_at <= now()
+                       ORDER BY destination, next_attempt_at LIMIT w.n FOR UPDATE SKIP LOCKED) p))
   RETURNING c.id, c.attempt_count, c.created_at, ${microsKey('c.lease_until')} AS lease`;
 
 /** Admitted rows whose jobs Redis refused go back to waiting, as they were. */
-const RELEASE = `UPDATE callbacks SET status = 'pending', lease_until = NULL WHERE id = ANY($1::uuid[]) AND status = 'sending'`;
+export const RELEASE = `UPDATE callbacks SET status = 'pending', lease_until = NULL WHERE id = ANY($1::uuid[]) AND status = 'sending'`;
 
 /** A lease that ran out: its process died or its job was lost. Back to waiting, no attempt spent. */
-const LAPSE = `UPDATE callbacks SET status = 'pending', lease_until = NULL WHERE status = 'sending' AND lease_until < now()`;
+export const LAPSE = `UPDATE callbacks SET status = 'pending', lease_until = NULL WHERE status = 'sending' AND lease_until < now()`;
 
 /**
  * Callbacks of an open destination whose schedule ended while they waited fail, naming the
  * outage (only while open: a callback to a closed destination never fails without an attempt).
+ * Updated by primary-key probes over the array of their ids, as ADMIT: joined to the pick, a
+ * table of a few thousand rows was scanned whole.
  */
-const EXPIRE = `
+export const EXPIRE = `
   UPDATE callbacks c SET status = 'failed', next_attempt_at = NULL,
-         last_error = 'destination ' || e.origin || ' unavailable (circuit open since '
-                      || to_char(e.opened_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-                      || coalesce(', last error: ' || e.last_error, '') || '); attempt schedule ended while waiting'
-    FROM (SELECT p.id, d.origin, d.opened_at, d.last_error FROM destinations d,
-            LATERAL (SELECT id FROM callbacks
-                      WHERE destination = d.origin AND status = 'pending' AND schedule_started_at < now() - $1 * interval '1 millisecond'
-                      ORDER BY schedule_started_at LIMIT 1000 FOR UPDATE SKIP LOCKED) p
-           WHERE d.opened_at IS NOT NULL) e
-   WHERE c.id = e.id
+         last_error = (SELECT 'destination ' || d.origin || ' unavailable (circuit open since '
+                              || to_char(d.opened_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+                              || coalesce(', last error: ' || d.last_error, '') || '); attempt schedule ended while waiting'
+                         FROM destinations d WHERE d.origin = c.destination)
+   WHERE c.id = ANY (ARRAY(
+           SELECT p.id FROM destinations d,
+             LATERAL (SELECT id FROM callbacks
+                       WHERE destination = d.origin AND status = 'pending' AND schedule_started_at < now() - $1 * interval '1 millisecond'
+                       ORDER BY schedule_started_at LIMIT 1000 FOR UPDATE SKIP LOCKED) p
+            WHERE d.opened_at IS NOT NULL))
   RETURNING c.id`;
 
 /** A lease is the attempt's timeout and this much more (see the constructor). */

@@ -28,7 +28,7 @@ interface DeliveryRow extends SettlingRow {
   lease_left_ms: number | null;
 }
 
-const LOAD = `
+export const LOAD = `
   SELECT c.id, c.partner_id, c.url, c.destination, c.body, c.status, c.schedule_attempts, c.attempt_count, c.created_at,
          ${microsKey('c.schedule_started_at')} AS schedule_key,
          p.signing_secret, p.previous_signing_secret, p.previous_secret_expires_at,

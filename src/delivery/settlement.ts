@@ -57,7 +57,7 @@ const RECORD_INPUT = new InputColumns<{ a: Attempt; s: SettledAttempt }>([
  * still takes this outcome; one redelivered meanwhile (its schedule restarted) keeps its fresh
  * schedule unless this attempt delivered it. The attempt is logged either way.
  */
-const RECORD = `
+export const RECORD = `
   WITH input AS (
     SELECT * FROM ${RECORD_INPUT.unnest('t')}
   ), attempt AS (
@@ -84,7 +84,7 @@ const RECORD = `
   )
   SELECT origin FROM saved`;
 
-const READ_DESTINATIONS = `
+export const READ_DESTINATIONS = `
   SELECT ${DESTINATION_COLUMNS}, (extract(epoch FROM now()) * 1000)::float8 AS now FROM destinations d WHERE d.origin = ANY($1::text[])`;
 
 /** Attempts' outcomes folded into their destinations, and the destinations' writes. */

@@ -1,0 +1,140 @@
+import { Client } from 'pg';
+import { dataSourceOptions, openDatabase } from '../src/database/database.js';
+import { ADMIT, CANDIDATES, EXPIRE, LAPSE, RELEASE } from '../src/delivery/admission.js';
+import { relayClient } from '../src/delivery/callback-relay.js';
+import { LOAD } from '../src/delivery/callback-delivery.js';
+import { saveDestinations } from '../src/delivery/destination-store.js';
+import { READ_DESTINATIONS, RECORD } from '../src/delivery/settlement.js';
+import { PRUNE_CALLBACKS, PRUNE_PLANNER } from '../src/retention/callback-retention.js';
+import { dropRunData, runIdentity, TEST_REDIS_URL } from './support/test-app.js';
+
+/**
+ * Every statement on the delivery path costs O(rows it touches), under the custom plan and the
+ * generic one (a prepared statement's plan after five runs), with the statistics a deployment
+ * without autovacuum has: taken while one destination's backlog was all `pending`, stale since.
+ * Each statement, imported from the code and run with its connection's settings, is explained
+ * (ANALYZE: it runs, rolled back) against a table of BACKLOG rows; no node may read `callbacks`
+ * or `callback_attempts` sequentially, nor look at more than EXAMINED_MAX of their rows.
+ */
+const BACKLOG = 30_000;
+/** The most rows one of these statements touches is a batch of 1,000 (expiry, retention). */
+const EXAMINED_MAX = 2_000;
+const BIG = 'http://127.0.0.1:1';
+const SMALL = 'http://127.0.0.1:2';
+
+type PlanNode = Record<string, unknown> & { Plans?: PlanNode[] };
+const SCANNED = new Set(['callbacks', 'callback_attempts']);
+
+/** What each node over the big tables read: its kind, and rows looked at (returned or filtered out) over all loops. */
+function scansOf(node: PlanNode, out: { type: string; relation: string; index?: string; examined: number }[] = []) {
+  const relation = node['Relation Name'] as string | undefined;
+  if (relation && SCANNED.has(relation) && String(node['Node Type']).includes('Scan')) {
+    const loops = (node['Actual Loops'] as number) ?? 1;
+    const seen = ((node['Actual Rows'] as number) ?? 0) + ((node['Rows Removed by Filter'] as number) ?? 0) + ((node['Rows Removed by Index Recheck'] as number) ?? 0);
+    out.push({ type: node['Node Type'] as string, relation, index: node['Index Name'] as string | undefined, examined: seen * loops });
+  }
+  for (const child of node.Plans ?? []) scansOf(child, out);
+  return out;
+}
+
+/** A value as a SQL literal for EXECUTE's arguments (coerced to the statement's parameter types). */
+function literal(v: unknown): string {
+  if (v === null || v === undefined) return 'NULL';
+  if (Array.isArray(v)) return quote(`{${v.map((e) => (e === null ? 'NULL' : `"${text(e).replace(/[\\"]/g, (c) => `\\${c}`)}"`)).join(',')}}`);
+  return quote(text(v));
+}
+const text = (v: unknown) => (v instanceof Date ? v.toISOString() : String(v));
+const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
+
+describe('delivery statements cost O(rows touched) under custom and generic plans', () => {
+  const run = runIdentity();
+  let plain: Client;
+  let relay: Client;
+
+  beforeAll(async () => {
+    const db = await openDatabase({ ...dataSourceOptions(run.databaseUrl), url: run.databaseUrl } as never);
+    await db.destroy();
+    plain = new Client({ connectionString: run.databaseUrl });
+    await plain.connect();
+    relay = relayClient(run.databaseUrl);
+    await relay.connect();
+    await plain.query(`INSERT INTO partners (id, name, api_key_hash, signing_secret) VALUES ('00000000-0000-0000-0000-000000000001', 'p', 'h', 's')`);
+    await plain.query(`INSERT INTO companies (id, partner_id, name, currency, credit_status) VALUES ('00000000-0000-0000-0000-000000000002', '00000000-0000-0000-0000-000000000001', 'c', 'EUR', 'active')`);
+    const add = (origin: string, n: number, age: string) =>
+      plain.query(
+        `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, created_at, schedule_started_at)
+         SELECT '00000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-000000000002', 0, $1, '{}', 'pending',
+                now() - $2::interval + g * interval '1 millisecond', now() - $2::interval, now() - $2::interval
+           FROM generate_series(1, $3::int) g`,
+        [`${origin}/cb`, age, n],
+      );
+    // One destination's day-long backlog, analysed as it stood (then never again: autovacuum off).
+    await add(BIG, BACKLOG, '1 day');
+    await plain.query(`INSERT INTO callback_attempts (callback_id, number, started_at, duration_ms, status_code)
+                       SELECT id, 1, created_at, 5, 503 FROM callbacks`);
+    await plain.query('ANALYZE');
+    // Since: the head of it delivered long ago (dead tuples, and delivered rows the statistics
+    // never saw), some in flight with lapsed leases, a second destination with a few due.
+    await plain.query(`WITH h AS (SELECT id FROM callbacks ORDER BY next_attempt_at LIMIT 5000)
+                       UPDATE callbacks c SET status = 'delivered', next_attempt_at = NULL, delivered_at = now() - interval '30 days' FROM h WHERE c.id = h.id`);
+    await plain.query(`WITH h AS (SELECT id FROM callbacks WHERE status = 'pending' ORDER BY next_attempt_at LIMIT 40)
+                       UPDATE callbacks c SET status = 'sending', lease_until = now() - interval '1 second' FROM h WHERE c.id = h.id`);
+    await add(SMALL, 200, '1 hour');
+    await plain.query(`UPDATE destinations SET opened_at = now() - interval '1 hour' WHERE origin = $1`, [BIG]);
+    await plain.query(`INSERT INTO delivery_workers VALUES ('w', 200, now() + interval '1 hour')`);
+  }, 60_000);
+
+  afterAll(async () => {
+    await plain?.end();
+    await relay?.end();
+    await dropRunData({ databaseUrl: run.databaseUrl, redisUrl: TEST_REDIS_URL, queuePrefix: run.queuePrefix });
+  });
+
+  /** The statements and their arguments as the code passes them; `on` is the connection the code runs them on. */
+  async function statements() {
+    const sending = (await plain.query(`SELECT id, attempt_count, (extract(epoch FROM schedule_started_at) * 1000000)::bigint::text AS k FROM callbacks WHERE status = 'sending' LIMIT 20`)).rows;
+    const ids = sending.map((r) => r.id as string);
+    const each = <T>(v: T) => ids.map(() => v);
+    const save = [[BIG], [3], [0], [0], [null], [null], [null], [Date.now()], ['0']];
+    const record = [ids, sending.map((r) => r.attempt_count + 1), each(new Date()), each(5), each(200), each(null), each('ok'), each(null), each('delivered'), each(null), each(null), sending.map((r) => r.attempt_count), each(1), sending.map((r) => r.k)];
+    return [
+      { name: 'admission candidates', on: relay, text: CANDIDATES, params: [40] },
+      { name: 'admission admit (big destination)', on: relay, text: ADMIT, params: [[BIG], [40], 45_000] },
+      { name: 'admission admit (small destination)', on: relay, text: ADMIT, params: [[SMALL], [40], 45_000] },
+      { name: 'admission release', on: relay, text: RELEASE, params: [ids] },
+      { name: 'admission lapse', on: relay, text: LAPSE, params: [] },
+      { name: 'admission expire', on: relay, text: EXPIRE, params: [60_000] },
+      { name: 'delivery load', on: plain, text: LOAD, params: [ids] },
+      { name: 'settlement record', on: plain, text: RECORD, params: [...record, ...save] },
+      { name: 'settlement read', on: plain, text: READ_DESTINATIONS, params: [[BIG]] },
+      { name: 'settlement refold', on: plain, text: saveDestinations(1), params: save },
+      { name: 'retention prune', on: plain, text: PRUNE_CALLBACKS, params: [7 * 86_400_000], setup: PRUNE_PLANNER },
+    ];
+  }
+
+  for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+    it(`no statement scans the callbacks table (${mode})`, async () => {
+      const found: string[] = [];
+      for (const s of await statements()) {
+        await s.on.query('BEGIN');
+        try {
+          if (s.setup) await s.on.query(s.setup);
+          await s.on.query(`SET LOCAL plan_cache_mode = ${mode}`);
+          await s.on.query(`PREPARE hot AS ${s.text}`);
+          const args = s.params.length ? `(${s.params.map(literal).join(', ')})` : '';
+          const { rows } = await s.on.query(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE hot${args}`);
+          const plan = (rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan;
+          for (const scan of scansOf(plan)) {
+            if (scan.type === 'Seq Scan' || scan.examined > EXAMINED_MAX) {
+              found.push(`${s.name}: ${scan.type} on ${scan.relation}${scan.index ? ` using ${scan.index}` : ''}, ${scan.examined} rows examined`);
+            }
+          }
+        } finally {
+          await s.on.query('ROLLBACK');
+          await s.on.query('DEALLOCATE ALL');
+        }
+      }
+      expect(found).toEqual([]);
+    });
+  }
+});
