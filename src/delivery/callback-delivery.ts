@@ -101,6 +101,7 @@ export class CallbackDelivery {
       },
     });
     const settled = await this.settlement.settle({ row, startedAt, answeredAt: Date.now(), result });
+    if (!settled) return null;
     this.metrics.attempts.inc({ result: settled.counts ? ATTEMPT_RESULT[settled.status] : 'probe_failed', kind: result.outcome.kind });
     this.metrics.attemptDuration.observe(result.durationMs / 1000);
     if (settled.status === 'delivered') this.metrics.endToEnd.observe((Date.now() - row.created_at.getTime()) / 1000);

@@ -128,7 +128,7 @@ export class Settlement {
    * One batch at a time in this process: the attempts answered meanwhile go together in the next
    * (a busy destination's settlements would otherwise queue up on its row lock one by one).
    */
-  private readonly batches = new SerialBatcher<Attempt, SettledAttempt>((items) => this.settleMany(items), 500);
+  private readonly batches = new SerialBatcher<Attempt, SettledAttempt | null>((items) => this.settleMany(items), 500);
 
   constructor(
     @InjectDataSource() db: DataSource,
@@ -141,16 +141,49 @@ export class Settlement {
     this.policy = new RetryPolicy(config.callbackRetryScheduleMs);
   }
 
-  settle(a: Attempt): Promise<SettledAttempt> {
+  /** The attempt's outcome as recorded; null when PostgreSQL refused its record (settleAlone). */
+  settle(a: Attempt): Promise<SettledAttempt | null> {
     return this.batches.call(a);
   }
 
+  /** One batch; if PostgreSQL refuses it for what it holds, each attempt alone. */
+  private async settleMany(items: Attempt[]): Promise<(SettledAttempt | null)[]> {
+    if (items.length === 1) return [await this.settleAlone(items[0])];
+    try {
+      return await this.record(items);
+    } catch (e) {
+      if (!isDataError(e)) throw e;
+      this.metrics.recordFailures.inc({ stage: 'batch' });
+      this.warnings.warn(`attempt records refused as a batch, writing them one by one: ${(e as Error).message}`);
+      return Promise.all(items.map((i) => this.settleAlone(i)));
+    }
+  }
+
   /**
-   * One batch; if PostgreSQL refuses it, each attempt alone, and one still refused without the
-   * receiver's text. An outage is waited out for RECORD_PATIENCE_MS; after that the callback's
-   * lease brings it back (at-least-once: it is sent again).
+   * One attempt, and once more without the receiver's text if PostgreSQL refuses it. Refused
+   * again (its callback row deleted meanwhile, a constraint on another column), it is lost: counted,
+   * logged naming the callback, and its callback left as it is for its lease to bring it back.
+   * Never tried a third time: settlements queue behind this one (SerialBatcher).
    */
-  private async settleMany(items: Attempt[]): Promise<SettledAttempt[]> {
+  private async settleAlone(a: Attempt): Promise<SettledAttempt | null> {
+    for (const [stage, attempt] of [['single', a], ['lost', withoutAnswerText(a)]] as const) {
+      try {
+        return (await this.record([attempt]))[0];
+      } catch (e) {
+        if (!isDataError(e)) throw e;
+        this.metrics.recordFailures.inc({ stage });
+        if (stage === 'lost') this.log.error(`attempt ${a.row.attempt_count + 1} of callback ${a.row.id} not recorded, PostgreSQL refused it even without the answer's text (${(e as Error).message}); the callback is left to its lease`);
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Writes the attempts, waiting out an outage for RECORD_PATIENCE_MS; after that the callbacks'
+   * leases bring them back (at-least-once: they are sent again). A refusal for what the records
+   * hold (isDataError) is thrown at once.
+   */
+  private async record(items: Attempt[]): Promise<SettledAttempt[]> {
     const deadline = Date.now() + RECORD_PATIENCE_MS;
     for (;;) {
       try {
@@ -158,12 +191,7 @@ export class Settlement {
         this.signal.wake();
         return settled;
       } catch (e) {
-        if (isDataError(e) && items.length > 1) {
-          this.metrics.recordFailures.inc({ stage: 'batch' });
-          this.warnings.warn(`attempt records refused as a batch, writing them one by one: ${(e as Error).message}`);
-          return (await Promise.all(items.map((i) => this.settleMany([i])))).flat();
-        }
-        if (isDataError(e)) return this.settleMany([withoutAnswerText(items[0])]).finally(() => this.metrics.recordFailures.inc({ stage: 'single' }));
+        if (isDataError(e)) throw e;
         if (Date.now() > deadline) {
           this.metrics.recordFailures.inc({ stage: 'lost' });
           throw e;

@@ -47,7 +47,7 @@ export class Metrics {
   });
   readonly recordFailures = new Counter({
     name: 'funding_callback_record_failures_total',
-    help: 'Attempt records PostgreSQL refused (each retried alone, then with the answer left out)',
+    help: 'Attempt records PostgreSQL refused (batch: retried one by one; single: retried once without the answer; lost: refused again, or PostgreSQL out of reach past the patience)',
     labelNames: ['stage'] as const,
     registers: [this.registry],
   });
