@@ -26,7 +26,7 @@ const common = {
  */
 const NEEDS = {
   chromium: ['dashboard'],
-  'redis-server': ['redis-cluster', 'delivery-faults', 'delivery-restarts'],
+  'redis-server': ['redis-cluster', 'delivery-faults', 'delivery-restarts', 'startup'],
   jq: ['readme'],
   registry: ['packaging'],
 };

@@ -6,16 +6,11 @@ import { AppModule } from './app.module.js';
 import { ConfigError, loadConfig } from './config/app-config.js';
 import { RedactingLogger } from './common/redacting-logger.js';
 import { ensureDatabase } from './database/database.js';
-import { redisSeeds, withRedisOnce } from './database/redis.js';
+import { checkRedis } from './database/startup-checks.js';
 import { createHttpAdapter, setupApp } from './setup-app.js';
 
-/** ioredis would retry forever; at start an unreachable Redis is a reason to stop. */
-async function assertRedisReachable(url: string): Promise<void> {
-  await withRedisOnce(url, (redis) => redis.ping()).catch((e: Error) => {
-    const hosts = redisSeeds(url).map((s) => new URL(s).host);
-    throw new Error(`Redis${hosts.length > 1 ? ' Cluster' : ''} at ${hosts.join(',')} is unreachable: ${e.message}`);
-  });
-}
+/** What start-up is doing: said if it ever stops without an answer or an error. */
+let stage = 'reading the configuration';
 
 /**
  * Every interface, as Node's own `listen(port)`: IPv6 and IPv4 on `::`, or IPv4 alone where the
@@ -33,10 +28,14 @@ async function listenOnAllInterfaces(app: NestFastifyApplication, port: number):
 async function main(): Promise<void> {
   const config = loadConfig();
   const log = new Logger('funding-service');
+  const postgres = `PostgreSQL at ${new URL(config.databaseUrl).host}`;
+  stage = `connecting to ${postgres}`;
   await ensureDatabase(config.databaseUrl).catch((e: Error) => {
-    throw new Error(`PostgreSQL at ${new URL(config.databaseUrl).host} is unreachable or refused: ${e.message}`);
+    throw new Error(`${postgres} is unreachable or refused: ${e.message}`);
   });
-  await assertRedisReachable(config.redisUrl);
+  stage = 'connecting to Redis';
+  await checkRedis(config.redisUrl, config.queuePrefix, (m) => log.warn(m));
+  stage = 'building the service';
   // Nest's own start-up chatter stays off: the service logs one line when it is ready.
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), createHttpAdapter(), {
     bodyParser: false,
@@ -62,10 +61,19 @@ async function main(): Promise<void> {
       );
     });
   }
+  stage = 'started';
   const address = app.getHttpServer().address() as { port: number };
   // The one start-up line (Nest's own info logging is off, so this is not a Logger call).
   console.log(`funding-service ready: role=${config.role} variant=${config.variant} port=${address.port}`);
 }
+
+// Node exits 0 once nothing is left to wait for, even with start-up unfinished (a promise no
+// connection will ever settle): that must not read as a deliberate stop.
+process.on('beforeExit', () => {
+  if (stage === 'started') return;
+  console.error(`failed to start: start-up stopped while ${stage}, with nothing left to wait for and no error`);
+  process.exit(1);
+});
 
 main().catch((error: unknown) => {
   const message = error instanceof ConfigError ? error.message : `failed to start: ${(error as Error)?.message ?? error}`;

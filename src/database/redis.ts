@@ -66,15 +66,29 @@ export function createRedis(url: string, name: string, patience: RedisPatience =
 
 /**
  * Connects once, without reconnecting, runs `fn` and disconnects: for the start-up check and
- * clean-ups, where an unreachable Redis must be an error rather than an endless retry.
+ * clean-ups, where an unreachable Redis must be an error rather than an endless retry. No ready
+ * check on the node connections: a Redis loading its dataset answers `LOADING` to `fn`'s
+ * commands instead of being waited for silently.
+ *
+ * ioredis' connect() never settles when a cluster's ready check fails (`cluster_state:fail`: no
+ * slots assigned, a master down) and it may not reconnect: the connection only ends. With no
+ * other handle left, Node then exited 0 mid-start-up without a line. So the end of the
+ * connection fails the call too, and a closed connection is reported by the error that closed
+ * it (`WRONGPASS`, `NOAUTH`, `ECONNREFUSED`), not as "Connection is closed.".
  */
 export async function withRedisOnce<T>(url: string, fn: (redis: RedisConnection) => Promise<T>): Promise<T> {
-  const node: RedisOptions = { lazyConnect: true, connectTimeout: 5000, maxRetriesPerRequest: 0, retryStrategy: () => null };
+  const node: RedisOptions = { lazyConnect: true, connectTimeout: 5000, maxRetriesPerRequest: 0, retryStrategy: () => null, enableReadyCheck: false };
   const redis = connect(url, node, { lazyConnect: true, clusterRetryStrategy: () => null });
-  redis.on('error', () => undefined); // reported by connect() or the command that fails
+  let cause: Error | undefined;
+  redis.on('error', (e: Error) => (cause = e));
+  const why = (e: Error) => (cause && /Connection is closed/.test(e.message) ? cause : e);
   try {
-    await redis.connect();
-    return await fn(redis);
+    await new Promise<void>((resolve, reject) => {
+      const ended = () => reject(cause ?? new Error('the connection ended before Redis was ready (a Redis Cluster whose state is not ok?)'));
+      redis.once('end', ended);
+      redis.connect().then(resolve, (e: Error) => reject(why(e))).finally(() => redis.off('end', ended));
+    });
+    return await fn(redis).catch((e: Error) => Promise.reject(why(e)));
   } finally {
     redis.disconnect();
   }

@@ -29,19 +29,41 @@ export interface RedisCluster {
  * port meanwhile), the cluster is started again on fresh ports, up to three times.
  */
 export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
+  return onFreshPorts(() => tryStartRedisCluster(masters, createCluster));
+}
+
+/**
+ * Cluster-mode redis-server nodes that were never joined: up, answering, with no slots assigned
+ * (`cluster_state:fail`), as a cluster is before `redis-cli --cluster create` or after losing its
+ * configuration.
+ */
+export async function startClusterNodesWithoutSlots(count = 1): Promise<RedisCluster> {
+  return onFreshPorts(() => tryStartRedisCluster(count, async () => undefined));
+}
+
+async function onFreshPorts(start: () => Promise<RedisCluster>): Promise<RedisCluster> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await tryStartRedisCluster(masters);
+      return await start();
     } catch (e) {
       if (!(e instanceof NodeExited) || attempt === 3) throw e;
     }
   }
 }
 
+/** Joins the nodes into one cluster, the slots spread over them, and waits until every node knows the whole map. */
+async function createCluster(ports: number[]): Promise<void> {
+  await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes']);
+  await until(async () => (await Promise.all(ports.map((p) => cli(p, 'cluster', 'info')))).every((info) => /cluster_state:ok/.test(info)), {
+    timeoutMs: 15_000,
+    what: 'cluster_state:ok on every node',
+  });
+}
+
 /** A node that exited before the cluster was up, with the end of what it printed. */
 class NodeExited extends Error {}
 
-async function tryStartRedisCluster(masters: number): Promise<RedisCluster> {
+async function tryStartRedisCluster(masters: number, join: (ports: number[]) => Promise<void>): Promise<RedisCluster> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'redis-cluster-'));
   const ports: number[] = [];
   const nodes: ChildProcess[] = [];
@@ -84,12 +106,7 @@ async function tryStartRedisCluster(masters: number): Promise<RedisCluster> {
       },
       { what: 'redis-server nodes up' },
     );
-    await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes']);
-    // Every node must know the whole slot map before clients connect.
-    await until(async () => (await Promise.all(ports.map((p) => cli(p, 'cluster', 'info')))).every((info) => /cluster_state:ok/.test(info)), {
-      timeoutMs: 15_000,
-      what: 'cluster_state:ok on every node',
-    });
+    await join(ports);
   } catch (e) {
     await stop();
     throw e;
