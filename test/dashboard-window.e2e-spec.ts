@@ -87,13 +87,14 @@ describe("the dashboard's window on delivered callbacks", () => {
     expect(plans).toHaveLength(10);
     for (const plan of plans) expect(plan).not.toMatch(/Seq Scan/);
     // Each tab (counted, then one page each) is a range of the index that orders it: pending
-    // callbacks by next_attempt_at, delivered ones by delivered_at, sending and failed by status.
+    // callbacks by next_attempt_at (its UTC form, the dashboard's own index), delivered ones by
+    // delivered_at, sending and failed by status.
     const ranges = {
       active: /Index Cond: \(status = 'sending'::text\)/,
-      waiting: /Index Cond: \(next_attempt_at <= now\(\)\)/,
+      waiting: /Index Cond: \(\(next_attempt_at AT TIME ZONE 'UTC'::text\) <= \(now\(\) AT TIME ZONE 'UTC'::text\)\)/,
       completed: /Index Cond: \(delivered_at >= \(now\(\) - /,
       failed: /Index Cond: \(status = 'failed'::text\)/,
-      delayed: /Index Cond: \(next_attempt_at > now\(\)\)/,
+      delayed: /Index Cond: \(\(next_attempt_at AT TIME ZONE 'UTC'::text\) > \(now\(\) AT TIME ZONE 'UTC'::text\)\)/,
     };
     const [counts, ...pages] = plans;
     DASHBOARD_TABS.forEach((tab, i) => {

@@ -14,24 +14,34 @@ import { dropRunData, runIdentity, TEST_REDIS_URL } from './support/test-app.js'
  * without autovacuum has: taken while one destination's backlog was all `pending`, stale since.
  * Each statement, imported from the code and run with its connection's settings, is explained
  * (ANALYZE: it runs, rolled back) against a table of BACKLOG rows; no node may read `callbacks`
- * or `callback_attempts` sequentially, nor look at more than EXAMINED_MAX of their rows.
+ * or `callback_attempts` sequentially or look at more than EXAMINED_MAX of their rows, and a
+ * destination's pending callbacks are read by an equality on it (PER_DESTINATION).
  */
 const BACKLOG = 30_000;
 /** The most rows one of these statements touches is a batch of 1,000 (expiry, retention). */
 const EXAMINED_MAX = 2_000;
+/**
+ * A destination's pending callbacks are read with an equality on the destination, so that the
+ * bound on the second column (due by now, schedule ended) ends the scan: with a range on the
+ * destination the scan goes on through every entry of it that fails the bound, uncounted above
+ * (its callbacks not due yet, say).
+ */
+const PER_DESTINATION = new Set(['callbacks_pending_idx', 'callbacks_pending_schedule_idx']);
 const BIG = 'http://127.0.0.1:1';
 const SMALL = 'http://127.0.0.1:2';
+/** A destination whose callbacks all wait for their retry: nothing due. */
+const LATER = 'http://127.0.0.1:3';
 
 type PlanNode = Record<string, unknown> & { Plans?: PlanNode[] };
 const SCANNED = new Set(['callbacks', 'callback_attempts']);
 
-/** What each node over the big tables read: its kind, and rows looked at (returned or filtered out) over all loops. */
-function scansOf(node: PlanNode, out: { type: string; relation: string; index?: string; examined: number }[] = []) {
+/** What each node over the big tables read, over all its loops: its kind, index and condition, and the rows it looked at (returned or filtered out). */
+function scansOf(node: PlanNode, out: { type: string; relation: string; index?: string; cond?: string; examined: number }[] = []) {
   const relation = node['Relation Name'] as string | undefined;
   if (relation && SCANNED.has(relation) && String(node['Node Type']).includes('Scan')) {
     const loops = (node['Actual Loops'] as number) ?? 1;
     const seen = ((node['Actual Rows'] as number) ?? 0) + ((node['Rows Removed by Filter'] as number) ?? 0) + ((node['Rows Removed by Index Recheck'] as number) ?? 0);
-    out.push({ type: node['Node Type'] as string, relation, index: node['Index Name'] as string | undefined, examined: seen * loops });
+    out.push({ type: node['Node Type'] as string, relation, index: node['Index Name'] as string | undefined, cond: node['Index Cond'] as string | undefined, examined: seen * loops });
   }
   for (const child of node.Plans ?? []) scansOf(child, out);
   return out;
@@ -64,7 +74,7 @@ describe('delivery statements cost O(rows touched) under custom and generic plan
       plain.query(
         `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, created_at, schedule_started_at)
          SELECT '00000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-000000000002', 0, $1, '{}', 'pending',
-                now() - $2::interval + g * interval '1 millisecond', now() - $2::interval, now() - $2::interval
+                now() - $2::interval + g * interval '1 millisecond', now() - interval '1 day', now() - interval '1 day'
            FROM generate_series(1, $3::int) g`,
         [`${origin}/cb`, age, n],
       );
@@ -80,6 +90,7 @@ describe('delivery statements cost O(rows touched) under custom and generic plan
     await plain.query(`WITH h AS (SELECT id FROM callbacks WHERE status = 'pending' ORDER BY next_attempt_at LIMIT 40)
                        UPDATE callbacks c SET status = 'sending', lease_until = now() - interval '1 second' FROM h WHERE c.id = h.id`);
     await add(SMALL, 200, '1 hour');
+    await add(LATER, 2_000, '-1 hour');
     await plain.query(`UPDATE destinations SET opened_at = now() - interval '1 hour' WHERE origin = $1`, [BIG]);
     await plain.query(`INSERT INTO delivery_workers VALUES ('w', 200, now() + interval '1 hour')`);
   }, 60_000);
@@ -125,8 +136,9 @@ describe('delivery statements cost O(rows touched) under custom and generic plan
           const { rows } = await s.on.query(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE hot${args}`);
           const plan = (rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan;
           for (const scan of scansOf(plan)) {
-            if (scan.type === 'Seq Scan' || scan.examined > EXAMINED_MAX) {
-              found.push(`${s.name}: ${scan.type} on ${scan.relation}${scan.index ? ` using ${scan.index}` : ''}, ${scan.examined} rows examined`);
+            const unbounded = PER_DESTINATION.has(scan.index ?? '') && !/\(destination = /.test(scan.cond ?? '');
+            if (scan.type === 'Seq Scan' || scan.examined > EXAMINED_MAX || unbounded) {
+              found.push(`${s.name}: ${scan.type} on ${scan.relation}${scan.index ? ` using ${scan.index} (${scan.cond})` : ''}, ${scan.examined} rows examined`);
             }
           }
         } finally {

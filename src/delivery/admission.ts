@@ -9,17 +9,13 @@ import { DESTINATION_COLUMNS, DestinationRow, stateOf } from './destination-stor
 import { isProven, WindowConfig, windowConfigOf } from './destination-window.js';
 
 /**
- * `column` is `origin`, written as a range of one value and read in `(destination, …)` order:
- * only an index leading with the destination (`callbacks_pending_idx`) serves that order without
- * a sort, so no plan, custom or generic, however stale the statistics, walks
- * `callbacks_pending_due_idx` (every destination's due rows in time order) filtering for this
- * one. With `=`, a table analysed while it held one destination made that walk look as cheap.
- */
-const oneDestination = (column: string, origin: string): string => `${column} >= ${origin} AND ${column} <= ${origin}`;
-
-/**
  * Every destination with due callbacks or callbacks in flight, its state and counts, and the live
  * workers' slots, in one statement (an index probe per destination, whatever the backlog).
+ * A destination's due callbacks are read from `callbacks_pending_idx (destination,
+ * next_attempt_at)`, the only index on the due time admission's conditions can use (the
+ * dashboard's is on another expression: see its migration, 1764000100000): with one on
+ * `(next_attempt_at)` alone, statistics from a one-destination backlog made walking it, past that
+ * whole backlog, look as cheap.
  *
  * Admission starts from `destinations`, not from `callbacks`: a callback whose destination has no
  * row there is never admitted. No code here inserts those rows: the trigger
@@ -39,8 +35,8 @@ export const CANDIDATES = `
     LEFT JOIN sending s ON s.destination = d.origin
     LEFT JOIN LATERAL (SELECT min(x.at) AS at, count(*)::int AS n
                          FROM (SELECT next_attempt_at AS at FROM callbacks c
-                                WHERE ${oneDestination('c.destination', 'd.origin')} AND c.status = 'pending' AND c.next_attempt_at <= now()
-                                ORDER BY c.destination, c.next_attempt_at LIMIT $1) x) due ON true
+                                WHERE c.destination = d.origin AND c.status = 'pending' AND c.next_attempt_at <= now()
+                                ORDER BY c.next_attempt_at LIMIT $1) x) due ON true
    WHERE due.at IS NOT NULL OR s.n > 0`;
 
 /**
@@ -53,8 +49,8 @@ export const ADMIT = `
    WHERE c.id = ANY (ARRAY(
            SELECT p.id FROM unnest($1::text[], $2::int[]) AS w(origin, n),
              LATERAL (SELECT id FROM callbacks
-                       WHERE ${oneDestination('destination', 'w.origin')} AND status = 'pending' AND next_attempt_at <= now()
-                       ORDER BY destination, next_attempt_at LIMIT w.n FOR UPDATE SKIP LOCKED) p))
+                       WHERE destination = w.origin AND status = 'pending' AND next_attempt_at <= now()
+                       ORDER BY next_attempt_at LIMIT w.n FOR UPDATE SKIP LOCKED) p))
   RETURNING c.id, c.attempt_count, c.created_at, ${microsKey('c.lease_until')} AS lease`;
 
 /** Admitted rows whose jobs Redis refused go back to waiting, as they were. */

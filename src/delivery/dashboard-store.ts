@@ -7,7 +7,9 @@ import type { AttemptRow, DashboardRow, DashboardState } from './dashboard-job.j
  * counts stop at {@link DASHBOARD_COUNT_CAP}, pages are short, and each tab's rows are read in
  * the order of an index:
  * - active, failed: `callbacks_status_seq_idx (status, seq)`;
- * - waiting, delayed: `callbacks_pending_due_idx (next_attempt_at) WHERE status = 'pending'`;
+ * - waiting, delayed: `callbacks_pending_due_utc_idx ((next_attempt_at AT TIME ZONE 'UTC')) WHERE status = 'pending'`
+ *   (the due time's UTC form: an expression only these queries state, so admission never reads
+ *   this index; see its migration);
  * - completed: `callbacks_delivered_at_idx (delivered_at) WHERE status = 'delivered'`;
  * - the last attempt and the log: `callback_attempts_callback_idx (callback_id, number)`.
  */
@@ -31,13 +33,16 @@ export interface CompletedWindow {
  * the index that holds them, so a count or a page stops after its LIMIT's worth of index entries.
  * Equal keys come in the index's (stable) order: no tie-breaker, which would add a sort.
  */
-const TABS: Record<DashboardTab, { where: (age: string) => string; order: string }> = {
-  active: { where: () => `status = 'sending'`, order: 'seq' },
-  waiting: { where: () => `status = 'pending' AND next_attempt_at <= now()`, order: 'next_attempt_at' },
-  delayed: { where: () => `status = 'pending' AND next_attempt_at > now()`, order: 'next_attempt_at' },
-  completed: { where: (age) => `status = 'delivered' AND delivered_at >= now() - ${age} * interval '1 millisecond'`, order: 'delivered_at DESC' },
-  failed: { where: () => `status = 'failed'`, order: 'seq DESC' },
+const DUE_UTC = `(next_attempt_at AT TIME ZONE 'UTC')`;
+const NOW_UTC = `(now() AT TIME ZONE 'UTC')`;
+const TABS: Record<DashboardTab, { where: (age: string) => string; key: string; dir: 'ASC' | 'DESC' }> = {
+  active: { where: () => `status = 'sending'`, key: 'seq', dir: 'ASC' },
+  waiting: { where: () => `status = 'pending' AND ${DUE_UTC} <= ${NOW_UTC}`, key: DUE_UTC, dir: 'ASC' },
+  delayed: { where: () => `status = 'pending' AND ${DUE_UTC} > ${NOW_UTC}`, key: DUE_UTC, dir: 'ASC' },
+  completed: { where: (age) => `status = 'delivered' AND delivered_at >= now() - ${age} * interval '1 millisecond'`, key: 'delivered_at', dir: 'DESC' },
+  failed: { where: () => `status = 'failed'`, key: 'seq', dir: 'DESC' },
 };
+const orderOf = (tab: DashboardTab) => `${TABS[tab].key} ${TABS[tab].dir}`;
 
 /** The callbacks columns a page reads (not the body). */
 const ROW = `id, seq, message, company_id, destination, status, attempt_count, next_attempt_at, last_error, created_at, delivered_at,
@@ -66,7 +71,7 @@ export class DashboardStore {
   async counts(): Promise<Record<DashboardTab, number>> {
     const select = DASHBOARD_TABS.map((t) => {
       const cap = t === 'completed' ? '$3' : '$2';
-      return `(SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE ${TABS[t].where('$1')} ORDER BY ${TABS[t].order} LIMIT ${cap}) x) AS ${t}`;
+      return `(SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE ${TABS[t].where('$1')} ORDER BY ${orderOf(t)} LIMIT ${cap}) x) AS ${t}`;
     });
     const [row]: Record<DashboardTab, string>[] = await this.db.query(`SELECT ${select.join(',\n')}`, [
       this.completed.ageMs,
@@ -82,11 +87,12 @@ export class DashboardStore {
     const last = Math.min(end, (tab === 'completed' ? Math.min(this.completed.count, DASHBOARD_COUNT_CAP) : DASHBOARD_COUNT_CAP) - 1);
     const limit = Math.max(0, last - start + 1);
     if (limit === 0) return { now: new Date(), rows: [] };
-    const { where, order } = TABS[tab];
+    const { where, key, dir } = TABS[tab];
+    // The key goes out with the rows, so the outer ORDER BY is the order they come in: no sort.
     const rows: (DashboardRow & { readAt: Date })[] = await this.db.query(
       `SELECT ${COLUMNS}, now() AS "readAt"
-         FROM (SELECT ${ROW} FROM callbacks WHERE ${where('$3')} ORDER BY ${order} LIMIT $1 OFFSET $2) c ${LAST_ATTEMPT}
-        ORDER BY ${order}`,
+         FROM (SELECT ${ROW}, ${key} AS sort_key FROM callbacks WHERE ${where('$3')} ORDER BY ${key} ${dir} LIMIT $1 OFFSET $2) c ${LAST_ATTEMPT}
+        ORDER BY c.sort_key ${dir}`,
       tab === 'completed' ? [limit, start, this.completed.ageMs] : [limit, start],
     );
     return { now: rows[0]?.readAt ?? new Date(), rows: rows.map(withoutReadAt) };
@@ -116,7 +122,7 @@ export class DashboardStore {
 
   /** The ids of the soonest delayed callbacks. */
   async delayedIds(limit: number): Promise<string[]> {
-    const rows: { id: string }[] = await this.db.query(`SELECT id FROM callbacks WHERE ${TABS.delayed.where('')} ORDER BY ${TABS.delayed.order} LIMIT $1`, [limit]);
+    const rows: { id: string }[] = await this.db.query(`SELECT id FROM callbacks WHERE ${TABS.delayed.where('')} ORDER BY ${orderOf('delayed')} LIMIT $1`, [limit]);
     return rows.map((r) => r.id);
   }
 }
