@@ -170,6 +170,20 @@ describe('admission on its timer', () => {
     expect(rx.on('/lapsed')).toHaveLength(1);
   });
 
+  it("admits a callback due below its destination's floor (a long transaction's, a bulk load's) on the timer's pass", async () => {
+    const { c, change, statuses } = await companyWithCallback(t, p, rx.url('/floor'));
+    await change();
+    await until(async () => (await statuses()).every((s) => s === 'delivered'), { what: 'the first callback delivered' });
+    // Passes since have started this destination's due callbacks at least 10 s before their time.
+    const [row] = await t.sql<{ id: string }>(
+      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
+       VALUES ($1, $2, 0, $3, '{}', 'pending', now() - interval '1 hour') RETURNING id`,
+      [p.id, c, rx.url('/floor')],
+    );
+    await t.sql(`SELECT pg_notify('funding_callbacks', '')`);
+    await until(() => rx.on('/floor').some((h) => h.headers['webhook-id'] === row.id), { timeoutMs: 5000, what: "delivered by the timer's pass" });
+  });
+
   // A partitioned leader's session would hold the admission lock until PostgreSQL noticed; the
   // relay asks for that within seconds. (The client's own half, a statement past its timeout, is
   // tested under flow in delivery-restarts.e2e-spec.ts.)
