@@ -167,7 +167,7 @@ export class World {
     const c = job.cb;
     const dest = this.dests.get(c.dest)!;
     const probe = dest.state.openedAt !== null && startedAt >= dest.state.openedAt;
-    const s = settleAttempt(dest.state, { row: { destination: c.dest, schedule_attempts: job.scheduleAttempts }, startedAt, answeredAt: this.now, result }, 0, this.policy, cfg);
+    const s = settleAttempt(dest.state, { row: { destination: c.dest, schedule_attempts: job.scheduleAttempts, attempt_limit: null }, startedAt, answeredAt: this.now, result }, 0, this.policy, cfg);
     dest.state = s.destination;
     this.jobs.delete(c.id);
     if ((c.status !== 'sending' && c.status !== 'pending') || c.attemptCount !== job.attemptCount) return;

@@ -1,0 +1,52 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { Pool } from 'pg';
+import { DataSource } from 'typeorm';
+import { invalidProperty } from '../common/domain-error.js';
+import { rawPool } from '../database/database.js';
+import { Callback } from './callback.entity.js';
+import { decodePosition, encodePosition, FEED_START, FeedPosition } from './feed-position.js';
+
+/**
+ * A page of a partner's feed, and the snapshot it was read in (feed-position.ts has the rule):
+ * `horizon` is the snapshot's xmin (every transaction below it has ended), `xmax` the first
+ * transaction id not handed out yet. One range of callbacks_feed_idx (partner, xact, seq): the
+ * page's cost does not grow with the table.
+ */
+const PAGE = `
+  WITH h AS (SELECT pg_snapshot_xmin(s) AS horizon, pg_snapshot_xmax(s) AS xmax FROM pg_current_snapshot() AS s)
+  SELECT h.xmax::text AS xmax, c.*
+    FROM h LEFT JOIN LATERAL (
+      SELECT c.id, c.seq::text AS seq, c.xact::text AS xact, c.partner_id AS "partnerId", c.company_id AS "companyId", c.message, c.url, c.body,
+             c.status, c.attempt_count AS "attemptCount", c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError",
+             c.created_at AS "createdAt", c.delivered_at AS "deliveredAt", c.test
+        FROM callbacks c
+       WHERE c.partner_id = $1 AND NOT c.test AND (c.xact, c.seq) > ($2::xid8, $3::bigint) AND c.xact < h.horizon
+       ORDER BY c.xact, c.seq
+       LIMIT $4) c ON true`;
+
+type PageRow = Partial<Callback> & { xmax: string; xact: string | null; seq: string | null };
+
+export interface FeedPage {
+  items: { callback: Callback; position: string }[];
+  next: string;
+}
+
+@Injectable()
+export class CallbackFeed {
+  private readonly pool: Pool;
+
+  constructor(@InjectDataSource() db: DataSource) {
+    this.pool = rawPool(db);
+  }
+
+  async page(partnerId: string, after: string | undefined, limit: number): Promise<FeedPage> {
+    const from: FeedPosition = after === undefined ? FEED_START : decodePosition(after);
+    const { rows } = await this.pool.query<PageRow>({ name: 'callback-feed-page', text: PAGE, values: [partnerId, from.xact.toString(), from.seq.toString(), limit] });
+    if (from.xact >= BigInt(rows[0].xmax)) throw invalidProperty('after is beyond every position the feed has returned');
+    const items = rows
+      .filter((r) => r.id !== null)
+      .map((r) => ({ callback: r as Callback, position: encodePosition({ xact: BigInt(r.xact!), seq: BigInt(r.seq!) }) }));
+    return { items, next: items.length > 0 ? items[items.length - 1].position : encodePosition(from) };
+  }
+}

@@ -1,0 +1,80 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { Callback } from '../callbacks/callback.entity.js';
+import { buildCallbackBody, CallbackMessage } from '../callbacks/callback-message.js';
+import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
+import { DomainError } from '../common/domain-error.js';
+import { AdmissionSignal } from '../delivery/admission-signal.js';
+import { noTestUrl, testTarget } from './test-callback-target.js';
+
+/** Test callbacks a partner may have accepted in any rolling minute. */
+export const TEST_CALLBACKS_PER_MINUTE = 10;
+/** Any fixed number: with the partner, the advisory lock that makes the rate limit's count and insert one step. */
+const TEST_CALLBACK_LOCK = 727_033;
+
+export interface TestCallbackRequest {
+  companyId: string;
+  url?: string | null;
+  message?: number;
+}
+
+/**
+ * A test callback is an ordinary callback row whose schedule allows one attempt
+ * (`attempt_limit` 1) and that no feed lists (`test`): admission, the worker, signing, the
+ * source addresses, the attempt log, windows and breaker treat it like any other, and settlement
+ * fails it after that one attempt. While its destination's circuit is open it is recorded
+ * `failed` at once, unsent.
+ */
+@Injectable()
+export class TestCallbacks {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly urls: CallbackUrlValidator,
+    private readonly signal: AdmissionSignal,
+  ) {}
+
+  async send(partnerId: string, req: TestCallbackRequest): Promise<Callback> {
+    const message: CallbackMessage = req.message ?? CallbackMessage.CreditLimitUpdated;
+    const given = await this.urls.check('url', req.url);
+    const callback = await this.db.transaction(async (m) => {
+      await this.admitOneMore(m, partnerId);
+      const target = await testTarget(m, partnerId, req.companyId, message);
+      const url = given ?? target.url;
+      if (url === null) throw noTestUrl(message, target.source);
+      const [circuit]: { open: string | null }[] = await m.query(
+        `SELECT 'destination ' || origin || ' circuit open since ' || to_char(opened_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
+                || coalesce(' (last error: ' || last_error || ')', '') || '; test callback not sent' AS open
+           FROM destinations WHERE origin = callback_origin($1) AND opened_at IS NOT NULL`,
+        [url],
+      );
+      const [row]: { id: string }[] = await m.query(
+        `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, last_error, test, attempt_limit)
+         VALUES ($1, $2, $3, $4, $5, CASE WHEN $6::text IS NULL THEN 'pending' ELSE 'failed' END, CASE WHEN $6::text IS NULL THEN now() END, $6, true, 1)
+         RETURNING id`,
+        [partnerId, req.companyId, message, url, buildCallbackBody(message, target.ids), circuit?.open ?? null],
+      );
+      return m.findOneByOrFail(Callback, { id: row.id });
+    });
+    if (callback.status === 'pending') this.signal.wake();
+    return callback;
+  }
+
+  /** 429 when the partner had TEST_CALLBACKS_PER_MINUTE accepted in the last minute; Retry-After: until the oldest leaves it. */
+  private async admitOneMore(m: EntityManager, partnerId: string): Promise<void> {
+    await m.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [TEST_CALLBACK_LOCK, partnerId]);
+    const [recent]: { n: number; free_in_s: number | null }[] = await m.query(
+      `SELECT count(*)::int AS n, ceil(extract(epoch FROM min(created_at) + interval '1 minute' - clock_timestamp()))::int AS free_in_s
+         FROM callbacks WHERE partner_id = $1 AND test AND created_at > clock_timestamp() - interval '1 minute'`,
+      [partnerId],
+    );
+    if (recent.n >= TEST_CALLBACKS_PER_MINUTE) {
+      throw new DomainError(
+        'rate',
+        'TEST_CALLBACK.RATE_LIMITED',
+        `At most ${TEST_CALLBACKS_PER_MINUTE} test callbacks per minute; retry after the Retry-After delay`,
+        Math.max(1, recent.free_in_s ?? 1),
+      );
+    }
+  }
+}
