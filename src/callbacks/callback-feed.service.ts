@@ -13,7 +13,7 @@ import { decodePosition, encodePosition, FEED_START, FeedPosition } from './feed
  * transaction id not handed out yet. One range of callbacks_feed_idx (partner, xact, seq): the
  * page's cost does not grow with the table.
  */
-const PAGE = `
+export const PAGE = `
   WITH h AS (SELECT pg_snapshot_xmin(s) AS horizon, pg_snapshot_xmax(s) AS xmax FROM pg_current_snapshot() AS s)
   SELECT h.xmax::text AS xmax, c.*
     FROM h LEFT JOIN LATERAL (
