@@ -137,10 +137,10 @@ describe('the callback feed', () => {
       await held.query('COMMIT');
       const got = await until(async () => {
         const p = await page(acme, start, 10);
-        return p.items.length === 2 && p;
+        return p.items.length === 2 ? p.items : null;
       }, { what: 'both callbacks exposed' });
       // The held transaction's callback comes first: its id is the smaller.
-      expect(got.items[0].id).toBe(id);
+      expect(got[0].id).toBe(id);
     } finally {
       await held.end();
     }
@@ -192,9 +192,9 @@ describe('the callback feed', () => {
     const pg = new Client({ connectionString: dbUrl });
     await pg.connect();
     try {
-      const { PAGE } = await import('../src/callbacks/callback-feed.service.js');
+      const { FEED_PAGE } = await import('../src/callbacks/callback-feed-page.js');
       await pg.query(`SET plan_cache_mode = ${mode}`);
-      await pg.query(`PREPARE feed(uuid, text, text, int) AS ${PAGE}`);
+      await pg.query(`PREPARE feed(uuid, text, text, int) AS ${FEED_PAGE}`);
       const { rows } = await pg.query(`EXPLAIN EXECUTE feed(${values.map((v) => (typeof v === 'number' ? v : `'${String(v)}'`)).join(', ')})`);
       return rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
     } finally {

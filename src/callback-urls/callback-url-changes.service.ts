@@ -1,9 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { CallbackMessage } from '../callbacks/callback-message.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { invalidProperty, notFound } from '../common/domain-error.js';
+import { lockOwnedCompany } from '../companies/company-locks.js';
 import { Company } from '../companies/company.entity.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { VARIANTS, VariantNames } from '../config/variant.js';
@@ -39,7 +40,7 @@ export class CallbackUrlChanges {
     if (body[other] !== undefined) throw invalidProperty(`property ${other} is not accepted by this API variant; use ${own}`);
     const [url] = await this.checked(body, [own]);
     return this.db.transaction(async (m) => {
-      const company = await this.lockCompany(m, partnerId, companyId);
+      const company = await lockOwnedCompany(m, partnerId, companyId);
       company.callbackUrl = url;
       await m.update(Company, { id: company.id }, { callbackUrl: url });
       await followUrl(m, { property: own, companyId, messages: [CallbackMessage.CreditLimitUpdated, CallbackMessage.CreditBalanceUpdated], key: 'companyId', resourceId: companyId }, url);
@@ -50,7 +51,7 @@ export class CallbackUrlChanges {
   async limitRequest(partnerId: string, companyId: string, id: string, body: UrlChanges): Promise<{ request: LimitRequest; company: Company }> {
     const [url] = await this.checked(body, ['status_callback']);
     return this.db.transaction(async (m) => {
-      const company = await this.lockCompany(m, partnerId, companyId);
+      const company = await lockOwnedCompany(m, partnerId, companyId);
       const request = await m.findOne(LimitRequest, { where: { id, companyId }, lock: { mode: 'pessimistic_write' } });
       if (!request) throw notFound('Limit request');
       request.statusCallback = url;
@@ -65,7 +66,7 @@ export class CallbackUrlChanges {
     if (properties.length === 0) throw invalidProperty('status_callback or loan_status_callback is required: a URL, or null to remove it');
     const urls = await this.checked(body, properties);
     return this.db.transaction(async (m) => {
-      const company = await this.lockCompany(m, partnerId, companyId);
+      const company = await lockOwnedCompany(m, partnerId, companyId);
       const withdrawal = await m.findOne(WithdrawalRequest, { where: { id, companyId }, lock: { mode: 'pessimistic_write' } });
       if (!withdrawal) throw notFound('Withdrawal request');
       for (const [i, property] of properties.entries()) {
@@ -88,11 +89,5 @@ export class CallbackUrlChanges {
       urls.push(await this.urls.check(p, body[p]));
     }
     return urls;
-  }
-
-  private async lockCompany(m: EntityManager, partnerId: string, companyId: string): Promise<Company> {
-    const company = await m.findOne(Company, { where: { id: companyId, partnerId }, lock: { mode: 'pessimistic_write' } });
-    if (!company) throw notFound('Company');
-    return company;
   }
 }

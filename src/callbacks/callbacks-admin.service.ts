@@ -80,7 +80,7 @@ export class CallbacksAdminService {
     if (rows.length === 0) {
       const { callback } = await this.get(id, scope); // 404 when absent or another partner's
       if (callback.urlRemovedAt) {
-        throw new DomainError('conflict', 'CALLBACK.URL_REMOVED', `Callback cannot be redelivered: its callback URL was removed at ${callback.urlRemovedAt.toISOString()} (current status: ${callback.status})`);
+        throw new DomainError('conflict', ErrorCode.CallbackUrlRemoved, `Callback cannot be redelivered: its callback URL was removed at ${callback.urlRemovedAt.toISOString()} (current status: ${callback.status})`);
       }
       // Settled between the two statements: it may be redelivered now.
       if (callback.status === 'delivered' || callback.status === 'failed') return this.redeliver(id, scope);

@@ -1,6 +1,7 @@
 import { EntityManager } from 'typeorm';
 import { CallbackIds, CallbackMessage } from '../callbacks/callback-message.js';
 import { DomainError, notFound } from '../common/domain-error.js';
+import { ErrorCode } from '../common/error-codes.js';
 
 /** Where a test callback of a message goes without a `url`, and the ids its body carries. */
 export interface TestTarget {
@@ -60,4 +61,4 @@ export async function testTarget(m: EntityManager, partnerId: string, companyId:
 }
 
 export const noTestUrl = (message: CallbackMessage, source: string) =>
-  new DomainError('rule', 'TEST_CALLBACK.NO_URL', `No URL for message ${message} (${CallbackMessage[message]}): ${source} has none registered; pass url`);
+  new DomainError('rule', ErrorCode.TestCallbackNoUrl, `No URL for message ${message} (${CallbackMessage[message]}): ${source} has none registered; pass url`);

@@ -7,7 +7,8 @@ import { CallbackMessageResponse } from '../common/responses.js';
 import { CALLBACK_URL } from '../companies/company.dto.js';
 import { CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
 import { Partner } from '../partners/partner.entity.js';
-import { TEST_CALLBACKS_PER_MINUTE, TestCallbacks } from './test-callbacks.service.js';
+import { TEST_CALLBACKS_PER_MINUTE } from './test-callback-rate.js';
+import { TestCallbacks } from './test-callbacks.service.js';
 
 export class TestCallbackDto {
   @ApiProperty({ format: 'uuid', description: 'one of your companies: the body carries its ids' })

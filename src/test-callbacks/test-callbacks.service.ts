@@ -1,17 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Callback } from '../callbacks/callback.entity.js';
 import { buildCallbackBody, CallbackMessage } from '../callbacks/callback-message.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
-import { DomainError } from '../common/domain-error.js';
 import { AdmissionSignal } from '../delivery/admission-signal.js';
+import { admitOneMoreTest } from './test-callback-rate.js';
 import { noTestUrl, testTarget } from './test-callback-target.js';
-
-/** Test callbacks a partner may have accepted in any rolling minute. */
-export const TEST_CALLBACKS_PER_MINUTE = 10;
-/** Any fixed number: with the partner, the advisory lock that makes the rate limit's count and insert one step. */
-const TEST_CALLBACK_LOCK = 727_033;
 
 export interface TestCallbackRequest {
   companyId: string;
@@ -38,7 +33,7 @@ export class TestCallbacks {
     const message: CallbackMessage = req.message ?? CallbackMessage.CreditLimitUpdated;
     const given = await this.urls.check('url', req.url);
     const callback = await this.db.transaction(async (m) => {
-      await this.admitOneMore(m, partnerId);
+      await admitOneMoreTest(m, partnerId);
       const target = await testTarget(m, partnerId, req.companyId, message);
       const url = given ?? target.url;
       if (url === null) throw noTestUrl(message, target.source);
@@ -58,23 +53,5 @@ export class TestCallbacks {
     });
     if (callback.status === 'pending') this.signal.wake();
     return callback;
-  }
-
-  /** 429 when the partner had TEST_CALLBACKS_PER_MINUTE accepted in the last minute; Retry-After: until the oldest leaves it. */
-  private async admitOneMore(m: EntityManager, partnerId: string): Promise<void> {
-    await m.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [TEST_CALLBACK_LOCK, partnerId]);
-    const [recent]: { n: number; free_in_s: number | null }[] = await m.query(
-      `SELECT count(*)::int AS n, ceil(extract(epoch FROM min(created_at) + interval '1 minute' - clock_timestamp()))::int AS free_in_s
-         FROM callbacks WHERE partner_id = $1 AND test AND created_at > clock_timestamp() - interval '1 minute'`,
-      [partnerId],
-    );
-    if (recent.n >= TEST_CALLBACKS_PER_MINUTE) {
-      throw new DomainError(
-        'rate',
-        'TEST_CALLBACK.RATE_LIMITED',
-        `At most ${TEST_CALLBACKS_PER_MINUTE} test callbacks per minute; retry after the Retry-After delay`,
-        Math.max(1, recent.free_in_s ?? 1),
-      );
-    }
   }
 }
