@@ -1,6 +1,7 @@
 import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsInt, IsOptional, IsString, IsUUID, Max, Min } from 'class-validator';
+import { IsInt, IsString, IsUUID, Max, Min } from 'class-validator';
+import { IsOmittable } from '../common/validation.js';
 import { callbackView } from '../callbacks/callback.views.js';
 import { ApiPartner, Doc } from '../common/api-doc.js';
 import { CallbackMessageResponse } from '../common/responses.js';
@@ -16,12 +17,12 @@ export class TestCallbackDto {
   companyId: string;
 
   @ApiPropertyOptional({ ...CALLBACK_URL, description: 'where to send it (checked as a callback URL); omitted: the URL the company\'s resources use for the message' })
-  @IsOptional()
+  @IsOmittable()
   @IsString()
   url?: string;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 4, default: 0, description: 'the message code whose body to send' })
-  @IsOptional()
+  @IsOmittable()
   @IsInt()
   @Min(0)
   @Max(4)

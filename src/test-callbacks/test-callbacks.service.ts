@@ -10,7 +10,7 @@ import { noTestUrl, testTarget } from './test-callback-target.js';
 
 export interface TestCallbackRequest {
   companyId: string;
-  url?: string | null;
+  url?: string;
   message?: number;
 }
 
