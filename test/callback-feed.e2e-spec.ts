@@ -94,7 +94,10 @@ describe('the callback feed', () => {
       expect(lateId).not.toBe('');
       writing = false;
       await reader;
-      while ((await read()) > 0);
+      // To the end: every callback is committed; a transaction of another test elsewhere in this
+      // database may still hold the newest back for a moment (the feed waits for it, by design).
+      await until(async () => (await read(), seen.length >= 402), { timeoutMs: 30_000, what: 'the reader to reach every callback' });
+      expect(await read()).toBe(0);
       expect(seen.map((i) => i.id)).toEqual(expect.arrayContaining([earlyId, lateId]));
     } finally {
       writing = false;
@@ -146,6 +149,22 @@ describe('the callback feed', () => {
     }
   });
 
+  it("a transaction open in another database of the cluster does not hold the feed back", async () => {
+    const c = await company(acme);
+    const { next: start } = await page(acme, null, 1000);
+    const elsewhere = new Client({ connectionString: Object.assign(new URL(dbUrl), { pathname: '/postgres' }).toString() });
+    await elsewhere.connect();
+    try {
+      await elsewhere.query('BEGIN');
+      await elsewhere.query('SELECT pg_current_xact_id()');
+      await t.admin('patch', `/admin/v1/companies/${c}/credit`, { repaymentTermDays: 98 }).expect(200);
+      await until(async () => (await page(acme, start, 10)).items.length === 1, { timeoutMs: 30_000, what: 'the callback exposed while the other database holds a transaction' });
+    } finally {
+      await elsewhere.query('ROLLBACK').catch(() => undefined);
+      await elsewhere.end();
+    }
+  });
+
   it.each([
     ['limit=0', /limit must not be less than 1/],
     ['limit=1001', /limit must not be greater than 1000/],
@@ -183,7 +202,8 @@ describe('the callback feed', () => {
     for (const mode of ['force_custom_plan', 'force_generic_plan']) {
       const plan = await explain(mode, [acme.id, xact.toString(), seq.toString(), 1000]);
       expect(`${mode}: ${plan}`).toMatch(/Index Scan using callbacks_feed_idx/);
-      expect(`${mode}: ${plan}`).not.toMatch(/Seq Scan|Sort|Bitmap/);
+      // No other way into callbacks, and nothing sorted (the catalogs the horizon reads are a few rows).
+      expect(`${mode}: ${plan}`).not.toMatch(/(Seq Scan|Bitmap Heap Scan|Index Only Scan|Index Scan using (?!callbacks_feed_idx)\w+) on callbacks|Sort/);
     }
   }, 120_000);
 
