@@ -5,10 +5,11 @@ import { invalidProperty } from '../common/domain-error.js';
  * 64-bit transaction id) and its insertion number within the table (`seq`), ordered by both.
  *
  * The rule that makes a reader passing `next` see every callback exactly once: a callback is
- * exposed only once its transaction id is below the reading statement's snapshot `xmin` (every
- * transaction with a smaller id has ended). Any callback not visible yet belongs to a transaction
- * still running or not yet started, whose id is at or above that `xmin`: it can only appear
- * after every position already returned. `seq` alone would not do: a transaction that took its
+ * exposed only once its transaction id is below the reading statement's horizon (no transaction
+ * of this database with a smaller id can still commit; callback-feed-page.ts reads it from the
+ * snapshot). Any callback not visible yet belongs to a transaction still running or not yet
+ * started, whose id is at or above the horizon: it can only appear after every position already
+ * returned. `seq` alone would not do: a transaction that took its
  * id first may insert later, or insert first and commit last.
  */
 export interface FeedPosition {
