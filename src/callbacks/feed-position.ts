@@ -44,7 +44,7 @@ export const comparePositions = (a: FeedPosition, b: FeedPosition): number =>
 
 /**
  * The rule on rows already visible (committed), as the feed's statement applies it: those after
- * `after` whose transaction is below `horizon` (the snapshot's xmin), in position order, `limit`
+ * `after` whose transaction is below `horizon`, in position order, `limit`
  * of them. The property test (feed-position.spec.ts) runs it against interleaved transactions.
  */
 export function feedPage<T extends FeedPosition>(visible: T[], horizon: bigint, after: FeedPosition, limit: number): T[] {
