@@ -1,7 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { CallbackMessage } from '../callbacks/callback-message.js';
+import { CallbackRecorder } from '../callbacks/callback-recorder.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { invalidProperty, notFound } from '../common/domain-error.js';
 import { lockOwnedCompany } from '../companies/company-locks.js';
@@ -30,6 +31,7 @@ export class CallbackUrlChanges {
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly urls: CallbackUrlValidator,
+    private readonly recorder: CallbackRecorder,
   ) {
     this.names = VARIANTS[config.variant];
   }
@@ -39,25 +41,25 @@ export class CallbackUrlChanges {
     const other = own === 'callback' ? 'status_callback' : 'callback';
     if (body[other] !== undefined) throw invalidProperty(`property ${other} is not accepted by this API variant; use ${own}`);
     const [url] = await this.checked(body, [own]);
-    return this.db.transaction(async (m) => {
+    return this.moving(async (m) => {
       const company = await lockOwnedCompany(m, partnerId, companyId);
       company.callbackUrl = url;
       await m.update(Company, { id: company.id }, { callbackUrl: url });
-      await followUrl(m, { property: own, companyId, messages: [CallbackMessage.CreditLimitUpdated, CallbackMessage.CreditBalanceUpdated], key: 'companyId', resourceId: companyId }, url);
-      return company;
+      const moved = await followUrl(m, { property: own, companyId, messages: [CallbackMessage.CreditLimitUpdated, CallbackMessage.CreditBalanceUpdated], key: 'companyId', resourceId: companyId }, url);
+      return { result: company, moved };
     });
   }
 
   async limitRequest(partnerId: string, companyId: string, id: string, body: UrlChanges): Promise<{ request: LimitRequest; company: Company }> {
     const [url] = await this.checked(body, ['status_callback']);
-    return this.db.transaction(async (m) => {
+    return this.moving(async (m) => {
       const company = await lockOwnedCompany(m, partnerId, companyId);
       const request = await m.findOne(LimitRequest, { where: { id, companyId }, lock: { mode: 'pessimistic_write' } });
       if (!request) throw notFound('Limit request');
       request.statusCallback = url;
       await m.update(LimitRequest, { id }, { statusCallback: url });
-      await followUrl(m, { property: 'status_callback', companyId, messages: [CallbackMessage.LimitRequestStatusChanged], key: 'limitRequestId', resourceId: id }, url);
-      return { request, company };
+      const moved = await followUrl(m, { property: 'status_callback', companyId, messages: [CallbackMessage.LimitRequestStatusChanged], key: 'limitRequestId', resourceId: id }, url);
+      return { result: { request, company }, moved };
     });
   }
 
@@ -65,20 +67,28 @@ export class CallbackUrlChanges {
     const properties = (['status_callback', 'loan_status_callback'] as const).filter((p) => body[p] !== undefined);
     if (properties.length === 0) throw invalidProperty('status_callback or loan_status_callback is required: a URL, or null to remove it');
     const urls = await this.checked(body, properties);
-    return this.db.transaction(async (m) => {
+    return this.moving(async (m) => {
       const company = await lockOwnedCompany(m, partnerId, companyId);
       const withdrawal = await m.findOne(WithdrawalRequest, { where: { id, companyId }, lock: { mode: 'pessimistic_write' } });
       if (!withdrawal) throw notFound('Withdrawal request');
+      let moved = 0;
       for (const [i, property] of properties.entries()) {
         const status = property === 'status_callback';
         if (status) withdrawal.statusCallback = urls[i];
         else withdrawal.loanStatusCallback = urls[i];
         const messages = [status ? CallbackMessage.WithdrawalRequestStatusChanged : CallbackMessage.LoanPaymentRegistered];
-        await followUrl(m, { property, companyId, messages, key: 'withdrawalId', resourceId: id }, urls[i]);
+        moved += await followUrl(m, { property, companyId, messages, key: 'withdrawalId', resourceId: id }, urls[i]);
       }
       await m.update(WithdrawalRequest, { id }, { statusCallback: withdrawal.statusCallback, loanStatusCallback: withdrawal.loanStatusCallback });
-      return { withdrawal, company };
+      return { result: { withdrawal, company }, moved };
     });
+  }
+
+  /** One transaction; after its commit, admission looks at once at the callbacks it moved (some may be due now at their new destination). */
+  private async moving<T>(work: (m: EntityManager) => Promise<{ result: T; moved: number }>): Promise<T> {
+    const { result, moved } = await this.db.transaction(work);
+    this.recorder.committed(moved);
+    return result;
   }
 
   /** Each property's URL as it will be stored (checked as at creation), or null to remove it; a property left out is a 400. */

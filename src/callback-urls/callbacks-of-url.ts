@@ -55,7 +55,7 @@ export async function failCallbacksOfRemovedUrl(m: EntityManager, of: CallbacksO
   return count;
 }
 
-/** The URL as the PATCH set it: moved to a new one, or removed (null). */
+/** The URL as the PATCH set it: moved to a new one, or removed (null). Returns how many callbacks moved to a new URL. */
 export function followUrl(m: EntityManager, of: CallbacksOfUrl, url: string | null): Promise<number> {
-  return url === null ? failCallbacksOfRemovedUrl(m, of) : moveCallbacks(m, of, url);
+  return url === null ? failCallbacksOfRemovedUrl(m, of).then(() => 0) : moveCallbacks(m, of, url);
 }

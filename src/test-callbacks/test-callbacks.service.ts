@@ -2,9 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Callback } from '../callbacks/callback.entity.js';
+import { CallbackRecorder } from '../callbacks/callback-recorder.js';
 import { buildCallbackBody, CallbackMessage } from '../callbacks/callback-message.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
-import { AdmissionSignal } from '../delivery/admission-signal.js';
 import { admitOneMoreTest } from './test-callback-rate.js';
 import { noTestUrl, testTarget } from './test-callback-target.js';
 
@@ -26,7 +26,7 @@ export class TestCallbacks {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly urls: CallbackUrlValidator,
-    private readonly signal: AdmissionSignal,
+    private readonly recorder: CallbackRecorder,
   ) {}
 
   async send(partnerId: string, req: TestCallbackRequest): Promise<Callback> {
@@ -51,7 +51,7 @@ export class TestCallbacks {
       );
       return m.findOneByOrFail(Callback, { id: row.id });
     });
-    if (callback.status === 'pending') this.signal.wake();
+    this.recorder.committed(callback.status === 'pending' ? 1 : 0);
     return callback;
   }
 }
