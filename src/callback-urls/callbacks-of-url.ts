@@ -16,7 +16,8 @@ export interface CallbacksOfUrl {
 
 /**
  * The resource's callbacks not yet delivered, or failed (test callbacks aside: they went to a URL
- * given for the test). Found through the company's callbacks (callbacks_company_seq_idx).
+ * given for the test). Found through the company's callbacks or the undelivered ones, whichever is
+ * fewer (docs/architecture.md, "Changing a callback URL").
  */
 const OF_URL = `c.company_id = $1 AND c.message = ANY($2::smallint[]) AND c.body::json ->> $3 = $4 AND NOT c.test
                 AND c.status IN ('pending', 'sending', 'failed')`;
