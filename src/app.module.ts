@@ -16,6 +16,17 @@ import { CallbackUrlValidator } from './callbacks/callback-url.validator.js';
 import { CallbacksAdminController } from './callbacks/callbacks-admin.controller.js';
 import { CallbacksAdminService } from './callbacks/callbacks-admin.service.js';
 import { CallbacksController } from './callbacks/callbacks.controller.js';
+import { CallbackFeedController } from './callbacks/callback-feed.controller.js';
+import { CallbackFeed } from './callbacks/callback-feed.service.js';
+import {
+  CompanyCallbackController,
+  LimitRequestCallbackController,
+  WithdrawalCallbackControllerA,
+  WithdrawalCallbackControllerB,
+} from './callback-urls/callback-url.controllers.js';
+import { CallbackUrlChanges } from './callback-urls/callback-url-changes.service.js';
+import { TestCallbacksController } from './test-callbacks/test-callbacks.controller.js';
+import { TestCallbacks } from './test-callbacks/test-callbacks.service.js';
 import { SourceIpsController } from './callbacks/source-ips.controller.js';
 import { DestinationsAdminController, PartnerDestinationsController } from './destinations/destinations.controller.js';
 import { DestinationsService } from './destinations/destinations.service.js';
@@ -81,6 +92,8 @@ export class AppModule {
               SourceIpsController,
               PartnerDestinationsController,
               DestinationsAdminController,
+              CallbackFeedController,
+              TestCallbacksController,
               CallbacksController,
               PartnersController,
               CompaniesController,
@@ -91,6 +104,10 @@ export class AppModule {
               WithdrawalsControllerA,
               WithdrawalsControllerB,
               WithdrawalsAdminController,
+              CompanyCallbackController,
+              LimitRequestCallbackController,
+              WithdrawalCallbackControllerA,
+              WithdrawalCallbackControllerB,
               LoansController,
               LoansAdminController,
               CallbacksAdminController,
@@ -134,6 +151,9 @@ export class AppModule {
               CallbackRelay,
               { provide: ADMISSION_INTERVAL, useValue: ADMISSION_INTERVAL_MS },
               DestinationsService,
+              CallbackFeed,
+              TestCallbacks,
+              CallbackUrlChanges,
             ]
           : []),
         ...(worker ? [CallbackSender, Settlement, CallbackDelivery, DeliveryWorker] : []),

@@ -50,4 +50,20 @@ describe('callback URL checks at registration (production defaults)', () => {
       .expect(400);
     expect(w.body.message.join(' ')).toContain('loan_status_callback');
   });
+
+  it.each([
+    ['https://10.0.0.1/cb', 'private'],
+    ['https://127.0.0.1/cb', 'loopback'],
+    ['http://93.184.215.14/cb', 'https'],
+  ])('a PATCH to %s is refused as at creation (400 naming the property), changing nothing', async (url, why) => {
+    const c = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'Y', status_callback: 'https://93.184.215.14/cb' }).expect(201)).body.id;
+    const lr = (await t.as(p.apiKey, 'post', `/v1/companies/${c}/limit-requests`, { amount: '1' }).expect(201)).body.id;
+    for (const [path, property] of [[`/v1/companies/${c}`, 'status_callback'], [`/v1/companies/${c}/limit-requests/${lr}`, 'status_callback']]) {
+      const res = await t.as(p.apiKey, 'patch', path, { [property]: url }).expect(400);
+      expect(res.body.message.join(' ')).toContain(property);
+      expect(res.body.message.join(' ')).toContain(why);
+    }
+    expect(await t.sql('SELECT callback_url FROM companies WHERE id = $1', [c])).toEqual([{ callback_url: 'https://93.184.215.14/cb' }]);
+    expect(await t.sql('SELECT status_callback FROM limit_requests WHERE id = $1', [lr])).toEqual([{ status_callback: null }]);
+  });
 });

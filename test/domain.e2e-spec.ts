@@ -593,9 +593,9 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
       expect(all.body.items.map((i: { message: number }) => i.message)).toEqual([2, 0, 3]); // newest first
       const item = all.body.items[2];
       expect(Object.keys(item)).toEqual([
-        'id', 'message', 'name', 'url', 'body', 'status', 'attemptCount', 'nextAttemptAt', 'lastError', 'companyId', 'createdAt', 'deliveredAt',
+        'id', 'message', 'name', 'url', 'body', 'status', 'attemptCount', 'nextAttemptAt', 'lastError', 'companyId', 'createdAt', 'deliveredAt', 'test',
       ]);
-      expect(item).toMatchObject({ message: 3, name: 'LimitRequestStatusChanged', url: LIMIT_URL, status: 'pending', attemptCount: 0, companyId: c });
+      expect(item).toMatchObject({ message: 3, name: 'LimitRequestStatusChanged', url: LIMIT_URL, status: 'pending', attemptCount: 0, companyId: c, test: false });
       expect(item.body).toMatchObject({ message: 3, companyId: c, withdrawalId: null, loanId: null });
       const page1 = await t.admin('get', `/admin/v1/callbacks?companyId=${c}&limit=2`).expect(200);
       expect(page1.body.items).toHaveLength(2);

@@ -108,6 +108,8 @@ describe.each(['A', 'B'] as const)('fuzzing every route, variant %s', (variant) 
       { method: 'get', path: '/v1/companies/{c}/limit-requests/{l}', auth: 'partner' },
       { method: 'get', path: '/v1/companies/{c}/limit-requests/{l}/status', auth: 'partner' },
       { method: 'post', path: '/v1/companies/{c}/limit-requests/{l}/cancel', auth: 'partner' },
+      { method: 'patch', path: '/v1/companies/{c}', auth: 'partner', body: { [ownProp]: url } },
+      { method: 'patch', path: '/v1/companies/{c}/limit-requests/{l}', auth: 'partner', body: { status_callback: url } },
       // Both variants' withdrawal paths: the other variant's answers 404.
       ...['withdrawal-requests', 'withdrawal'].flatMap((seg): Route[] => {
         const elsewhere = seg !== wSeg;
@@ -116,6 +118,7 @@ describe.each(['A', 'B'] as const)('fuzzing every route, variant %s', (variant) 
           { method: 'get', path: `/v1/companies/{c}/${seg}/{w}`, auth: 'partner', elsewhere },
           { method: 'get', path: `/v1/companies/{c}/${seg}/{w}/status`, auth: 'partner', elsewhere },
           { method: 'post', path: `/v1/companies/{c}/${seg}/{w}/cancel`, auth: 'partner', elsewhere },
+          { method: 'patch', path: `/v1/companies/{c}/${seg}/{w}`, auth: 'partner', body: { status_callback: url, loan_status_callback: null }, elsewhere },
         ];
       }),
       { method: 'get', path: '/v1/companies/{c}/loans/{loan}', auth: 'partner' },
@@ -137,6 +140,8 @@ describe.each(['A', 'B'] as const)('fuzzing every route, variant %s', (variant) 
       { method: 'get', path: '/v1/callbacks/{cb}', auth: 'partner' },
       { method: 'post', path: '/v1/callbacks/{cb}/redeliver', auth: 'partner' },
       { method: 'get', path: '/v1/callbacks/destinations', auth: 'partner' },
+      { method: 'get', path: '/v1/callbacks/feed', auth: 'partner' },
+      { method: 'post', path: '/v1/callbacks/test', auth: 'partner', body: { companyId: c, url, message: 0 } },
       { method: 'get', path: '/admin/v1/destinations', auth: 'admin' },
       { method: 'post', path: '/admin/v1/destinations/probe', auth: 'admin', body: { origin: 'http://127.0.0.1:9' } },
       { method: 'get', path: '/health', auth: 'none' },

@@ -105,14 +105,15 @@ describe('the README and docs, run as written', () => {
 
       // What the receiver verified is every callback the flow's changes recorded, once each.
       await pg.connect();
-      const recorded = (await pg.query<{ id: string; message: number; url: string }>('SELECT id, message, url FROM callbacks')).rows;
+      // The flow's callbacks (docs/partners.md's blocks add a test callback, which is not one of them).
+      const recorded = (await pg.query<{ id: string; message: number; url: string }>('SELECT id, message, url FROM callbacks WHERE NOT test')).rows;
       const verified = [...flowOut.matchAll(/^verified (\S+) (\S+) (\{.*\})$/gm)].map(([, id, url, body]) => ({ id, url, message: (JSON.parse(body) as { message: number }).message }));
       expect(recorded.map((r) => r.message).sort()).toEqual([0, 1, 1, 2, 2, 2, 3, 4]);
       expect(verified.map((v) => v.id).sort()).toEqual(recorded.map((r) => r.id).sort());
       for (const v of verified) expect(recorded.find((r) => r.id === v.id)!.url).toBe(`http://127.0.0.1:${receiverPort}${v.url}`);
       // Each at its first attempt: the receiver listened before the first change. (A docs block
       // redelivers one callback meanwhile: a second attempt of it is not a retry.)
-      const firsts = (await pg.query<{ callback_id: string; status_code: number | null; error: string | null }>('SELECT callback_id, status_code, error FROM callback_attempts WHERE number = 1')).rows;
+      const firsts = (await pg.query<{ callback_id: string; status_code: number | null; error: string | null }>('SELECT a.callback_id, a.status_code, a.error FROM callback_attempts a JOIN callbacks c ON c.id = a.callback_id WHERE a.number = 1 AND NOT c.test')).rows;
       expect(firsts.map((a) => `${a.callback_id} ${a.status_code ?? a.error}`).sort()).toEqual(recorded.map((r) => `${r.id} 204`).sort());
 
       // It ends with the partner's read and the list of delivered callbacks, after every verification.
@@ -124,6 +125,15 @@ describe('the README and docs, run as written', () => {
       // The README shows that list as it comes.
       expect(listed).toEqual(expectedList.code.split('\n'));
       expect(lines.findIndex((l) => l.startsWith('{"message":'))).toBeGreaterThan(Math.max(...verified.map((v) => lines.findIndex((l) => l.includes(`verified ${v.id}`)))));
+
+      // docs/partners.md's test callback reached the README's receiver, verified, at the URL the
+      // partner moved the company to; its nightly reconciliation printed every callback once, in order.
+      const [test] = (await pg.query<{ id: string; status: string }>('SELECT id, status FROM callbacks WHERE test')).rows;
+      expect(test).toEqual({ id: expect.any(String), status: 'delivered' });
+      expect(docsOut).toMatch(new RegExp(`^verified ${test.id} /moved \\{"message":0,`, 'm'));
+      const reconciled = [...docsOut.matchAll(/^(\{"position":.*\})$/gm)].map(([line]) => JSON.parse(line) as { position: string; id: string });
+      expect(reconciled.map((r) => r.id).sort()).toEqual(recorded.map((r) => r.id).sort());
+      expect(reconciled.every((r, i) => i === 0 || BigInt(r.position) > BigInt(reconciled[i - 1].position))).toBe(true);
 
       // Every docs block ran (set -e) and no request of theirs was answered with an error.
       for (const b of afterFlow) expect(docsOut).toContain(`${MARK} ${where(b)}\n`);

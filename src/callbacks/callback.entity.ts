@@ -31,6 +31,12 @@ export class Callback {
   @Column('text', { name: 'last_error', nullable: true }) lastError: string | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @Column('timestamptz', { name: 'delivered_at', nullable: true }) deliveredAt: Date | null;
+  /** A test callback (POST /v1/callbacks/test): one attempt, not in the feed, changes nothing. */
+  @Column('boolean', { default: false }) test: boolean;
+  /** Attempts its schedule allows when fewer than the deployment's (a test callback: 1); null: the whole schedule. */
+  @Column('integer', { name: 'attempt_limit', nullable: true }) attemptLimit: number | null;
+  /** When the partner removed the URL this callback was for: it cannot be redelivered. */
+  @Column('timestamptz', { name: 'url_removed_at', nullable: true }) urlRemovedAt: Date | null;
 }
 
 @Entity('callback_attempts')

@@ -16,6 +16,7 @@ export function callbackView(c: Callback) {
     companyId: c.companyId,
     createdAt: c.createdAt.toISOString(),
     deliveredAt: c.deliveredAt?.toISOString() ?? null,
+    test: c.test,
   };
 }
 

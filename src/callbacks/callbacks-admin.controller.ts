@@ -76,7 +76,7 @@ export class CallbacksAdminController {
   }
 
   /** Sends it again from a fresh schedule with the same webhook-id. */
-  @Doc('Redeliver one callback: same webhook-id, fresh schedule', null, [400, 404, 413], { status: 202 })
+  @Doc('Redeliver one callback: same webhook-id, fresh schedule', null, [400, 404, 413, { 409: 'its callback URL was removed by the partner' }], { status: 202 })
   @Post(':callbackId/redeliver')
   @HttpCode(202)
   async redeliver(@Param('callbackId', ParseUuid) id: string): Promise<void> {

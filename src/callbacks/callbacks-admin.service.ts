@@ -74,11 +74,14 @@ export class CallbacksAdminService {
     // TypeORM answers an UPDATE with [rows, rowCount].
     const [rows]: [unknown[], number] = await this.db.query(
       `UPDATE callbacks SET ${RESET}
-        WHERE id = $1 AND ($2::uuid IS NULL OR (partner_id = $2 AND status IN ('delivered', 'failed'))) RETURNING id`,
+        WHERE id = $1 AND url_removed_at IS NULL AND ($2::uuid IS NULL OR (partner_id = $2 AND status IN ('delivered', 'failed'))) RETURNING id`,
       [id, scope?.partnerId ?? null],
     );
     if (rows.length === 0) {
       const { callback } = await this.get(id, scope); // 404 when absent or another partner's
+      if (callback.urlRemovedAt) {
+        throw new DomainError('conflict', ErrorCode.CallbackUrlRemoved, `Callback cannot be redelivered: its callback URL was removed at ${callback.urlRemovedAt.toISOString()} (current status: ${callback.status})`);
+      }
       // Settled between the two statements: it may be redelivered now.
       if (callback.status === 'delivered' || callback.status === 'failed') return this.redeliver(id, scope);
       throw new DomainError('conflict', ErrorCode.CallbackStillPending, 'Callback cannot be redelivered: its current status is pending');
@@ -99,7 +102,7 @@ export class CallbacksAdminService {
   async redeliverFailed(f: { since?: Date; companyId?: string }): Promise<number> {
     const [rows]: [{ id: string }[], number] = await this.db.query(
       `UPDATE callbacks SET ${RESET}
-        WHERE status = 'failed' AND ($1::timestamptz IS NULL OR created_at >= $1) AND ($2::uuid IS NULL OR company_id = $2)
+        WHERE status = 'failed' AND url_removed_at IS NULL AND ($1::timestamptz IS NULL OR created_at >= $1) AND ($2::uuid IS NULL OR company_id = $2)
         RETURNING id`,
       [f.since ?? null, f.companyId ?? null],
     );

@@ -44,7 +44,7 @@ export class CallbacksController {
   }
 
   /** A delivered or failed callback only: a pending one is still on its schedule. */
-  @Doc('Redeliver a delivered or failed callback: same webhook-id, fresh schedule (pending → 409)', null, [400, 401, 404, 409], { status: 202 })
+  @Doc('Redeliver a delivered or failed callback: same webhook-id, fresh schedule', null, [400, 401, 404, { 409: 'the callback is still pending, or its callback URL was removed' }], { status: 202 })
   @Post(':callbackId/redeliver')
   @HttpCode(202)
   async redeliver(@CurrentPartner() partner: Partner, @Param('callbackId', ParseUuid) id: string): Promise<void> {

@@ -3,13 +3,14 @@ import type { FastifyReply } from 'fastify';
 import { ErrorCode } from './error-codes.js';
 
 /** What kind of refusal; the one place that maps kinds to HTTP statuses is the filter below. */
-export type DomainErrorKind = 'invalid' | 'not_found' | 'conflict' | 'rule';
+export type DomainErrorKind = 'invalid' | 'not_found' | 'conflict' | 'rule' | 'rate';
 
 const STATUS: Record<DomainErrorKind, [number, string]> = {
   invalid: [400, 'Bad Request'],
   not_found: [404, 'Not Found'],
   conflict: [409, 'Conflict'],
   rule: [422, 'Unprocessable Entity'],
+  rate: [429, 'Too Many Requests'],
 };
 
 /** A refusal by a business rule, with a stable code (`WITHDRAWAL.ILLEGAL_TRANSITION`). */
@@ -18,6 +19,8 @@ export class DomainError extends Error {
     readonly kind: DomainErrorKind,
     readonly code: ErrorCode,
     message: string,
+    /** Seconds for the Retry-After header (a `rate` refusal). */
+    readonly retryAfterS?: number,
   ) {
     super(message);
   }
@@ -40,6 +43,8 @@ export class DomainErrorFilter implements ExceptionFilter {
   catch(error: DomainError, host: ArgumentsHost): void {
     const [statusCode, name] = STATUS[error.kind];
     const message = error.kind === 'invalid' ? [error.message] : error.message;
-    host.switchToHttp().getResponse<FastifyReply>().status(statusCode).send({ statusCode, error: name, message });
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    if (error.retryAfterS !== undefined) reply.header('Retry-After', String(error.retryAfterS));
+    reply.status(statusCode).send({ statusCode, error: name, message });
   }
 }

@@ -14,6 +14,9 @@ export const ErrorCode = {
   WithdrawalIllegalTransition: 'WITHDRAWAL.ILLEGAL_TRANSITION',
   LoanOverpayment: 'LOAN.OVERPAYMENT',
   CallbackStillPending: 'CALLBACK.STILL_PENDING',
+  CallbackUrlRemoved: 'CALLBACK.URL_REMOVED',
+  TestCallbackNoUrl: 'TEST_CALLBACK.NO_URL',
+  TestCallbackRateLimited: 'TEST_CALLBACK.RATE_LIMITED',
   DestinationNotOpen: 'DESTINATION.NOT_OPEN',
 } as const;
 

@@ -175,6 +175,8 @@ export class CallbackMessageResponse {
   @ApiProperty(uuid) companyId: string;
   @ApiProperty(timestamp) createdAt: string;
   @ApiProperty(nullableTimestamp) deliveredAt: string | null;
+  @ApiProperty({ type: 'boolean', description: 'true for a test callback (POST /v1/callbacks/test: one attempt, not in the feed, no state changed); false for every real one' })
+  test: boolean;
 }
 
 export class CallbackWithAttemptsResponse extends CallbackMessageResponse {
@@ -184,6 +186,17 @@ export class CallbackWithAttemptsResponse extends CallbackMessageResponse {
 export class CallbackPageResponse {
   @ApiProperty({ type: [CallbackMessageResponse] }) items: CallbackMessageResponse[];
   @ApiProperty({ nullable: true, type: 'string', description: 'opaque; null on the last page' }) nextCursor: string | null;
+}
+
+export class CallbackFeedItemResponse extends CallbackMessageResponse {
+  @ApiProperty({ type: 'string', pattern: '^[0-9]{1,40}$', example: '7560000000000000123', description: 'its place in the feed: opaque digits, ascending; pass it (or next) as after' })
+  position: string;
+}
+
+export class CallbackFeedPageResponse {
+  @ApiProperty({ type: [CallbackFeedItemResponse], description: 'ascending position; test callbacks are never in the feed' }) items: CallbackFeedItemResponse[];
+  @ApiProperty({ type: 'string', pattern: '^[0-9]{1,40}$', description: 'the after of the next call: the last item\'s position, or the after given when nothing new' })
+  next: string;
 }
 
 export class RedeliverCountResponse {

@@ -15,6 +15,8 @@ import { CallbacksPartnerIndex1763900200000 } from './migrations/1763900200000-c
 import { RetentionIndexes1763900300000 } from './migrations/1763900300000-retention-indexes.js';
 import { DeliveryCoreV21764000000000 } from './migrations/1764000000000-delivery-core-v2.js';
 import { DashboardDueIndex1764000100000 } from './migrations/1764000100000-dashboard-due-index.js';
+import { SelfServiceCallbacks1764100000000 } from './migrations/1764100000000-self-service-callbacks.js';
+import { SelfServiceIndexes1764100100000 } from './migrations/1764100100000-self-service-indexes.js';
 
 export const ENTITIES = [Partner, Company, LimitRequest, WithdrawalRequest, Loan, LoanPayment, Callback, CallbackAttempt, IdempotencyKey];
 export const MIGRATIONS = [
@@ -25,6 +27,8 @@ export const MIGRATIONS = [
   RetentionIndexes1763900300000,
   DeliveryCoreV21764000000000,
   DashboardDueIndex1764000100000,
+  SelfServiceCallbacks1764100000000,
+  SelfServiceIndexes1764100100000,
 ];
 
 /** Any fixed number: the advisory lock that lets one process at a time run migrations. */

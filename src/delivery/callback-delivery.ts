@@ -29,7 +29,7 @@ interface DeliveryRow extends SettlingRow {
 }
 
 export const LOAD = `
-  SELECT c.id, c.partner_id, c.url, c.destination, c.body, c.status, c.schedule_attempts, c.attempt_count, c.created_at,
+  SELECT c.id, c.partner_id, c.url, c.destination, c.body, c.status, c.schedule_attempts, c.attempt_count, c.attempt_limit, c.created_at,
          ${microsKey('c.schedule_started_at')} AS schedule_key,
          p.signing_secret, p.previous_signing_secret, p.previous_secret_expires_at,
          ${microsKey('c.lease_until')} AS lease,

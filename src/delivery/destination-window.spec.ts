@@ -79,8 +79,8 @@ describe('planAdmission: the slots of one pass', () => {
 
 describe('settleAttempt: what an attempt comes to for its callback', () => {
   const policy = new RetryPolicy([1000, 2000], () => 0.5);
-  const attempt = (outcome: AttemptOutcome, scheduleAttempts: number, startedAt = 5000) => ({
-    row: { destination: 'https://a.example', schedule_attempts: scheduleAttempts },
+  const attempt = (outcome: AttemptOutcome, scheduleAttempts: number, startedAt = 5000, attemptLimit: number | null = null) => ({
+    row: { destination: 'https://a.example', schedule_attempts: scheduleAttempts, attempt_limit: attemptLimit },
     startedAt,
     answeredAt: startedAt + 10,
     result: { outcome, statusCode: outcome.kind === 'http' ? outcome.statusCode : null, error: outcome.kind === 'http' ? `HTTP ${outcome.statusCode}` : 'timeout', responseBody: null, sourceAddress: null, durationMs: 10 },
@@ -92,6 +92,10 @@ describe('settleAttempt: what an attempt comes to for its callback', () => {
     ['410: failed at once', proven(5, 0), attempt({ kind: 'http', statusCode: 410 }, 0), { status: 'failed', lastError: 'HTTP 410' }],
     ['a failed probe spends no attempt and waits, due', open(1000, 2000), attempt({ kind: 'timeout' }, 2), { status: 'pending', delayMs: 0, counts: false }],
     ['an attempt sent before the opening counts as usual', open(6000, 7000), attempt({ kind: 'timeout' }, 0), { status: 'pending', delayMs: 1000, counts: true }],
+    ['a one-attempt schedule (a test callback) that fails: failed, no retry', proven(5, 0), attempt({ kind: 'http', statusCode: 500 }, 0, 5000, 1), { status: 'failed', lastError: 'HTTP 500 (attempt schedule exhausted)', counts: true }],
+    ['a one-attempt schedule that is delivered', proven(5, 0), attempt({ kind: 'http', statusCode: 204 }, 0, 5000, 1), { status: 'delivered' }],
+    ['a one-attempt schedule whose one attempt was a failed probe: failed, not waiting', open(1000, 2000), attempt({ kind: 'timeout' }, 0, 5000, 1), { status: 'failed', counts: true }],
+    ['a limit above the deployment schedule changes nothing', proven(5, 0), attempt({ kind: 'http', statusCode: 500 }, 1, 5000, 50), { status: 'pending', delayMs: 2000 }],
   ])('%s', (_name, s, a, expected) => expect(settleAttempt(s, a, 0, policy, cfg)).toMatchObject(expected));
 });
 

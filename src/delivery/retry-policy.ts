@@ -32,9 +32,13 @@ export class RetryPolicy {
     return this.scheduleMs.length + 1;
   }
 
-  decide(attemptsMade: number, outcome: AttemptOutcome): Decision {
+  /**
+   * What follows the `attemptsMade`-th attempt of a schedule that allows `allowed` attempts (the
+   * whole schedule unless the callback's own is shorter: a test callback allows 1).
+   */
+  decide(attemptsMade: number, outcome: AttemptOutcome, allowed: number = this.maxAttempts): Decision {
     if (isSuccess(outcome)) return { action: 'delivered' };
-    if (!isRetryable(outcome) || attemptsMade > this.scheduleMs.length) return { action: 'fail' };
+    if (!isRetryable(outcome) || attemptsMade >= Math.min(allowed, this.maxAttempts)) return { action: 'fail' };
     const base = this.scheduleMs[attemptsMade - 1];
     let delayMs = Math.round(base * (1 + JITTER * (2 * this.random() - 1)));
     if (outcome.kind === 'http' && (outcome.statusCode === 429 || outcome.statusCode === 503)) {

@@ -18,7 +18,8 @@ export interface SettledAttempt {
 }
 
 interface AttemptTimes {
-  row: { destination: string; schedule_attempts: number };
+  /** `attempt_limit`: the attempts the callback's schedule allows when fewer than the deployment's (null: all of it). */
+  row: { destination: string; schedule_attempts: number; attempt_limit: number | null };
   startedAt: number;
   answeredAt: number;
   result: SendResult;
@@ -35,11 +36,15 @@ export function settleAttempt(state: DestinationState, a: AttemptTimes, skew: nu
   const result = attemptResultOf(a, skew);
   const probe = state.openedAt !== null && result.startedAt >= state.openedAt;
   const { state: destination, transition } = settleDestination(state, result, cfg);
-  const decision = policy.decide(a.row.schedule_attempts + 1, outcome);
+  const allowed = a.row.attempt_limit ?? policy.maxAttempts;
+  const decision = policy.decide(a.row.schedule_attempts + 1, outcome, allowed);
   const base = { origin: a.row.destination, destination, transition };
   if (decision.action === 'delivered') return { ...base, status: 'delivered', delayMs: null, lastError: null, counts: true };
   const what = a.result.error ?? (a.result.statusCode !== null ? `HTTP ${a.result.statusCode}` : 'unknown error');
-  if (probe && !isFinal(outcome)) return { ...base, status: 'pending', delayMs: 0, lastError: what, counts: false };
+  // A failed probe spends none of the schedule, unless the schedule is shorter than the
+  // deployment's and this was its last attempt (a test callback's one attempt is its only one).
+  const lastOfShortSchedule = allowed < policy.maxAttempts && a.row.schedule_attempts + 1 >= allowed;
+  if (probe && !isFinal(outcome) && !lastOfShortSchedule) return { ...base, status: 'pending', delayMs: 0, lastError: what, counts: false };
   if (decision.action === 'retry') return { ...base, status: 'pending', delayMs: decision.delayMs, lastError: what, counts: true };
   return { ...base, status: 'failed', delayMs: null, lastError: isFinal(outcome) ? what : `${what} (attempt schedule exhausted)`, counts: true };
 }

@@ -21,6 +21,8 @@ export interface SettlingRow {
   destination: string;
   attempt_count: number;
   schedule_attempts: number;
+  /** The attempts its schedule allows when fewer than the deployment's (a test callback: 1); null: all of it. */
+  attempt_limit: number | null;
   /** schedule_started_at in microseconds, as text: a redelivery meanwhile changes it. */
   schedule_key: string;
 }
@@ -80,7 +82,9 @@ export const RECORD = `
          lease_until = NULL,
          delivered_at = CASE WHEN s.status = 'delivered' THEN now() ELSE c.delivered_at END
     FROM same s
-   WHERE c.id = s.id AND c.status IN ('sending', 'pending') AND c.attempt_count = s.attempt_count
+   WHERE c.id = s.id AND c.attempt_count = s.attempt_count
+     -- failed meanwhile (its URL removed while this attempt was under way): only a delivery is recorded on it
+     AND (c.status IN ('sending', 'pending') OR s.status = 'delivered')
   )
   SELECT origin FROM saved`;
 

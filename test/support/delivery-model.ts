@@ -167,10 +167,11 @@ export class World {
     const c = job.cb;
     const dest = this.dests.get(c.dest)!;
     const probe = dest.state.openedAt !== null && startedAt >= dest.state.openedAt;
-    const s = settleAttempt(dest.state, { row: { destination: c.dest, schedule_attempts: job.scheduleAttempts }, startedAt, answeredAt: this.now, result }, 0, this.policy, cfg);
+    const s = settleAttempt(dest.state, { row: { destination: c.dest, schedule_attempts: job.scheduleAttempts, attempt_limit: null }, startedAt, answeredAt: this.now, result }, 0, this.policy, cfg);
     dest.state = s.destination;
     this.jobs.delete(c.id);
-    if ((c.status !== 'sending' && c.status !== 'pending') || c.attemptCount !== job.attemptCount) return;
+    // RECORD: a row failed meanwhile (its URL removed while the attempt was under way) takes only a delivery.
+    if ((c.status !== 'sending' && c.status !== 'pending' && s.status !== 'delivered') || c.attemptCount !== job.attemptCount) return;
     const same = c.scheduleStartedAt === job.scheduleKey;
     c.status = same || s.status === 'delivered' ? s.status : 'pending';
     c.scheduleAttempts += same && s.counts ? 1 : 0;
