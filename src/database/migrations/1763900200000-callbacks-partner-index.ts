@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { buildIndexConcurrently } from './concurrent-index.js';
 
 /**
  * The partner's delivery log lists one partner's callbacks newest first: without this index a
@@ -11,10 +12,7 @@ export class CallbacksPartnerIndex1763900200000 implements MigrationInterface {
   transaction = false;
 
   async up(q: QueryRunner): Promise<void> {
-    // An interrupted concurrent build leaves an invalid index behind: drop it and build again.
-    const invalid = await q.query(`SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'callbacks_partner_seq_idx' AND NOT i.indisvalid`);
-    if (invalid.length > 0) await q.query('DROP INDEX CONCURRENTLY callbacks_partner_seq_idx');
-    await q.query('CREATE INDEX CONCURRENTLY IF NOT EXISTS callbacks_partner_seq_idx ON callbacks (partner_id, seq)');
+    await buildIndexConcurrently(q, 'callbacks_partner_seq_idx', 'callbacks (partner_id, seq)');
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { buildIndexConcurrently } from './concurrent-index.js';
 
 /**
  * - `callbacks_feed_idx`: a partner's feed page is one range of it, in position order (partner,
@@ -12,19 +13,12 @@ export class SelfServiceIndexes1764100100000 implements MigrationInterface {
   transaction = false;
 
   async up(q: QueryRunner): Promise<void> {
-    await this.build(q, 'callbacks_feed_idx', 'callbacks (partner_id, xact, seq) WHERE NOT test');
-    await this.build(q, 'callbacks_test_recent_idx', 'callbacks (partner_id, created_at) WHERE test');
+    await buildIndexConcurrently(q, 'callbacks_feed_idx', 'callbacks (partner_id, xact, seq) WHERE NOT test');
+    await buildIndexConcurrently(q, 'callbacks_test_recent_idx', 'callbacks (partner_id, created_at) WHERE test');
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query('DROP INDEX CONCURRENTLY IF EXISTS callbacks_test_recent_idx');
     await q.query('DROP INDEX CONCURRENTLY IF EXISTS callbacks_feed_idx');
-  }
-
-  /** A concurrent build that was interrupted leaves an invalid index behind: drop it and build again. */
-  private async build(q: QueryRunner, name: string, on: string): Promise<void> {
-    const invalid = await q.query(`SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = $1 AND NOT i.indisvalid`, [name]);
-    if (invalid.length > 0) await q.query(`DROP INDEX CONCURRENTLY ${name}`);
-    await q.query(`CREATE INDEX CONCURRENTLY IF NOT EXISTS ${name} ON ${on}`);
   }
 }
