@@ -11,7 +11,7 @@ import { SerialBatcher } from '../common/batcher.js';
 import { InputColumns, microsKey } from '../database/sql.js';
 import type { SendResult } from '../egress/callback-sender.js';
 import { DESTINATION_COLUMNS, DestinationRow, DestinationWrite, saveDestinations, saveParams, stateOf } from './destination-store.js';
-import { newDestination, Transition, WindowConfig, windowConfigOf } from './destination-window.js';
+import { newDestination, WindowConfig, windowConfigOf } from './destination-window.js';
 import { settleAttempt, SettledAttempt } from './settle-attempt.js';
 import { RetryPolicy } from './retry-policy.js';
 
@@ -92,10 +92,7 @@ export const READ_DESTINATIONS = `
   SELECT ${DESTINATION_COLUMNS}, (extract(epoch FROM now()) * 1000)::float8 AS now FROM destinations d WHERE d.origin = ANY($1::text[])`;
 
 /** Attempts' outcomes folded into their destinations, and the destinations' writes. */
-interface Folded {
-  settled: SettledAttempt[];
-  writes: Map<string, DestinationWrite>;
-}
+type Folded = { settled: SettledAttempt[]; writes: Map<string, DestinationWrite> };
 
 /** Times a destination's fold is tried again over a newer version before its outcomes are dropped. */
 const REFOLDS = 10;
@@ -120,18 +117,11 @@ export class Settlement {
   private readonly pool: Pool;
   private readonly window: WindowConfig;
   private readonly policy: RetryPolicy;
-  /**
-   * The destinations as this process last read or wrote them, with their versions: a busy
-   * destination's settlements write without reading first. Another process's write in between
-   * shows as a version that does not match, and the outcomes are folded again over a fresh read.
-   */
+  /** The destinations as this process last read or wrote them: a busy destination's settlements write without reading first. */
   private readonly known = new Map<string, DestinationWrite>();
   /** PostgreSQL's clock minus this process's, as of the last read (the states are kept in PostgreSQL's). */
   private skew = 0;
-  /**
-   * One batch at a time in this process: the attempts answered meanwhile go together in the next
-   * (a busy destination's settlements would otherwise queue up on its row lock one by one).
-   */
+  /** One batch at a time, the attempts answered meanwhile together in the next: a busy destination's settlements would otherwise queue up on its row lock. */
   private readonly batches = new SerialBatcher<Attempt, SettledAttempt | null>((items) => this.settleMany(items), 500);
 
   constructor(
@@ -228,10 +218,17 @@ export class Settlement {
     return { settled, writes };
   }
 
-  /** Takes in what was written and logs its circuit transitions; returns the origins written elsewhere meanwhile. */
+  /**
+   * What was written is what this process knows now, and its circuit transitions are logged; what
+   * was not (written elsewhere meanwhile) is forgotten, and its origins returned to be folded again.
+   */
   private commit({ settled, writes }: Folded, rows: { origin: string }[]): string[] {
-    const saved = this.remember(writes, rows);
-    for (const s of settled) if (s.transition && saved.has(s.origin)) this.noteTransition(s.origin, s.transition, s.destination.failures, s.destination.lastError);
+    const saved = new Set(rows.map((r) => r.origin));
+    for (const [origin, w] of writes) {
+      if (saved.has(origin)) this.known.set(origin, { state: w.state, version: String(BigInt(w.version) + 1n) });
+      else this.known.delete(origin);
+    }
+    for (const s of settled) if (saved.has(s.origin)) this.noteTransition(s);
     return [...writes.keys()].filter((o) => !saved.has(o));
   }
 
@@ -244,20 +241,7 @@ export class Settlement {
     if (rows.length > 0) this.skew = rows[0].now - Date.now();
   }
 
-  /** What was written is what this process knows now; what was not is read again when next needed. */
-  private remember(writes: Map<string, DestinationWrite>, rows: { origin: string }[]): Set<string> {
-    const saved = new Set(rows.map((r) => r.origin));
-    for (const [origin, w] of writes) {
-      if (saved.has(origin)) this.known.set(origin, { state: w.state, version: String(BigInt(w.version) + 1n) });
-      else this.known.delete(origin);
-    }
-    return saved;
-  }
-
-  /**
-   * Folds these destinations' outcomes again over what another process (or an operator's probe)
-   * wrote meanwhile; the attempts and callbacks are written already.
-   */
+  /** Folds these destinations' outcomes again over what another process (or an operator's probe) wrote meanwhile. */
   private async refold(origins: string[], items: Attempt[]): Promise<void> {
     for (let i = 0; i < REFOLDS && origins.length > 0; i++) {
       await this.read(origins);
@@ -268,10 +252,11 @@ export class Settlement {
     if (origins.length > 0) this.warnings.warn(`outcomes not folded into ${origins.join(', ')}: written by other processes ${REFOLDS} times in a row`);
   }
 
-  private noteTransition(origin: string, transition: Transition, failures: number, lastError: string | null): void {
+  private noteTransition({ origin, transition, destination }: SettledAttempt): void {
+    if (!transition) return;
     this.metrics.circuitTransitions.inc({ transition });
-    const why = lastError ? ` (last error: ${lastError})` : '';
-    if (transition === 'opened') this.log.warn(`circuit opened for ${origin} after ${failures} consecutive failures${why}`);
+    const why = destination.lastError ? ` (last error: ${destination.lastError})` : '';
+    if (transition === 'opened') this.log.warn(`circuit opened for ${origin} after ${destination.failures} consecutive failures${why}`);
     if (transition === 'closed') this.log.log(`circuit closed for ${origin}: a probe was answered`);
   }
 }
