@@ -1,7 +1,7 @@
 import { breakerResult, isFinal } from '../egress/attempt-outcome.js';
-import type { SendResult } from '../egress/callback-sender.js';
-import { AttemptResult, DestinationState, settleDestination, Transition, WindowConfig } from './destination-window.js';
+import { DestinationState, settleDestination, Transition, WindowConfig } from './destination-window.js';
 import { RetryPolicy } from './retry-policy.js';
+import type { Attempt, SettlingRow } from './settlement.js';
 
 /** What one attempt comes to for its callback and its destination. */
 export interface SettledAttempt {
@@ -17,13 +17,8 @@ export interface SettledAttempt {
   transition: Transition | null;
 }
 
-interface AttemptTimes {
-  /** `attempt_limit`: the attempts the callback's schedule allows when fewer than the deployment's (null: all of it). */
-  row: { destination: string; schedule_attempts: number; attempt_limit: number | null };
-  startedAt: number;
-  answeredAt: number;
-  result: SendResult;
-}
+/** Of an attempt, what decides its outcome. */
+type AttemptTimes = Omit<Attempt, 'row'> & { row: Pick<SettlingRow, 'destination' | 'schedule_attempts' | 'attempt_limit'> };
 
 /**
  * One attempt's outcome, decided against its destination's state at the moment it is recorded
@@ -33,7 +28,8 @@ interface AttemptTimes {
  */
 export function settleAttempt(state: DestinationState, a: AttemptTimes, skew: number, policy: RetryPolicy, cfg: WindowConfig): SettledAttempt {
   const outcome = a.result.outcome;
-  const result = attemptResultOf(a, skew);
+  // How the attempt counts for its destination, in PostgreSQL's clock.
+  const result = { result: breakerResult(outcome), startedAt: a.startedAt + skew, at: a.answeredAt + skew, error: a.result.error };
   const probe = state.openedAt !== null && result.startedAt >= state.openedAt;
   const { state: destination, transition } = settleDestination(state, result, cfg);
   const allowed = a.row.attempt_limit ?? policy.maxAttempts;
@@ -47,9 +43,4 @@ export function settleAttempt(state: DestinationState, a: AttemptTimes, skew: nu
   if (probe && !isFinal(outcome) && !lastOfShortSchedule) return { ...base, status: 'pending', delayMs: 0, lastError: what, counts: false };
   if (decision.action === 'retry') return { ...base, status: 'pending', delayMs: decision.delayMs, lastError: what, counts: true };
   return { ...base, status: 'failed', delayMs: null, lastError: isFinal(outcome) ? what : `${what} (attempt schedule exhausted)`, counts: true };
-}
-
-/** How an attempt counts for its destination, in PostgreSQL's clock. */
-function attemptResultOf(a: Omit<AttemptTimes, 'row'>, skew: number): AttemptResult {
-  return { result: breakerResult(a.result.outcome), startedAt: a.startedAt + skew, at: a.answeredAt + skew, error: a.result.error };
 }
