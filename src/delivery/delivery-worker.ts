@@ -82,22 +82,16 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
     this.registry.join();
   }
 
-  /** SIGTERM: no more admissions for this process, no more jobs taken; the deliveries in flight settle. */
   async beforeApplicationShutdown(): Promise<void> {
     await this.registry.leave();
-    let closed = false;
-    const closing = Promise.all(this.workers.map((w) => w.close().catch(() => undefined))).then(() => {
-      closed = true;
-    });
-    while (!closed) {
-      await Promise.race([closing, this.idle()]);
-      if (closed) break;
-      await Promise.race([closing, new Promise((r) => setTimeout(r, SHUTDOWN_REDIS_GRACE_MS).unref())]);
-      if (!closed && this.inFlight === 0) {
-        this.log.warn('Redis does not answer: stopping without finishing the queue bookkeeping (every delivery outcome is recorded)');
-        break;
-      }
+    const closed = Promise.all(this.workers.map((w) => w.close().catch(() => undefined))).then(() => true);
+    const grace = () => new Promise<false>((r) => setTimeout(() => r(false), SHUTDOWN_REDIS_GRACE_MS).unref());
+    for (;;) {
+      if (await Promise.race([closed, this.idle().then(() => false)])) return;
+      if (await Promise.race([closed, grace()])) return;
+      if (this.inFlight === 0) break;
     }
+    this.log.warn('Redis does not answer: stopping without finishing the queue bookkeeping (every delivery outcome is recorded)');
   }
 
   onApplicationShutdown(): void {

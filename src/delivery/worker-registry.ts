@@ -26,20 +26,8 @@ export class WorkerRegistry {
 
   /** Announces the slots now and every HEARTBEAT_MS; the first announcement wakes admission. */
   join(): void {
-    const beat = () =>
-      this.pool
-        .query(
-          `INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ($1, $2, now() + interval '${EXPIRES_AFTER}')
-           ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`,
-          [this.id, this.concurrency],
-        )
-        .then(
-          () => undefined,
-          (e: Error) => this.warnings.warn(`cannot announce this worker's slots: ${e.message}`),
-        );
-    this.beating = beat().then(this.joined);
-    this.timer = setInterval(() => (this.beating = beat()), HEARTBEAT_MS);
-    this.timer.unref();
+    this.beating = this.beat().then(this.joined);
+    this.timer = setInterval(() => (this.beating = this.beat()), HEARTBEAT_MS).unref();
   }
 
   /** Withdraws the slots (and the expired entries of others): nothing more is admitted for this worker. */
@@ -48,5 +36,11 @@ export class WorkerRegistry {
     this.timer = null;
     await this.beating; // a heartbeat under way must not announce the slots again after this
     await this.pool.query(`DELETE FROM delivery_workers WHERE id = $1 OR expires_at < now() - interval '1 hour'`, [this.id]).catch(() => undefined);
+  }
+
+  private async beat(): Promise<void> {
+    const upsert = `INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ($1, $2, now() + interval '${EXPIRES_AFTER}')
+      ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`;
+    await this.pool.query(upsert, [this.id, this.concurrency]).catch((e: Error) => this.warnings.warn(`cannot announce this worker's slots: ${e.message}`));
   }
 }
