@@ -23,12 +23,10 @@ export interface Budget {
 
 /**
  * Destinations that are not proven (new, failing, open: their requests may hang until the
- * timeout) share at most this part of the slots, so they can never take the last free ones from
+ * timeout) share at most half the slots, so they can never take the last free ones from
  * healthy destinations.
  */
-export const RISKY_SHARE = 0.5;
-
-export const riskySlots = (slots: number): number => Math.max(1, Math.floor(slots * RISKY_SHARE));
+export const riskySlots = (slots: number): number => Math.max(1, Math.floor(slots / 2));
 
 /**
  * How many callbacks of each destination one pass admits: one at a time round the destinations,

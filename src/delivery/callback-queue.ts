@@ -3,16 +3,12 @@ import { Queue } from 'bullmq';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { createRedis, FAIL_FAST, redisNamespace, RedisConnection } from '../database/redis.js';
 
-/**
- * The queue name is part of the data in Redis: renaming it strands queued jobs, so it is frozen
- * here.
- */
+/** Part of the data in Redis: renaming it strands queued jobs. */
 export const CALLBACK_QUEUE = 'callbacks';
 
 /**
  * Most callbacks one job carries. A job costs Redis three scripts (add, take, finish) whatever it
- * carries, which made one job per callback the most expensive part of a delivery after the HTTP
- * request itself; the callbacks of one admission pass go together instead.
+ * carries: the callbacks of one admission pass go together.
  */
 export const JOB_CALLBACKS = 20;
 

@@ -33,11 +33,8 @@ export const RELAY_TIMEOUT_MS = 10_000;
  */
 const SERVER_SIDE_TIMEOUTS = '-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3 -c tcp_user_timeout=20000';
 
-/**
- * Where the relay stands: without a connection (`reconnecting`: one is tried on each tick),
- * connected without the lock (`standing-by`: the lock is tried on each tick), or `leading`.
- */
-export type RelayState = 'reconnecting' | 'standing-by' | 'leading';
+/** Where the relay stands: `reconnecting` (no connection), `standing-by` (connected, without the lock) or `leading`. */
+type RelayState = 'reconnecting' | 'standing-by' | 'leading';
 
 /**
  * The admission loop. Every process of role `api` or `all` runs one: it waits for a wake-up or the
@@ -47,9 +44,6 @@ export type RelayState = 'reconnecting' | 'standing-by' | 'leading';
  * the sweep first, so a due callback whose destination has room is admitted within a second
  * whatever restarted before. The others stand by and try the lock on each tick: when the leader's
  * connection ends (it stopped, died, lost PostgreSQL, went silent), one of them takes over.
- *
- * The connection runs with `synchronous_commit = off`: a pass lost to a database crash only
- * means its rows are admitted again (their leases lapse).
  */
 @Injectable()
 export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -176,11 +170,7 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
     this.signal.lead(state === 'leading' ? this : null);
   }
 
-  /**
-   * Logs a failed statement. One past RELAY_TIMEOUT_MS (StatementTimeout) means the connection is
-   * silent: it is ended here, and leadership with it (a standby takes the lock once PostgreSQL
-   * ends the session, see SERVER_SIDE_TIMEOUTS); this process connects again and stands by.
-   */
+  /** Logs a failed statement; one past RELAY_TIMEOUT_MS (StatementTimeout) ends the silent connection, and leadership with it. */
   private failed(conn: Client, what: string, e: Error): void {
     this.warnings.warn(`${what}: ${e.message}`);
     if (e instanceof StatementTimeout) this.lost(conn);
@@ -227,7 +217,8 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
 /**
  * The relay's connection: no connect waits past RELAY_TIMEOUT_MS (its statements have the same
  * deadline, sessionWithDeadline), PostgreSQL ends the session of a client it cannot reach
- * (SERVER_SIDE_TIMEOUTS), and a lost commit only re-admits.
+ * (SERVER_SIDE_TIMEOUTS), and a pass's commit lost to a database crash (`synchronous_commit = off`)
+ * only means its rows are admitted again when their leases lapse.
  * No bitmap scans: every callback passes through `sending`, so that partial index holds many dead
  * entries until vacuum; a bitmap scan visits each one's heap page on every pass (3-5 ms
  * mid-drain), a plain index scan marks them dead once and skips them after (about 1 ms).

@@ -44,10 +44,7 @@ export const saveDestinations = (first: number): string =>
   RETURNING d.origin`;
 
 /** A destination's new state, to be written over the version it was read at. */
-export interface DestinationWrite {
-  state: DestinationState;
-  version: string;
-}
+export type DestinationWrite = { state: DestinationState; version: string };
 
 /** saveDestinations' input: one row per destination written (times in epoch ms, as DestinationState keeps them). */
 const SAVE_INPUT = new InputColumns<[string, DestinationWrite]>([

@@ -3,8 +3,7 @@
  * outcome (docs/partners.md, "Retries, outages and `Retry-After`"; docs/architecture.md, "Windows
  * and the breaker"). PostgreSQL keeps the state (table `destinations`), shared by every process;
  * settlement.ts folds each batch of outcomes through `settleDestination`, and admission asks
- * `roomOf` how many more callbacks a destination may have in flight. Both are table-tested and
- * driven by the model-based test.
+ * `roomOf` how many more callbacks a destination may have in flight.
  */
 import type { BreakerResult } from '../egress/attempt-outcome.js';
 
@@ -27,11 +26,8 @@ export interface DestinationState {
 export interface WindowConfig {
   /** The window of an unproven destination: new, idle for PROVEN_FOR_MS, or just closed. */
   initial: number;
-  /** CALLBACK_DESTINATION_CONCURRENCY. */
   max: number;
-  /** CALLBACK_BREAKER_THRESHOLD. */
   threshold: number;
-  /** CALLBACK_BREAKER_PROBE. */
   probe: { first: number; last: number };
 }
 
@@ -72,15 +68,11 @@ export function settleDestination(s: DestinationState, a: AttemptResult, cfg: Wi
   if (s.openedAt !== null) {
     // An answer to a request sent before the circuit opened says nothing of the destination now.
     if (a.startedAt < s.openedAt) return { state: s, transition: null };
-    if (answered) {
-      return { state: { ...newDestination(cfg), lastOkAt: a.at }, transition: 'closed' };
-    }
+    if (answered) return { state: { ...newDestination(cfg), lastOkAt: a.at }, transition: 'closed' };
     const probeMs = Math.min(cfg.probe.last, Math.max(cfg.probe.first, s.probeMs * 2));
     return { state: { ...s, failures: s.failures + 1, probeMs, nextProbeAt: a.at + probeMs, lastError: a.error }, transition: 'reopened' };
   }
-  if (answered) {
-    return { state: { ...s, window: Math.min(cfg.max, s.window + 1), failures: 0, lastOkAt: a.at }, transition: null };
-  }
+  if (answered) return { state: { ...s, window: Math.min(cfg.max, s.window + 1), failures: 0, lastOkAt: a.at }, transition: null };
   const failures = s.failures + 1;
   const window = Math.max(1, Math.floor(s.window / 2));
   if (failures < cfg.threshold) return { state: { ...s, window, failures, lastError: a.error }, transition: null };
@@ -110,7 +102,6 @@ export function circuitOf(s: DestinationState, sending: number): 'closed' | 'ope
   return sending > 0 ? 'half_open' : 'open';
 }
 
-/** The window settings from the configuration. */
 export function windowConfigOf(c: { callbackDestinationConcurrency: number; callbackBreakerThreshold: number; callbackBreakerProbeMs: { first: number; last: number } }): WindowConfig {
   const max = c.callbackDestinationConcurrency;
   return { initial: Math.min(INITIAL_WINDOW, max), max, threshold: c.callbackBreakerThreshold, probe: c.callbackBreakerProbeMs };
