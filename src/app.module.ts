@@ -45,7 +45,13 @@ import { LimitRequestsService } from './limit-requests/limit-requests.service.js
 import { LoansAdminController, LoansController } from './loans/loans.controller.js';
 import { LoansService } from './loans/loans.service.js';
 import { Metrics, MetricsController } from './metrics/metrics.js';
-import { AdminGuard, PartnerGuard } from './partners/auth.guards.js';
+import { PartnerGuard } from './partners/auth.guards.js';
+import { AuditController } from './audit/audit.controller.js';
+import { AuditLog } from './audit/audit-log.js';
+import { OperatorCredentials } from './operators/operator-credentials.js';
+import { OperatorGuard } from './operators/operator.guard.js';
+import { OperatorsController } from './operators/operators.controller.js';
+import { OperatorsService } from './operators/operators.service.js';
 import { PartnersController } from './partners/partners.controller.js';
 import { PartnersService } from './partners/partners.service.js';
 import { DEFAULT_PARTNER_RATE_LIMIT, PARTNER_RATE_LIMIT, RateLimiter } from './partners/rate-limiter.js';
@@ -111,6 +117,8 @@ export class AppModule {
               LoansController,
               LoansAdminController,
               CallbacksAdminController,
+              OperatorsController,
+              AuditController,
             ]
           : []),
       ]),
@@ -132,7 +140,10 @@ export class AppModule {
         { provide: APP_FILTER, useClass: DomainErrorFilter },
         ...(api
           ? [
-              AdminGuard,
+              OperatorCredentials,
+              OperatorGuard,
+              OperatorsService,
+              AuditLog,
               PartnerGuard,
               PartnersService,
               RateLimiter,

@@ -1,10 +1,10 @@
 import { ApiOperator, Doc } from '../common/api-doc.js';
+import { AuditAction, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
 import { CallbackPageResponse, CallbackWithAttemptsResponse, RedeliverCountResponse } from '../common/responses.js';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
 import { QueryInt } from '../common/validation.js';
-import { AdminGuard } from '../partners/auth.guards.js';
 import { CallbackStatus } from './callback.entity.js';
 import { attemptView, callbackView } from './callback.views.js';
 import { CallbackMessage } from './callback-message.js';
@@ -63,12 +63,13 @@ export class RedeliverFailedDto {
 
 @ApiTags('operator: callbacks')
 @ApiOperator()
-@UseGuards(AdminGuard)
+@UseGuards(OperatorGuard)
 @Controller('admin/v1/callbacks')
 export class CallbacksAdminController {
   constructor(private readonly callbacks: CallbacksAdminService) {}
 
   @Doc('List callbacks, newest first', CallbackPageResponse, [400])
+  @RequiresRole('viewer')
   @Get()
   async list(@Query() q: ListCallbacksQuery) {
     const page = await this.callbacks.list({ ...q, limit: q.limit ?? 50 });
@@ -77,6 +78,8 @@ export class CallbacksAdminController {
 
   /** Sends it again from a fresh schedule with the same webhook-id. */
   @Doc('Redeliver one callback: same webhook-id, fresh schedule', null, [400, 404, 413, { 409: 'its callback URL was removed by the partner' }], { status: 202 })
+  @RequiresRole('operator')
+  @AuditAction('callback.redeliver')
   @Post(':callbackId/redeliver')
   @HttpCode(202)
   async redeliver(@Param('callbackId', ParseUuid) id: string): Promise<void> {
@@ -85,6 +88,8 @@ export class CallbacksAdminController {
 
   /** Redelivers all failed callbacks (optionally created since a time, or of one company). */
   @Doc('Redeliver all failed callbacks (optionally since a time, of a company)', RedeliverCountResponse, [400, 413], { status: 202 })
+  @RequiresRole('operator')
+  @AuditAction('callback.redeliver-failed')
   @Post('redeliver')
   @HttpCode(202)
   async redeliverFailed(@Body() dto: RedeliverFailedDto) {
@@ -92,6 +97,7 @@ export class CallbacksAdminController {
   }
 
   @Doc('Show a callback with its attempts', CallbackWithAttemptsResponse, [400, 404])
+  @RequiresRole('viewer')
   @Get(':callbackId')
   async get(@Param('callbackId', ParseUuid) id: string) {
     const { callback, attempts } = await this.callbacks.get(id);

@@ -22,21 +22,24 @@ export const securitySchemes = {
   [SECURITY.operator]: {
     type: 'http',
     scheme: 'bearer',
-    bearerFormat: 'ADMIN_TOKEN',
-    description: 'The operator credential, the ADMIN_TOKEN of the deployment: `Authorization: Bearer <ADMIN_TOKEN>`.',
+    bearerFormat: 'operator token',
+    description:
+      "An operator's token (POST /admin/v1/operators shows it once), or the deployment's ADMIN_TOKEN (the bootstrap operator `admin`, role admin): " +
+      '`Authorization: Bearer <token>`. Each route needs a role (its `x-required-role`): viewer reads, operator also changes, admin also manages partners and operators.',
   },
   [SECURITY.operatorBasic]: {
     type: 'http',
     scheme: 'basic',
-    description: 'The queue dashboard only (a browser prompts for it): user `admin`, password ADMIN_TOKEN.',
+    description: "The queue dashboard only (a browser prompts for it): the operator's name and token (`admin` and ADMIN_TOKEN for the bootstrap operator).",
   },
 } as const;
 
-export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 422 | 429 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 503;
 
 const ERRORS: Record<ErrorStatus, string> = {
   400: 'invalid body, query, header or id (a malformed id included); the message names the field',
   401: 'missing or invalid credentials',
+  403: "a known operator whose role does not allow this (the only 403: the caller is known)",
   404: 'unknown id, or a resource of another partner',
   409: 'not allowed from the current status (the message names it)',
   413: 'body over 64 KiB',
@@ -69,7 +72,7 @@ export function ApiErrors(...codes: (ErrorStatus | Partial<Record<ErrorStatus, s
 /** A partner controller: Bearer API key; every route may answer 401, 429 (the rate limit) and 503 (no database). */
 export const ApiPartner = () => applyDecorators(ApiSecurity(SECURITY.partner), ApiErrors(401, 429, 503));
 
-/** An operator controller: Bearer ADMIN_TOKEN; every route may answer 401 and 503 (no database). */
+/** An operator controller: Bearer operator token; every route may answer 401 and 503 (no database), and declares its role (RequiresRole). */
 export const ApiOperator = () => applyDecorators(ApiSecurity(SECURITY.operator), ApiErrors(401, 503));
 
 /** Where a callback is sent: the request body property holding its URL, and its messages. */

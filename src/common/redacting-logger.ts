@@ -7,6 +7,7 @@ import { ConsoleLogger, LogLevel } from '@nestjs/common';
 const SECRETS: [RegExp, string][] = [
   [/whsec_[A-Za-z0-9+/=]+/g, 'whsec_[redacted]'],
   [/fsk_[A-Za-z0-9_-]+/g, 'fsk_[redacted]'],
+  [/fso_[A-Za-z0-9_-]+/g, 'fso_[redacted]'],
   [/enc1:[0-9a-f]{8}:[A-Za-z0-9_-]+/g, 'enc1:[redacted]'],
   [/(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 [redacted]'],
 ];

@@ -130,6 +130,11 @@ export class SigningSecretResponse {
   @ApiProperty({ example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }) signingSecret: string;
 }
 
+export class ApiKeyRotatedResponse {
+  @ApiProperty({ description: 'the new API key, shown once', example: 'fsk_…' }) apiKey: string;
+  @ApiProperty({ ...timestamp, description: 'until when the replaced key still works (now, for previousKeyValidHours 0)' }) previousKeyExpiresAt: string;
+}
+
 export class CallbackAttemptResponse {
   @ApiProperty({ type: 'integer', minimum: 1 }) number: number;
   @ApiProperty(timestamp) startedAt: string;

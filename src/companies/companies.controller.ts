@@ -1,11 +1,12 @@
 import { ApiOperator, ApiPartner, CallbackTarget, Doc } from '../common/api-doc.js';
+import { AuditAction, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
 import { CompanyResponse, CreditStatusResponse, TermsResponse } from '../common/responses.js';
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
 import { OnlyVariant } from '../config/variant-controllers.js';
 import { VARIANTS } from '../config/variant.js';
-import { AdminGuard, CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
+import { CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
 import { Partner } from '../partners/partner.entity.js';
 import { CompaniesService } from './companies.service.js';
 import { CreateCompanyDto, UpdateCreditDto } from './company.dto.js';
@@ -65,7 +66,7 @@ export class CreditTermsController {
 
 @ApiTags('operator')
 @ApiOperator()
-@UseGuards(AdminGuard)
+@UseGuards(OperatorGuard)
 @Controller('admin/v1/companies')
 export class CreditAdminController {
   constructor(private readonly companies: CompaniesService) {}
@@ -79,6 +80,8 @@ export class CreditAdminController {
       422: 'creditLimit below the borrowed amount',
     },
   ])
+  @RequiresRole('operator')
+  @AuditAction('company.credit.update')
   @Patch(':companyId/credit')
   @HttpCode(200)
   async updateCredit(@Param('companyId', ParseUuid) id: string, @Body() dto: UpdateCreditDto) {

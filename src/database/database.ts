@@ -17,8 +17,10 @@ import { DeliveryCoreV21764000000000 } from './migrations/1764000000000-delivery
 import { DashboardDueIndex1764000100000 } from './migrations/1764000100000-dashboard-due-index.js';
 import { SelfServiceCallbacks1764100000000 } from './migrations/1764100000000-self-service-callbacks.js';
 import { SelfServiceIndexes1764100100000 } from './migrations/1764100100000-self-service-indexes.js';
+import { OperatorsAndAudit1764200000000 } from './migrations/1764200000000-operators-and-audit.js';
+import { Operator } from '../operators/operator.entity.js';
 
-export const ENTITIES = [Partner, Company, LimitRequest, WithdrawalRequest, Loan, LoanPayment, Callback, CallbackAttempt, IdempotencyKey];
+export const ENTITIES = [Partner, Company, LimitRequest, WithdrawalRequest, Loan, LoanPayment, Callback, CallbackAttempt, IdempotencyKey, Operator];
 export const MIGRATIONS = [
   InitialSchema1763800000000,
   Destinations1763900000000,
@@ -29,6 +31,7 @@ export const MIGRATIONS = [
   DashboardDueIndex1764000100000,
   SelfServiceCallbacks1764100000000,
   SelfServiceIndexes1764100100000,
+  OperatorsAndAudit1764200000000,
 ];
 
 /** Any fixed number: the advisory lock that lets one process at a time run migrations. */

@@ -1,8 +1,9 @@
 import { Body, Controller, Get, HttpCode, Post, Query, UseGuards } from '@nestjs/common';
+import { AuditAction, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
-import { AdminGuard, CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
+import { CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
 import { Partner } from '../partners/partner.entity.js';
 import { CircuitState, DestinationsService } from './destinations.service.js';
 
@@ -46,12 +47,13 @@ export class ProbeDestinationDto {
 
 @ApiTags('operator: destinations')
 @ApiOperator()
-@UseGuards(AdminGuard)
+@UseGuards(OperatorGuard)
 @Controller('admin/v1/destinations')
 export class DestinationsAdminController {
   constructor(private readonly destinations: DestinationsService) {}
 
   @Doc('Destinations (callback URL origins) with their circuit state, waiting and in-flight callbacks', DestinationListResponse, [400])
+  @RequiresRole('viewer')
   @Get()
   async list(@Query() q: ListDestinationsQuery) {
     return { items: await this.destinations.list(q) };
@@ -59,6 +61,8 @@ export class DestinationsAdminController {
 
   /** Probes an open destination within a second instead of at its next probe time. */
   @Doc('Probe an open destination now', null, [400, { 404: 'no destination with this origin', 409: 'the destination is not open' }, 413], { status: 202 })
+  @RequiresRole('operator')
+  @AuditAction('destination.probe')
   @Post('probe')
   @HttpCode(202)
   async probe(@Body() dto: ProbeDestinationDto): Promise<void> {

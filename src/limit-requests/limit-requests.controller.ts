@@ -1,9 +1,10 @@
 import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
+import { AuditAction, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
 import { LimitRequestResponse, LimitRequestStatusResponse } from '../common/responses.js';
 import { Body, Controller, Get, HttpCode, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
-import { AdminGuard, CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
+import { CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
 import { Partner } from '../partners/partner.entity.js';
 import { CreateLimitRequestDto } from './limit-request.dto.js';
 import { limitRequestStatusView, limitRequestView } from './limit-request.views.js';
@@ -52,7 +53,7 @@ export class LimitRequestsController {
 
 @ApiTags('operator')
 @ApiOperator()
-@UseGuards(AdminGuard)
+@UseGuards(OperatorGuard)
 @Controller('admin/v1/limit-requests')
 export class LimitRequestsAdminController {
   constructor(private readonly limits: LimitRequestsService) {}
@@ -64,6 +65,8 @@ export class LimitRequestsAdminController {
     413,
     { 422: 'the company credit is closed, or the amount is below the borrowed amount' },
   ])
+  @RequiresRole('operator')
+  @AuditAction('limit-request.approve')
   @Post(':limitRequestId/approve')
   @HttpCode(200)
   async approve(@Param('limitRequestId', uuid) id: string) {
@@ -71,6 +74,8 @@ export class LimitRequestsAdminController {
   }
 
   @Doc('Reject a pending limit request (callback 3)', LimitRequestResponse, [400, 404, 409, 413])
+  @RequiresRole('operator')
+  @AuditAction('limit-request.reject')
   @Post(':limitRequestId/reject')
   @HttpCode(200)
   async reject(@Param('limitRequestId', uuid) id: string) {

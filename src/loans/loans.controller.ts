@@ -1,9 +1,10 @@
 import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
+import { AuditAction, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
 import { LoanResponse } from '../common/responses.js';
 import { Body, Controller, Get, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
-import { AdminGuard, CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
+import { CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
 import { Partner } from '../partners/partner.entity.js';
 import { RegisterPaymentDto } from './loan.dto.js';
 import { loanView } from './loan.views.js';
@@ -28,7 +29,7 @@ export class LoansController {
 
 @ApiTags('operator')
 @ApiOperator()
-@UseGuards(AdminGuard)
+@UseGuards(OperatorGuard)
 @Controller('admin/v1/loans')
 export class LoansAdminController {
   constructor(private readonly loans: LoansService) {}
@@ -37,6 +38,8 @@ export class LoansAdminController {
     status: 201,
     idempotent: true,
   })
+  @RequiresRole('operator')
+  @AuditAction('loan.payment.register')
   @Post(':loanId/payments')
   @UseInterceptors(IdempotencyInterceptor)
   async registerPayment(@Param('loanId', uuid) id: string, @Body() dto: RegisterPaymentDto) {

@@ -1,6 +1,5 @@
-import { CanActivate, createParamDecorator, ExecutionContext, Inject, Injectable, UnauthorizedException } from '@nestjs/common';
+import { CanActivate, createParamDecorator, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { bearerToken, safeEqual } from './partner-secrets.js';
 import { Partner } from './partner.entity.js';
 import { PartnersService } from './partners.service.js';
@@ -16,19 +15,6 @@ export function isOperator(authorization: string | undefined, adminToken: string
   if (!allowBasic || !basic) return false;
   const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
   return safeEqual(decoded, `admin:${adminToken}`);
-}
-
-@Injectable()
-export class AdminGuard implements CanActivate {
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
-
-  canActivate(ctx: ExecutionContext): boolean {
-    const req = ctx.switchToHttp().getRequest<FastifyRequest>();
-    if (!isOperator(req.headers.authorization, this.config.adminToken)) {
-      throw new UnauthorizedException('A valid operator token is required (Authorization: Bearer <ADMIN_TOKEN>)');
-    }
-    return true;
-  }
 }
 
 @Injectable()

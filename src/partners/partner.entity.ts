@@ -11,5 +11,8 @@ export class Partner {
   /** The secret before the last rotation; callbacks are signed with it too until it expires. */
   @Column('text', { name: 'previous_signing_secret', nullable: true }) previousSigningSecret: string | null;
   @Column('timestamptz', { name: 'previous_secret_expires_at', nullable: true }) previousSecretExpiresAt: Date | null;
+  /** sha256 of the API key a rotation replaced; it authenticates until previousKeyExpiresAt. */
+  @Column('text', { name: 'previous_api_key_hash', nullable: true }) previousApiKeyHash: string | null;
+  @Column('timestamptz', { name: 'previous_key_expires_at', nullable: true }) previousKeyExpiresAt: Date | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
 }

@@ -1,10 +1,10 @@
 import { ApiOperator, Doc } from '../common/api-doc.js';
-import { PartnerCreatedResponse, SigningSecretResponse } from '../common/responses.js';
+import { ApiKeyRotatedResponse, PartnerCreatedResponse, SigningSecretResponse } from '../common/responses.js';
 import { Body, Controller, HttpCode, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
-import { ApiProperty, ApiTags } from '@nestjs/swagger';
-import { IsString, Length } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
-import { AdminGuard } from './auth.guards.js';
+import { Actor, AuditAction, CurrentActor, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
 import { PartnersService } from './partners.service.js';
 import { ParseUuid } from '../common/strict-params.js';
 
@@ -15,26 +15,52 @@ export class CreatePartnerDto {
   name: string;
 }
 
+/** How long the replaced key keeps working. */
+export const DEFAULT_PREVIOUS_KEY_VALID_HOURS = 24;
+
+export class RotateApiKeyDto {
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 72, default: DEFAULT_PREVIOUS_KEY_VALID_HOURS, description: 'hours the current key keeps working; 0 stops it within a second, in every process' })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(72)
+  previousKeyValidHours?: number;
+}
+
 @ApiTags('operator')
 @ApiOperator()
-@UseGuards(AdminGuard)
+@UseGuards(OperatorGuard)
 @Controller('admin/v1/partners')
 export class PartnersController {
   constructor(private readonly partners: PartnersService) {}
 
   /** Returns the partner with its apiKey and signingSecret: shown this once only. */
   @Doc('Create a partner: apiKey and signingSecret are shown once', PartnerCreatedResponse, [400, 413], { status: 201, idempotent: true })
+  @RequiresRole('admin')
+  @AuditAction('partner.create')
   @Post()
   @UseInterceptors(IdempotencyInterceptor)
-  async create(@Body() dto: CreatePartnerDto) {
-    const p = await this.partners.create(dto.name);
+  async create(@CurrentActor() actor: Actor, @Body() dto: CreatePartnerDto) {
+    const p = await this.partners.create(actor, dto.name);
     return { ...p, createdAt: p.createdAt.toISOString() };
   }
 
   @Doc('Rotate the signing secret (the old one signs too for 24 h)', SigningSecretResponse, [400, 404, 413])
+  @RequiresRole('admin')
+  @AuditAction('partner.signing-secret.rotate')
   @Post(':partnerId/rotate-signing-secret')
   @HttpCode(200)
-  rotate(@Param('partnerId', ParseUuid) id: string) {
-    return this.partners.rotateSigningSecret(id);
+  rotate(@CurrentActor() actor: Actor, @Param('partnerId', ParseUuid) id: string) {
+    return this.partners.rotateSigningSecret(actor, id);
+  }
+
+  /** A leaked or departing key is replaced without recreating the partner. */
+  @Doc('Rotate the API key: a new one (shown once); the current one works until previousKeyExpiresAt', ApiKeyRotatedResponse, [400, 404, 413])
+  @RequiresRole('admin')
+  @AuditAction('partner.api-key.rotate')
+  @Post(':partnerId/rotate-api-key')
+  @HttpCode(200)
+  rotateApiKey(@CurrentActor() actor: Actor, @Param('partnerId', ParseUuid) id: string, @Body() dto: RotateApiKeyDto) {
+    return this.partners.rotateApiKey(actor, id, dto?.previousKeyValidHours ?? DEFAULT_PREVIOUS_KEY_VALID_HOURS);
   }
 }

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { AuditLog } from '../audit/audit-log.js';
 import { lockOrNotFound, writeBack } from '../common/transaction.js';
+import type { Actor } from '../operators/operator.guard.js';
 import { Partner } from './partner.entity.js';
 import { hashToken, newApiKey, newSigningSecret, safeEqual } from './partner-secrets.js';
 import { SecretBox } from './secret-box.js';
@@ -14,38 +16,91 @@ export class PartnersService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly box: SecretBox,
+    private readonly audit: AuditLog,
   ) {}
 
   /** The API key is stored as its hash only, the signing secret sealed: both are shown this once. */
-  async create(name: string) {
+  async create(actor: Actor, name: string) {
     const apiKey = newApiKey();
     const signingSecret = newSigningSecret();
-    const partner = await this.db.getRepository(Partner).save({
-      name,
-      apiKeyHash: hashToken(apiKey),
-      signingSecret: this.box.seal(signingSecret, 'partners.signing_secret'),
-      previousSigningSecret: null,
-      previousSecretExpiresAt: null,
+    const partner = await this.db.transaction(async (m) => {
+      const saved = await m.save(
+        m.create(Partner, {
+          name,
+          apiKeyHash: hashToken(apiKey),
+          signingSecret: this.box.seal(signingSecret, 'partners.signing_secret'),
+          previousSigningSecret: null,
+          previousSecretExpiresAt: null,
+          previousApiKeyHash: null,
+          previousKeyExpiresAt: null,
+        }),
+      );
+      await this.audit.record(m, actor, { targetType: 'partner', targetId: saved.id, before: {}, after: { name } });
+      return saved;
     });
     return { id: partner.id, name: partner.name, apiKey, signingSecret, createdAt: partner.createdAt };
   }
 
-  async rotateSigningSecret(partnerId: string) {
+  async rotateSigningSecret(actor: Actor, partnerId: string) {
     return this.db.transaction(async (m) => {
       const partner = await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
       const signingSecret = newSigningSecret();
+      const before = partner.previousSecretExpiresAt?.toISOString() ?? null;
       partner.previousSigningSecret = partner.signingSecret; // still sealed: moved, never opened
       partner.previousSecretExpiresAt = new Date(Date.now() + ROTATION_OVERLAP_MS);
       partner.signingSecret = this.box.seal(signingSecret, 'partners.signing_secret');
       await writeBack(m, Partner, partner);
+      // That it happened, and until when the old secret signs too: never a secret.
+      await this.audit.record(m, actor, {
+        targetType: 'partner',
+        targetId: partnerId,
+        before: { signingSecretRotated: false, previousSecretExpiresAt: before },
+        after: { signingSecretRotated: true, previousSecretExpiresAt: partner.previousSecretExpiresAt.toISOString() },
+      });
       return { signingSecret };
     });
   }
 
-  /** The partner owning this API key, or null. */
+  /**
+   * A new API key (shown once); the current one keeps working for `previousKeyValidHours` (0: not
+   * at all). A key replaced by an earlier rotation stops at once: one previous key at a time.
+   */
+  async rotateApiKey(actor: Actor, partnerId: string, previousKeyValidHours: number) {
+    return this.db.transaction(async (m) => {
+      const partner = await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
+      const apiKey = newApiKey();
+      const before = partner.previousKeyExpiresAt?.toISOString() ?? null;
+      // PostgreSQL's clock, as the authentication's comparison uses.
+      const [{ now }]: { now: Date }[] = await m.query(`SELECT now() AS now`);
+      const expiresAt = new Date(now.getTime() + previousKeyValidHours * 3600 * 1000);
+      partner.previousApiKeyHash = previousKeyValidHours > 0 ? partner.apiKeyHash : null;
+      partner.previousKeyExpiresAt = expiresAt;
+      partner.apiKeyHash = hashToken(apiKey);
+      await writeBack(m, Partner, partner);
+      await this.audit.record(m, actor, {
+        targetType: 'partner',
+        targetId: partnerId,
+        before: { apiKeyRotated: false, previousKeyExpiresAt: before },
+        after: { apiKeyRotated: true, previousKeyExpiresAt: expiresAt.toISOString() },
+      });
+      return { apiKey, previousKeyExpiresAt: expiresAt.toISOString() };
+    });
+  }
+
+  /**
+   * The partner owning this API key: its current key, or the key its last rotation replaced until
+   * that one expires (PostgreSQL's clock decides, the same for every process). Two unique-index
+   * lookups (a BitmapOr), no cache: a rotation with no overlap holds at once, everywhere.
+   */
   async authenticate(apiKey: string): Promise<Partner | null> {
     const hash = hashToken(apiKey);
-    const partner = await this.db.getRepository(Partner).findOne({ where: { apiKeyHash: hash } });
-    return partner && safeEqual(partner.apiKeyHash, hash) ? partner : null;
+    const partner = await this.db
+      .getRepository(Partner)
+      .createQueryBuilder('p')
+      .where('p.api_key_hash = :hash', { hash })
+      .orWhere('(p.previous_api_key_hash = :hash AND p.previous_key_expires_at > now())', { hash })
+      .getOne();
+    if (!partner) return null;
+    return safeEqual(partner.apiKeyHash, hash) || (partner.previousApiKeyHash !== null && safeEqual(partner.previousApiKeyHash, hash)) ? partner : null;
   }
 }

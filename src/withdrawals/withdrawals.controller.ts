@@ -1,10 +1,11 @@
 import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
+import { AuditAction, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
 import { WithdrawalResponse, WithdrawalStatusResponse } from '../common/responses.js';
 import { Body, Controller, Get, HttpCode, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
 import { OnlyVariant } from '../config/variant-controllers.js';
-import { AdminGuard, CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
+import { CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
 import { Partner } from '../partners/partner.entity.js';
 import { CreateWithdrawalDto } from './withdrawal.dto.js';
 import { withdrawalStatusView, withdrawalView } from './withdrawal.views.js';
@@ -75,12 +76,14 @@ export class WithdrawalsControllerB extends WithdrawalsRoutes {
 
 @ApiTags('operator')
 @ApiOperator()
-@UseGuards(AdminGuard)
+@UseGuards(OperatorGuard)
 @Controller('admin/v1/withdrawal-requests')
 export class WithdrawalsAdminController {
   constructor(private readonly withdrawals: WithdrawalsService) {}
 
   @Doc('Accept (callback 1)', WithdrawalResponse, [400, 404, 409, 413, { 422: 'the company credit is not active, or the amount exceeds the credit balance' }])
+  @RequiresRole('operator')
+  @AuditAction('withdrawal-request.accept')
   @Post(':withdrawalRequestId/accept')
   @HttpCode(200)
   async accept(@Param('withdrawalRequestId', uuid) id: string) {
@@ -88,6 +91,8 @@ export class WithdrawalsAdminController {
   }
 
   @Doc('Reject (callback 1)', WithdrawalResponse, [400, 404, 409, 413])
+  @RequiresRole('operator')
+  @AuditAction('withdrawal-request.reject')
   @Post(':withdrawalRequestId/reject')
   @HttpCode(200)
   async reject(@Param('withdrawalRequestId', uuid) id: string) {
@@ -101,6 +106,8 @@ export class WithdrawalsAdminController {
     413,
     { 422: 'the company credit is not active, or the amount exceeds the credit balance' },
   ])
+  @RequiresRole('operator')
+  @AuditAction('withdrawal-request.pay-out')
   @Post(':withdrawalRequestId/pay-out')
   @HttpCode(200)
   async payOut(@Param('withdrawalRequestId', uuid) id: string) {

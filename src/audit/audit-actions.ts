@@ -1,0 +1,27 @@
+/**
+ * Every audit action, by the kind of resource it changes: the stable dotted names an entry's
+ * `action` takes. Each changing /admin route declares its own (`@AuditAction`, the OpenAPI
+ * document's `x-audit-action`); docs/operations.md lists them all, and a test checks both.
+ */
+export const AUDIT_ACTIONS = {
+  'partner.create': 'partner',
+  'partner.signing-secret.rotate': 'partner',
+  'partner.api-key.rotate': 'partner',
+  'operator.create': 'operator',
+  'operator.revoke': 'operator',
+  'company.credit.update': 'company',
+  'limit-request.approve': 'limit-request',
+  'limit-request.reject': 'limit-request',
+  'withdrawal-request.accept': 'withdrawal-request',
+  'withdrawal-request.reject': 'withdrawal-request',
+  'withdrawal-request.pay-out': 'withdrawal-request',
+  'loan.payment.register': 'loan',
+  'callback.redeliver': 'callback',
+  'callback.redeliver-failed': 'callback',
+  'callback.promote': 'callback',
+  'destination.probe': 'destination',
+} as const;
+
+export type AuditActionName = keyof typeof AUDIT_ACTIONS;
+export const AUDIT_TARGET_TYPES = [...new Set(Object.values(AUDIT_ACTIONS))];
+export type AuditTargetType = (typeof AUDIT_ACTIONS)[AuditActionName];

@@ -1,0 +1,16 @@
+import { changedProperties } from './audit-changes.js';
+
+describe('changedProperties', () => {
+  it('keeps only the properties whose values differ, on each side', () => {
+    expect(changedProperties({ creditLimit: '0.00', creditStatus: 'pending', repaymentTermDays: 30 }, { creditLimit: '5000.00', creditStatus: 'pending', repaymentTermDays: 30 })).toEqual({
+      before: { creditLimit: '0.00' },
+      after: { creditLimit: '5000.00' },
+    });
+  });
+
+  it('is empty on both sides when nothing changed, and keeps a property present on one side only', () => {
+    expect(changedProperties({ a: 1 }, { a: 1 })).toEqual({ before: {}, after: {} });
+    expect(changedProperties({}, { revokedAt: '2026-11-25T00:00:00.000Z' })).toEqual({ before: {}, after: { revokedAt: '2026-11-25T00:00:00.000Z' } });
+    expect(changedProperties({ loanId: null }, { loanId: 'x' })).toEqual({ before: { loanId: null }, after: { loanId: 'x' } });
+  });
+});

@@ -1,0 +1,17 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import type { OperatorRole } from './operator-role.js';
+
+@Entity('operators')
+export class Operator {
+  @PrimaryGeneratedColumn('uuid') id: string;
+  /** 1–100 characters, unique for ever (a revoked operator's name too). */
+  @Column('text') name: string;
+  @Column('text') role: OperatorRole;
+  /** sha256 of the token, which is shown once; null for the bootstrap `admin` (ADMIN_TOKEN, checked in memory). */
+  @Column('text', { name: 'token_hash', nullable: true }) tokenHash: string | null;
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
+  @Column('timestamptz', { name: 'revoked_at', nullable: true }) revokedAt: Date | null;
+}
+
+/** The bootstrap operator's name: the deployment's ADMIN_TOKEN authenticates as it. */
+export const BOOTSTRAP_OPERATOR = 'admin';

@@ -1,0 +1,80 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { randomBytes } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { AuditLog } from '../audit/audit-log.js';
+import { DomainError } from '../common/domain-error.js';
+import { lockOrNotFound, writeBack } from '../common/transaction.js';
+import { hashToken } from '../partners/partner-secrets.js';
+import { OperatorCredentials } from './operator-credentials.js';
+import { BOOTSTRAP_OPERATOR, Operator } from './operator.entity.js';
+import { OperatorRole } from './operator-role.js';
+import type { Actor } from './operator.guard.js';
+
+/** Operator tokens carry 256 random bits (like API keys, so an unsalted SHA-256 is enough at rest). */
+export function newOperatorToken(): string {
+  return `fso_${randomBytes(32).toString('base64url')}`;
+}
+
+export const OPERATOR_ERRORS = {
+  nameTaken: 'OPERATOR.NAME_TAKEN',
+  bootstrap: 'OPERATOR.BOOTSTRAP',
+  revoked: 'OPERATOR.REVOKED',
+} as const;
+
+const UNIQUE_VIOLATION = '23505';
+
+export interface OperatorView {
+  id: string;
+  name: string;
+  role: OperatorRole;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+const view = (o: Operator): OperatorView => ({ id: o.id, name: o.name, role: o.role, createdAt: o.createdAt.toISOString(), revokedAt: o.revokedAt?.toISOString() ?? null });
+
+/** Named operator credentials: created with a role, listed, revoked; each change audited in its transaction. */
+@Injectable()
+export class OperatorsService {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly audit: AuditLog,
+    private readonly credentials: OperatorCredentials,
+  ) {}
+
+  /** The token is returned this once and stored as its hash only. */
+  async create(actor: Actor, name: string, role: OperatorRole): Promise<{ id: string; name: string; role: OperatorRole; token: string; createdAt: string }> {
+    const token = newOperatorToken();
+    try {
+      return await this.db.transaction(async (m) => {
+        const operator = await m.save(m.create(Operator, { name, role, tokenHash: hashToken(token), revokedAt: null }));
+        await this.audit.record(m, actor, { targetType: 'operator', targetId: operator.id, before: {}, after: { name, role } });
+        return { id: operator.id, name: operator.name, role: operator.role, token, createdAt: operator.createdAt.toISOString() };
+      });
+    } catch (e) {
+      if ((e as { code?: string }).code === UNIQUE_VIOLATION) throw new DomainError('conflict', OPERATOR_ERRORS.nameTaken, `An operator named ${JSON.stringify(name)} exists already (names are never reused)`);
+      throw e;
+    }
+  }
+
+  async list(): Promise<OperatorView[]> {
+    return (await this.db.getRepository(Operator).find({ order: { createdAt: 'ASC', id: 'ASC' } })).map(view);
+  }
+
+  /** The token stops working at once here, within OPERATOR_CACHE_MS in every other process. */
+  async revoke(actor: Actor, id: string): Promise<void> {
+    const hash = await this.db.transaction(async (m) => {
+      const operator = await lockOrNotFound(m, Operator, { id }, 'Operator');
+      if (operator.name === BOOTSTRAP_OPERATOR) {
+        throw new DomainError('conflict', OPERATOR_ERRORS.bootstrap, 'The bootstrap operator admin is the deployment\'s ADMIN_TOKEN: change ADMIN_TOKEN and restart to replace it');
+      }
+      if (operator.revokedAt) throw new DomainError('conflict', OPERATOR_ERRORS.revoked, `Operator is already revoked (current status: revoked at ${operator.revokedAt.toISOString()})`);
+      operator.revokedAt = new Date();
+      await writeBack(m, Operator, operator);
+      await this.audit.record(m, actor, { targetType: 'operator', targetId: id, before: { revokedAt: null }, after: { revokedAt: operator.revokedAt.toISOString() } });
+      return operator.tokenHash;
+    });
+    if (hash) this.credentials.forget(hash);
+  }
+}
