@@ -2,7 +2,8 @@ import { ApiOperator, Doc } from '../common/api-doc.js';
 import { ApiKeyRotatedResponse, PartnerCreatedResponse, SigningSecretResponse } from '../common/responses.js';
 import { Body, Controller, HttpCode, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsInt, IsOptional, IsString, Length, Max, Min } from 'class-validator';
+import { IsInt, IsString, Length, Max, Min } from 'class-validator';
+import { IsOmittable } from '../common/validation.js';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
 import { Actor, AuditAction, CurrentActor, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
 import { PartnersService } from './partners.service.js';
@@ -20,7 +21,7 @@ export const DEFAULT_PREVIOUS_KEY_VALID_HOURS = 24;
 
 export class RotateApiKeyDto {
   @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 72, default: DEFAULT_PREVIOUS_KEY_VALID_HOURS, description: 'hours the current key keeps working; 0 stops it within a second, in every process' })
-  @IsOptional()
+  @IsOmittable()
   @IsInt()
   @Min(0)
   @Max(72)

@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import { OPERATOR_ROLES, OperatorRole, roleAllows } from '../src/operators/operator-role.js';
+import { AdminRoute, documentedAdminRoutes, expectedRole, nestAdminRoutes } from './support/admin-routes.js';
+import { ADMIN_TOKEN, createPartner, startTestApp, TestApp } from './support/test-app.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(() => t?.close());
+
+type Method = AdminRoute['method'];
+const bearer = (token: string) => `Bearer ${token}`;
+
+/** A request as any caller, checked against the OpenAPI document like every other. */
+function call(method: Method, path: string, authorization: string | null, body?: object) {
+  let r = t.http()[method](path);
+  if (authorization !== null) r = r.set('Authorization', authorization);
+  return body === undefined ? r : r.send(body);
+}
+
+async function newOperator(role: OperatorRole, name = `${role}-${randomUUID().slice(0, 8)}`) {
+  const res = await call('post', '/admin/v1/operators', bearer(ADMIN_TOKEN), { name, role }).expect(201);
+  return res.body as { id: string; name: string; role: OperatorRole; token: string; createdAt: string };
+}
+
+const auditCount = async () => Number((await t.sql<{ n: string }>('SELECT count(*) AS n FROM audit_entries'))[0].n);
+
+describe('operators and roles', () => {
+  it('walks every /admin route: unknown 401, a role below the route 403, the route role and above pass the guard', async () => {
+    const nest = nestAdminRoutes(t.app);
+    const documented = documentedAdminRoutes((await t.http().get('/docs-json').expect(200)).body).filter((r) => r.path !== '/admin/queues');
+    // Nothing under /admin escapes the document (or this walk).
+    expect(nest.map((r) => `${r.method} ${r.path}`)).toEqual(documented.map((r) => `${r.method} ${r.path}`));
+    expect(nest.length).toBeGreaterThanOrEqual(20);
+
+    const callers: Record<string, string> = {};
+    for (const role of OPERATOR_ROLES) callers[role] = bearer((await newOperator(role)).token);
+    const before = await auditCount();
+    const problems: string[] = [];
+    for (const route of nest) {
+      const path = route.path.replace(/:\w+/g, () => randomUUID());
+      const body = route.method === 'get' || route.method === 'delete' ? undefined : {};
+      const needed = expectedRole(route);
+      const unknown = await call(route.method, path, bearer('fso_not-a-token'), body);
+      if (unknown.status !== 401) problems.push(`${route.method} ${route.path}: unknown token → ${unknown.status}`);
+      const none = await call(route.method, path, null, body);
+      if (none.status !== 401) problems.push(`${route.method} ${route.path}: no credential → ${none.status}`);
+      for (const role of [...OPERATOR_ROLES, 'bootstrap'] as const) {
+        const held = role === 'bootstrap' ? 'admin' : role;
+        const res = await call(route.method, path, role === 'bootstrap' ? bearer(ADMIN_TOKEN) : callers[role], body);
+        const allowed = roleAllows(held, needed);
+        if (allowed && (res.status === 401 || res.status === 403)) problems.push(`${route.method} ${route.path}: ${role} → ${res.status}, expected past the guard`);
+        if (!allowed && res.status !== 403) problems.push(`${route.method} ${route.path}: ${role} → ${res.status}, expected 403 (needs ${needed})`);
+        if (!allowed && !String(res.body.message).includes(needed)) problems.push(`${route.method} ${route.path}: the 403 does not name role ${needed}`);
+      }
+    }
+    expect(problems).toEqual([]);
+    // Every request above was refused (401, 403) or failed (400, 404): none wrote an entry.
+    expect(await auditCount()).toBe(before);
+  }, 120_000);
+
+  it('creates an operator whose token is shown once and stored hashed; names are unique, 1–100 characters', async () => {
+    const alice = await newOperator('operator', 'alice');
+    expect(alice).toEqual({ id: expect.any(String), name: 'alice', role: 'operator', token: expect.stringMatching(/^fso_[A-Za-z0-9_-]{43}$/), createdAt: expect.any(String) });
+    const [row] = await t.sql<{ token_hash: string }>('SELECT token_hash FROM operators WHERE id = $1', [alice.id]);
+    expect(row.token_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(await t.sql('SELECT * FROM operators'))).not.toContain(alice.token);
+
+    const clash = await call('post', '/admin/v1/operators', bearer(ADMIN_TOKEN), { name: 'alice', role: 'viewer' }).expect(409);
+    expect(clash.body.message).toContain('alice');
+    await call('post', '/admin/v1/operators', bearer(ADMIN_TOKEN), { name: 'admin', role: 'viewer' }).expect(409);
+    for (const [body, field] of [
+      [{ name: '', role: 'viewer' }, 'name'],
+      [{ name: 'x'.repeat(101), role: 'viewer' }, 'name'],
+      [{ name: 'a:b', role: 'viewer' }, 'name'],
+      [{ name: 'bob', role: 'root' }, 'role'],
+      [{ name: 'bob' }, 'role'],
+      [{ name: 'bob', role: 'viewer', token: 'mine' }, 'token'],
+    ] as const) {
+      const res = await call('post', '/admin/v1/operators', bearer(ADMIN_TOKEN), body).expect(400);
+      expect(JSON.stringify(res.body.message)).toContain(field);
+    }
+    await call('post', '/admin/v1/operators', bearer(ADMIN_TOKEN), { name: 'x'.repeat(100), role: 'viewer' }).expect(201);
+
+    const list = (await call('get', '/admin/v1/operators', bearer(alice.token)).expect(200)).body.items as Record<string, unknown>[];
+    expect(list.find((o) => o.name === 'admin')).toEqual({ id: expect.any(String), name: 'admin', role: 'admin', createdAt: expect.any(String), revokedAt: null });
+    expect(list.find((o) => o.id === alice.id)).toEqual({ id: alice.id, name: 'alice', role: 'operator', createdAt: alice.createdAt, revokedAt: null });
+    expect(JSON.stringify(list)).not.toContain('fso_');
+  });
+
+  it('revokes an operator: 204, its token is refused at once, a second revocation is 409; the bootstrap admin cannot be revoked', async () => {
+    const bob = await newOperator('admin');
+    await call('get', '/admin/v1/operators', bearer(bob.token)).expect(200);
+    await call('delete', `/admin/v1/operators/${bob.id}`, bearer(ADMIN_TOKEN)).expect(204);
+    await call('get', '/admin/v1/operators', bearer(bob.token)).expect(401);
+    const again = await call('delete', `/admin/v1/operators/${bob.id}`, bearer(ADMIN_TOKEN)).expect(409);
+    expect(again.body.message).toContain('revoked');
+    const listed = (await call('get', '/admin/v1/operators', bearer(ADMIN_TOKEN)).expect(200)).body.items.find((o: { id: string }) => o.id === bob.id);
+    expect(listed.revokedAt).toEqual(expect.any(String));
+
+    const admin = (await call('get', '/admin/v1/operators', bearer(ADMIN_TOKEN)).expect(200)).body.items.find((o: { name: string }) => o.name === 'admin');
+    await call('delete', `/admin/v1/operators/${admin.id}`, bearer(ADMIN_TOKEN)).expect(409);
+    await call('delete', `/admin/v1/operators/${randomUUID()}`, bearer(ADMIN_TOKEN)).expect(404);
+    await call('delete', '/admin/v1/operators/not-a-uuid', bearer(ADMIN_TOKEN)).expect(400);
+    await call('get', '/admin/v1/operators', bearer(ADMIN_TOKEN)).expect(200);
+  });
+});
+
+describe('partner API-key rotation', () => {
+  const companies = (key: string) => call('post', '/v1/companies', bearer(key), { name: 'R' });
+
+  it('with an overlap: both keys work until previousKeyExpiresAt; a second rotation drops the first key at once', async () => {
+    const p = await createPartner(t, 'Rotating');
+    const before = Date.now();
+    const res = await call('post', `/admin/v1/partners/${p.id}/rotate-api-key`, bearer(ADMIN_TOKEN), {}).expect(200);
+    expect(res.body).toEqual({ apiKey: expect.stringMatching(/^fsk_/), previousKeyExpiresAt: expect.any(String) });
+    const expires = Date.parse(res.body.previousKeyExpiresAt);
+    expect(Math.abs(expires - before - 24 * 3600_000)).toBeLessThan(60_000);
+    await companies(p.apiKey).expect(201);
+    await companies(res.body.apiKey).expect(201);
+
+    const two = await call('post', `/admin/v1/partners/${p.id}/rotate-api-key`, bearer(ADMIN_TOKEN), { previousKeyValidHours: 1 }).expect(200);
+    expect(Math.abs(Date.parse(two.body.previousKeyExpiresAt) - Date.now() - 3600_000)).toBeLessThan(60_000);
+    await companies(p.apiKey).expect(401);
+    await companies(res.body.apiKey).expect(201);
+    await companies(two.body.apiKey).expect(201);
+
+    // The overlap ends by PostgreSQL's clock: moved into the past, the previous key is refused.
+    await t.sql(`UPDATE partners SET previous_key_expires_at = now() - interval '1 second' WHERE id = $1`, [p.id]);
+    await companies(res.body.apiKey).expect(401);
+    await companies(two.body.apiKey).expect(201);
+  });
+
+  it('with 0: the previous key is refused at once', async () => {
+    const p = await createPartner(t, 'Leaked');
+    await companies(p.apiKey).expect(201);
+    const res = await call('post', `/admin/v1/partners/${p.id}/rotate-api-key`, bearer(ADMIN_TOKEN), { previousKeyValidHours: 0 }).expect(200);
+    expect(Math.abs(Date.parse(res.body.previousKeyExpiresAt) - Date.now())).toBeLessThan(5_000);
+    await companies(p.apiKey).expect(401);
+    await companies(res.body.apiKey).expect(201);
+  });
+
+  it('refuses an overlap outside 0–72 whole hours, an unknown partner, and anyone but an admin', async () => {
+    const p = await createPartner(t, 'Strict');
+    for (const previousKeyValidHours of [-1, 73, 1.5, '5', null]) {
+      const res = await call('post', `/admin/v1/partners/${p.id}/rotate-api-key`, bearer(ADMIN_TOKEN), { previousKeyValidHours }).expect(400);
+      expect(JSON.stringify(res.body.message)).toContain('previousKeyValidHours');
+    }
+    await call('post', `/admin/v1/partners/${randomUUID()}/rotate-api-key`, bearer(ADMIN_TOKEN), {}).expect(404);
+    const op = await newOperator('operator');
+    await call('post', `/admin/v1/partners/${p.id}/rotate-api-key`, bearer(op.token), {}).expect(403);
+    await companies(p.apiKey).expect(201);
+  });
+});
