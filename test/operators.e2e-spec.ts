@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { OPERATOR_ROLES, OperatorRole, roleAllows } from '../src/operators/operator-role.js';
 import { AdminRoute, documentedAdminRoutes, expectedRole, nestAdminRoutes } from './support/admin-routes.js';
+import { buildService, sparePort, startService, stop } from './support/processes.js';
 import { ADMIN_TOKEN, createPartner, startTestApp, TestApp } from './support/test-app.js';
 
 let t: TestApp;
@@ -151,5 +152,61 @@ describe('partner API-key rotation', () => {
     const op = await newOperator('operator');
     await call('post', `/admin/v1/partners/${p.id}/rotate-api-key`, bearer(op.token), {}).expect(403);
     await companies(p.apiKey).expect(201);
+  });
+});
+
+describe('a second process', () => {
+  let child: Awaited<ReturnType<typeof startService>> | undefined;
+  let base = '';
+  beforeAll(async () => {
+    buildService();
+    const port = await sparePort();
+    child = await startService({
+      ROLE: 'api',
+      PORT: String(port),
+      DATABASE_URL: t.config.databaseUrl,
+      REDIS_URL: t.config.redisUrl,
+      QUEUE_PREFIX: t.config.queuePrefix,
+      ADMIN_TOKEN,
+      CALLBACK_ALLOW_HTTP: 'true',
+      CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
+    });
+    base = `http://127.0.0.1:${port}`;
+  }, 180_000);
+  afterAll(async () => {
+    if (child) await stop(child, 'SIGTERM');
+  });
+
+  const status = async (path: string, token: string, init: RequestInit = {}) =>
+    (await fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers } })).status;
+
+  /** Polls until the child answers `expected`; how long that took after `since`. */
+  async function seenWithin(since: number, check: () => Promise<number>, expected: number): Promise<number> {
+    for (;;) {
+      if ((await check()) === expected) return Date.now() - since;
+      if (Date.now() - since > 5_000) throw new Error(`the second process still did not answer ${expected} after 5 s`);
+    }
+  }
+
+  it('refuses a revoked operator within a second of the revocation, having just accepted it', async () => {
+    const carol = await newOperator('viewer');
+    // The second process has just read (and may hold) the token.
+    expect(await status('/admin/v1/operators', carol.token)).toBe(200);
+    expect(await status('/admin/v1/operators', carol.token)).toBe(200);
+    const at = Date.now();
+    await call('delete', `/admin/v1/operators/${carol.id}`, bearer(ADMIN_TOKEN)).expect(204);
+    const took = await seenWithin(at, () => status('/admin/v1/operators', carol.token), 401);
+    expect(took).toBeLessThan(1_000);
+    expect(await status('/admin/v1/operators', ADMIN_TOKEN)).toBe(200);
+  });
+
+  it('refuses a partner key rotated with 0 within a second, having just accepted it', async () => {
+    const p = await createPartner(t, 'Two processes');
+    const create = (key: string) => status('/v1/companies', key, { method: 'POST', body: JSON.stringify({ name: 'Q' }) });
+    expect(await create(p.apiKey)).toBe(201);
+    const at = Date.now();
+    const res = await call('post', `/admin/v1/partners/${p.id}/rotate-api-key`, bearer(ADMIN_TOKEN), { previousKeyValidHours: 0 }).expect(200);
+    expect(await seenWithin(at, () => create(p.apiKey), 401)).toBeLessThan(1_000);
+    expect(await create(res.body.apiKey)).toBe(201);
   });
 });
