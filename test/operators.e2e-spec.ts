@@ -210,3 +210,79 @@ describe('a second process', () => {
     expect(await create(res.body.apiKey)).toBe(201);
   });
 });
+
+describe('the audit log', () => {
+  type Entry = { id: string; at: string; operator: { id: string; name: string }; action: string; targetType: string; targetId: string | null; before: object; after: object };
+  const audit = async (query: string, token = ADMIN_TOKEN) => (await call('get', `/admin/v1/audit${query}`, bearer(token)).expect(200)).body as { items: Entry[]; nextCursor: string | null };
+
+  it('records partner creation, secret and key rotation, operator creation and revocation: who, what, before and after, never a secret', async () => {
+    const dave = await newOperator('admin', `dave-${randomUUID().slice(0, 6)}`);
+    const p = (await call('post', '/admin/v1/partners', bearer(dave.token), { name: 'Audited Bank' }).expect(201)).body;
+    const secret = (await call('post', `/admin/v1/partners/${p.id}/rotate-signing-secret`, bearer(dave.token)).expect(200)).body;
+    const key = (await call('post', `/admin/v1/partners/${p.id}/rotate-api-key`, bearer(dave.token), { previousKeyValidHours: 2 }).expect(200)).body;
+    const erin = await newOperatorAs(dave.token, 'viewer');
+    await call('delete', `/admin/v1/operators/${erin.id}`, bearer(dave.token)).expect(204);
+
+    const { items } = await audit(`?operatorId=${dave.id}`);
+    const who = { id: dave.id, name: dave.name };
+    expect(items.map((e) => e.action)).toEqual(['operator.revoke', 'operator.create', 'partner.api-key.rotate', 'partner.signing-secret.rotate', 'partner.create']);
+    expect(items.every((e) => e.operator.id === who.id && e.operator.name === who.name)).toBe(true);
+    expect(items[4]).toMatchObject({ targetType: 'partner', targetId: p.id, before: {}, after: { name: 'Audited Bank' } });
+    expect(items[3]).toMatchObject({ targetType: 'partner', targetId: p.id, before: { signingSecretRotated: false, previousSecretExpiresAt: null }, after: { signingSecretRotated: true } });
+    expect(items[2]).toMatchObject({ targetType: 'partner', targetId: p.id, before: { apiKeyRotated: false }, after: { apiKeyRotated: true, previousKeyExpiresAt: key.previousKeyExpiresAt } });
+    expect(items[1]).toMatchObject({ targetType: 'operator', targetId: erin.id, before: {}, after: { name: erin.name, role: 'viewer' } });
+    expect(items[0]).toMatchObject({ targetType: 'operator', targetId: erin.id, before: { revokedAt: null }, after: { revokedAt: expect.any(String) } });
+    const stored = JSON.stringify(await t.sql('SELECT * FROM audit_entries'));
+    for (const secretValue of [p.apiKey, p.signingSecret, secret.signingSecret, key.apiKey, erin.token, dave.token]) expect(stored).not.toContain(secretValue);
+    expect(stored).not.toMatch(/whsec_|fsk_|fso_|enc1:/);
+  });
+
+  it('filters by target and time, pages newest first with a cursor, and refuses bad queries naming the field', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await createPartner(t, `Paged ${i}`)).id);
+    const one = await audit(`?targetType=partner&targetId=${ids[2]}`);
+    expect(one.items.map((e) => [e.action, e.targetId])).toEqual([['partner.create', ids[2]]]);
+
+    const since = (await audit(`?targetType=partner&targetId=${ids[1]}`)).items[0].at;
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { items: Entry[]; nextCursor: string | null } = await audit(`?targetType=partner&since=${encodeURIComponent(since)}&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      expect(page.items.length).toBeLessThanOrEqual(2);
+      seen.push(...page.items.filter((e) => e.action === 'partner.create').map((e) => e.targetId!));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual([...ids.slice(1)].reverse());
+
+    const viewer = await newOperator('viewer');
+    expect((await audit('?limit=1', viewer.token)).items).toHaveLength(1);
+    for (const [query, field] of [
+      ['?limit=0', 'limit'],
+      ['?limit=201', 'limit'],
+      ['?operatorId=nope', 'operatorId'],
+      ['?targetType=planet', 'targetType'],
+      ['?since=yesterday', 'since'],
+      ['?cursor=abc', 'cursor'],
+      ['?color=red', 'color'],
+    ]) {
+      const res = await call('get', `/admin/v1/audit${query}`, bearer(ADMIN_TOKEN)).expect(400);
+      expect(JSON.stringify(res.body.message)).toContain(field);
+    }
+  });
+
+  it('cannot be changed or deleted: no route does (404), and the table refuses it', async () => {
+    const [entry] = (await audit('?limit=1')).items;
+    for (const method of ['put', 'patch', 'delete'] as const) {
+      await call(method, `/admin/v1/audit/${entry.id}`, bearer(ADMIN_TOKEN), method === 'delete' ? undefined : { action: 'x' }).expect(404);
+      await call(method, '/admin/v1/audit', bearer(ADMIN_TOKEN), method === 'delete' ? undefined : { action: 'x' }).expect(404);
+    }
+    await expect(t.sql(`UPDATE audit_entries SET action = 'x' WHERE id = $1`, [entry.id])).rejects.toThrow(/cannot be changed or deleted/);
+    await expect(t.sql(`DELETE FROM audit_entries WHERE id = $1`, [entry.id])).rejects.toThrow(/cannot be changed or deleted/);
+    expect((await audit('?limit=1')).items[0]).toEqual(entry);
+  });
+});
+
+async function newOperatorAs(token: string, role: OperatorRole) {
+  const res = await call('post', '/admin/v1/operators', bearer(token), { name: `${role}-${randomUUID().slice(0, 8)}`, role }).expect(201);
+  return res.body as { id: string; name: string; token: string };
+}
