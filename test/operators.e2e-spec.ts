@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { AUDIT_ACTIONS } from '../src/audit/audit-actions.js';
 import { OPERATOR_ROLES, OperatorRole, roleAllows } from '../src/operators/operator-role.js';
 import { AdminRoute, documentedAdminRoutes, expectedRole, nestAdminRoutes } from './support/admin-routes.js';
 import { buildService, sparePort, startService, stop } from './support/processes.js';
@@ -60,6 +63,27 @@ describe('operators and roles', () => {
     // Every request above was refused (401, 403) or failed (400, 404): none wrote an entry.
     expect(await auditCount()).toBe(before);
   }, 120_000);
+
+  it('declares, for every changing /admin route, its audit action; docs/operations.md documents each action with its route', async () => {
+    const document = (await t.http().get('/docs-json').expect(200)).body as { paths: Record<string, Record<string, { 'x-audit-action'?: string; 'x-required-role'?: string }>> };
+    const page = readFileSync(path.join(__dirname, '../docs/operations.md'), 'utf8');
+    const rows = new Map([...page.matchAll(/^\| `([a-z.-]+)` \| ([^|]+) \|/gm)].map((m) => [m[1], m[2]]));
+    const problems: string[] = [];
+    for (const route of nestAdminRoutes(t.app)) {
+      const operation = document.paths[route.path.replace(/:(\w+)/g, '{$1}')][route.method];
+      const action = operation['x-audit-action'];
+      if (operation['x-required-role'] !== expectedRole(route)) problems.push(`${route.method} ${route.path}: x-required-role ${operation['x-required-role']}`);
+      if (route.method === 'get') {
+        if (action !== undefined) problems.push(`${route.method} ${route.path}: a read declares audit action ${action}`);
+        continue;
+      }
+      if (!action || !(action in AUDIT_ACTIONS)) problems.push(`${route.method} ${route.path}: no known audit action (${action})`);
+      else if (!rows.get(action)?.includes(`${route.method.toUpperCase()} ${route.path.replace(/:\w+/g, '{id}')}`)) problems.push(`${action}: docs/operations.md does not give its route ${route.method.toUpperCase()} ${route.path}`);
+    }
+    expect(problems).toEqual([]);
+    expect([...rows.keys()].filter((a) => a.includes('.')).sort()).toEqual(Object.keys(AUDIT_ACTIONS).sort());
+    for (const action of ['limit-request.approve', 'company.credit.update', 'callback.redeliver']) expect(AUDIT_ACTIONS).toHaveProperty([action]);
+  });
 
   it('creates an operator whose token is shown once and stored hashed; names are unique, 1–100 characters', async () => {
     const alice = await newOperator('operator', 'alice');
