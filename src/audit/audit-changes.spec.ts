@@ -1,4 +1,4 @@
-import { changedProperties } from './audit-changes.js';
+import { changedProperties, trackedValues } from './audit-changes.js';
 
 describe('changedProperties', () => {
   it('keeps only the properties whose values differ, on each side', () => {
@@ -12,5 +12,17 @@ describe('changedProperties', () => {
     expect(changedProperties({ a: 1 }, { a: 1 })).toEqual({ before: {}, after: {} });
     expect(changedProperties({}, { revokedAt: '2026-11-25T00:00:00.000Z' })).toEqual({ before: {}, after: { revokedAt: '2026-11-25T00:00:00.000Z' } });
     expect(changedProperties({ loanId: null }, { loanId: 'x' })).toEqual({ before: { loanId: null }, after: { loanId: 'x' } });
+  });
+});
+
+describe('trackedValues', () => {
+  it('shows money as its decimal string and times as ISO-8601', () => {
+    expect(trackedValues({ creditLimit: 500050n, at: new Date('2026-11-25T10:00:00Z'), status: 'active', days: 30, none: null })).toEqual({
+      creditLimit: '5000.50',
+      at: '2026-11-25T10:00:00.000Z',
+      status: 'active',
+      days: 30,
+      none: null,
+    });
   });
 });

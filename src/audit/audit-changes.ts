@@ -1,3 +1,5 @@
+import { formatMoney } from '../common/money.js';
+
 /** A JSON value of a tracked property, as the API shows it (money as its decimal string). */
 export type Tracked = string | number | boolean | null;
 
@@ -18,4 +20,20 @@ export function changedProperties(
     if (key in after) out.after[key] = after[key];
   }
   return out;
+}
+
+/**
+ * A tracked property's value as an entry holds it: money (held as bigint cents) as its decimal
+ * string, a time as ISO-8601, anything else as it is.
+ */
+export function trackedValue(value: unknown): Tracked {
+  if (typeof value === 'bigint') return formatMoney(value);
+  if (value instanceof Date) return value.toISOString();
+  if (value === undefined) return null;
+  return value as Tracked;
+}
+
+/** Every property of a snapshot as {@link trackedValue}. */
+export function trackedValues(snapshot: Record<string, unknown>): Record<string, Tracked> {
+  return Object.fromEntries(Object.entries(snapshot).map(([k, v]) => [k, trackedValue(v)]));
 }

@@ -1,5 +1,5 @@
 import { ApiOperator, ApiPartner, CallbackTarget, Doc } from '../common/api-doc.js';
-import { AuditAction, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
+import { Actor, AuditAction, CurrentActor, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
 import { CompanyResponse, CreditStatusResponse, TermsResponse } from '../common/responses.js';
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
@@ -84,7 +84,7 @@ export class CreditAdminController {
   @AuditAction('company.credit.update')
   @Patch(':companyId/credit')
   @HttpCode(200)
-  async updateCredit(@Param('companyId', ParseUuid) id: string, @Body() dto: UpdateCreditDto) {
-    return creditStatusView(await this.companies.updateCredit(id, dto));
+  async updateCredit(@CurrentActor() actor: Actor, @Param('companyId', ParseUuid) id: string, @Body() dto: UpdateCreditDto) {
+    return creditStatusView(await this.companies.updateCredit(actor, id, dto));
   }
 }

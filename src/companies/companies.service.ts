@@ -14,6 +14,8 @@ import { Company } from './company.entity.js';
 import { CreateCompanyDto, UpdateCreditDto } from './company.dto.js';
 import { CREDIT_TRANSITIONS } from './credit-status.js';
 import { creditEvents, creditSnapshot } from './credit.js';
+import { trackedValues } from '../audit/audit-changes.js';
+import type { Actor } from '../operators/operator.guard.js';
 
 @Injectable()
 export class CompaniesService {
@@ -54,9 +56,12 @@ export class CompaniesService {
     return findOwnedCompany(this.db.manager, partnerId, companyId);
   }
 
-  /** Operator change of credit limit, status or terms: one row, so a RowChange (two round trips). */
-  updateCredit(companyId: string, dto: UpdateCreditDto): Promise<Company> {
-    return this.rows.apply(Company, companyId, 'Company', (company) => {
+  /**
+   * Operator change of credit limit, status or terms: one row, so a RowChange (two round trips),
+   * its audit entry written in the same statement.
+   */
+  updateCredit(actor: Actor, companyId: string, dto: UpdateCreditDto): Promise<Company> {
+    return this.rows.applyAudited(Company, companyId, 'Company', actor, (company) => {
       const before = creditSnapshot(company);
       if (dto.creditStatus !== undefined && dto.creditStatus !== company.creditStatus) {
         if (!canTransition(CREDIT_TRANSITIONS, company.creditStatus, dto.creditStatus)) {
@@ -80,7 +85,8 @@ export class CompaniesService {
       const events = creditEvents(company, before);
       // Keep the stored text normalised ("7.5" → "7.50") so reads match what PostgreSQL returns.
       company.annualInterestRate = formatMoney(moneyFromDb(company.annualInterestRate));
-      return events;
+      const after = creditSnapshot(company);
+      return { events, change: { targetType: 'company', targetId: companyId, before: trackedValues({ ...before }), after: trackedValues({ ...after }) } };
     });
   }
 }

@@ -12,9 +12,11 @@ export interface Versioned<T> {
   version: string;
 }
 
-/** A changed row, to be written only over the version it was read at, and the callbacks it calls for. */
+/** A changed row, to be written only over the version it was read at, the callbacks it calls for, and its audit entry. */
 export interface RowWrite<T> extends Versioned<T> {
   events: CallbackEvent[];
+  /** The audit entry's parameters (auditValues), written with the row; null for a change that has none. */
+  audit: unknown[] | null;
 }
 
 /** Rows read or written in one statement at most. */
@@ -30,6 +32,14 @@ const ALONE = 'FOR NO KEY UPDATE OF t';
 
 /** A callback is inserted only with its row ($3 names each callback's row). */
 const WRITTEN_ONLY = '($3::uuid[])[e.ord::int] IN (SELECT id FROM written)';
+
+/** The audit entries of the rows written ($9 names each entry's row; $10… its columns, as AUDIT_INSERT orders them). */
+const AUDITED = `INSERT INTO audit_entries (operator_id, action, target_type, target_id, before, after)
+       SELECT a.operator_id, a.action, a.target_type, a.target_id, a.before::jsonb, a.after::jsonb
+         FROM unnest($9::uuid[], $10::uuid[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[]) WITH ORDINALITY
+              AS a(owner, operator_id, action, target_type, target_id, before, after, ord)
+        WHERE a.owner IN (SELECT id FROM written)
+        ORDER BY ord`;
 
 /** A statement's text and the name it is prepared under. */
 type Sql = { name: string; text: string };
@@ -122,13 +132,16 @@ export class RowBatches<T extends ObjectLiteral & { id: string }> {
     });
     const owners = ws.flatMap((w) => w.events.map(() => w.row.id));
     const callbacks = callbackRows(ws.flatMap((w) => w.events), 4, WRITTEN_ONLY).values;
-    const { rows } = await this.pool.query<{ id: string; written: boolean }>({ ...sql, values: [JSON.stringify(values), ws.map((w) => w.version), owners, ...callbacks] });
+    const audited = ws.filter((w) => w.audit !== null);
+    const audit = [audited.map((w) => w.row.id), ...[0, 1, 2, 3, 4, 5].map((i) => audited.map((w) => w.audit![i]))];
+    const { rows } = await this.pool.query<{ id: string; written: boolean }>({ ...sql, values: [JSON.stringify(values), ws.map((w) => w.version), owners, ...callbacks, ...audit] });
     return { written: new Set(rows.filter((r) => r.written).map((r) => r.id)), locked: new Set(rows.map((r) => r.id)) };
   }
 
   /**
    * The write statement, locking its rows `lock`. Parameters: the rows as JSON ($1), their versions
-   * ($2), each callback's row ($3), then the callbacks (callbackRows).
+   * ($2), each callback's row ($3), the callbacks (callbackRows, $4–$8), then the audit entries
+   * ($9–$15): a row, its callbacks and its audit entry are written together or not at all.
    */
   private writeSql(name: string, lock: string): Sql {
     const table = `"${this.meta.tableName}"`;
@@ -145,7 +158,8 @@ export class RowBatches<T extends ObjectLiteral & { id: string }> {
             FROM input i
            WHERE t.id = i.id AND t.xmin = i.row_version AND t.id IN (SELECT id FROM locked)
           RETURNING t.id
-        ), recorded AS (${callbackRows([], 4, WRITTEN_ONLY).text})
+        ), recorded AS (${callbackRows([], 4, WRITTEN_ONLY).text}
+        ), audited AS (${AUDITED})
         SELECT l.id, EXISTS (SELECT 1 FROM written w WHERE w.id = l.id) AS written FROM locked l`,
     };
   }

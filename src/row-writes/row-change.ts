@@ -6,6 +6,14 @@ import { notFound, overtaken } from '../common/domain-error.js';
 import { rawPool } from '../database/database.js';
 import { CallbackEvent, CallbackRecorder } from '../callbacks/callback-recorder.js';
 import { RowBatches } from './row-batches.js';
+import { AuditChange, auditValues } from '../audit/audit-log.js';
+import type { Actor } from '../operators/operator.guard.js';
+
+/** What an audited change decided: its callbacks, and what its audit entry says. */
+export interface AuditedDecision {
+  events: CallbackEvent[];
+  change: AuditChange;
+}
 
 /** Reads of a row a change makes at most while other requests keep changing it, before it answers 409. */
 const ROW_CHANGE_TRIES = 50;
@@ -37,13 +45,29 @@ export class RowChange {
     this.pool = rawPool(db);
   }
 
-  async apply<T extends ObjectLiteral & { id: string }>(entity: EntityTarget<T>, id: string, what: string, decide: (row: T) => CallbackEvent[]): Promise<T> {
+  apply<T extends ObjectLiteral & { id: string }>(entity: EntityTarget<T>, id: string, what: string, decide: (row: T) => CallbackEvent[]): Promise<T> {
+    return this.write(entity, id, what, (row) => ({ events: decide(row), audit: null }));
+  }
+
+  /**
+   * An operator's change: as {@link apply}, and its audit entry is written in the same statement
+   * as the row and its callbacks (never for a refused change, whose `decide` throws).
+   */
+  applyAudited<T extends ObjectLiteral & { id: string }>(entity: EntityTarget<T>, id: string, what: string, actor: Actor, decide: (row: T) => AuditedDecision): Promise<T> {
+    return this.write(entity, id, what, (row) => {
+      const { events, change } = decide(row);
+      return { events, audit: auditValues(actor, change) };
+    });
+  }
+
+  private async write<T extends ObjectLiteral & { id: string }>(entity: EntityTarget<T>, id: string, what: string, decide: (row: T) => { events: CallbackEvent[]; audit: unknown[] | null }): Promise<T> {
     const rows = this.batchesOf(entity);
     for (let read = 1; ; read++) {
       const found = await rows.read(id);
       if (!found) throw notFound(what);
-      const events = decide(found.row).filter((e) => e.url !== null);
-      if (await rows.write({ ...found, events })) {
+      const decided = decide(found.row);
+      const events = decided.events.filter((e) => e.url !== null);
+      if (await rows.write({ ...found, events, audit: decided.audit })) {
         this.callbacks.committed(events.length);
         return found.row;
       }

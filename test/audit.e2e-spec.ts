@@ -1,0 +1,103 @@
+import request from 'supertest';
+import { createPartner, Partner, startTestApp, TestApp } from './support/test-app.js';
+
+/**
+ * The audit log's atomicity: an entry for every committed change under /admin and for nothing
+ * else, whatever refuses or fails the change, and however many changes run at once.
+ */
+let t: TestApp;
+let p: Partner;
+let operator: { id: string; name: string; token: string };
+beforeAll(async () => {
+  t = await startTestApp();
+  p = await createPartner(t, 'Audit Bank');
+  operator = (await t.admin('post', '/admin/v1/operators', { name: 'olga', role: 'operator' }).expect(201)).body;
+  // The injected failure: a deferred constraint trigger raising at commit, after the change and
+  // its entry are written, for the targets listed in audit_fail.
+  await t.sql(`CREATE TABLE audit_fail (target_id text PRIMARY KEY)`);
+  await t.sql(`CREATE FUNCTION audit_fail() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF EXISTS (SELECT 1 FROM audit_fail WHERE target_id = NEW.target_id) THEN RAISE EXCEPTION 'injected failure at commit'; END IF;
+      RETURN NULL;
+    END $$`);
+  await t.sql(`CREATE CONSTRAINT TRIGGER audit_fail AFTER INSERT ON audit_entries DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION audit_fail()`);
+});
+afterAll(() => t?.close());
+
+const as = (method: 'get' | 'post' | 'patch', path: string, body?: object) => t.as(operator.token, method, path, body);
+/** Unchecked against the document: the injected failure answers an undocumented 500. */
+const raw = (method: 'post' | 'patch', path: string, body?: object) =>
+  request(t.app.getHttpServer())[method](path).set('Authorization', `Bearer ${operator.token}`).send(body ?? {});
+
+const entries = (targetId: string) =>
+  t.sql<{ action: string; operator_id: string; before: Record<string, unknown>; after: Record<string, unknown> }>(
+    'SELECT action, operator_id, before, after FROM audit_entries WHERE target_id = $1 ORDER BY seq',
+    [targetId],
+  );
+
+async function company(name = 'Audited Co'): Promise<string> {
+  return (await t.as(p.apiKey, 'post', '/v1/companies', { name, status_callback: 'http://127.0.0.1:9/cb' }).expect(201)).body.id;
+}
+
+describe('company.credit.update', () => {
+  it('writes one entry with the operator and the credit properties that changed, before and after', async () => {
+    const c = await company();
+    await as('patch', `/admin/v1/companies/${c}/credit`, { creditLimit: '5000', repaymentTermDays: 45 }).expect(200);
+    expect(await entries(c)).toEqual([
+      { action: 'company.credit.update', operator_id: operator.id, before: { creditLimit: '0.00', repaymentTermDays: 30 }, after: { creditLimit: '5000.00', repaymentTermDays: 45 } },
+    ]);
+    const listed = (await as('get', `/admin/v1/audit?targetType=company&targetId=${c}`).expect(200)).body.items;
+    expect(listed).toEqual([expect.objectContaining({ operator: { id: operator.id, name: 'olga' }, action: 'company.credit.update', targetType: 'company', targetId: c })]);
+  });
+
+  it('a refused change (409, 404, 400) writes none', async () => {
+    const c = await company();
+    await as('patch', `/admin/v1/companies/${c}/credit`, { creditStatus: 'closed' }).expect(200);
+    await as('patch', `/admin/v1/companies/${c}/credit`, { creditStatus: 'active' }).expect(409);
+    const d = await company();
+    await as('patch', `/admin/v1/companies/${d}/credit`, { creditLimit: '-1' }).expect(400);
+    await as('patch', `/admin/v1/companies/00000000-0000-4000-8000-000000000000/credit`, { repaymentTermDays: 10 }).expect(404);
+    expect((await entries(c)).map((e) => e.after)).toEqual([{ creditStatus: 'closed' }]);
+    expect(await entries(d)).toEqual([]);
+  });
+
+  it('a change whose transaction fails after its entry is written leaves neither the change, its callbacks nor the entry', async () => {
+    const c = await company();
+    await t.sql('INSERT INTO audit_fail VALUES ($1)', [c]);
+    await raw('patch', `/admin/v1/companies/${c}/credit`, { creditLimit: '700' }).expect(500);
+    await t.sql('DELETE FROM audit_fail WHERE target_id = $1', [c]);
+    expect(await entries(c)).toEqual([]);
+    expect((await t.sql<{ credit_limit: string }>('SELECT credit_limit FROM companies WHERE id = $1', [c]))[0].credit_limit).toBe('0.00');
+    expect(await t.sql('SELECT 1 FROM callbacks WHERE company_id = $1', [c])).toEqual([]);
+    await as('patch', `/admin/v1/companies/${c}/credit`, { creditLimit: '700' }).expect(200);
+    expect((await entries(c)).map((e) => e.after)).toEqual([{ creditLimit: '700.00' }]);
+  });
+
+  it('concurrent changes and refusals: the entries are exactly the committed changes', async () => {
+    const c = await company();
+    await as('patch', `/admin/v1/companies/${c}/credit`, { creditLimit: '1000', creditStatus: 'active' }).expect(200);
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        i % 4 === 3
+          ? as('patch', `/admin/v1/companies/${c}/credit`, { creditStatus: 'pending' }) // active → pending is refused
+          : as('patch', `/admin/v1/companies/${c}/credit`, { repaymentTermDays: 100 + i }),
+      ),
+    );
+    const committed = answers.flatMap((r, i) => (r.status === 200 ? [100 + i] : []));
+    expect(answers.map((r) => r.status)).toEqual(answers.map((_, i) => (i % 4 === 3 ? 409 : 200)));
+    // One entry per committed change, each with the term that change set, none for a refusal.
+    const written = (await entries(c)).slice(1);
+    expect(written.map((e) => e.after.repaymentTermDays).sort()).toEqual(committed.sort());
+  });
+});
+
+describe('partner changes', () => {
+  it('a rotation whose transaction fails after its entry is written rotates nothing', async () => {
+    const q = await createPartner(t, 'Failing rotation');
+    await t.sql('INSERT INTO audit_fail VALUES ($1)', [q.id]);
+    await request(t.app.getHttpServer()).post(`/admin/v1/partners/${q.id}/rotate-api-key`).set('Authorization', `Bearer ${t.config.adminToken}`).send({ previousKeyValidHours: 0 }).expect(500);
+    await t.sql('DELETE FROM audit_fail WHERE target_id = $1', [q.id]);
+    await t.as(q.apiKey, 'post', '/v1/companies', { name: 'still works' }).expect(201);
+    expect((await entries(q.id)).map((e) => e.action)).toEqual(['partner.create']);
+  });
+});
