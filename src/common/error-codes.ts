@@ -18,6 +18,9 @@ export const ErrorCode = {
   TestCallbackNoUrl: 'TEST_CALLBACK.NO_URL',
   TestCallbackRateLimited: 'TEST_CALLBACK.RATE_LIMITED',
   DestinationNotOpen: 'DESTINATION.NOT_OPEN',
+  OperatorNameTaken: 'OPERATOR.NAME_TAKEN',
+  OperatorBootstrap: 'OPERATOR.BOOTSTRAP',
+  OperatorRevoked: 'OPERATOR.REVOKED',
 } as const;
 
 /** A code from the list above, or one made from a resource's name. */

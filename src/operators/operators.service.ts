@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.js';
 import { DomainError } from '../common/domain-error.js';
+import { ErrorCode } from '../common/error-codes.js';
 import { lockOrNotFound, writeBack } from '../common/transaction.js';
 import { hashToken } from '../partners/partner-secrets.js';
 import { OperatorCredentials } from './operator-credentials.js';
@@ -12,15 +13,9 @@ import { OperatorRole } from './operator-role.js';
 import type { Actor } from './operator.guard.js';
 
 /** Operator tokens carry 256 random bits (like API keys, so an unsalted SHA-256 is enough at rest). */
-export function newOperatorToken(): string {
+function newOperatorToken(): string {
   return `fso_${randomBytes(32).toString('base64url')}`;
 }
-
-export const OPERATOR_ERRORS = {
-  nameTaken: 'OPERATOR.NAME_TAKEN',
-  bootstrap: 'OPERATOR.BOOTSTRAP',
-  revoked: 'OPERATOR.REVOKED',
-} as const;
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -53,7 +48,7 @@ export class OperatorsService {
         return { id: operator.id, name: operator.name, role: operator.role, token, createdAt: operator.createdAt.toISOString() };
       });
     } catch (e) {
-      if ((e as { code?: string }).code === UNIQUE_VIOLATION) throw new DomainError('conflict', OPERATOR_ERRORS.nameTaken, `An operator named ${JSON.stringify(name)} exists already (names are never reused)`);
+      if ((e as { code?: string }).code === UNIQUE_VIOLATION) throw new DomainError('conflict', ErrorCode.OperatorNameTaken, `An operator named ${JSON.stringify(name)} exists already (names are never reused)`);
       throw e;
     }
   }
@@ -67,9 +62,9 @@ export class OperatorsService {
     const hash = await this.db.transaction(async (m) => {
       const operator = await lockOrNotFound(m, Operator, { id }, 'Operator');
       if (operator.name === BOOTSTRAP_OPERATOR) {
-        throw new DomainError('conflict', OPERATOR_ERRORS.bootstrap, 'The bootstrap operator admin is the deployment\'s ADMIN_TOKEN: change ADMIN_TOKEN and restart to replace it');
+        throw new DomainError('conflict', ErrorCode.OperatorBootstrap, 'The bootstrap operator admin is the deployment\'s ADMIN_TOKEN: change ADMIN_TOKEN and restart to replace it');
       }
-      if (operator.revokedAt) throw new DomainError('conflict', OPERATOR_ERRORS.revoked, `Operator is already revoked (current status: revoked at ${operator.revokedAt.toISOString()})`);
+      if (operator.revokedAt) throw new DomainError('conflict', ErrorCode.OperatorRevoked, `Operator is already revoked (current status: revoked at ${operator.revokedAt.toISOString()})`);
       operator.revokedAt = new Date();
       await writeBack(m, Operator, operator);
       await this.audit.record(m, actor, { targetType: 'operator', targetId: id, before: { revokedAt: null }, after: { revokedAt: operator.revokedAt.toISOString() } });
