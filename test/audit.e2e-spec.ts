@@ -91,6 +91,74 @@ describe('company.credit.update', () => {
   });
 });
 
+describe('limit requests, withdrawals and loans', () => {
+  const entriesOf = async (id: string) => (await entries(id)).map(({ action, before, after }) => ({ action, before, after }));
+
+  it('approve, accept, pay out and a payment each write one entry of what they changed; their refusals (409, 422) none', async () => {
+    const c = await company();
+    const lr = (await t.as(p.apiKey, 'post', `/v1/companies/${c}/limit-requests`, { amount: '1000' }).expect(201)).body.id;
+    await as('post', `/admin/v1/limit-requests/${lr}/approve`).expect(200);
+    await as('post', `/admin/v1/limit-requests/${lr}/approve`).expect(409);
+    await as('post', `/admin/v1/limit-requests/${lr}/reject`).expect(409);
+    expect(await entriesOf(lr)).toEqual([
+      {
+        action: 'limit-request.approve',
+        before: { status: 'pending', company: { creditLimit: '0.00', creditStatus: 'pending' } },
+        after: { status: 'approved', company: { creditLimit: '1000.00', creditStatus: 'active' } },
+      },
+    ]);
+
+    const big = (await t.as(p.apiKey, 'post', `/v1/companies/${c}/withdrawal`, { amount: '900' }).expect(201)).body.id;
+    const w = (await t.as(p.apiKey, 'post', `/v1/companies/${c}/withdrawal`, { amount: '600' }).expect(201)).body.id;
+    await as('post', `/admin/v1/withdrawal-requests/${big}/accept`).expect(200);
+    await as('post', `/admin/v1/withdrawal-requests/${big}/pay-out`).expect(200);
+    await as('post', `/admin/v1/withdrawal-requests/${w}/accept`).expect(422); // 600 > the 100 left
+    const loanId = (await t.sql<{ loan_id: string }>('SELECT loan_id FROM withdrawal_requests WHERE id = $1', [big]))[0].loan_id;
+    expect(await entriesOf(big)).toEqual([
+      { action: 'withdrawal-request.accept', before: { status: 'created' }, after: { status: 'accepted' } },
+      {
+        action: 'withdrawal-request.pay-out',
+        before: { status: 'accepted', loanId: null, company: { borrowedAmount: '0.00' } },
+        after: { status: 'paid_out', loanId, company: { borrowedAmount: '900.00' } },
+      },
+    ]);
+    expect(await entriesOf(w)).toEqual([]);
+
+    await as('post', `/admin/v1/loans/${loanId}/payments`, { amount: '901' }).expect(422);
+    await as('post', `/admin/v1/loans/${loanId}/payments`, { amount: '900' }).expect(201);
+    expect(await entriesOf(loanId)).toEqual([
+      {
+        action: 'loan.payment.register',
+        before: { outstanding: '900.00', status: 'active', company: { borrowedAmount: '900.00' }, withdrawalRequest: { status: 'paid_out' } },
+        after: { outstanding: '0.00', status: 'repaid', company: { borrowedAmount: '0.00' }, withdrawalRequest: { status: 'repaid' } },
+      },
+    ]);
+  });
+
+  it('an approval whose transaction fails after its entry is written leaves neither the approval, its callbacks nor the entry', async () => {
+    const c = await company();
+    const lr = (await t.as(p.apiKey, 'post', `/v1/companies/${c}/limit-requests`, { amount: '1000', status_callback: 'http://127.0.0.1:9/lr' }).expect(201)).body.id;
+    await t.sql('INSERT INTO audit_fail VALUES ($1)', [lr]);
+    await raw('post', `/admin/v1/limit-requests/${lr}/approve`).expect(500);
+    await t.sql('DELETE FROM audit_fail WHERE target_id = $1', [lr]);
+    expect(await entries(lr)).toEqual([]);
+    expect((await t.sql<{ status: string }>('SELECT status FROM limit_requests WHERE id = $1', [lr]))[0].status).toBe('pending');
+    expect((await t.sql<{ credit_limit: string }>('SELECT credit_limit FROM companies WHERE id = $1', [c]))[0].credit_limit).toBe('0.00');
+    expect(await t.sql('SELECT 1 FROM callbacks WHERE company_id = $1', [c])).toEqual([]);
+    await as('post', `/admin/v1/limit-requests/${lr}/approve`).expect(200);
+    expect((await entries(lr)).map((e) => e.action)).toEqual(['limit-request.approve']);
+  });
+
+  it('concurrent approvals and rejections of one request: one commits, with its one entry', async () => {
+    const c = await company();
+    const lr = (await t.as(p.apiKey, 'post', `/v1/companies/${c}/limit-requests`, { amount: '1000' }).expect(201)).body.id;
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => as('post', `/admin/v1/limit-requests/${lr}/${i % 2 ? 'reject' : 'approve'}`)));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, ...Array(11).fill(409)]);
+    const won = answers.find((r) => r.status === 200)!.body.status;
+    expect((await entries(lr)).map((e) => e.after.status)).toEqual([won]);
+  });
+});
+
 describe('partner changes', () => {
   it('a rotation whose transaction fails after its entry is written rotates nothing', async () => {
     const q = await createPartner(t, 'Failing rotation');

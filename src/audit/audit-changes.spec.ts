@@ -1,4 +1,4 @@
-import { changedProperties, trackedValues } from './audit-changes.js';
+import { changedProperties, rowChangesAudit, trackedValues } from './audit-changes.js';
 
 describe('changedProperties', () => {
   it('keeps only the properties whose values differ, on each side', () => {
@@ -23,6 +23,20 @@ describe('trackedValues', () => {
       status: 'active',
       days: 30,
       none: null,
+    });
+  });
+});
+
+describe('rowChangesAudit', () => {
+  it("puts the target row's changes at the top and every other row's under its name", () => {
+    expect(
+      rowChangesAudit('lr', [
+        { table: 'limit_requests', id: 'lr', before: { status: 'pending' }, after: { status: 'approved' } },
+        { table: 'companies', id: 'c', before: { creditLimit: 0n, creditStatus: 'pending' }, after: { creditLimit: 500000n, creditStatus: 'active' } },
+      ]),
+    ).toEqual({
+      before: { status: 'pending', company: { creditLimit: '0.00', creditStatus: 'pending' } },
+      after: { status: 'approved', company: { creditLimit: '5000.00', creditStatus: 'active' } },
     });
   });
 });

@@ -4,15 +4,15 @@ import { DataSource, EntityManager } from 'typeorm';
 import { invalidProperty } from '../common/domain-error.js';
 import type { Actor } from '../operators/operator.guard.js';
 import { AUDIT_ACTIONS, AuditActionName, AuditTargetType } from './audit-actions.js';
-import { changedProperties, Tracked } from './audit-changes.js';
+import { changedProperties, Tracked, TrackedProperties } from './audit-changes.js';
 
 /** What a change says about itself; who made it and the action come with the Actor. */
 export interface AuditChange {
   targetType: AuditTargetType;
   /** The resource's id (a destination's origin); null for a change of many (a bulk redelivery). */
   targetId: string | null;
-  before: Record<string, Tracked>;
-  after: Record<string, Tracked>;
+  before: TrackedProperties;
+  after: TrackedProperties;
 }
 
 export interface AuditFilter {
@@ -31,8 +31,8 @@ export interface AuditEntryView {
   action: string;
   targetType: string;
   targetId: string | null;
-  before: Record<string, Tracked>;
-  after: Record<string, Tracked>;
+  before: TrackedProperties;
+  after: TrackedProperties;
 }
 
 /** The INSERT of one entry, for a place inside a change's own statement or transaction. */
@@ -53,7 +53,7 @@ function decodeCursor(cursor: string): string {
   return m[1];
 }
 
-type Row = { seq: string; id: string; at: Date; operator_id: string; operator_name: string; action: string; target_type: string; target_id: string | null; before: Record<string, Tracked>; after: Record<string, Tracked> };
+type Row = { seq: string; id: string; at: Date; operator_id: string; operator_name: string; action: string; target_type: string; target_id: string | null; before: TrackedProperties; after: TrackedProperties };
 
 /**
  * The audit log: one entry per change made under /admin, written by the change itself inside its

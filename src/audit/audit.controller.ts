@@ -50,9 +50,10 @@ export class AuditOperatorResponse {
   @ApiProperty({ example: 'alice' }) name: string;
 }
 
+/** The target's properties, and those of other rows the change touched by their name (`company`: an object of its own). */
 const TRACKED = {
   type: 'object' as const,
-  additionalProperties: { type: ['string', 'number', 'boolean', 'null'] },
+  additionalProperties: { type: ['string', 'number', 'boolean', 'null', 'object'] },
 };
 
 export class AuditEntryResponse {

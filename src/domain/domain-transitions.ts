@@ -8,6 +8,10 @@ import { Company } from '../companies/company.entity.js';
 import { CREDIT_PROPERTIES, creditEvents, creditSnapshot } from '../companies/credit.js';
 import { assertTransition, CompanyRow, DomainRow, moveStatus, Resource, StatusResource, StatusRow } from './resource.js';
 import { changesOf, RowChanges, snapshot, Snapshot } from './tracked-changes.js';
+import { AUDIT_ACTIONS, AuditActionName } from '../audit/audit-actions.js';
+import { rowChangesAudit } from '../audit/audit-changes.js';
+import { AuditLog } from '../audit/audit-log.js';
+import type { Actor } from '../operators/operator.guard.js';
 
 /** How a change finds and locks its company: every path locks the company first, then the company's rows. */
 export type CompanyLock = (m: EntityManager, resource: Resource<CompanyRow>, id: string) => Promise<Company>;
@@ -77,6 +81,8 @@ export interface ChangeSpec<T extends CompanyRow> {
   id: string;
   company: CompanyLock;
   effects?: Effects<T>;
+  /** The operator making the change (an /admin route): its audit entry is written with it. A partner's change has none. */
+  actor?: Actor;
 }
 
 export interface StatusChangeSpec<T extends StatusRow<S>, S extends string> extends ChangeSpec<T> {
@@ -102,11 +108,15 @@ export interface Changed<T> {
  * 5. record one callback per changed tracked property: the resource's own first, then the
  *    effects', then the company's (0 when limit, status or terms changed, 2 when the balance did:
  *    docs/partners.md, "The five messages"); the callbacks commit with the change or not at all.
- * A step that belongs to every change (such as an audit entry of `changes`) goes here, once.
+ * 6. an operator's change writes its audit entry: the tracked properties that changed (`changes`).
+ * A step that belongs to every change goes here, once.
  */
 @Injectable()
 export class DomainTransitions {
-  constructor(private readonly callbacks: CallbackRecorder) {}
+  constructor(
+    private readonly callbacks: CallbackRecorder,
+    private readonly audit: AuditLog,
+  ) {}
 
   /**
    * The transaction a change runs in (CallbackRecorder.transaction): the callbacks `apply`
@@ -130,6 +140,10 @@ export class DomainTransitions {
     const events = [...own, ...effects, ...creditEvents(company, creditBefore)];
     const changes = await change.write();
     await this.callbacks.record(m, events);
+    if (spec.actor) {
+      const { before, after } = rowChangesAudit(spec.id, changes);
+      await this.audit.record(m, spec.actor, { targetType: AUDIT_ACTIONS[spec.actor.action as AuditActionName], targetId: spec.id, before, after });
+    }
     return { row, company, changes };
   }
 }

@@ -1,5 +1,5 @@
 import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
-import { AuditAction, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
+import { Actor, AuditAction, CurrentActor, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
 import { LimitRequestResponse, LimitRequestStatusResponse } from '../common/responses.js';
 import { Body, Controller, Get, HttpCode, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
@@ -69,8 +69,8 @@ export class LimitRequestsAdminController {
   @AuditAction('limit-request.approve')
   @Post(':limitRequestId/approve')
   @HttpCode(200)
-  async approve(@Param('limitRequestId', uuid) id: string) {
-    return limitRequestView(await this.limits.approve(id));
+  async approve(@CurrentActor() actor: Actor, @Param('limitRequestId', uuid) id: string) {
+    return limitRequestView(await this.limits.approve(actor, id));
   }
 
   @Doc('Reject a pending limit request (callback 3)', LimitRequestResponse, [400, 404, 409, 413])
@@ -78,7 +78,7 @@ export class LimitRequestsAdminController {
   @AuditAction('limit-request.reject')
   @Post(':limitRequestId/reject')
   @HttpCode(200)
-  async reject(@Param('limitRequestId', uuid) id: string) {
-    return limitRequestView(await this.limits.reject(id));
+  async reject(@CurrentActor() actor: Actor, @Param('limitRequestId', uuid) id: string) {
+    return limitRequestView(await this.limits.reject(actor, id));
   }
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { Actor } from '../operators/operator.guard.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CallbackMessage } from '../callbacks/callback-message.js';
@@ -72,12 +73,12 @@ export class LimitRequestsService {
     );
   }
 
-  reject(id: string): Promise<LimitRequestWithCompany> {
-    return this.transitions.transaction(async (m) => withCompany(await this.transitions.apply(m, { resource: LIMIT_REQUEST, id, company: companyOfRow, to: 'rejected' })));
+  reject(actor: Actor, id: string): Promise<LimitRequestWithCompany> {
+    return this.transitions.transaction(async (m) => withCompany(await this.transitions.apply(m, { resource: LIMIT_REQUEST, id, company: companyOfRow, to: 'rejected', actor })));
   }
 
   /** Approval grants the requested amount as the credit limit and activates pending credit. */
-  approve(id: string): Promise<LimitRequestWithCompany> {
+  approve(actor: Actor, id: string): Promise<LimitRequestWithCompany> {
     return this.transitions.transaction(async (m) =>
       withCompany(
         await this.transitions.apply(m, {
@@ -85,6 +86,7 @@ export class LimitRequestsService {
           id,
           company: companyOfRow,
           to: 'approved',
+          actor,
           effects: (request, { company }) => {
             if (company.creditStatus === 'closed') {
               throw new DomainError('rule', ErrorCode.LimitRequestCreditClosed, 'The company credit is closed; the limit request cannot be approved');

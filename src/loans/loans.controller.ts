@@ -1,5 +1,5 @@
 import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
-import { AuditAction, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
+import { Actor, AuditAction, CurrentActor, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
 import { LoanResponse } from '../common/responses.js';
 import { Body, Controller, Get, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
@@ -42,7 +42,7 @@ export class LoansAdminController {
   @AuditAction('loan.payment.register')
   @Post(':loanId/payments')
   @UseInterceptors(IdempotencyInterceptor)
-  async registerPayment(@Param('loanId', uuid) id: string, @Body() dto: RegisterPaymentDto) {
-    return loanView(await this.loans.registerPayment(id, dto));
+  async registerPayment(@CurrentActor() actor: Actor, @Param('loanId', uuid) id: string, @Body() dto: RegisterPaymentDto) {
+    return loanView(await this.loans.registerPayment(actor, id, dto));
   }
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { Actor } from '../operators/operator.guard.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CallbackEvent } from '../callbacks/callback-recorder.js';
@@ -38,7 +39,7 @@ export class LoansService {
   }
 
   /** Registers a payment: reduces the loan and the borrowed amount; the last one repays both. */
-  async registerPayment(loanId: string, dto: RegisterPaymentDto): Promise<LoanWithPayments> {
+  async registerPayment(actor: Actor, loanId: string, dto: RegisterPaymentDto): Promise<LoanWithPayments> {
     const paidAt = dto.paidAt ? new Date(dto.paidAt) : new Date();
     if (paidAt.getTime() > Date.now() + FUTURE_TOLERANCE_MS) throw invalidProperty('paidAt must not be in the future');
     const amount = parseMoney(dto.amount)!;
@@ -47,6 +48,7 @@ export class LoansService {
         resource: LOAN,
         id: loanId,
         company: companyOfRow,
+        actor,
         effects: async (loan, change) => {
           const withdrawal = await change.lock(WITHDRAWAL, loan.withdrawalId);
           if (amount > loan.outstanding) {

@@ -1,5 +1,5 @@
 import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
-import { AuditAction, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
+import { Actor, AuditAction, CurrentActor, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
 import { WithdrawalResponse, WithdrawalStatusResponse } from '../common/responses.js';
 import { Body, Controller, Get, HttpCode, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
@@ -86,8 +86,8 @@ export class WithdrawalsAdminController {
   @AuditAction('withdrawal-request.accept')
   @Post(':withdrawalRequestId/accept')
   @HttpCode(200)
-  async accept(@Param('withdrawalRequestId', uuid) id: string) {
-    return withdrawalView(await this.withdrawals.accept(id));
+  async accept(@CurrentActor() actor: Actor, @Param('withdrawalRequestId', uuid) id: string) {
+    return withdrawalView(await this.withdrawals.accept(actor, id));
   }
 
   @Doc('Reject (callback 1)', WithdrawalResponse, [400, 404, 409, 413])
@@ -95,8 +95,8 @@ export class WithdrawalsAdminController {
   @AuditAction('withdrawal-request.reject')
   @Post(':withdrawalRequestId/reject')
   @HttpCode(200)
-  async reject(@Param('withdrawalRequestId', uuid) id: string) {
-    return withdrawalView(await this.withdrawals.reject(id));
+  async reject(@CurrentActor() actor: Actor, @Param('withdrawalRequestId', uuid) id: string) {
+    return withdrawalView(await this.withdrawals.reject(actor, id));
   }
 
   @Doc('Pay out: creates the loan, draws the balance (callbacks 1, 2)', WithdrawalResponse, [
@@ -110,7 +110,7 @@ export class WithdrawalsAdminController {
   @AuditAction('withdrawal-request.pay-out')
   @Post(':withdrawalRequestId/pay-out')
   @HttpCode(200)
-  async payOut(@Param('withdrawalRequestId', uuid) id: string) {
-    return withdrawalView(await this.withdrawals.payOut(id));
+  async payOut(@CurrentActor() actor: Actor, @Param('withdrawalRequestId', uuid) id: string) {
+    return withdrawalView(await this.withdrawals.payOut(actor, id));
   }
 }

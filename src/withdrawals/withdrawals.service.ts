@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { Actor } from '../operators/operator.guard.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
@@ -54,11 +55,11 @@ export class WithdrawalsService {
     );
   }
 
-  reject(id: string): Promise<WithdrawalWithCompany> {
-    return this.transitions.transaction(async (m) => withCompany(await this.transitions.apply(m, { resource: WITHDRAWAL, id, company: companyOfRow, to: 'rejected' })));
+  reject(actor: Actor, id: string): Promise<WithdrawalWithCompany> {
+    return this.transitions.transaction(async (m) => withCompany(await this.transitions.apply(m, { resource: WITHDRAWAL, id, company: companyOfRow, to: 'rejected', actor })));
   }
 
-  accept(id: string): Promise<WithdrawalWithCompany> {
+  accept(actor: Actor, id: string): Promise<WithdrawalWithCompany> {
     return this.transitions.transaction(async (m) =>
       withCompany(
         await this.transitions.apply(m, {
@@ -66,6 +67,7 @@ export class WithdrawalsService {
           id,
           company: companyOfRow,
           to: 'accepted',
+          actor,
           effects: (w, { company }) => assertCanDraw(company, w.amount),
         }),
       ),
@@ -73,7 +75,7 @@ export class WithdrawalsService {
   }
 
   /** Pays the money out: creates the loan and draws the amount from the credit balance. */
-  payOut(id: string): Promise<WithdrawalWithCompany> {
+  payOut(actor: Actor, id: string): Promise<WithdrawalWithCompany> {
     return this.transitions.transaction(async (m) =>
       withCompany(
         await this.transitions.apply(m, {
@@ -81,6 +83,7 @@ export class WithdrawalsService {
           id,
           company: companyOfRow,
           to: 'paid_out',
+          actor,
           effects: async (w, { company }) => {
             // Re-checked here: credit may have been suspended or drawn by another pay-out since acceptance.
             assertCanDraw(company, w.amount);
