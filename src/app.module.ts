@@ -15,6 +15,7 @@ import { CallbackSender, DNS_LOOKUP } from './egress/callback-sender.js';
 import { CallbackUrlValidator } from './callbacks/callback-url.validator.js';
 import { CallbacksAdminController } from './callbacks/callbacks-admin.controller.js';
 import { CallbacksAdminService } from './callbacks/callbacks-admin.service.js';
+import { CallbackRepairs } from './callbacks/callback-repairs.js';
 import { CallbacksController } from './callbacks/callbacks.controller.js';
 import { CallbackFeedController } from './callbacks/callback-feed.controller.js';
 import { CallbackFeed } from './callbacks/callback-feed.service.js';
@@ -157,6 +158,7 @@ export class AppModule {
               RowChange,
               CallbackUrlValidator,
               CallbacksAdminService,
+              CallbackRepairs,
               CallbackQueue,
               Admission,
               CallbackRelay,

@@ -1,7 +1,7 @@
 import { ValidationPipe } from '@nestjs/common';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
-import { CallbacksAdminService } from './callbacks/callbacks-admin.service.js';
+import { CallbackRepairs } from './callbacks/callback-repairs.js';
 import { DestinationsService } from './destinations/destinations.service.js';
 import { mountQueueDashboard } from './delivery/queue-dashboard.js';
 import { buildApiDocument } from './common/api-document.js';
@@ -43,12 +43,12 @@ export function setupApp(app: NestFastifyApplication, config: AppConfig): void {
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000; // Node wants it above keepAliveTimeout
   registerBodyParsers(app.getHttpAdapter().getInstance());
   if (config.role !== 'worker') {
-    const callbacks = app.get(CallbacksAdminService);
+    const repairs = app.get(CallbackRepairs);
     const destinations = app.get(DestinationsService);
     mountQueueDashboard(app, config, {
-      redeliver: (id) => callbacks.redeliver(id),
-      redeliverFailed: () => callbacks.redeliverFailed({}),
-      attemptNow: (ids) => callbacks.attemptNow(ids),
+      redeliver: (actor, id) => repairs.redeliver(actor, id),
+      redeliverFailed: (actor) => repairs.redeliverFailed(actor, {}),
+      attemptNow: (actor, ids) => repairs.attemptNow(actor, ids),
       destinations: () => destinations.list({}),
     });
   }

@@ -9,7 +9,8 @@
 import fc from 'fast-check';
 import { CallbackMessage } from '../src/callbacks/callback-message.js';
 import { callbackRows } from '../src/callbacks/callback-recorder.js';
-import { CallbacksAdminService } from '../src/callbacks/callbacks-admin.service.js';
+import { AuditLog } from '../src/audit/audit-log.js';
+import { CallbackRepairs } from '../src/callbacks/callback-repairs.js';
 import { AppConfig, loadConfig } from '../src/config/app-config.js';
 import { microsKey } from '../src/database/sql.js';
 import type { SqlSession } from '../src/database/sql-session.js';
@@ -76,7 +77,7 @@ class World {
   shift = 0;
   private settlement: Settlement;
   private readonly admission: Admission;
-  private readonly admin: CallbacksAdminService;
+  private readonly admin: CallbackRepairs;
   private admitted: string[] = [];
 
   constructor(
@@ -92,7 +93,7 @@ class World {
     const queue = { add: async (ids: string[], lease: string, workers: number) => this.take(jobsOf(ids, workers), lease) } as unknown as CallbackQueue;
     this.admission = new Admission(config, queue, metrics);
     this.settlement = this.newSettlement();
-    this.admin = new CallbacksAdminService(s.db, { committed: () => undefined } as never);
+    this.admin = new CallbackRepairs(s.db, new AuditLog(s.db), { committed: () => undefined } as never);
   }
 
   private newSettlement(): Settlement {
@@ -175,7 +176,11 @@ class World {
     await this.announce();
   }
 
-  redeliver = (id: string) => this.admin.redeliver(id);
+  /** The operator's redelivery, as the bootstrap operator (its audit entry is written with it). */
+  redeliver = async (id: string) => {
+    const [operator] = (await this.s.pool.query<{ id: string }>(`SELECT id FROM operators WHERE name = 'admin'`)).rows;
+    await this.admin.redeliver({ operator: { id: operator.id, name: 'admin', role: 'admin' }, action: 'callback.redeliver' }, id);
+  };
 
   async callbacks(): Promise<CallbackRow[]> {
     return (await this.s.pool.query<CallbackRow>(`SELECT id, destination, status, next_attempt_at, lease_until, delivered_at, schedule_attempts, attempt_count, last_error FROM callbacks ORDER BY seq`)).rows;

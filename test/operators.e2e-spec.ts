@@ -310,3 +310,97 @@ async function newOperatorAs(token: string, role: OperatorRole) {
   const res = await call('post', '/admin/v1/operators', bearer(token), { name: `${role}-${randomUUID().slice(0, 8)}`, role }).expect(201);
   return res.body as { id: string; name: string; token: string };
 }
+
+describe('the queue dashboard', () => {
+  const basic = (name: string, token: string) => `Basic ${Buffer.from(`${name}:${token}`).toString('base64')}`;
+  let ops: Record<OperatorRole, { id: string; name: string; token: string }>;
+  beforeAll(async () => {
+    ops = { viewer: await newOperator('viewer'), operator: await newOperator('operator'), admin: await newOperator('admin') };
+  });
+
+  it('walks every dashboard route bull-board serves: unknown 401 (with the Basic prompt), a viewer reads but every action is 403, an operator acts', async () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { appRoutes } = require('@bull-board/api/dist/routes.js') as { appRoutes: { entryPoint: { route: string[] }; api: { method: Method; route: string }[] } };
+    const routes = [...appRoutes.entryPoint.route.map((route) => ({ method: 'get' as Method, route })), ...appRoutes.api];
+    expect(routes.filter((r) => r.method !== 'get').length).toBeGreaterThanOrEqual(20);
+    const fill = (route: string) =>
+      `/admin/queues${route === '/' ? '' : route}`.replace(/:(\w+)/g, (_, name: string) => ({ queueName: 'callbacks', queueStatus: 'completed' })[name] ?? randomUUID());
+    const before = await auditCount();
+    const problems: string[] = [];
+    for (const r of routes) {
+      const path = fill(r.route);
+      const body = r.method === 'get' ? undefined : {};
+      const unknown = await call(r.method, path, basic('nobody', 'fso_unknown'), body);
+      if (unknown.status !== 401 || !String(unknown.headers['www-authenticate']).startsWith('Basic ')) problems.push(`${r.method} ${r.route}: unknown → ${unknown.status}`);
+      for (const role of OPERATOR_ROLES) {
+        for (const auth of [basic(ops[role].name, ops[role].token), bearer(ops[role].token)]) {
+          const res = await call(r.method, path, auth, body);
+          const allowed = r.method === 'get' || role !== 'viewer';
+          if (allowed && [401, 403].includes(res.status)) problems.push(`${r.method} ${r.route}: ${role} → ${res.status}`);
+          if (!allowed && res.status !== 403) problems.push(`${r.method} ${r.route}: ${role} → ${res.status}, expected 403`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(await auditCount()).toBe(before); // nothing to retry or promote in this database yet
+  }, 120_000);
+
+  it("logs in with the operator's name and token: another name, a revoked operator or a wrong token is 401", async () => {
+    const page = (auth: string) => call('get', '/admin/queues', auth);
+    await page(basic('admin', ADMIN_TOKEN)).expect(200);
+    await page(basic(ops.viewer.name, ops.viewer.token)).expect(200);
+    await page(basic(ops.operator.name, ops.viewer.token)).expect(401);
+    await page(basic('admin', ops.viewer.token)).expect(401);
+    await page(basic(ops.viewer.name, `${ops.viewer.token}x`)).expect(401);
+    const gone = await newOperator('operator');
+    await page(basic(gone.name, gone.token)).expect(200);
+    await call('delete', `/admin/v1/operators/${gone.id}`, bearer(ADMIN_TOKEN)).expect(204);
+    await page(basic(gone.name, gone.token)).expect(401);
+  });
+
+  it('Retry, Promote, Retry all and Promote all each write an entry naming the operator; a refused or switched-off action none', async () => {
+    const p = await createPartner(t, 'Dashboard Bank');
+    const c = (await call('post', '/v1/companies', bearer(p.apiKey), { name: 'D' }).expect(201)).body.id as string;
+    // A dead letter and two delayed callbacks, to an address nothing listens on.
+    const insert = (status: string, next: string) =>
+      t.sql<{ id: string }>(
+        `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, last_error)
+         VALUES ($1, $2, 0, 'http://127.0.0.1:9/cb', '{}', $3, ${next}, 'HTTP 410') RETURNING id`,
+        [p.id, c, status],
+      );
+    const [{ id: dead }] = await insert('failed', 'NULL');
+    const [{ id: later }] = await insert('pending', `now() + interval '1 hour'`);
+    const [{ id: later2 }] = await insert('pending', `now() + interval '2 hours'`);
+    const board = (auth: string, path: string) => call('put', `/admin/queues/api/queues/callbacks${path}`, auth);
+    const op = basic(ops.operator.name, ops.operator.token);
+    const mine = async () =>
+      (await call('get', `/admin/v1/audit?operatorId=${ops.operator.id}`, bearer(ADMIN_TOKEN)).expect(200)).body.items.map((e: { action: string; targetId: string | null; before: object; after: object }) => [
+        e.action,
+        e.targetId,
+        e.after,
+      ]);
+
+    await board(basic(ops.viewer.name, ops.viewer.token), `/${dead}/retry`).expect(403);
+    await board(op, `/${later}/retry`).expect(405); // not failed: switched off
+    await board(op, `/${dead}/clean`).expect(405);
+    expect(await mine()).toEqual([]);
+
+    await board(op, `/${dead}/retry`).expect(204);
+    expect(await mine()).toEqual([['callback.redeliver', dead, { status: 'pending', nextAttemptAt: expect.any(String) }]]);
+    await board(op, `/${later}/promote`).expect(204);
+    await board(op, `/${later}/promote`).expect(405); // due now: no longer delayed
+    const promoted = await mine();
+    expect(promoted[0]).toEqual(['callback.promote', later, { nextAttemptAt: expect.any(String) }]);
+    expect(promoted).toHaveLength(2);
+
+    await t.sql(`UPDATE callbacks SET status = 'failed', next_attempt_at = NULL WHERE id = $1`, [dead]);
+    expect((await board(op, '/retry/failed').expect(200)).body).toEqual({ retried: 1, skipped: 0 });
+    await board(op, '/promote').expect(200);
+    const all = await mine();
+    expect(all.slice(0, 2)).toEqual([
+      ['callback.promote', null, { count: expect.any(Number) }], // later2, and the redelivered one if its attempt failed meanwhile
+      ['callback.redeliver-failed', null, { status: 'pending', count: 1, since: null, companyId: null }],
+    ]);
+    expect((await t.sql<{ next: boolean }>('SELECT next_attempt_at <= now() AS next FROM callbacks WHERE id = $1', [later2]))[0].next).toBe(true);
+  });
+});

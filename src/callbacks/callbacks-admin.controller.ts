@@ -1,5 +1,6 @@
 import { ApiOperator, Doc } from '../common/api-doc.js';
-import { AuditAction, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
+import { Actor, AuditAction, CurrentActor, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
+import { CallbackRepairs } from './callback-repairs.js';
 import { CallbackPageResponse, CallbackWithAttemptsResponse, RedeliverCountResponse } from '../common/responses.js';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
@@ -66,7 +67,10 @@ export class RedeliverFailedDto {
 @UseGuards(OperatorGuard)
 @Controller('admin/v1/callbacks')
 export class CallbacksAdminController {
-  constructor(private readonly callbacks: CallbacksAdminService) {}
+  constructor(
+    private readonly callbacks: CallbacksAdminService,
+    private readonly repairs: CallbackRepairs,
+  ) {}
 
   @Doc('List callbacks, newest first', CallbackPageResponse, [400])
   @RequiresRole('viewer')
@@ -82,8 +86,8 @@ export class CallbacksAdminController {
   @AuditAction('callback.redeliver')
   @Post(':callbackId/redeliver')
   @HttpCode(202)
-  async redeliver(@Param('callbackId', ParseUuid) id: string): Promise<void> {
-    await this.callbacks.redeliver(id);
+  async redeliver(@CurrentActor() actor: Actor, @Param('callbackId', ParseUuid) id: string): Promise<void> {
+    await this.repairs.redeliver(actor, id);
   }
 
   /** Redelivers all failed callbacks (optionally created since a time, or of one company). */
@@ -92,8 +96,8 @@ export class CallbacksAdminController {
   @AuditAction('callback.redeliver-failed')
   @Post('redeliver')
   @HttpCode(202)
-  async redeliverFailed(@Body() dto: RedeliverFailedDto) {
-    return { count: await this.callbacks.redeliverFailed({ since: dto.since ? new Date(dto.since) : undefined, companyId: dto.companyId }) };
+  async redeliverFailed(@CurrentActor() actor: Actor, @Body() dto: RedeliverFailedDto) {
+    return { count: await this.repairs.redeliverFailed(actor, { since: dto.since ? new Date(dto.since) : undefined, companyId: dto.companyId }) };
   }
 
   @Doc('Show a callback with its attempts', CallbackWithAttemptsResponse, [400, 404])

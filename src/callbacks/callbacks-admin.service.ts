@@ -6,6 +6,7 @@ import { ErrorCode } from '../common/error-codes.js';
 import { Callback, CallbackAttempt, CallbackStatus } from './callback.entity.js';
 import { CallbackMessage } from './callback-message.js';
 import { CallbackRecorder } from './callback-recorder.js';
+import { RESET } from './callback-repairs.js';
 
 /**
  * Whose callbacks a caller may see and repair: an operator sees all (no scope), a partner only
@@ -32,12 +33,6 @@ export function decodeCursor(cursor: string): string {
   if (!m || encodeCursor(m[1]) !== cursor || BigInt(m[1]) > MAX_SEQ) throw invalidProperty('cursor is not a cursor returned by this endpoint');
   return m[1];
 }
-
-/**
- * A fresh schedule, due now: admission takes it from here. A callback whose attempt is in flight
- * (`sending`) stays so: that attempt settles it, under the fresh schedule (settlement.ts).
- */
-const RESET = `status = CASE WHEN status = 'sending' THEN 'sending' ELSE 'pending' END, schedule_attempts = 0, schedule_started_at = now(), next_attempt_at = now(), delivered_at = NULL`;
 
 /** The API shows an admitted (`sending`) callback as `pending`: to the partner both are on their way. */
 const STATUSES: Record<CallbackStatus, CallbackStatus[]> = { pending: ['pending', 'sending'], sending: ['sending'], delivered: ['delivered'], failed: ['failed'] };
@@ -66,11 +61,12 @@ export class CallbacksAdminService {
   }
 
   /**
-   * Sends a callback again from a fresh schedule: same id (so the same `webhook-id`), attempts
-   * counted anew; the attempt log keeps the history. An operator may restart any callback; a
-   * partner only a delivered or failed one (a pending or sending one is still on its schedule: 409).
+   * A partner's redelivery: sends a callback again from a fresh schedule, same id (so the same
+   * `webhook-id`), attempts counted anew; the attempt log keeps the history. Only a delivered or
+   * failed one (a pending or sending one is still on its schedule: 409). An operator's, which may
+   * restart any callback and is audited, is CallbackRepairs.redeliver.
    */
-  async redeliver(id: string, scope?: CallbackScope): Promise<void> {
+  async redeliver(id: string, scope: CallbackScope): Promise<void> {
     // TypeORM answers an UPDATE with [rows, rowCount].
     const [rows]: [unknown[], number] = await this.db.query(
       `UPDATE callbacks SET ${RESET}
@@ -87,27 +83,6 @@ export class CallbacksAdminService {
       throw new DomainError('conflict', ErrorCode.CallbackStillPending, 'Callback cannot be redelivered: its current status is pending');
     }
     this.callbacks.committed(rows.length);
-  }
-
-  /**
-   * Makes pending callbacks due now, keeping their schedule (the dashboard's Promote): admission
-   * sends them as soon as their destination has room.
-   */
-  async attemptNow(ids: string[]): Promise<void> {
-    const [, made]: [unknown[], number] = await this.db.query(`UPDATE callbacks SET next_attempt_at = now() WHERE id = ANY($1::uuid[]) AND status = 'pending'`, [ids]);
-    this.callbacks.committed(made);
-  }
-
-  /** Redelivers every failed callback, optionally only those created since a time or of one company. */
-  async redeliverFailed(f: { since?: Date; companyId?: string }): Promise<number> {
-    const [rows]: [{ id: string }[], number] = await this.db.query(
-      `UPDATE callbacks SET ${RESET}
-        WHERE status = 'failed' AND url_removed_at IS NULL AND ($1::timestamptz IS NULL OR created_at >= $1) AND ($2::uuid IS NULL OR company_id = $2)
-        RETURNING id`,
-      [f.since ?? null, f.companyId ?? null],
-    );
-    this.callbacks.committed(rows.length);
-    return rows.length;
   }
 
   async get(id: string, scope?: CallbackScope): Promise<{ callback: Callback; attempts: CallbackAttempt[] }> {

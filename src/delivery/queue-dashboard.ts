@@ -8,8 +8,11 @@ import type { Job, Queue } from 'bullmq';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { isOperator } from '../partners/auth.guards.js';
-import { CALLBACK_QUEUE, CallbackQueue } from './callback-queue.js';
+import { OperatorCredentials } from '../operators/operator-credentials.js';
+import type { OperatorIdentity } from '../operators/operator-role.js';
+import type { Actor } from '../operators/operator.guard.js';
+import { CallbackQueue } from './callback-queue.js';
+import { dashboardAccess, DASHBOARD_WRITES, DashboardWriteActions } from './dashboard-writes.js';
 import { attemptLog, DashboardRow, dashboardJobJson, dashboardState } from './dashboard-job.js';
 import { CircuitView, circuitsDescription, dashboardPage, dashboardRequestAllowed, SWITCHED_OFF } from './dashboard-policy.js';
 import { DASHBOARD_COUNT_CAP, DASHBOARD_TABS, DashboardStore, DashboardTab } from './dashboard-store.js';
@@ -23,11 +26,11 @@ export const DASHBOARD_PATH = '/admin/queues';
  */
 export interface DashboardActions {
   /** Retry on a failed job: redeliver the callback (same webhook-id, fresh schedule). */
-  redeliver(callbackId: string): Promise<void>;
+  redeliver(actor: Actor, callbackId: string): Promise<void>;
   /** Retry all on the Failed tab: redeliver every failed callback; how many were. */
-  redeliverFailed(): Promise<number>;
+  redeliverFailed(actor: Actor): Promise<number>;
   /** Promote on a delayed job (or all): make the callbacks' next attempt due now. */
-  attemptNow(callbackIds: string[]): Promise<void>;
+  attemptNow(actor: Actor, callbackIds: string[]): Promise<void>;
   /** Every destination with its circuit state (for the queue's description). */
   destinations(): Promise<CircuitView[]>;
 }
@@ -120,19 +123,14 @@ export class CallbackQueueAdapter extends BullMQAdapter {
     return read ? dashboardState(read.row, read.now) : 'unknown';
   }
 
-  /** Retry all on the Failed tab: one redelivery of every failed callback, however many. */
-  async retryAllFailed(): Promise<{ retried: number; skipped: number }> {
-    return { retried: await this.actions.redeliverFailed(), skipped: 0 };
-  }
-
-  /** Promote all: every delayed callback due now, a page at a time (each page leaves the tab). */
-  override async promoteAll(): Promise<void> {
+  /** Promote all: every delayed callback due now, a page at a time (each page leaves the tab, with its audit entry). */
+  async promoteAllAs(actor: Actor): Promise<void> {
     let previous = new Set<string>();
     for (;;) {
       const ids = await this.store.delayedIds(PROMOTE_PAGE);
       // A page that is still delayed after its promotion would be promoted for ever.
       if (ids.length === 0 || ids.some((id) => previous.has(id))) return;
-      await this.actions.attemptNow(ids);
+      await this.actions.attemptNow(actor, ids);
       if (ids.length < PROMOTE_PAGE) return;
       previous = new Set(ids);
     }
@@ -145,6 +143,10 @@ export class CallbackQueueAdapter extends BullMQAdapter {
     return 0;
   }
 
+  /** Answered by the dashboard's own handler, with its operator (DASHBOARD_WRITES). */
+  override promoteAll(): never {
+    throw new Error(SWITCHED_OFF);
+  }
   override addJob(): never {
     throw new Error(SWITCHED_OFF);
   }
@@ -193,11 +195,9 @@ export class CallbackQueueAdapter extends BullMQAdapter {
       opts: json.opts,
       getState: async () => state,
       toJSON: () => json,
-      retry: async (from) => {
-        if (from !== 'failed') throw new Error('Only a failed callback is retried here (a redelivery); the operator API redelivers the others');
-        await this.actions.redeliver(row.id);
-      },
-      promote: () => this.actions.attemptNow([row.id]),
+      // Retry and Promote are answered by the dashboard's own handlers, with their operator (DASHBOARD_WRITES).
+      retry: () => Promise.reject(new Error(SWITCHED_OFF)),
+      promote: () => Promise.reject(new Error(SWITCHED_OFF)),
       remove: () => Promise.reject(new Error(SWITCHED_OFF)),
     };
   }
@@ -222,8 +222,11 @@ export const dashboardHooks = (adapter: CallbackQueueAdapter): BoardHooks => ({
 /** Whether a request's path is the dashboard's or under it (any case, as routing is). */
 const DASHBOARD_URL = new RegExp(`^${DASHBOARD_PATH}(?:[/?]|$)`, 'i');
 
-/** bull-board behind the operator credential; a browser gets the Basic prompt. */
+type OperatorRequest = FastifyRequest & { operator?: OperatorIdentity };
+
+/** bull-board behind the operator credential and role; a browser gets the Basic prompt. */
 export function mountQueueDashboard(app: NestFastifyApplication, config: AppConfig, actions: DashboardActions): void {
+  const credentials = app.get(OperatorCredentials);
   const store = new DashboardStore(app.get<DataSource>(getDataSourceToken()), config.dashboardKeep.completed);
   const queueAdapter = new CallbackQueueAdapter(app.get(CallbackQueue).queue, store, actions);
   const adapter = new BullBoardFastifyAdapter();
@@ -237,14 +240,17 @@ export function mountQueueDashboard(app: NestFastifyApplication, config: AppConf
     },
   });
   const instance: FastifyInstance = app.getHttpAdapter().getInstance();
-  // Every path under the dashboard's, routed or not, asks for the credential first.
-  instance.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    if (!DASHBOARD_URL.test(req.url) || isOperator(req.headers.authorization, config.adminToken, true)) return done();
-    reply
-      .status(401)
-      .header('WWW-Authenticate', 'Basic realm="funding-service", charset="UTF-8"')
-      .send({ statusCode: 401, error: 'Unauthorized', message: 'Operator credentials are required (Bearer ADMIN_TOKEN, or Basic admin:ADMIN_TOKEN)' });
+  // Every path under the dashboard's, routed or not, asks for the credential (and the role) first.
+  instance.addHook('onRequest', async (req: OperatorRequest, reply: FastifyReply) => {
+    if (!DASHBOARD_URL.test(req.url)) return;
+    const access = await dashboardAccess(credentials, req.headers.authorization, req.method);
+    if ('operator' in access) {
+      req.operator = access.operator;
+      return;
+    }
+    return reply.status(access.refused.status).headers(access.refused.headers ?? {}).send(access.refused.body);
   });
+  const writeActions: DashboardWriteActions = { ...actions, jobState: (id) => queueAdapter.jobState(id), promoteAll: (actor) => queueAdapter.promoteAllAs(actor) };
   instance.register(
     async (scope: FastifyInstance) => {
       // The page itself: nothing from the internet, and no buttons for the switched-off actions.
@@ -253,9 +259,13 @@ export function mountQueueDashboard(app: NestFastifyApplication, config: AppConf
         const isPage = req.method === 'GET' && !path.startsWith('/api/') && !path.startsWith('/static/') && /^text\/html/.test(String(reply.getHeader('content-type')));
         return isPage && typeof payload === 'string' ? dashboardPage(payload) : payload;
       });
-      // Retry all on the Failed tab is one statement, not bull-board's page-by-page retry of jobs
-      // (which stops at the capped count): answered here, as bull-board would answer it.
-      scope.put(`/api/queues/${CALLBACK_QUEUE}/retry/failed`, () => queueAdapter.retryAllFailed());
+      // Retry and Promote (one job or all) are answered here, with the operator who pressed them.
+      for (const write of DASHBOARD_WRITES) {
+        scope.put(write.path, async (req: OperatorRequest, reply: FastifyReply) => {
+          const answer = await write.run(writeActions, req.operator!, req.params as Record<string, string>);
+          return reply.status(answer.status).send(answer.body);
+        });
+      }
       await scope.register(adapter.registerPlugin());
     },
     { prefix: DASHBOARD_PATH },

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Post, Query, UseGuards } from '@nestjs/common';
-import { AuditAction, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
+import { Actor, AuditAction, CurrentActor, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
@@ -65,8 +65,8 @@ export class DestinationsAdminController {
   @AuditAction('destination.probe')
   @Post('probe')
   @HttpCode(202)
-  async probe(@Body() dto: ProbeDestinationDto): Promise<void> {
-    await this.destinations.probe(dto.origin);
+  async probe(@CurrentActor() actor: Actor, @Body() dto: ProbeDestinationDto): Promise<void> {
+    await this.destinations.probe(actor, dto.origin);
   }
 }
 

@@ -1,4 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
+import { AuditLog } from '../audit/audit-log.js';
+import { trackedValues } from '../audit/audit-changes.js';
+import type { Actor } from '../operators/operator.guard.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Gauge } from 'prom-client';
 import { DataSource } from 'typeorm';
@@ -56,6 +59,7 @@ export class DestinationsService implements OnModuleInit {
     @InjectDataSource() private readonly db: DataSource,
     private readonly metrics: Metrics,
     private readonly callbacks: CallbackRecorder,
+    private readonly audit: AuditLog,
   ) {}
 
   onModuleInit(): void {
@@ -95,13 +99,24 @@ export class DestinationsService implements OnModuleInit {
     return this.read(partnerId);
   }
 
-  /** An operator's "probe now" for an open destination: admission sends it within a second. */
-  async probe(origin: string): Promise<void> {
-    const [rows]: [unknown[], number] = await this.db.query(`UPDATE destinations SET next_probe_at = now(), version = version + 1 WHERE origin = $1 AND opened_at IS NOT NULL RETURNING 1`, [origin]);
-    if (rows.length > 0) return this.callbacks.committed(rows.length);
-    const known: unknown[] = await this.db.query(`SELECT 1 FROM destinations WHERE origin = $1`, [origin]);
-    if (known.length === 0) throw notFound('Destination');
-    throw new DomainError('conflict', ErrorCode.DestinationNotOpen, `Destination ${origin} is closed: there is nothing to probe`);
+  /** An operator's "probe now" for an open destination: admission sends it within a second. Audited in its transaction. */
+  async probe(actor: Actor, origin: string): Promise<void> {
+    await this.db.transaction(async (m) => {
+      const [rows]: [{ before: Date | null; after: Date }[], number] = await m.query(
+        `UPDATE destinations d SET next_probe_at = now(), version = d.version + 1
+           FROM (SELECT origin AS o, next_probe_at AS before FROM destinations WHERE origin = $1 AND opened_at IS NOT NULL FOR UPDATE) old
+          WHERE d.origin = old.o
+          RETURNING old.before, d.next_probe_at AS after`,
+        [origin],
+      );
+      if (rows.length === 0) {
+        const known: unknown[] = await m.query(`SELECT 1 FROM destinations WHERE origin = $1`, [origin]);
+        if (known.length === 0) throw notFound('Destination');
+        throw new DomainError('conflict', ErrorCode.DestinationNotOpen, `Destination ${origin} is closed: there is nothing to probe`);
+      }
+      await this.audit.record(m, actor, { targetType: 'destination', targetId: origin, before: trackedValues({ nextProbeAt: rows[0].before }), after: trackedValues({ nextProbeAt: rows[0].after }) });
+    });
+    this.callbacks.committed(1);
   }
 
   private async read(partnerId: string | null): Promise<DestinationView[]> {

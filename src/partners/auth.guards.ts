@@ -1,21 +1,11 @@
 import { CanActivate, createParamDecorator, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { bearerToken, safeEqual } from './partner-secrets.js';
+import { bearerToken } from './partner-secrets.js';
 import { Partner } from './partner.entity.js';
 import { PartnersService } from './partners.service.js';
 import { RateLimiter } from './rate-limiter.js';
 
 type AuthedRequest = FastifyRequest & { partner?: Partner };
-
-/** Checks the operator credential: `Bearer <ADMIN_TOKEN>`, or Basic `admin:<ADMIN_TOKEN>` when allowed. */
-export function isOperator(authorization: string | undefined, adminToken: string, allowBasic = false): boolean {
-  const bearer = bearerToken(authorization);
-  if (bearer !== null) return safeEqual(bearer, adminToken);
-  const basic = /^Basic\s+(\S+)\s*$/i.exec(authorization ?? '');
-  if (!allowBasic || !basic) return false;
-  const decoded = Buffer.from(basic[1], 'base64').toString('utf8');
-  return safeEqual(decoded, `admin:${adminToken}`);
-}
 
 @Injectable()
 export class PartnerGuard implements CanActivate {

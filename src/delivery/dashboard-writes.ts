@@ -1,0 +1,97 @@
+import type { OperatorCredentials } from '../operators/operator-credentials.js';
+import { OperatorIdentity, roleAllows } from '../operators/operator-role.js';
+import type { Actor } from '../operators/operator.guard.js';
+import { CALLBACK_QUEUE } from './callback-queue.js';
+import { SWITCHED_OFF } from './dashboard-policy.js';
+
+/** An answer of the dashboard's own handlers, in bull-board's shapes. */
+export interface DashboardAnswer {
+  status: number;
+  body: object;
+  headers?: Record<string, string>;
+}
+
+const refusal = (status: number, error: string, message: string, headers?: Record<string, string>): DashboardAnswer => ({
+  status,
+  body: { statusCode: status, error, message },
+  headers,
+});
+
+/**
+ * Who may use the dashboard, for every request under it: an operator's Bearer token, or Basic
+ * `<name>:<token>` (a browser is asked for it); reads need `viewer`, every write `operator`. The
+ * same credential check as the API's guard (OperatorCredentials).
+ */
+export async function dashboardAccess(
+  credentials: OperatorCredentials,
+  authorization: string | undefined,
+  method: string,
+): Promise<{ operator: OperatorIdentity } | { refused: DashboardAnswer }> {
+  const operator = await credentials.authenticate(authorization, 'bearer-or-basic');
+  if (!operator) {
+    return {
+      refused: refusal(401, 'Unauthorized', "Operator credentials are required (Bearer <token>, or Basic <operator name>:<token>)", {
+        'WWW-Authenticate': 'Basic realm="funding-service", charset="UTF-8"',
+      }),
+    };
+  }
+  const needed = method === 'GET' || method === 'HEAD' ? 'viewer' : 'operator';
+  if (!roleAllows(operator.role, needed)) {
+    return { refused: refusal(403, 'Forbidden', `Operator ${operator.name} has role ${operator.role}: the dashboard's actions need role operator or above`) };
+  }
+  return { operator };
+}
+
+/** What the dashboard's writes do, each with the operator as its actor (its audit entry). */
+export interface DashboardWriteActions {
+  /** Which tab a callback is on now; `unknown` when there is none. */
+  jobState(id: string): Promise<string>;
+  redeliver(actor: Actor, callbackId: string): Promise<void>;
+  redeliverFailed(actor: Actor): Promise<number>;
+  attemptNow(actor: Actor, callbackIds: string[]): Promise<void>;
+  /** Promote all: every delayed callback, a page at a time. */
+  promoteAll(actor: Actor): Promise<void>;
+}
+
+/** A write route of the dashboard, as bull-board's UI calls it, answered here instead of by bull-board. */
+export interface DashboardWrite {
+  /** Under the dashboard's path; the queue is named, so bull-board's routes for other names still answer theirs. */
+  path: string;
+  run(actions: DashboardWriteActions, operator: OperatorIdentity, params: Record<string, string>): Promise<DashboardAnswer>;
+}
+
+const actor = (operator: OperatorIdentity, action: string): Actor => ({ operator, action });
+const done = (status: number): DashboardAnswer => ({ status, body: {} });
+
+/** A single-job action on a job in any other state is switched off, as the request policy says. */
+async function inState(actions: DashboardWriteActions, id: string, state: string, then: () => Promise<DashboardAnswer>): Promise<DashboardAnswer> {
+  const current = await actions.jobState(id);
+  if (current === 'unknown') return refusal(404, 'Not Found', `Job ${id} not found`);
+  return current === state ? then() : refusal(405, 'Method Not Allowed', SWITCHED_OFF);
+}
+
+/**
+ * The dashboard's four writes (Retry and Promote, one job or all): answered here, with the
+ * operator who pressed the button, because each changes PostgreSQL and writes an audit entry in
+ * the same transaction. Every other write bull-board knows is refused before it runs
+ * (dashboardHooks).
+ */
+export const DASHBOARD_WRITES: DashboardWrite[] = [
+  {
+    path: `/api/queues/${CALLBACK_QUEUE}/:jobId/retry`,
+    run: (a, op, p) => inState(a, p.jobId, 'failed', async () => (await a.redeliver(actor(op, 'callback.redeliver'), p.jobId), done(204))),
+  },
+  {
+    path: `/api/queues/${CALLBACK_QUEUE}/:jobId/promote`,
+    run: (a, op, p) => inState(a, p.jobId, 'delayed', async () => (await a.attemptNow(actor(op, 'callback.promote'), [p.jobId]), done(204))),
+  },
+  {
+    // One statement, not bull-board's page-by-page retry of jobs (which stops at the capped count).
+    path: `/api/queues/${CALLBACK_QUEUE}/retry/failed`,
+    run: async (a, op) => ({ status: 200, body: { retried: await a.redeliverFailed(actor(op, 'callback.redeliver-failed')), skipped: 0 } }),
+  },
+  {
+    path: `/api/queues/${CALLBACK_QUEUE}/promote`,
+    run: async (a, op) => (await a.promoteAll(actor(op, 'callback.promote')), done(200)),
+  },
+];
