@@ -61,14 +61,18 @@ describe.each(['A', 'B'] as const)('the OpenAPI document, variant %s', (variant)
   it('declares the real credentials: partner API key, operator token, Basic for the dashboard', () => {
     expect(doc.components.securitySchemes).toEqual({
       partnerApiKey: expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'API key' }),
-      operatorToken: expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'ADMIN_TOKEN' }),
+      operatorToken: expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'operator token' }),
       operatorBasic: expect.objectContaining({ type: 'http', scheme: 'basic' }),
     });
     expect(JSON.stringify(doc)).not.toMatch(/JWT/);
     for (const { path, op } of operations()) {
       const security = (op.security ?? []).flatMap((s) => Object.keys(s)).sort();
       if (path === '/admin/queues') expect(security).toEqual(['operatorBasic', 'operatorToken']);
-      else if (path.startsWith('/admin/')) expect(security).toEqual(['operatorToken']);
+      else if (path.startsWith('/admin/')) {
+        expect(security).toEqual(['operatorToken']);
+        // The role it needs, and the 403 of an operator without it.
+        expect({ path, role: (op as Record<string, unknown>)['x-required-role'], forbidden: Object.keys(op.responses).includes('403') }).toEqual({ path, role: expect.stringMatching(/^(viewer|operator|admin)$/), forbidden: true });
+      }
       else if (path.startsWith('/v1/') && path !== '/v1/callbacks/source-ips') expect(security).toEqual(['partnerApiKey']);
       else expect(security).toEqual([]);
     }
