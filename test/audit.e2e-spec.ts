@@ -163,7 +163,7 @@ describe('callbacks and destinations', () => {
   it('a redelivery, a bulk redelivery and a probe each write one entry; a refused one (404, 409) none', async () => {
     const c = await company();
     const [{ id: cb }] = await t.sql<{ id: string }>(
-      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, last_error) VALUES ($1, $2, 0, 'http://127.0.0.1:9/audit', '{}', 'failed', 'HTTP 410') RETURNING id`,
+      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, last_error) VALUES ($1, $2, 0, 'http://127.0.0.1:7/audit', '{}', 'failed', 'HTTP 410') RETURNING id`,
       [p.id, c],
     );
     await as('post', `/admin/v1/callbacks/00000000-0000-4000-8000-000000000000/redeliver`).expect(404);
@@ -175,7 +175,9 @@ describe('callbacks and destinations', () => {
     const [last] = await t.sql<{ action: string; target_id: string | null; after: object }>(`SELECT action, target_id, after FROM audit_entries WHERE operator_id = $1 ORDER BY seq DESC LIMIT 1`, [operator.id]);
     expect(last).toEqual({ action: 'callback.redeliver-failed', target_id: null, after: { status: 'pending', count: bulk, since: null, companyId: c } });
 
-    const origin = 'http://127.0.0.1:9';
+    // The callback's own destination, closed (its redelivery may have failed once meanwhile).
+    const origin = 'http://127.0.0.1:7';
+    await t.sql(`UPDATE destinations SET opened_at = NULL, next_probe_at = NULL WHERE origin = $1`, [origin]);
     await as('post', '/admin/v1/destinations/probe', { origin }).expect(409); // closed: nothing to probe
     await as('post', '/admin/v1/destinations/probe', { origin: 'http://127.0.0.1:8' }).expect(404);
     expect(await entries(origin)).toEqual([]);
