@@ -190,6 +190,13 @@ describe('callbacks and destinations', () => {
 });
 
 describe('partner changes', () => {
+  it('a replayed partner creation (the same Idempotency-Key) writes no second entry', async () => {
+    const create = () => t.admin('post', '/admin/v1/partners', { name: 'Replayed Bank' }).set('Idempotency-Key', 'audit-replay-1').expect(201);
+    const first = (await create()).body.id as string;
+    expect((await create()).headers['idempotent-replayed']).toBe('true');
+    expect((await entries(first)).map((e) => e.action)).toEqual(['partner.create']);
+  });
+
   it('a rotation whose transaction fails after its entry is written rotates nothing', async () => {
     const q = await createPartner(t, 'Failing rotation');
     await t.sql('INSERT INTO audit_fail VALUES ($1)', [q.id]);
