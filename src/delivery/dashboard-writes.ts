@@ -27,7 +27,7 @@ export async function dashboardAccess(
   authorization: string | undefined,
   method: string,
 ): Promise<{ operator: OperatorIdentity } | { refused: DashboardAnswer }> {
-  const operator = await credentials.authenticate(authorization, 'bearer-or-basic');
+  const operator = await credentials.bearerOrBasic(authorization);
   if (!operator) {
     return {
       refused: refusal(401, 'Unauthorized', "Operator credentials are required (Bearer <token>, or Basic <operator name>:<token>)", {

@@ -17,9 +17,6 @@ const CACHE_LIMIT = 10_000;
 
 const ACTIVE_BY_HASH = `SELECT id, name, role FROM operators WHERE token_hash = $1 AND revoked_at IS NULL`;
 
-/** Which credential forms a caller accepts. */
-export type CredentialForms = 'bearer' | 'bearer-or-basic';
-
 /**
  * The one check of an operator credential, for the API's guard and the queue dashboard alike:
  * `Bearer <token>` (the API and the dashboard), or HTTP Basic `<name>:<token>` (the dashboard).
@@ -37,11 +34,16 @@ export class OperatorCredentials {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  /** The operator an `Authorization` header names, or null (missing, malformed, unknown or revoked). */
-  async authenticate(authorization: string | undefined, forms: CredentialForms): Promise<OperatorIdentity | null> {
-    const bearer = bearerToken(authorization);
-    if (bearer !== null) return this.byToken(bearer);
-    const basic = forms === 'bearer-or-basic' ? parseBasic(authorization) : null;
+  /** The operator of a `Bearer <token>` header (the API), or null (missing, malformed, unknown or revoked). */
+  async bearer(authorization: string | undefined): Promise<OperatorIdentity | null> {
+    const token = bearerToken(authorization);
+    return token === null ? null : this.byToken(token);
+  }
+
+  /** The dashboard's: a `Bearer <token>` header, or HTTP Basic `<name>:<token>` (what a browser sends). */
+  async bearerOrBasic(authorization: string | undefined): Promise<OperatorIdentity | null> {
+    if (bearerToken(authorization) !== null) return this.bearer(authorization);
+    const basic = parseBasic(authorization);
     if (!basic) return null;
     const operator = await this.byToken(basic.token);
     // The name must be the token's operator's: a token alone under another name is refused.

@@ -43,7 +43,7 @@ export class OperatorGuard implements CanActivate {
   async canActivate(ctx: ExecutionContext): Promise<boolean> {
     const req = ctx.switchToHttp().getRequest<OperatorRequest>();
     const authorization = req.headers.authorization;
-    const operator = await this.credentials.authenticate(typeof authorization === 'string' ? authorization : undefined, 'bearer');
+    const operator = await this.credentials.bearer(typeof authorization === 'string' ? authorization : undefined);
     if (!operator) throw new UnauthorizedException('A valid operator token is required (Authorization: Bearer <token>)');
     const needed = this.reflector.get<OperatorRole | undefined>(ROLE, ctx.getHandler());
     // A route without a declared role is refused to everyone: forgetting one never opens a route.
