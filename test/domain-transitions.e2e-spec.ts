@@ -41,7 +41,7 @@ describe('the domain transition template', () => {
     const l = (await t.as(p.apiKey, 'post', `/v1/companies/${c}/limit-requests`, { amount: '500', status_callback: 'https://limit.example/cb' }).expect(201)).body.id as string;
     return { c, l };
   }
-  const run = (spec: StatusChangeSpec<LimitRequest, LimitRequestStatus>) => t.app.get(DataSource).transaction((m) => t.app.get(DomainTransitions).apply(m, spec));
+  const run = (spec: StatusChangeSpec<LimitRequest, LimitRequestStatus>) => t.app.get(DomainTransitions).transaction((m) => t.app.get(DomainTransitions).apply(m, spec));
   const messagesOf = async (c: string) => (await t.sql<{ message: number }>('SELECT message FROM callbacks WHERE company_id = $1 ORDER BY seq', [c])).map((r) => r.message);
   const companyRow = async (c: string) =>
     (await t.sql<{ name: string; credit_limit: string; credit_status: string }>('SELECT name, credit_limit, credit_status FROM companies WHERE id = $1', [c]))[0];
