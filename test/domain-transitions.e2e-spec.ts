@@ -1,4 +1,3 @@
-import { DataSource } from 'typeorm';
 import { CallbackMessage } from '../src/callbacks/callback-message.js';
 import { DomainError } from '../src/common/domain-error.js';
 import { ErrorCode } from '../src/common/error-codes.js';
