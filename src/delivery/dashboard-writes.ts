@@ -79,11 +79,19 @@ async function inState(actions: DashboardWriteActions, id: string, state: string
 export const DASHBOARD_WRITES: DashboardWrite[] = [
   {
     path: `/api/queues/${CALLBACK_QUEUE}/:jobId/retry`,
-    run: (a, op, p) => inState(a, p.jobId, 'failed', async () => (await a.redeliver(actor(op, 'callback.redeliver'), p.jobId), done(204))),
+    run: (a, op, p) =>
+      inState(a, p.jobId, 'failed', async () => {
+        await a.redeliver(actor(op, 'callback.redeliver'), p.jobId);
+        return done(204);
+      }),
   },
   {
     path: `/api/queues/${CALLBACK_QUEUE}/:jobId/promote`,
-    run: (a, op, p) => inState(a, p.jobId, 'delayed', async () => (await a.attemptNow(actor(op, 'callback.promote'), [p.jobId]), done(204))),
+    run: (a, op, p) =>
+      inState(a, p.jobId, 'delayed', async () => {
+        await a.attemptNow(actor(op, 'callback.promote'), [p.jobId]);
+        return done(204);
+      }),
   },
   {
     // One statement, not bull-board's page-by-page retry of jobs (which stops at the capped count).
@@ -92,6 +100,9 @@ export const DASHBOARD_WRITES: DashboardWrite[] = [
   },
   {
     path: `/api/queues/${CALLBACK_QUEUE}/promote`,
-    run: async (a, op) => (await a.promoteAll(actor(op, 'callback.promote')), done(200)),
+    run: async (a, op) => {
+      await a.promoteAll(actor(op, 'callback.promote'));
+      return done(200);
+    },
   },
 ];
