@@ -197,6 +197,15 @@ describe('partner changes', () => {
     expect((await entries(first)).map((e) => e.action)).toEqual(['partner.create']);
   });
 
+  it("an Idempotency-Key is one operator's own: another operator's same key creates its own partner", async () => {
+    const other = (await t.admin('post', '/admin/v1/operators', { name: 'otto', role: 'admin' }).expect(201)).body.token as string;
+    const mine = (await t.admin('post', '/admin/v1/partners', { name: 'Keyed Bank' }).set('Idempotency-Key', 'shared-key-1').expect(201)).body;
+    const theirs = (await t.as(other, 'post', '/admin/v1/partners', { name: 'Keyed Bank' }).set('Idempotency-Key', 'shared-key-1').expect(201));
+    expect(theirs.headers['idempotent-replayed']).toBeUndefined();
+    expect(theirs.body.id).not.toBe(mine.id);
+    expect(theirs.body.apiKey).not.toBe(mine.apiKey);
+  });
+
   it('a rotation whose transaction fails after its entry is written rotates nothing', async () => {
     const q = await createPartner(t, 'Failing rotation');
     await t.sql('INSERT INTO audit_fail VALUES ($1)', [q.id]);

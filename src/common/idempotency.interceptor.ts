@@ -47,14 +47,15 @@ export class IdempotencyInterceptor implements NestInterceptor {
   ) {}
 
   async intercept(ctx: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
-    const req = ctx.switchToHttp().getRequest<FastifyRequest & { partner?: { id: string } }>();
+    const req = ctx.switchToHttp().getRequest<FastifyRequest & { partner?: { id: string }; operator?: { id: string } }>();
     const res = ctx.switchToHttp().getResponse<FastifyReply>();
     const key = req.headers['idempotency-key'];
     if (key === undefined) return next.handle();
     if (typeof key !== 'string' || !/^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/.test(key)) {
       throw new BadRequestException(['Idempotency-Key header must be 1 to 255 printable ASCII characters, not starting or ending with a space']);
     }
-    const scope = req.partner?.id ?? 'operator';
+    // Keys are the caller's own: a partner's, or one named operator's (another's key never replays to them).
+    const scope = req.partner?.id ?? `operator:${req.operator!.id}`;
     const hash = createHash('sha256')
       .update(`${req.method} ${req.originalUrl.split('?')[0]} ${canonical(req.body)}`)
       .digest('hex');
