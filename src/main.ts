@@ -1,9 +1,11 @@
+// First: OpenTelemetry, when configured, must be running before http, pg and ioredis are loaded.
+import { stopTracing } from './telemetry/tracing.js';
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module.js';
-import { ConfigError, loadConfig } from './config/app-config.js';
+import { ConfigError, loadConfig, logFormatOf } from './config/app-config.js';
 import { RedactingLogger } from './common/redacting-logger.js';
 import { ensureDatabase } from './database/database.js';
 import { checkRedis } from './database/startup-checks.js';
@@ -40,7 +42,7 @@ async function main(): Promise<void> {
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), createHttpAdapter(), {
     bodyParser: false,
     abortOnError: false,
-    logger: new RedactingLogger({ logLevels: ['error', 'warn'] }),
+    logger: new RedactingLogger(config.logFormat, ['error', 'warn']),
   });
   setupApp(app, config);
   await listenOnAllInterfaces(app, config.port);
@@ -53,9 +55,9 @@ async function main(): Promise<void> {
       if (closing) return;
       closing = true;
       app.close().then(
-        () => process.exit(0),
+        () => stopTracing().then(() => process.exit(0)),
         (e: Error) => {
-          console.error(`shutdown failed: ${e.message}`);
+          new RedactingLogger(config.logFormat, []).line('error', `shutdown failed: ${e.message}`);
           process.exit(1);
         },
       );
@@ -63,8 +65,8 @@ async function main(): Promise<void> {
   }
   stage = 'started';
   const address = app.getHttpServer().address() as { port: number };
-  // The one start-up line (Nest's own info logging is off, so this is not a Logger call).
-  console.log(`funding-service ready: role=${config.role} variant=${config.variant} port=${address.port}`);
+  // The one start-up line (Nest's own info logging is off).
+  new RedactingLogger(config.logFormat, []).line('log', `funding-service ready: role=${config.role} variant=${config.variant} port=${address.port}`);
 }
 
 // Node exits 0 once nothing is left to wait for, even with start-up unfinished (a promise no
@@ -77,6 +79,6 @@ process.on('beforeExit', () => {
 
 main().catch((error: unknown) => {
   const message = error instanceof ConfigError ? error.message : `failed to start: ${(error as Error)?.message ?? error}`;
-  console.error(message);
+  new RedactingLogger(logFormatOf(), []).line('error', message);
   process.exit(1);
 });

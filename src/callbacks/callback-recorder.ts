@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { InputColumns } from '../database/sql.js';
 import { AdmissionSignal } from '../delivery/admission-signal.js';
+import { currentTraceparent } from '../telemetry/trace-context.js';
 import { buildCallbackBody, CallbackIds, CallbackMessage } from './callback-message.js';
 
 export interface CallbackEvent {
@@ -11,6 +12,17 @@ export interface CallbackEvent {
   url: string | null;
   partnerId: string;
   ids: CallbackIds;
+  /**
+   * The trace of the change (a traceparent), taken where the change is made (traced()): its
+   * callbacks' attempts become spans of that trace. Unset when tracing is off.
+   */
+  trace?: string | null;
+}
+
+/** The events with the trace of the request under way (tracing off: as they are). */
+export function traced(events: CallbackEvent[]): CallbackEvent[] {
+  const trace = currentTraceparent();
+  return trace === null ? events : events.map((e) => ({ ...e, trace }));
 }
 
 /** A transaction begun by `transaction`, and how many callbacks it recorded so far. */
@@ -55,7 +67,7 @@ export class CallbackRecorder {
     if (due.length === 0) return 0;
     const recording = this.open.get(m);
     if (!recording || !m.queryRunner?.isTransactionActive) throw new Error('callbacks are recorded inside CallbackRecorder.transaction, with their change');
-    const insert = callbackRows(due);
+    const insert = callbackRows(traced(due));
     await m.query(insert.text, insert.values);
     recording.callbacks += due.length;
     return due.length;
@@ -90,4 +102,8 @@ const CALLBACK_INPUT = new InputColumns<CallbackEvent>([
   { name: 'message', type: 'smallint', value: (e) => e.message },
   { name: 'url', type: 'text', value: (e) => e.url },
   { name: 'body', type: 'text', value: (e) => buildCallbackBody(e.message, e.ids) },
+  { name: 'trace_parent', type: 'text', value: (e) => e.trace ?? null },
 ]);
+
+/** How many parameters callbackRows's statement takes (a larger statement numbers its own after them). */
+export const CALLBACK_PARAMS = CALLBACK_INPUT.count;

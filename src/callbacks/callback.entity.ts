@@ -37,6 +37,8 @@ export class Callback {
   @Column('integer', { name: 'attempt_limit', nullable: true }) attemptLimit: number | null;
   /** When the partner removed the URL this callback was for: it cannot be redelivered. */
   @Column('timestamptz', { name: 'url_removed_at', nullable: true }) urlRemovedAt: Date | null;
+  /** The traceparent of the request that recorded it (tracing on): its attempts' spans join that trace. */
+  @Column('text', { name: 'trace_parent', nullable: true, select: false }) traceParent: string | null;
 }
 
 @Entity('callback_attempts')

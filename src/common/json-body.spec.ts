@@ -57,6 +57,8 @@ describe('redactSecrets', () => {
     ['sealed value', 'param enc1:0123abcd:AbC-_x9 end', 'param enc1:[redacted] end'],
     ['bearer token', 'Authorization: Bearer test-admin-token-0123', 'Authorization: Bearer [redacted]'],
     ['basic credentials', 'authorization: basic YWRtaW46eA==', 'authorization: basic [redacted]'],
+    ['a URL query string', 'invalid URL: https://acme.example/hook?token=s3cret&x=1#top', 'invalid URL: https://acme.example/hook?[redacted]#top'],
+    ['a URL without a query', 'circuit opened for https://acme.example:8443', 'circuit opened for https://acme.example:8443'],
     ['nothing secret', 'callback 42 delivered', 'callback 42 delivered'],
   ])('%s', (_label, text, expected) => {
     expect(redactSecrets(text)).toBe(expected);

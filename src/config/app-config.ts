@@ -5,6 +5,8 @@ import { isIP } from 'node:net';
 
 export type ApiVariant = 'A' | 'B';
 export type Role = 'api' | 'worker' | 'all';
+/** LOG_FORMAT: `json` lines for collectors, `text` for people (docs/operations.md, "Logs"). */
+export type LogFormat = 'json' | 'text';
 
 export interface AppConfig {
   port: number;
@@ -40,6 +42,7 @@ export interface AppConfig {
   /** SECRETS_KEY: the keys that encrypt signing secrets at rest, newest (the one that encrypts) first. */
   secretsKeys: string[];
   secretsKeyDefaulted: boolean;
+  logFormat: LogFormat;
   version: string;
 }
 
@@ -58,6 +61,28 @@ export const DEFAULT_READY_WINDOW = 1000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 4000;
 
 export class ConfigError extends Error {}
+
+/** LOG_FORMAT's default: lines for people on a terminal, JSON for whatever collects them otherwise. */
+export function defaultLogFormat(): LogFormat {
+  return process.stdout.isTTY === true ? 'text' : 'json';
+}
+
+function parseLogFormat(raw: string): LogFormat {
+  if (raw !== 'json' && raw !== 'text') throw new Error(`must be json or text, got "${raw}"`);
+  return raw;
+}
+
+/** The log format to report a failed start in: LOG_FORMAT when it is valid, the default otherwise. */
+export function logFormatOf(env: NodeJS.ProcessEnv = process.env): LogFormat {
+  try {
+    return parseLogFormat((env.LOG_FORMAT ?? '').trim());
+  } catch {
+    return defaultLogFormat();
+  }
+}
+
+/** The OTLP protocols the service exports traces with (src/telemetry). */
+const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'];
 
 /**
  * Used when SECRETS_KEY is unset outside production, so a development database stays readable
@@ -187,6 +212,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     return { first, last };
   });
 
+  // The OpenTelemetry SDK reads its own OTEL_* variables; these it would only warn about.
+  const otlpProtocol = (raw: string) => {
+    if (!OTLP_PROTOCOLS.includes(raw)) throw new Error(`must be ${OTLP_PROTOCOLS.join(' or ')}, got "${raw}"`);
+    return raw;
+  };
+  parse('OTEL_EXPORTER_OTLP_PROTOCOL', null, otlpProtocol);
+  parse('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', null, otlpProtocol);
+  parse('OTEL_EXPORTER_OTLP_ENDPOINT', null, url(['http:', 'https:']));
+  parse('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', null, url(['http:', 'https:']));
+
   let adminToken = get('ADMIN_TOKEN');
   let adminTokenGenerated = false;
   if (adminToken === undefined) {
@@ -242,6 +277,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     secretsKeys,
     secretsKeyDefaulted,
+    logFormat: parse('LOG_FORMAT', defaultLogFormat(), parseLogFormat),
     version: readVersion(),
   };
   // A connect slower than the whole attempt would never be cut by the connect timeout.

@@ -19,6 +19,7 @@ import { SelfServiceCallbacks1764100000000 } from './migrations/1764100000000-se
 import { SelfServiceIndexes1764100100000 } from './migrations/1764100100000-self-service-indexes.js';
 import { OperatorsAndAudit1764200000000 } from './migrations/1764200000000-operators-and-audit.js';
 import { Operator } from '../operators/operator.entity.js';
+import { CallbackTraceParent1764300000000 } from './migrations/1764300000000-callback-trace-parent.js';
 
 export const ENTITIES = [Partner, Company, LimitRequest, WithdrawalRequest, Loan, LoanPayment, Callback, CallbackAttempt, IdempotencyKey, Operator];
 export const MIGRATIONS = [
@@ -32,6 +33,7 @@ export const MIGRATIONS = [
   SelfServiceCallbacks1764100000000,
   SelfServiceIndexes1764100100000,
   OperatorsAndAudit1764200000000,
+  CallbackTraceParent1764300000000,
 ];
 
 /** Any fixed number: the advisory lock that lets one process at a time run migrations. */

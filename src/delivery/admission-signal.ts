@@ -4,6 +4,7 @@ import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { SerialBatcher } from '../common/batcher.js';
 import { rawPool } from '../database/database.js';
+import { untraced } from '../telemetry/trace-context.js';
 
 /**
  * `NOTIFY funding_callbacks` wakes every relay: for rows written outside this service's own write
@@ -38,8 +39,16 @@ export class AdmissionSignal {
     this.leader = relay;
   }
 
+  /**
+   * Outside the trace of whoever wakes it (a request, an attempt): a pass admits the callbacks of
+   * many requests at once, and would otherwise be filed under one of them.
+   */
   wake(): void {
+    untraced(this.wakeNow);
+  }
+
+  private readonly wakeNow = (): void => {
     if (this.leader) this.leader.wake();
     else void this.notifies.call(null);
-  }
+  };
 }

@@ -8,14 +8,18 @@ import { rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';
 import { SecretBox } from '../partners/secret-box.js';
 import { Batcher } from '../common/batcher.js';
+import { inAttemptSpan } from '../telemetry/trace-context.js';
 import { microsKey } from '../database/sql.js';
-import { CallbackSender } from '../egress/callback-sender.js';
+import { CallbackSender, SendResult } from '../egress/callback-sender.js';
 import { signatureHeader } from './callback-signature.js';
 import { SettledAttempt } from './settle-attempt.js';
 import { Settlement, SettlingRow } from './settlement.js';
 
 interface DeliveryRow extends SettlingRow {
   partner_id: string;
+  message: number;
+  /** The trace of the change that recorded it (null: tracing was off then). */
+  trace_parent: string | null;
   url: string;
   body: string;
   status: string;
@@ -29,7 +33,7 @@ interface DeliveryRow extends SettlingRow {
 }
 
 export const LOAD = `
-  SELECT c.id, c.partner_id, c.url, c.destination, c.body, c.status, c.schedule_attempts, c.attempt_count, c.attempt_limit, c.created_at,
+  SELECT c.id, c.partner_id, c.message, c.trace_parent, c.url, c.destination, c.body, c.status, c.schedule_attempts, c.attempt_count, c.attempt_limit, c.created_at,
          ${microsKey('c.schedule_started_at')} AS schedule_key,
          p.signing_secret, p.previous_signing_secret, p.previous_secret_expires_at,
          ${microsKey('c.lease_until')} AS lease,
@@ -83,6 +87,17 @@ export class CallbackDelivery {
       this.shortLeases.warn('callbacks not sent: they waited for a delivery slot until too little of their lease was left for an attempt; each is admitted again when its lease lapses');
       return null;
     }
+    const attempt = { callbackId: row.id, message: row.message, destination: row.destination, attempt: row.attempt_count + 1 };
+    return inAttemptSpan(row.trace_parent, attempt, async (span) => {
+      const { settled, result } = await this.attempt(row);
+      // Unrecorded (settlement gave up on PostgreSQL): the lease brings it back.
+      span.end({ kind: result.outcome.kind, statusCode: result.statusCode, error: result.error, status: settled?.status ?? 'unrecorded' });
+      return settled;
+    });
+  }
+
+  /** Signs, sends and settles one attempt; returns its settlement (null: not recorded) and what the receiver answered. */
+  private async attempt(row: DeliveryRow): Promise<{ settled: SettledAttempt | null; result: SendResult }> {
     const secrets = [row.signing_secret];
     if (row.previous_signing_secret && row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > Date.now()) {
       secrets.push(row.previous_signing_secret);
@@ -101,11 +116,11 @@ export class CallbackDelivery {
       },
     });
     const settled = await this.settlement.settle({ row, startedAt, answeredAt: Date.now(), result });
-    if (!settled) return null;
+    if (!settled) return { settled, result };
     this.metrics.attempts.inc({ result: settled.counts ? ATTEMPT_RESULT[settled.status] : 'probe_failed', kind: result.outcome.kind });
     this.metrics.attemptDuration.observe(result.durationMs / 1000);
     if (settled.status === 'delivered') this.metrics.endToEnd.observe((Date.now() - row.created_at.getTime()) / 1000);
-    return settled;
+    return { settled, result };
   }
 
   /** Many deliveries' rows in one query (the hot path bypasses the ORM for the raw pool). */

@@ -4,7 +4,7 @@ import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import { updatableColumns } from '../common/transaction.js';
 import { isDataError } from '../database/database.js';
 import { Batcher, SerialBatcher } from '../common/batcher.js';
-import { CallbackEvent, callbackRows } from '../callbacks/callback-recorder.js';
+import { CALLBACK_PARAMS, CallbackEvent, callbackRows } from '../callbacks/callback-recorder.js';
 
 /** A row as read, with its version (`xmin`: every UPDATE gives the row a new one). */
 export interface Versioned<T> {
@@ -34,9 +34,14 @@ const ALONE = 'FOR NO KEY UPDATE OF t';
 const WRITTEN_ONLY = '($3::uuid[])[e.ord::int] IN (SELECT id FROM written)';
 
 /** The audit entries of the rows written ($9 names each entry's row; $10… its columns, as AUDIT_INSERT orders them). */
+/** The callbacks' parameters start here (callbackRows), the audit entries' right after them. */
+const CALLBACKS_FIRST = 4;
+const AUDIT_FIRST = CALLBACKS_FIRST + CALLBACK_PARAMS;
+const AUDIT_TYPES = ['uuid', 'uuid', 'text', 'text', 'text', 'text', 'text'];
+
 const AUDITED = `INSERT INTO audit_entries (operator_id, action, target_type, target_id, before, after)
        SELECT a.operator_id, a.action, a.target_type, a.target_id, a.before::jsonb, a.after::jsonb
-         FROM unnest($9::uuid[], $10::uuid[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[]) WITH ORDINALITY
+         FROM unnest(${AUDIT_TYPES.map((type, i) => `$${AUDIT_FIRST + i}::${type}[]`).join(', ')}) WITH ORDINALITY
               AS a(owner, operator_id, action, target_type, target_id, before, after, ord)
         WHERE a.owner IN (SELECT id FROM written)
         ORDER BY ord`;
@@ -131,7 +136,7 @@ export class RowBatches<T extends ObjectLiteral & { id: string }> {
       return value;
     });
     const owners = ws.flatMap((w) => w.events.map(() => w.row.id));
-    const callbacks = callbackRows(ws.flatMap((w) => w.events), 4, WRITTEN_ONLY).values;
+    const callbacks = callbackRows(ws.flatMap((w) => w.events), CALLBACKS_FIRST, WRITTEN_ONLY).values;
     const audited = ws.filter((w) => w.audit !== null);
     const audit = [audited.map((w) => w.row.id), ...[0, 1, 2, 3, 4, 5].map((i) => audited.map((w) => w.audit![i]))];
     const { rows } = await this.pool.query<{ id: string; written: boolean }>({ ...sql, values: [JSON.stringify(values), ws.map((w) => w.version), owners, ...callbacks, ...audit] });
@@ -140,8 +145,8 @@ export class RowBatches<T extends ObjectLiteral & { id: string }> {
 
   /**
    * The write statement, locking its rows `lock`. Parameters: the rows as JSON ($1), their versions
-   * ($2), each callback's row ($3), the callbacks (callbackRows, $4–$8), then the audit entries
-   * ($9–$15): a row, its callbacks and its audit entry are written together or not at all.
+   * ($2), each callback's row ($3), the callbacks (callbackRows, from $4), then the audit entries
+   * (the seven after those): a row, its callbacks and its audit entry are written together or not at all.
    */
   private writeSql(name: string, lock: string): Sql {
     const table = `"${this.meta.tableName}"`;
@@ -158,7 +163,7 @@ export class RowBatches<T extends ObjectLiteral & { id: string }> {
             FROM input i
            WHERE t.id = i.id AND t.xmin = i.row_version AND t.id IN (SELECT id FROM locked)
           RETURNING t.id
-        ), recorded AS (${callbackRows([], 4, WRITTEN_ONLY).text}
+        ), recorded AS (${callbackRows([], CALLBACKS_FIRST, WRITTEN_ONLY).text}
         ), audited AS (${AUDITED})
         SELECT l.id, EXISTS (SELECT 1 FROM written w WHERE w.id = l.id) AS written FROM locked l`,
     };

@@ -4,7 +4,7 @@ import type { Pool } from 'pg';
 import { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
 import { notFound, overtaken } from '../common/domain-error.js';
 import { rawPool } from '../database/database.js';
-import { CallbackEvent, CallbackRecorder } from '../callbacks/callback-recorder.js';
+import { CallbackEvent, CallbackRecorder, traced } from '../callbacks/callback-recorder.js';
 import { RowBatches } from './row-batches.js';
 import { AuditChange, auditValues } from '../audit/audit-log.js';
 import type { Actor } from '../operators/operator.guard.js';
@@ -66,7 +66,8 @@ export class RowChange {
       const found = await rows.read(id);
       if (!found) throw notFound(what);
       const decided = decide(found.row);
-      const events = decided.events.filter((e) => e.url !== null);
+      // The trace is taken here, in the request: the batched write runs in another request's.
+      const events = traced(decided.events.filter((e) => e.url !== null));
       if (await rows.write({ ...found, events, audit: decided.audit })) {
         this.callbacks.committed(events.length);
         return found.row;

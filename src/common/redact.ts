@@ -1,0 +1,17 @@
+/**
+ * Credentials by their shapes: signing secrets (whsec_), API keys (fsk_), operator tokens (fso_), sealed values (enc1:),
+ * bearer tokens, and the query strings of URLs (partners put tokens there). Whatever reaches a
+ * log line or a span (an error's message, an inspected object) passes here.
+ */
+const SECRETS: [RegExp, string][] = [
+  [/whsec_[A-Za-z0-9+/=]+/g, 'whsec_[redacted]'],
+  [/fsk_[A-Za-z0-9_-]+/g, 'fsk_[redacted]'],
+  [/fso_[A-Za-z0-9_-]+/g, 'fso_[redacted]'],
+  [/enc1:[0-9a-f]{8}:[A-Za-z0-9_-]+/g, 'enc1:[redacted]'],
+  [/(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 [redacted]'],
+  [/\b(https?:\/\/[^\s?#"'<>]*)\?[^\s#"'<>]*/gi, '$1?[redacted]'],
+];
+
+export function redactSecrets(text: string): string {
+  return SECRETS.reduce((t, [pattern, replacement]) => t.replace(pattern, replacement), text);
+}
