@@ -244,7 +244,7 @@ describe('a worker stopped with SIGTERM under flow', () => {
       const deliveredAfterMs = Date.now() - readyAt;
       const { rows, extra } = await expectEveryCallbackDelivered(t, p, rx, '/term', flow.changes, 0);
       expect(extra).toBe(0);
-      expect(second.output.join('')).not.toMatch(/\bERROR\b/);
+      expect(second.output.join('')).not.toMatch(/\bERROR\b|"level":"(error|fatal)"/);
       console.log(
         `SIGTERM: ${flow.changes.length} committed (${rows} rows), ${inFlight} in flight at SIGTERM, drained and exited 0 in ${drainedMs} ms, ` +
           `all delivered ${deliveredAfterMs} ms after the next worker was ready, 0 duplicates; test took ${secondsSince(t0)}`,

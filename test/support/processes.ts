@@ -26,20 +26,24 @@ export function buildService(): void {
 }
 
 /** Starts `node dist/src/main.js` with the given environment; resolves once it logs "ready". */
-export async function startService(env: Record<string, string>): Promise<ChildProcess & { output: string[] }> {
+export async function startService(env: Record<string, string>): Promise<ChildProcess & { output: string[]; out: string[]; err: string[] }> {
   const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js')], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
-  }) as ChildProcess & { output: string[] };
+  }) as ChildProcess & { output: string[]; out: string[]; err: string[] };
+  // Both streams in order of arrival (output), and each alone (out: stdout, err: stderr).
   child.output = [];
+  child.out = [];
+  child.err = [];
   const ready = new Promise<void>((resolve, reject) => {
-    const onData = (d: Buffer) => {
+    const onData = (stream: string[]) => (d: Buffer) => {
       child.output.push(d.toString());
+      stream.push(d.toString());
       if (d.toString().includes('ready:')) resolve();
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout!.on('data', onData(child.out));
+    child.stderr!.on('data', onData(child.err));
     child.once('exit', (code) => reject(new Error(`service exited with ${code} before ready: ${child.output.join('')}`)));
   });
   await ready;
