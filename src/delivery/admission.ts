@@ -138,8 +138,14 @@ export class Admission {
     this.scheduleTotalMs = config.callbackRetryScheduleMs.reduce((a, b) => a + b, 0);
   }
 
-  /** Admits what may go now; returns how many callbacks were admitted. */
+  /** Admits what may go now; returns how many callbacks were admitted. Counts the pass once it completed. */
   async admit(conn: SqlSession): Promise<number> {
+    const admitted = await this.admitDue(conn);
+    this.metrics.admissionPasses.inc();
+    return admitted;
+  }
+
+  private async admitDue(conn: SqlSession): Promise<number> {
     const { rows } = await conn.query<CandidateRow>({
       name: 'admission-candidates',
       text: CANDIDATES,

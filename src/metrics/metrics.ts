@@ -4,6 +4,7 @@ import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
+import { registerDeliveryGauges } from './delivery-gauges.js';
 
 /** One registry per application instance (tests boot several in one process). */
 @Injectable()
@@ -51,6 +52,11 @@ export class Metrics {
     labelNames: ['stage'] as const,
     registers: [this.registry],
   });
+  readonly admissionPasses = new Counter({
+    name: 'funding_admission_passes_total',
+    help: 'Admission passes completed by this process (about one a second while it leads admission; 0 on workers and standbys)',
+    registers: [this.registry],
+  });
   readonly retentionPruned = new Counter({
     name: 'funding_retention_pruned_rows_total',
     help: 'Rows deleted by retention (CALLBACK_RETENTION; idempotency keys after 24 h), by table',
@@ -59,6 +65,7 @@ export class Metrics {
   });
 
   constructor(@InjectDataSource() db: DataSource) {
+    registerDeliveryGauges(this.registry, db);
     // Two bounded index scans per scrape, whatever the table's size: counting every row by
     // status took 0.3-0.5 s with 2 M rows. Delivered callbacks are counted by
     // funding_callback_attempts_total{result="delivered"} instead.

@@ -1,0 +1,52 @@
+import { createPartner, startTestApp, TestApp, until } from './support/test-app.js';
+
+// The gauges and counter that ops/alerts.yml watches and no other metric shows, against the
+// states they stand for. ROLE=api: admission runs, no worker does (so nothing due is sent).
+
+const metric = async (t: TestApp, name: string): Promise<number> => {
+  const text = (await t.http().get('/metrics').expect(200)).text;
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  if (!line) throw new Error(`${name} is not in /metrics`);
+  return Number(line.slice(name.length + 1));
+};
+
+describe('metrics for the alert rules', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ ROLE: 'api' });
+  });
+  afterAll(() => t?.close());
+
+  it('workers alive, admission passes, the longest open circuit, the longest-due callback of a closed destination', async () => {
+    // No worker process: none alive. Admission leads and completes a pass each second.
+    expect(await metric(t, 'funding_delivery_workers')).toBe(0);
+    await until(async () => (await metric(t, 'funding_admission_passes_total')) >= 2, { timeoutMs: 10_000, what: 'admission passes counted' });
+    expect(await metric(t, 'funding_destination_circuit_open_longest_seconds')).toBe(0);
+    expect(await metric(t, 'funding_callback_oldest_due_seconds')).toBe(0);
+
+    await t.sql(`INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ('alive', 1, now() + interval '1 hour'), ('gone', 1, now() - interval '1 second')`);
+    expect(await metric(t, 'funding_delivery_workers')).toBe(1);
+    await t.sql(`DELETE FROM delivery_workers`);
+
+    // Two destinations, one open for an hour; a callback due for ten minutes at each.
+    const p = await createPartner(t);
+    const company = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'F' }).expect(201)).body.id as string;
+    for (const host of ['closed.example', 'open.example']) {
+      await t.sql(
+        `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
+         VALUES ($1, $2, 0, $3, '{}', 'pending', now() - interval '10 minutes')`,
+        [p.id, company, `https://${host}/hook`],
+      );
+    }
+    await t.sql(`UPDATE destinations SET opened_at = now() - interval '1 hour', next_probe_at = now() + interval '1 hour' WHERE origin = 'https://open.example'`);
+    const open = await metric(t, 'funding_destination_circuit_open_longest_seconds');
+    expect(open).toBeGreaterThanOrEqual(3600);
+    expect(open).toBeLessThan(3660);
+    // The open destination's callback waits on purpose: only the closed one's counts.
+    await t.sql(`UPDATE callbacks SET next_attempt_at = now() - interval '2 hours' WHERE url = 'https://open.example/hook'`);
+    const due = await metric(t, 'funding_callback_oldest_due_seconds');
+    expect(due).toBeGreaterThanOrEqual(600);
+    expect(due).toBeLessThan(660);
+  });
+});
