@@ -44,8 +44,8 @@ export interface TraceHooks {
 
 let hooks: TraceHooks | null = null;
 
-/** Called once by tracing-sdk.ts when the SDK has started. */
-export function installTraceHooks(h: TraceHooks): void {
+/** Called once by tracing-sdk.ts when the SDK has started (null: off again, for tests). */
+export function installTraceHooks(h: TraceHooks | null): void {
   hooks = h;
 }
 
