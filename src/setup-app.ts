@@ -8,6 +8,8 @@ import { buildApiDocument } from './common/api-document.js';
 import { answerRouterRefusal } from './common/framework-errors.js';
 import { MAX_BODY_BYTES, registerBodyParsers } from './common/json-body.js';
 import { AppConfig } from './config/app-config.js';
+import { RouteSpanInterceptor } from './telemetry/route-span.interceptor.js';
+import { tracingActive } from './telemetry/trace-context.js';
 
 /**
  * Idle keep-alive connections stay open this long. Node's default (5 s) is shorter than the idle
@@ -52,6 +54,7 @@ export function setupApp(app: NestFastifyApplication, config: AppConfig): void {
       destinations: () => destinations.list({}),
     });
   }
+  if (tracingActive()) app.useGlobalInterceptors(new RouteSpanInterceptor());
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
   SwaggerModule.setup('docs', app, buildApiDocument(app, config), { jsonDocumentUrl: 'docs-json' });
 }

@@ -141,7 +141,8 @@ describe('a change traced from its API request to every attempt of its callback,
     await until(() => attempts().length === 2 && trace().some((s) => s.spanId === requestSpanId), { timeoutMs: 10_000, what: 'the spans exported' });
 
     const root = trace().find((s) => s.spanId === requestSpanId)!;
-    expect(root).toEqual(expect.objectContaining({ parentSpanId: null, kind: 2, scope: '@opentelemetry/instrumentation-http' }));
+    expect(root).toEqual(expect.objectContaining({ name: 'PATCH /admin/v1/companies/:companyId/credit', parentSpanId: null, kind: 2, scope: '@opentelemetry/instrumentation-http' }));
+    expect(root.attributes['http.route']).toBe('/admin/v1/companies/:companyId/credit');
     expect(root.attributes['url.path']).toBe(`/admin/v1/companies/${company.body.id}/credit`);
     expect(root.resource['process.pid']).toBe(api.pid);
 

@@ -39,7 +39,7 @@ describe('RedactingLogger, json', () => {
   it('carries trace_id and span_id while a span is active, and nothing of the sort otherwise', () => {
     const log = new RedactingLogger('json', ['warn']);
     let ids: { trace_id: string; span_id: string } | null = null;
-    installTraceHooks({ logIds: () => ids, traceparent: () => null, attempt: (_p, _a, fn) => fn({ end: () => undefined }), untraced: (fn) => fn() });
+    installTraceHooks({ logIds: () => ids, traceparent: () => null, attempt: (_p, _a, fn) => fn({ end: () => undefined }), untraced: (fn) => fn(), nameServerSpan: () => undefined });
     const outside = JSON.parse(capture(() => log.warn('outside', 'X')).out);
     ids = { trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', span_id: '00f067aa0ba902b7' };
     const inside = JSON.parse(capture(() => log.warn('inside', 'X')).out);

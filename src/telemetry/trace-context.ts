@@ -40,6 +40,8 @@ export interface TraceHooks {
   attempt<T>(parent: string | null, attributes: AttemptSpanAttributes, fn: (span: AttemptSpan) => Promise<T>): Promise<T>;
   /** Runs `fn` outside any trace: work done for many requests at once (an admission pass). */
   untraced<T>(fn: () => T): T;
+  /** Names the active server span by its route (`PATCH /admin/v1/companies/:companyId/credit`). */
+  nameServerSpan(method: string, route: string): void;
 }
 
 let hooks: TraceHooks | null = null;
@@ -50,6 +52,15 @@ export function installTraceHooks(h: TraceHooks | null): void {
 }
 
 const NO_SPAN: AttemptSpan = { end: () => undefined };
+
+/** Whether tracing is on in this process (tracing.ts started the SDK). */
+export function tracingActive(): boolean {
+  return hooks !== null;
+}
+
+export function nameServerSpan(method: string, route: string): void {
+  hooks?.nameServerSpan(method, route);
+}
 
 export function currentTraceparent(): string | null {
   return hooks ? hooks.traceparent() : null;

@@ -108,5 +108,10 @@ function hooks(): TraceHooks {
       });
     },
     untraced: (fn) => context.with(ROOT_CONTEXT, fn),
+    nameServerSpan(method, route) {
+      const span = trace.getSpan(context.active());
+      span?.updateName(`${method} ${route}`);
+      span?.setAttribute('http.route', route);
+    },
   };
 }
