@@ -11,7 +11,7 @@ const SERVICE_START_MS = 120_000;
 /** BENCH_SPLIT=1: a ROLE=api and a ROLE=worker process instead of one ROLE=all. */
 export const SPLIT = process.env.BENCH_SPLIT === '1';
 /** Delivery and dashboard settings given to the bench go to the service (to compare them). */
-export const FORWARDED = Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(CALLBACK|DASHBOARD)_/.test(k))) as Record<string, string>;
+export const FORWARDED = Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(CALLBACK|DASHBOARD|OTEL)_/.test(k))) as Record<string, string>;
 export const SETTINGS = Object.keys(FORWARDED).length ? Object.entries(FORWARDED).map(([k, v]) => `${k}=${v}`).join(' ') : 'none';
 // The flags `npm start` runs the service with; BENCH_NODE_ARGS adds more, e.g.
 // "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the service processes.
