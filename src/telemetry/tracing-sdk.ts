@@ -11,9 +11,6 @@ import type { IncomingMessage } from 'node:http';
 import { redactSecrets } from '../common/redact.js';
 import { AttemptSpanAttributes, formatTraceparent, installTraceHooks, parseTraceparent, TraceHooks } from './trace-context.js';
 
-/** The OTLP protocols the service exports with (src/config validates the variables). */
-export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
-
 /** Requests that are not worth a trace: probes and scrapes every few seconds. */
 const UNTRACED_PATHS = new Set(['/health', '/ready', '/metrics']);
 
@@ -24,6 +21,7 @@ export interface TracingSdk {
   stop(): Promise<void>;
 }
 
+/** http/protobuf (the standard's default) or http/json; src/config refuses any other protocol at start. */
 function traceExporter(env: NodeJS.ProcessEnv) {
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? '').trim() || 'http/protobuf';
   return protocol === 'http/json' ? new JsonTraceExporter() : new ProtobufTraceExporter();
