@@ -18,7 +18,7 @@ describe('metrics for the alert rules', () => {
   });
   afterAll(() => t?.close());
 
-  it('workers alive, admission passes, the longest open circuit, the longest-due callback of a closed destination', async () => {
+  it('workers alive, admission passes, the longest open circuit, the longest-due callback of a closed destination (as admission sees it)', async () => {
     // No worker process: none alive. Admission leads and completes a pass each second.
     expect(await metric(t, 'funding_delivery_workers')).toBe(0);
     await until(async () => (await metric(t, 'funding_admission_passes_total')) >= 2, { timeoutMs: 10_000, what: 'admission passes counted' });
@@ -29,22 +29,24 @@ describe('metrics for the alert rules', () => {
     expect(await metric(t, 'funding_delivery_workers')).toBe(1);
     await t.sql(`DELETE FROM delivery_workers`);
 
-    // Two destinations, one open for an hour; a callback due for ten minutes at each.
+    // Two destinations, one open for an hour; a callback due for ten minutes at the closed one,
+    // for two hours at the open one (which waits on purpose, and is not counted).
     const p = await createPartner(t);
     const company = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'F' }).expect(201)).body.id as string;
-    for (const host of ['closed.example', 'open.example']) {
+    for (const [host, due] of [['closed.example', '10 minutes'], ['open.example', '2 hours']]) {
       await t.sql(
         `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
-         VALUES ($1, $2, 0, $3, '{}', 'pending', now() - interval '10 minutes')`,
-        [p.id, company, `https://${host}/hook`],
+         VALUES ($1, $2, 0, $3, '{}', 'pending', now() - $4::interval)`,
+        [p.id, company, `https://${host}/hook`, due],
       );
     }
     await t.sql(`UPDATE destinations SET opened_at = now() - interval '1 hour', next_probe_at = now() + interval '1 hour' WHERE origin = 'https://open.example'`);
     const open = await metric(t, 'funding_destination_circuit_open_longest_seconds');
     expect(open).toBeGreaterThanOrEqual(3600);
     expect(open).toBeLessThan(3660);
-    // The open destination's callback waits on purpose: only the closed one's counts.
-    await t.sql(`UPDATE callbacks SET next_attempt_at = now() - interval '2 hours' WHERE url = 'https://open.example/hook'`);
+    // The oldest due is what admission's passes saw: two passes after the destination opened.
+    const passes = await metric(t, 'funding_admission_passes_total');
+    await until(async () => (await metric(t, 'funding_admission_passes_total')) >= passes + 2, { timeoutMs: 10_000, what: 'two more admission passes' });
     const due = await metric(t, 'funding_callback_oldest_due_seconds');
     expect(due).toBeGreaterThanOrEqual(600);
     expect(due).toBeLessThan(660);

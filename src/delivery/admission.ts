@@ -145,12 +145,24 @@ export class Admission {
     return admitted;
   }
 
+  /**
+   * How long the longest-due callback of a destination whose circuit is closed has been due, from
+   * this pass's candidates (no statement of its own): funding_callback_oldest_due_seconds.
+   * Callbacks of open destinations wait on purpose.
+   */
+  private noteOldestDue(rows: CandidateRow[]): void {
+    let oldest: number | null = null;
+    for (const r of rows) if (r.oldest_due !== null && r.opened_at === null && (oldest === null || r.oldest_due < oldest)) oldest = r.oldest_due;
+    this.metrics.noteOldestDue(oldest === null ? 0 : Math.max(0, rows[0].now - oldest) / 1000);
+  }
+
   private async admitDue(conn: SqlSession): Promise<number> {
     const { rows } = await conn.query<CandidateRow>({
       name: 'admission-candidates',
       text: CANDIDATES,
       values: [this.window.max, [...this.floors.keys()], [...this.floors.values()], this.idleFloor],
     });
+    this.noteOldestDue(rows);
     if (rows.length === 0) return 0;
     this.floors = new Map(rows.map((r) => [r.origin, r.floor]));
     this.idleFloor = rows[0].idle_floor;

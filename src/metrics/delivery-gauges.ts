@@ -4,25 +4,17 @@ import { DataSource } from 'typeorm';
 /**
  * What the alert rules (ops/alerts.yml) watch that no counter shows, read at scrape time in one
  * statement: each part an index probe or a scan of a small table (destinations, workers), never
- * of the callbacks backlog. (The count of open destinations is src/destinations' gauge.)
- * - oldest_due: how long the longest-due `pending` callback of a destination whose circuit is
- *   closed has been due (one index probe per destination on callbacks_pending_idx, as admission's).
- *   Callbacks of open destinations wait on purpose, and have their own gauge.
+ * of the callbacks backlog. (The count of open destinations is src/destinations' gauge; the
+ * oldest due callback is the admission pass's, Metrics.noteOldestDue: walking the pending index
+ * here would meet the dead entries a drain leaves, which admission skips by its floors.)
  */
 const STATE = `
   SELECT (SELECT count(*) FROM delivery_workers WHERE expires_at > now())::int AS workers,
-         (SELECT coalesce(extract(epoch FROM now() - min(opened_at)), 0) FROM destinations WHERE opened_at IS NOT NULL)::float8 AS open_longest,
-         (SELECT coalesce(extract(epoch FROM now() - min(due.at)), 0)
-            FROM destinations d,
-                 LATERAL (SELECT c.next_attempt_at AS at FROM callbacks c
-                           WHERE c.destination = d.origin AND c.status = 'pending' AND c.next_attempt_at <= now()
-                           ORDER BY c.next_attempt_at LIMIT 1) due
-           WHERE d.opened_at IS NULL)::float8 AS oldest_due`;
+         (SELECT coalesce(extract(epoch FROM now() - min(opened_at)), 0) FROM destinations WHERE opened_at IS NOT NULL)::float8 AS open_longest`;
 
 interface DeliveryState {
   workers: number;
   open_longest: number;
-  oldest_due: number;
 }
 
 export function registerDeliveryGauges(registry: Registry, db: DataSource): void {
@@ -50,9 +42,4 @@ export function registerDeliveryGauges(registry: Registry, db: DataSource): void
     });
   gauge('funding_delivery_workers', 'Worker processes alive (announcing their delivery slots), all processes together', (s) => s.workers);
   gauge('funding_destination_circuit_open_longest_seconds', 'How long the circuit open the longest has been open (0: none open)', (s) => s.open_longest);
-  gauge(
-    'funding_callback_oldest_due_seconds',
-    "How long the longest-due pending callback of a destination whose circuit is closed has been due (0: none due); callbacks of open destinations wait on purpose",
-    (s) => s.oldest_due,
-  );
 }

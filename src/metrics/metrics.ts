@@ -57,12 +57,27 @@ export class Metrics {
     help: 'Admission passes completed by this process (about one a second while it leads admission; 0 on workers and standbys)',
     registers: [this.registry],
   });
+  /** Set by each admission pass (Admission.noteOldestDue); stale (this process stopped leading): 0. */
+  private oldestDue = { at: -Infinity, seconds: 0 };
+  readonly oldestDueGauge = new Gauge({
+    name: 'funding_callback_oldest_due_seconds',
+    help: "How long the longest-due pending callback of a destination whose circuit is closed has been due, as the admission leader's last pass saw it (0: none due, or this process does not lead admission)",
+    registers: [this.registry],
+    collect: () => {
+      const fresh = performance.now() - this.oldestDue.at < OLDEST_DUE_FRESH_MS;
+      this.oldestDueGauge.set(fresh ? this.oldestDue.seconds : 0);
+    },
+  });
   readonly retentionPruned = new Counter({
     name: 'funding_retention_pruned_rows_total',
     help: 'Rows deleted by retention (CALLBACK_RETENTION; idempotency keys after 24 h), by table',
     labelNames: ['table'] as const,
     registers: [this.registry],
   });
+
+  noteOldestDue(seconds: number): void {
+    this.oldestDue = { at: performance.now(), seconds };
+  }
 
   constructor(@InjectDataSource() db: DataSource) {
     registerDeliveryGauges(this.registry, db);
@@ -87,6 +102,9 @@ export class Metrics {
     });
   }
 }
+
+/** An admission pass runs at least each second while this process leads; older figures are not its. */
+const OLDEST_DUE_FRESH_MS = 10_000;
 
 /** How far the callbacks gauge counts: bounds a scrape's cost (an index scan of at most this many entries). */
 export const CALLBACK_GAUGE_CAP = 100_000;
