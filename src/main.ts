@@ -73,7 +73,7 @@ async function main(): Promise<void> {
 // connection will ever settle): that must not read as a deliberate stop.
 process.on('beforeExit', () => {
   if (stage === 'started') return;
-  console.error(`failed to start: start-up stopped while ${stage}, with nothing left to wait for and no error`);
+  new RedactingLogger(logFormatOf(), []).line('error', `failed to start: start-up stopped while ${stage}, with nothing left to wait for and no error`);
   process.exit(1);
 });
 
