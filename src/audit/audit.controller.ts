@@ -1,8 +1,8 @@
 import { Controller, Get, Query, UseGuards } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsIn, IsISO8601, IsOptional, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
 import { ApiOperator, Doc } from '../common/api-doc.js';
-import { QueryInt } from '../common/validation.js';
+import { PageCursor, PageLimit } from '../common/page-query.js';
 import { OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
 import { AUDIT_ACTIONS, AUDIT_TARGET_TYPES } from './audit-actions.js';
 import { AuditLog } from './audit-log.js';
@@ -30,18 +30,10 @@ export class ListAuditQuery {
   @IsISO8601({ strict: true })
   since?: string;
 
-  @ApiPropertyOptional({ type: 'integer', default: 50, minimum: 1, maximum: 200 })
-  @IsOptional()
-  @QueryInt()
-  @IsInt()
-  @Min(1)
-  @Max(200)
+  @PageLimit()
   limit?: number;
 
-  @ApiPropertyOptional({ description: 'nextCursor of the previous page', maxLength: 64 })
-  @IsOptional()
-  @IsString()
-  @MaxLength(64)
+  @PageCursor()
   cursor?: string;
 }
 

@@ -4,7 +4,8 @@ import { CallbackRepairs } from './callback-repairs.js';
 import { CallbackPageResponse, CallbackWithAttemptsResponse, RedeliverCountResponse } from '../common/responses.js';
 import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsIn, IsInt, IsISO8601, IsOptional, IsString, IsUUID, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsISO8601, IsOptional, IsUUID, Max, Min } from 'class-validator';
+import { PageCursor, PageLimit } from '../common/page-query.js';
 import { QueryInt } from '../common/validation.js';
 import { CallbackStatus } from './callback.entity.js';
 import { attemptView, callbackView } from './callback.views.js';
@@ -31,18 +32,10 @@ export class ListCallbacksQuery {
   @Max(4)
   message?: CallbackMessage;
 
-  @ApiPropertyOptional({ type: 'integer', default: 50, minimum: 1, maximum: 200 })
-  @IsOptional()
-  @QueryInt()
-  @IsInt()
-  @Min(1)
-  @Max(200)
+  @PageLimit()
   limit?: number;
 
-  @ApiPropertyOptional({ description: 'nextCursor of the previous page', maxLength: 64 })
-  @IsOptional()
-  @IsString()
-  @MaxLength(64)
+  @PageCursor()
   cursor?: string;
 }
 
