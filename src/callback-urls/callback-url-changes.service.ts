@@ -5,6 +5,7 @@ import { CallbackMessage } from '../callbacks/callback-message.js';
 import { CallbackRecorder } from '../callbacks/callback-recorder.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { invalidProperty, notFound } from '../common/domain-error.js';
+import { companyCallbackProperty } from '../companies/company-callback-property.js';
 import { lockOwnedCompany } from '../companies/company-locks.js';
 import { Company } from '../companies/company.entity.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
@@ -37,9 +38,7 @@ export class CallbackUrlChanges {
   }
 
   async company(partnerId: string, companyId: string, body: UrlChanges): Promise<Company> {
-    const own = this.names.companyCallbackProperty;
-    const other = own === 'callback' ? 'status_callback' : 'callback';
-    if (body[other] !== undefined) throw invalidProperty(`property ${other} is not accepted by this API variant; use ${own}`);
+    const own = companyCallbackProperty(this.names, body);
     const [url] = await this.checked(body, [own]);
     return this.moving(async (m) => {
       const company = await lockOwnedCompany(m, partnerId, companyId);

@@ -3,12 +3,13 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { RowChange } from '../row-writes/row-change.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
-import { DomainError, invalidProperty } from '../common/domain-error.js';
+import { DomainError } from '../common/domain-error.js';
 import { ErrorCode } from '../common/error-codes.js';
 import { formatMoney, moneyFromDb, parseMoney } from '../common/money.js';
 import { canTransition } from '../common/state-machine.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { VARIANTS, VariantNames } from '../config/variant.js';
+import { companyCallbackProperty } from './company-callback-property.js';
 import { findOwnedCompany } from './company-locks.js';
 import { Company } from './company.entity.js';
 import { CreateCompanyDto, UpdateCreditDto } from './company.dto.js';
@@ -31,11 +32,7 @@ export class CompaniesService {
   }
 
   async create(partnerId: string, dto: CreateCompanyDto): Promise<Company> {
-    const own = this.names.companyCallbackProperty;
-    const other = own === 'callback' ? 'status_callback' : 'callback';
-    if (dto[other] !== undefined) {
-      throw invalidProperty(`property ${other} is not accepted by this API variant; use ${own}`);
-    }
+    const own = companyCallbackProperty(this.names, dto);
     const callbackUrl = await this.urls.check(own, dto[own]);
     return this.db.getRepository(Company).save({
       partnerId,
