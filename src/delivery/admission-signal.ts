@@ -44,11 +44,6 @@ export class AdmissionSignal {
    * many requests at once, and would otherwise be filed under one of them.
    */
   wake(): void {
-    untraced(this.wakeNow);
+    untraced(() => (this.leader ? this.leader.wake() : void this.notifies.call(null)));
   }
-
-  private readonly wakeNow = (): void => {
-    if (this.leader) this.leader.wake();
-    else void this.notifies.call(null);
-  };
 }
