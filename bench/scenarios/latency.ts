@@ -3,7 +3,8 @@
 // caused it.
 import { writeFileSync } from 'node:fs';
 import { RequestError } from 'got';
-import { adminHeaders, envInt, figure, fmt, quantile, sleep, until } from '../support/common.js';
+import { adminHeaders, envInt, figure, fmt, quantile, REDIS_URL, sleep, until } from '../support/common.js';
+import { JobTap } from '../support/job-tap.js';
 import { ScenarioResult } from '../support/results.js';
 import { Ctx } from './context.js';
 
@@ -22,6 +23,8 @@ export async function latencyScenario(ctx: Ctx): Promise<ScenarioResult> {
     )
   ).rows.sort((a, b) => Number(a.name.slice(1)) - Number(b.name.slice(1)));
   const responded = new Array<number>(n);
+  const tap = process.env.BENCH_DUMP ? new JobTap(REDIS_URL, ctx.run.prefix) : null;
+  await tap?.start();
   const start = performance.now();
   const inflight: Promise<void>[] = [];
   const failures: string[] = [];
@@ -42,11 +45,13 @@ export async function latencyScenario(ctx: Ctx): Promise<ScenarioResult> {
     );
   }
   await Promise.all(inflight);
+  if (failures.length > 0) await tap?.stop();
   if (failures.length > 0) throw new Error(`bench: ${failures.length} of ${n} latency requests failed, e.g. ${failures.slice(0, 3).join('; ')}`);
   await until(() => ids.every((_, i) => rx.arrivals.has(`/lat/${i}`)), 'latency callbacks');
   const latencies = ids.map((_, i) => rx.arrivals.get(`/lat/${i}`)! - responded[i]).sort((a, b) => a - b);
   const completed = n / ((performance.now() - start) / 1000); // requests answered and callbacks arrived, per second of the run
-  if (process.env.BENCH_DUMP) await dumpStages(ctx, process.env.BENCH_DUMP, ids.length, (i) => [start + (i * 1000) / rate, responded[i], rx.arrivals.get(`/lat/${i}`)!]);
+  if (tap) await settledThenStop(ctx, tap, n);
+  if (tap) await dumpStages(ctx, process.env.BENCH_DUMP!, tap, ids.length, (i) => [start + (i * 1000) / rate, responded[i], rx.arrivals.get(`/lat/${i}`)!]);
   const p50 = quantile(latencies, 0.5);
   const p99 = quantile(latencies, 0.99);
   const share = rate / ctx.baseline;
@@ -63,17 +68,32 @@ export async function latencyScenario(ctx: Ctx): Promise<ScenarioResult> {
   };
 }
 
+/** Every latency callback settled, and the tap's last events read: its jobs complete after their settlements. */
+async function settledThenStop(ctx: Ctx, tap: JobTap, n: number): Promise<void> {
+  const settled = async () => Number((await ctx.pg.query(`SELECT count(*) AS n FROM callbacks WHERE url LIKE '%/lat/%' AND status = 'delivered'`)).rows[0].n);
+  await until(async () => (await settled()) === n, 'latency callbacks settled');
+  await sleep(300);
+  await tap.stop();
+}
+
+/** BENCH_DUMP's columns, in order (bench/stage-times.ts reads them by these names). */
+export const DUMP_COLUMNS = ['index', 'due', 'responded', 'committed', 'admitted', 'queued', 'picked', 'started', 'arrived', 'settled', 'completed'];
+
 /**
- * BENCH_DUMP=FILE: per latency callback, epoch ms: due, API response, committed row's tx start,
- * attempt started, arrival at the receiver, the settlement's statement start. Finds the stage
- * behind a slow one.
+ * BENCH_DUMP=FILE: per latency callback, epoch ms (empty when unknown): its request's due time,
+ * the API response, the callback row's transaction start (created_at), its ADMIT statement's
+ * now() (the job's lease − the lease length), its job added to Redis, taken by a worker, the
+ * attempt's start (callback_attempts.started_at), arrival at the receiver, the settlement
+ * statement's start (delivered_at), its job completed (after every callback of the job settled
+ * and committed). The job's times are BullMQ's events (JobTap). `node dist/bench/stage-times.js
+ * FILE` prints each stage's percentiles.
  */
-async function dumpStages(ctx: Ctx, file: string, n: number, times: (i: number) => [number, number, number]): Promise<void> {
+async function dumpStages(ctx: Ctx, file: string, tap: JobTap, n: number, times: (i: number) => [number, number, number]): Promise<void> {
   const epoch = (t: number) => (performance.timeOrigin + t).toFixed(1);
   const stages = new Map(
     (
       await ctx.pg.query(
-        `SELECT c.url, extract(epoch FROM c.created_at) * 1000 AS created, extract(epoch FROM a.started_at) * 1000 AS started,
+        `SELECT c.id, c.url, extract(epoch FROM c.created_at) * 1000 AS created, extract(epoch FROM a.started_at) * 1000 AS started,
                 extract(epoch FROM c.delivered_at) * 1000 AS settled
            FROM callbacks c JOIN callback_attempts a ON a.callback_id = c.id WHERE c.url LIKE '%/lat/%'`,
       )
@@ -81,8 +101,9 @@ async function dumpStages(ctx: Ctx, file: string, n: number, times: (i: number) 
   );
   const lines = Array.from({ length: n }, (_, i) => {
     const st = stages.get(String(i));
+    const job = st ? tap.of(st.id) : undefined;
     const [due, responded, arrived] = times(i);
-    return [i, epoch(due), epoch(responded), st?.created, st?.started, epoch(arrived), st?.settled].join(' ');
+    return [i, epoch(due), epoch(responded), st?.created, job?.admitted, job?.added, job?.active, st?.started, epoch(arrived), st?.settled, job?.completed].join(' ');
   });
-  writeFileSync(file, lines.join('\n') + '\n');
+  writeFileSync(file, `# ${DUMP_COLUMNS.join(' ')}\n${lines.join('\n')}\n`);
 }
