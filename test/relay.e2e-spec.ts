@@ -92,7 +92,8 @@ describe('relay wake-ups', () => {
       enter(s as never);
     });
     try {
-      await t.sql(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = 727003 AND granted`);
+      // This database's leader only: advisory locks are per database, and pg_locks lists every database's (a bench's or another test run's).
+      await t.sql(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = 727003 AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`);
       await until(() => states.includes('reconnecting'), { what: 'the relay reconnecting' });
       // Its timer is stopped here: a wake-up does not reconnect, the tick does.
       relay['tickAt'] = 0;
