@@ -43,6 +43,18 @@ function main(): void {
     const figures = [quantile(d, 0.5), quantile(d, 0.9), quantile(d, 0.99), d[d.length - 1], mean].map((v) => v.toFixed(1).padStart(8)).join('');
     console.log(`${what.padEnd(46)} ${figures}   ${d.length}`);
   }
+  // The rest of a window slot's turn: from a job's completion (its settlements committed, admission
+  // woken) to the next pass that admitted anything.
+  const passes = [...new Set(rows.map((r) => r[at('admitted')]).filter((v) => !Number.isNaN(v)))].sort((x, y) => x - y);
+  const refill = rows
+    .map((r) => r[at('completed')])
+    .filter((t) => !Number.isNaN(t))
+    .map((t) => (passes.find((p) => p > t) ?? NaN) - t)
+    .filter((v) => !Number.isNaN(v))
+    .sort((x, y) => x - y);
+  const figures = [0.5, 0.9, 0.99].map((q) => quantile(refill, q).toFixed(1).padStart(8)).join('');
+  console.log(`${'job completed → next pass that admitted'.padEnd(46)} ${figures}${refill.length ? refill[refill.length - 1].toFixed(1).padStart(8) : ''}             ${refill.length}`);
+  console.log(`passes that admitted: ${passes.length}, ${(rows.length / Math.max(1, passes.length)).toFixed(1)} callbacks each`);
 }
 
 main();
