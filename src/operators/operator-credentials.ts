@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { bearerToken, hashToken, safeEqual } from '../partners/partner-secrets.js';
+import { bearerToken, safeEqual, sameDigest, tokenDigest } from '../partners/partner-secrets.js';
 import { BOOTSTRAP_OPERATOR } from './operator.entity.js';
 import { OperatorIdentity } from './operator-role.js';
 
@@ -28,11 +28,15 @@ const ACTIVE_BY_HASH = `SELECT id, name, role FROM operators WHERE token_hash = 
 export class OperatorCredentials {
   private readonly cache = new Map<string, { operator: OperatorIdentity | null; at: number }>();
   private bootstrap: Promise<OperatorIdentity> | undefined;
+  /** ADMIN_TOKEN's digest, taken once: a presented token is hashed once and compared with it. */
+  private readonly adminDigest: Buffer;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+    @Inject(APP_CONFIG) config: AppConfig,
+  ) {
+    this.adminDigest = tokenDigest(config.adminToken);
+  }
 
   /** The operator of a `Bearer <token>` header (the API), or null (missing, malformed, unknown or revoked). */
   async bearer(authorization: string | undefined): Promise<OperatorIdentity | null> {
@@ -56,8 +60,10 @@ export class OperatorCredentials {
   }
 
   private async byToken(token: string): Promise<OperatorIdentity | null> {
-    if (safeEqual(token, this.config.adminToken)) return this.bootstrapOperator();
-    const hash = hashToken(token);
+    // One digest per request, for both the comparison with ADMIN_TOKEN and the lookup by hash.
+    const digest = tokenDigest(token);
+    if (sameDigest(digest, this.adminDigest)) return this.bootstrapOperator();
+    const hash = digest.toString('hex');
     const cached = this.cache.get(hash);
     if (cached && Date.now() - cached.at < OPERATOR_CACHE_MS) return cached.operator;
     const [row]: OperatorIdentity[] = await this.db.query(ACTIVE_BY_HASH, [hash]);
