@@ -3,6 +3,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { AUDIT_ACTIONS } from '../src/audit/audit-actions.js';
 import { OPERATOR_ROLES, OperatorRole, roleAllows } from '../src/operators/operator-role.js';
+import { Partner } from '../src/partners/partner.entity.js';
+import { PARTNER_KEY_CACHE_MS } from '../src/partners/partners.service.js';
+import { DataSource } from 'typeorm';
 import { AdminRoute, documentedAdminRoutes, expectedRole, nestAdminRoutes } from './support/admin-routes.js';
 import { buildService, sparePort, startService, stop } from './support/processes.js';
 import { ADMIN_TOKEN, createPartner, startTestApp, TestApp } from './support/test-app.js';
@@ -164,6 +167,24 @@ describe('partner API-key rotation', () => {
     expect(Math.abs(Date.parse(res.body.previousKeyExpiresAt) - Date.now())).toBeLessThan(5_000);
     await companies(p.apiKey).expect(401);
     await companies(res.body.apiKey).expect(201);
+  });
+
+  it('reads a verified key once per PARTNER_KEY_CACHE_MS: requests in between do not look its partner up again', async () => {
+    const p = await createPartner(t, 'Cached');
+    const lookups = jest.spyOn(t.app.get(DataSource), 'getRepository');
+    const partnerLookups = () => lookups.mock.calls.filter(([entity]) => entity === Partner).length;
+    try {
+      const since = Date.now();
+      for (let i = 0; i < 3; i++) await companies(p.apiKey).expect(201);
+      // One read per cache life the three took (one, unless this machine is very slow).
+      expect(partnerLookups()).toBeLessThanOrEqual(1 + Math.floor((Date.now() - since) / PARTNER_KEY_CACHE_MS));
+      await new Promise((r) => setTimeout(r, PARTNER_KEY_CACHE_MS + 50));
+      const before = partnerLookups();
+      await companies(p.apiKey).expect(201);
+      expect(partnerLookups()).toBe(before + 1);
+    } finally {
+      lookups.mockRestore();
+    }
   });
 
   it('refuses an overlap outside 0–72 whole hours, an unknown partner, and anyone but an admin', async () => {

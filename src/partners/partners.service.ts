@@ -11,8 +11,20 @@ import { SecretBox } from './secret-box.js';
 /** How long callbacks stay signed with the old secret too after a rotation (docs/partners.md, "Credentials and conventions"). */
 export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 
+/**
+ * How long a process trusts a key it verified as a partner's current key, without reading the
+ * partner again: a rotation without overlap (or by another process) holds within a second
+ * everywhere; the rotating process forgets the replaced key at once.
+ */
+export const PARTNER_KEY_CACHE_MS = 500;
+/** Keys remembered at most; beyond, the cache starts again (a request costs one read). */
+const KEY_CACHE_LIMIT = 10_000;
+
 @Injectable()
 export class PartnersService {
+  /** Verified current keys, by their hash (never the key itself): the partner and when it was read. */
+  private readonly verified = new Map<string, { partner: Partner; at: number }>();
+
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly box: SecretBox,
@@ -66,8 +78,9 @@ export class PartnersService {
    * at all). A key replaced by an earlier rotation stops at once: one previous key at a time.
    */
   async rotateApiKey(actor: Actor, partnerId: string, previousKeyValidHours: number) {
-    return this.db.transaction(async (m) => {
+    const { replaced, ...rotated } = await this.db.transaction(async (m) => {
       const partner = await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
+      const replaced = partner.apiKeyHash;
       const apiKey = newApiKey();
       const before = partner.previousKeyExpiresAt?.toISOString() ?? null;
       // PostgreSQL's clock, as the authentication's comparison uses.
@@ -83,17 +96,25 @@ export class PartnersService {
         before: { apiKeyRotated: false, previousKeyExpiresAt: before },
         after: { apiKeyRotated: true, previousKeyExpiresAt: expiresAt.toISOString() },
       });
-      return { apiKey, previousKeyExpiresAt: expiresAt.toISOString() };
+      return { replaced, apiKey, previousKeyExpiresAt: expiresAt.toISOString() };
     });
+    // This process trusts the replaced key no longer at once; every other within PARTNER_KEY_CACHE_MS.
+    this.verified.delete(replaced);
+    return rotated;
   }
 
   /**
    * The partner owning this API key: its current key, or the key its last rotation replaced until
    * that one expires (PostgreSQL's clock decides, the same for every process). Two unique-index
-   * lookups (a BitmapOr), no cache: a rotation with no overlap holds at once, everywhere.
+   * lookups (a BitmapOr); a current key's answer is kept for {@link PARTNER_KEY_CACHE_MS}, by the
+   * key's hash. A replaced key's is not kept: its overlap ends by PostgreSQL's clock, exactly.
    */
   async authenticate(apiKey: string): Promise<Partner | null> {
     const hash = hashToken(apiKey);
+    const cached = this.verified.get(hash);
+    if (cached && Date.now() - cached.at < PARTNER_KEY_CACHE_MS) return cached.partner;
+    this.verified.delete(hash);
+    const at = Date.now();
     const partner = await this.db
       .getRepository(Partner)
       .createQueryBuilder('p')
@@ -101,6 +122,12 @@ export class PartnersService {
       .orWhere('(p.previous_api_key_hash = :hash AND p.previous_key_expires_at > now())', { hash })
       .getOne();
     if (!partner) return null;
-    return safeEqual(partner.apiKeyHash, hash) || (partner.previousApiKeyHash !== null && safeEqual(partner.previousApiKeyHash, hash)) ? partner : null;
+    if (safeEqual(partner.apiKeyHash, hash)) {
+      // Only keys that verified are remembered: a stranger's guesses would only fill the cache.
+      if (this.verified.size >= KEY_CACHE_LIMIT) this.verified.clear();
+      this.verified.set(hash, { partner, at });
+      return partner;
+    }
+    return partner.previousApiKeyHash !== null && safeEqual(partner.previousApiKeyHash, hash) ? partner : null;
   }
 }
