@@ -85,14 +85,21 @@ export class CallbackRecorder {
  * go in in the order of the events (seq follows `ord`).
  */
 export function callbackRows(events: CallbackEvent[], first = 1, when = 'true'): { text: string; values: unknown[] } {
-  return {
-    text: `INSERT INTO callbacks (${CALLBACK_INPUT.names}, status, next_attempt_at)
+  return { text: callbackInsert(first, when), values: callbackValues(events) };
+}
+
+/** The text of {@link callbackRows}' statement, for a statement prepared once that embeds it. */
+export function callbackInsert(first = 1, when = 'true'): string {
+  return `INSERT INTO callbacks (${CALLBACK_INPUT.names}, status, next_attempt_at)
        SELECT ${CALLBACK_INPUT.names}, 'pending', now()
          FROM unnest(${CALLBACK_INPUT.arrays(first)}) WITH ORDINALITY AS e(${CALLBACK_INPUT.names}, ord)
         WHERE ${when}
-        ORDER BY ord`,
-    values: CALLBACK_INPUT.params(events),
-  };
+        ORDER BY ord`;
+}
+
+/** The parameters of {@link callbackRows}' statement for `events` ({@link CALLBACK_PARAMS} of them). */
+export function callbackValues(events: CallbackEvent[]): unknown[] {
+  return CALLBACK_INPUT.params(events);
 }
 
 /** The columns of a new callback row an event gives (the rest are the table's defaults). */

@@ -16,6 +16,7 @@ import { CreateCompanyDto, UpdateCreditDto } from './company.dto.js';
 import { CREDIT_TRANSITIONS } from './credit-status.js';
 import { creditEvents, creditSnapshot } from './credit.js';
 import { trackedValues } from '../audit/audit-changes.js';
+import { changesOf } from '../domain/tracked-changes.js';
 import type { Actor } from '../operators/operator.guard.js';
 
 @Injectable()
@@ -82,8 +83,9 @@ export class CompaniesService {
       const events = creditEvents(company, before);
       // Keep the stored text normalised ("7.5" → "7.50") so reads match what PostgreSQL returns.
       company.annualInterestRate = formatMoney(moneyFromDb(company.annualInterestRate));
-      const after = creditSnapshot(company);
-      return { events, change: { targetType: 'company', targetId: companyId, before: trackedValues({ ...before }), after: trackedValues({ ...after }) } };
+      // The entry keeps only what changed (auditValues): the rest is not formatted for it.
+      const changed = changesOf('companies', companyId, { ...before }, { ...creditSnapshot(company) });
+      return { events, change: { targetType: 'company', targetId: companyId, before: trackedValues(changed?.before ?? {}), after: trackedValues(changed?.after ?? {}) } };
     });
   }
 }

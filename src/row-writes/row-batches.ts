@@ -4,7 +4,7 @@ import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import { updatableColumns } from '../common/transaction.js';
 import { isDataError } from '../database/database.js';
 import { Batcher, SerialBatcher } from '../common/batcher.js';
-import { CALLBACK_PARAMS, CallbackEvent, callbackRows } from '../callbacks/callback-recorder.js';
+import { CALLBACK_PARAMS, CallbackEvent, callbackInsert, callbackValues } from '../callbacks/callback-recorder.js';
 
 /** A row as read, with its version (`xmin`: every UPDATE gives the row a new one). */
 export interface Versioned<T> {
@@ -34,7 +34,7 @@ const ALONE = 'FOR NO KEY UPDATE OF t';
 const WRITTEN_ONLY = '($3::uuid[])[e.ord::int] IN (SELECT id FROM written)';
 
 /** The audit entries of the rows written ($9 names each entry's row; $10… its columns, as AUDIT_INSERT orders them). */
-/** The callbacks' parameters start here (callbackRows), the audit entries' right after them. */
+/** The callbacks' parameters start here (callbackValues), the audit entries' right after them. */
 const CALLBACKS_FIRST = 4;
 const AUDIT_FIRST = CALLBACKS_FIRST + CALLBACK_PARAMS;
 const AUDIT_TYPES = ['uuid', 'uuid', 'text', 'text', 'text', 'text', 'text'];
@@ -136,7 +136,7 @@ export class RowBatches<T extends ObjectLiteral & { id: string }> {
       return value;
     });
     const owners = ws.flatMap((w) => w.events.map(() => w.row.id));
-    const callbacks = callbackRows(ws.flatMap((w) => w.events), CALLBACKS_FIRST, WRITTEN_ONLY).values;
+    const callbacks = callbackValues(ws.flatMap((w) => w.events));
     const audited = ws.filter((w) => w.audit !== null);
     const audit = [audited.map((w) => w.row.id), ...[0, 1, 2, 3, 4, 5].map((i) => audited.map((w) => w.audit![i]))];
     const { rows } = await this.pool.query<{ id: string; written: boolean }>({ ...sql, values: [JSON.stringify(values), ws.map((w) => w.version), owners, ...callbacks, ...audit] });
@@ -145,7 +145,7 @@ export class RowBatches<T extends ObjectLiteral & { id: string }> {
 
   /**
    * The write statement, locking its rows `lock`. Parameters: the rows as JSON ($1), their versions
-   * ($2), each callback's row ($3), the callbacks (callbackRows, from $4), then the audit entries
+   * ($2), each callback's row ($3), the callbacks (callbackValues, from $4), then the audit entries
    * (the seven after those): a row, its callbacks and its audit entry are written together or not at all.
    */
   private writeSql(name: string, lock: string): Sql {
@@ -163,7 +163,7 @@ export class RowBatches<T extends ObjectLiteral & { id: string }> {
             FROM input i
            WHERE t.id = i.id AND t.xmin = i.row_version AND t.id IN (SELECT id FROM locked)
           RETURNING t.id
-        ), recorded AS (${callbackRows([], CALLBACKS_FIRST, WRITTEN_ONLY).text}
+        ), recorded AS (${callbackInsert(CALLBACKS_FIRST, WRITTEN_ONLY)}
         ), audited AS (${AUDITED})
         SELECT l.id, EXISTS (SELECT 1 FROM written w WHERE w.id = l.id) AS written FROM locked l`,
     };
