@@ -1,7 +1,7 @@
 import { BadRequestException, CallHandler, ConflictException, ExecutionContext, Injectable, Logger, NestInterceptor, UnprocessableEntityException } from '@nestjs/common';
 import { HTTP_CODE_METADATA } from '@nestjs/common/constants.js';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { createHash } from 'node:crypto';
+import { hash as sha } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { catchError, from, mergeMap, Observable, of } from 'rxjs';
 import { DataSource } from 'typeorm';
@@ -56,14 +56,16 @@ export class IdempotencyInterceptor implements NestInterceptor {
     }
     // Keys are the caller's own: a partner's, or one named operator's (another's key never replays to them).
     const scope = req.partner?.id ?? `operator:${req.operator!.id}`;
-    const hash = createHash('sha256')
-      .update(`${req.method} ${req.originalUrl.split('?')[0]} ${canonical(req.body)}`)
-      .digest('hex');
+    const hash = sha('sha256', `${req.method} ${req.originalUrl.split('?')[0]} ${canonical(req.body)}`, 'hex');
     const status: number = Reflect.getMetadata(HTTP_CODE_METADATA, ctx.getHandler()) ?? (req.method === 'POST' ? 201 : 200);
 
-    await this.db.query(`DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND created_at < now() - ${IDEMPOTENCY_WINDOW}`, [scope, key]);
+    // One round trip claims the key: a new row, or in place of one older than the window (as if
+    // that one had been deleted first); a row within the window is left as it is (no row returned).
     const claimed: unknown[] = await this.db.query(
-      `INSERT INTO idempotency_keys (scope, key, request_hash) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING key`,
+      `INSERT INTO idempotency_keys (scope, key, request_hash) VALUES ($1, $2, $3)
+       ON CONFLICT (scope, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, status_code = NULL, response = NULL, created_at = now()
+        WHERE idempotency_keys.created_at < now() - ${IDEMPOTENCY_WINDOW}
+       RETURNING key`,
       [scope, key, hash],
     );
     if (claimed.length === 0) {
