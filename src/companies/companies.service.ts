@@ -35,19 +35,23 @@ export class CompaniesService {
   async create(partnerId: string, dto: CreateCompanyDto): Promise<Company> {
     const own = companyCallbackProperty(this.names, dto);
     const callbackUrl = await this.urls.check(own, dto[own]);
-    return this.db.getRepository(Company).save({
-      partnerId,
-      name: dto.name,
-      registrationNumber: dto.registrationNumber ?? null,
-      currency: dto.currency ?? 'EUR',
-      callbackUrl,
-      creditStatus: 'pending',
-      creditLimit: 0n,
-      borrowedAmount: 0n,
-      annualInterestRate: '0.00',
-      repaymentTermDays: 30,
-      creditUpdatedAt: new Date(),
-    });
+    // One INSERT is atomic by itself: no BEGIN and COMMIT around it (two round trips of each create).
+    return this.db.getRepository(Company).save(
+      {
+        partnerId,
+        name: dto.name,
+        registrationNumber: dto.registrationNumber ?? null,
+        currency: dto.currency ?? 'EUR',
+        callbackUrl,
+        creditStatus: 'pending',
+        creditLimit: 0n,
+        borrowedAmount: 0n,
+        annualInterestRate: '0.00',
+        repaymentTermDays: 30,
+        creditUpdatedAt: new Date(),
+      },
+      { transaction: false },
+    );
   }
 
   get(partnerId: string, companyId: string): Promise<Company> {
