@@ -108,7 +108,7 @@ describe('delivery statements cost O(rows touched) under custom and generic plan
     const ids = sending.map((r) => r.id as string);
     const each = <T>(v: T) => ids.map(() => v);
     const save = [[BIG], [3], [0], [0], [null], [null], [null], [Date.now()], ['0']];
-    const record = [ids, sending.map((r) => r.attempt_count + 1), each(new Date()), each(5), each(200), each(null), each('ok'), each(null), each('delivered'), each(null), each(null), sending.map((r) => r.attempt_count), each(1), sending.map((r) => r.k)];
+    const record = [ids, sending.map((r) => r.attempt_count + 1), each(Date.now()), each(5), each(200), each(null), each('ok'), each(null), each('delivered'), each(null), each(null), sending.map((r) => r.attempt_count), each(1), sending.map((r) => r.k)];
     return [
       { name: 'admission candidates', on: relay, text: CANDIDATES, params: [40, [], [], null] },
       { name: 'admission admit (big destination)', on: relay, text: ADMIT, params: [[BIG], [40], 45_000, [null]] },

@@ -50,4 +50,13 @@ describe('Batcher', () => {
     expect(await Promise.all([first, ...later])).toEqual([1, 2, 3]);
     expect(run.mock.calls.map((c) => c[0])).toEqual([[1], [2, 3]]);
   });
+
+  it('with gatherMs, takes the calls made within that time of the first into its batch', async () => {
+    const run = jest.fn(async (xs: number[]) => xs);
+    const b = new Batcher(run, 500, 30);
+    const first = b.call(1);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(await Promise.all([first, b.call(2)])).toEqual([1, 2]);
+    expect(run.mock.calls.map((c) => c[0])).toEqual([[1, 2]]);
+  });
 });

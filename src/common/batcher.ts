@@ -5,8 +5,9 @@ interface Pending<In, Out> {
 }
 
 /**
- * Coalesces calls made in the same tick into one batch call: with dozens of deliveries (or API changes) in
- * flight, one query for N rows replaces N round-trips. Each caller gets its own result.
+ * Coalesces calls made in the same tick (or, with `gatherMs`, within that many milliseconds of
+ * the first) into one batch call: with dozens of deliveries (or API changes) in flight, one query
+ * for N rows replaces N round-trips. Each caller gets its own result.
  */
 export class Batcher<In, Out> {
   protected pending: Pending<In, Out>[] = [];
@@ -15,6 +16,7 @@ export class Batcher<In, Out> {
   constructor(
     private readonly run: (inputs: In[]) => Promise<Out[]>,
     private readonly maxBatch = 500,
+    private readonly gatherMs = 0,
   ) {}
 
   call(input: In): Promise<Out> {
@@ -23,10 +25,12 @@ export class Batcher<In, Out> {
       if (this.pending.length >= this.maxBatch) void this.flush();
       else if (!this.scheduled) {
         this.scheduled = true;
-        setImmediate(() => {
+        const flush = () => {
           this.scheduled = false;
           void this.flush();
-        });
+        };
+        if (this.gatherMs > 0) setTimeout(flush, this.gatherMs);
+        else setImmediate(flush);
       }
     });
   }

@@ -16,26 +16,26 @@ import { SettledAttempt } from './settle-attempt.js';
 import { Settlement, SettlingRow } from './settlement.js';
 
 interface DeliveryRow extends SettlingRow {
-  partner_id: string;
   message: number;
   /** The trace of the change that recorded it (null: tracing was off then). */
   trace_parent: string | null;
   url: string;
   body: string;
   status: string;
-  created_at: Date;
+  /** Epoch milliseconds, PostgreSQL's clock (numbers, not Dates: nothing to parse per row). */
+  created_at: number;
   signing_secret: string;
+  /** The secret before the last rotation, while it is still honoured (null once expired). */
   previous_signing_secret: string | null;
-  previous_secret_expires_at: Date | null;
   /** `lease_until` in microseconds (as the job carries it), and how long it has left, by PostgreSQL's clock. */
   lease: string | null;
   lease_left_ms: number | null;
 }
 
 export const LOAD = `
-  SELECT c.id, c.partner_id, c.message, c.trace_parent, c.url, c.destination, c.body, c.status, c.schedule_attempts, c.attempt_count, c.attempt_limit, c.created_at,
-         ${microsKey('c.schedule_started_at')} AS schedule_key,
-         p.signing_secret, p.previous_signing_secret, p.previous_secret_expires_at,
+  SELECT c.id, c.message, c.trace_parent, c.url, c.destination, c.body, c.status, c.schedule_attempts, c.attempt_count, c.attempt_limit,
+         (extract(epoch FROM c.created_at) * 1000)::float8 AS created_at, ${microsKey('c.schedule_started_at')} AS schedule_key,
+         p.signing_secret, CASE WHEN p.previous_secret_expires_at > now() THEN p.previous_signing_secret END AS previous_signing_secret,
          ${microsKey('c.lease_until')} AS lease,
          (extract(epoch FROM c.lease_until - now()) * 1000)::float8 AS lease_left_ms
     FROM callbacks c JOIN partners p ON p.id = c.partner_id
@@ -98,10 +98,7 @@ export class CallbackDelivery {
 
   /** Signs, sends and settles one attempt; returns its settlement (null: not recorded) and what the receiver answered. */
   private async attempt(row: DeliveryRow): Promise<{ settled: SettledAttempt | null; result: SendResult }> {
-    const secrets = [row.signing_secret];
-    if (row.previous_signing_secret && row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > Date.now()) {
-      secrets.push(row.previous_signing_secret);
-    }
+    const secrets = row.previous_signing_secret ? [row.signing_secret, row.previous_signing_secret] : [row.signing_secret];
     const startedAt = Date.now();
     const timestamp = Math.floor(startedAt / 1000);
     const result = await this.sender.send({
@@ -119,7 +116,7 @@ export class CallbackDelivery {
     if (!settled) return { settled, result };
     this.metrics.attempts.inc({ result: settled.counts ? ATTEMPT_RESULT[settled.status] : 'probe_failed', kind: result.outcome.kind });
     this.metrics.attemptDuration.observe(result.durationMs / 1000);
-    if (settled.status === 'delivered') this.metrics.endToEnd.observe((Date.now() - row.created_at.getTime()) / 1000);
+    if (settled.status === 'delivered') this.metrics.endToEnd.observe((Date.now() - row.created_at) / 1000);
     return { settled, result };
   }
 

@@ -39,7 +39,7 @@ export interface Attempt {
 const RECORD_INPUT = new InputColumns<{ a: Attempt; s: SettledAttempt }>([
   { name: 'id', type: 'uuid', value: ({ a }) => a.row.id },
   { name: 'number', type: 'int', value: ({ a }) => a.row.attempt_count + 1 },
-  { name: 'started_at', type: 'timestamptz', value: ({ a }) => new Date(a.startedAt) },
+  { name: 'started_at', type: 'float8', value: ({ a }) => a.startedAt },
   { name: 'duration_ms', type: 'int', value: ({ a }) => a.result.durationMs },
   { name: 'status_code', type: 'int', value: ({ a }) => a.result.statusCode },
   { name: 'error', type: 'text', value: ({ a }) => a.result.error },
@@ -53,6 +53,9 @@ const RECORD_INPUT = new InputColumns<{ a: Attempt; s: SettledAttempt }>([
   { name: 'schedule_key', type: 'text', value: ({ a }) => a.row.schedule_key },
 ]);
 
+/** The callback still runs the schedule the attempt was made in (not redelivered meanwhile). */
+const SAME_SCHEDULE = `(${microsKey('c.schedule_started_at')} = s.schedule_key)`;
+
 /**
  * The attempts, their callbacks' new states and their destinations' new windows, in one
  * statement (it yields the destinations written). A callback whose lease lapsed meanwhile (back to `pending`, not attempted since)
@@ -64,24 +67,21 @@ export const RECORD = `
     SELECT * FROM ${RECORD_INPUT.unnest('t')}
   ), attempt AS (
     INSERT INTO callback_attempts (callback_id, number, started_at, duration_ms, status_code, error, response_body, source_address)
-    SELECT id, number, started_at, duration_ms, status_code, error, response_body, source_address FROM input
-  ), same AS (
-    SELECT i.*, ${microsKey('c.schedule_started_at')} = i.schedule_key AS same_schedule
-      FROM input i JOIN callbacks c ON c.id = i.id
+    SELECT id, number, to_timestamp(started_at / 1000), duration_ms, status_code, error, response_body, source_address FROM input
   ), saved AS (${saveDestinations(RECORD_INPUT.count + 1)}
   ), settled AS (
   UPDATE callbacks c
      SET attempt_count = c.attempt_count + 1,
-         status = CASE WHEN s.same_schedule OR s.status = 'delivered' THEN s.status ELSE 'pending' END,
-         schedule_attempts = c.schedule_attempts + CASE WHEN s.same_schedule THEN s.counts ELSE 0 END,
+         status = CASE WHEN ${SAME_SCHEDULE} OR s.status = 'delivered' THEN s.status ELSE 'pending' END,
+         schedule_attempts = c.schedule_attempts + CASE WHEN ${SAME_SCHEDULE} THEN s.counts ELSE 0 END,
          next_attempt_at = CASE WHEN s.status = 'delivered' THEN NULL
-                                WHEN NOT s.same_schedule THEN now()
+                                WHEN NOT ${SAME_SCHEDULE} THEN now()
                                 WHEN s.delay_ms IS NULL THEN NULL
                                 ELSE now() + s.delay_ms * interval '1 millisecond' END,
          last_error = s.last_error,
          lease_until = NULL,
          delivered_at = CASE WHEN s.status = 'delivered' THEN now() ELSE c.delivered_at END
-    FROM same s
+    FROM input s
    WHERE c.id = s.id AND c.attempt_count = s.attempt_count
      -- failed meanwhile (its URL removed while this attempt was under way): only a delivery is recorded on it
      AND (c.status IN ('sending', 'pending') OR s.status = 'delivered')
@@ -98,6 +98,12 @@ type Folded = { settled: SettledAttempt[]; writes: Map<string, DestinationWrite>
 const REFOLDS = 10;
 /** Destinations remembered at most; past this the memory starts afresh. */
 const KNOWN_MAX = 10_000;
+
+/**
+ * How long an answer waits for others to settle with: each batch is one statement and wakes one
+ * admission pass, whose jobs and loads then come in the same sizes (docs/architecture.md).
+ */
+const SETTLE_GATHER_MS = 3;
 
 /** How long a worker keeps trying to record an outcome PostgreSQL does not take (an outage). */
 const RECORD_PATIENCE_MS = 60_000;
@@ -121,8 +127,11 @@ export class Settlement {
   private readonly known = new Map<string, DestinationWrite>();
   /** PostgreSQL's clock minus this process's, as of the last read (the states are kept in PostgreSQL's). */
   private skew = 0;
-  /** One batch at a time, the attempts answered meanwhile together in the next: a busy destination's settlements would otherwise queue up on its row lock. */
-  private readonly batches = new SerialBatcher<Attempt, SettledAttempt | null>((items) => this.settleMany(items), 500);
+  /**
+   * One batch at a time, the attempts answered meanwhile (or within SETTLE_GATHER_MS of the first)
+   * together in the next: a busy destination's settlements would otherwise queue up on its row lock.
+   */
+  private readonly batches = new SerialBatcher<Attempt, SettledAttempt | null>((items) => this.settleMany(items), 500, SETTLE_GATHER_MS);
 
   constructor(
     @InjectDataSource() db: DataSource,
