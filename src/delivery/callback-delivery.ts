@@ -10,7 +10,7 @@ import { SecretBox } from '../partners/secret-box.js';
 import { Batcher } from '../common/batcher.js';
 import { inAttemptSpan } from '../telemetry/trace-context.js';
 import { microsKey } from '../database/sql.js';
-import { CallbackSender, SendResult } from '../egress/callback-sender.js';
+import { CallbackSender, SendRequest } from '../egress/callback-sender.js';
 import { signatureHeader } from './callback-signature.js';
 import { SettledAttempt } from './settle-attempt.js';
 import { Settlement, SettlingRow } from './settlement.js';
@@ -63,7 +63,6 @@ export class CallbackDelivery {
   private readonly pool: Pool;
   private readonly userAgent: string;
   private readonly loads = new Batcher<string, DeliveryRow | undefined>((ids) => this.loadMany(ids));
-
   private readonly attemptMs: number;
   private readonly shortLeases = new RepeatLimitedLog((m) => this.log.warn(m));
 
@@ -89,19 +88,24 @@ export class CallbackDelivery {
     }
     const attempt = { callbackId: row.id, message: row.message, destination: row.destination, attempt: row.attempt_count + 1 };
     return inAttemptSpan(row.trace_parent, attempt, async (span) => {
-      const { settled, result } = await this.attempt(row);
+      const startedAt = Date.now();
+      const result = await this.sender.send(this.signed(row, Math.floor(startedAt / 1000)));
+      const settled = await this.settlement.settle({ row, startedAt, answeredAt: Date.now(), result });
+      if (settled) {
+        this.metrics.attempts.inc({ result: settled.counts ? ATTEMPT_RESULT[settled.status] : 'probe_failed', kind: result.outcome.kind });
+        this.metrics.attemptDuration.observe(result.durationMs / 1000);
+        if (settled.status === 'delivered') this.metrics.endToEnd.observe((Date.now() - row.created_at) / 1000);
+      }
       // Unrecorded (settlement gave up on PostgreSQL): the lease brings it back.
       span.end({ kind: result.outcome.kind, statusCode: result.statusCode, error: result.error, status: settled?.status ?? 'unrecorded' });
       return settled;
     });
   }
 
-  /** Signs, sends and settles one attempt; returns its settlement (null: not recorded) and what the receiver answered. */
-  private async attempt(row: DeliveryRow): Promise<{ settled: SettledAttempt | null; result: SendResult }> {
+  /** The callback's stored body as sent at `timestamp` (epoch seconds), signed with its partner's secrets. */
+  private signed(row: DeliveryRow, timestamp: number): SendRequest {
     const secrets = row.previous_signing_secret ? [row.signing_secret, row.previous_signing_secret] : [row.signing_secret];
-    const startedAt = Date.now();
-    const timestamp = Math.floor(startedAt / 1000);
-    const result = await this.sender.send({
+    return {
       url: row.url,
       body: row.body,
       headers: {
@@ -111,13 +115,7 @@ export class CallbackDelivery {
         'webhook-timestamp': String(timestamp),
         'webhook-signature': signatureHeader(secrets, row.id, timestamp, row.body),
       },
-    });
-    const settled = await this.settlement.settle({ row, startedAt, answeredAt: Date.now(), result });
-    if (!settled) return { settled, result };
-    this.metrics.attempts.inc({ result: settled.counts ? ATTEMPT_RESULT[settled.status] : 'probe_failed', kind: result.outcome.kind });
-    this.metrics.attemptDuration.observe(result.durationMs / 1000);
-    if (settled.status === 'delivered') this.metrics.endToEnd.observe((Date.now() - row.created_at) / 1000);
-    return { settled, result };
+    };
   }
 
   /** Many deliveries' rows in one query (the hot path bypasses the ORM for the raw pool). */

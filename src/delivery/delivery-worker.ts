@@ -13,19 +13,12 @@ import { CallbackSender } from '../egress/callback-sender.js';
 import { DeliverySlots } from './delivery-slots.js';
 import { WorkerRegistry } from './worker-registry.js';
 
-/**
- * BullMQ moves jobs to active one at a time and starts none until its fetch loop pauses, so one
- * Worker with a high concurrency makes the first job of a burst wait for the whole burst's
- * fetches. Several Workers of this size each fetch and start on their own. Their concurrency
- * counts jobs; the callbacks in flight are bounded by DeliverySlots.
- */
+/** Jobs per BullMQ Worker: several small Workers, not one big one (docs/architecture.md, "Workers"). */
 const CONCURRENCY_PER_WORKER = 32;
 
 /**
- * At shutdown, once every delivery of this process has settled in PostgreSQL, BullMQ gets this
- * long to finish its Redis bookkeeping. Redis being unreachable, it never would (Worker.close()
- * waits for a Redis reply): the process then stops without it. Nothing is lost: PostgreSQL holds
- * every outcome, and a job left behind in Redis finds its callback settled.
+ * At shutdown, once every delivery has settled, BullMQ's Redis bookkeeping gets this long: with
+ * Redis unreachable Worker.close() never returns, and the process stops without it (docs/operations.md).
  */
 const SHUTDOWN_REDIS_GRACE_MS = 3000;
 

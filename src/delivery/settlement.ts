@@ -76,8 +76,7 @@ export const RECORD = `
          schedule_attempts = c.schedule_attempts + CASE WHEN ${SAME_SCHEDULE} THEN s.counts ELSE 0 END,
          next_attempt_at = CASE WHEN s.status = 'delivered' THEN NULL
                                 WHEN NOT ${SAME_SCHEDULE} THEN now()
-                                WHEN s.delay_ms IS NULL THEN NULL
-                                ELSE now() + s.delay_ms * interval '1 millisecond' END,
+                                ELSE now() + s.delay_ms * interval '1 millisecond' END, -- failed: delay_ms is NULL
          last_error = s.last_error,
          lease_until = NULL,
          delivered_at = CASE WHEN s.status = 'delivered' THEN now() ELSE c.delivered_at END
@@ -99,10 +98,7 @@ const REFOLDS = 10;
 /** Destinations remembered at most; past this the memory starts afresh. */
 const KNOWN_MAX = 10_000;
 
-/**
- * How long an answer waits for others to settle with: each batch is one statement and wakes one
- * admission pass, whose jobs and loads then come in the same sizes (docs/architecture.md).
- */
+/** How long an answer waits for others to settle with: one statement, and one admission pass woken, for them all. */
 const SETTLE_GATHER_MS = 3;
 
 /** How long a worker keeps trying to record an outcome PostgreSQL does not take (an outage). */
@@ -127,10 +123,7 @@ export class Settlement {
   private readonly known = new Map<string, DestinationWrite>();
   /** PostgreSQL's clock minus this process's, as of the last read (the states are kept in PostgreSQL's). */
   private skew = 0;
-  /**
-   * One batch at a time, the attempts answered meanwhile (or within SETTLE_GATHER_MS of the first)
-   * together in the next: a busy destination's settlements would otherwise queue up on its row lock.
-   */
+  /** One batch at a time (a busy destination's settlements would otherwise queue up on its row lock), the answers meanwhile in the next. */
   private readonly batches = new SerialBatcher<Attempt, SettledAttempt | null>((items) => this.settleMany(items), 500, SETTLE_GATHER_MS);
 
   constructor(
