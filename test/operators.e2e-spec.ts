@@ -200,6 +200,9 @@ describe('partner API-key rotation', () => {
   });
 });
 
+/** Below the partner rate limit's 100 a second, with room for the test's other requests. */
+const POLL_MS = 20;
+
 describe('a second process', () => {
   let child: Awaited<ReturnType<typeof startService>> | undefined;
   let base = '';
@@ -225,11 +228,16 @@ describe('a second process', () => {
   const status = async (path: string, token: string, init: RequestInit = {}) =>
     (await fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers } })).status;
 
-  /** Polls until the child answers `expected`; how long that took after `since`. */
+  /**
+   * Polls until the child answers `expected`; how long that took after `since`. One check per
+   * POLL_MS: a key the child still trusts would otherwise spend the partner's rate limit (100 a
+   * second), and its next key would be answered 429.
+   */
   async function seenWithin(since: number, check: () => Promise<number>, expected: number): Promise<number> {
     for (;;) {
       if ((await check()) === expected) return Date.now() - since;
       if (Date.now() - since > 5_000) throw new Error(`the second process still did not answer ${expected} after 5 s`);
+      await new Promise((r) => setTimeout(r, POLL_MS));
     }
   }
 
