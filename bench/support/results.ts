@@ -87,7 +87,9 @@ function commit(): string {
   const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   try {
     const head = git('rev-parse', '--short=10', 'HEAD');
-    return git('status', '--porcelain', '--untracked-files=no', '--', 'src', 'bench', 'package.json', 'package-lock.json') ? `${head} with local changes` : head;
+    // The results file is written by the runs themselves: a second scenario's run is still of HEAD's code.
+    const changed = git('status', '--porcelain', '--untracked-files=no', '--', 'src', 'bench', 'package.json', 'package-lock.json', ':(exclude)bench/results.json');
+    return changed ? `${head} with local changes` : head;
   } catch {
     return 'unknown (not a git checkout)';
   }
