@@ -7,7 +7,7 @@ import { Partner } from '../src/partners/partner.entity.js';
 import { PARTNER_KEY_CACHE_MS } from '../src/partners/partners.service.js';
 import { DataSource } from 'typeorm';
 import { AdminRoute, documentedAdminRoutes, expectedRole, nestAdminRoutes } from './support/admin-routes.js';
-import { buildService, sparePort, startService, stop } from './support/processes.js';
+import { buildService, sparePort, startService, stop, workerEnv } from './support/processes.js';
 import { ADMIN_TOKEN, createPartner, startTestApp, TestApp } from './support/test-app.js';
 
 let t: TestApp;
@@ -209,16 +209,7 @@ describe('a second process', () => {
   beforeAll(async () => {
     buildService();
     const port = await sparePort();
-    child = await startService({
-      ROLE: 'api',
-      PORT: String(port),
-      DATABASE_URL: t.config.databaseUrl,
-      REDIS_URL: t.config.redisUrl,
-      QUEUE_PREFIX: t.config.queuePrefix,
-      ADMIN_TOKEN,
-      CALLBACK_ALLOW_HTTP: 'true',
-      CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
-    });
+    child = await startService({ ...workerEnv(t), ROLE: 'api', PORT: String(port) });
     base = `http://127.0.0.1:${port}`;
   }, 180_000);
   afterAll(async () => {
