@@ -50,7 +50,8 @@ export function setupApp(app: NestFastifyApplication, config: AppConfig): void {
     mountQueueDashboard(app, config, {
       redeliver: (actor, id) => repairs.redeliver(actor, id),
       redeliverFailed: (actor) => repairs.redeliverFailed(actor, {}),
-      attemptNow: (actor, ids) => repairs.attemptNow(actor, ids),
+      promote: (actor, id) => repairs.promote(actor, id),
+      promotePage: (actor, ids) => repairs.promotePage(actor, ids),
       destinations: () => destinations.list({}),
     });
   }

@@ -8,7 +8,7 @@ import { PARTNER_KEY_CACHE_MS } from '../src/partners/partners.service.js';
 import { DataSource } from 'typeorm';
 import { AdminRoute, documentedAdminRoutes, expectedRole, nestAdminRoutes } from './support/admin-routes.js';
 import { buildService, sparePort, startService, stop, workerEnv } from './support/processes.js';
-import { ADMIN_TOKEN, createPartner, startTestApp, TestApp } from './support/test-app.js';
+import { ADMIN_TOKEN, createPartner, startTestApp, TestApp, until } from './support/test-app.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -422,5 +422,18 @@ describe('the queue dashboard', () => {
       ['callback.redeliver-failed', null, { status: 'pending', count: 1, since: null, companyId: null }],
     ]);
     expect((await t.sql<{ next: boolean }>('SELECT next_attempt_at <= now() AS next FROM callbacks WHERE id = $1', [later2]))[0].next).toBe(true);
+
+    // Promote all counts its page even when one callback is on it: its entry never names one.
+    await until(
+      async () => {
+        await t.sql(`UPDATE callbacks SET status = 'failed', next_attempt_at = NULL WHERE status = 'pending'`);
+        const [{ n }] = await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM callbacks WHERE status IN ('pending', 'sending')`);
+        return n === 0;
+      },
+      { what: 'no callback pending or in flight' },
+    );
+    await insert('pending', `now() + interval '1 hour'`);
+    await board(op, '/promote').expect(200);
+    expect((await mine())[0]).toEqual(['callback.promote', null, { count: 1 }]);
   });
 });

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { AuditLog } from '../audit/audit-log.js';
+import { AuditChange, AuditLog } from '../audit/audit-log.js';
 import { trackedValues } from '../audit/audit-changes.js';
 import { DomainError, notFound } from '../common/domain-error.js';
 import { ErrorCode } from '../common/error-codes.js';
@@ -76,22 +76,30 @@ export class CallbackRepairs {
     return count;
   }
 
+  /** Makes one pending callback due now, keeping its schedule (the dashboard's Promote); its entry names it. Not pending, nothing written. */
+  async promote(actor: Actor, id: string): Promise<void> {
+    await this.attemptNow(actor, [id], ([one]) => ({
+      targetType: 'callback',
+      targetId: id,
+      before: trackedValues({ nextAttemptAt: one.old_next }),
+      after: trackedValues({ nextAttemptAt: one.next_attempt_at }),
+    }));
+  }
+
+  /** Makes a page of pending callbacks due now (the dashboard's Promote all); its entry counts them, however few. */
+  async promotePage(actor: Actor, ids: string[]): Promise<void> {
+    await this.attemptNow(actor, ids, (rows) => ({ targetType: 'callback', targetId: null, before: {}, after: { count: rows.length } }));
+  }
+
   /**
-   * Makes pending callbacks due now, keeping their schedule (the dashboard's Promote): admission
-   * sends them as soon as their destination has room. One callback's entry names it; several
-   * (Promote all, a page at a time) are counted. Nothing promoted, nothing written.
+   * Makes pending callbacks due now, keeping their schedule: admission sends them as soon as their
+   * destination has room. Nothing promoted, nothing written.
    */
-  async attemptNow(actor: Actor, ids: string[]): Promise<void> {
+  private async attemptNow(actor: Actor, ids: string[], entry: (rows: Moved[]) => AuditChange): Promise<void> {
     const count = await this.db.transaction(async (m) => {
       const rows = await this.move(m, `next_attempt_at = now()`, ids, `AND status = 'pending'`);
       if (rows.length === 0) return 0;
-      const one = ids.length === 1 ? rows[0] : null;
-      await this.audit.record(m, actor, {
-        targetType: 'callback',
-        targetId: one ? ids[0] : null,
-        before: one ? trackedValues({ nextAttemptAt: one.old_next }) : {},
-        after: one ? trackedValues({ nextAttemptAt: one.next_attempt_at }) : { count: rows.length },
-      });
+      await this.audit.record(m, actor, entry(rows));
       return rows.length;
     });
     this.callbacks.committed(count);

@@ -48,7 +48,7 @@ export interface DashboardWriteActions {
   jobState(id: string): Promise<string>;
   redeliver(actor: Actor, callbackId: string): Promise<void>;
   redeliverFailed(actor: Actor): Promise<number>;
-  attemptNow(actor: Actor, callbackIds: string[]): Promise<void>;
+  promote(actor: Actor, callbackId: string): Promise<void>;
   /** Promote all: every delayed callback, a page at a time. */
   promoteAll(actor: Actor): Promise<void>;
 }
@@ -89,7 +89,7 @@ export const DASHBOARD_WRITES: DashboardWrite[] = [
     path: `/api/queues/${CALLBACK_QUEUE}/:jobId/promote`,
     run: (a, op, p) =>
       inState(a, p.jobId, 'delayed', async () => {
-        await a.attemptNow(actor(op, 'callback.promote'), [p.jobId]);
+        await a.promote(actor(op, 'callback.promote'), p.jobId);
         return done(204);
       }),
   },

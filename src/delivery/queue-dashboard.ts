@@ -29,8 +29,10 @@ export interface DashboardActions {
   redeliver(actor: Actor, callbackId: string): Promise<void>;
   /** Retry all on the Failed tab: redeliver every failed callback; how many were. */
   redeliverFailed(actor: Actor): Promise<number>;
-  /** Promote on a delayed job (or all): make the callbacks' next attempt due now. */
-  attemptNow(actor: Actor, callbackIds: string[]): Promise<void>;
+  /** Promote on a delayed job: make its next attempt due now. */
+  promote(actor: Actor, callbackId: string): Promise<void>;
+  /** Promote all, a page at a time: make the callbacks' next attempt due now. */
+  promotePage(actor: Actor, callbackIds: string[]): Promise<void>;
   /** Every destination with its circuit state (for the queue's description). */
   destinations(): Promise<CircuitView[]>;
 }
@@ -130,7 +132,7 @@ export class CallbackQueueAdapter extends BullMQAdapter {
       const ids = await this.store.delayedIds(PROMOTE_PAGE);
       // A page that is still delayed after its promotion would be promoted for ever.
       if (ids.length === 0 || ids.some((id) => previous.has(id))) return;
-      await this.actions.attemptNow(actor, ids);
+      await this.actions.promotePage(actor, ids);
       if (ids.length < PROMOTE_PAGE) return;
       previous = new Set(ids);
     }
