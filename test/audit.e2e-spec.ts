@@ -175,13 +175,15 @@ describe('callbacks and destinations', () => {
     const [last] = await t.sql<{ action: string; target_id: string | null; after: object }>(`SELECT action, target_id, after FROM audit_entries WHERE operator_id = $1 ORDER BY seq DESC LIMIT 1`, [operator.id]);
     expect(last).toEqual({ action: 'callback.redeliver-failed', target_id: null, after: { status: 'pending', count: bulk, since: null, companyId: c } });
 
-    // The callback's own destination, closed (its redelivery may have failed once meanwhile).
+    // The callback's own destination, closed (its redeliveries may have failed meanwhile). Each
+    // write bumps the version, so a settlement still in flight folds over it instead of writing
+    // the state it read before.
     const origin = 'http://127.0.0.1:7';
-    await t.sql(`UPDATE destinations SET opened_at = NULL, next_probe_at = NULL WHERE origin = $1`, [origin]);
+    await t.sql(`UPDATE destinations SET opened_at = NULL, next_probe_at = NULL, failures = 0, version = version + 1 WHERE origin = $1`, [origin]);
     await as('post', '/admin/v1/destinations/probe', { origin }).expect(409); // closed: nothing to probe
     await as('post', '/admin/v1/destinations/probe', { origin: 'http://127.0.0.1:8' }).expect(404);
     expect(await entries(origin)).toEqual([]);
-    await t.sql(`UPDATE destinations SET opened_at = now(), next_probe_at = now() + interval '1 hour' WHERE origin = $1`, [origin]);
+    await t.sql(`UPDATE destinations SET opened_at = now(), next_probe_at = now() + interval '1 hour', version = version + 1 WHERE origin = $1`, [origin]);
     await as('post', '/admin/v1/destinations/probe', { origin }).expect(202);
     expect(await entries(origin)).toEqual([
       { action: 'destination.probe', operator_id: operator.id, before: { nextProbeAt: expect.any(String) }, after: { nextProbeAt: expect.any(String) } },
