@@ -19,12 +19,7 @@ import { CallbackRepairs } from './callbacks/callback-repairs.js';
 import { CallbacksController } from './callbacks/callbacks.controller.js';
 import { CallbackFeedController } from './callbacks/callback-feed.controller.js';
 import { CallbackFeed } from './callbacks/callback-feed.service.js';
-import {
-  CompanyCallbackController,
-  LimitRequestCallbackController,
-  WithdrawalCallbackControllerA,
-  WithdrawalCallbackControllerB,
-} from './callback-urls/callback-url.controllers.js';
+import { CompanyCallbackController, LimitRequestCallbackController, WithdrawalCallbackControllerA, WithdrawalCallbackControllerB } from './callback-urls/callback-url.controllers.js';
 import { CallbackUrlChanges } from './callback-urls/callback-url-changes.service.js';
 import { TestCallbacksController } from './test-callbacks/test-callbacks.controller.js';
 import { TestCallbacks } from './test-callbacks/test-callbacks.service.js';
@@ -46,11 +41,11 @@ import { LimitRequestsService } from './limit-requests/limit-requests.service.js
 import { LoansAdminController, LoansController } from './loans/loans.controller.js';
 import { LoansService } from './loans/loans.service.js';
 import { Metrics, MetricsController } from './metrics/metrics.js';
-import { PartnerGuard } from './partners/auth.guards.js';
+
 import { AuditController } from './audit/audit.controller.js';
 import { AuditLog } from './audit/audit-log.js';
 import { OperatorCredentials } from './operators/operator-credentials.js';
-import { OperatorGuard } from './operators/operator.guard.js';
+
 import { OperatorsController } from './operators/operators.controller.js';
 import { OperatorsService } from './operators/operators.service.js';
 import { PartnersController } from './partners/partners.controller.js';
@@ -142,10 +137,8 @@ export class AppModule {
         ...(api
           ? [
               OperatorCredentials,
-              OperatorGuard,
               OperatorsService,
               AuditLog,
-              PartnerGuard,
               PartnersService,
               RateLimiter,
               { provide: PARTNER_RATE_LIMIT, useValue: DEFAULT_PARTNER_RATE_LIMIT },

@@ -1,9 +1,15 @@
 import { ValidationPipe } from '@nestjs/common';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
+import { AccessGate, Credentials } from './access/access-gate.js';
+import { installRouteAccess, MountAccess } from './access/route-access-hook.js';
 import { CallbackRepairs } from './callbacks/callback-repairs.js';
 import { DestinationsService } from './destinations/destinations.service.js';
-import { mountQueueDashboard } from './delivery/queue-dashboard.js';
+import { DASHBOARD_ACCESS, mountQueueDashboard } from './delivery/queue-dashboard.js';
+import { OperatorCredentials } from './operators/operator-credentials.js';
+import { bearerToken } from './partners/partner-secrets.js';
+import { PartnersService } from './partners/partners.service.js';
+import { RateLimiter } from './partners/rate-limiter.js';
 import { buildApiDocument } from './common/api-document.js';
 import { answerRouterRefusal } from './common/framework-errors.js';
 import { MAX_BODY_BYTES, registerBodyParsers } from './common/json-body.js';
@@ -38,8 +44,39 @@ export function createHttpAdapter(): FastifyAdapter {
   });
 }
 
+/** Where the OpenAPI document and Swagger UI are served: to anyone (they hold no partner's data). */
+const DOCS_PATH = 'docs';
+const DOCS_ACCESS: MountAccess[] = ['', '-json', '-yaml'].map((suffix) => ({ prefix: `/${DOCS_PATH}${suffix}`, access: () => ({ to: 'anyone' }) }));
+
+/** A worker serves no partner or operator route: it knows no credential. */
+const NO_CREDENTIALS: Credentials = {
+  partner: async () => null,
+  partnerWithinRate: async () => false,
+  operator: async () => null,
+  operatorOrBasic: async () => null,
+};
+
+/** The partners' and operators' own credential checks, for the access gate. */
+function credentialsOf(app: NestFastifyApplication, config: AppConfig): Credentials {
+  if (config.role === 'worker') return NO_CREDENTIALS;
+  const partners = app.get(PartnersService);
+  const limiter = app.get(RateLimiter);
+  const operators = app.get(OperatorCredentials);
+  return {
+    partner: async (authorization) => {
+      const key = bearerToken(authorization);
+      return key === null ? null : partners.authenticate(key);
+    },
+    partnerWithinRate: (partnerId) => limiter.withinLimit(partnerId),
+    operator: (authorization) => operators.bearer(authorization),
+    operatorOrBasic: (authorization) => operators.bearerOrBasic(authorization),
+  };
+}
+
 /** What main.ts and the tests both apply to the Nest application (before `init`/`listen`). */
 export function setupApp(app: NestFastifyApplication, config: AppConfig): void {
+  // First: every route registered from here on is behind the access gate, or the start stops.
+  installRouteAccess(app.getHttpAdapter().getInstance(), new AccessGate(credentialsOf(app, config)), [DASHBOARD_ACCESS, ...DOCS_ACCESS]);
   const server = app.getHttpServer();
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000; // Node wants it above keepAliveTimeout
@@ -57,5 +94,5 @@ export function setupApp(app: NestFastifyApplication, config: AppConfig): void {
   }
   if (tracingActive()) app.useGlobalInterceptors(new RouteSpanInterceptor());
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
-  SwaggerModule.setup('docs', app, buildApiDocument(app, config), { jsonDocumentUrl: 'docs-json' });
+  SwaggerModule.setup(DOCS_PATH, app, buildApiDocument(app, config), { jsonDocumentUrl: 'docs-json' });
 }

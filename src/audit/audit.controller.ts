@@ -1,9 +1,10 @@
-import { Controller, Get, Query, UseGuards } from '@nestjs/common';
+import { Access } from '../access/route-access.js';
+import { Controller, Get, Query } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsISO8601, IsOptional, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
-import { ApiOperator, Doc } from '../common/api-doc.js';
+import { Doc } from '../common/api-doc.js';
 import { PageCursor, PageLimit } from '../common/page-query.js';
-import { OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
+
 import { AUDIT_ACTIONS, AUDIT_TARGET_TYPES } from './audit-actions.js';
 import { AuditLog } from './audit-log.js';
 
@@ -65,15 +66,13 @@ export class AuditPageResponse {
 }
 
 @ApiTags('operator: audit')
-@ApiOperator()
-@UseGuards(OperatorGuard)
 @Controller('admin/v1/audit')
 export class AuditController {
   constructor(private readonly audit: AuditLog) {}
 
   /** Read-only: no route changes or deletes an entry. */
   @Doc('The audit log: one entry per change made under /admin, newest first', AuditPageResponse, [400])
-  @RequiresRole('viewer')
+  @Access.operator('viewer')
   @Get()
   list(@Query() q: ListAuditQuery) {
     return this.audit.list({ ...q, since: q.since ? new Date(q.since) : undefined, limit: q.limit ?? 50 });

@@ -1,12 +1,13 @@
-import { Body, Controller, Param, Patch, UseGuards } from '@nestjs/common';
+import { Access } from '../access/route-access.js';
+import { Body, Controller, Param, Patch } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { ApiPartner, Doc } from '../common/api-doc.js';
+import { Doc } from '../common/api-doc.js';
 import { CompanyResponse, LimitRequestResponse, WithdrawalResponse } from '../common/responses.js';
 import { ParseUuid } from '../common/strict-params.js';
 import { companyView } from '../companies/company.views.js';
 import { OnlyVariant } from '../config/variant-controllers.js';
 import { limitRequestView } from '../limit-requests/limit-request.views.js';
-import { CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
+import { CurrentPartner } from '../partners/current-partner.js';
 import { Partner } from '../partners/partner.entity.js';
 import { withdrawalView } from '../withdrawals/withdrawal.views.js';
 import { CompanyCallbackDto, LimitRequestCallbackDto, WithdrawalCallbackDto } from './callback-url.dto.js';
@@ -16,8 +17,7 @@ const uuid = ParseUuid;
 const BAD = { 400: 'the URL is refused (the message names the property), the property is missing, or another property is given (the other variant\'s name included)' };
 
 @ApiTags('companies')
-@ApiPartner()
-@UseGuards(PartnerGuard)
+@Access.partner()
 @Controller('v1/companies')
 export class CompanyCallbackController {
   constructor(private readonly changes: CallbackUrlChanges) {}
@@ -30,8 +30,7 @@ export class CompanyCallbackController {
 }
 
 @ApiTags('limit requests')
-@ApiPartner()
-@UseGuards(PartnerGuard)
+@Access.partner()
 @Controller('v1/companies/:companyId/limit-requests')
 export class LimitRequestCallbackController {
   constructor(private readonly changes: CallbackUrlChanges) {}
@@ -44,6 +43,7 @@ export class LimitRequestCallbackController {
 }
 
 /** Mounted under each variant's withdrawal collection by the two classes below. */
+@Access.partner()
 abstract class WithdrawalCallbackRoutes {
   constructor(protected readonly changes: CallbackUrlChanges) {}
 
@@ -55,9 +55,7 @@ abstract class WithdrawalCallbackRoutes {
 }
 
 @ApiTags('withdrawal requests')
-@ApiPartner()
 @OnlyVariant('A')
-@UseGuards(PartnerGuard)
 @Controller('v1/companies/:companyId/withdrawal-requests')
 export class WithdrawalCallbackControllerA extends WithdrawalCallbackRoutes {
   constructor(changes: CallbackUrlChanges) {
@@ -66,9 +64,7 @@ export class WithdrawalCallbackControllerA extends WithdrawalCallbackRoutes {
 }
 
 @ApiTags('withdrawal requests')
-@ApiPartner()
 @OnlyVariant('B')
-@UseGuards(PartnerGuard)
 @Controller('v1/companies/:companyId/withdrawal')
 export class WithdrawalCallbackControllerB extends WithdrawalCallbackRoutes {
   constructor(changes: CallbackUrlChanges) {

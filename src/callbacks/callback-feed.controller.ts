@@ -1,10 +1,11 @@
-import { Controller, Get, Query, UseGuards } from '@nestjs/common';
+import { Access } from '../access/route-access.js';
+import { Controller, Get, Query } from '@nestjs/common';
 import { ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { ApiPartner, Doc } from '../common/api-doc.js';
+import { Doc } from '../common/api-doc.js';
 import { CallbackFeedPageResponse } from '../common/responses.js';
 import { QueryInt } from '../common/validation.js';
-import { CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
+import { CurrentPartner } from '../partners/current-partner.js';
 import { Partner } from '../partners/partner.entity.js';
 import { callbackView } from './callback.views.js';
 import { CallbackFeed } from './callback-feed.service.js';
@@ -30,8 +31,7 @@ export class FeedQuery {
  * CallbacksController, whose `:callbackId` would take "feed" for a malformed id.
  */
 @ApiTags('callbacks')
-@ApiPartner()
-@UseGuards(PartnerGuard)
+@Access.partner()
 @Controller('v1/callbacks')
 export class CallbackFeedController {
   constructor(private readonly feed: CallbackFeed) {}

@@ -5,7 +5,7 @@ import { AuditChange, AuditLog } from '../audit/audit-log.js';
 import { trackedValues } from '../audit/audit-changes.js';
 import { DomainError, notFound } from '../common/domain-error.js';
 import { ErrorCode } from '../common/error-codes.js';
-import type { Actor } from '../operators/operator.guard.js';
+import type { Actor } from '../operators/actor.js';
 import { CallbackStatus } from './callback.entity.js';
 import { CallbackRecorder } from './callback-recorder.js';
 

@@ -1,8 +1,9 @@
-import { ApiOperator, Doc } from '../common/api-doc.js';
-import { Actor, AuditAction, CurrentActor, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
+import { Access } from '../access/route-access.js';
+import { Doc } from '../common/api-doc.js';
+import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
 import { CallbackRepairs } from './callback-repairs.js';
 import { CallbackPageResponse, CallbackWithAttemptsResponse, RedeliverCountResponse } from '../common/responses.js';
-import { Body, Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsUUID, Max, Min } from 'class-validator';
 import { PageCursor, PageLimit } from '../common/page-query.js';
@@ -56,8 +57,6 @@ export class RedeliverFailedDto {
 }
 
 @ApiTags('operator: callbacks')
-@ApiOperator()
-@UseGuards(OperatorGuard)
 @Controller('admin/v1/callbacks')
 export class CallbacksAdminController {
   constructor(
@@ -66,7 +65,7 @@ export class CallbacksAdminController {
   ) {}
 
   @Doc('List callbacks, newest first', CallbackPageResponse, [400])
-  @RequiresRole('viewer')
+  @Access.operator('viewer')
   @Get()
   async list(@Query() q: ListCallbacksQuery) {
     const page = await this.callbacks.list({ ...q, limit: q.limit ?? 50 });
@@ -75,7 +74,7 @@ export class CallbacksAdminController {
 
   /** Sends it again from a fresh schedule with the same webhook-id. */
   @Doc('Redeliver one callback: same webhook-id, fresh schedule', null, [400, 404, 413, { 409: 'its callback URL was removed by the partner' }], { status: 202 })
-  @RequiresRole('operator')
+  @Access.operator('operator')
   @AuditAction('callback.redeliver')
   @Post(':callbackId/redeliver')
   @HttpCode(202)
@@ -85,7 +84,7 @@ export class CallbacksAdminController {
 
   /** Redelivers all failed callbacks (optionally created since a time, or of one company). */
   @Doc('Redeliver all failed callbacks (optionally since a time, of a company)', RedeliverCountResponse, [400, 413], { status: 202 })
-  @RequiresRole('operator')
+  @Access.operator('operator')
   @AuditAction('callback.redeliver-failed')
   @Post('redeliver')
   @HttpCode(202)
@@ -94,7 +93,7 @@ export class CallbacksAdminController {
   }
 
   @Doc('Show a callback with its attempts', CallbackWithAttemptsResponse, [400, 404])
-  @RequiresRole('viewer')
+  @Access.operator('viewer')
   @Get(':callbackId')
   async get(@Param('callbackId', ParseUuid) id: string) {
     const { callback, attempts } = await this.callbacks.get(id);

@@ -1,8 +1,9 @@
-import { Controller, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Access } from '../access/route-access.js';
+import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { ApiPartner, Doc } from '../common/api-doc.js';
+import { Doc } from '../common/api-doc.js';
 import { CallbackPageResponse, CallbackWithAttemptsResponse } from '../common/responses.js';
-import { CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
+import { CurrentPartner } from '../partners/current-partner.js';
 import { Partner } from '../partners/partner.entity.js';
 import { ListCallbacksQuery } from './callbacks-admin.controller.js';
 import { CallbacksAdminService } from './callbacks-admin.service.js';
@@ -19,8 +20,7 @@ import { ParseUuid } from '../common/strict-params.js';
  * to this controller goes above `get` below.
  */
 @ApiTags('callbacks')
-@ApiPartner()
-@UseGuards(PartnerGuard)
+@Access.partner()
 @Controller('v1/callbacks')
 export class CallbacksController {
   constructor(private readonly callbacks: CallbacksAdminService) {}

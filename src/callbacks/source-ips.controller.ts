@@ -1,3 +1,4 @@
+import { Access } from '../access/route-access.js';
 import { NoQuery } from '../common/strict-params.js';
 import { Doc } from '../common/api-doc.js';
 import { SourceIpsResponse } from '../common/responses.js';
@@ -6,6 +7,7 @@ import { ApiTags } from '@nestjs/swagger';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 
 @ApiTags('callbacks')
+@Access.anyone()
 @Controller('v1/callbacks')
 export class SourceIpsController {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}

@@ -1,10 +1,10 @@
 import { applyDecorators, Type } from '@nestjs/common';
-import { ApiHeader, ApiOperation, ApiOperationOptions, ApiResponse, ApiSecurity } from '@nestjs/swagger';
+import { ApiHeader, ApiOperation, ApiOperationOptions, ApiResponse } from '@nestjs/swagger';
 import { variantOnly } from './api-variant-doc.js';
 import { CallbackBody, ErrorResponse } from './responses.js';
 
 // The OpenAPI document's building blocks, so that every route says the same thing the same way:
-// `@ApiPartner()` / `@ApiOperator()` on a controller, `@Doc(...)` on each route, `@ApiErrors(...)`
+// `@Access` (src/access/route-access.ts) on a controller or route, `@Doc(...)` on each route, `@ApiErrors(...)`
 // for answers a route adds. The end-to-end tests validate every response against the document,
 // so an answer that is not declared here fails them.
 
@@ -68,12 +68,6 @@ export function ApiErrors(...codes: (ErrorStatus | Partial<Record<ErrorStatus, s
     ),
   );
 }
-
-/** A partner controller: Bearer API key; every route may answer 401, 429 (the rate limit) and 503 (no database). */
-export const ApiPartner = () => applyDecorators(ApiSecurity(SECURITY.partner), ApiErrors(401, 429, 503));
-
-/** An operator controller: Bearer operator token; every route may answer 401 and 503 (no database), and declares its role (RequiresRole). */
-export const ApiOperator = () => applyDecorators(ApiSecurity(SECURITY.operator), ApiErrors(401, 503));
 
 /** Where a callback is sent: the request body property holding its URL, and its messages. */
 export interface CallbackTarget {

@@ -33,29 +33,24 @@ export function asError(thrown: unknown): Error {
 }
 
 /**
- * Everything not already an HTTP answer: a 500 in the one error shape (a 503 with Retry-After
- * while PostgreSQL cannot be reached), and one log line with the error's class and message only.
- * Nest's default logs the error object itself, and a TypeORM QueryFailedError carries the query's
- * parameters (a partner insert's signing secret among them).
+ * An unexpected error as an answer: a 500 in the one error shape (a 503 with Retry-After while
+ * PostgreSQL cannot be reached), and one log line with the error's class and message only. Nest's
+ * default logs the error object itself, and a TypeORM QueryFailedError carries the query's
+ * parameters (a partner insert's signing secret among them). Used by the filter below and by the
+ * access gate, which answers before any route's handler (src/access/access-gate.ts).
  */
-@Catch()
-export class UnexpectedErrorFilter extends BaseExceptionFilter {
+export class UnexpectedErrorAnswer {
   private readonly log = new Logger('UnexpectedError');
   /** An outage fails every request alike: once in a while is enough. */
   private readonly outage = new RepeatLimitedLog((m) => this.log.warn(m));
-  private readonly domain = new DomainErrorFilter();
 
-  catch(error: unknown, host: ArgumentsHost): void {
-    if (error instanceof DomainError) return this.domain.catch(error, host);
-    // Nest hands Fastify's own 4xx refusals (reading a body) over as HttpExceptions caused by them.
-    if (error instanceof HttpException) return super.catch(frameworkRefusal(error.cause) ?? error, host);
+  send(error: unknown, reply: FastifyReply): void {
     const e = asError(error);
     const code = (e as { code?: unknown }).code;
     const what = redactSecrets(`${e.constructor.name}${typeof code === 'string' ? ` ${code}` : ''}: ${e.message}`);
     const unavailable = isDatabaseUnavailable(e);
     if (unavailable) this.outage.warn(`PostgreSQL cannot be reached, answering 503: ${what}`);
     else this.log.error(what);
-    const reply = host.switchToHttp().getResponse<FastifyReply>();
     if (reply.sent || reply.raw.headersSent) return void reply.raw.end();
     if (unavailable) {
       reply
@@ -65,5 +60,19 @@ export class UnexpectedErrorFilter extends BaseExceptionFilter {
       return;
     }
     reply.status(500).send({ statusCode: 500, error: 'Internal Server Error', message: 'Internal server error' });
+  }
+}
+
+/** Everything not already an HTTP answer, as {@link UnexpectedErrorAnswer} says. */
+@Catch()
+export class UnexpectedErrorFilter extends BaseExceptionFilter {
+  private readonly unexpected = new UnexpectedErrorAnswer();
+  private readonly domain = new DomainErrorFilter();
+
+  catch(error: unknown, host: ArgumentsHost): void {
+    if (error instanceof DomainError) return this.domain.catch(error, host);
+    // Nest hands Fastify's own 4xx refusals (reading a body) over as HttpExceptions caused by them.
+    if (error instanceof HttpException) return super.catch(frameworkRefusal(error.cause) ?? error, host);
+    this.unexpected.send(error, host.switchToHttp().getResponse<FastifyReply>());
   }
 }

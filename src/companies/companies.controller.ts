@@ -1,12 +1,13 @@
-import { ApiOperator, ApiPartner, CallbackTarget, Doc } from '../common/api-doc.js';
-import { Actor, AuditAction, CurrentActor, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
+import { Access } from '../access/route-access.js';
+import { CallbackTarget, Doc } from '../common/api-doc.js';
+import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
 import { CompanyResponse, CreditStatusResponse, TermsResponse } from '../common/responses.js';
-import { Body, Controller, Get, HttpCode, Param, Patch, Post, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
 import { OnlyVariant } from '../config/variant-controllers.js';
 import { VARIANTS } from '../config/variant.js';
-import { CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
+import { CurrentPartner } from '../partners/current-partner.js';
 import { Partner } from '../partners/partner.entity.js';
 import { CompaniesService } from './companies.service.js';
 import { CreateCompanyDto, UpdateCreditDto } from './company.dto.js';
@@ -21,8 +22,7 @@ const COMPANY_CALLBACKS: CallbackTarget[] = (['A', 'B'] as const).map((variant) 
 }));
 
 @ApiTags('companies')
-@ApiPartner()
-@UseGuards(PartnerGuard)
+@Access.partner()
 @Controller('v1/companies')
 export class CompaniesController {
   constructor(private readonly companies: CompaniesService) {}
@@ -50,9 +50,8 @@ export class CompaniesController {
 
 /** Variant B only: in variant A the route does not exist (404). */
 @ApiTags('companies')
-@ApiPartner()
+@Access.partner()
 @OnlyVariant('B')
-@UseGuards(PartnerGuard)
 @Controller('v1/companies')
 export class CreditTermsController {
   constructor(private readonly companies: CompaniesService) {}
@@ -65,8 +64,6 @@ export class CreditTermsController {
 }
 
 @ApiTags('operator')
-@ApiOperator()
-@UseGuards(OperatorGuard)
 @Controller('admin/v1/companies')
 export class CreditAdminController {
   constructor(private readonly companies: CompaniesService) {}
@@ -80,7 +77,7 @@ export class CreditAdminController {
       422: 'creditLimit below the borrowed amount',
     },
   ])
-  @RequiresRole('operator')
+  @Access.operator('operator')
   @AuditAction('company.credit.update')
   @Patch(':companyId/credit')
   @HttpCode(200)

@@ -17,7 +17,7 @@ import { CREDIT_TRANSITIONS } from './credit-status.js';
 import { creditEvents, creditSnapshot } from './credit.js';
 import { trackedValues } from '../audit/audit-changes.js';
 import { changesOf } from '../domain/tracked-changes.js';
-import type { Actor } from '../operators/operator.guard.js';
+import type { Actor } from '../operators/actor.js';
 
 @Injectable()
 export class CompaniesService {

@@ -1,6 +1,5 @@
-import type { OperatorCredentials } from '../operators/operator-credentials.js';
-import { OperatorIdentity, roleAllows } from '../operators/operator-role.js';
-import type { Actor } from '../operators/operator.guard.js';
+import type { OperatorIdentity } from '../access/operator-role.js';
+import type { Actor } from '../operators/actor.js';
 import { CALLBACK_QUEUE } from './callback-queue.js';
 import { SWITCHED_OFF } from './dashboard-policy.js';
 
@@ -16,31 +15,6 @@ const refusal = (status: number, error: string, message: string, headers?: Recor
   body: { statusCode: status, error, message },
   headers,
 });
-
-/**
- * Who may use the dashboard, for every request under it: an operator's Bearer token, or Basic
- * `<name>:<token>` (a browser is asked for it); reads need `viewer`, every write `operator`. The
- * same credential check as the API's guard (OperatorCredentials).
- */
-export async function dashboardAccess(
-  credentials: OperatorCredentials,
-  authorization: string | undefined,
-  method: string,
-): Promise<{ operator: OperatorIdentity } | { refused: DashboardAnswer }> {
-  const operator = await credentials.bearerOrBasic(authorization);
-  if (!operator) {
-    return {
-      refused: refusal(401, 'Unauthorized', "Operator credentials are required (Bearer <token>, or Basic <operator name>:<token>)", {
-        'WWW-Authenticate': 'Basic realm="funding-service", charset="UTF-8"',
-      }),
-    };
-  }
-  const needed = method === 'GET' || method === 'HEAD' ? 'viewer' : 'operator';
-  if (!roleAllows(operator.role, needed)) {
-    return { refused: refusal(403, 'Forbidden', `Operator ${operator.name} has role ${operator.role}: the dashboard's actions need role operator or above`) };
-  }
-  return { operator };
-}
 
 /** What the dashboard's writes do, each with the operator as its actor (its audit entry). */
 export interface DashboardWriteActions {

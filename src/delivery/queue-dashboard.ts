@@ -8,11 +8,11 @@ import type { Job, Queue } from 'bullmq';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
-import { OperatorCredentials } from '../operators/operator-credentials.js';
-import type { OperatorIdentity } from '../operators/operator-role.js';
-import type { Actor } from '../operators/operator.guard.js';
+import type { MountAccess } from '../access/route-access-hook.js';
+import type { OperatorIdentity } from '../access/operator-role.js';
+import type { Actor } from '../operators/actor.js';
 import { CallbackQueue } from './callback-queue.js';
-import { dashboardAccess, DASHBOARD_WRITES, DashboardWriteActions } from './dashboard-writes.js';
+import { DASHBOARD_WRITES, DashboardWriteActions } from './dashboard-writes.js';
 import { attemptLog, DashboardRow, dashboardJobJson, dashboardState } from './dashboard-job.js';
 import { CircuitView, circuitsDescription, dashboardPage, dashboardRequestAllowed, SWITCHED_OFF } from './dashboard-policy.js';
 import { DASHBOARD_COUNT_CAP, DASHBOARD_TABS, DashboardStore, DashboardTab } from './dashboard-store.js';
@@ -221,14 +221,21 @@ export const dashboardHooks = (adapter: CallbackQueueAdapter): BoardHooks => ({
   },
 });
 
-/** Whether a request's path is the dashboard's or under it (any case, as routing is). */
-const DASHBOARD_URL = new RegExp(`^${DASHBOARD_PATH}(?:[/?]|$)`, 'i');
+/**
+ * Who may use the dashboard, declared for every route mounted under it (bull-board's page, assets
+ * and API, and its four writes below): an operator's Bearer token or HTTP Basic `<name>:<token>`
+ * (a browser is asked for it); reads need `viewer`, every write `operator`, and a write from
+ * another site is refused whatever credential the browser remembered (src/access/access-gate.ts).
+ */
+export const DASHBOARD_ACCESS: MountAccess = {
+  prefix: DASHBOARD_PATH,
+  access: (method) => ({ to: 'browser-operator', role: method === 'GET' || method === 'HEAD' ? 'viewer' : 'operator' }),
+};
 
 type OperatorRequest = FastifyRequest & { operator?: OperatorIdentity };
 
 /** bull-board behind the operator credential and role; a browser gets the Basic prompt. */
 export function mountQueueDashboard(app: NestFastifyApplication, config: AppConfig, actions: DashboardActions): void {
-  const credentials = app.get(OperatorCredentials);
   const store = new DashboardStore(app.get<DataSource>(getDataSourceToken()), config.dashboardKeep.completed);
   const queueAdapter = new CallbackQueueAdapter(app.get(CallbackQueue).queue, store, actions);
   const adapter = new BullBoardFastifyAdapter();
@@ -242,22 +249,12 @@ export function mountQueueDashboard(app: NestFastifyApplication, config: AppConf
     },
   });
   const instance: FastifyInstance = app.getHttpAdapter().getInstance();
-  // Every path under the dashboard's, routed or not, asks for the credential (and the role) first.
-  instance.addHook('onRequest', async (req: OperatorRequest, reply: FastifyReply) => {
-    if (!DASHBOARD_URL.test(req.url)) return;
-    const access = await dashboardAccess(credentials, req.headers.authorization, req.method);
-    if ('operator' in access) {
-      req.operator = access.operator;
-      return;
-    }
-    return reply.status(access.refused.status).headers(access.refused.headers ?? {}).send(access.refused.body);
-  });
   const writeActions: DashboardWriteActions = { ...actions, jobState: (id) => queueAdapter.jobState(id), promoteAll: (actor) => queueAdapter.promoteAllAs(actor) };
   instance.register(
     async (scope: FastifyInstance) => {
       // The page itself: nothing from the internet, and no buttons for the switched-off actions.
       scope.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-        const path = req.url.slice(DASHBOARD_PATH.length);
+        const path = req.routeOptions.url?.slice(DASHBOARD_PATH.length) ?? '';
         const isPage = req.method === 'GET' && !path.startsWith('/api/') && !path.startsWith('/static/') && /^text\/html/.test(String(reply.getHeader('content-type')));
         return isPage && typeof payload === 'string' ? dashboardPage(payload) : payload;
       });

@@ -1,9 +1,10 @@
-import { Body, Controller, Get, HttpCode, Post, Query, UseGuards } from '@nestjs/common';
-import { Actor, AuditAction, CurrentActor, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
+import { Access } from '../access/route-access.js';
+import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
+import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
-import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
-import { CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
+import { Doc } from '../common/api-doc.js';
+import { CurrentPartner } from '../partners/current-partner.js';
 import { Partner } from '../partners/partner.entity.js';
 import { CircuitState, DestinationsService } from './destinations.service.js';
 
@@ -46,14 +47,12 @@ export class ProbeDestinationDto {
 }
 
 @ApiTags('operator: destinations')
-@ApiOperator()
-@UseGuards(OperatorGuard)
 @Controller('admin/v1/destinations')
 export class DestinationsAdminController {
   constructor(private readonly destinations: DestinationsService) {}
 
   @Doc('Destinations (callback URL origins) with their circuit state, waiting and in-flight callbacks', DestinationListResponse, [400])
-  @RequiresRole('viewer')
+  @Access.operator('viewer')
   @Get()
   async list(@Query() q: ListDestinationsQuery) {
     return { items: await this.destinations.list(q) };
@@ -61,7 +60,7 @@ export class DestinationsAdminController {
 
   /** Probes an open destination within a second instead of at its next probe time. */
   @Doc('Probe an open destination now', null, [400, { 404: 'no destination with this origin', 409: 'the destination is not open' }, 413], { status: 202 })
-  @RequiresRole('operator')
+  @Access.operator('operator')
   @AuditAction('destination.probe')
   @Post('probe')
   @HttpCode(202)
@@ -71,8 +70,7 @@ export class DestinationsAdminController {
 }
 
 @ApiTags('callbacks')
-@ApiPartner()
-@UseGuards(PartnerGuard)
+@Access.partner()
 @Controller('v1/callbacks/destinations')
 export class PartnerDestinationsController {
   constructor(private readonly destinations: DestinationsService) {}

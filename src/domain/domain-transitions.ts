@@ -11,7 +11,7 @@ import { changesOf, RowChanges, snapshot, Snapshot } from './tracked-changes.js'
 import { AUDIT_ACTIONS, AuditActionName } from '../audit/audit-actions.js';
 import { rowChangesAudit } from '../audit/audit-changes.js';
 import { AuditLog } from '../audit/audit-log.js';
-import type { Actor } from '../operators/operator.guard.js';
+import type { Actor } from '../operators/actor.js';
 
 /** How a change finds and locks its company: every path locks the company first, then the company's rows. */
 export type CompanyLock = (m: EntityManager, resource: Resource<CompanyRow>, id: string) => Promise<Company>;

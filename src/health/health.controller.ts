@@ -1,3 +1,4 @@
+import { Access } from '../access/route-access.js';
 import { NoQuery } from '../common/strict-params.js';
 import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
@@ -8,6 +9,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { pingNamespace, REDIS, RedisConnection } from '../database/redis.js';
 
 @ApiTags('operations')
+@Access.anyone()
 @Controller()
 export class HealthController {
   constructor(

@@ -1,10 +1,11 @@
-import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
-import { Actor, AuditAction, CurrentActor, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
+import { Access } from '../access/route-access.js';
+import { Doc } from '../common/api-doc.js';
+import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
 import { LimitRequestResponse, LimitRequestStatusResponse } from '../common/responses.js';
-import { Body, Controller, Get, HttpCode, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
-import { CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
+import { CurrentPartner } from '../partners/current-partner.js';
 import { Partner } from '../partners/partner.entity.js';
 import { CreateLimitRequestDto } from './limit-request.dto.js';
 import { limitRequestStatusView, limitRequestView } from './limit-request.views.js';
@@ -14,8 +15,7 @@ import { ParseUuid } from '../common/strict-params.js';
 const uuid = ParseUuid;
 
 @ApiTags('limit requests')
-@ApiPartner()
-@UseGuards(PartnerGuard)
+@Access.partner()
 @Controller('v1/companies/:companyId/limit-requests')
 export class LimitRequestsController {
   constructor(private readonly limits: LimitRequestsService) {}
@@ -52,8 +52,6 @@ export class LimitRequestsController {
 }
 
 @ApiTags('operator')
-@ApiOperator()
-@UseGuards(OperatorGuard)
 @Controller('admin/v1/limit-requests')
 export class LimitRequestsAdminController {
   constructor(private readonly limits: LimitRequestsService) {}
@@ -65,7 +63,7 @@ export class LimitRequestsAdminController {
     413,
     { 422: 'the company credit is closed, or the amount is below the borrowed amount' },
   ])
-  @RequiresRole('operator')
+  @Access.operator('operator')
   @AuditAction('limit-request.approve')
   @Post(':limitRequestId/approve')
   @HttpCode(200)
@@ -74,7 +72,7 @@ export class LimitRequestsAdminController {
   }
 
   @Doc('Reject a pending limit request (callback 3)', LimitRequestResponse, [400, 404, 409, 413])
-  @RequiresRole('operator')
+  @Access.operator('operator')
   @AuditAction('limit-request.reject')
   @Post(':limitRequestId/reject')
   @HttpCode(200)

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Actor } from '../operators/operator.guard.js';
+import type { Actor } from '../operators/actor.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CallbackMessage } from '../callbacks/callback-message.js';

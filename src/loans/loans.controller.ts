@@ -1,10 +1,11 @@
-import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
-import { Actor, AuditAction, CurrentActor, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
+import { Access } from '../access/route-access.js';
+import { Doc } from '../common/api-doc.js';
+import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
 import { LoanResponse } from '../common/responses.js';
-import { Body, Controller, Get, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
-import { CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
+import { CurrentPartner } from '../partners/current-partner.js';
 import { Partner } from '../partners/partner.entity.js';
 import { RegisterPaymentDto } from './loan.dto.js';
 import { loanView } from './loan.views.js';
@@ -14,8 +15,7 @@ import { ParseUuid } from '../common/strict-params.js';
 const uuid = ParseUuid;
 
 @ApiTags('loans')
-@ApiPartner()
-@UseGuards(PartnerGuard)
+@Access.partner()
 @Controller('v1/companies/:companyId/loans')
 export class LoansController {
   constructor(private readonly loans: LoansService) {}
@@ -28,8 +28,6 @@ export class LoansController {
 }
 
 @ApiTags('operator')
-@ApiOperator()
-@UseGuards(OperatorGuard)
 @Controller('admin/v1/loans')
 export class LoansAdminController {
   constructor(private readonly loans: LoansService) {}
@@ -38,7 +36,7 @@ export class LoansAdminController {
     status: 201,
     idempotent: true,
   })
-  @RequiresRole('operator')
+  @Access.operator('operator')
   @AuditAction('loan.payment.register')
   @Post(':loanId/payments')
   @UseInterceptors(IdempotencyInterceptor)

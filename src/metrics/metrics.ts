@@ -1,3 +1,4 @@
+import { Access } from '../access/route-access.js';
 import { NoQuery } from '../common/strict-params.js';
 import { Controller, Get, Header, Injectable } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
@@ -110,6 +111,7 @@ const OLDEST_DUE_FRESH_MS = 10_000;
 export const CALLBACK_GAUGE_CAP = 100_000;
 
 @ApiTags('operations')
+@Access.anyone()
 @Controller()
 export class MetricsController {
   constructor(private readonly metrics: Metrics) {}

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { bearerToken, safeEqual, sameDigest, tokenDigest } from '../partners/partner-secrets.js';
 import { BOOTSTRAP_OPERATOR } from './operator.entity.js';
-import { OperatorIdentity } from './operator-role.js';
+import { OperatorIdentity } from '../access/operator-role.js';
 
 /**
  * How long a process trusts what it read of a token. Revocation must hold everywhere within a

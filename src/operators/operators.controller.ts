@@ -1,10 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { Access } from '../access/route-access.js';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiProperty, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsString, Length, Matches } from 'class-validator';
-import { ApiOperator, Doc } from '../common/api-doc.js';
+import { Doc } from '../common/api-doc.js';
 import { ParseUuid } from '../common/strict-params.js';
-import { OPERATOR_ROLES, OperatorRole } from './operator-role.js';
-import { Actor, AuditAction, CurrentActor, OperatorGuard, RequiresRole } from './operator.guard.js';
+import { OPERATOR_ROLES, OperatorRole } from '../access/operator-role.js';
+import { Actor, AuditAction, CurrentActor } from './actor.js';
 import { OperatorsService } from './operators.service.js';
 
 export class CreateOperatorDto {
@@ -40,14 +41,12 @@ export class OperatorListResponse {
 }
 
 @ApiTags('operator: operators')
-@ApiOperator()
-@UseGuards(OperatorGuard)
 @Controller('admin/v1/operators')
 export class OperatorsController {
   constructor(private readonly operators: OperatorsService) {}
 
   @Doc('Create a named operator credential: its token is shown once', OperatorCreatedResponse, [400, 413, { 409: 'an operator of this name exists (names are never reused)' }], { status: 201 })
-  @RequiresRole('admin')
+  @Access.operator('admin')
   @AuditAction('operator.create')
   @Post()
   create(@CurrentActor() actor: Actor, @Body() dto: CreateOperatorDto) {
@@ -55,14 +54,14 @@ export class OperatorsController {
   }
 
   @Doc('Every operator, the revoked ones too', OperatorListResponse, [])
-  @RequiresRole('viewer')
+  @Access.operator('viewer')
   @Get()
   async list() {
     return { items: await this.operators.list() };
   }
 
   @Doc("Revoke an operator: its token stops working within a second, in every process", null, [400, 404, { 409: 'already revoked, or the bootstrap operator admin (change ADMIN_TOKEN instead)' }], { status: 204 })
-  @RequiresRole('admin')
+  @Access.operator('admin')
   @AuditAction('operator.revoke')
   @Delete(':operatorId')
   @HttpCode(204)

@@ -9,8 +9,8 @@ import { lockOrNotFound, writeBack } from '../common/transaction.js';
 import { hashToken } from '../partners/partner-secrets.js';
 import { OperatorCredentials } from './operator-credentials.js';
 import { BOOTSTRAP_OPERATOR, Operator } from './operator.entity.js';
-import { OperatorRole } from './operator-role.js';
-import type { Actor } from './operator.guard.js';
+import { OperatorRole } from '../access/operator-role.js';
+import type { Actor } from './actor.js';
 
 /** Operator tokens carry 256 random bits (like API keys, so an unsalted SHA-256 is enough at rest). */
 function newOperatorToken(): string {

@@ -1,11 +1,12 @@
-import { ApiOperator, Doc } from '../common/api-doc.js';
+import { Access } from '../access/route-access.js';
+import { Doc } from '../common/api-doc.js';
 import { ApiKeyRotatedResponse, PartnerCreatedResponse, SigningSecretResponse } from '../common/responses.js';
-import { Body, Controller, HttpCode, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsInt, IsString, Length, Max, Min } from 'class-validator';
 import { IsOmittable } from '../common/validation.js';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
-import { Actor, AuditAction, CurrentActor, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
+import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
 import { PartnersService } from './partners.service.js';
 import { ParseUuid } from '../common/strict-params.js';
 
@@ -29,15 +30,13 @@ export class RotateApiKeyDto {
 }
 
 @ApiTags('operator')
-@ApiOperator()
-@UseGuards(OperatorGuard)
 @Controller('admin/v1/partners')
 export class PartnersController {
   constructor(private readonly partners: PartnersService) {}
 
   /** Returns the partner with its apiKey and signingSecret: shown this once only. */
   @Doc('Create a partner: apiKey and signingSecret are shown once', PartnerCreatedResponse, [400, 413], { status: 201, idempotent: true })
-  @RequiresRole('admin')
+  @Access.operator('admin')
   @AuditAction('partner.create')
   @Post()
   @UseInterceptors(IdempotencyInterceptor)
@@ -47,7 +46,7 @@ export class PartnersController {
   }
 
   @Doc('Rotate the signing secret (the old one signs too for 24 h)', SigningSecretResponse, [400, 404, 413])
-  @RequiresRole('admin')
+  @Access.operator('admin')
   @AuditAction('partner.signing-secret.rotate')
   @Post(':partnerId/rotate-signing-secret')
   @HttpCode(200)
@@ -57,7 +56,7 @@ export class PartnersController {
 
   /** A leaked or departing key is replaced without recreating the partner. */
   @Doc('Rotate the API key: a new one (shown once); the current one works until previousKeyExpiresAt', ApiKeyRotatedResponse, [400, 404, 413])
-  @RequiresRole('admin')
+  @Access.operator('admin')
   @AuditAction('partner.api-key.rotate')
   @Post(':partnerId/rotate-api-key')
   @HttpCode(200)

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.js';
 import { lockOrNotFound, writeBack } from '../common/transaction.js';
-import type { Actor } from '../operators/operator.guard.js';
+import type { Actor } from '../operators/actor.js';
 import { Partner } from './partner.entity.js';
 import { hashToken, newApiKey, newSigningSecret, safeEqual } from './partner-secrets.js';
 import { SecretBox } from './secret-box.js';

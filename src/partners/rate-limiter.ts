@@ -1,4 +1,4 @@
-import { HttpException, Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { createRedis, FAIL_FAST, redisNamespace, RedisConnection } from '../database/redis.js';
 
@@ -21,7 +21,8 @@ export class RateLimiter implements OnModuleDestroy {
     this.redis = createRedis(config.redisUrl, `${config.queuePrefix}-ratelimit`, FAIL_FAST);
   }
 
-  async check(partnerId: string): Promise<void> {
+  /** Whether this request of the partner is within the limit (it is counted). */
+  async withinLimit(partnerId: string): Promise<boolean> {
     const second = Math.floor(Date.now() / 1000);
     const key = `${redisNamespace(this.config.queuePrefix)}:ratelimit:${partnerId}:${second}`;
     const count = await Promise.race([
@@ -34,12 +35,7 @@ export class RateLimiter implements OnModuleDestroy {
         .catch(() => 0),
       new Promise<number>((resolve) => setTimeout(() => resolve(0), 200).unref()),
     ]);
-    if (count > this.perSecond) {
-      throw new HttpException(
-        { statusCode: 429, error: 'Too Many Requests', message: `Rate limit of ${this.perSecond} requests per second exceeded; retry after the Retry-After delay` },
-        429,
-      );
-    }
+    return count <= this.perSecond;
   }
 
   onModuleDestroy(): void {

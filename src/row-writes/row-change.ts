@@ -7,7 +7,7 @@ import { rawPool } from '../database/database.js';
 import { CallbackEvent, CallbackRecorder, traced } from '../callbacks/callback-recorder.js';
 import { RowBatches } from './row-batches.js';
 import { AuditChange, auditValues } from '../audit/audit-log.js';
-import type { Actor } from '../operators/operator.guard.js';
+import type { Actor } from '../operators/actor.js';
 
 /** What an audited change decided: its callbacks, and what its audit entry says. */
 export interface AuditedDecision {

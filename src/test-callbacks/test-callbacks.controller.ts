@@ -1,12 +1,13 @@
-import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { Access } from '../access/route-access.js';
+import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsInt, IsString, IsUUID, Max, Min } from 'class-validator';
 import { IsOmittable } from '../common/validation.js';
 import { callbackView } from '../callbacks/callback.views.js';
-import { ApiPartner, Doc } from '../common/api-doc.js';
+import { Doc } from '../common/api-doc.js';
 import { CallbackMessageResponse } from '../common/responses.js';
 import { CALLBACK_URL } from '../companies/company.dto.js';
-import { CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
+import { CurrentPartner } from '../partners/current-partner.js';
 import { Partner } from '../partners/partner.entity.js';
 import { TEST_CALLBACKS_PER_MINUTE } from './test-callback-rate.js';
 import { TestCallbacks } from './test-callbacks.service.js';
@@ -31,8 +32,7 @@ export class TestCallbackDto {
 
 /** A fixed path under /v1/callbacks: registered before CallbacksController. */
 @ApiTags('callbacks')
-@ApiPartner()
-@UseGuards(PartnerGuard)
+@Access.partner()
 @Controller('v1/callbacks')
 export class TestCallbacksController {
   constructor(private readonly tests: TestCallbacks) {}

@@ -1,11 +1,12 @@
-import { ApiOperator, ApiPartner, Doc } from '../common/api-doc.js';
-import { Actor, AuditAction, CurrentActor, OperatorGuard, RequiresRole } from '../operators/operator.guard.js';
+import { Access } from '../access/route-access.js';
+import { Doc } from '../common/api-doc.js';
+import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
 import { WithdrawalResponse, WithdrawalStatusResponse } from '../common/responses.js';
-import { Body, Controller, Get, HttpCode, Param, Post, UseGuards, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
 import { OnlyVariant } from '../config/variant-controllers.js';
-import { CurrentPartner, PartnerGuard } from '../partners/auth.guards.js';
+import { CurrentPartner } from '../partners/current-partner.js';
 import { Partner } from '../partners/partner.entity.js';
 import { CreateWithdrawalDto } from './withdrawal.dto.js';
 import { withdrawalStatusView, withdrawalView } from './withdrawal.views.js';
@@ -15,6 +16,7 @@ import { ParseUuid } from '../common/strict-params.js';
 const uuid = ParseUuid;
 
 /** The partner routes; mounted under each variant's collection path by the two classes below. */
+@Access.partner()
 abstract class WithdrawalsRoutes {
   constructor(protected readonly withdrawals: WithdrawalsService) {}
 
@@ -53,9 +55,7 @@ abstract class WithdrawalsRoutes {
 }
 
 @ApiTags('withdrawal requests')
-@ApiPartner()
 @OnlyVariant('A')
-@UseGuards(PartnerGuard)
 @Controller('v1/companies/:companyId/withdrawal-requests')
 export class WithdrawalsControllerA extends WithdrawalsRoutes {
   constructor(withdrawals: WithdrawalsService) {
@@ -64,9 +64,7 @@ export class WithdrawalsControllerA extends WithdrawalsRoutes {
 }
 
 @ApiTags('withdrawal requests')
-@ApiPartner()
 @OnlyVariant('B')
-@UseGuards(PartnerGuard)
 @Controller('v1/companies/:companyId/withdrawal')
 export class WithdrawalsControllerB extends WithdrawalsRoutes {
   constructor(withdrawals: WithdrawalsService) {
@@ -75,14 +73,12 @@ export class WithdrawalsControllerB extends WithdrawalsRoutes {
 }
 
 @ApiTags('operator')
-@ApiOperator()
-@UseGuards(OperatorGuard)
 @Controller('admin/v1/withdrawal-requests')
 export class WithdrawalsAdminController {
   constructor(private readonly withdrawals: WithdrawalsService) {}
 
   @Doc('Accept (callback 1)', WithdrawalResponse, [400, 404, 409, 413, { 422: 'the company credit is not active, or the amount exceeds the credit balance' }])
-  @RequiresRole('operator')
+  @Access.operator('operator')
   @AuditAction('withdrawal-request.accept')
   @Post(':withdrawalRequestId/accept')
   @HttpCode(200)
@@ -91,7 +87,7 @@ export class WithdrawalsAdminController {
   }
 
   @Doc('Reject (callback 1)', WithdrawalResponse, [400, 404, 409, 413])
-  @RequiresRole('operator')
+  @Access.operator('operator')
   @AuditAction('withdrawal-request.reject')
   @Post(':withdrawalRequestId/reject')
   @HttpCode(200)
@@ -106,7 +102,7 @@ export class WithdrawalsAdminController {
     413,
     { 422: 'the company credit is not active, or the amount exceeds the credit balance' },
   ])
-  @RequiresRole('operator')
+  @Access.operator('operator')
   @AuditAction('withdrawal-request.pay-out')
   @Post(':withdrawalRequestId/pay-out')
   @HttpCode(200)

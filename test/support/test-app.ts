@@ -30,6 +30,8 @@ export interface TestApp {
 export async function startTestApp(
   env: Record<string, string> = {},
   configure: (builder: TestingModuleBuilder) => TestingModuleBuilder = (b) => b,
+  /** Runs on the application before setupApp, which registers the first routes (a test's own Fastify hooks). */
+  beforeSetup: (app: NestFastifyApplication) => void = () => undefined,
 ): Promise<TestApp> {
   const run = runIdentity();
   const config = loadConfig({
@@ -52,6 +54,7 @@ export async function startTestApp(
   const pg = new Client({ connectionString: direct.toString() });
   let contract: ApiContract;
   try {
+    beforeSetup(app);
     setupApp(app, config);
     await app.init();
     // Fastify loads its plugins (the dashboard, Swagger UI's assets) on ready; then it serves.
