@@ -271,6 +271,8 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
     // The page needed nothing from the internet, and its scripts ran without errors.
     expect(browser.offLoopback).toEqual([]);
     expect(browser.pageErrors).toEqual([]);
+    // Its content security policy (helmet's headers) refused nothing the page does.
+    expect(browser.refusedByPolicy).toEqual([]);
   });
 
   it('Retry all on the Failed tab redelivers every failed callback; Promote all attempts every delayed one now', async () => {

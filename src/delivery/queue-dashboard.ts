@@ -1,4 +1,5 @@
 import { createBullBoard } from '@bull-board/api';
+import helmet from '@fastify/helmet';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter as BullBoardFastifyAdapter } from '@bull-board/fastify';
 import type { BoardHooks, HookContext, JobCounts, JobStatus, QueueJob, Status } from '@bull-board/api/typings/app';
@@ -14,7 +15,7 @@ import type { Actor } from '../operators/actor.js';
 import { CallbackQueue } from './callback-queue.js';
 import { DASHBOARD_WRITES, DashboardWriteActions } from './dashboard-writes.js';
 import { attemptLog, DashboardRow, dashboardJobJson, dashboardState } from './dashboard-job.js';
-import { CircuitView, circuitsDescription, dashboardPage, dashboardRequestAllowed, SWITCHED_OFF } from './dashboard-policy.js';
+import { CircuitView, circuitsDescription, DASHBOARD_HEADERS, dashboardPage, dashboardRequestAllowed, SWITCHED_OFF } from './dashboard-policy.js';
 import { DASHBOARD_COUNT_CAP, DASHBOARD_TABS, DashboardStore, DashboardTab } from './dashboard-store.js';
 
 export const DASHBOARD_PATH = '/admin/queues';
@@ -252,6 +253,7 @@ export function mountQueueDashboard(app: NestFastifyApplication, config: AppConf
   const writeActions: DashboardWriteActions = { ...actions, jobState: (id) => queueAdapter.jobState(id), promoteAll: (actor) => queueAdapter.promoteAllAs(actor) };
   instance.register(
     async (scope: FastifyInstance) => {
+      await scope.register(helmet, DASHBOARD_HEADERS);
       // The page itself: nothing from the internet, and no buttons for the switched-off actions.
       scope.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
         const path = req.routeOptions.url?.slice(DASHBOARD_PATH.length) ?? '';

@@ -33,6 +33,8 @@ export interface TestBrowser {
   offLoopback: string[];
   /** Uncaught errors in the page's scripts. */
   pageErrors: string[];
+  /** What Chromium refused by a page's content security policy (its console says so), framing included. */
+  refusedByPolicy: string[];
   screenshot(name: string): Promise<string>;
   close(): Promise<void>;
 }
@@ -52,6 +54,7 @@ export async function openBrowser(credentials: { username: string; password: str
   });
   const offLoopback: string[] = [];
   const pageErrors: string[] = [];
+  const refusedByPolicy: string[] = [];
   await context.route('**/*', (route) => {
     const url = new URL(route.request().url());
     if (url.protocol === 'data:' || LOOPBACK.test(url.hostname)) return route.continue();
@@ -60,11 +63,15 @@ export async function openBrowser(credentials: { username: string; password: str
   });
   const page = context.pages()[0] ?? (await context.newPage());
   page.on('pageerror', (e) => pageErrors.push(e.message));
+  page.on('console', (m) => {
+    if (/Content Security Policy|Refused to (frame|display|load|execute|apply)/.test(m.text())) refusedByPolicy.push(m.text());
+  });
   return {
     page,
     context,
     offLoopback,
     pageErrors,
+    refusedByPolicy,
     screenshot: async (name: string) => {
       mkdirSync(ARTIFACTS_DIR, { recursive: true });
       const file = path.join(ARTIFACTS_DIR, name);
