@@ -48,6 +48,7 @@ import { OperatorCredentials } from './operators/operator-credentials.js';
 
 import { OperatorsController } from './operators/operators.controller.js';
 import { OperatorsService } from './operators/operators.service.js';
+import { OperatorsBootstrap } from './operators/operators-bootstrap.js';
 import { PartnersController } from './partners/partners.controller.js';
 import { PartnersService } from './partners/partners.service.js';
 import { DEFAULT_PARTNER_RATE_LIMIT, PARTNER_RATE_LIMIT, RateLimiter } from './partners/rate-limiter.js';
@@ -138,6 +139,7 @@ export class AppModule {
           ? [
               OperatorCredentials,
               OperatorsService,
+              OperatorsBootstrap,
               AuditLog,
               PartnersService,
               RateLimiter,

@@ -88,7 +88,7 @@ describe('the queue dashboard and other sites', () => {
     const before = { failed: await failedCount(), audit: await auditCount() };
 
     await page.goto(`${evilBase}/`);
-    await until(() => page.evaluate(() => document.title.startsWith('put') && document.body.dataset.post !== undefined), { what: "the other site's requests" });
+    await until(() => page.evaluate<boolean>("document.title.startsWith('put') && document.body.dataset.post !== undefined"), { what: "the other site's requests" });
     await until(() => browser!.refusedByPolicy.some((m) => /frame-ancestors 'none'/.test(m)), { what: 'the frame refused' });
     // Its cross-site PUT never reached a handler (the preflight is not granted); its no-cors POST did
     // reach the service, and did nothing.

@@ -9,6 +9,7 @@ export const AUDIT_ACTIONS = {
   'partner.api-key.rotate': 'partner',
   'operator.create': 'operator',
   'operator.revoke': 'operator',
+  'operator.bootstrap': 'operator',
   'company.credit.update': 'company',
   'limit-request.approve': 'limit-request',
   'limit-request.reject': 'limit-request',

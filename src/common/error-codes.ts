@@ -19,7 +19,6 @@ export const ErrorCode = {
   TestCallbackRateLimited: 'TEST_CALLBACK.RATE_LIMITED',
   DestinationNotOpen: 'DESTINATION.NOT_OPEN',
   OperatorNameTaken: 'OPERATOR.NAME_TAKEN',
-  OperatorBootstrap: 'OPERATOR.BOOTSTRAP',
   OperatorRevoked: 'OPERATOR.REVOKED',
 } as const;
 

@@ -8,7 +8,7 @@ import { ErrorCode } from '../common/error-codes.js';
 import { lockOrNotFound, writeBack } from '../common/transaction.js';
 import { hashToken } from '../partners/partner-secrets.js';
 import { OperatorCredentials } from './operator-credentials.js';
-import { BOOTSTRAP_OPERATOR, Operator } from './operator.entity.js';
+import { Operator } from './operator.entity.js';
 import { OperatorRole } from '../access/operator-role.js';
 import type { Actor } from './actor.js';
 
@@ -57,13 +57,13 @@ export class OperatorsService {
     return (await this.db.getRepository(Operator).find({ order: { createdAt: 'ASC', id: 'ASC' } })).map(view);
   }
 
-  /** The token stops working at once here, within OPERATOR_CACHE_MS in every other process. */
+  /**
+   * The token stops working at once here, within OPERATOR_CACHE_MS in every other process; the
+   * bootstrap operator's too (its ADMIN_TOKEN stays refused after restarts: operators-bootstrap.ts).
+   */
   async revoke(actor: Actor, id: string): Promise<void> {
     const hash = await this.db.transaction(async (m) => {
       const operator = await lockOrNotFound(m, Operator, { id }, 'Operator');
-      if (operator.name === BOOTSTRAP_OPERATOR) {
-        throw new DomainError('conflict', ErrorCode.OperatorBootstrap, 'The bootstrap operator admin is the deployment\'s ADMIN_TOKEN: change ADMIN_TOKEN and restart to replace it');
-      }
       if (operator.revokedAt) throw new DomainError('conflict', ErrorCode.OperatorRevoked, `Operator is already revoked (current status: revoked at ${operator.revokedAt.toISOString()})`);
       operator.revokedAt = new Date();
       await writeBack(m, Operator, operator);

@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { CREDENTIAL_CLOCK, CredentialCache, MonotonicClock } from '../access/credential-cache.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.js';
@@ -22,14 +23,17 @@ const KEY_CACHE_LIMIT = 10_000;
 
 @Injectable()
 export class PartnersService {
-  /** Verified current keys, by their hash (never the key itself): the partner and when it was read. */
-  private readonly verified = new Map<string, { partner: Partner; at: number }>();
+  /** Verified current keys, by their hash (never the key itself). */
+  private readonly verified: CredentialCache<Partner>;
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly box: SecretBox,
     private readonly audit: AuditLog,
-  ) {}
+    @Optional() @Inject(CREDENTIAL_CLOCK) clock?: MonotonicClock,
+  ) {
+    this.verified = new CredentialCache(PARTNER_KEY_CACHE_MS, KEY_CACHE_LIMIT, clock);
+  }
 
   /** The API key is stored as its hash only, the signing secret sealed: both are shown this once. */
   async create(actor: Actor, name: string) {
@@ -99,7 +103,7 @@ export class PartnersService {
       return { replaced, apiKey, previousKeyExpiresAt: expiresAt.toISOString() };
     });
     // This process trusts the replaced key no longer at once; every other within PARTNER_KEY_CACHE_MS.
-    this.verified.delete(replaced);
+    this.verified.forget(replaced);
     return rotated;
   }
 
@@ -111,10 +115,9 @@ export class PartnersService {
    */
   async authenticate(apiKey: string): Promise<Partner | null> {
     const hash = hashToken(apiKey);
-    const cached = this.verified.get(hash);
-    if (cached && Date.now() - cached.at < PARTNER_KEY_CACHE_MS) return cached.partner;
-    this.verified.delete(hash);
-    const at = Date.now();
+    const lookup = this.verified.begin();
+    const cached = this.verified.trusted(hash, lookup);
+    if (cached) return cached;
     const partner = await this.db
       .getRepository(Partner)
       .createQueryBuilder('p')
@@ -124,8 +127,7 @@ export class PartnersService {
     if (!partner) return null;
     if (safeEqual(partner.apiKeyHash, hash)) {
       // Only keys that verified are remembered: a stranger's guesses would only fill the cache.
-      if (this.verified.size >= KEY_CACHE_LIMIT) this.verified.clear();
-      this.verified.set(hash, { partner, at });
+      this.verified.keep(lookup, hash, partner);
       return partner;
     }
     return partner.previousApiKeyHash !== null && safeEqual(partner.previousApiKeyHash, hash) ? partner : null;
