@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { Receiver, webhookHeaders } from './support/receiver.js';
-import { createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
+import { ADMIN_TOKEN, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
 
 /** POST /v1/callbacks/test: one signed attempt through the ordinary delivery path. */
 describe('test callbacks', () => {
@@ -75,6 +75,23 @@ describe('test callbacks', () => {
     // The schedule's first retry (1 s) has passed, and nothing was sent again.
     await until(async () => (await t.sql<{ ok: boolean }>(`SELECT now() > max(started_at) + interval '2 seconds' AS ok FROM callback_attempts WHERE callback_id = $1`, [res.body.id]))[0].ok, { what: '2 s' });
     expect(rx.on('/down')).toHaveLength(1);
+  });
+
+  it('cannot be redelivered (409 naming why), by the partner, an operator or the dashboard; a bulk redelivery skips it', async () => {
+    const res = await t.as(acme.apiKey, 'post', '/v1/callbacks/test', { companyId: c, url: rx.url('/down-once') }).expect(202);
+    const id = res.body.id as string;
+    await until(async () => (await view(acme, id)).status === 'failed', { what: 'failed' });
+    const refusals = [
+      await t.as(acme.apiKey, 'post', `/v1/callbacks/${id}/redeliver`).expect(409),
+      await t.admin('post', `/admin/v1/callbacks/${id}/redeliver`).expect(409),
+      await t.http().put(`/admin/queues/api/queues/callbacks/${id}/retry`).set('Authorization', `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`).expect(409),
+    ];
+    for (const r of refusals) expect(r.body.message).toMatch(/^A test callback cannot be redelivered: it gets one attempt; send a new one \(POST \/v1\/callbacks\/test\)/);
+    const bulk = await t.admin('post', '/admin/v1/callbacks/redeliver', { status: 'failed', companyId: c }).expect(202);
+    expect(bulk.body.count).toBe(0);
+    expect(await view(acme, id)).toMatchObject({ status: 'failed', attemptCount: 1 });
+    expect(rx.on('/down-once')).toHaveLength(1);
+    expect((await t.sql(`SELECT 1 FROM audit_entries WHERE action = 'callback.redeliver' AND target_id = $1`, [id])).length).toBe(0);
   });
 
   it("while its destination's circuit is open: failed at once, naming the open circuit, nothing sent", async () => {

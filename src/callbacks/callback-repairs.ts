@@ -3,11 +3,11 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditChange, AuditLog } from '../audit/audit-log.js';
 import { trackedValues } from '../audit/audit-changes.js';
-import { DomainError, notFound } from '../common/domain-error.js';
-import { ErrorCode } from '../common/error-codes.js';
+import { notFound } from '../common/domain-error.js';
 import type { Actor } from '../operators/actor.js';
 import { CallbackStatus } from './callback.entity.js';
 import { CallbackRecorder } from './callback-recorder.js';
+import { REDELIVERABLE, redeliveryRefusal } from './redelivery-rules.js';
 
 /**
  * A fresh schedule, due now: admission takes it from here. A callback whose attempt is in flight
@@ -35,15 +35,15 @@ export class CallbackRepairs {
 
   /**
    * Sends a callback again from a fresh schedule (any status): same id, so the same `webhook-id`.
-   * Not one whose callback URL the partner removed (409).
+   * Not a test callback, nor one whose callback URL the partner removed (409: redelivery-rules.ts).
    */
   async redeliver(actor: Actor, id: string): Promise<void> {
     await this.db.transaction(async (m) => {
-      const [row] = await this.move(m, RESET, [id], 'AND url_removed_at IS NULL');
+      const [row] = await this.move(m, RESET, [id], `AND ${REDELIVERABLE}`);
       if (!row) {
-        const [found]: { url_removed_at: Date | null; status: CallbackStatus }[] = await m.query(`SELECT url_removed_at, status FROM callbacks WHERE id = $1`, [id]);
+        const [found]: { url_removed_at: Date | null; status: CallbackStatus; test: boolean }[] = await m.query(`SELECT url_removed_at, status, test FROM callbacks WHERE id = $1`, [id]);
         if (!found) throw notFound('Callback');
-        throw new DomainError('conflict', ErrorCode.CallbackUrlRemoved, `Callback cannot be redelivered: its callback URL was removed at ${found.url_removed_at!.toISOString()} (current status: ${shown(found.status)})`);
+        throw redeliveryRefusal({ test: found.test, urlRemovedAt: found.url_removed_at, status: found.status })!;
       }
       await this.audit.record(m, actor, {
         targetType: 'callback',
@@ -60,7 +60,7 @@ export class CallbackRepairs {
     const count = await this.db.transaction(async (m) => {
       const [rows]: [unknown[], number] = await m.query(
         `UPDATE callbacks SET ${RESET}
-          WHERE status = 'failed' AND url_removed_at IS NULL AND ($1::timestamptz IS NULL OR created_at >= $1) AND ($2::uuid IS NULL OR company_id = $2)
+          WHERE status = 'failed' AND ${REDELIVERABLE} AND ($1::timestamptz IS NULL OR created_at >= $1) AND ($2::uuid IS NULL OR company_id = $2)
           RETURNING id`,
         [f.since ?? null, f.companyId ?? null],
       );

@@ -7,6 +7,7 @@ import { Callback, CallbackAttempt, CallbackStatus } from './callback.entity.js'
 import { CallbackMessage } from './callback-message.js';
 import { CallbackRecorder } from './callback-recorder.js';
 import { RESET } from './callback-repairs.js';
+import { REDELIVERABLE, redeliveryRefusal } from './redelivery-rules.js';
 
 /**
  * Whose callbacks a caller may see and repair: an operator sees all (no scope), a partner only
@@ -70,14 +71,13 @@ export class CallbacksAdminService {
     // TypeORM answers an UPDATE with [rows, rowCount].
     const [rows]: [unknown[], number] = await this.db.query(
       `UPDATE callbacks SET ${RESET}
-        WHERE id = $1 AND url_removed_at IS NULL AND ($2::uuid IS NULL OR (partner_id = $2 AND status IN ('delivered', 'failed'))) RETURNING id`,
+        WHERE id = $1 AND ${REDELIVERABLE} AND ($2::uuid IS NULL OR (partner_id = $2 AND status IN ('delivered', 'failed'))) RETURNING id`,
       [id, scope?.partnerId ?? null],
     );
     if (rows.length === 0) {
       const { callback } = await this.get(id, scope); // 404 when absent or another partner's
-      if (callback.urlRemovedAt) {
-        throw new DomainError('conflict', ErrorCode.CallbackUrlRemoved, `Callback cannot be redelivered: its callback URL was removed at ${callback.urlRemovedAt.toISOString()} (current status: ${callback.status})`);
-      }
+      const refusal = redeliveryRefusal(callback);
+      if (refusal) throw refusal;
       // Settled between the two statements: it may be redelivered now.
       if (callback.status === 'delivered' || callback.status === 'failed') return this.redeliver(id, scope);
       throw new DomainError('conflict', ErrorCode.CallbackStillPending, 'Callback cannot be redelivered: its current status is pending');

@@ -38,13 +38,17 @@ export const overtaken = (what: string, reads: number) =>
 /** 400 in the validation shape (`message` is a list), naming the property. */
 export const invalidProperty = (message: string) => new DomainError('invalid', ErrorCode.RequestInvalid, message);
 
+/** A refusal as its answer, in the one error shape (the filter below, and handlers outside Nest's: the dashboard's). */
+export function sendDomainError(error: DomainError, reply: FastifyReply): FastifyReply {
+  const [statusCode, name] = STATUS[error.kind];
+  const message = error.kind === 'invalid' ? [error.message] : error.message;
+  if (error.retryAfterS !== undefined) reply.header('Retry-After', String(error.retryAfterS));
+  return reply.status(statusCode).send({ statusCode, error: name, message });
+}
+
 @Catch(DomainError)
 export class DomainErrorFilter implements ExceptionFilter {
   catch(error: DomainError, host: ArgumentsHost): void {
-    const [statusCode, name] = STATUS[error.kind];
-    const message = error.kind === 'invalid' ? [error.message] : error.message;
-    const reply = host.switchToHttp().getResponse<FastifyReply>();
-    if (error.retryAfterS !== undefined) reply.header('Retry-After', String(error.retryAfterS));
-    reply.status(statusCode).send({ statusCode, error: name, message });
+    sendDomainError(error, host.switchToHttp().getResponse<FastifyReply>());
   }
 }

@@ -17,6 +17,7 @@ export const ErrorCode = {
   CallbackUrlRemoved: 'CALLBACK.URL_REMOVED',
   TestCallbackNoUrl: 'TEST_CALLBACK.NO_URL',
   TestCallbackRateLimited: 'TEST_CALLBACK.RATE_LIMITED',
+  TestCallbackNotRedeliverable: 'TEST_CALLBACK.NOT_REDELIVERABLE',
   DestinationNotOpen: 'DESTINATION.NOT_OPEN',
   OperatorNameTaken: 'OPERATOR.NAME_TAKEN',
   OperatorRevoked: 'OPERATOR.REVOKED',

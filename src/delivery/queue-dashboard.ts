@@ -9,6 +9,8 @@ import type { Job, Queue } from 'bullmq';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
+import { DomainError, sendDomainError } from '../common/domain-error.js';
+import { UnexpectedErrorAnswer } from '../common/unexpected-error.filter.js';
 import type { MountAccess } from '../access/route-access-hook.js';
 import type { OperatorIdentity } from '../access/operator-role.js';
 import type { Actor } from '../operators/actor.js';
@@ -250,6 +252,7 @@ export function mountQueueDashboard(app: NestFastifyApplication, config: AppConf
     },
   });
   const instance: FastifyInstance = app.getHttpAdapter().getInstance();
+  const unexpected = new UnexpectedErrorAnswer();
   const writeActions: DashboardWriteActions = { ...actions, jobState: (id) => queueAdapter.jobState(id), promoteAll: (actor) => queueAdapter.promoteAllAs(actor) };
   instance.register(
     async (scope: FastifyInstance) => {
@@ -263,8 +266,15 @@ export function mountQueueDashboard(app: NestFastifyApplication, config: AppConf
       // Retry and Promote (one job or all) are answered here, with the operator who pressed them.
       for (const write of DASHBOARD_WRITES) {
         scope.put(write.path, async (req: OperatorRequest, reply: FastifyReply) => {
-          const answer = await write.run(writeActions, req.operator!, req.params as Record<string, string>);
-          return reply.status(answer.status).send(answer.body);
+          try {
+            const answer = await write.run(writeActions, req.operator!, req.params as Record<string, string>);
+            return reply.status(answer.status).send(answer.body);
+          } catch (e) {
+            // Answered here: this scope's errors would otherwise reach bull-board's handler, which knows no refusal.
+            if (e instanceof DomainError) return sendDomainError(e, reply);
+            unexpected.send(e, reply);
+            return reply;
+          }
         });
       }
       await scope.register(adapter.registerPlugin());
