@@ -85,6 +85,13 @@ describe('moving and removing callback URLs', () => {
     await termsChange(c, 40);
     await until(() => held.length === 1, { what: 'the attempt held at the old receiver' });
     await t.as(acme.apiKey, 'patch', `/v1/companies/${c}`, { status_callback: moved.url('/new/inflight') }).expect(200);
+    // Until it settles, it is in flight at the old destination and only there: its window and
+    // circuit are the old one's; the new URL waits for its next attempt.
+    const [inFlight] = await t.sql<{ status: string; url: string; next_url: string }>('SELECT status, url, next_url FROM callbacks WHERE company_id = $1', [c]);
+    expect(inFlight).toEqual({ status: 'sending', url: old.url('/old/inflight'), next_url: moved.url('/new/inflight') });
+    const origins = (await t.as(acme.apiKey, 'get', '/v1/callbacks/destinations').expect(200)).body.items as { origin: string; inFlight: number }[];
+    expect(origins.find((d) => d.origin === `http://127.0.0.1:${old.port}`)?.inFlight).toBe(1);
+    expect(origins.find((d) => d.origin === `http://127.0.0.1:${moved.port}`)?.inFlight ?? 0).toBe(0);
     holdOld = false;
     held.splice(0).forEach((answer) => answer());
     const [cb] = await rows(c);
@@ -129,10 +136,29 @@ describe('moving and removing callback URLs', () => {
     await termsChange(c, 50);
     await until(() => moved.on('/slow').length === 1, { what: 'the attempt under way' });
     await t.as(acme.apiKey, 'patch', `/v1/companies/${c}`, { status_callback: null }).expect(200);
-    expect((await rows(c))[0].status).toBe('failed');
+    // Still in flight at its destination until the attempt settles (the API shows it pending).
+    expect((await rows(c))[0].status).toBe('sending');
     release();
     moved.answer = answered;
     await until(async () => (await rows(c))[0].status === 'delivered', { what: 'the delivery recorded' });
+  });
+
+  it('an attempt under way when the URL is removed that fails: failed when it settles, saying the URL was removed, no further attempt', async () => {
+    const c = await companyAt(acme, old.url('/old/removed'));
+    holdOld = true;
+    await termsChange(c, 60);
+    await until(() => held.length === 1, { what: 'the attempt held at the old receiver' });
+    await t.as(acme.apiKey, 'patch', `/v1/companies/${c}`, { status_callback: null }).expect(200);
+    const [cb] = await rows(c);
+    expect(cb.status).toBe('sending');
+    expect((await t.as(acme.apiKey, 'get', `/v1/callbacks/${cb.id}`).expect(200)).body.status).toBe('pending');
+    holdOld = false;
+    held.splice(0).forEach((answer) => answer());
+    await until(async () => (await rows(c))[0].status === 'failed', { what: 'failed once the attempt settled' });
+    const [failed] = await rows(c);
+    expect(failed.last_error).toMatch(/^callback URL removed by the partner \(status_callback set to null\); no further attempts$/);
+    expect((await attempts(cb.id)).map((a) => a.status_code)).toEqual([503]);
+    await t.as(acme.apiKey, 'post', `/v1/callbacks/${cb.id}/redeliver`).expect(409);
   });
 
   it("withdrawal requests: both properties, each moving only its own message's callbacks; the other variant's path is 404", async () => {
@@ -153,6 +179,8 @@ describe('moving and removing callback URLs', () => {
     await until(() => moved.on('/new/loan').length === 1, { what: 'message 4 at its new URL' });
 
     await t.as(acme.apiKey, 'patch', `/v1/companies/${c}/withdrawal/${w}`, { status_callback: null, loan_status_callback: null }).expect(200);
+    // Failed at once, or, for one in flight at the old receiver, once its attempt settles.
+    await until(async () => (await rows(c)).slice(0, 2).every((r) => r.status === 'failed'), { what: 'both failed' });
     const after = await rows(c);
     expect(after.slice(0, 2).map((r) => r.status)).toEqual(['failed', 'failed']);
   });

@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { riskySlots } from '../src/delivery/admission-plan.js';
 import { JOB_CALLBACKS } from '../src/delivery/callback-queue.js';
 import { newDestination, PROVEN_FOR_MS } from '../src/delivery/destination-window.js';
-import { Behaviour, BEHAVIOURS, Callback, cfg, LEASE_MS, MAX_ATTEMPTS, ORIGINS, PassReport, Row, SCHEDULE_TOTAL, TIMEOUT_MS, World, answer } from './support/delivery-model.js';
+import { Behaviour, BEHAVIOURS, Callback, cfg, LEASE_MS, MAX_ATTEMPTS, ORIGINS, PassReport, Row, SCHEDULE, SCHEDULE_TOTAL, TIMEOUT_MS, World, answer } from './support/delivery-model.js';
 
 // ---- steps ----
 const k = <K extends string>(...ks: K[]) => fc.constantFrom(...ks);
@@ -27,6 +27,8 @@ const stepArb = fc.oneof(
   { weight: 3, arbitrary: fc.record({ k: k('tick'), ms: fc.oneof(fc.constant(10), fc.integer({ min: 100, max: 3000 }), fc.constantFrom(LEASE_MS + 1, SCHEDULE_TOTAL + 1, cfg.probe.last, PROVEN_FOR_MS, 3_600_000)) }) },
   { weight: 2, arbitrary: fc.record({ k: k('timers'), n: fc.integer({ min: 1, max: 8 }) }) },
   { weight: 1, arbitrary: fc.record({ k: k('redeliver'), pick: fc.nat() }) },
+  // The partner moves a callback's URL to another destination, or removes it (a PATCH).
+  { weight: 3, arbitrary: fc.record({ k: k('move', 'move', 'remove'), pick: fc.nat(), d: fc.nat(3) }) },
 );
 type Step = typeof stepArb extends fc.Arbitrary<infer T> ? T : never;
 
@@ -46,6 +48,9 @@ function apply(w: World, s: Step): PassReport[] {
   }
   const done = w.callbacks.filter((c) => c.status === 'delivered' || c.status === 'failed');
   if (s.k === 'redeliver' && done.length > 0) w.redeliver(done[s.pick % done.length]);
+  const movable = w.callbacks.filter((c) => c.status !== 'delivered');
+  if (s.k === 'move' && movable.length > 0) w.move(movable[s.pick % movable.length], origin(s.d));
+  if (s.k === 'remove' && movable.length > 0) w.remove(movable[s.pick % movable.length]);
   if (s.k === 'timers') return Array.from({ length: s.n }, () => w.timer());
   return s.k === 'pass' ? [w.pass()] : [];
 }
@@ -79,10 +84,12 @@ const inFlightWithinWindows: Check = (w, pass) => {
   for (const [origin, { state }] of w.dests) {
     const sending = w.of(origin, 'sending');
     const as = (k: Callback['admittedAs']) => sending.filter((c) => c.admittedAs === k).length;
-    const requests = [...w.jobs.values()].filter((j) => j.cb.dest === origin).length;
-    check(sending.length <= cfg.max && requests <= cfg.max, () => `${origin}: ${sending.length} sending, ${requests} requests, max ${cfg.max}`);
-    check(as('unproven') <= cfg.initial, () => `${origin}: ${as('unproven')} in flight admitted while unproven, initial window ${cfg.initial}`);
-    check(as('open') <= 1, () => `${origin}: ${as('open')} in flight admitted while open (${JSON.stringify(state)})`);
+    // The requests actually under way to it, whatever became of their rows since (a URL moved).
+    const requests = [...w.jobs.values()].filter((j) => j.dest === origin);
+    const sent = (k: Callback['admittedAs']) => requests.filter((j) => j.admittedAs === k).length;
+    check(sending.length <= cfg.max && requests.length <= cfg.max, () => `${origin}: ${sending.length} sending, ${requests.length} requests, max ${cfg.max}`);
+    check(as('unproven') <= cfg.initial && sent('unproven') <= cfg.initial, () => `${origin}: ${as('unproven')} in flight and ${sent('unproven')} requests admitted while unproven, initial window ${cfg.initial}`);
+    check(as('open') <= 1 && sent('open') <= 1, () => `${origin}: ${as('open')} in flight and ${sent('open')} requests admitted while open (${JSON.stringify(state)})`);
   }
   for (const [origin, r] of pass?.rows ?? []) {
     if (r.admitted === 0) continue;
@@ -107,7 +114,8 @@ const failuresHaveACause: Check = (w) => {
     if (e.by === 'attempt' && e.final) check(e.status === 'failed', what); // 410 or refused: nothing to retry
     if (e.by === 'attempt' && !e.final) check(!e.probe && e.scheduleAttempts === MAX_ATTEMPTS, what); // a failed probe spends no schedule
     if (e.by === 'expire') check(e.open && /unavailable \(circuit open since .*attempt schedule ended while waiting/.test(e.lastError), what);
-    check(e.attemptCount > 0 || e.open, what);
+    if (e.by === 'removed') check(/^callback URL removed by the partner/.test(e.lastError), what);
+    check(e.attemptCount > 0 || e.open || e.by === 'removed', what); // a closed destination's callback fails only after an attempt
   }
   for (const c of w.callbacks) check(c.status !== 'failed' || w.ends.some((e) => e.cb === c && e.status === 'failed'), () => `callback ${c.id} failed with no cause`);
 };
@@ -168,6 +176,24 @@ const worldArb = fc.record({
   steps: fc.array(stepArb, { minLength: 1, maxLength: 150, size: 'max' }),
 });
 type Spec = typeof worldArb extends fc.Arbitrary<infer T> ? T : never;
+
+/** Histories where partners move and remove URLs often, while attempts are under way and circuits open. */
+const movingWorldArb = fc.record({
+  destinations: fc.integer({ min: 2, max: 4 }),
+  workers: fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 2 }),
+  seed: fc.integer({ min: 1, max: 0x7ffffffe }),
+  steps: fc.array(
+    fc.oneof(
+      { weight: 4, arbitrary: fc.record({ k: k('commit'), d: fc.nat(3), b: fc.constant<Behaviour>('ok') }) },
+      { weight: 2, arbitrary: fc.record({ k: k('behave'), d: fc.nat(3), b: fc.constantFrom<Behaviour>('ok', '5xx', '429', 'hang') }) },
+      { weight: 4, arbitrary: fc.record({ k: k('pass') }) },
+      { weight: 3, arbitrary: fc.record({ k: k('settle'), pick: fc.nat(), as: fc.option(fc.constantFrom<Behaviour>('ok', '5xx', 'hang'), { freq: 4 }), late: fc.nat(50) }) },
+      { weight: 1, arbitrary: fc.record({ k: k('timers'), n: fc.integer({ min: 1, max: 3 }) }) },
+      { weight: 4, arbitrary: fc.record({ k: k('move', 'move', 'remove'), pick: fc.nat(), d: fc.nat(3) }) },
+    ),
+    { minLength: 1, maxLength: 80 },
+  ),
+});
 const PARAMS = { numRuns: 200, seed: Number(process.env.FC_SEED ?? 20_260_101) };
 
 function run(spec: Spec, checks: Check[]): World {
@@ -181,13 +207,19 @@ describe('delivery core against an in-memory model of admission and settlement',
     fc.assert(fc.property(worldArb, (spec) => void run(spec, SAFETY)), PARAMS);
   });
 
-  it('delivers everything once destinations answer: what failed did so after attempts or an outage, and a redelivery delivers it', () => {
+  it('keeps windows and the one probe of an open circuit while partners move and remove the URLs of callbacks in flight', () => {
+    // Cheap histories, so many: a move must land on a callback in flight to a destination at its window.
+    fc.assert(fc.property(movingWorldArb, (spec) => void run(spec, SAFETY)), { ...PARAMS, numRuns: 2000 });
+  });
+
+  it('delivers everything once destinations answer: what failed did so after attempts, an outage or its URL removed, and a redelivery delivers the others', () => {
     const property = fc.property(worldArb, (spec) => {
       const w = run(spec, SAFETY);
       drain(w, SAFETY);
       w.callbacks.filter((c) => c.status === 'failed').forEach((c) => w.redeliver(c));
       drain(w, SAFETY);
-      check(w.callbacks.every((c) => c.status === 'delivered'), () => `not delivered after a redelivery: ${JSON.stringify(w.callbacks.filter((c) => c.status !== 'delivered'))}`);
+      const undelivered = w.callbacks.filter((c) => c.status !== 'delivered' && !(c.removed && c.status === 'failed'));
+      check(undelivered.length === 0, () => `not delivered after a redelivery: ${JSON.stringify(undelivered)}`);
     });
     fc.assert(property, PARAMS);
   });
@@ -254,6 +286,25 @@ describe('delivery core against an in-memory model of admission and settlement',
     w.tick(LEASE_MS - 2 * TIMEOUT_MS + 1);
     w.timer();
     expect(w.callbacks.map((c) => [c.status, c.attemptCount])).toEqual(Array.from({ length: 6 }, () => ['delivered', 1]));
+  });
+
+  it('keeps a callback moved while in flight in its old destination\'s window until it settles; its retry goes to the new one', () => {
+    const w = new World(2, [6]);
+    const [a, b] = ORIGINS;
+    for (let i = 0; i < 3; i++) w.commit(a);
+    w.pass();
+    expect(w.of(a, 'sending')).toHaveLength(cfg.initial);
+    const [moved] = w.of(a, 'sending');
+    w.move(moved, b);
+    const pass = w.pass();
+    for (const c of SAFETY) c(w, pass);
+    expect(pass.rows.get(a)!.admitted).toBe(0); // its window is still full: the moved one counts there
+    expect([...w.jobs.values()].filter((j) => j.dest === a)).toHaveLength(cfg.initial);
+    w.settle(w.jobs.get(moved.id)!, answer('5xx'), w.now);
+    expect(moved).toMatchObject({ status: 'pending', dest: b, nextDest: null });
+    w.tick(SCHEDULE[0] * 2);
+    w.timer();
+    expect(moved.status).toBe('delivered');
   });
 
   it('reserves no slots for callbacks a destination does not have: the other destination takes them in the same pass', () => {

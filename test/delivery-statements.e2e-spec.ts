@@ -18,8 +18,9 @@ import { riskySlots } from '../src/delivery/admission-plan.js';
 import { Admission, LEASE_MARGIN_MS } from '../src/delivery/admission.js';
 import { CallbackQueue, jobsOf } from '../src/delivery/callback-queue.js';
 import { DESTINATION_COLUMNS, DestinationRow, stateOf } from '../src/delivery/destination-store.js';
-import { isProven, PROVEN_FOR_MS } from '../src/delivery/destination-window.js';
+import { INITIAL_WINDOW, isProven, PROVEN_FOR_MS } from '../src/delivery/destination-window.js';
 import { SettlingRow, Settlement } from '../src/delivery/settlement.js';
+import { followUrl } from '../src/callback-urls/callbacks-of-url.js';
 import type { AttemptOutcome } from '../src/egress/attempt-outcome.js';
 import type { SendResult } from '../src/egress/callback-sender.js';
 import { Metrics } from '../src/metrics/metrics.js';
@@ -51,6 +52,8 @@ function answer(b: Behaviour): SendResult {
 /** One callback of a job a worker holds: its id, the job's lease, and when (real clock) and at what shift it was sent. */
 interface Entry {
   id: string;
+  /** Its destination when admitted: where its request goes, whatever becomes of its row meanwhile. */
+  dest: string;
   lease: string;
   worker: number;
   sentAt: number;
@@ -67,6 +70,7 @@ interface CallbackRow {
   schedule_attempts: number;
   attempt_count: number;
   last_error: string | null;
+  url_removed_at: Date | null;
 }
 
 class World {
@@ -84,13 +88,13 @@ class World {
     private readonly s: ScratchDatabase,
     private readonly config: AppConfig,
     private readonly metrics: Metrics,
-    private readonly company: { partnerId: string; companyId: string },
+    private readonly companies: { partnerId: string; companyId: string }[],
     destinations: number,
     workerSlots: number[],
   ) {
     for (const o of ORIGINS.slice(0, destinations)) this.behaviour.set(o, 'ok');
     this.workers = workerSlots.map((slots) => ({ slots, up: true }));
-    const queue = { add: async (ids: string[], lease: string, workers: number) => this.take(jobsOf(ids, workers), lease) } as unknown as CallbackQueue;
+    const queue = { add: async (ids: string[], lease: string, workers: number) => this.take(jobsOf(ids, workers), lease, await this.destinationsOf(ids)) } as unknown as CallbackQueue;
     this.admission = new Admission(config, queue, metrics);
     this.settlement = this.newSettlement();
     this.admin = new CallbackRepairs(s.db, new AuditLog(s.db), { committed: () => undefined } as never);
@@ -112,9 +116,32 @@ class World {
     }
   }
 
-  async commit(origin: string): Promise<void> {
-    const insert = callbackRows([{ message: CallbackMessage.CreditLimitUpdated, url: `${origin}/cb?token=t`, partnerId: this.company.partnerId, ids: { ...this.company, withdrawalId: null, limitRequestId: null, loanId: null } }]);
+  async commit(origin: string, company = 0): Promise<void> {
+    const c = this.companies[company % this.companies.length];
+    const insert = callbackRows([{ message: CallbackMessage.CreditLimitUpdated, url: `${origin}/cb?token=t`, partnerId: c.partnerId, ids: { ...c, withdrawalId: null, limitRequestId: null, loanId: null } }]);
     await this.s.pool.query(insert.text, insert.values);
+  }
+
+  /** An open circuit at the origin whose probe is due now (as settlement leaves one). */
+  async openCircuit(origin: string): Promise<void> {
+    await this.s.pool.query(
+      `INSERT INTO destinations (origin, window_size, failures, opened_at, next_probe_at, probe_ms, last_error, version)
+       VALUES ($1, 1, 3, now() - interval '1 minute', now(), 1000, 'HTTP 503', 1)
+       ON CONFLICT (origin) DO UPDATE SET window_size = 1, failures = 3, opened_at = now() - interval '1 minute', next_probe_at = now(), probe_ms = 1000, last_error = 'HTTP 503', version = destinations.version + 1`,
+      [origin],
+    );
+  }
+
+  /** The partner's PATCH of a company's URL (callbacks-of-url.ts): moved to another destination, or removed (null). */
+  async moveUrl(company: number, origin: string | null): Promise<void> {
+    const c = this.companies[company % this.companies.length];
+    const of = { property: 'status_callback', companyId: c.companyId, messages: [CallbackMessage.CreditLimitUpdated], key: 'companyId' as const, resourceId: c.companyId };
+    await this.s.db.transaction((m) => followUrl(m, of, origin === null ? null : `${origin}/moved`));
+  }
+
+  private async destinationsOf(ids: string[]): Promise<Map<string, string>> {
+    const { rows } = await this.s.pool.query<{ id: string; destination: string }>(`SELECT id, destination FROM callbacks WHERE id = ANY($1::uuid[])`, [ids]);
+    return new Map(rows.map((r) => [r.id, r.destination]));
   }
 
   /** Admission's pass; returns the ids it admitted. */
@@ -127,12 +154,12 @@ class World {
   sweep = () => this.admission.sweep(this.s.pool as unknown as SqlSession);
 
   /** BullMQ hands each job to a live worker: here the one holding the fewest callbacks. */
-  private take(jobs: string[][], lease: string): void {
+  private take(jobs: string[][], lease: string, destinations: Map<string, string>): void {
     const live = this.workers.map((_, i) => i).filter((i) => this.workers[i].up);
     if (live.length === 0) throw new Error(`admitted ${jobs.flat().join()} with no live worker`);
     for (const ids of jobs) {
       const worker = [...live].sort((a, b) => this.entries.filter((e) => e.worker === a).length - this.entries.filter((e) => e.worker === b).length)[0];
-      for (const id of ids) this.entries.push({ id, lease, worker, sentAt: Date.now(), shiftAtSend: this.shift });
+      for (const id of ids) this.entries.push({ id, dest: destinations.get(id)!, lease, worker, sentAt: Date.now(), shiftAtSend: this.shift });
       this.admitted.push(...ids);
     }
   }
@@ -183,7 +210,7 @@ class World {
   };
 
   async callbacks(): Promise<CallbackRow[]> {
-    return (await this.s.pool.query<CallbackRow>(`SELECT id, destination, status, next_attempt_at, lease_until, delivered_at, schedule_attempts, attempt_count, last_error FROM callbacks ORDER BY seq`)).rows;
+    return (await this.s.pool.query<CallbackRow>(`SELECT id, destination, status, next_attempt_at, lease_until, delivered_at, schedule_attempts, attempt_count, last_error, url_removed_at FROM callbacks ORDER BY seq`)).rows;
   }
 
   async destinations(): Promise<(DestinationRow & { now: number })[]> {
@@ -212,12 +239,14 @@ async function safety(w: World): Promise<void> {
     const settled = c.next_attempt_at === null && c.lease_until === null;
     const ok = { pending: c.next_attempt_at !== null && c.lease_until === null, sending: c.lease_until !== null, delivered: settled && c.delivered_at !== null, failed: settled }[c.status];
     check(ok === true && c.schedule_attempts <= MAX_ATTEMPTS, () => `callback in an inconsistent state: ${JSON.stringify(c)}`);
-    // A callback fails after attempts, or after its destination's outage outlasted its schedule.
-    check(c.status !== 'failed' || c.attempt_count > 0 || /unavailable \(circuit open since .*attempt schedule ended while waiting/.test(c.last_error ?? ''), () => `failed with no cause: ${JSON.stringify(c)}`);
+    // A callback fails after attempts, after its destination's outage outlasted its schedule, or with its URL removed.
+    const cause = /unavailable \(circuit open since .*attempt schedule ended while waiting|^callback URL removed by the partner/;
+    check(c.status !== 'failed' || c.attempt_count > 0 || cause.test(c.last_error ?? ''), () => `failed with no cause: ${JSON.stringify(c)}`);
   }
   for (const o of w.origins) {
     const sending = rows.filter((c) => c.destination === o && c.status === 'sending').length;
-    check(sending <= WINDOW_MAX, () => `${o}: ${sending} sending, at most ${WINDOW_MAX}`);
+    const requests = w.entries.filter((e) => e.dest === o).length;
+    check(sending <= WINDOW_MAX && requests <= WINDOW_MAX, () => `${o}: ${sending} sending, ${requests} requests, at most ${WINDOW_MAX}`);
   }
   for (const e of w.entries) check(rows.some((c) => c.id === e.id), () => `a job holds ${e.id}, which is no callback`);
 }
@@ -237,8 +266,14 @@ async function afterPass(w: World, admitted: string[]): Promise<void> {
     const n = unproven.reduce((k, d) => k + sending(d.origin), 0);
     check(n <= riskySlots(slots), () => `unproven destinations: ${n} sending after a pass, share ${riskySlots(slots)} of ${slots}`);
   }
+  // The requests under way to each destination, whatever became of their rows (a URL moved).
+  const requests = (o: string) => w.entries.filter((e) => e.dest === o).length;
   for (const d of dests.filter((x) => x.opened_at !== null && admittedTo(x.origin) > 0)) {
-    check(admittedTo(d.origin) === 1 && sending(d.origin) === 1, () => `open ${d.origin}: admitted ${admittedTo(d.origin)}, ${sending(d.origin)} sending`);
+    check(admittedTo(d.origin) === 1 && sending(d.origin) === 1 && requests(d.origin) === 1, () => `open ${d.origin}: admitted ${admittedTo(d.origin)}, ${sending(d.origin)} sending, ${requests(d.origin)} requests`);
+  }
+  for (const d of dests.filter((x) => !isProven(stateOf(x), x.now) && admittedTo(x.origin) > 0)) {
+    const window = Math.min(stateOf(d).window, INITIAL_WINDOW);
+    check(requests(d.origin) <= window, () => `unproven ${d.origin}: ${requests(d.origin)} requests, window ${window}`);
   }
 }
 
@@ -261,7 +296,9 @@ async function drain(w: World): Promise<void> {
 
 const k = <K extends string>(...ks: K[]) => fc.constantFrom(...ks);
 const stepArb = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ k: k('commit'), d: fc.nat(2) }) },
+  { weight: 4, arbitrary: fc.record({ k: k('commit'), d: fc.nat(2), c: fc.nat(1) }) },
+  // A partner moves a company's URL to another destination, or removes it.
+  { weight: 2, arbitrary: fc.record({ k: k('move', 'move', 'remove'), d: fc.nat(2), c: fc.nat(1) }) },
   { weight: 2, arbitrary: fc.record({ k: k('behave'), d: fc.nat(2), b: fc.constantFrom(...BEHAVIOURS) }) },
   { weight: 5, arbitrary: fc.record({ k: k('pass', 'pass', 'sweep') }) },
   { weight: 4, arbitrary: fc.record({ k: k('settle'), pick: fc.nat(), as: fc.option(fc.constantFrom<Behaviour>('ok', '5xx', '429', 'hang', '4xx'), { freq: 4 }), late: fc.nat(50) }) },
@@ -273,7 +310,9 @@ type Step = typeof stepArb extends fc.Arbitrary<infer T> ? T : never;
 
 async function apply(w: World, s: Step): Promise<void> {
   const origin = (d: number) => w.origins[d % w.origins.length];
-  if (s.k === 'commit') await w.commit(origin(s.d));
+  if (s.k === 'commit') await w.commit(origin(s.d), s.c);
+  if (s.k === 'move') await w.moveUrl(s.c, origin(s.d));
+  if (s.k === 'remove') await w.moveUrl(s.c, null);
   if (s.k === 'behave') w.behaviour.set(origin(s.d), s.b);
   if (s.k === 'sweep') await w.sweep();
   if (s.k === 'pass') await afterPass(w, await w.pass());
@@ -282,7 +321,7 @@ async function apply(w: World, s: Step): Promise<void> {
   if (s.k === 'restart') await w.restart(s.w % w.workers.length);
   if (s.k === 'tick') await w.tick(s.ms);
   if (s.k === 'redeliver') {
-    const done = (await w.callbacks()).filter((c) => c.status === 'delivered' || c.status === 'failed');
+    const done = (await w.callbacks()).filter((c) => (c.status === 'delivered' || c.status === 'failed') && c.url_removed_at === null);
     if (done.length > 0) await w.redeliver(done[s.pick % done.length].id);
   }
 }
@@ -291,7 +330,7 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
   let s: ScratchDatabase;
   let config: AppConfig;
   let metrics: Metrics;
-  let company: { partnerId: string; companyId: string };
+  let companies: { partnerId: string; companyId: string }[];
 
   beforeAll(async () => {
     s = await scratchDatabase();
@@ -305,7 +344,7 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
       callbackBreakerProbeMs: { first: 1000, last: PROBE_LAST },
     };
     metrics = new Metrics(s.db);
-    company = await seedCompany(s.pool);
+    companies = [await seedCompany(s.pool), await seedCompany(s.pool)];
   }, 60_000);
   afterAll(async () => {
     await s?.close();
@@ -320,16 +359,17 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
   it('keeps every callback in one consistent state and in-flight within windows, slots and the unproven share; fails only for a cause; delivers everything once destinations answer, and a redelivery delivers what failed', async () => {
     const property = fc.asyncProperty(worldArb, async (spec) => {
       await s.pool.query(`TRUNCATE callback_attempts, callbacks, destinations, callback_destinations, delivery_workers`);
-      const w = new World(s, config, metrics, company, spec.destinations, spec.workers);
+      const w = new World(s, config, metrics, companies, spec.destinations, spec.workers);
       await w.announce();
       for (const step of spec.steps) {
         await apply(w, step);
         await safety(w);
       }
       await drain(w);
-      for (const c of (await w.callbacks()).filter((x) => x.status === 'failed')) await w.redeliver(c.id);
+      for (const c of (await w.callbacks()).filter((x) => x.status === 'failed' && x.url_removed_at === null)) await w.redeliver(c.id);
       await drain(w);
-      const left = (await w.callbacks()).filter((c) => c.status !== 'delivered');
+      // Those whose URL the partner removed stay failed: nowhere to send them.
+      const left = (await w.callbacks()).filter((c) => c.status !== 'delivered' && !(c.status === 'failed' && /^callback URL removed/.test(c.last_error ?? '')));
       check(left.length === 0, () => `not delivered after a redelivery: ${JSON.stringify(left)}`);
     });
     await fc.assert(property, { numRuns: Number(process.env.FC_RUNS ?? 25), seed: Number(process.env.FC_SEED ?? 20_261_125) });
@@ -337,7 +377,7 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
 
   async function fresh(destinations: number, workers: number[]): Promise<World> {
     await s.pool.query(`TRUNCATE callback_attempts, callbacks, destinations, callback_destinations, delivery_workers`);
-    const w = new World(s, config, metrics, company, destinations, workers);
+    const w = new World(s, config, metrics, companies, destinations, workers);
     await w.announce();
     return w;
   }
@@ -378,5 +418,32 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
     for (const c of rows) await w.redeliver(c.id);
     await drain(w);
     expect((await w.callbacks()).map((c) => c.status)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
+  });
+
+  it('keeps callbacks moved while in flight in their old destination\'s window (MOVE, ADMIT, RECORD): no request beyond it, and no second probe of an open circuit', async () => {
+    const w = await fresh(2, [6]);
+    const [a, b] = ORIGINS;
+    for (let i = 0; i < 2; i++) await w.commit(a, 0);
+    await w.commit(a, 1);
+    expect(await w.pass()).toHaveLength(INITIAL_WINDOW); // a.test is new: its window is the initial one
+    await w.moveUrl(0, b); // company 0's two callbacks in flight to a.test move to b.test
+    expect(await w.pass()).toEqual([]); // a.test's window is still full: its requests are under way
+    expect(w.entries.filter((e) => e.dest === a)).toHaveLength(INITIAL_WINDOW);
+    const rows = await w.callbacks();
+    expect(rows.map((c) => [c.destination, c.status])).toEqual([[a, 'sending'], [a, 'sending'], [a, 'pending']]);
+    // They settle (a 503), and only then move: their retries go to b.test.
+    for (const e of [...w.entries]) await w.settle(e, '5xx');
+    expect((await w.callbacks()).map((c) => [c.destination, c.status])).toEqual([[b, 'pending'], [b, 'pending'], [a, 'pending']]);
+    await drain(w);
+
+    // An open circuit's probe moved away leaves the circuit with its one probe in flight.
+    const o = await fresh(2, [6]);
+    await o.commit(a, 0);
+    await o.commit(a, 1);
+    await o.openCircuit(a);
+    expect(await o.pass()).toHaveLength(1); // the probe
+    await o.moveUrl(0, b); // the probe's company moves: company 1's callback still waits at a.test
+    await afterPass(o, await o.pass());
+    expect(o.entries.filter((e) => e.dest === a)).toHaveLength(1);
   });
 });

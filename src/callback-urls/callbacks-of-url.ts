@@ -25,33 +25,39 @@ const OF_URL = `c.company_id = $1 AND c.message = ANY($2::smallint[]) AND c.body
 /**
  * A new URL: the resource's pending callbacks go there from their next attempt, its failed ones
  * when redelivered (their `url` becomes it, and a removal before is undone). One being attempted
- * now finishes against the URL its worker loaded. The new destination becomes known through the
- * callbacks_note_moved_destination trigger. Returns how many callbacks follow it.
+ * now (`sending`) keeps its URL, so its destination and its place in that destination's window,
+ * until its attempt settles: it takes the new URL as `next_url`, which its settlement (or its
+ * lease's lapse) makes its `url`. The new destination becomes known through the
+ * callbacks_note_moved_destination trigger when `url` changes. Returns how many callbacks follow it.
  */
 export async function moveCallbacks(m: EntityManager, of: CallbacksOfUrl, url: string): Promise<number> {
-  const [, count]: [unknown, number] = await m.query(`UPDATE callbacks c SET url = $5, url_removed_at = NULL WHERE ${OF_URL}`, [
-    of.companyId,
-    of.messages,
-    of.key,
-    of.resourceId,
-    url,
-  ]);
+  const [, count]: [unknown, number] = await m.query(
+    `UPDATE callbacks c
+        SET url = CASE WHEN c.status = 'sending' THEN c.url ELSE $5 END,
+            next_url = CASE WHEN c.status = 'sending' THEN $5 END,
+            url_removed_at = NULL
+      WHERE ${OF_URL}`,
+    [of.companyId, of.messages, of.key, of.resourceId, url],
+  );
   return count;
 }
 
 /**
  * The URL removed: the resource's undelivered callbacks become `failed`, their lastError saying so,
  * and none of them (the failed ones before included) can be redelivered. One being attempted now
- * stays failed unless that attempt delivers it (settlement records only a delivery on it).
+ * stays `sending`, counted at its destination, until its attempt settles: failed then, unless that
+ * attempt delivered it (the receiver has it), its lastError saying the URL was removed.
  */
 export async function failCallbacksOfRemovedUrl(m: EntityManager, of: CallbacksOfUrl): Promise<number> {
   const [, count]: [unknown, number] = await m.query(
     `UPDATE callbacks c
-        SET url_removed_at = now(),
+        SET url_removed_at = now(), next_url = NULL,
             last_error = CASE WHEN c.status = 'failed' THEN c.last_error ELSE $5 END,
-            status = 'failed', next_attempt_at = NULL, lease_until = NULL
+            status = CASE WHEN c.status = 'sending' THEN c.status ELSE 'failed' END,
+            next_attempt_at = CASE WHEN c.status = 'sending' THEN c.next_attempt_at END,
+            lease_until = CASE WHEN c.status = 'sending' THEN c.lease_until END
       WHERE ${OF_URL}`,
-    [of.companyId, of.messages, of.key, of.resourceId, `callback URL removed by the partner (${of.property} set to null); not sent`],
+    [of.companyId, of.messages, of.key, of.resourceId, `callback URL removed by the partner (${of.property} set to null); no further attempts`],
   );
   return count;
 }

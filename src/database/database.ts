@@ -21,6 +21,7 @@ import { OperatorsAndAudit1764200000000 } from './migrations/1764200000000-opera
 import { Operator } from '../operators/operator.entity.js';
 import { CallbackTraceParent1764300000000 } from './migrations/1764300000000-callback-trace-parent.js';
 import { RevocableBootstrap1764400000000 } from './migrations/1764400000000-revocable-bootstrap.js';
+import { CallbackNextUrl1764400100000 } from './migrations/1764400100000-callback-next-url.js';
 
 export const ENTITIES = [Partner, Company, LimitRequest, WithdrawalRequest, Loan, LoanPayment, Callback, CallbackAttempt, IdempotencyKey, Operator];
 export const MIGRATIONS = [
@@ -36,6 +37,7 @@ export const MIGRATIONS = [
   OperatorsAndAudit1764200000000,
   CallbackTraceParent1764300000000,
   RevocableBootstrap1764400000000,
+  CallbackNextUrl1764400100000,
 ];
 
 /** Any fixed number: the advisory lock that lets one process at a time run migrations. */

@@ -65,11 +65,24 @@ export const ADMIT = `
                        ORDER BY next_attempt_at LIMIT w.n FOR UPDATE SKIP LOCKED) p))
   RETURNING c.id, c.attempt_count, c.created_at, ${microsKey('c.lease_until')} AS lease`;
 
+/**
+ * A callback leaving `sending` takes the URL the partner moved it to meanwhile (callbacks-of-url.ts):
+ * its destination was the old one until now.
+ */
+export const FOLLOW_MOVE = `url = coalesce(next_url, url), next_url = NULL`;
+
+/**
+ * Back to waiting, no attempt spent, with the URL it was moved to meanwhile; or, its URL removed
+ * meanwhile, `failed` (its lastError says so already).
+ */
+const BACK_TO_WAITING = `status = CASE WHEN url_removed_at IS NULL THEN 'pending' ELSE 'failed' END,
+  next_attempt_at = CASE WHEN url_removed_at IS NULL THEN next_attempt_at END, lease_until = NULL, ${FOLLOW_MOVE}`;
+
 /** Admitted rows whose jobs Redis refused go back to waiting, as they were. */
-export const RELEASE = `UPDATE callbacks SET status = 'pending', lease_until = NULL WHERE id = ANY($1::uuid[]) AND status = 'sending'`;
+export const RELEASE = `UPDATE callbacks SET ${BACK_TO_WAITING} WHERE id = ANY($1::uuid[]) AND status = 'sending'`;
 
 /** A lease that ran out: its process died or its job was lost. Back to waiting, no attempt spent. */
-export const LAPSE = `UPDATE callbacks SET status = 'pending', lease_until = NULL WHERE status = 'sending' AND lease_until < now()`;
+export const LAPSE = `UPDATE callbacks SET ${BACK_TO_WAITING} WHERE status = 'sending' AND lease_until < now()`;
 
 /**
  * Callbacks of an open destination whose schedule ended while they waited fail, naming the

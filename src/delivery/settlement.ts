@@ -9,6 +9,7 @@ import { Metrics } from '../metrics/metrics.js';
 import { AdmissionSignal } from './admission-signal.js';
 import { SerialBatcher } from '../common/batcher.js';
 import { InputColumns, microsKey } from '../database/sql.js';
+import { FOLLOW_MOVE } from './admission.js';
 import type { SendResult } from '../egress/callback-sender.js';
 import { DESTINATION_COLUMNS, DestinationRow, DestinationWrite, saveDestinations, saveParams, stateOf } from './destination-store.js';
 import { newDestination, WindowConfig, windowConfigOf } from './destination-window.js';
@@ -56,9 +57,14 @@ const RECORD_INPUT = new InputColumns<{ a: Attempt; s: SettledAttempt }>([
 /** The callback still runs the schedule the attempt was made in (not redelivered meanwhile). */
 const SAME_SCHEDULE = `(${microsKey('c.schedule_started_at')} = s.schedule_key)`;
 
+/** The partner removed the callback's URL while the attempt was under way (its lastError says so). */
+const URL_REMOVED = `c.url_removed_at IS NOT NULL`;
+
 /**
  * The attempts, their callbacks' new states and their destinations' new windows, in one
- * statement (it yields the destinations written). A callback whose lease lapsed meanwhile (back to `pending`, not attempted since)
+ * statement (it yields the destinations written). A callback whose URL the partner moved or
+ * removed during the attempt counted at its old destination until now: it takes its new URL
+ * (FOLLOW_MOVE), or becomes `failed` unless this attempt delivered it. A callback whose lease lapsed meanwhile (back to `pending`, not attempted since)
  * still takes this outcome; one redelivered meanwhile (its schedule restarted) keeps its fresh
  * schedule unless this attempt delivered it. The attempt is logged either way.
  */
@@ -72,12 +78,15 @@ export const RECORD = `
   ), settled AS (
   UPDATE callbacks c
      SET attempt_count = c.attempt_count + 1,
-         status = CASE WHEN ${SAME_SCHEDULE} OR s.status = 'delivered' THEN s.status ELSE 'pending' END,
+         status = CASE WHEN s.status = 'delivered' THEN s.status
+                       WHEN ${URL_REMOVED} THEN 'failed'
+                       WHEN ${SAME_SCHEDULE} THEN s.status ELSE 'pending' END,
          schedule_attempts = c.schedule_attempts + CASE WHEN ${SAME_SCHEDULE} THEN s.counts ELSE 0 END,
-         next_attempt_at = CASE WHEN s.status = 'delivered' THEN NULL
+         next_attempt_at = CASE WHEN s.status = 'delivered' OR ${URL_REMOVED} THEN NULL
                                 WHEN NOT ${SAME_SCHEDULE} THEN now()
                                 ELSE now() + s.delay_ms * interval '1 millisecond' END, -- failed: delay_ms is NULL
-         last_error = s.last_error,
+         last_error = CASE WHEN ${URL_REMOVED} AND s.status <> 'delivered' THEN c.last_error ELSE s.last_error END,
+         ${FOLLOW_MOVE},
          lease_until = NULL,
          delivered_at = CASE WHEN s.status = 'delivered' THEN now() ELSE c.delivered_at END
     FROM input s

@@ -41,6 +41,8 @@ export type Status = 'pending' | 'sending' | 'delivered' | 'failed';
 export interface Callback {
   id: number; dest: string; status: Status; nextAttemptAt: number | null; leaseUntil: number | null;
   scheduleStartedAt: number; scheduleAttempts: number; attemptCount: number; lastError: string | null;
+  /** The destination the partner moved it to while it was `sending` (next_url), and whether it removed its URL (url_removed_at). */
+  nextDest: string | null; removed: boolean;
   /** How its destination stood when it was last admitted. */
   admittedAs: 'proven' | 'unproven' | 'open' | null;
 }
@@ -48,9 +50,9 @@ export interface Callback {
  * One callback of a job on a worker, with the row as the worker loaded it. A job carries up to
  * JOB_CALLBACKS; each of its callbacks is sent once it has one of the worker's slots (`startedAt`).
  */
-export interface Job { cb: Callback; job: number; worker: number; admittedAt: number; startedAt: number | null; attemptCount: number; scheduleAttempts: number; scheduleKey: number }
+export interface Job { cb: Callback; dest: string; admittedAs: Callback['admittedAs']; job: number; worker: number; admittedAt: number; startedAt: number | null; attemptCount: number; scheduleAttempts: number; scheduleKey: number }
 /** A callback's end (failed, or a final answer recorded), with what the model knew then. */
-export interface End { cb: Callback; by: 'attempt' | 'expire'; status: Status; final: boolean; probe: boolean; scheduleAttempts: number; attemptCount: number; open: boolean; lastError: string }
+export interface End { cb: Callback; by: 'attempt' | 'expire' | 'removed'; status: Status; final: boolean; probe: boolean; scheduleAttempts: number; attemptCount: number; open: boolean; lastError: string }
 export interface Row { state: DestinationState; sending: number; due: number; oldestDue: number | null; room: number; proven: boolean; admitted: number }
 export interface PassReport { now: number; slots: number; rows: Map<string, Row> }
 
@@ -79,7 +81,7 @@ export class World {
   busy = () => this.callbacks.some((c) => c.status === 'pending' || c.status === 'sending');
 
   commit(origin: string): void {
-    this.callbacks.push({ id: this.callbacks.length, dest: origin, status: 'pending', nextAttemptAt: this.now, leaseUntil: null, scheduleStartedAt: this.now, scheduleAttempts: 0, attemptCount: 0, lastError: null, admittedAs: null });
+    this.callbacks.push({ id: this.callbacks.length, dest: origin, status: 'pending', nextAttemptAt: this.now, leaseUntil: null, scheduleStartedAt: this.now, scheduleAttempts: 0, attemptCount: 0, lastError: null, nextDest: null, removed: false, admittedAs: null });
   }
 
   /** Admission.admit(): CANDIDATES, planAdmission, ADMIT, and a job per admitted callback. */
@@ -120,7 +122,7 @@ export class World {
     const job = this.jobSizes.push(cbs.length);
     // A callback still held by an older job of this worker model (its lease lapsed and it was admitted again) keeps that entry.
     for (const cb of cbs.filter((c) => !this.jobs.has(c.id))) {
-      this.jobs.set(cb.id, { cb, job, worker, admittedAt: this.now, startedAt: null, attemptCount: cb.attemptCount, scheduleAttempts: cb.scheduleAttempts, scheduleKey: cb.scheduleStartedAt });
+      this.jobs.set(cb.id, { cb, dest: cb.dest, admittedAs: cb.admittedAs, job, worker, admittedAt: this.now, startedAt: null, attemptCount: cb.attemptCount, scheduleAttempts: cb.scheduleAttempts, scheduleKey: cb.scheduleStartedAt });
     }
   }
 
@@ -145,9 +147,15 @@ export class World {
 
   started = () => [...this.jobs.values()].filter((j) => j.startedAt !== null);
 
+  /** LAPSE and RELEASE: back to waiting with the URL it was moved to, or failed if its URL was removed meanwhile. */
+  private backToWaiting(c: Callback): void {
+    Object.assign(c, { status: c.removed ? 'failed' : 'pending', nextAttemptAt: c.removed ? null : c.nextAttemptAt, leaseUntil: null, dest: c.nextDest ?? c.dest, nextDest: null });
+    if (c.removed) this.ends.push({ cb: c, by: 'removed', status: 'failed', final: false, probe: false, scheduleAttempts: c.scheduleAttempts, attemptCount: c.attemptCount, open: false, lastError: c.lastError ?? '' });
+  }
+
   /** Admission.sweep(): LAPSE, then EXPIRE. */
   sweep(): void {
-    for (const c of this.callbacks) if (c.status === 'sending' && c.leaseUntil! < this.now) Object.assign(c, { status: 'pending', leaseUntil: null });
+    for (const c of this.callbacks) if (c.status === 'sending' && c.leaseUntil! < this.now) this.backToWaiting(c);
     for (const c of this.callbacks) {
       const { state } = this.dests.get(c.dest)!;
       if (c.status !== 'pending' || state.openedAt === null || !(c.scheduleStartedAt < this.now - SCHEDULE_TOTAL)) continue;
@@ -165,19 +173,24 @@ export class World {
 
   private settleOnly(job: Job, result: SendResult, startedAt: number): void {
     const c = job.cb;
-    const dest = this.dests.get(c.dest)!;
+    // The destination the attempt went to: the one the worker loaded (a lapsed callback may have moved since).
+    const dest = this.dests.get(job.dest)!;
     const probe = dest.state.openedAt !== null && startedAt >= dest.state.openedAt;
-    const s = settleAttempt(dest.state, { row: { destination: c.dest, schedule_attempts: job.scheduleAttempts, attempt_limit: null }, startedAt, answeredAt: this.now, result }, 0, this.policy, cfg);
+    const s = settleAttempt(dest.state, { row: { destination: job.dest, schedule_attempts: job.scheduleAttempts, attempt_limit: null }, startedAt, answeredAt: this.now, result }, 0, this.policy, cfg);
     dest.state = s.destination;
     this.jobs.delete(c.id);
     // RECORD: a row failed meanwhile (its URL removed while the attempt was under way) takes only a delivery.
     if ((c.status !== 'sending' && c.status !== 'pending' && s.status !== 'delivered') || c.attemptCount !== job.attemptCount) return;
     const same = c.scheduleStartedAt === job.scheduleKey;
-    c.status = same || s.status === 'delivered' ? s.status : 'pending';
+    const delivered = s.status === 'delivered';
+    const removed = c.removed && !delivered;
+    c.status = delivered ? s.status : removed ? 'failed' : same ? s.status : 'pending';
     c.scheduleAttempts += same && s.counts ? 1 : 0;
-    c.nextAttemptAt = s.status === 'delivered' ? null : !same ? this.now : s.delayMs === null ? null : this.now + s.delayMs;
-    Object.assign(c, { attemptCount: c.attemptCount + 1, lastError: s.lastError, leaseUntil: null });
-    if (c.status === 'failed' || (same && isFinal(result))) {
+    c.nextAttemptAt = delivered || removed ? null : !same ? this.now : s.delayMs === null ? null : this.now + s.delayMs;
+    Object.assign(c, { attemptCount: c.attemptCount + 1, lastError: removed ? c.lastError : s.lastError, leaseUntil: null, dest: c.nextDest ?? c.dest, nextDest: null });
+    if (removed) {
+      this.ends.push({ cb: c, by: 'removed', status: 'failed', final: false, probe, scheduleAttempts: c.scheduleAttempts, attemptCount: c.attemptCount, open: false, lastError: c.lastError ?? '' });
+    } else if (c.status === 'failed' || (same && isFinal(result))) {
       this.ends.push({ cb: c, by: 'attempt', status: c.status, final: isFinal(result), probe, scheduleAttempts: c.scheduleAttempts, attemptCount: c.attemptCount, open: dest.state.openedAt !== null, lastError: s.lastError ?? '' });
     }
   }
@@ -208,7 +221,27 @@ export class World {
   restart = (i: number) => void (this.workers[i].up = true);
 
   redeliver(c: Callback): void {
-    if (c.status === 'delivered' || c.status === 'failed') Object.assign(c, { status: 'pending', scheduleAttempts: 0, scheduleStartedAt: this.now, nextAttemptAt: this.now });
+    if (!c.removed && (c.status === 'delivered' || c.status === 'failed')) Object.assign(c, { status: 'pending', scheduleAttempts: 0, scheduleStartedAt: this.now, nextAttemptAt: this.now });
+  }
+
+  /**
+   * The partner moves the callback's URL (callbacks-of-url.ts, moveCallbacks): a waiting or failed
+   * callback goes to the new destination now; one in flight keeps its destination until it settles.
+   */
+  move(c: Callback, origin: string): void {
+    if (c.status === 'delivered') return;
+    if (c.status === 'sending') Object.assign(c, { nextDest: origin, removed: false });
+    else Object.assign(c, { dest: origin, removed: false });
+  }
+
+  /** The partner removes the URL (failCallbacksOfRemovedUrl): waiting ones fail now, one in flight when it settles. */
+  remove(c: Callback): void {
+    if (c.status === 'delivered') return;
+    const lastError = 'callback URL removed by the partner (status_callback set to null); no further attempts';
+    if (c.status === 'pending') {
+      Object.assign(c, { status: 'failed', nextAttemptAt: null, lastError, removed: true, nextDest: null });
+      this.ends.push({ cb: c, by: 'removed', status: 'failed', final: false, probe: false, scheduleAttempts: c.scheduleAttempts, attemptCount: c.attemptCount, open: false, lastError });
+    } else Object.assign(c, { removed: true, nextDest: null, lastError: c.status === 'failed' ? c.lastError : lastError });
   }
 
   /** When anything can next change: a retry or probe due, a lease lapsing; the relay's timer at the latest. */
