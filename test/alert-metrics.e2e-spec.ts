@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { createPartner, startTestApp, TestApp, until } from './support/test-app.js';
 
 // The gauges and counter that ops/alerts.yml watches and no other metric shows, against the
@@ -50,5 +51,20 @@ describe('metrics for the alert rules', () => {
     const due = await metric(t, 'funding_callback_oldest_due_seconds');
     expect(due).toBeGreaterThanOrEqual(600);
     expect(due).toBeLessThan(660);
+  });
+
+  it('how long the callback feed is held back: the age of the oldest transaction holding a transaction id, 0 once it ends', async () => {
+    expect(await metric(t, 'funding_callback_feed_held_seconds')).toBeLessThan(1);
+    const session = new Client({ connectionString: t.config.databaseUrl });
+    await session.connect();
+    try {
+      await session.query('BEGIN');
+      await session.query('SELECT pg_current_xact_id()'); // it now holds a transaction id, as a write would
+      await until(async () => (await metric(t, 'funding_callback_feed_held_seconds')) >= 1.5, { timeoutMs: 10_000, what: 'the open transaction aged' });
+      await session.query('COMMIT');
+      await until(async () => (await metric(t, 'funding_callback_feed_held_seconds')) < 1, { timeoutMs: 10_000, what: 'the gauge back once it ended' });
+    } finally {
+      await session.end();
+    }
   });
 });

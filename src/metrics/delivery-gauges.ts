@@ -2,6 +2,16 @@ import { Gauge, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 
 /**
+ * How long the callback feed has been held back (callback-feed-page.ts): the age of the oldest
+ * transaction of this database that has a transaction id (it wrote, or may write, callbacks that
+ * every later one must wait for), or of the oldest prepared one; 0 when none. A scan of the
+ * server's backends, never of a table.
+ */
+const FEED_HELD = `(SELECT coalesce(extract(epoch FROM now() - least(
+      (SELECT min(xact_start) FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()),
+      (SELECT min(prepared) FROM pg_prepared_xacts WHERE database = current_database()))), 0))`;
+
+/**
  * What the alert rules (ops/alerts.yml) watch that no counter shows, read at scrape time in one
  * statement: each part an index probe or a scan of a small table (destinations, workers), never
  * of the callbacks backlog. (The count of open destinations is src/destinations' gauge; the
@@ -10,11 +20,13 @@ import { DataSource } from 'typeorm';
  */
 const STATE = `
   SELECT (SELECT count(*) FROM delivery_workers WHERE expires_at > now())::int AS workers,
-         (SELECT coalesce(extract(epoch FROM now() - min(opened_at)), 0) FROM destinations WHERE opened_at IS NOT NULL)::float8 AS open_longest`;
+         (SELECT coalesce(extract(epoch FROM now() - min(opened_at)), 0) FROM destinations WHERE opened_at IS NOT NULL)::float8 AS open_longest,
+         ${FEED_HELD}::float8 AS feed_held`;
 
 interface DeliveryState {
   workers: number;
   open_longest: number;
+  feed_held: number;
 }
 
 export function registerDeliveryGauges(registry: Registry, db: DataSource): void {
@@ -42,4 +54,9 @@ export function registerDeliveryGauges(registry: Registry, db: DataSource): void
     });
   gauge('funding_delivery_workers', 'Worker processes alive (announcing their delivery slots), all processes together', (s) => s.workers);
   gauge('funding_destination_circuit_open_longest_seconds', 'How long the circuit open the longest has been open (0: none open)', (s) => s.open_longest);
+  gauge(
+    'funding_callback_feed_held_seconds',
+    "How long the callback feed's horizon has been held back: the age of the oldest transaction of this database holding a transaction id (0: none)",
+    (s) => s.feed_held,
+  );
 }
