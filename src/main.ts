@@ -6,7 +6,7 @@ import { NestFactory } from '@nestjs/core';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module.js';
 import { ConfigError, loadConfig, logFormatOf } from './config/app-config.js';
-import { RedactingLogger } from './common/redacting-logger.js';
+import { RedactingLogger } from './logging/redacting-logger.js';
 import { ensureDatabase } from './database/database.js';
 import { checkRedis } from './database/startup-checks.js';
 import { createHttpAdapter, setupApp } from './setup-app.js';

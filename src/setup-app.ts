@@ -5,14 +5,16 @@ import { AccessGate, Credentials } from './access/access-gate.js';
 import { installRouteAccess, MountAccess } from './access/route-access-hook.js';
 import { CallbackRepairs } from './callbacks/callback-repairs.js';
 import { DestinationsService } from './destinations/destinations.service.js';
-import { DASHBOARD_ACCESS, mountQueueDashboard } from './delivery/queue-dashboard.js';
+import { DASHBOARD_ACCESS, mountQueueDashboard } from './dashboard/queue-dashboard.js';
+import { dashboardDocument } from './dashboard/dashboard-document.js';
+import { CallbackBody } from './callbacks/callback.responses.js';
 import { OperatorCredentials } from './operators/operator-credentials.js';
 import { bearerToken } from './partners/partner-secrets.js';
 import { PartnersService } from './partners/partners.service.js';
 import { RateLimiter } from './partners/rate-limiter.js';
-import { buildApiDocument } from './common/api-document.js';
-import { answerRouterRefusal } from './common/framework-errors.js';
-import { MAX_BODY_BYTES, registerBodyParsers } from './common/json-body.js';
+import { buildApiDocument } from './openapi/api-document.js';
+import { answerRouterRefusal } from './http/framework-errors.js';
+import { MAX_BODY_BYTES, registerBodyParsers } from './http/json-body.js';
 import { AppConfig } from './config/app-config.js';
 import { RouteSpanInterceptor } from './telemetry/route-span.interceptor.js';
 import { tracingActive } from './telemetry/trace-context.js';
@@ -94,5 +96,6 @@ export function setupApp(app: NestFastifyApplication, config: AppConfig): void {
   }
   if (tracingActive()) app.useGlobalInterceptors(new RouteSpanInterceptor());
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
-  SwaggerModule.setup(DOCS_PATH, app, buildApiDocument(app, config), { jsonDocumentUrl: 'docs-json' });
+  const parts = { models: [CallbackBody], paths: config.role === 'worker' ? {} : dashboardDocument() };
+  SwaggerModule.setup(DOCS_PATH, app, buildApiDocument(app, config, parts), { jsonDocumentUrl: 'docs-json' });
 }

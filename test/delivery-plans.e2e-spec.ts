@@ -1,5 +1,6 @@
 import { Client } from 'pg';
-import { dataSourceOptions, openDatabase } from '../src/database/database.js';
+import { openDatabase } from '../src/database/database.js';
+import { dataSourceOptions } from '../src/data-source.js';
 import { ADMIT, CANDIDATES, EXPIRE, LAPSE, RELEASE } from '../src/delivery/admission.js';
 import { relayClient } from '../src/delivery/callback-relay.js';
 import { LOAD } from '../src/delivery/callback-delivery.js';

@@ -155,7 +155,7 @@ describe('the README and docs', () => {
   });
 
   it("OpenAPI's description sends partners to docs/partners.md", () => {
-    expect(read('src/common/api-document.ts')).toContain('docs/partners.md');
+    expect(read('src/openapi/api-document.ts')).toContain('docs/partners.md');
     expect(existsSync(path.join(ROOT, 'docs/partners.md'))).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ErrorCode } from '../src/common/error-codes.js';
+import { ErrorCode } from '../src/http/error-codes.js';
 import { ROOT } from './support/doc-blocks.js';
 
 /** What keeps the domain's code in one shape, read from the source (the behaviour is in the e2e tests). */
@@ -12,7 +12,7 @@ const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 const DOMAIN = ['src/companies', 'src/limit-requests', 'src/withdrawals', 'src/loans', 'src/domain'];
 
 describe('the shape of the domain code', () => {
-  it('gives every refusal a code from common/error-codes.ts, never a literal', () => {
+  it('gives every refusal a code from http/error-codes.ts, never a literal', () => {
     const literal = sources('src').flatMap((file) => [...read(file).matchAll(/new DomainError\(\s*'\w+',\s*['`]([^'`]*)/g)].map((m) => `${file}: ${m[1]}`));
     expect(literal).toEqual([]);
     const codes = Object.values(ErrorCode);

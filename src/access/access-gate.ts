@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { UnexpectedErrorAnswer } from '../common/unexpected-error.filter.js';
+import { UnexpectedErrorAnswer } from '../http/unexpected-error.filter.js';
 import { OperatorIdentity, roleAllows } from './operator-role.js';
 import { RouteAccess } from './route-access.js';
 

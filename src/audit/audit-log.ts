@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { invalidProperty } from '../common/domain-error.js';
+import { invalidProperty } from '../http/domain-error.js';
 import type { Actor } from '../operators/actor.js';
 import { AUDIT_ACTIONS, AuditActionName, AuditTargetType } from './audit-actions.js';
 import { changedProperties, Tracked, TrackedProperties } from './audit-changes.js';

@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { CallbackMessage } from '../callbacks/callback-message.js';
 import { CallbackRecorder } from '../callbacks/callback-recorder.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
-import { invalidProperty, notFound } from '../common/domain-error.js';
+import { invalidProperty, notFound } from '../http/domain-error.js';
 import { companyCallbackProperty } from '../companies/company-callback-property.js';
 import { lockOwnedCompany } from '../companies/company-locks.js';
 import { Company } from '../companies/company.entity.js';

@@ -1,9 +1,11 @@
 import { Access } from '../access/route-access.js';
 import { Body, Controller, Param, Patch } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { Doc } from '../common/api-doc.js';
-import { CompanyResponse, LimitRequestResponse, WithdrawalResponse } from '../common/responses.js';
-import { ParseUuid } from '../common/strict-params.js';
+import { Doc } from '../openapi/api-doc.js';
+import { CompanyResponse } from '../companies/company.responses.js';
+import { LimitRequestResponse } from '../limit-requests/limit-request.responses.js';
+import { WithdrawalResponse } from '../withdrawals/withdrawal.responses.js';
+import { ParseUuid } from '../http/strict-params.js';
 import { companyView } from '../companies/company.views.js';
 import { OnlyVariant } from '../config/variant-controllers.js';
 import { limitRequestView } from '../limit-requests/limit-request.views.js';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { invalidProperty } from '../common/domain-error.js';
+import { invalidProperty } from '../http/domain-error.js';
 import { rawPool } from '../database/database.js';
 import { Callback } from './callback.entity.js';
 import { FEED_PAGE } from './callback-feed-page.js';

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditChange, AuditLog } from '../audit/audit-log.js';
 import { trackedValues } from '../audit/audit-changes.js';
-import { notFound } from '../common/domain-error.js';
+import { notFound } from '../http/domain-error.js';
 import type { Actor } from '../operators/actor.js';
 import { CallbackStatus } from './callback.entity.js';
 import { CallbackRecorder } from './callback-recorder.js';

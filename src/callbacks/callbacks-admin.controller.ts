@@ -1,18 +1,18 @@
 import { Access } from '../access/route-access.js';
-import { Doc } from '../common/api-doc.js';
+import { Doc } from '../openapi/api-doc.js';
 import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
 import { CallbackRepairs } from './callback-repairs.js';
-import { CallbackPageResponse, CallbackWithAttemptsResponse, RedeliverCountResponse } from '../common/responses.js';
+import { CallbackPageResponse, CallbackWithAttemptsResponse, RedeliverCountResponse } from './callback.responses.js';
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsUUID, Max, Min } from 'class-validator';
-import { PageCursor, PageLimit } from '../common/page-query.js';
-import { QueryInt } from '../common/validation.js';
+import { PageCursor, PageLimit } from '../http/page-query.js';
+import { QueryInt } from '../http/validation.js';
 import { CallbackStatus } from './callback.entity.js';
 import { attemptView, callbackView } from './callback.views.js';
 import { CallbackMessage } from './callback-message.js';
 import { CallbacksAdminService } from './callbacks-admin.service.js';
-import { ParseUuid } from '../common/strict-params.js';
+import { ParseUuid } from '../http/strict-params.js';
 
 export class ListCallbacksQuery {
   @ApiPropertyOptional({ enum: ['pending', 'delivered', 'failed'] })

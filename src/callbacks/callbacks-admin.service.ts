@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { DomainError, invalidProperty, notFound } from '../common/domain-error.js';
-import { ErrorCode } from '../common/error-codes.js';
+import { DomainError, invalidProperty, notFound } from '../http/domain-error.js';
+import { ErrorCode } from '../http/error-codes.js';
 import { Callback, CallbackAttempt, CallbackStatus } from './callback.entity.js';
 import { CallbackMessage } from './callback-message.js';
 import { CallbackRecorder } from './callback-recorder.js';

@@ -1,14 +1,14 @@
 import { Access } from '../access/route-access.js';
 import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { Doc } from '../common/api-doc.js';
-import { CallbackPageResponse, CallbackWithAttemptsResponse } from '../common/responses.js';
+import { Doc } from '../openapi/api-doc.js';
+import { CallbackPageResponse, CallbackWithAttemptsResponse } from './callback.responses.js';
 import { CurrentPartner } from '../partners/current-partner.js';
 import { Partner } from '../partners/partner.entity.js';
 import { ListCallbacksQuery } from './callbacks-admin.controller.js';
 import { CallbacksAdminService } from './callbacks-admin.service.js';
 import { attemptView, callbackView } from './callback.views.js';
-import { ParseUuid } from '../common/strict-params.js';
+import { ParseUuid } from '../http/strict-params.js';
 
 /**
  * The partner's own delivery log: the operator's reads and redelivery, scoped to the partner's

@@ -1,5 +1,5 @@
-import { DomainError } from '../common/domain-error.js';
-import { ErrorCode } from '../common/error-codes.js';
+import { DomainError } from '../http/domain-error.js';
+import { ErrorCode } from '../http/error-codes.js';
 import type { CallbackStatus } from './callback.entity.js';
 
 /** The condition, in SQL over `callbacks`, of a callback any redelivery may restart. */

@@ -1,7 +1,7 @@
 import { Access } from '../access/route-access.js';
-import { NoQuery } from '../common/strict-params.js';
-import { Doc } from '../common/api-doc.js';
-import { SourceIpsResponse } from '../common/responses.js';
+import { NoQuery } from '../http/strict-params.js';
+import { Doc } from '../openapi/api-doc.js';
+import { SourceIpsResponse } from './callback.responses.js';
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';

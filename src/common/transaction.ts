@@ -1,6 +1,6 @@
 import { EntityManager, EntityMetadata, EntityTarget, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
-import { notFound } from './domain-error.js';
+import { notFound } from '../http/domain-error.js';
 
 /** Loads one row with `SELECT … FOR UPDATE`, or throws a 404 naming the resource. */
 export async function lockOrNotFound<T extends ObjectLiteral>(

@@ -1,10 +1,11 @@
 import { Access } from '../access/route-access.js';
-import { CallbackTarget, Doc } from '../common/api-doc.js';
+import { Doc } from '../openapi/api-doc.js';
+import { callbackDocs, CallbackTarget } from '../callbacks/callback-document.js';
 import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
-import { CompanyResponse, CreditStatusResponse, TermsResponse } from '../common/responses.js';
+import { CompanyResponse, CreditStatusResponse, TermsResponse } from './company.responses.js';
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
+import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor.js';
 import { OnlyVariant } from '../config/variant-controllers.js';
 import { VARIANTS } from '../config/variant.js';
 import { CurrentPartner } from '../partners/current-partner.js';
@@ -12,7 +13,7 @@ import { Partner } from '../partners/partner.entity.js';
 import { CompaniesService } from './companies.service.js';
 import { CreateCompanyDto, UpdateCreditDto } from './company.dto.js';
 import { companyView, creditStatusView, termsView } from './company.views.js';
-import { ParseUuid } from '../common/strict-params.js';
+import { ParseUuid } from '../http/strict-params.js';
 
 /** The organization's URL gets 0 and 2; its property is named per variant (docs/partners.md, "Registering callback URLs"). */
 const COMPANY_CALLBACKS: CallbackTarget[] = (['A', 'B'] as const).map((variant) => ({
@@ -27,7 +28,7 @@ const COMPANY_CALLBACKS: CallbackTarget[] = (['A', 'B'] as const).map((variant) 
 export class CompaniesController {
   constructor(private readonly companies: CompaniesService) {}
 
-  @Doc('Create an organization', CompanyResponse, [400, 413], { status: 201, idempotent: true, callbacks: COMPANY_CALLBACKS })
+  @Doc('Create an organization', CompanyResponse, [400, 413], { status: 201, idempotent: true, callbacks: callbackDocs(COMPANY_CALLBACKS) })
   @Post()
   @UseInterceptors(IdempotencyInterceptor)
   async create(@CurrentPartner() partner: Partner, @Body() dto: CreateCompanyDto) {

@@ -1,4 +1,4 @@
-import { DomainError } from '../common/domain-error.js';
+import { DomainError } from '../http/domain-error.js';
 import { VARIANTS } from '../config/variant.js';
 import { companyCallbackProperty } from './company-callback-property.js';
 

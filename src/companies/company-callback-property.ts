@@ -1,4 +1,4 @@
-import { invalidProperty } from '../common/domain-error.js';
+import { invalidProperty } from '../http/domain-error.js';
 import type { VariantNames } from '../config/variant.js';
 
 type CompanyCallbackProperty = VariantNames['companyCallbackProperty'];

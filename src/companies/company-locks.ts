@@ -1,5 +1,5 @@
 import { EntityManager, EntityTarget } from 'typeorm';
-import { notFound } from '../common/domain-error.js';
+import { notFound } from '../http/domain-error.js';
 import { Company } from './company.entity.js';
 
 /*

@@ -1,13 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Client, Pool } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
-import { CallbackAttempt, Callback } from '../callbacks/callback.entity.js';
-import { IdempotencyKey } from '../common/idempotency-key.entity.js';
-import { Company } from '../companies/company.entity.js';
-import { LimitRequest } from '../limit-requests/limit-request.entity.js';
-import { Loan, LoanPayment } from '../loans/loan.entity.js';
-import { Partner } from '../partners/partner.entity.js';
-import { WithdrawalRequest } from '../withdrawals/withdrawal-request.entity.js';
 import { InitialSchema1763800000000 } from './migrations/1763800000000-initial-schema.js';
 import { Destinations1763900000000 } from './migrations/1763900000000-destinations.js';
 import { IdempotencySealedResponse1763900100000 } from './migrations/1763900100000-idempotency-sealed-response.js';
@@ -18,12 +11,10 @@ import { DashboardDueIndex1764000100000 } from './migrations/1764000100000-dashb
 import { SelfServiceCallbacks1764100000000 } from './migrations/1764100000000-self-service-callbacks.js';
 import { SelfServiceIndexes1764100100000 } from './migrations/1764100100000-self-service-indexes.js';
 import { OperatorsAndAudit1764200000000 } from './migrations/1764200000000-operators-and-audit.js';
-import { Operator } from '../operators/operator.entity.js';
 import { CallbackTraceParent1764300000000 } from './migrations/1764300000000-callback-trace-parent.js';
 import { RevocableBootstrap1764400000000 } from './migrations/1764400000000-revocable-bootstrap.js';
 import { CallbackNextUrl1764400100000 } from './migrations/1764400100000-callback-next-url.js';
 
-export const ENTITIES = [Partner, Company, LimitRequest, WithdrawalRequest, Loan, LoanPayment, Callback, CallbackAttempt, IdempotencyKey, Operator];
 export const MIGRATIONS = [
   InitialSchema1763800000000,
   Destinations1763900000000,
@@ -40,17 +31,19 @@ export const MIGRATIONS = [
   CallbackNextUrl1764400100000,
 ];
 
+
 /** Any fixed number: the advisory lock that lets one process at a time run migrations. */
 const MIGRATION_LOCK = 727_001;
 const MIGRATION_LOCK_POLL_MS = 200;
 /** Taken in the maintenance database around creating a missing database. */
 const CREATE_DATABASE_LOCK = 727_002;
 
-export function dataSourceOptions(databaseUrl: string): DataSourceOptions {
+/** The data source's options; the entities come from where the application is put together (src/data-source.ts). */
+export function databaseOptions(databaseUrl: string, entities: DataSourceOptions['entities']): DataSourceOptions {
   return {
     type: 'postgres',
     url: databaseUrl,
-    entities: ENTITIES,
+    entities,
     migrations: MIGRATIONS,
     migrationsRun: false,
     synchronize: false,

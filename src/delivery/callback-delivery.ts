@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
+import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -12,8 +12,8 @@ import { inAttemptSpan } from '../telemetry/trace-context.js';
 import { microsKey } from '../database/sql.js';
 import { CallbackSender, SendRequest } from '../egress/callback-sender.js';
 import { signatureHeader } from './callback-signature.js';
-import { SettledAttempt } from './settle-attempt.js';
-import { Settlement, SettlingRow } from './settlement.js';
+import { SettledAttempt, SettlingRow } from './settle-attempt.js';
+import { Settlement } from './settlement.js';
 
 interface DeliveryRow extends SettlingRow {
   message: number;

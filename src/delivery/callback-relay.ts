@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Client } from 'pg';
-import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
+import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { sessionWithDeadline, SqlSession, StatementTimeout } from '../database/sql-session.js';
 import { Admission } from './admission.js';

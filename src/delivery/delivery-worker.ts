@@ -2,7 +2,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBoo
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Job, Worker } from 'bullmq';
 import { DataSource } from 'typeorm';
-import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
+import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { rawPool } from '../database/database.js';
 import { createRedis, redisNamespace, RedisConnection } from '../database/redis.js';

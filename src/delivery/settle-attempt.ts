@@ -1,7 +1,27 @@
 import { breakerResult, isFinal } from '../egress/attempt-outcome.js';
 import { DestinationState, settleDestination, Transition, WindowConfig } from './destination-window.js';
 import { RetryPolicy } from './retry-policy.js';
-import type { Attempt, SettlingRow } from './settlement.js';
+import type { SendResult } from '../egress/callback-sender.js';
+
+/** What settlement needs of the callback a worker loaded. */
+export interface SettlingRow {
+  id: string;
+  destination: string;
+  attempt_count: number;
+  schedule_attempts: number;
+  /** The attempts its schedule allows when fewer than the deployment's (a test callback: 1); null: all of it. */
+  attempt_limit: number | null;
+  /** schedule_started_at in microseconds, as text: a redelivery meanwhile changes it. */
+  schedule_key: string;
+}
+
+export interface Attempt {
+  row: SettlingRow;
+  /** When the request started and when its answer (or error) came, this process's clock (ms). */
+  startedAt: number;
+  answeredAt: number;
+  result: SendResult;
+}
 
 /** What one attempt comes to for its callback and its destination. */
 export interface SettledAttempt {

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
-import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
+import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { isDataError, rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';
@@ -13,28 +13,8 @@ import { FOLLOW_MOVE } from './admission.js';
 import type { SendResult } from '../egress/callback-sender.js';
 import { DESTINATION_COLUMNS, DestinationRow, DestinationWrite, saveDestinations, saveParams, stateOf } from './destination-store.js';
 import { newDestination, WindowConfig, windowConfigOf } from './destination-window.js';
-import { settleAttempt, SettledAttempt } from './settle-attempt.js';
+import { Attempt, settleAttempt, SettledAttempt } from './settle-attempt.js';
 import { RetryPolicy } from './retry-policy.js';
-
-/** What settlement needs of the callback a worker loaded. */
-export interface SettlingRow {
-  id: string;
-  destination: string;
-  attempt_count: number;
-  schedule_attempts: number;
-  /** The attempts its schedule allows when fewer than the deployment's (a test callback: 1); null: all of it. */
-  attempt_limit: number | null;
-  /** schedule_started_at in microseconds, as text: a redelivery meanwhile changes it. */
-  schedule_key: string;
-}
-
-export interface Attempt {
-  row: SettlingRow;
-  /** When the request started and when its answer (or error) came, this process's clock (ms). */
-  startedAt: number;
-  answeredAt: number;
-  result: SendResult;
-}
 
 /** The record statement's input: one row per attempt, with what it came to (its SettledAttempt). */
 const RECORD_INPUT = new InputColumns<{ a: Attempt; s: SettledAttempt }>([

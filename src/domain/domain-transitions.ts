@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { CallbackEvent, CallbackRecorder } from '../callbacks/callback-recorder.js';
-import { notFound } from '../common/domain-error.js';
+import { notFound } from '../http/domain-error.js';
 import { writeBack } from '../common/transaction.js';
 import { lockCompanyOf, lockOwnedCompany } from '../companies/company-locks.js';
 import { Company } from '../companies/company.entity.js';

@@ -1,7 +1,7 @@
 import { EntityTarget, ObjectLiteral } from 'typeorm';
 import { CallbackEvent } from '../callbacks/callback-recorder.js';
-import { DomainError } from '../common/domain-error.js';
-import { ErrorCode } from '../common/error-codes.js';
+import { DomainError } from '../http/domain-error.js';
+import { ErrorCode } from '../http/error-codes.js';
 import { canTransition, Transitions } from '../common/state-machine.js';
 import { Company } from '../companies/company.entity.js';
 

@@ -1,8 +1,8 @@
 import { Access } from '../access/route-access.js';
-import { NoQuery } from '../common/strict-params.js';
+import { NoQuery } from '../http/strict-params.js';
 import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { HealthResponse, ReadinessResponse } from '../common/responses.js';
+import { HealthResponse, ReadinessResponse } from './health.responses.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';

@@ -1,16 +1,17 @@
 import { Access } from '../access/route-access.js';
-import { Doc } from '../common/api-doc.js';
+import { Doc } from '../openapi/api-doc.js';
+import { callbackDocs } from '../callbacks/callback-document.js';
 import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
-import { LimitRequestResponse, LimitRequestStatusResponse } from '../common/responses.js';
+import { LimitRequestResponse, LimitRequestStatusResponse } from './limit-request.responses.js';
 import { Body, Controller, Get, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
+import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor.js';
 import { CurrentPartner } from '../partners/current-partner.js';
 import { Partner } from '../partners/partner.entity.js';
 import { CreateLimitRequestDto } from './limit-request.dto.js';
 import { limitRequestStatusView, limitRequestView } from './limit-request.views.js';
 import { LimitRequestsService } from './limit-requests.service.js';
-import { ParseUuid } from '../common/strict-params.js';
+import { ParseUuid } from '../http/strict-params.js';
 
 const uuid = ParseUuid;
 
@@ -23,7 +24,7 @@ export class LimitRequestsController {
   @Doc('Request a credit limit', LimitRequestResponse, [400, 404, 413, { 422: 'the company credit is closed' }], {
     status: 201,
     idempotent: true,
-    callbacks: [{ property: 'status_callback', messages: 'LimitRequestStatusChanged (3) when the limit request status changes' }],
+    callbacks: callbackDocs([{ property: 'status_callback', messages: 'LimitRequestStatusChanged (3) when the limit request status changes' }]),
   })
   @Post()
   @UseInterceptors(IdempotencyInterceptor)

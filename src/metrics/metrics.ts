@@ -1,5 +1,5 @@
 import { Access } from '../access/route-access.js';
-import { NoQuery } from '../common/strict-params.js';
+import { NoQuery } from '../http/strict-params.js';
 import { Controller, Get, Header, Injectable } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';

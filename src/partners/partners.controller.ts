@@ -1,14 +1,14 @@
 import { Access } from '../access/route-access.js';
-import { Doc } from '../common/api-doc.js';
-import { ApiKeyRotatedResponse, PartnerCreatedResponse, SigningSecretResponse } from '../common/responses.js';
+import { Doc } from '../openapi/api-doc.js';
+import { ApiKeyRotatedResponse, PartnerCreatedResponse, SigningSecretResponse } from './partner.responses.js';
 import { Body, Controller, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsInt, IsString, Length, Max, Min } from 'class-validator';
-import { IsOmittable } from '../common/validation.js';
-import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
+import { IsOmittable } from '../http/validation.js';
+import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor.js';
 import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
 import { PartnersService } from './partners.service.js';
-import { ParseUuid } from '../common/strict-params.js';
+import { ParseUuid } from '../http/strict-params.js';
 
 export class CreatePartnerDto {
   @ApiProperty({ example: 'Acme Bank' })

@@ -5,7 +5,7 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBoo
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
-import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
+import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';

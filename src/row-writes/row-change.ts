@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
-import { notFound, overtaken } from '../common/domain-error.js';
+import { notFound, overtaken } from '../http/domain-error.js';
 import { rawPool } from '../database/database.js';
 import { CallbackEvent, CallbackRecorder, traced } from '../callbacks/callback-recorder.js';
 import { RowBatches } from './row-batches.js';

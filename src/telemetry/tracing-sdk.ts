@@ -8,7 +8,7 @@ import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import type { IncomingMessage } from 'node:http';
-import { redactSecrets } from '../common/redact.js';
+import { redactSecrets } from '../logging/redact.js';
 import { AttemptSpanAttributes, formatTraceparent, installTraceHooks, parseTraceparent, TraceHooks } from './trace-context.js';
 
 /** Requests that are not worth a trace: probes and scrapes every few seconds. */

@@ -1,6 +1,6 @@
 import { EntityManager } from 'typeorm';
-import { DomainError } from '../common/domain-error.js';
-import { ErrorCode } from '../common/error-codes.js';
+import { DomainError } from '../http/domain-error.js';
+import { ErrorCode } from '../http/error-codes.js';
 
 /** Test callbacks a partner may have accepted in any rolling minute. */
 export const TEST_CALLBACKS_PER_MINUTE = 10;

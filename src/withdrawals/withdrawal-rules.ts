@@ -1,6 +1,6 @@
 import { CallbackMessage } from '../callbacks/callback-message.js';
-import { DomainError } from '../common/domain-error.js';
-import { ErrorCode } from '../common/error-codes.js';
+import { DomainError } from '../http/domain-error.js';
+import { ErrorCode } from '../http/error-codes.js';
 import { formatMoney } from '../common/money.js';
 import { Company } from '../companies/company.entity.js';
 import { StatusResource } from '../domain/resource.js';

@@ -1,17 +1,18 @@
 import { Access } from '../access/route-access.js';
-import { Doc } from '../common/api-doc.js';
+import { Doc } from '../openapi/api-doc.js';
+import { callbackDocs } from '../callbacks/callback-document.js';
 import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
-import { WithdrawalResponse, WithdrawalStatusResponse } from '../common/responses.js';
+import { WithdrawalResponse, WithdrawalStatusResponse } from './withdrawal.responses.js';
 import { Body, Controller, Get, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { IdempotencyInterceptor } from '../common/idempotency.interceptor.js';
+import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor.js';
 import { OnlyVariant } from '../config/variant-controllers.js';
 import { CurrentPartner } from '../partners/current-partner.js';
 import { Partner } from '../partners/partner.entity.js';
 import { CreateWithdrawalDto } from './withdrawal.dto.js';
 import { withdrawalStatusView, withdrawalView } from './withdrawal.views.js';
 import { WithdrawalsService } from './withdrawals.service.js';
-import { ParseUuid } from '../common/strict-params.js';
+import { ParseUuid } from '../http/strict-params.js';
 
 const uuid = ParseUuid;
 
@@ -23,10 +24,10 @@ abstract class WithdrawalsRoutes {
   @Doc('Request a withdrawal', WithdrawalResponse, [400, 404, 413, { 422: 'the company credit is not active, or the amount exceeds the credit balance' }], {
     status: 201,
     idempotent: true,
-    callbacks: [
+    callbacks: callbackDocs([
       { property: 'status_callback', messages: 'WithdrawalRequestStatusChanged (1) when the withdrawal request status changes' },
       { property: 'loan_status_callback', messages: 'LoanPaymentRegistered (4) when a payment is registered on its loan' },
-    ],
+    ]),
   })
   @Post()
   @UseInterceptors(IdempotencyInterceptor)

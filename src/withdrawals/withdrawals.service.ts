@@ -3,7 +3,7 @@ import type { Actor } from '../operators/actor.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
-import { notFound } from '../common/domain-error.js';
+import { notFound } from '../http/domain-error.js';
 import { parseMoney } from '../common/money.js';
 import { findOwnedCompany, lockOwnedCompany } from '../companies/company-locks.js';
 import { Company } from '../companies/company.entity.js';

@@ -1,7 +1,8 @@
 import type { Pool } from 'pg';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
-import { dataSourceOptions, openDatabase, rawPool } from '../../src/database/database.js';
+import { openDatabase, rawPool } from '../../src/database/database.js';
+import { dataSourceOptions } from '../../src/data-source.js';
 import { runIdentity } from './test-app.js';
 
 export interface ScratchDatabase {

@@ -2,7 +2,7 @@
 // ParseUUIDPipe names nothing). Query integers: QueryInt in validation.ts. Operations that take
 // no query at all: NoQuery.
 import { applyDecorators, ArgumentMetadata, CanActivate, ExecutionContext, Injectable, PipeTransform, UseGuards } from '@nestjs/common';
-import { ApiErrors } from './api-doc.js';
+import { ApiErrors } from '../openapi/api-doc.js';
 import { invalidProperty } from './domain-error.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,18 +1,23 @@
-import { INestApplication } from '@nestjs/common';
+import { INestApplication, Type } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { AppConfig } from '../config/app-config.js';
 import { VARIANTS } from '../config/variant.js';
-import { DASHBOARD_PATH } from '../delivery/queue-dashboard.js';
-import { SECURITY, securitySchemes } from './api-doc.js';
+import { securitySchemes } from './api-doc.js';
 import { keepVariant } from './api-variant-doc.js';
-import { CallbackBody, ErrorResponse } from './responses.js';
+import { ErrorResponse } from '../http/error-response.js';
 
 /**
  * The OpenAPI document served at /docs-json: what this deployment answers, for its API variant
  * only. OpenAPI 3.1, so that a nullable reference (`lastPayment`) is a plain `anyOf` with
  * `null` that validators and generators read alike (3.0's `nullable` beside `allOf` is not).
  */
-export function buildApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {
+/** What the controllers do not declare: schemas only referenced by name, and routes mounted outside Nest (the dashboard). */
+export interface DocumentParts {
+  models: Type<unknown>[];
+  paths: OpenAPIObject['paths'];
+}
+
+export function buildApiDocument(app: INestApplication, config: AppConfig, parts: DocumentParts): OpenAPIObject {
   const names = VARIANTS[config.variant];
   const builder = new DocumentBuilder()
     .setOpenAPIVersion('3.1.0')
@@ -30,8 +35,8 @@ export function buildApiDocument(app: INestApplication, config: AppConfig): Open
     // the address that served it.
     .addServer('/', 'the address serving this document');
   for (const [name, scheme] of Object.entries(securitySchemes)) builder.addSecurity(name, { ...scheme });
-  const document = SwaggerModule.createDocument(app, builder.build(), { extraModels: [CallbackBody, ErrorResponse] });
-  if (config.role !== 'worker') document.paths[DASHBOARD_PATH] = dashboardPath();
+  const document = SwaggerModule.createDocument(app, builder.build(), { extraModels: [ErrorResponse, ...parts.models] });
+  Object.assign(document.paths, parts.paths);
   // package.json's UNLICENSED, as an SPDX expression: no licence is granted.
   // (OpenAPI 3.1's `identifier`, which the 3.0 types of @nestjs/swagger do not know.)
   document.info.license = { name: 'Proprietary (UNLICENSED)', identifier: 'LicenseRef-Proprietary' } as OpenAPIObject['info']['license'];
@@ -73,24 +78,4 @@ function markPublicOperations(document: OpenAPIObject): void {
     }
   };
   for (const item of Object.values(document.paths)) visit(item as Record<string, unknown>);
-}
-
-/** The queue dashboard (bull-board, mounted outside Nest's controllers): its page and credentials. */
-function dashboardPath(): OpenAPIObject['paths'][string] {
-  return {
-    get: {
-      tags: ['operations'],
-      summary: 'Queue dashboard (bull-board): an HTML page; its own assets and API live under this path',
-      operationId: 'queueDashboard',
-      security: [{ [SECURITY.operator]: [] as string[] }, { [SECURITY.operatorBasic]: [] as string[] }],
-      responses: {
-        '200': { description: 'the dashboard page', content: { 'text/html': { schema: { type: 'string' } } } },
-        '401': {
-          description: 'missing or invalid operator credentials; a browser is asked for Basic',
-          headers: { 'WWW-Authenticate': { required: true, schema: { type: 'string', pattern: '^Basic ' } } },
-          content: { 'application/json': { schema: { $ref: `#/components/schemas/${ErrorResponse.name}` } } },
-        },
-      },
-    },
-  };
 }

@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
 import { registerDecorator, ValidateIf, ValidationOptions } from 'class-validator';
-import { parseMoney } from './money.js';
+import { parseMoney } from '../common/money.js';
 
 /** A positive decimal string with at most two decimals ("1500", "1500.5", "1500.50"). */
 export function IsMoneyAmount(options?: ValidationOptions) {

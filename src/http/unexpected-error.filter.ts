@@ -3,8 +3,8 @@ import { BaseExceptionFilter } from '@nestjs/core';
 import type { FastifyReply } from 'fastify';
 import { DomainError, DomainErrorFilter } from './domain-error.js';
 import { frameworkRefusal } from './framework-errors.js';
-import { redactSecrets } from './redacting-logger.js';
-import { RepeatLimitedLog } from './repeat-limited-log.js';
+import { redactSecrets } from '../logging/redacting-logger.js';
+import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
 
 /** Seconds a client is asked to wait before retrying while PostgreSQL cannot be reached. */
 export const UNAVAILABLE_RETRY_AFTER_S = 2;

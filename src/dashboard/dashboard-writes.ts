@@ -1,6 +1,6 @@
 import type { OperatorIdentity } from '../access/operator-role.js';
 import type { Actor } from '../operators/actor.js';
-import { CALLBACK_QUEUE } from './callback-queue.js';
+import { CALLBACK_QUEUE } from '../delivery/callback-queue.js';
 import { SWITCHED_OFF } from './dashboard-policy.js';
 
 /** An answer of the dashboard's own handlers, in bull-board's shapes. */

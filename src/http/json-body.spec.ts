@@ -1,5 +1,5 @@
 import { assertJsonDepth, bodyProblem, isStorableText, parseJsonBody } from './json-body.js';
-import { redactSecrets } from './redacting-logger.js';
+import { redactSecrets } from '../logging/redacting-logger.js';
 
 describe('assertJsonDepth (on the bytes, before parsing)', () => {
   it.each<[string, string, boolean]>([

@@ -1,0 +1,48 @@
+/**
+ * What keeps src/ readable, read from the source: no file over 300 lines, no class over 200
+ * (docs/architecture.md, "Module layout"). The module boundaries themselves are
+ * dependency-cruiser's (.dependency-cruiser.cjs, `npm run depcruise` in `npm test`).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT } from './support/doc-blocks.js';
+
+const sources = (dir: string): string[] =>
+  readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? sources(`${dir}/${e.name}`) : e.name.endsWith('.ts') && !e.name.endsWith('.spec.ts') ? [`${dir}/${e.name}`] : [],
+  );
+
+/** Each class declared at the start of a line, and how many lines it spans (to its closing brace at the same indentation). */
+export function classLengths(text: string): { name: string; lines: number }[] {
+  const lines = text.split('\n');
+  const found: { name: string; lines: number }[] = [];
+  lines.forEach((line, i) => {
+    const m = /^(\s*)(?:export\s+)?(?:abstract\s+)?class\s+(\w+)/.exec(line);
+    if (!m) return;
+    const end = line.trimEnd().endsWith('}') ? i : lines.findIndex((l, j) => j > i && l === `${m[1]}}`);
+    found.push({ name: m[2], lines: (end < 0 ? lines.length : end) - i + 1 });
+  });
+  return found;
+}
+
+describe('the shape of src/', () => {
+  const files = sources('src');
+
+  it('has no file over 300 lines', () => {
+    const long = files.map((f) => [f, readFileSync(path.join(ROOT, f), 'utf8').split('\n').length] as const).filter(([, n]) => n > 300);
+    expect(long).toEqual([]);
+  });
+
+  it('has no class over 200 lines', () => {
+    const long = files.flatMap((f) => classLengths(readFileSync(path.join(ROOT, f), 'utf8')).filter((c) => c.lines > 200).map((c) => `${f}: ${c.name} (${c.lines})`));
+    expect(long).toEqual([]);
+  });
+
+  it('measures a class from its declaration to its closing brace', () => {
+    expect(classLengths('export class A {\n  x = 1;\n}\n\nclass B {}\n  class C {\n  }\n')).toEqual([
+      { name: 'A', lines: 3 },
+      { name: 'B', lines: 1 },
+      { name: 'C', lines: 2 },
+    ]);
+  });
+});
