@@ -1,3 +1,4 @@
+import { ERROR_CODES } from '../src/http/error-codes.js';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, parseDuration, parseDurationList } from '../src/config/app-config.js';
@@ -152,6 +153,11 @@ describe('the README and docs', () => {
       .filter((b) => b.kind === 'deploy');
     for (const line of deploy.flatMap((b) => commandLines(b.code))) expect(line).toMatch(/^(export \w+=|docker compose )/);
     expect(read('.ci/run')).toMatch(/^ADMIN_TOKEN=\S+ SECRETS_KEY=\S+ docker-compose config -q$/m);
+  });
+
+  it("partners.md lists every error code with its meaning, as http/error-codes.ts has them", () => {
+    const rows = [...read('docs/partners.md').matchAll(/^\| `([a-z_]+)` \| (.+) \|$/gm)].map((m) => [m[1], m[2]]);
+    expect(Object.fromEntries(rows.filter(([c]) => c in ERROR_CODES))).toEqual(ERROR_CODES);
   });
 
   it("OpenAPI's description sends partners to docs/partners.md", () => {

@@ -17,7 +17,8 @@ describe('the shape of the domain code', () => {
     expect(literal).toEqual([]);
     const codes = Object.values(ErrorCode);
     expect(new Set(codes).size).toBe(codes.length);
-    for (const code of codes) expect(code).toMatch(/^[A-Z_]+\.[A-Z_]+$/);
+    // The contract's style (§1): snake_case, e.g. insufficient_credit_balance.
+    for (const code of codes) expect(code).toMatch(/^[a-z]+(_[a-z]+)*$/);
   });
 
   it('exports nothing from a domain service file but its class and types', () => {

@@ -25,7 +25,7 @@ describe('the domain transition template', () => {
     what: 'Limit request',
     tracked: ['status'],
     transitions: LIMIT_REQUEST_TRANSITIONS,
-    illegal: ErrorCode.LimitRequestIllegalTransition,
+    illegal: ErrorCode.status_transition_not_allowed,
     statusChanged: (r, company) => ({
       message: CallbackMessage.LimitRequestStatusChanged,
       url: r.statusCallback,
@@ -87,7 +87,7 @@ describe('the domain transition template', () => {
     const { c, l } = await pendingRequest();
     let effects = 0;
     const illegal = run({ resource: REQUEST, id: l, company: companyOfRow, to: 'pending', effects: () => void effects++ });
-    await expect(illegal).rejects.toMatchObject({ kind: 'conflict', code: ErrorCode.LimitRequestIllegalTransition, message: 'Limit request cannot become pending: its current status is pending' });
+    await expect(illegal).rejects.toMatchObject({ kind: 'conflict', code: ErrorCode.status_transition_not_allowed, message: 'Limit request cannot become pending: its current status is pending' });
     expect(effects).toBe(0);
 
     const refused = run({
@@ -97,7 +97,7 @@ describe('the domain transition template', () => {
       to: 'approved',
       effects: (_r, { company }) => {
         company.creditLimit = 1n;
-        throw new DomainError('rule', ErrorCode.CreditLimitBelowBorrowed, 'refused');
+        throw new DomainError('rule', ErrorCode.credit_limit_below_borrowed, 'refused');
       },
     });
     await expect(refused).rejects.toBeInstanceOf(DomainError);

@@ -59,14 +59,14 @@ describe('hostile input, idempotency and secrets', () => {
     ])('%s → 400 naming it, nothing stored', async (_label, body, message) => {
       const before = await counts();
       const res = await raw('/v1/companies', body).expect(400);
-      expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: [message] });
+      expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: [message], code: 'invalid_request' });
       expect(await counts()).toEqual(before);
     });
 
     it('a body over 64 KiB → 413 in the one shape, with or without a Content-Length, nothing stored', async () => {
       const before = await counts();
       const big = JSON.stringify({ name: 'x'.repeat(65 * 1024) });
-      const expected = { statusCode: 413, error: 'Payload Too Large', message: 'Request body exceeds 64 KiB' };
+      const expected = { statusCode: 413, error: 'Payload Too Large', message: 'Request body exceeds 64 KiB', code: 'body_too_large' };
       expect((await raw('/v1/companies', big).expect(413)).body).toEqual(expected);
       const streamed = await new Promise<{ status: number; body: string }>((resolve, reject) => {
         const { port } = t.app.getHttpServer().listen(0).address() as { port: number };
@@ -116,7 +116,7 @@ describe('hostile input, idempotency and secrets', () => {
       ['other=1', 'property other should not exist'],
     ])('GET /admin/v1/callbacks?%s → 400: %s', async (query, message) => {
       const res = await t.admin('get', `/admin/v1/callbacks?${query}`).expect(400);
-      expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: expect.arrayContaining([message]) });
+      expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: expect.arrayContaining([message]), code: 'invalid_request' });
     });
 
     it('the largest cursor bigint holds is read', async () => {
@@ -125,7 +125,7 @@ describe('hostile input, idempotency and secrets', () => {
 
     it('a path that is not percent-decodable → 400 in the same shape', async () => {
       const res = await t.as(p.apiKey, 'get', '/v1/companies/%E0%A4%A').expect(400);
-      expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: "Failed to decode param '%E0%A4%A'" });
+      expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: "Failed to decode param '%E0%A4%A'", code: 'invalid_request' });
     });
 
     it.each([
@@ -134,7 +134,7 @@ describe('hostile input, idempotency and secrets', () => {
     ])('GET %s → 400: %s', async (path, message) => {
       const res = await t.as(p.apiKey, 'get', path);
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: [message] });
+      expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: [message], code: 'invalid_request' });
     });
 
     it.each([['creditLimit'], ['creditStatus'], ['annualInterestRate'], ['repaymentTermDays']])('a credit change with %s: null → 400 naming it', async (prop) => {
@@ -153,7 +153,7 @@ describe('hostile input, idempotency and secrets', () => {
       try {
         // Unchecked against /docs-json: a 500 is never documented, and this one is provoked.
         const res = await request(t.app.getHttpServer()).post('/admin/v1/partners').set('Authorization', `Bearer ${ADMIN_TOKEN}`).send({ name: 'Refused' }).expect(500);
-        expect(res.body).toEqual({ statusCode: 500, error: 'Internal Server Error', message: 'Internal server error' });
+        expect(res.body).toEqual({ statusCode: 500, error: 'Internal Server Error', message: 'Internal server error', code: 'internal_error' });
         expect(logger.lines.some((l) => l.includes('QueryFailedError') && l.includes('partners are closed'))).toBe(true);
       } finally {
         await t.sql(`DROP TRIGGER refuse_partner ON partners`);

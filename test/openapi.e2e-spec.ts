@@ -1,3 +1,4 @@
+import { ERROR_CODES } from '../src/http/error-codes.js';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import request from 'supertest';
 import { checked, loadApiContract } from './support/openapi-contract.js';
@@ -106,7 +107,7 @@ describe.each(['A', 'B'] as const)('the OpenAPI document, variant %s', (variant)
   it('refuses a query parameter on the operations that take none, naming it', async () => {
     for (const path of ['/health', '/ready', '/metrics', '/v1/callbacks/source-ips']) {
       const res = await t.http().get(`${path}?verbose=1`).expect(400);
-      expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: ['property verbose should not exist'] });
+      expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: ['property verbose should not exist'], code: 'invalid_request' });
     }
   });
 
@@ -134,6 +135,11 @@ describe.each(['A', 'B'] as const)('the OpenAPI document, variant %s', (variant)
     const others = operations().filter(({ path, method }) => !(method === 'post' && registering.some(([p]) => p === path)));
     expect(others.filter(({ op }) => op.callbacks)).toEqual([]);
     expect(Object.keys(doc.components.schemas.CallbackBody.properties)).toEqual(['message', 'withdrawalId', 'companyId', 'limitRequestId', 'loanId']);
+    // Every error carries its code; the document lists every code with its meaning (contract §1).
+    const code = doc.components.schemas.ErrorResponse.properties.code;
+    expect(doc.components.schemas.ErrorResponse.required).toContain('code');
+    expect(code.enum).toEqual(Object.keys(ERROR_CODES));
+    for (const [name, meaning] of Object.entries(ERROR_CODES)) expect(code.description).toContain(`\`${name}\`: ${meaning}`);
   });
 
   it('matches a loan before its first payment (lastPayment null) and after it', async () => {
@@ -180,15 +186,15 @@ describe('the response check', () => {
     body,
     text: JSON.stringify(body),
   });
-  const ERROR_429 = { statusCode: 429, error: 'Too Many Requests', message: 'slow down' };
+  const ERROR_429 = { statusCode: 429, error: 'Too Many Requests', message: 'slow down', code: 'rate_limited' };
 
   it('names the route, the status and what differs', () => {
     const status = `/v1/companies/${NIL}/status`;
     expect(t.contract.check('GET', '/v1/partners', json(200, []))).toMatch(
       /^OpenAPI mismatch: GET \/v1\/partners → 200: \/docs-json documents no GET operation on this path/,
     );
-    expect(t.contract.check('GET', '/v1/partners', json(404, { statusCode: 404, error: 'Not Found', message: 'Cannot GET /v1/partners' }))).toBeNull();
-    expect(t.contract.check('GET', status, json(500, { statusCode: 500, message: 'Internal server error' }))).toMatch(
+    expect(t.contract.check('GET', '/v1/partners', json(404, { statusCode: 404, error: 'Not Found', message: 'Cannot GET /v1/partners', code: 'not_found' }))).toBeNull();
+    expect(t.contract.check('GET', status, json(500, { statusCode: 500, message: 'Internal server error', code: 'internal_error' }))).toMatch(
       /GET \/v1\/companies\/.+\/status → 500: status 500 is not documented for operation CompaniesController_status \(documented: 200, .*429/,
     );
     expect(t.contract.check('GET', status, json(429, ERROR_429))).toMatch(/header Retry-After is documented as required but missing/);

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ErrorCode } from '../http/error-codes.js';
 import { UnexpectedErrorAnswer } from '../http/unexpected-error.filter.js';
 import { OperatorIdentity, roleAllows } from './operator-role.js';
 import { RouteAccess } from './route-access.js';
@@ -44,6 +45,7 @@ const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="funding-service", ch
 
 interface Refusal {
   status: 401 | 403 | 429;
+  code: ErrorCode;
   message: string;
   headers?: Record<string, string>;
 }
@@ -66,8 +68,8 @@ export class AccessGate {
     try {
       const refusal = await this.refusal(access, req);
       if (!refusal) return undefined;
-      const { status, message, headers } = refusal;
-      return reply.status(status).headers(headers ?? {}).send({ statusCode: status, error: ERROR_NAMES[status], message });
+      const { status, code, message, headers } = refusal;
+      return reply.status(status).headers(headers ?? {}).send({ statusCode: status, error: ERROR_NAMES[status], message, code });
     } catch (e) {
       this.unexpected.send(e, reply);
       return reply;
@@ -77,7 +79,7 @@ export class AccessGate {
   private async refusal(access: RouteAccess, req: GatedRequest): Promise<Refusal | null> {
     if (access.to === 'anyone') return null;
     if (!SAFE_METHODS.has(req.method) && fromAnotherSite(req.headers)) {
-      return { status: 403, message: 'A request from another site cannot change anything here (its Origin or Sec-Fetch-Site is not this service)' };
+      return { status: 403, code: ErrorCode.cross_site_request, message: 'A request from another site cannot change anything here (its Origin or Sec-Fetch-Site is not this service)' };
     }
     const authorization = req.headers.authorization;
     if (access.to === 'partner') return this.partner(req, authorization);
@@ -85,11 +87,11 @@ export class AccessGate {
     const operator = browser ? await this.credentials.operatorOrBasic(authorization) : await this.credentials.operator(authorization);
     if (!operator) {
       return browser
-        ? { status: 401, message: 'Operator credentials are required (Bearer <token>, or Basic <operator name>:<token>)', headers: BASIC_CHALLENGE }
-        : { status: 401, message: 'A valid operator token is required (Authorization: Bearer <token>)' };
+        ? { status: 401, code: ErrorCode.unauthenticated, message: 'Operator credentials are required (Bearer <token>, or Basic <operator name>:<token>)', headers: BASIC_CHALLENGE }
+        : { status: 401, code: ErrorCode.unauthenticated, message: 'A valid operator token is required (Authorization: Bearer <token>)' };
     }
     if (!roleAllows(operator.role, access.role)) {
-      return { status: 403, message: `Operator ${operator.name} has role ${operator.role}; this needs role ${access.role} or above` };
+      return { status: 403, code: ErrorCode.role_insufficient, message: `Operator ${operator.name} has role ${operator.role}; this needs role ${access.role} or above` };
     }
     req.operator = operator;
     return null;
@@ -97,9 +99,9 @@ export class AccessGate {
 
   private async partner(req: GatedRequest, authorization: string | undefined): Promise<Refusal | null> {
     const partner = await this.credentials.partner(authorization);
-    if (!partner) return { status: 401, message: 'A valid partner API key is required (Authorization: Bearer <apiKey>)' };
+    if (!partner) return { status: 401, code: ErrorCode.unauthenticated, message: 'A valid partner API key is required (Authorization: Bearer <apiKey>)' };
     if (!(await this.credentials.partnerWithinRate(partner.id))) {
-      return { status: 429, message: 'Rate limit of requests per second exceeded; retry after the Retry-After delay', headers: { 'Retry-After': '1' } };
+      return { status: 429, code: ErrorCode.rate_limited, message: 'Rate limit of requests per second exceeded; retry after the Retry-After delay', headers: { 'Retry-After': '1' } };
     }
     req.partner = partner;
     return null;

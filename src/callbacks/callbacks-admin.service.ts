@@ -80,7 +80,7 @@ export class CallbacksAdminService {
       if (refusal) throw refusal;
       // Settled between the two statements: it may be redelivered now.
       if (callback.status === 'delivered' || callback.status === 'failed') return this.redeliver(id, scope);
-      throw new DomainError('conflict', ErrorCode.CallbackStillPending, 'Callback cannot be redelivered: its current status is pending');
+      throw new DomainError('conflict', ErrorCode.callback_still_pending, 'Callback cannot be redelivered: its current status is pending');
     }
     this.callbacks.committed(rows.length);
   }

@@ -15,10 +15,10 @@ const shown = (status: CallbackStatus) => (status === 'sending' ? 'pending' : st
  */
 export function redeliveryRefusal(c: { test: boolean; urlRemovedAt: Date | null; status: CallbackStatus }): DomainError | null {
   if (c.test) {
-    return new DomainError('conflict', ErrorCode.TestCallbackNotRedeliverable, `A test callback cannot be redelivered: it gets one attempt; send a new one (POST /v1/callbacks/test) (current status: ${shown(c.status)})`);
+    return new DomainError('conflict', ErrorCode.test_callback_not_redeliverable, `A test callback cannot be redelivered: it gets one attempt; send a new one (POST /v1/callbacks/test) (current status: ${shown(c.status)})`);
   }
   if (c.urlRemovedAt) {
-    return new DomainError('conflict', ErrorCode.CallbackUrlRemoved, `Callback cannot be redelivered: its callback URL was removed at ${c.urlRemovedAt.toISOString()} (current status: ${shown(c.status)})`);
+    return new DomainError('conflict', ErrorCode.callback_url_removed, `Callback cannot be redelivered: its callback URL was removed at ${c.urlRemovedAt.toISOString()} (current status: ${shown(c.status)})`);
   }
   return null;
 }

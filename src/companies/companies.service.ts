@@ -69,7 +69,7 @@ export class CompaniesService {
         if (!canTransition(CREDIT_TRANSITIONS, company.creditStatus, dto.creditStatus)) {
           throw new DomainError(
             'conflict',
-            ErrorCode.CreditIllegalTransition,
+            ErrorCode.status_transition_not_allowed,
             `creditStatus cannot change from ${company.creditStatus} to ${dto.creditStatus} (current status: ${company.creditStatus})`,
           );
         }
@@ -78,7 +78,7 @@ export class CompaniesService {
       if (dto.creditLimit !== undefined) {
         const limit = parseMoney(dto.creditLimit)!;
         if (limit < company.borrowedAmount) {
-          throw new DomainError('rule', ErrorCode.CreditLimitBelowBorrowed, `creditLimit ${dto.creditLimit} is below the borrowed amount`);
+          throw new DomainError('rule', ErrorCode.credit_limit_below_borrowed, `creditLimit ${dto.creditLimit} is below the borrowed amount`);
         }
         company.creditLimit = limit;
       }

@@ -1,3 +1,4 @@
+import { codeOfStatus } from '../http/error-codes.js';
 import type { OperatorIdentity } from '../access/operator-role.js';
 import type { Actor } from '../operators/actor.js';
 import { CALLBACK_QUEUE } from '../delivery/callback-queue.js';
@@ -7,13 +8,11 @@ import { SWITCHED_OFF } from './dashboard-policy.js';
 export interface DashboardAnswer {
   status: number;
   body: object;
-  headers?: Record<string, string>;
 }
 
-const refusal = (status: number, error: string, message: string, headers?: Record<string, string>): DashboardAnswer => ({
+const refusal = (status: 404 | 405, error: string, message: string): DashboardAnswer => ({
   status,
-  body: { statusCode: status, error, message },
-  headers,
+  body: { statusCode: status, error, message, code: codeOfStatus(status) },
 });
 
 /** What the dashboard's writes do, each with the operator as its actor (its audit entry). */

@@ -112,7 +112,7 @@ export class DestinationsService implements OnModuleInit {
       if (rows.length === 0) {
         const known: unknown[] = await m.query(`SELECT 1 FROM destinations WHERE origin = $1`, [origin]);
         if (known.length === 0) throw notFound('Destination');
-        throw new DomainError('conflict', ErrorCode.DestinationNotOpen, `Destination ${origin} is closed: there is nothing to probe`);
+        throw new DomainError('conflict', ErrorCode.destination_not_open, `Destination ${origin} is closed: there is nothing to probe`);
       }
       await this.audit.record(m, actor, { targetType: 'destination', targetId: origin, before: trackedValues({ nextProbeAt: rows[0].before }), after: trackedValues({ nextProbeAt: rows[0].after }) });
     });

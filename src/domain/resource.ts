@@ -14,7 +14,7 @@ export type CompanyRow = DomainRow & { companyId: string };
 /** What the transition template needs to know about one kind of row. */
 export interface Resource<T extends DomainRow> {
   entity: EntityTarget<T>;
-  /** Its name in refusals: `Limit request` → 404 "Limit request not found", `LIMIT_REQUEST.NOT_FOUND`. */
+  /** Its name in refusals: `Limit request` → 404 "Limit request not found" (code `not_found`). */
   what: string;
   /** The properties a change reports before/after; the row is written back only when one of them changed. */
   tracked: readonly (keyof T & string)[];

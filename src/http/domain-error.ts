@@ -13,7 +13,7 @@ const STATUS: Record<DomainErrorKind, [number, string]> = {
   rate: [429, 'Too Many Requests'],
 };
 
-/** A refusal by a business rule, with a stable code (`WITHDRAWAL.ILLEGAL_TRANSITION`). */
+/** A refusal by a business rule, with its stable code (http/error-codes.ts). */
 export class DomainError extends Error {
   constructor(
     readonly kind: DomainErrorKind,
@@ -26,24 +26,21 @@ export class DomainError extends Error {
   }
 }
 
-/** A refusal's code for a resource: `Limit request`, `NOT_FOUND` → `LIMIT_REQUEST.NOT_FOUND`. */
-const codeOf = <R extends 'NOT_FOUND' | 'CONCURRENT_CHANGES'>(what: string, reason: R) => `${what.toUpperCase().replace(/ /g, '_')}.${reason}` as const;
-
-export const notFound = (what: string) => new DomainError('not_found', codeOf(what, 'NOT_FOUND'), `${what} not found`);
+export const notFound = (what: string) => new DomainError('not_found', ErrorCode.not_found, `${what} not found`);
 
 /** 409: other requests changed the resource after each of a change's `reads` reads of it; nothing was written. */
 export const overtaken = (what: string, reads: number) =>
-  new DomainError('conflict', codeOf(what, 'CONCURRENT_CHANGES'), `${what} was changed by another request after each of this change's ${reads} reads; nothing was written, try again`);
+  new DomainError('conflict', ErrorCode.concurrent_changes, `${what} was changed by another request after each of this change's ${reads} reads; nothing was written, try again`);
 
 /** 400 in the validation shape (`message` is a list), naming the property. */
-export const invalidProperty = (message: string) => new DomainError('invalid', ErrorCode.RequestInvalid, message);
+export const invalidProperty = (message: string) => new DomainError('invalid', ErrorCode.invalid_request, message);
 
 /** A refusal as its answer, in the one error shape (the filter below, and handlers outside Nest's: the dashboard's). */
 export function sendDomainError(error: DomainError, reply: FastifyReply): FastifyReply {
   const [statusCode, name] = STATUS[error.kind];
   const message = error.kind === 'invalid' ? [error.message] : error.message;
   if (error.retryAfterS !== undefined) reply.header('Retry-After', String(error.retryAfterS));
-  return reply.status(statusCode).send({ statusCode, error: name, message });
+  return reply.status(statusCode).send({ statusCode, error: name, message, code: error.code });
 }
 
 @Catch(DomainError)

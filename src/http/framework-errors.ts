@@ -1,6 +1,7 @@
 import { BadRequestException, HttpException, PayloadTooLargeException } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { STATUS_CODES } from 'node:http';
+import { codeOfStatus } from './error-codes.js';
 
 /**
  * Fastify's own refusals (before a route runs: reading the body, routing a malformed URL) as HTTP
@@ -19,6 +20,22 @@ export function frameworkRefusal(e: unknown): HttpException | null {
     default:
       return new HttpException({ statusCode, error: STATUS_CODES[statusCode] ?? 'Bad Request', message: e.message }, statusCode);
   }
+}
+
+/**
+ * An HTTP exception of Nest's or Fastify's (validation, a route not found, a body too large) in the
+ * one error shape, with the code its status stands for (http/error-codes.ts).
+ */
+export function sendHttpException(e: HttpException, reply: FastifyReply): void {
+  const statusCode = e.getStatus();
+  const response = e.getResponse();
+  const body = typeof response === 'string' ? { message: response } : (response as Record<string, unknown>);
+  reply.status(statusCode).send({
+    statusCode,
+    error: body.error ?? STATUS_CODES[statusCode] ?? 'Error',
+    message: body.message ?? e.message,
+    code: body.code ?? codeOfStatus(statusCode),
+  });
 }
 
 /** The first path segment that is not percent-decodable, as the router refused it. */
@@ -44,5 +61,5 @@ export function answerRouterRefusal(error: Error, req: FastifyRequest, reply: Fa
   const segment = (error as { code?: unknown }).code === 'FST_ERR_BAD_URL' ? undecodableSegment(req.raw.url ?? '') : undefined;
   const refusal =
     segment !== undefined ? new BadRequestException(`Failed to decode param '${segment}'`) : (frameworkRefusal(error) ?? new BadRequestException(error.message));
-  reply.status(refusal.getStatus()).send(refusal.getResponse());
+  sendHttpException(refusal, reply);
 }

@@ -2,7 +2,8 @@ import { ArgumentsHost, Catch, HttpException, Logger } from '@nestjs/common';
 import { BaseExceptionFilter } from '@nestjs/core';
 import type { FastifyReply } from 'fastify';
 import { DomainError, DomainErrorFilter } from './domain-error.js';
-import { frameworkRefusal } from './framework-errors.js';
+import { ErrorCode } from './error-codes.js';
+import { frameworkRefusal, sendHttpException } from './framework-errors.js';
 import { redactSecrets } from '../logging/redacting-logger.js';
 import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
 
@@ -56,10 +57,10 @@ export class UnexpectedErrorAnswer {
       reply
         .header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_S))
         .status(503)
-        .send({ statusCode: 503, error: 'Service Unavailable', message: 'the database cannot be reached; retry later' });
+        .send({ statusCode: 503, error: 'Service Unavailable', message: 'the database cannot be reached; retry later', code: ErrorCode.database_unavailable });
       return;
     }
-    reply.status(500).send({ statusCode: 500, error: 'Internal Server Error', message: 'Internal server error' });
+    reply.status(500).send({ statusCode: 500, error: 'Internal Server Error', message: 'Internal server error', code: ErrorCode.internal_error });
   }
 }
 
@@ -72,7 +73,7 @@ export class UnexpectedErrorFilter extends BaseExceptionFilter {
   catch(error: unknown, host: ArgumentsHost): void {
     if (error instanceof DomainError) return this.domain.catch(error, host);
     // Nest hands Fastify's own 4xx refusals (reading a body) over as HttpExceptions caused by them.
-    if (error instanceof HttpException) return super.catch(frameworkRefusal(error.cause) ?? error, host);
+    if (error instanceof HttpException) return sendHttpException(frameworkRefusal(error.cause) ?? error, host.switchToHttp().getResponse<FastifyReply>());
     this.unexpected.send(error, host.switchToHttp().getResponse<FastifyReply>());
   }
 }

@@ -1,10 +1,12 @@
-import { BadRequestException, CallHandler, ConflictException, ExecutionContext, Injectable, Logger, NestInterceptor, UnprocessableEntityException } from '@nestjs/common';
+import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import { HTTP_CODE_METADATA } from '@nestjs/common/constants.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { hash as sha } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { catchError, from, mergeMap, Observable, of } from 'rxjs';
 import { DataSource } from 'typeorm';
+import { DomainError, invalidProperty } from '../http/domain-error.js';
+import { ErrorCode } from '../http/error-codes.js';
 import { SecretBox } from '../partners/secret-box.js';
 
 /** Stable JSON: the same body with its keys in another order is the same request. */
@@ -52,7 +54,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const key = req.headers['idempotency-key'];
     if (key === undefined) return next.handle();
     if (typeof key !== 'string' || !/^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/.test(key)) {
-      throw new BadRequestException(['Idempotency-Key header must be 1 to 255 printable ASCII characters, not starting or ending with a space']);
+      throw invalidProperty('Idempotency-Key header must be 1 to 255 printable ASCII characters, not starting or ending with a space');
     }
     // Keys are the caller's own: a partner's, or one named operator's (another's key never replays to them).
     const scope = req.partner?.id ?? `operator:${req.operator!.id}`;
@@ -74,10 +76,12 @@ export class IdempotencyInterceptor implements NestInterceptor {
         [scope, key],
       );
       if (row && row.request_hash !== hash) {
-        throw new UnprocessableEntityException('Idempotency-Key was already used with a different request body');
+        throw new DomainError('rule', ErrorCode.idempotency_key_reused, 'Idempotency-Key was already used with a different request body');
       }
       if (!row || row.status_code === null || row.response === null) {
-        throw new ConflictException(
+        throw new DomainError(
+          'conflict',
+          ErrorCode.idempotency_key_in_use,
           'A request with this Idempotency-Key is being processed, or was interrupted with an unknown outcome; retry shortly, or check before retrying with a new key',
         );
       }

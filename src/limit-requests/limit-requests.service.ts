@@ -20,7 +20,7 @@ const LIMIT_REQUEST: StatusResource<LimitRequest, LimitRequestStatus> = {
   what: 'Limit request',
   tracked: ['status'],
   transitions: LIMIT_REQUEST_TRANSITIONS,
-  illegal: ErrorCode.LimitRequestIllegalTransition,
+  illegal: ErrorCode.status_transition_not_allowed,
   statusChanged: (request, company) => ({
     message: CallbackMessage.LimitRequestStatusChanged,
     url: request.statusCallback,
@@ -49,7 +49,7 @@ export class LimitRequestsService {
     return this.transitions.transaction(async (m) => {
       const company = await lockOwnedCompany(m, partnerId, companyId);
       if (company.creditStatus === 'closed') {
-        throw new DomainError('rule', ErrorCode.LimitRequestCreditClosed, 'The company credit is closed; no limit can be requested');
+        throw new DomainError('rule', ErrorCode.credit_closed, 'The company credit is closed; no limit can be requested');
       }
       const now = new Date();
       const request = await m.save(
@@ -89,12 +89,12 @@ export class LimitRequestsService {
           actor,
           effects: (request, { company }) => {
             if (company.creditStatus === 'closed') {
-              throw new DomainError('rule', ErrorCode.LimitRequestCreditClosed, 'The company credit is closed; the limit request cannot be approved');
+              throw new DomainError('rule', ErrorCode.credit_closed, 'The company credit is closed; the limit request cannot be approved');
             }
             if (request.amount < company.borrowedAmount) {
               throw new DomainError(
                 'rule',
-                ErrorCode.CreditLimitBelowBorrowed,
+                ErrorCode.credit_limit_below_borrowed,
                 `amount ${formatMoney(request.amount)} is below the borrowed amount ${formatMoney(company.borrowedAmount)}`,
               );
             }

@@ -52,7 +52,7 @@ export class LoansService {
         effects: async (loan, change) => {
           const withdrawal = await change.lock(WITHDRAWAL, loan.withdrawalId);
           if (amount > loan.outstanding) {
-            throw new DomainError('rule', ErrorCode.LoanOverpayment, `amount ${formatMoney(amount)} exceeds the outstanding ${formatMoney(loan.outstanding)}`);
+            throw new DomainError('rule', ErrorCode.overpayment, `amount ${formatMoney(amount)} exceeds the outstanding ${formatMoney(loan.outstanding)}`);
           }
           await m.save(m.create(LoanPayment, { loanId, amount, paidAt }));
           loan.outstanding -= amount;

@@ -48,7 +48,7 @@ export class OperatorsService {
         return { id: operator.id, name: operator.name, role: operator.role, token, createdAt: operator.createdAt.toISOString() };
       });
     } catch (e) {
-      if ((e as { code?: string }).code === UNIQUE_VIOLATION) throw new DomainError('conflict', ErrorCode.OperatorNameTaken, `An operator named ${JSON.stringify(name)} exists already (names are never reused)`);
+      if ((e as { code?: string }).code === UNIQUE_VIOLATION) throw new DomainError('conflict', ErrorCode.operator_name_taken, `An operator named ${JSON.stringify(name)} exists already (names are never reused)`);
       throw e;
     }
   }
@@ -64,7 +64,7 @@ export class OperatorsService {
   async revoke(actor: Actor, id: string): Promise<void> {
     const hash = await this.db.transaction(async (m) => {
       const operator = await lockOrNotFound(m, Operator, { id }, 'Operator');
-      if (operator.revokedAt) throw new DomainError('conflict', ErrorCode.OperatorRevoked, `Operator is already revoked (current status: revoked at ${operator.revokedAt.toISOString()})`);
+      if (operator.revokedAt) throw new DomainError('conflict', ErrorCode.operator_revoked, `Operator is already revoked (current status: revoked at ${operator.revokedAt.toISOString()})`);
       operator.revokedAt = new Date();
       await writeBack(m, Operator, operator);
       await this.audit.record(m, actor, { targetType: 'operator', targetId: id, before: { revokedAt: null }, after: { revokedAt: operator.revokedAt.toISOString() } });

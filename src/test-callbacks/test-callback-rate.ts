@@ -24,7 +24,7 @@ export async function admitOneMoreTest(m: EntityManager, partnerId: string): Pro
   if (recent.n >= TEST_CALLBACKS_PER_MINUTE) {
     throw new DomainError(
       'rate',
-      ErrorCode.TestCallbackRateLimited,
+      ErrorCode.test_callback_rate_limited,
       `At most ${TEST_CALLBACKS_PER_MINUTE} test callbacks per minute; retry after the Retry-After delay`,
       Math.max(1, recent.free_in_s ?? 1),
     );

@@ -61,4 +61,4 @@ export async function testTarget(m: EntityManager, partnerId: string, companyId:
 }
 
 export const noTestUrl = (message: CallbackMessage, source: string) =>
-  new DomainError('rule', ErrorCode.TestCallbackNoUrl, `No URL for message ${message} (${CallbackMessage[message]}): ${source} has none registered; pass url`);
+  new DomainError('rule', ErrorCode.test_callback_no_url, `No URL for message ${message} (${CallbackMessage[message]}): ${source} has none registered; pass url`);

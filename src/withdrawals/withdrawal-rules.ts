@@ -13,7 +13,7 @@ export const WITHDRAWAL: StatusResource<WithdrawalRequest, WithdrawalStatus> = {
   what: 'Withdrawal request',
   tracked: ['status', 'loanId'],
   transitions: WITHDRAWAL_TRANSITIONS,
-  illegal: ErrorCode.WithdrawalIllegalTransition,
+  illegal: ErrorCode.status_transition_not_allowed,
   statusChanged: (w, company) => ({
     message: CallbackMessage.WithdrawalRequestStatusChanged,
     url: w.statusCallback,
@@ -25,13 +25,13 @@ export const WITHDRAWAL: StatusResource<WithdrawalRequest, WithdrawalStatus> = {
 /** A withdrawal may only draw on active credit, within the current balance. */
 export function assertCanDraw(company: Company, amount: bigint): void {
   if (company.creditStatus !== 'active') {
-    throw new DomainError('rule', ErrorCode.WithdrawalCreditNotActive, `The company credit is ${company.creditStatus}, not active`);
+    throw new DomainError('rule', ErrorCode.credit_not_active, `The company credit is ${company.creditStatus}, not active`);
   }
   const balance = company.creditLimit - company.borrowedAmount;
   if (amount > balance) {
     throw new DomainError(
       'rule',
-      ErrorCode.WithdrawalInsufficientCreditBalance,
+      ErrorCode.insufficient_credit_balance,
       `amount ${formatMoney(amount)} exceeds the credit balance ${formatMoney(balance)}`,
     );
   }
