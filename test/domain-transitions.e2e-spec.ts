@@ -25,7 +25,6 @@ describe('the domain transition template', () => {
     what: 'Limit request',
     tracked: ['status'],
     transitions: LIMIT_REQUEST_TRANSITIONS,
-    illegal: ErrorCode.status_transition_not_allowed,
     statusChanged: (r, company) => ({
       message: CallbackMessage.LimitRequestStatusChanged,
       url: r.statusCallback,

@@ -5,7 +5,7 @@ import { AuditChange, AuditLog } from '../audit/audit-log.js';
 import { trackedValues } from '../audit/audit-changes.js';
 import { notFound } from '../http/domain-error.js';
 import type { Actor } from '../operators/actor.js';
-import { CallbackStatus } from './callback.entity.js';
+import { CallbackStatus, shownStatus } from './callback-status.js';
 import { CallbackRecorder } from './callback-recorder.js';
 import { REDELIVERABLE, redeliveryRefusal } from './redelivery-rules.js';
 
@@ -15,8 +15,6 @@ import { REDELIVERABLE, redeliveryRefusal } from './redelivery-rules.js';
  */
 export const RESET = `status = CASE WHEN status = 'sending' THEN 'sending' ELSE 'pending' END, schedule_attempts = 0, schedule_started_at = now(), next_attempt_at = now(), delivered_at = NULL`;
 
-/** The API shows an admitted (`sending`) callback as `pending`. */
-const shown = (status: CallbackStatus) => (status === 'sending' ? 'pending' : status);
 
 type Moved = { old_status: CallbackStatus; old_next: Date | null; status: CallbackStatus; next_attempt_at: Date | null };
 
@@ -48,8 +46,8 @@ export class CallbackRepairs {
       await this.audit.record(m, actor, {
         targetType: 'callback',
         targetId: id,
-        before: trackedValues({ status: shown(row.old_status), nextAttemptAt: row.old_next }),
-        after: trackedValues({ status: shown(row.status), nextAttemptAt: row.next_attempt_at }),
+        before: trackedValues({ status: shownStatus(row.old_status), nextAttemptAt: row.old_next }),
+        after: trackedValues({ status: shownStatus(row.status), nextAttemptAt: row.next_attempt_at }),
       });
     });
     this.callbacks.committed(1);

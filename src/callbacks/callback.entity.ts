@@ -2,7 +2,9 @@ import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeor
 import type { CallbackMessage } from './callback-message.js';
 
 /** `sending`: admitted to a worker (its lease running); the API shows it as `pending`. */
-export type CallbackStatus = 'pending' | 'sending' | 'delivered' | 'failed';
+import type { CallbackStatus } from './callback-status.js';
+
+export type { CallbackStatus };
 
 /** The outbox row: written in the same transaction as the change it reports. */
 @Entity('callbacks')

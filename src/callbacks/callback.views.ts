@@ -1,5 +1,6 @@
 import { Callback, CallbackAttempt } from './callback.entity.js';
 import { CallbackMessage } from './callback-message.js';
+import { shownStatus } from './callback-status.js';
 
 export function callbackView(c: Callback) {
   return {
@@ -8,8 +9,7 @@ export function callbackView(c: Callback) {
     name: CallbackMessage[c.message],
     url: c.url,
     body: JSON.parse(c.body) as unknown,
-    // Admitted to a worker is still on its way: the contract knows pending, delivered, failed.
-    status: c.status === 'sending' ? 'pending' : c.status,
+    status: shownStatus(c.status),
     attemptCount: c.attemptCount,
     nextAttemptAt: (c.status === 'pending' || c.status === 'sending') && c.nextAttemptAt ? c.nextAttemptAt.toISOString() : null,
     lastError: c.lastError,

@@ -1,3 +1,4 @@
+import { SHOWN_STATUSES, ShownStatus } from './callback-status.js';
 import { Access } from '../access/route-access.js';
 import { Doc } from '../openapi/api-doc.js';
 import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
@@ -8,17 +9,17 @@ import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsUUID, Max, Min } from 'class-validator';
 import { PageCursor, PageLimit } from '../http/page-query.js';
 import { QueryInt } from '../http/validation.js';
-import { CallbackStatus } from './callback.entity.js';
+
 import { attemptView, callbackView } from './callback.views.js';
 import { CallbackMessage } from './callback-message.js';
 import { CallbacksAdminService } from './callbacks-admin.service.js';
 import { ParseUuid } from '../http/strict-params.js';
 
 export class ListCallbacksQuery {
-  @ApiPropertyOptional({ enum: ['pending', 'delivered', 'failed'] })
+  @ApiPropertyOptional({ enum: SHOWN_STATUSES })
   @IsOptional()
-  @IsIn(['pending', 'delivered', 'failed'])
-  status?: CallbackStatus;
+  @IsIn(SHOWN_STATUSES)
+  status?: ShownStatus;
 
   @ApiPropertyOptional({ format: 'uuid' })
   @IsOptional()

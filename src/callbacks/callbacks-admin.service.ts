@@ -3,7 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { DomainError, invalidProperty, notFound } from '../http/domain-error.js';
 import { ErrorCode } from '../http/error-codes.js';
-import { Callback, CallbackAttempt, CallbackStatus } from './callback.entity.js';
+import { Callback, CallbackAttempt } from './callback.entity.js';
+import { ShownStatus, storedStatuses } from './callback-status.js';
 import { CallbackMessage } from './callback-message.js';
 import { CallbackRecorder } from './callback-recorder.js';
 import { RESET } from './callback-repairs.js';
@@ -18,7 +19,7 @@ export interface CallbackScope {
 }
 
 export interface CallbackFilter {
-  status?: CallbackStatus;
+  status?: ShownStatus;
   companyId?: string;
   message?: CallbackMessage;
   limit: number;
@@ -35,8 +36,6 @@ export function decodeCursor(cursor: string): string {
   return m[1];
 }
 
-/** The API shows an admitted (`sending`) callback as `pending`: to the partner both are on their way. */
-const STATUSES: Record<CallbackStatus, CallbackStatus[]> = { pending: ['pending', 'sending'], sending: ['sending'], delivered: ['delivered'], failed: ['failed'] };
 
 /**
  * Reads and repairs of the outbox, for operators (all callbacks) and partners (their own, through
@@ -52,7 +51,7 @@ export class CallbacksAdminService {
   async list(f: CallbackFilter, scope?: CallbackScope): Promise<{ items: Callback[]; nextCursor: string | null }> {
     const q = this.db.getRepository(Callback).createQueryBuilder('c').orderBy('c.seq', 'DESC').limit(f.limit + 1);
     if (scope) q.andWhere('c.partner_id = :partnerId', { partnerId: scope.partnerId });
-    if (f.status) q.andWhere('c.status IN (:...statuses)', { statuses: STATUSES[f.status] });
+    if (f.status) q.andWhere('c.status IN (:...statuses)', { statuses: storedStatuses(f.status) });
     if (f.companyId) q.andWhere('c.company_id = :companyId', { companyId: f.companyId });
     if (f.message !== undefined) q.andWhere('c.message = :message', { message: f.message });
     if (f.cursor !== undefined) q.andWhere('c.seq < :seq', { seq: decodeCursor(f.cursor) });

@@ -1,12 +1,10 @@
 import { DomainError } from '../http/domain-error.js';
 import { ErrorCode } from '../http/error-codes.js';
-import type { CallbackStatus } from './callback.entity.js';
+import { CallbackStatus, shownStatus } from './callback-status.js';
 
 /** The condition, in SQL over `callbacks`, of a callback any redelivery may restart. */
 export const REDELIVERABLE = `url_removed_at IS NULL AND NOT test`;
 
-/** The API shows an admitted (`sending`) callback as `pending`. */
-const shown = (status: CallbackStatus) => (status === 'sending' ? 'pending' : status);
 
 /**
  * Why a callback outside {@link REDELIVERABLE} cannot be redelivered (409), for every redelivery
@@ -15,10 +13,10 @@ const shown = (status: CallbackStatus) => (status === 'sending' ? 'pending' : st
  */
 export function redeliveryRefusal(c: { test: boolean; urlRemovedAt: Date | null; status: CallbackStatus }): DomainError | null {
   if (c.test) {
-    return new DomainError('conflict', ErrorCode.test_callback_not_redeliverable, `A test callback cannot be redelivered: it gets one attempt; send a new one (POST /v1/callbacks/test) (current status: ${shown(c.status)})`);
+    return new DomainError('conflict', ErrorCode.test_callback_not_redeliverable, `A test callback cannot be redelivered: it gets one attempt; send a new one (POST /v1/callbacks/test) (current status: ${shownStatus(c.status)})`);
   }
   if (c.urlRemovedAt) {
-    return new DomainError('conflict', ErrorCode.callback_url_removed, `Callback cannot be redelivered: its callback URL was removed at ${c.urlRemovedAt.toISOString()} (current status: ${shown(c.status)})`);
+    return new DomainError('conflict', ErrorCode.callback_url_removed, `Callback cannot be redelivered: its callback URL was removed at ${c.urlRemovedAt.toISOString()} (current status: ${shownStatus(c.status)})`);
   }
   return null;
 }

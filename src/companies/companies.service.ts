@@ -3,10 +3,8 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { RowChange } from '../row-writes/row-change.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
-import { DomainError } from '../http/domain-error.js';
-import { ErrorCode } from '../http/error-codes.js';
 import { formatMoney, moneyFromDb, parseMoney } from '../common/money.js';
-import { canTransition } from '../common/state-machine.js';
+import { assertStatusChange } from '../common/state-machine.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { VARIANTS, VariantNames } from '../config/variant.js';
 import { companyCallbackProperty } from './company-callback-property.js';
@@ -14,7 +12,7 @@ import { findOwnedCompany } from './company-locks.js';
 import { Company } from './company.entity.js';
 import { CreateCompanyDto, UpdateCreditDto } from './company.dto.js';
 import { CREDIT_TRANSITIONS } from './credit-status.js';
-import { creditEvents, creditSnapshot } from './credit.js';
+import { assertLimitCoversBorrowed, creditEvents, creditSnapshot } from './credit.js';
 import { trackedValues } from '../audit/audit-changes.js';
 import { changesOf } from '../domain/tracked-changes.js';
 import type { Actor } from '../operators/actor.js';
@@ -66,20 +64,12 @@ export class CompaniesService {
     return this.rows.applyAudited(Company, companyId, 'Company', actor, (company) => {
       const before = creditSnapshot(company);
       if (dto.creditStatus !== undefined && dto.creditStatus !== company.creditStatus) {
-        if (!canTransition(CREDIT_TRANSITIONS, company.creditStatus, dto.creditStatus)) {
-          throw new DomainError(
-            'conflict',
-            ErrorCode.status_transition_not_allowed,
-            `creditStatus cannot change from ${company.creditStatus} to ${dto.creditStatus} (current status: ${company.creditStatus})`,
-          );
-        }
+        assertStatusChange('creditStatus', CREDIT_TRANSITIONS, company.creditStatus, dto.creditStatus);
         company.creditStatus = dto.creditStatus;
       }
       if (dto.creditLimit !== undefined) {
         const limit = parseMoney(dto.creditLimit)!;
-        if (limit < company.borrowedAmount) {
-          throw new DomainError('rule', ErrorCode.credit_limit_below_borrowed, `creditLimit ${dto.creditLimit} is below the borrowed amount`);
-        }
+        assertLimitCoversBorrowed(limit, company, 'creditLimit');
         company.creditLimit = limit;
       }
       if (dto.annualInterestRate !== undefined) company.annualInterestRate = dto.annualInterestRate;

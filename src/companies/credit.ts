@@ -1,6 +1,8 @@
 import { CallbackEvent } from '../callbacks/callback-recorder.js';
 import { CallbackMessage } from '../callbacks/callback-message.js';
-import { moneyFromDb } from '../common/money.js';
+import { formatMoney, moneyFromDb } from '../common/money.js';
+import { DomainError } from '../http/domain-error.js';
+import { ErrorCode } from '../http/error-codes.js';
 import { Company } from './company.entity.js';
 
 /** The tracked credit properties of a company at one moment. */
@@ -52,4 +54,11 @@ export function creditEvents(company: Company, before: CreditSnapshot): Callback
     partnerId: company.partnerId,
     ids: { withdrawalId: null, companyId: company.id, limitRequestId: null, loanId: null },
   }));
+}
+
+/** A credit limit may not fall below what the company has borrowed (422); `what` names the proposed limit. */
+export function assertLimitCoversBorrowed(limit: bigint, company: Company, what: string): void {
+  if (limit < company.borrowedAmount) {
+    throw new DomainError('rule', ErrorCode.credit_limit_below_borrowed, `${what} ${formatMoney(limit)} is below the borrowed amount ${formatMoney(company.borrowedAmount)}`);
+  }
 }

@@ -1,8 +1,6 @@
 import { EntityTarget, ObjectLiteral } from 'typeorm';
 import { CallbackEvent } from '../callbacks/callback-recorder.js';
-import { DomainError } from '../http/domain-error.js';
-import { ErrorCode } from '../http/error-codes.js';
-import { canTransition, Transitions } from '../common/state-machine.js';
+import { assertStatusChange, Transitions } from '../common/state-machine.js';
 import { Company } from '../companies/company.entity.js';
 
 /** A row the domain changes: it has an id. */
@@ -25,17 +23,13 @@ export type StatusRow<S extends string> = CompanyRow & { status: S; updatedAt: D
 /** A resource whose status moves along a state machine, each move recording the resource's own callback. */
 export interface StatusResource<T extends StatusRow<S>, S extends string> extends Resource<T> {
   transitions: Transitions<S>;
-  /** The 409's code when the state machine forbids a move. */
-  illegal: ErrorCode;
   /** The callback of a status change, built after the change's effects (they may set ids it carries). */
   statusChanged(row: T, company: Company): CallbackEvent;
 }
 
 /** 409 naming the current status when the state machine forbids the move. */
 export function assertTransition<T extends StatusRow<S>, S extends string>(resource: StatusResource<T, S>, row: T, to: S): void {
-  if (!canTransition(resource.transitions, row.status, to)) {
-    throw new DomainError('conflict', resource.illegal, `${resource.what} cannot become ${to}: its current status is ${row.status}`);
-  }
+  assertStatusChange(resource.what, resource.transitions, row.status, to);
 }
 
 /** Moves a row's status (checked again) and returns the callback the move records. */

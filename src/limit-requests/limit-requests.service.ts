@@ -6,7 +6,8 @@ import { CallbackMessage } from '../callbacks/callback-message.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { DomainError, notFound } from '../http/domain-error.js';
 import { ErrorCode } from '../http/error-codes.js';
-import { formatMoney, parseMoney } from '../common/money.js';
+import { parseMoney } from '../common/money.js';
+import { assertLimitCoversBorrowed } from '../companies/credit.js';
 import { findOwnedCompany, lockOwnedCompany } from '../companies/company-locks.js';
 import { Company } from '../companies/company.entity.js';
 import { Changed, companyOfRow, DomainTransitions, partnersCompany } from '../domain/domain-transitions.js';
@@ -20,7 +21,6 @@ const LIMIT_REQUEST: StatusResource<LimitRequest, LimitRequestStatus> = {
   what: 'Limit request',
   tracked: ['status'],
   transitions: LIMIT_REQUEST_TRANSITIONS,
-  illegal: ErrorCode.status_transition_not_allowed,
   statusChanged: (request, company) => ({
     message: CallbackMessage.LimitRequestStatusChanged,
     url: request.statusCallback,
@@ -91,13 +91,7 @@ export class LimitRequestsService {
             if (company.creditStatus === 'closed') {
               throw new DomainError('rule', ErrorCode.credit_closed, 'The company credit is closed; the limit request cannot be approved');
             }
-            if (request.amount < company.borrowedAmount) {
-              throw new DomainError(
-                'rule',
-                ErrorCode.credit_limit_below_borrowed,
-                `amount ${formatMoney(request.amount)} is below the borrowed amount ${formatMoney(company.borrowedAmount)}`,
-              );
-            }
+            assertLimitCoversBorrowed(request.amount, company, 'amount');
             company.creditLimit = request.amount;
             if (company.creditStatus === 'pending') company.creditStatus = 'active';
           },

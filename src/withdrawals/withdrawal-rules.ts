@@ -13,7 +13,6 @@ export const WITHDRAWAL: StatusResource<WithdrawalRequest, WithdrawalStatus> = {
   what: 'Withdrawal request',
   tracked: ['status', 'loanId'],
   transitions: WITHDRAWAL_TRANSITIONS,
-  illegal: ErrorCode.status_transition_not_allowed,
   statusChanged: (w, company) => ({
     message: CallbackMessage.WithdrawalRequestStatusChanged,
     url: w.statusCallback,
