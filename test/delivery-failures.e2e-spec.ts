@@ -1,6 +1,7 @@
 import dns from 'node:dns';
 import { Webhook } from 'standardwebhooks';
 import { DNS_LOOKUP } from '../src/egress/callback-sender.js';
+import { harness } from './support/harness.js';
 import { Receiver } from './support/receiver.js';
 import { companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
 
@@ -20,18 +21,11 @@ describe('callback delivery when the receiver misbehaves', () => {
   const settled = (id: string, status: string) =>
     until(async () => ((await show(id)).status === status ? show(id) : null), { what: `callback ${status}`, timeoutMs: 20000 });
 
-  beforeAll(async () => {
-    rx = await Receiver.start();
-    // Three attempts 300 ms apart, 500 ms per attempt: the whole schedule runs within seconds.
-    // These tests are about one callback's retries; all share one receiver (one destination), so
-    // its circuit breaker is kept out of the way here (it has its own suite, isolation.e2e-spec).
-    t = await startTestApp({ CALLBACK_RETRY_SCHEDULE: '300ms,300ms', CALLBACK_TIMEOUT_MS: '500', CALLBACK_BREAKER_THRESHOLD: '1000' });
-    p = await createPartner(t);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await rx?.close();
-  });
+  // Three attempts 300 ms apart, 500 ms per attempt: the whole schedule runs within seconds.
+  // These tests are about one callback's retries; all share one receiver (one destination), so
+  // its circuit breaker is kept out of the way here (it has its own suite, isolation.e2e-spec).
+  const e2e = harness({ CALLBACK_RETRY_SCHEDULE: '300ms,300ms', CALLBACK_TIMEOUT_MS: '500', CALLBACK_BREAKER_THRESHOLD: '1000' });
+  beforeAll(() => ({ t, p, rx } = e2e));
 
   it('retries after a 500 and records both attempts', async () => {
     let n = 0;

@@ -22,9 +22,8 @@ import { INITIAL_WINDOW, isProven, PROVEN_FOR_MS } from '../src/delivery/destina
 import { Settlement } from '../src/delivery/settlement.js';
 import type { SettlingRow } from '../src/delivery/settle-attempt.js';
 import { followUrl } from '../src/callback-urls/callbacks-of-url.js';
-import type { AttemptOutcome } from '../src/egress/attempt-outcome.js';
-import type { SendResult } from '../src/egress/callback-sender.js';
 import { Metrics } from '../src/metrics/metrics.js';
+import { answer, Behaviour, BEHAVIOURS } from './support/delivery-model.js';
 import { scratchDatabase, ScratchDatabase, seedCompany } from './support/scratch-database.js';
 import { ADMIN_TOKEN, TEST_REDIS_URL } from './support/test-app.js';
 
@@ -38,17 +37,8 @@ const WINDOW_MAX = 4;
 const READY_WINDOW = 6;
 const PROBE_LAST = 4000;
 
-type Behaviour = 'ok' | '5xx' | '429' | 'hang' | '4xx' | '410' | 'refused';
-const BEHAVIOURS: Behaviour[] = ['ok', '5xx', '429', 'hang', '4xx', '410', 'refused'];
-/** A destination's answer, as callback-sender.ts reports it (only the kinds it produces). */
-function answer(b: Behaviour): SendResult {
-  const r = (outcome: AttemptOutcome, statusCode: number | null, error: string | null = null) => ({ outcome, statusCode, error, responseBody: null, sourceAddress: null, durationMs: 1 });
-  if (b === 'ok') return r({ kind: 'http', statusCode: 200 }, 200);
-  if (b === 'hang') return r({ kind: 'timeout' }, null, `timeout: no answer within ${TIMEOUT_MS} ms`);
-  if (b === 'refused') return r({ kind: 'refused' }, null, 'destination refused');
-  const code = { '5xx': 503, '429': 429, '4xx': 400, '410': 410 }[b];
-  return r({ kind: 'http', statusCode: code, retryAfter: null }, code, `HTTP ${code}`);
-}
+/** A destination's answer, as the model's (no Retry-After: this test's time moves by hand). */
+const answerOf = (b: Behaviour) => answer(b, TIMEOUT_MS, null);
 
 /** One callback of a job a worker holds: its id, the job's lease, and when (real clock) and at what shift it was sent. */
 interface Entry {
@@ -175,7 +165,7 @@ class World {
     const row = rows[0];
     if (row.status !== 'sending' || row.lease !== e.lease) return; // not this job's any more: left alone
     const startedAt = e.sentAt - (this.shift - e.shiftAtSend);
-    await this.settlement.settle({ row, startedAt, answeredAt: Math.min(Date.now(), startedAt + lateMs), result: answer(b ?? this.behaviour.get(row.destination)!) });
+    await this.settlement.settle({ row, startedAt, answeredAt: Math.min(Date.now(), startedAt + lateMs), result: answerOf(b ?? this.behaviour.get(row.destination)!) });
   }
 
   /** Time passes: every stored time moves back by `ms` (and every job's lease with it); requests in flight past their timeout answer first. */

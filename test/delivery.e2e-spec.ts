@@ -1,6 +1,7 @@
 import { Webhook } from 'standardwebhooks';
+import { harness } from './support/harness.js';
 import { Receiver, Received, webhookHeaders } from './support/receiver.js';
-import { createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
+import { Partner, TestApp, until } from './support/test-app.js';
 
 describe.each(['A', 'B'] as const)('callback delivery, variant %s', (variant) => {
   const companyProp = variant === 'A' ? 'callback' : 'status_callback';
@@ -9,16 +10,9 @@ describe.each(['A', 'B'] as const)('callback delivery, variant %s', (variant) =>
   let p: Partner;
   let rx: Receiver;
 
-  beforeAll(async () => {
-    rx = await Receiver.start();
-    // Sockets bind to 127.0.0.2: the receiver must see that address, not 127.0.0.1.
-    t = await startTestApp({ API_VARIANT: variant, CALLBACK_LOCAL_ADDRESS: '127.0.0.2' });
-    p = await createPartner(t);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await rx?.close();
-  });
+  // Sockets bind to 127.0.0.2: the receiver must see that address, not 127.0.0.1.
+  const e2e = harness({ API_VARIANT: variant, CALLBACK_LOCAL_ADDRESS: '127.0.0.2' });
+  beforeAll(() => ({ t, p, rx } = e2e));
 
   /** Runs the whole flow and returns what arrived at each URL. */
   async function flow(tag: string) {

@@ -4,6 +4,8 @@ import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import type { DestinationView } from '../src/destinations/destinations.service.js';
 import { buildService, startService, stop, workerEnv } from './support/processes.js';
+import { harness } from './support/harness.js';
+import { metric } from './support/metrics.js';
 import { Receiver, webhookHeaders } from './support/receiver.js';
 import { companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
 
@@ -38,11 +40,8 @@ function slowAnswers(rx: Receiver, delayMs: number) {
 
 const destinations = async (t: TestApp, query = '') => (await t.admin('get', `/admin/v1/destinations${query}`).expect(200)).body.items as Destination[];
 const destination = async (t: TestApp, rx: Receiver) => (await destinations(t)).find((d) => d.origin === `http://127.0.0.1:${rx.port}`);
-const metric = async (t: TestApp, line: string) => {
-  const text = (await t.http().get('/metrics').expect(200)).text;
-  const m = new RegExp(`^${line.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text);
-  return m ? Number(m[1]) : 0;
-};
+/** A counter or gauge; a labelled counter never incremented is not exported yet: 0. */
+const counted = async (t: TestApp, series: string): Promise<number> => (await metric(t, series)) ?? 0;
 const verified = (p: Partner, h: Receiver['hits'][number]) => new Webhook(p.signingSecret).verify(h.body, webhookHeaders(h.headers));
 
 describe('a dead destination beside a healthy one', () => {
@@ -95,7 +94,7 @@ describe('a dead destination beside a healthy one', () => {
     expect(open.consecutiveFailures).toBeGreaterThanOrEqual(3);
     expect(open.lastError).toBe('timeout: no answer within 3000 ms');
     expect(open.openedAt).not.toBeNull();
-    expect(await metric(t, 'funding_destination_circuit_transitions_total{transition="opened"}')).toBe(1);
+    expect(await counted(t, 'funding_destination_circuit_transitions_total{transition="opened"}')).toBe(1);
     // 27 never attempted (one of them may be out as the first probe): pending in PostgreSQL, no job in Redis.
     const [counts] = await t.sql<{ untried: number; sending: number }>(
       `SELECT count(*) FILTER (WHERE attempt_count = 0)::int AS untried, count(*) FILTER (WHERE status = 'sending')::int AS sending FROM callbacks WHERE company_id = $1`,
@@ -114,7 +113,7 @@ describe('a dead destination beside a healthy one', () => {
     await until(async () => (await deadCompany.statuses()).every((s) => s === 'delivered'), { what: 'the backlog delivered', timeoutMs: 15000 });
     const d = await destination(t, dead);
     expect(d).toMatchObject({ state: 'closed', consecutiveFailures: 0, waiting: 0, openedAt: null, nextProbeAt: null });
-    expect(await metric(t, 'funding_destination_circuit_transitions_total{transition="closed"}')).toBe(1);
+    expect(await counted(t, 'funding_destination_circuit_transitions_total{transition="closed"}')).toBe(1);
     // Each callback with its own webhook-id; the three that hung were attempted again (same ids).
     const ids = (await t.sql<{ id: string }>(`SELECT id FROM callbacks WHERE company_id = $1`, [deadCompany.c])).map((r) => r.id);
     expect(new Set(dead.hits.map((h) => h.headers['webhook-id']))).toEqual(new Set(ids));
@@ -132,15 +131,8 @@ describe('the breaker counts 5xx and 429, and probes at doubling intervals', () 
   let p: Partner;
   let rx: Receiver;
 
-  beforeAll(async () => {
-    rx = await Receiver.start();
-    t = await startTestApp({ CALLBACK_BREAKER_THRESHOLD: '3', CALLBACK_BREAKER_PROBE: '300ms..600ms', CALLBACK_RETRY_SCHEDULE: '100ms,100ms,100ms,100ms,100ms,100ms,100ms,1m' });
-    p = await createPartner(t);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await rx?.close();
-  });
+  const e2e = harness({ CALLBACK_BREAKER_THRESHOLD: '3', CALLBACK_BREAKER_PROBE: '300ms..600ms', CALLBACK_RETRY_SCHEDULE: '100ms,100ms,100ms,100ms,100ms,100ms,100ms,1m' });
+  beforeAll(() => ({ t, p, rx } = e2e));
 
   it.each([
     ['a 500', 500],
@@ -179,15 +171,8 @@ describe('an operator probes an open destination now', () => {
   let p: Partner;
   let rx: Receiver;
 
-  beforeAll(async () => {
-    rx = await Receiver.start();
-    t = await startTestApp({ CALLBACK_BREAKER_THRESHOLD: '1', CALLBACK_BREAKER_PROBE: '10m..10m' });
-    p = await createPartner(t);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await rx?.close();
-  });
+  const e2e = harness({ CALLBACK_BREAKER_THRESHOLD: '1', CALLBACK_BREAKER_PROBE: '10m..10m' });
+  beforeAll(() => ({ t, p, rx } = e2e));
 
   it('sends the probe within a second instead of in 10 minutes; 404 unknown, 409 closed', async () => {
     let up = false;
@@ -197,8 +182,8 @@ describe('an operator probes an open destination now', () => {
     await until(async () => (await destination(t, rx))?.state === 'open', { what: 'circuit open' });
     await company.change();
     await until(async () => (await destination(t, rx))?.waiting === 2, { what: 'two waiting' });
-    expect(await metric(t, 'funding_callbacks_waiting{reason="circuit_open"}')).toBe(2);
-    expect(await metric(t, 'funding_destinations_open')).toBe(1);
+    expect(await counted(t, 'funding_callbacks_waiting{reason="circuit_open"}')).toBe(2);
+    expect(await counted(t, 'funding_destinations_open')).toBe(1);
     up = true;
     const origin = `http://127.0.0.1:${rx.port}`;
     await t.admin('post', '/admin/v1/destinations/probe', { origin }).expect(202);
@@ -222,15 +207,8 @@ describe('a callback that waits past the end of its schedule', () => {
   let p: Partner;
   let rx: Receiver;
 
-  beforeAll(async () => {
-    rx = await Receiver.start();
-    t = await startTestApp({ CALLBACK_BREAKER_THRESHOLD: '1', CALLBACK_BREAKER_PROBE: '10m..10m', CALLBACK_RETRY_SCHEDULE: '1s' });
-    p = await createPartner(t);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await rx?.close();
-  });
+  const e2e = harness({ CALLBACK_BREAKER_THRESHOLD: '1', CALLBACK_BREAKER_PROBE: '10m..10m', CALLBACK_RETRY_SCHEDULE: '1s' });
+  beforeAll(() => ({ t, p, rx } = e2e));
 
   it('fails, naming the outage, with none of its attempts used', async () => {
     rx.answer = (_h, _req, res) => res.writeHead(502).end();
@@ -245,7 +223,7 @@ describe('a callback that waits past the end of its schedule', () => {
     expect(cb.attemptCount).toBe(0);
     expect(cb.lastError).toMatch(new RegExp(`^destination http://127.0.0.1:${rx.port} unavailable \\(circuit open since .*, last error: HTTP 502\\); attempt schedule ended while waiting$`));
     expect(rx.hits.filter((h) => h.headers['webhook-id'] === id)).toHaveLength(0);
-    expect(await metric(t, 'funding_callbacks_expired_waiting_total')).toBeGreaterThanOrEqual(1);
+    expect(await counted(t, 'funding_callbacks_expired_waiting_total')).toBeGreaterThanOrEqual(1);
 
     // Redelivered while the circuit is still open: it waits like the rest, with a fresh schedule.
     await t.admin('post', `/admin/v1/callbacks/${id}/redeliver`).expect(202);
@@ -294,7 +272,7 @@ describe('bytes a receiver answers never cost another callback its record', () =
     await until(async () => (await t.sql(`SELECT 1 FROM callback_attempts`)).length === 21, { what: 'every attempt recorded' });
     for (const r of healthy) expect(r.hits).toHaveLength(1);
     expect(odd.hits).toHaveLength(1);
-    expect(await metric(t, 'funding_callback_record_failures_total{stage="lost"}')).toBe(0);
+    expect(await counted(t, 'funding_callback_record_failures_total{stage="lost"}')).toBe(0);
   });
 });
 

@@ -5,6 +5,7 @@ import { ADMISSION_INTERVAL, CallbackRelay, relayClient } from '../src/delivery/
 import { CallbackRecorder } from '../src/callbacks/callback-recorder.js';
 import { CallbackMessage } from '../src/callbacks/callback-message.js';
 import { DeliveryWorker } from '../src/delivery/delivery-worker.js';
+import { harness } from './support/harness.js';
 import { Receiver } from './support/receiver.js';
 import { companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
 
@@ -146,15 +147,8 @@ describe('admission on its timer', () => {
   let p: Partner;
   let rx: Receiver;
 
-  beforeAll(async () => {
-    rx = await Receiver.start();
-    t = await startTestApp();
-    p = await createPartner(t);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await rx?.close();
-  });
+  const e2e = harness();
+  beforeAll(() => ({ t, p, rx } = e2e));
 
   it('returns a callback whose lease ran out (its worker died) and delivers it, spending no attempt', async () => {
     const { c } = await companyWithCallback(t, p, rx.url('/unused'));
@@ -221,15 +215,8 @@ describe('jobs and leases', () => {
   let p: Partner;
   let rx: Receiver;
 
-  beforeAll(async () => {
-    rx = await Receiver.start();
-    t = await startTestApp();
-    p = await createPartner(t);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await rx?.close();
-  });
+  const e2e = harness();
+  beforeAll(() => ({ t, p, rx } = e2e));
 
   /** A callback row to `path` in `status`, its lease `lease` from now (SQL interval), and its lease as a job carries it. */
   async function row(companyId: string, path: string, status: string, lease: string | null) {

@@ -5,6 +5,7 @@ import { RowChange } from '../src/row-writes/row-change.js';
 import { CallbackEvent } from '../src/callbacks/callback-recorder.js';
 import { Company } from '../src/companies/company.entity.js';
 import { rawPool } from '../src/database/database.js';
+import { harness } from './support/harness.js';
 import { Receiver } from './support/receiver.js';
 import { TcpProxy } from './support/tcp-proxy.js';
 import { companyWithCallback, createPartner, Partner, runIdentity, startTestApp, TestApp, until } from './support/test-app.js';
@@ -21,15 +22,8 @@ describe('one-row changes', () => {
   let p: Partner;
   let rx: Receiver;
 
-  beforeAll(async () => {
-    rx = await Receiver.start();
-    t = await startTestApp();
-    p = await createPartner(t);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await rx?.close();
-  });
+  const e2e = harness();
+  beforeAll(() => ({ t, p, rx } = e2e));
 
   const eventOf = (company: Company, partnerId = company.partnerId): CallbackEvent => ({
     message: CallbackMessage.CreditLimitUpdated,

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
+import { harness } from './support/harness.js';
 import { Receiver } from './support/receiver.js';
-import { companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
+import { companyWithCallback, Partner, TestApp, until } from './support/test-app.js';
 
 /** Settlement never loops: a record PostgreSQL keeps refusing is lost, and the others go on. */
 describe('settlement of a record PostgreSQL refuses', () => {
@@ -8,15 +9,8 @@ describe('settlement of a record PostgreSQL refuses', () => {
   let p: Partner;
   let rx: Receiver;
 
-  beforeAll(async () => {
-    rx = await Receiver.start();
-    t = await startTestApp();
-    p = await createPartner(t);
-  });
-  afterAll(async () => {
-    await t?.close();
-    await rx?.close();
-  });
+  const e2e = harness();
+  beforeAll(() => ({ t, p, rx } = e2e));
 
   it('an attempt whose callback was deleted while in flight is counted as lost, named in the log, and other callbacks still settle', async () => {
     let answerSlow = () => {};

@@ -26,14 +26,18 @@ export const ORIGINS = ['https://a.test', 'https://b.test', 'https://c.test', 'h
 
 export type Behaviour = 'ok' | '5xx' | '429' | 'hang' | '4xx' | '410' | 'refused';
 export const BEHAVIOURS: Behaviour[] = ['ok', '5xx', '429', 'hang', '4xx', '410', 'refused'];
-/** A destination's answer, as callback-sender.ts reports it. */
-export function answer(b: Behaviour): SendResult {
+/**
+ * A destination's answer, as callback-sender.ts reports it: for the model and for the statements'
+ * test (delivery-statements.e2e-spec.ts), whose attempts time out sooner and whose 429s carry no
+ * Retry-After (its time moves by hand, a second at most).
+ */
+export function answer(b: Behaviour, timeoutMs = TIMEOUT_MS, retryAfter: string | null = '30'): SendResult {
   const r = (outcome: AttemptOutcome, statusCode: number | null, error: string | null = null) => ({ outcome, statusCode, error, responseBody: null, sourceAddress: null, durationMs: 1 });
   if (b === 'ok') return r({ kind: 'http', statusCode: 200 }, 200);
-  if (b === 'hang') return r({ kind: 'timeout' }, null, `timeout: no answer within ${TIMEOUT_MS} ms`);
+  if (b === 'hang') return r({ kind: 'timeout' }, null, `timeout: no answer within ${timeoutMs} ms`);
   if (b === 'refused') return r({ kind: 'refused' }, null, 'destination refused');
   const code = { '5xx': 503, '429': 429, '4xx': 400, '410': 410 }[b];
-  return r({ kind: 'http', statusCode: code, retryAfter: b === '429' ? '30' : null }, code, `HTTP ${code}`);
+  return r({ kind: 'http', statusCode: code, retryAfter: b === '429' ? retryAfter : null }, code, `HTTP ${code}`);
 }
 const isFinal = (r: SendResult) => finalOutcome(r.outcome);
 
