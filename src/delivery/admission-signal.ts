@@ -8,10 +8,10 @@ import { untraced } from '../telemetry/trace-context.js';
 
 /**
  * `NOTIFY funding_callbacks` wakes every relay: for rows written outside this service's own write
- * paths (a bulk load). The service's writes do not send it: PostgreSQL serialises the commits of
- * all transactions that NOTIFY (a cluster-wide lock held through the WAL flush), which capped the
- * API's changes per second at one commit flush each. They call CallbackRecorder.committed after
- * their commit instead, which wakes this process's relay, or NOTIFYs when another process leads.
+ * paths (a bulk load). The service's writes do not send it inside their transactions: PostgreSQL
+ * serialises the commits of all transactions that NOTIFY (a cluster-wide lock held through the WAL
+ * flush), so every change would wait for the others' flushes. They wake admission after their
+ * commit instead (this process's relay, or a NOTIFY on its own when another process leads).
  */
 export const CALLBACKS_CHANNEL = 'funding_callbacks';
 

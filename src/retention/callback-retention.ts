@@ -21,15 +21,15 @@ export const RETENTION_BATCH = 1000;
 /**
  * After a batch, a pause of at least this, and of at least nine times the batch's own duration:
  * a pass keeps one PostgreSQL backend busy at most a tenth of the time, so deliveries keep their
- * pace while a backlog of old rows is worked off (measured in docs/benchmarks.md, the capacity model).
+ * pace while a backlog of old rows is worked off (docs/benchmarks.md, the capacity model).
  */
 const MIN_PAUSE_MS = 100;
 const PAUSE_PER_BATCH_TIME = 9;
 /**
  * While deliveries wait in the queue, pruning keeps to a fiftieth of one backend instead of a
- * tenth: on a small machine PostgreSQL's CPU is the delivery path's too (measured on 2 cores: a
- * 20,000 backlog drained 18 % slower beside pruning at a tenth). Idle, it catches up. Callbacks
- * waiting for an open destination are not under way, so a long outage does not slow it.
+ * tenth: on a small machine PostgreSQL's CPU is the delivery path's too (docs/benchmarks.md).
+ * Idle, it catches up. Callbacks waiting for an open destination are not under way, so a long
+ * outage does not slow it.
  */
 const PAUSE_PER_BATCH_TIME_WHILE_DELIVERING = 49;
 /** Any fixed number (the migrations use 727_001): one process at a time prunes. */
@@ -71,9 +71,9 @@ const PRUNE_IDEMPOTENCY_KEYS = `
  * PRUNE_CALLBACKS with sorts disabled, so its only plan reads `callbacks_delivered_at_idx` in
  * order and stops after the batch: statistics taken while the table held no delivered rows (a
  * backlog analysed before it drained) made reading every delivered row through
- * `callbacks_status_seq_idx` and sorting them look as cheap (90–200 ms a batch at 100,000
- * delivered rows, instead of a few). The connection is this pass's own; SET LOCAL ends with the
- * transaction.
+ * `callbacks_status_seq_idx` and sorting them look as cheap, a cost that grows with the delivered
+ * rows instead of the batch (docs/architecture.md, "Every statement on the delivery path costs
+ * O(rows it touches)"). The connection is this pass's own; SET LOCAL ends with the transaction.
  */
 export const PRUNE_PLANNER = 'SET LOCAL enable_sort = off';
 
