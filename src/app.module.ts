@@ -14,8 +14,10 @@ import { ADMISSION_INTERVAL, ADMISSION_INTERVAL_MS, CallbackRelay } from './deli
 import { CallbackSender, DNS_LOOKUP } from './egress/callback-sender.js';
 import { CallbackUrlValidator } from './callbacks/callback-url.validator.js';
 import { CallbacksAdminController } from './callbacks/callbacks-admin.controller.js';
-import { CallbacksAdminService } from './callbacks/callbacks-admin.service.js';
+import { CallbackReads } from './callbacks/callback-reads.js';
 import { CallbackRepairs } from './callbacks/callback-repairs.js';
+import { Redelivery } from './callbacks/redelivery.js';
+import { AFTER_COMMIT, Writes } from './database/writes.js';
 import { CallbacksController } from './callbacks/callbacks.controller.js';
 import { CallbackFeedController } from './callbacks/callback-feed.controller.js';
 import { CallbackFeed } from './callbacks/callback-feed.service.js';
@@ -153,8 +155,11 @@ export class AppModule {
               DomainTransitions,
               RowChange,
               CallbackUrlValidator,
-              CallbacksAdminService,
+              CallbackReads,
               CallbackRepairs,
+              Redelivery,
+              Writes,
+              { provide: AFTER_COMMIT, useExisting: AdmissionSignal },
               CallbackQueue,
               Admission,
               CallbackRelay,

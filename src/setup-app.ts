@@ -4,6 +4,7 @@ import { SwaggerModule } from '@nestjs/swagger';
 import { AccessGate, Credentials } from './access/access-gate.js';
 import { installRouteAccess, MountAccess } from './access/route-access-hook.js';
 import { CallbackRepairs } from './callbacks/callback-repairs.js';
+import { Redelivery } from './callbacks/redelivery.js';
 import { DestinationsService } from './destinations/destinations.service.js';
 import { DASHBOARD_ACCESS, mountQueueDashboard } from './dashboard/queue-dashboard.js';
 import { dashboardDocument } from './dashboard/dashboard-document.js';
@@ -85,10 +86,11 @@ export function setupApp(app: NestFastifyApplication, config: AppConfig): void {
   registerBodyParsers(app.getHttpAdapter().getInstance());
   if (config.role !== 'worker') {
     const repairs = app.get(CallbackRepairs);
+    const redelivery = app.get(Redelivery);
     const destinations = app.get(DestinationsService);
     mountQueueDashboard(app, config, {
-      redeliver: (actor, id) => repairs.redeliver(actor, id),
-      redeliverFailed: (actor) => repairs.redeliverFailed(actor, {}),
+      redeliver: (actor, id) => redelivery.redeliver(id, { actor }),
+      redeliverFailed: (actor) => redelivery.redeliverFailed(actor, {}),
       promote: (actor, id) => repairs.promote(actor, id),
       promotePage: (actor, ids) => repairs.promotePage(actor, ids),
       destinations: () => destinations.list({}),

@@ -212,7 +212,7 @@ describe('the callback feed', () => {
     const pg = new Client({ connectionString: dbUrl });
     await pg.connect();
     try {
-      const { FEED_PAGE } = await import('../src/callbacks/callback-feed-page.js');
+      const { FEED_PAGE } = await import('../src/callbacks/store/feed-page.js');
       await pg.query(`SET plan_cache_mode = ${mode}`);
       await pg.query(`PREPARE feed(uuid, text, text, int) AS ${FEED_PAGE}`);
       const { rows } = await pg.query(`EXPLAIN EXECUTE feed(${values.map((v) => (typeof v === 'number' ? v : `'${String(v)}'`)).join(', ')})`);

@@ -1,5 +1,5 @@
 import { CallbackQueue } from '../src/delivery/callback-queue.js';
-import { DASHBOARD_TABS, DashboardStore } from '../src/dashboard/dashboard-store.js';
+import { DASHBOARD_TABS, DashboardStore } from '../src/callbacks/store/dashboard-reads.js';
 import { Receiver } from './support/receiver.js';
 import { ADMIN_TOKEN, companyWithCallback, createPartner, startTestApp, TestApp, until } from './support/test-app.js';
 

@@ -6,7 +6,7 @@ import { relayClient } from '../src/delivery/callback-relay.js';
 import { LOAD } from '../src/delivery/callback-delivery.js';
 import { saveDestinations } from '../src/delivery/destination-store.js';
 import { READ_DESTINATIONS, RECORD } from '../src/delivery/settlement.js';
-import { PRUNE_CALLBACKS, PRUNE_PLANNER } from '../src/retention/callback-retention.js';
+import { PRUNE_CALLBACKS, PRUNE_PLANNER } from '../src/callbacks/store/retention.js';
 import { dropRunData, runIdentity, TEST_REDIS_URL } from './support/test-app.js';
 
 /**

@@ -8,9 +8,10 @@
  */
 import fc from 'fast-check';
 import { CallbackMessage } from '../src/callbacks/callback-message.js';
-import { callbackRows } from '../src/callbacks/callback-recorder.js';
+import { callbackRows } from '../src/callbacks/store/recording.js';
 import { AuditLog } from '../src/audit/audit-log.js';
-import { CallbackRepairs } from '../src/callbacks/callback-repairs.js';
+import { Redelivery } from '../src/callbacks/redelivery.js';
+import { Writes } from '../src/database/writes.js';
 import { AppConfig, loadConfig } from '../src/config/app-config.js';
 import { microsKey } from '../src/database/sql.js';
 import type { SqlSession } from '../src/database/sql-session.js';
@@ -21,7 +22,7 @@ import { DESTINATION_COLUMNS, DestinationRow, stateOf } from '../src/delivery/de
 import { INITIAL_WINDOW, isProven, PROVEN_FOR_MS } from '../src/delivery/destination-window.js';
 import { Settlement } from '../src/delivery/settlement.js';
 import type { SettlingRow } from '../src/delivery/settle-attempt.js';
-import { followUrl } from '../src/callback-urls/callbacks-of-url.js';
+import { followUrl } from '../src/callbacks/store/url-changes.js';
 import { Metrics } from '../src/metrics/metrics.js';
 import { answer, Behaviour, BEHAVIOURS } from './support/delivery-model.js';
 import { scratchDatabase, ScratchDatabase, seedCompany } from './support/scratch-database.js';
@@ -72,7 +73,8 @@ class World {
   shift = 0;
   private settlement: Settlement;
   private readonly admission: Admission;
-  private readonly admin: CallbackRepairs;
+  private readonly admin: Redelivery;
+  private readonly writes: Writes;
   private admitted: string[] = [];
 
   constructor(
@@ -88,7 +90,8 @@ class World {
     const queue = { add: async (ids: string[], lease: string, workers: number) => this.take(jobsOf(ids, workers), lease, await this.destinationsOf(ids)) } as unknown as CallbackQueue;
     this.admission = new Admission(config, queue, metrics);
     this.settlement = this.newSettlement();
-    this.admin = new CallbackRepairs(s.db, new AuditLog(s.db), { committed: () => undefined } as never);
+    this.writes = new Writes(s.db, { wake: () => undefined });
+    this.admin = new Redelivery(this.writes, new AuditLog(s.db));
   }
 
   private newSettlement(): Settlement {
@@ -127,7 +130,7 @@ class World {
   async moveUrl(company: number, origin: string | null): Promise<void> {
     const c = this.companies[company % this.companies.length];
     const of = { property: 'status_callback', companyId: c.companyId, messages: [CallbackMessage.CreditLimitUpdated], key: 'companyId' as const, resourceId: c.companyId };
-    await this.s.db.transaction((m) => followUrl(m, of, origin === null ? null : `${origin}/moved`));
+    await this.writes.transaction((m) => followUrl(m, of, origin === null ? null : `${origin}/moved`));
   }
 
   private async destinationsOf(ids: string[]): Promise<Map<string, string>> {
@@ -197,7 +200,7 @@ class World {
   /** The operator's redelivery, as the bootstrap operator (its audit entry is written with it). */
   redeliver = async (id: string) => {
     const [operator] = (await this.s.pool.query<{ id: string }>(`SELECT id FROM operators WHERE name = 'admin'`)).rows;
-    await this.admin.redeliver({ operator: { id: operator.id, name: 'admin', role: 'admin' }, action: 'callback.redeliver' }, id);
+    await this.admin.redeliver(id, { actor: { operator: { id: operator.id, name: 'admin', role: 'admin' }, action: 'callback.redeliver' } });
   };
 
   async callbacks(): Promise<CallbackRow[]> {

@@ -2,6 +2,8 @@ import { Admission } from '../src/delivery/admission.js';
 import { AdmissionSignal } from '../src/delivery/admission-signal.js';
 import { CallbackQueue } from '../src/delivery/callback-queue.js';
 import { ADMISSION_INTERVAL, CallbackRelay, relayClient } from '../src/delivery/callback-relay.js';
+import { Writes } from '../src/database/writes.js';
+import { DataSource } from 'typeorm';
 import { CallbackRecorder } from '../src/callbacks/callback-recorder.js';
 import { CallbackMessage } from '../src/callbacks/callback-message.js';
 import { DeliveryWorker } from '../src/delivery/delivery-worker.js';
@@ -58,6 +60,7 @@ describe('relay wake-ups', () => {
   it('wakes admission once a domain transaction that recorded callbacks has committed, never for one rolled back', async () => {
     const { c } = await companyWithCallback(t, p, rx.url('/unused'));
     const recorder = t.app.get(CallbackRecorder);
+    const writes = t.app.get(Writes);
     const signal = t.app.get(AdmissionSignal);
     const event = { message: CallbackMessage.CreditLimitUpdated, url: rx.url('/hook'), partnerId: p.id, ids: { companyId: c, withdrawalId: null, limitRequestId: null, loanId: null } };
     // What the database shows other sessions at each wake-up: the rows must be committed by then.
@@ -67,17 +70,17 @@ describe('relay wake-ups', () => {
     });
     try {
       await expect(
-        recorder.transaction(async (m) => {
+        writes.transaction(async (m) => {
           await recorder.record(m, [event]);
           throw new Error('the change is refused after its callbacks were recorded');
         }),
       ).rejects.toThrow('refused');
       expect(wake).not.toHaveBeenCalled();
-      await recorder.transaction(async (m) => recorder.record(m, [event, event]));
+      await writes.transaction(async (m) => recorder.record(m, [event, event]));
       expect(wake).toHaveBeenCalledTimes(1);
       expect(await Promise.all(seen)).toEqual([2]);
-      // Outside a transaction of the recorder there is no commit to wait for: refused.
-      await expect(t.app.get(CallbackRecorder).record(t.app.get(CallbackRecorder)['db'].manager, [event])).rejects.toThrow('CallbackRecorder.transaction');
+      // Outside a transaction of the one write path there is no commit to wait for: refused.
+      await expect(recorder.record(t.app.get(DataSource).manager, [event])).rejects.toThrow('Writes.transaction');
     } finally {
       wake.mockRestore();
       await t.sql(`UPDATE callbacks SET status = 'delivered' WHERE url = $1`, [rx.url('/hook')]);

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { invalidProperty } from '../http/domain-error.js';
+import { inWrite } from '../database/writes.js';
 import type { Actor } from '../operators/actor.js';
 import { AUDIT_ACTIONS, AuditActionName, AuditTargetType } from './audit-actions.js';
 import { changedProperties, Tracked, TrackedProperties } from './audit-changes.js';
@@ -66,7 +67,7 @@ export class AuditLog {
 
   /** Writes the entry of a change inside the change's transaction. */
   async record(m: EntityManager, actor: Actor, change: AuditChange): Promise<void> {
-    if (!m.queryRunner?.isTransactionActive) throw new Error('an audit entry is written inside the transaction of its change');
+    if (!inWrite(m)) throw new Error('an audit entry is written inside the transaction of its change (Writes.transaction)');
     await m.query(AUDIT_INSERT, auditValues(actor, change));
   }
 

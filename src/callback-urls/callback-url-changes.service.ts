@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { CallbackMessage } from '../callbacks/callback-message.js';
-import { CallbackRecorder } from '../callbacks/callback-recorder.js';
+import { Writes } from '../database/writes.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { invalidProperty, notFound } from '../http/domain-error.js';
 import { companyCallbackProperty } from '../companies/company-callback-property.js';
@@ -12,7 +11,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { VARIANTS, VariantNames } from '../config/variant.js';
 import { LimitRequest } from '../limit-requests/limit-request.entity.js';
 import { WithdrawalRequest } from '../withdrawals/withdrawal-request.entity.js';
-import { followUrl } from './callbacks-of-url.js';
+import { followUrl } from '../callbacks/store/url-changes.js';
 
 /** A PATCH body: each property absent (unchanged), a URL, or null (removed). */
 export type UrlChanges = Record<string, string | null | undefined>;
@@ -29,10 +28,9 @@ export class CallbackUrlChanges {
   readonly names: VariantNames;
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly urls: CallbackUrlValidator,
-    private readonly recorder: CallbackRecorder,
+    private readonly writes: Writes,
   ) {
     this.names = VARIANTS[config.variant];
   }
@@ -44,8 +42,8 @@ export class CallbackUrlChanges {
       const company = await lockOwnedCompany(m, partnerId, companyId);
       company.callbackUrl = url;
       await m.update(Company, { id: company.id }, { callbackUrl: url });
-      const moved = await followUrl(m, { property: own, companyId, messages: [CallbackMessage.CreditLimitUpdated, CallbackMessage.CreditBalanceUpdated], key: 'companyId', resourceId: companyId }, url);
-      return { result: company, moved };
+      await followUrl(m, { property: own, companyId, messages: [CallbackMessage.CreditLimitUpdated, CallbackMessage.CreditBalanceUpdated], key: 'companyId', resourceId: companyId }, url);
+      return company;
     });
   }
 
@@ -57,8 +55,8 @@ export class CallbackUrlChanges {
       if (!request) throw notFound('Limit request');
       request.statusCallback = url;
       await m.update(LimitRequest, { id }, { statusCallback: url });
-      const moved = await followUrl(m, { property: 'status_callback', companyId, messages: [CallbackMessage.LimitRequestStatusChanged], key: 'limitRequestId', resourceId: id }, url);
-      return { result: { request, company }, moved };
+      await followUrl(m, { property: 'status_callback', companyId, messages: [CallbackMessage.LimitRequestStatusChanged], key: 'limitRequestId', resourceId: id }, url);
+      return { request, company };
     });
   }
 
@@ -70,24 +68,21 @@ export class CallbackUrlChanges {
       const company = await lockOwnedCompany(m, partnerId, companyId);
       const withdrawal = await m.findOne(WithdrawalRequest, { where: { id, companyId }, lock: { mode: 'pessimistic_write' } });
       if (!withdrawal) throw notFound('Withdrawal request');
-      let moved = 0;
       for (const [i, property] of properties.entries()) {
         const status = property === 'status_callback';
         if (status) withdrawal.statusCallback = urls[i];
         else withdrawal.loanStatusCallback = urls[i];
         const messages = [status ? CallbackMessage.WithdrawalRequestStatusChanged : CallbackMessage.LoanPaymentRegistered];
-        moved += await followUrl(m, { property, companyId, messages, key: 'withdrawalId', resourceId: id }, urls[i]);
+        await followUrl(m, { property, companyId, messages, key: 'withdrawalId', resourceId: id }, urls[i]);
       }
       await m.update(WithdrawalRequest, { id }, { statusCallback: withdrawal.statusCallback, loanStatusCallback: withdrawal.loanStatusCallback });
-      return { result: { withdrawal, company }, moved };
+      return { withdrawal, company };
     });
   }
 
-  /** One transaction; after its commit, admission looks at once at the callbacks it moved (some may be due now at their new destination). */
-  private async moving<T>(work: (m: EntityManager) => Promise<{ result: T; moved: number }>): Promise<T> {
-    const { result, moved } = await this.db.transaction(work);
-    this.recorder.committed(moved);
-    return result;
+  /** One transaction of the one write path: after its commit, admission looks at once at the callbacks it moved. */
+  private moving<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
+    return this.writes.transaction(work);
   }
 
   /** Each property's URL as it will be stored (checked as at creation), or null to remove it; a property left out is a 400. */

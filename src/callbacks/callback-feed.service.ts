@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { invalidProperty } from '../http/domain-error.js';
 import { rawPool } from '../database/database.js';
 import { Callback } from './callback.entity.js';
-import { FEED_PAGE } from './callback-feed-page.js';
+import { FEED_PAGE } from './store/feed-page.js';
 import { decodePosition, encodePosition, FEED_START, FeedPosition } from './feed-position.js';
 
 type PageRow = Partial<Callback> & { xmax: string; xact: string | null; seq: string | null };

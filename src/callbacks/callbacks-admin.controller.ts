@@ -2,7 +2,7 @@ import { SHOWN_STATUSES, ShownStatus } from './callback-status.js';
 import { Access } from '../access/route-access.js';
 import { Doc } from '../openapi/api-doc.js';
 import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
-import { CallbackRepairs } from './callback-repairs.js';
+import { Redelivery } from './redelivery.js';
 import { CallbackPageResponse, CallbackWithAttemptsResponse, RedeliverCountResponse } from './callback.responses.js';
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
@@ -12,7 +12,7 @@ import { QueryInt } from '../http/validation.js';
 
 import { attemptView, callbackView } from './callback.views.js';
 import { CallbackMessage } from './callback-message.js';
-import { CallbacksAdminService } from './callbacks-admin.service.js';
+import { CallbackReads } from './callback-reads.js';
 import { ParseUuid } from '../http/strict-params.js';
 
 export class ListCallbacksQuery {
@@ -61,8 +61,8 @@ export class RedeliverFailedDto {
 @Controller('admin/v1/callbacks')
 export class CallbacksAdminController {
   constructor(
-    private readonly callbacks: CallbacksAdminService,
-    private readonly repairs: CallbackRepairs,
+    private readonly callbacks: CallbackReads,
+    private readonly redelivery: Redelivery,
   ) {}
 
   @Doc('List callbacks, newest first', CallbackPageResponse, [400])
@@ -74,13 +74,13 @@ export class CallbacksAdminController {
   }
 
   /** Sends it again from a fresh schedule with the same webhook-id. */
-  @Doc('Redeliver one callback: same webhook-id, fresh schedule', null, [400, 404, 413, { 409: 'its callback URL was removed by the partner' }], { status: 202 })
+  @Doc('Redeliver one callback: same webhook-id, fresh schedule', null, [400, 404, 413, { 409: 'its callback URL was removed by the partner, or it is a test callback' }], { status: 202 })
   @Access.operator('operator')
   @AuditAction('callback.redeliver')
   @Post(':callbackId/redeliver')
   @HttpCode(202)
   async redeliver(@CurrentActor() actor: Actor, @Param('callbackId', ParseUuid) id: string): Promise<void> {
-    await this.repairs.redeliver(actor, id);
+    await this.redelivery.redeliver(id, { actor });
   }
 
   /** Redelivers all failed callbacks (optionally created since a time, or of one company). */
@@ -90,7 +90,7 @@ export class CallbacksAdminController {
   @Post('redeliver')
   @HttpCode(202)
   async redeliverFailed(@CurrentActor() actor: Actor, @Body() dto: RedeliverFailedDto) {
-    return { count: await this.repairs.redeliverFailed(actor, { since: dto.since ? new Date(dto.since) : undefined, companyId: dto.companyId }) };
+    return { count: await this.redelivery.redeliverFailed(actor, { since: dto.since ? new Date(dto.since) : undefined, companyId: dto.companyId }) };
   }
 
   @Doc('Show a callback with its attempts', CallbackWithAttemptsResponse, [400, 404])

@@ -6,7 +6,8 @@ import { CallbackPageResponse, CallbackWithAttemptsResponse } from './callback.r
 import { CurrentPartner } from '../partners/current-partner.js';
 import { Partner } from '../partners/partner.entity.js';
 import { ListCallbacksQuery } from './callbacks-admin.controller.js';
-import { CallbacksAdminService } from './callbacks-admin.service.js';
+import { CallbackReads } from './callback-reads.js';
+import { Redelivery } from './redelivery.js';
 import { attemptView, callbackView } from './callback.views.js';
 import { ParseUuid } from '../http/strict-params.js';
 
@@ -23,7 +24,10 @@ import { ParseUuid } from '../http/strict-params.js';
 @Access.partner()
 @Controller('v1/callbacks')
 export class CallbacksController {
-  constructor(private readonly callbacks: CallbacksAdminService) {}
+  constructor(
+    private readonly callbacks: CallbackReads,
+    private readonly redelivery: Redelivery,
+  ) {}
 
   @Doc(
     "List the partner's callbacks, newest first (a companyId of another partner lists nothing)",
@@ -44,10 +48,10 @@ export class CallbacksController {
   }
 
   /** A delivered or failed callback only: a pending one is still on its schedule. */
-  @Doc('Redeliver a delivered or failed callback: same webhook-id, fresh schedule', null, [400, 401, 404, { 409: 'the callback is still pending, or its callback URL was removed' }], { status: 202 })
+  @Doc('Redeliver a delivered or failed callback: same webhook-id, fresh schedule', null, [400, 401, 404, { 409: 'the callback is still pending, its callback URL was removed, or it is a test callback' }], { status: 202 })
   @Post(':callbackId/redeliver')
   @HttpCode(202)
   async redeliver(@CurrentPartner() partner: Partner, @Param('callbackId', ParseUuid) id: string): Promise<void> {
-    await this.callbacks.redeliver(id, { partnerId: partner.id });
+    await this.redelivery.redeliver(id, { partnerId: partner.id });
   }
 }

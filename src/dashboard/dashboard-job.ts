@@ -2,6 +2,7 @@ import type { JobState, QueueJobJson } from '@bull-board/api/typings/app';
 import { callbackOrigin } from '../callbacks/callback-destination.js';
 import { CallbackMessage } from '../callbacks/callback-message.js';
 import { isSuccessStatus } from '../egress/attempt-outcome.js';
+import type { AttemptRow, DashboardRow } from '../callbacks/store/dashboard-reads.js';
 
 /**
  * A callback row as the queue dashboard shows it: a bull-board job whose every field comes from
@@ -11,37 +12,8 @@ import { isSuccessStatus } from '../egress/attempt-outcome.js';
  */
 
 /** The columns of one callback the dashboard reads, and its last attempt (if any). */
-export interface DashboardRow {
-  id: string;
-  message: number;
-  companyId: string;
-  /** callbacks.destination: the URL's origin. */
-  destination: string;
-  status: string;
-  attemptCount: number;
-  nextAttemptAt: Date | null;
-  lastError: string | null;
-  createdAt: Date;
-  deliveredAt: Date | null;
-  /** Creation or the last redelivery: attempts before it belong to an earlier schedule. */
-  scheduleStartedAt: Date;
-  /** Attempts of the current schedule (a probe of an open destination is not counted). */
-  scheduleAttempts: number;
-  lastAttemptStartedAt: Date | null;
-  lastAttemptDurationMs: number | null;
-}
+export type { AttemptRow, DashboardRow };
 
-/** One row of callback_attempts. */
-export interface AttemptRow {
-  number: number;
-  startedAt: Date;
-  durationMs: number;
-  statusCode: number | null;
-  error: string | null;
-  sourceAddress: string | null;
-}
-
-/** The tabs a callback can be on; `unknown` for a status this code does not know. */
 export type DashboardState = Extract<JobState, 'active' | 'waiting' | 'delayed' | 'completed' | 'failed' | 'unknown'>;
 
 /**

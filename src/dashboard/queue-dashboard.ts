@@ -18,7 +18,7 @@ import { CallbackQueue } from '../delivery/callback-queue.js';
 import { DASHBOARD_WRITES, DashboardWriteActions } from './dashboard-writes.js';
 import { attemptLog, DashboardRow, dashboardJobJson, dashboardState } from './dashboard-job.js';
 import { CircuitView, circuitsDescription, DASHBOARD_HEADERS, dashboardPage, dashboardRequestAllowed, SWITCHED_OFF } from './dashboard-policy.js';
-import { DASHBOARD_COUNT_CAP, DASHBOARD_TABS, DashboardStore, DashboardTab } from './dashboard-store.js';
+import { DASHBOARD_COUNT_CAP, DASHBOARD_TABS, DashboardStore, DashboardTab } from '../callbacks/store/dashboard-reads.js';
 
 export const DASHBOARD_PATH = '/admin/queues';
 

@@ -10,6 +10,7 @@ import { assertTransition, CompanyRow, DomainRow, moveStatus, Resource, StatusRe
 import { changesOf, RowChanges, snapshot, Snapshot } from './tracked-changes.js';
 import { AUDIT_ACTIONS, AuditActionName } from '../audit/audit-actions.js';
 import { rowChangesAudit } from '../audit/audit-changes.js';
+import { Writes } from '../database/writes.js';
 import { AuditLog } from '../audit/audit-log.js';
 import type { Actor } from '../operators/actor.js';
 
@@ -116,14 +117,15 @@ export class DomainTransitions {
   constructor(
     private readonly callbacks: CallbackRecorder,
     private readonly audit: AuditLog,
+    private readonly writes: Writes,
   ) {}
 
   /**
-   * The transaction a change runs in (CallbackRecorder.transaction): the callbacks `apply`
-   * records commit with it, and admission is woken once it has committed.
+   * The transaction a change runs in (the one write path, Writes.transaction): the callbacks
+   * `apply` records commit with it, and admission is woken once it has committed.
    */
   transaction<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
-    return this.callbacks.transaction(work);
+    return this.writes.transaction(work);
   }
 
   apply<T extends StatusRow<S>, S extends string>(m: EntityManager, spec: StatusChangeSpec<T, S>): Promise<Changed<T>>;

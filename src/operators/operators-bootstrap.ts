@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { Writes } from '../database/writes.js';
 import { AuditLog } from '../audit/audit-log.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { hashToken } from '../partners/partner-secrets.js';
@@ -22,14 +21,14 @@ export class OperatorsBootstrap implements OnApplicationBootstrap {
   private readonly log = new Logger('Operators');
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly writes: Writes,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly audit: AuditLog,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     const hash = hashToken(this.config.adminToken);
-    const outcome = await this.db.transaction(async (m) => {
+    const outcome = await this.writes.transaction(async (m) => {
       const [admin]: AdminRow[] = await m.query(`SELECT id, token_hash, revoked_at FROM operators WHERE name = $1 FOR UPDATE`, [BOOTSTRAP_OPERATOR]);
       if (!admin) throw new Error(`the bootstrap operator "${BOOTSTRAP_OPERATOR}" is missing from table operators`);
       if (admin.token_hash === hash) return admin.revoked_at ? 'revoked' : 'held';

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { Writes } from '../database/writes.js';
 import { AuditLog } from '../audit/audit-log.js';
 import { DomainError } from '../http/domain-error.js';
 import { ErrorCode } from '../http/error-codes.js';
@@ -34,6 +35,7 @@ const view = (o: Operator): OperatorView => ({ id: o.id, name: o.name, role: o.r
 export class OperatorsService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
+    private readonly writes: Writes,
     private readonly audit: AuditLog,
     private readonly credentials: OperatorCredentials,
   ) {}
@@ -42,7 +44,7 @@ export class OperatorsService {
   async create(actor: Actor, name: string, role: OperatorRole): Promise<{ id: string; name: string; role: OperatorRole; token: string; createdAt: string }> {
     const token = newOperatorToken();
     try {
-      return await this.db.transaction(async (m) => {
+      return await this.writes.transaction(async (m) => {
         const operator = await m.save(m.create(Operator, { name, role, tokenHash: hashToken(token), revokedAt: null }));
         await this.audit.record(m, actor, { targetType: 'operator', targetId: operator.id, before: {}, after: { name, role } });
         return { id: operator.id, name: operator.name, role: operator.role, token, createdAt: operator.createdAt.toISOString() };
@@ -62,7 +64,7 @@ export class OperatorsService {
    * bootstrap operator's too (its ADMIN_TOKEN stays refused after restarts: operators-bootstrap.ts).
    */
   async revoke(actor: Actor, id: string): Promise<void> {
-    const hash = await this.db.transaction(async (m) => {
+    const hash = await this.writes.transaction(async (m) => {
       const operator = await lockOrNotFound(m, Operator, { id }, 'Operator');
       if (operator.revokedAt) throw new DomainError('conflict', ErrorCode.operator_revoked, `Operator is already revoked (current status: revoked at ${operator.revokedAt.toISOString()})`);
       operator.revokedAt = new Date();

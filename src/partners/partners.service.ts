@@ -2,6 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import { CREDENTIAL_CLOCK, CredentialCache, MonotonicClock } from '../access/credential-cache.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { Writes } from '../database/writes.js';
 import { AuditLog } from '../audit/audit-log.js';
 import { lockOrNotFound, writeBack } from '../common/transaction.js';
 import type { Actor } from '../operators/actor.js';
@@ -28,6 +29,7 @@ export class PartnersService {
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
+    private readonly writes: Writes,
     private readonly box: SecretBox,
     private readonly audit: AuditLog,
     @Optional() @Inject(CREDENTIAL_CLOCK) clock?: MonotonicClock,
@@ -39,7 +41,7 @@ export class PartnersService {
   async create(actor: Actor, name: string) {
     const apiKey = newApiKey();
     const signingSecret = newSigningSecret();
-    const partner = await this.db.transaction(async (m) => {
+    const partner = await this.writes.transaction(async (m) => {
       const saved = await m.save(
         m.create(Partner, {
           name,
@@ -58,7 +60,7 @@ export class PartnersService {
   }
 
   async rotateSigningSecret(actor: Actor, partnerId: string) {
-    return this.db.transaction(async (m) => {
+    return this.writes.transaction(async (m) => {
       const partner = await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
       const signingSecret = newSigningSecret();
       const before = partner.previousSecretExpiresAt?.toISOString() ?? null;
@@ -82,7 +84,7 @@ export class PartnersService {
    * at all). A key replaced by an earlier rotation stops at once: one previous key at a time.
    */
   async rotateApiKey(actor: Actor, partnerId: string, previousKeyValidHours: number) {
-    const { replaced, ...rotated } = await this.db.transaction(async (m) => {
+    const { replaced, ...rotated } = await this.writes.transaction(async (m) => {
       const partner = await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
       const replaced = partner.apiKeyHash;
       const apiKey = newApiKey();

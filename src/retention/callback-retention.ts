@@ -1,6 +1,7 @@
 // Bounded tables: delivered callbacks (with their attempts) older than CALLBACK_RETENTION and
 // idempotency keys past their 24 h go, in small batches, in the background. Failed and pending
 // callbacks are kept whatever their age: they still need an operator or a delivery.
+import { deliveriesUnderWay, pruneCallbacks, RETENTION_BATCH } from '../callbacks/store/retention.js';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool, PoolClient } from 'pg';
@@ -12,12 +13,11 @@ import { Metrics } from '../metrics/metrics.js';
 
 /** Time between two pruning passes of a process (a pass runs until nothing old is left). */
 export const RETENTION_INTERVAL_MS = Symbol('RETENTION_INTERVAL_MS');
+export { pruneCallbacks, RETENTION_BATCH };
 export const DEFAULT_RETENTION_INTERVAL_MS = 60_000;
 /** The first pass comes soon after start: a deployment back from a long stop has catching up to do. */
 const FIRST_PASS_DELAY_MS = 5_000;
 
-/** Rows per statement: each batch is one short transaction holding few row locks. */
-export const RETENTION_BATCH = 1000;
 /**
  * After a batch, a pause of at least this, and of at least nine times the batch's own duration:
  * a pass keeps one PostgreSQL backend busy at most a tenth of the time, so deliveries keep their
@@ -39,25 +39,6 @@ const SHUTDOWN_WAIT_MS = 5_000;
 /** An idempotency key replays its first response for 24 h; after that it is only weight (docs/partners.md, "Safe retries of creates"). */
 const IDEMPOTENCY_KEY_TTL = `interval '24 hours'`;
 
-/**
- * Locks a batch of the oldest delivered callbacks (skipping any another transaction holds, e.g.
- * a redelivery under way) and deletes them with their attempts in the same statement; the
- * foreign key is checked at the statement's end, when both are gone.
- */
-export const PRUNE_CALLBACKS = `
-  WITH doomed AS (
-    SELECT id FROM callbacks
-     WHERE status = 'delivered' AND delivered_at < now() - $1 * interval '1 millisecond'
-     ORDER BY delivered_at
-     LIMIT ${RETENTION_BATCH}
-       FOR UPDATE SKIP LOCKED
-  ), attempts AS (
-    DELETE FROM callback_attempts a USING doomed d WHERE a.callback_id = d.id RETURNING 1
-  ), gone AS (
-    DELETE FROM callbacks c USING doomed d WHERE c.id = d.id RETURNING 1
-  )
-  SELECT (SELECT count(*) FROM gone)::int AS callbacks, (SELECT count(*) FROM attempts)::int AS attempts`;
-
 const PRUNE_IDEMPOTENCY_KEYS = `
   WITH doomed AS (
     SELECT scope, key FROM idempotency_keys
@@ -66,24 +47,6 @@ const PRUNE_IDEMPOTENCY_KEYS = `
        FOR UPDATE SKIP LOCKED
   )
   DELETE FROM idempotency_keys k USING doomed d WHERE k.scope = d.scope AND k.key = d.key`;
-
-/**
- * PRUNE_CALLBACKS with sorts disabled, so its only plan reads `callbacks_delivered_at_idx` in
- * order and stops after the batch: statistics taken while the table held no delivered rows (a
- * backlog analysed before it drained) made reading every delivered row through
- * `callbacks_status_seq_idx` and sorting them look as cheap, a cost that grows with the delivered
- * rows instead of the batch (docs/architecture.md, "Every statement on the delivery path costs
- * O(rows it touches)"). The connection is this pass's own; SET LOCAL ends with the transaction.
- */
-export const PRUNE_PLANNER = 'SET LOCAL enable_sort = off';
-
-export async function pruneCallbacks(client: PoolClient, retentionMs: number): Promise<{ callbacks: number; attempts: number }[]> {
-  await client.query('BEGIN');
-  await client.query(PRUNE_PLANNER);
-  const { rows } = await client.query<{ callbacks: number; attempts: number }>(PRUNE_CALLBACKS, [retentionMs]);
-  await client.query('COMMIT');
-  return rows;
-}
 
 export interface PruneResult {
   callbacks: number;
@@ -198,8 +161,7 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
 
   /** Whether deliveries are under way (admitted callbacks); PostgreSQL unreachable: as if none. */
   private async deliveriesWaiting(): Promise<boolean> {
-    const { rows } = await this.pool.query(`SELECT 1 FROM callbacks WHERE status = 'sending' LIMIT 1`).catch(() => ({ rows: [] }));
-    return rows.length > 0;
+    return deliveriesUnderWay(this.pool).catch(() => false);
   }
 
   /** A pause that shutdown cuts short. */

@@ -4,7 +4,8 @@ import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import { updatableColumns } from '../common/transaction.js';
 import { isDataError } from '../database/database.js';
 import { Batcher, SerialBatcher } from '../common/batcher.js';
-import { CALLBACK_PARAMS, CallbackEvent, callbackInsert, callbackValues } from '../callbacks/callback-recorder.js';
+import { CallbackEvent } from '../callbacks/callback-recorder.js';
+import { CALLBACK_PARAMS, callbackInsert, callbackValues } from '../callbacks/store/recording.js';
 
 /** A row as read, with its version (`xmin`: every UPDATE gives the row a new one). */
 export interface Versioned<T> {

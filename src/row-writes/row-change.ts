@@ -4,7 +4,8 @@ import type { Pool } from 'pg';
 import { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
 import { notFound, overtaken } from '../http/domain-error.js';
 import { rawPool } from '../database/database.js';
-import { CallbackEvent, CallbackRecorder, traced } from '../callbacks/callback-recorder.js';
+import { CallbackEvent, traced } from '../callbacks/callback-recorder.js';
+import { Writes } from '../database/writes.js';
 import { RowBatches } from './row-batches.js';
 import { AuditChange, auditValues } from '../audit/audit-log.js';
 import type { Actor } from '../operators/actor.js';
@@ -40,7 +41,7 @@ export class RowChange {
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    private readonly callbacks: CallbackRecorder,
+    private readonly writes: Writes,
   ) {
     this.pool = rawPool(db);
   }
@@ -68,10 +69,9 @@ export class RowChange {
       const decided = decide(found.row);
       // The trace is taken here, in the request: the batched write runs in another request's.
       const events = traced(decided.events.filter((e) => e.url !== null));
-      if (await rows.write({ ...found, events, audit: decided.audit })) {
-        this.callbacks.committed(events.length);
-        return found.row;
-      }
+      // One statement commits the row with its callbacks: the one write path's statement form.
+      const written = await this.writes.statement(() => rows.write({ ...found, events, audit: decided.audit }), (ok) => (ok ? events.length : 0));
+      if (written) return found.row;
       if (read === ROW_CHANGE_TRIES) throw overtaken(what, read);
     }
   }

@@ -1,6 +1,7 @@
 import { EntityManager } from 'typeorm';
 import { DomainError } from '../http/domain-error.js';
 import { ErrorCode } from '../http/error-codes.js';
+import { recentTests } from '../callbacks/store/test-callbacks.js';
 
 /** Test callbacks a partner may have accepted in any rolling minute. */
 export const TEST_CALLBACKS_PER_MINUTE = 10;
@@ -15,12 +16,7 @@ const TEST_CALLBACK_LOCK = 727_033;
  * one. Refused ones record nothing, so they do not count.
  */
 export async function admitOneMoreTest(m: EntityManager, partnerId: string): Promise<void> {
-  await m.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [TEST_CALLBACK_LOCK, partnerId]);
-  const [recent]: { n: number; free_in_s: number | null }[] = await m.query(
-    `SELECT count(*)::int AS n, ceil(extract(epoch FROM min(created_at) + interval '1 minute' - clock_timestamp()))::int AS free_in_s
-       FROM callbacks WHERE partner_id = $1 AND test AND created_at > clock_timestamp() - interval '1 minute'`,
-    [partnerId],
-  );
+  const recent = await recentTests(m, partnerId, TEST_CALLBACK_LOCK);
   if (recent.n >= TEST_CALLBACKS_PER_MINUTE) {
     throw new DomainError(
       'rate',

@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { Callback } from '../callbacks/callback.entity.js';
-import { CallbackRecorder } from '../callbacks/callback-recorder.js';
+import { insertTestCallback } from '../callbacks/store/test-callbacks.js';
+import { Writes } from '../database/writes.js';
 import { buildCallbackBody, CallbackMessage } from '../callbacks/callback-message.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { admitOneMoreTest } from './test-callback-rate.js';
@@ -24,34 +23,19 @@ export interface TestCallbackRequest {
 @Injectable()
 export class TestCallbacks {
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
     private readonly urls: CallbackUrlValidator,
-    private readonly recorder: CallbackRecorder,
+    private readonly writes: Writes,
   ) {}
 
   async send(partnerId: string, req: TestCallbackRequest): Promise<Callback> {
     const message: CallbackMessage = req.message ?? CallbackMessage.CreditLimitUpdated;
     const given = await this.urls.check('url', req.url);
-    const callback = await this.db.transaction(async (m) => {
+    return this.writes.transaction(async (m) => {
       await admitOneMoreTest(m, partnerId);
       const target = await testTarget(m, partnerId, req.companyId, message);
       const url = given ?? target.url;
       if (url === null) throw noTestUrl(message, target.source);
-      const [circuit]: { open: string | null }[] = await m.query(
-        `SELECT 'destination ' || origin || ' circuit open since ' || to_char(opened_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-                || coalesce(' (last error: ' || last_error || ')', '') || '; test callback not sent' AS open
-           FROM destinations WHERE origin = callback_origin($1) AND opened_at IS NOT NULL`,
-        [url],
-      );
-      const [row]: { id: string }[] = await m.query(
-        `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, last_error, test, attempt_limit)
-         VALUES ($1, $2, $3, $4, $5, CASE WHEN $6::text IS NULL THEN 'pending' ELSE 'failed' END, CASE WHEN $6::text IS NULL THEN now() END, $6, true, 1)
-         RETURNING id`,
-        [partnerId, req.companyId, message, url, buildCallbackBody(message, target.ids), circuit?.open ?? null],
-      );
-      return m.findOneByOrFail(Callback, { id: row.id });
+      return insertTestCallback(m, { partnerId, companyId: req.companyId, message, url, body: buildCallbackBody(message, target.ids) });
     });
-    this.recorder.committed(callback.status === 'pending' ? 1 : 0);
-    return callback;
   }
 }

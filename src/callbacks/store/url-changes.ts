@@ -1,5 +1,6 @@
 import { EntityManager } from 'typeorm';
-import { CallbackMessage } from '../callbacks/callback-message.js';
+import { noteDue } from '../../database/writes.js';
+import { CallbackMessage } from '../callback-message.js';
 
 /**
  * The callbacks a resource's URL property receives: its company's callbacks of these messages
@@ -39,6 +40,8 @@ export async function moveCallbacks(m: EntityManager, of: CallbacksOfUrl, url: s
       WHERE ${OF_URL}`,
     [of.companyId, of.messages, of.key, of.resourceId, url],
   );
+  // Some may be due now at their new destination, whose window is its own.
+  noteDue(m, count);
   return count;
 }
 
@@ -62,7 +65,7 @@ export async function failCallbacksOfRemovedUrl(m: EntityManager, of: CallbacksO
   return count;
 }
 
-/** The URL as the PATCH set it: moved to a new one, or removed (null). Returns how many callbacks moved to a new URL. */
-export function followUrl(m: EntityManager, of: CallbacksOfUrl, url: string | null): Promise<number> {
-  return url === null ? failCallbacksOfRemovedUrl(m, of).then(() => 0) : moveCallbacks(m, of, url);
+/** The URL as the PATCH set it: moved to a new one, or removed (null). */
+export async function followUrl(m: EntityManager, of: CallbacksOfUrl, url: string | null): Promise<void> {
+  await (url === null ? failCallbacksOfRemovedUrl(m, of) : moveCallbacks(m, of, url));
 }

@@ -1,5 +1,4 @@
 import type { DataSource } from 'typeorm';
-import type { AttemptRow, DashboardRow, DashboardState } from './dashboard-job.js';
 
 /**
  * What the queue dashboard reads, all from PostgreSQL (the record of every callback; Redis holds
@@ -14,7 +13,42 @@ import type { AttemptRow, DashboardRow, DashboardState } from './dashboard-job.j
  * - the last attempt and the log: `callback_attempts_callback_idx (callback_id, number)`.
  */
 
-export type DashboardTab = Exclude<DashboardState, 'unknown'>;
+/** The dashboard's tabs (bull-board's job states that hold callbacks). */
+export type DashboardTab = 'active' | 'waiting' | 'completed' | 'failed' | 'delayed';
+
+/** A callback as the dashboard shows it. */
+export interface DashboardRow {
+  id: string;
+  message: number;
+  companyId: string;
+  /** callbacks.destination: the URL's origin. */
+  destination: string;
+  status: string;
+  attemptCount: number;
+  nextAttemptAt: Date | null;
+  lastError: string | null;
+  createdAt: Date;
+  deliveredAt: Date | null;
+  /** Creation or the last redelivery: attempts before it belong to an earlier schedule. */
+  scheduleStartedAt: Date;
+  /** Attempts of the current schedule (a probe of an open destination is not counted). */
+  scheduleAttempts: number;
+  lastAttemptStartedAt: Date | null;
+  lastAttemptDurationMs: number | null;
+}
+
+/** One row of callback_attempts. */
+export interface AttemptRow {
+  number: number;
+  startedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  sourceAddress: string | null;
+}
+
+/** The tabs a callback can be on; `unknown` for a status this code does not know. */
+
 export const DASHBOARD_TABS: DashboardTab[] = ['active', 'waiting', 'completed', 'failed', 'delayed'];
 
 /** How far a tab's count goes (as the callbacks gauge, metrics.ts): at the cap, at least that many. */

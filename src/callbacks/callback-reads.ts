@@ -1,0 +1,62 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { invalidProperty, notFound } from '../http/domain-error.js';
+import { Callback, CallbackAttempt } from './callback.entity.js';
+import { ShownStatus, storedStatuses } from './callback-status.js';
+import { CallbackMessage } from './callback-message.js';
+import { callbackWithAttempts, listCallbacks } from './store/reads.js';
+
+/**
+ * Whose callbacks a caller may see and repair: an operator sees all (no scope), a partner only
+ * its own, and another partner's callback is "not found" (its existence is not revealed).
+ */
+export interface CallbackScope {
+  partnerId: string;
+}
+
+export interface CallbackFilter {
+  status?: ShownStatus;
+  companyId?: string;
+  message?: CallbackMessage;
+  limit: number;
+  cursor?: string;
+}
+
+/** The cursor is the last row's sequence number, opaque to clients. */
+const encodeCursor = (seq: string) => Buffer.from(`seq:${seq}`).toString('base64url');
+const MAX_SEQ = 2n ** 63n - 1n; // bigint's upper bound: a larger number would be a 500 from PostgreSQL
+export function decodeCursor(cursor: string): string {
+  const m = /^seq:([1-9]\d{0,18})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  // Re-encoding must give the cursor back: Buffer.from skips characters outside base64url.
+  if (!m || encodeCursor(m[1]) !== cursor || BigInt(m[1]) > MAX_SEQ) throw invalidProperty('cursor is not a cursor returned by this endpoint');
+  return m[1];
+}
+
+/**
+ * The delivery log, for operators (all callbacks) and partners (their own, through a scope):
+ * lists newest first, keyset-paginated.
+ */
+@Injectable()
+export class CallbackReads {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  async list(f: CallbackFilter, scope?: CallbackScope): Promise<{ items: Callback[]; nextCursor: string | null }> {
+    const rows = await listCallbacks(this.db, {
+      partnerId: scope?.partnerId,
+      statuses: f.status && storedStatuses(f.status),
+      companyId: f.companyId,
+      message: f.message,
+      beforeSeq: f.cursor === undefined ? undefined : decodeCursor(f.cursor),
+      rows: f.limit + 1,
+    });
+    const items = rows.slice(0, f.limit);
+    return { items, nextCursor: rows.length > f.limit ? encodeCursor(items[items.length - 1].seq) : null };
+  }
+
+  async get(id: string, scope?: CallbackScope): Promise<{ callback: Callback; attempts: CallbackAttempt[] }> {
+    const found = await callbackWithAttempts(this.db, id, scope?.partnerId);
+    if (!found) throw notFound('Callback');
+    return found;
+  }
+}

@@ -1,0 +1,34 @@
+import { DataSource } from 'typeorm';
+import { Callback, CallbackAttempt } from '../callback.entity.js';
+import { CallbackMessage } from '../callback-message.js';
+import { CallbackStatus } from '../callback-status.js';
+
+/** A list's conditions: all optional but the page size; `beforeSeq` is the keyset cursor. */
+export interface CallbackListQuery {
+  partnerId?: string;
+  statuses?: CallbackStatus[];
+  companyId?: string;
+  message?: CallbackMessage;
+  beforeSeq?: string;
+  /** Rows to read (a page and one more, to know whether another follows). */
+  rows: number;
+}
+
+/** Callbacks newest first (by seq), on `callbacks_partner_seq_idx`, `callbacks_company_seq_idx` or `callbacks_status_seq_idx`. */
+export function listCallbacks(db: DataSource, q: CallbackListQuery): Promise<Callback[]> {
+  const b = db.getRepository(Callback).createQueryBuilder('c').orderBy('c.seq', 'DESC').limit(q.rows);
+  if (q.partnerId) b.andWhere('c.partner_id = :partnerId', { partnerId: q.partnerId });
+  if (q.statuses) b.andWhere('c.status IN (:...statuses)', { statuses: q.statuses });
+  if (q.companyId) b.andWhere('c.company_id = :companyId', { companyId: q.companyId });
+  if (q.message !== undefined) b.andWhere('c.message = :message', { message: q.message });
+  if (q.beforeSeq !== undefined) b.andWhere('c.seq < :seq', { seq: q.beforeSeq });
+  return b.getMany();
+}
+
+/** One callback (a partner's own only, when `partnerId` is given) and its attempts, oldest first. */
+export async function callbackWithAttempts(db: DataSource, id: string, partnerId?: string): Promise<{ callback: Callback; attempts: CallbackAttempt[] } | undefined> {
+  const callback = await db.getRepository(Callback).findOne({ where: partnerId ? { id, partnerId } : { id } });
+  if (!callback) return undefined;
+  const attempts = await db.getRepository(CallbackAttempt).find({ where: { callbackId: id }, order: { number: 'ASC' } });
+  return { callback, attempts };
+}

@@ -1,0 +1,67 @@
+import { EntityManager } from 'typeorm';
+import { noteDue } from '../../database/writes.js';
+import type { CallbackStatus } from '../callback-status.js';
+import { REDELIVERABLE } from '../redelivery-rules.js';
+
+/**
+ * A fresh schedule, due now: admission takes it from here. A callback whose attempt is in flight
+ * (`sending`) stays so: that attempt settles it, under the fresh schedule (settlement.ts).
+ */
+const RESET = `status = CASE WHEN status = 'sending' THEN 'sending' ELSE 'pending' END, schedule_attempts = 0, schedule_started_at = now(), next_attempt_at = now(), delivered_at = NULL`;
+
+/** A callback's status and next attempt before and after a repair. */
+export type Moved = { old_status: CallbackStatus; old_next: Date | null; status: CallbackStatus; next_attempt_at: Date | null };
+
+/** What decides whether a callback may be redelivered (redelivery-rules.ts), read under its lock. */
+export interface RedeliveryFacts {
+  status: CallbackStatus;
+  test: boolean;
+  urlRemovedAt: Date | null;
+}
+
+/** Locks the callback (another partner's is not found) and reads what its redelivery depends on. */
+export async function lockForRedelivery(m: EntityManager, id: string, partnerId: string | null): Promise<RedeliveryFacts | undefined> {
+  const [row]: RedeliveryFacts[] = await m.query(
+    `SELECT status, test, url_removed_at AS "urlRemovedAt" FROM callbacks WHERE id = $1 AND ($2::uuid IS NULL OR partner_id = $2) FOR UPDATE`,
+    [id, partnerId],
+  );
+  return row;
+}
+
+/** Restarts the callbacks' schedules (same ids: the same webhook-id), due now. */
+export async function restartSchedules(m: EntityManager, ids: string[]): Promise<Moved[]> {
+  const rows = await move(m, RESET, ids, `AND ${REDELIVERABLE}`);
+  noteDue(m, rows.length);
+  return rows;
+}
+
+/** Restarts every failed callback's schedule (created since a time, of one company); how many. */
+export async function restartFailed(m: EntityManager, f: { since?: Date; companyId?: string }): Promise<number> {
+  const [rows]: [unknown[], number] = await m.query(
+    `UPDATE callbacks SET ${RESET}
+      WHERE status = 'failed' AND ${REDELIVERABLE} AND ($1::timestamptz IS NULL OR created_at >= $1) AND ($2::uuid IS NULL OR company_id = $2)
+      RETURNING id`,
+    [f.since ?? null, f.companyId ?? null],
+  );
+  noteDue(m, rows.length);
+  return rows.length;
+}
+
+/** Makes pending callbacks due now, keeping their schedule. */
+export async function makeDueNow(m: EntityManager, ids: string[]): Promise<Moved[]> {
+  const rows = await move(m, `next_attempt_at = now()`, ids, `AND status = 'pending'`);
+  noteDue(m, rows.length);
+  return rows;
+}
+
+/** Locks the callbacks, changes them with `set`, and returns each one's status and next attempt before and after. */
+async function move(m: EntityManager, set: string, ids: string[], when: string): Promise<Moved[]> {
+  const [rows]: [Moved[], number] = await m.query(
+    `UPDATE callbacks c SET ${set}
+       FROM (SELECT id AS old_id, status AS old_status, next_attempt_at AS old_next FROM callbacks WHERE id = ANY($1::uuid[]) ${when} FOR UPDATE) old
+      WHERE c.id = old.old_id
+      RETURNING old.old_status, old.old_next, c.status, c.next_attempt_at`,
+    [ids],
+  );
+  return rows;
+}
