@@ -13,8 +13,11 @@ export class Callback {
   /** Insertion order; the list cursor and the relay's claim order. */
   @Column({ type: 'bigint', insert: false, update: false }) seq: string;
   @Column('uuid', { name: 'partner_id' }) partnerId: string;
+  /** Null only on an operational event's delivery (`eventType`), which no callback list shows. */
   @Column('uuid', { name: 'company_id' }) companyId: string;
   @Column('smallint') message: CallbackMessage;
+  /** An operational event's delivery (operational_events, same id): its type; null for a callback. */
+  @Column('text', { name: 'event_type', nullable: true, select: false }) eventType: string | null;
   @Column('text') url: string;
   /** The URL's origin: the unit of concurrency limits and circuit breaking. */
   @Column({ type: 'text', insert: false, update: false }) destination: string;

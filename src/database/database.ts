@@ -14,6 +14,7 @@ import { OperatorsAndAudit1764200000000 } from './migrations/1764200000000-opera
 import { CallbackTraceParent1764300000000 } from './migrations/1764300000000-callback-trace-parent.js';
 import { RevocableBootstrap1764400000000 } from './migrations/1764400000000-revocable-bootstrap.js';
 import { CallbackNextUrl1764400100000 } from './migrations/1764400100000-callback-next-url.js';
+import { OperationalEvents1764500000000 } from './migrations/1764500000000-operational-events.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -29,6 +30,7 @@ export const MIGRATIONS = [
   CallbackTraceParent1764300000000,
   RevocableBootstrap1764400000000,
   CallbackNextUrl1764400100000,
+  OperationalEvents1764500000000,
 ];
 
 

@@ -25,6 +25,6 @@ export const FEED_PAGE = `
              c.status, c.attempt_count AS "attemptCount", c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError",
              c.created_at AS "createdAt", c.delivered_at AS "deliveredAt", c.test
         FROM callbacks c
-       WHERE c.partner_id = $1 AND NOT c.test AND (c.xact, c.seq) > ($2::xid8, $3::bigint) AND c.xact < h.horizon
+       WHERE c.partner_id = $1 AND NOT c.test AND c.event_type IS NULL AND (c.xact, c.seq) > ($2::xid8, $3::bigint) AND c.xact < h.horizon
        ORDER BY c.xact, c.seq
        LIMIT $4) c ON true`;

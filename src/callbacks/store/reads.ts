@@ -1,4 +1,4 @@
-import { DataSource } from 'typeorm';
+import { DataSource, IsNull } from 'typeorm';
 import { Callback, CallbackAttempt } from '../callback.entity.js';
 import { CallbackMessage } from '../callback-message.js';
 import { CallbackStatus } from '../callback-status.js';
@@ -16,7 +16,8 @@ export interface CallbackListQuery {
 
 /** Callbacks newest first (by seq), on `callbacks_partner_seq_idx`, `callbacks_company_seq_idx` or `callbacks_status_seq_idx`. */
 export function listCallbacks(db: DataSource, q: CallbackListQuery): Promise<Callback[]> {
-  const b = db.getRepository(Callback).createQueryBuilder('c').orderBy('c.seq', 'DESC').limit(q.rows);
+  // Operational events' deliveries are listed as events (operational-events/), not as callbacks.
+  const b = db.getRepository(Callback).createQueryBuilder('c').where('c.event_type IS NULL').orderBy('c.seq', 'DESC').limit(q.rows);
   if (q.partnerId) b.andWhere('c.partner_id = :partnerId', { partnerId: q.partnerId });
   if (q.statuses) b.andWhere('c.status IN (:...statuses)', { statuses: q.statuses });
   if (q.companyId) b.andWhere('c.company_id = :companyId', { companyId: q.companyId });
@@ -27,7 +28,7 @@ export function listCallbacks(db: DataSource, q: CallbackListQuery): Promise<Cal
 
 /** One callback (a partner's own only, when `partnerId` is given) and its attempts, oldest first. */
 export async function callbackWithAttempts(db: DataSource, id: string, partnerId?: string): Promise<{ callback: Callback; attempts: CallbackAttempt[] } | undefined> {
-  const callback = await db.getRepository(Callback).findOne({ where: partnerId ? { id, partnerId } : { id } });
+  const callback = await db.getRepository(Callback).findOne({ where: partnerId ? { id, partnerId, eventType: IsNull() } : { id, eventType: IsNull() } });
   if (!callback) return undefined;
   const attempts = await db.getRepository(CallbackAttempt).find({ where: { callbackId: id }, order: { number: 'ASC' } });
   return { callback, attempts };
