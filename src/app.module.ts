@@ -17,6 +17,8 @@ import { CallbacksAdminController } from './callbacks/callbacks-admin.controller
 import { CallbackReads } from './callbacks/callback-reads.js';
 import { CallbackRepairs } from './callbacks/callback-repairs.js';
 import { Redelivery } from './callbacks/redelivery.js';
+import { PartnerEventsAdminController, PartnerEventsController } from './operational-events/operational-events.controllers.js';
+import { OperationalEvents } from './operational-events/operational-events.service.js';
 import { AFTER_COMMIT, Writes } from './database/writes.js';
 import { CallbacksController } from './callbacks/callbacks.controller.js';
 import { CallbackFeedController } from './callbacks/callback-feed.controller.js';
@@ -119,6 +121,8 @@ export class AppModule {
               CallbacksAdminController,
               OperatorsController,
               AuditController,
+              PartnerEventsController,
+              PartnerEventsAdminController,
             ]
           : []),
       ]),
@@ -158,6 +162,7 @@ export class AppModule {
               CallbackReads,
               CallbackRepairs,
               Redelivery,
+              OperationalEvents,
               Writes,
               { provide: AFTER_COMMIT, useExisting: AdmissionSignal },
               CallbackQueue,

@@ -1,7 +1,7 @@
 // Bounded tables: delivered callbacks (with their attempts) older than CALLBACK_RETENTION and
 // idempotency keys past their 24 h go, in small batches, in the background. Failed and pending
 // callbacks are kept whatever their age: they still need an operator or a delivery.
-import { deliveriesUnderWay, pruneCallbacks, RETENTION_BATCH } from '../callbacks/store/retention.js';
+import { deliveriesUnderWay, pruneCallbacks, PRUNE_UNSENT_EVENTS, RETENTION_BATCH } from '../callbacks/store/retention.js';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool, PoolClient } from 'pg';
@@ -134,9 +134,11 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
       }
       if (keysLeft) {
         const keys = (await client.query(PRUNE_IDEMPOTENCY_KEYS)).rowCount ?? 0;
+        const events = (await client.query(PRUNE_UNSENT_EVENTS, [this.config.callbackRetentionMs])).rowCount ?? 0;
         total.idempotencyKeys += keys;
         this.metrics.retentionPruned.inc({ table: 'idempotency_keys' }, keys);
-        keysLeft = keys === RETENTION_BATCH;
+        this.metrics.retentionPruned.inc({ table: 'operational_events' }, events);
+        keysLeft = keys === RETENTION_BATCH || events === RETENTION_BATCH;
       }
       if (callbacksLeft || keysLeft) {
         const factor = (await this.deliveriesWaiting()) ? PAUSE_PER_BATCH_TIME_WHILE_DELIVERING : PAUSE_PER_BATCH_TIME;

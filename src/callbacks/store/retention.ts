@@ -5,8 +5,9 @@ export const RETENTION_BATCH = 1000;
 
 /**
  * Locks a batch of the oldest delivered callbacks (skipping any another transaction holds, e.g.
- * a redelivery under way) and deletes them with their attempts in the same statement; the
- * foreign key is checked at the statement's end, when both are gone.
+ * a redelivery under way) and deletes them with their attempts, and the operational events they
+ * delivered, in the same statement; the foreign key is checked at the statement's end, when both
+ * are gone.
  */
 export const PRUNE_CALLBACKS = `
   WITH doomed AS (
@@ -19,6 +20,8 @@ export const PRUNE_CALLBACKS = `
     DELETE FROM callback_attempts a USING doomed d WHERE a.callback_id = d.id RETURNING 1
   ), gone AS (
     DELETE FROM callbacks c USING doomed d WHERE c.id = d.id RETURNING 1
+  ), events AS (
+    DELETE FROM operational_events e USING doomed d WHERE e.id = d.id
   )
   SELECT (SELECT count(*) FROM gone)::int AS callbacks, (SELECT count(*) FROM attempts)::int AS attempts`;
 
@@ -45,3 +48,8 @@ export async function deliveriesUnderWay(pool: Pool): Promise<boolean> {
   const { rows } = await pool.query(`SELECT 1 FROM callbacks WHERE status = 'sending' LIMIT 1`);
   return rows.length > 0;
 }
+
+/** Operational events never sent (the partner had no operationsUrl) older than the retention, a batch. */
+export const PRUNE_UNSENT_EVENTS = `
+  DELETE FROM operational_events WHERE id IN (
+    SELECT id FROM operational_events WHERE NOT sent AND created_at < now() - $1 * interval '1 millisecond' LIMIT ${RETENTION_BATCH})`;

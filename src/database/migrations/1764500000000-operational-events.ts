@@ -6,7 +6,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * each one sent (the partner has an operationsUrl) is also a row of `callbacks` with the same id,
  * `event_type` set and no company or message, delivered by the same core as callbacks. The
  * `callbacks.failed` event goes out at most once per destination and partner in 5 minutes:
- * `failure_notices` holds each one's window and what failed since its last event.
+ * `failure_notices` holds each one's window, what failed since its last event (pending), and its
+ * last event (emitted: what the statement that told it returns).
  */
 export class OperationalEvents1764500000000 implements MigrationInterface {
   name = 'OperationalEvents1764500000000';
@@ -35,6 +36,10 @@ export class OperationalEvents1764500000000 implements MigrationInterface {
         pending_count integer NOT NULL DEFAULT 0,
         pending_from timestamptz,
         pending_to timestamptz,
+        emitted_at timestamptz NOT NULL,
+        emitted_count integer NOT NULL,
+        emitted_from timestamptz NOT NULL,
+        emitted_to timestamptz NOT NULL,
         PRIMARY KEY (partner_id, destination)
       )`);
     await q.query(`CREATE INDEX failure_notices_due_idx ON failure_notices (window_ends_at) WHERE pending_count > 0`);

@@ -1,0 +1,101 @@
+import { DataSource } from 'typeorm';
+import { FAILED_NOTICE_WINDOW } from '../../operational-events/operational-event.js';
+
+/** PostgreSQL's timestamps as the API writes them: ISO-8601 UTC with milliseconds. */
+export const isoText = (t: string) => `to_char(${t} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/**
+ * CTEs (named `<name>_…`) that record one operational event per row of `source` — its columns
+ * `partner_id uuid, type text, data json` — in operational_events, and, for a partner with an
+ * operationsUrl, its delivery: a callbacks row of the same id whose body is the event,
+ * `{"type","timestamp","data"}`, signed and sent like any callback. Placed in the statement that
+ * makes the change the event reports, they commit with it or not at all.
+ */
+export function emitEvents(name: string, source: string): string {
+  return `
+  ${name}_src AS MATERIALIZED (
+    SELECT gen_random_uuid() AS id, s.partner_id, s.type, s.data, now() AS at, p.operations_url
+      FROM (${source}) s JOIN partners p ON p.id = s.partner_id
+  ), ${name}_events AS (
+    INSERT INTO operational_events (id, partner_id, type, created_at, data, sent)
+    SELECT id, partner_id, type, at, data::jsonb, operations_url IS NOT NULL FROM ${name}_src
+  ), ${name}_deliveries AS (
+    INSERT INTO callbacks (id, partner_id, url, body, event_type, status, next_attempt_at)
+    SELECT id, partner_id, operations_url, json_build_object('type', type, 'timestamp', ${isoText('at')}, 'data', data)::text, type, 'pending', now()
+      FROM ${name}_src WHERE operations_url IS NOT NULL
+  )`;
+}
+
+/**
+ * The rows of failed callbacks (`failed`: partner_id, destination, n) folded into each
+ * destination's `callbacks.failed` window (failure_notices): the first failure of a window is
+ * told at once, with what was still waiting from the window before; the rest wait for the next
+ * (flushNotices). The row lock of the upsert serialises processes, so at most one event per
+ * destination and partner per window. Returns the events to emit (`<name>_emit`).
+ */
+export function noteFailures(name: string, failed: string): string {
+  const over = `f.window_ends_at <= now()`;
+  return `
+  ${name}_notice AS (
+    INSERT INTO failure_notices AS f (partner_id, destination, window_ends_at, pending_count, emitted_at, emitted_count, emitted_from, emitted_to)
+    SELECT partner_id, destination, now() + ${FAILED_NOTICE_WINDOW}, 0, now(), n, now(), now() FROM (${failed}) x
+    ON CONFLICT (partner_id, destination) DO UPDATE SET
+      emitted_at = CASE WHEN ${over} THEN now() ELSE f.emitted_at END,
+      emitted_count = CASE WHEN ${over} THEN f.pending_count + EXCLUDED.emitted_count ELSE f.emitted_count END,
+      emitted_from = CASE WHEN ${over} THEN coalesce(f.pending_from, now()) ELSE f.emitted_from END,
+      emitted_to = CASE WHEN ${over} THEN now() ELSE f.emitted_to END,
+      pending_count = CASE WHEN ${over} THEN 0 ELSE f.pending_count + EXCLUDED.emitted_count END,
+      pending_from = CASE WHEN ${over} THEN NULL ELSE coalesce(f.pending_from, now()) END,
+      pending_to = CASE WHEN ${over} THEN NULL ELSE now() END,
+      window_ends_at = CASE WHEN ${over} THEN now() + ${FAILED_NOTICE_WINDOW} ELSE f.window_ends_at END
+    RETURNING f.partner_id, f.destination, f.emitted_at = now() AS emit, f.emitted_count, f.emitted_from, f.emitted_to
+  ), ${name}_emit AS (${failedEvents(`SELECT * FROM ${name}_notice WHERE emit`)})`;
+}
+
+/** `callbacks.failed` events, from rows of (partner_id, destination, emitted_count, emitted_from, emitted_to). */
+function failedEvents(rows: string): string {
+  return `SELECT partner_id, 'callbacks.failed' AS type,
+                 json_build_object('destination', destination, 'count', emitted_count, 'from', ${isoText('emitted_from')}, 'to', ${isoText('emitted_to')}) AS data
+            FROM (${rows}) r`;
+}
+
+/**
+ * The failures a window held back, told once the window is over: one `callbacks.failed` per
+ * destination and partner, which starts its next window; windows idle for an hour are forgotten.
+ * Run by admission's sweep.
+ */
+export const FLUSH_NOTICES = `
+  WITH flushed AS (
+    UPDATE failure_notices f SET emitted_at = now(), emitted_count = pending_count, emitted_from = pending_from, emitted_to = pending_to,
+           pending_count = 0, pending_from = NULL, pending_to = NULL, window_ends_at = now() + ${FAILED_NOTICE_WINDOW}
+     WHERE f.window_ends_at <= now() AND f.pending_count > 0
+    RETURNING f.partner_id, f.destination, f.emitted_count, f.emitted_from, f.emitted_to
+  ), idle AS (
+    DELETE FROM failure_notices WHERE window_ends_at < now() - interval '1 hour' AND pending_count = 0
+  ), ${emitEvents('flush', failedEvents('SELECT * FROM flushed')).trimStart()}
+  SELECT count(*)::int AS events FROM flush_src`;
+
+/** A partner's events, newest first (operational_events_partner_seq_idx), with their delivery's state. */
+export function listEvents(db: DataSource, q: { partnerId: string; type?: string; beforeSeq?: string; rows: number }): Promise<EventRow[]> {
+  return db.query(
+    `SELECT e.id, e.seq::text AS seq, e.type, ${isoText('e.created_at')} AS timestamp, e.data, e.sent,
+            c.status, c.attempt_count AS "attemptCount", c.last_error AS "lastError", c.delivered_at AS "deliveredAt"
+       FROM operational_events e LEFT JOIN callbacks c ON c.id = e.id
+      WHERE e.partner_id = $1 AND ($2::text IS NULL OR e.type = $2) AND ($3::bigint IS NULL OR e.seq < $3)
+      ORDER BY e.seq DESC LIMIT $4`,
+    [q.partnerId, q.type ?? null, q.beforeSeq ?? null, q.rows],
+  );
+}
+
+export interface EventRow {
+  id: string;
+  seq: string;
+  type: string;
+  timestamp: string;
+  data: Record<string, unknown>;
+  sent: boolean;
+  status: string | null;
+  attemptCount: number | null;
+  lastError: string | null;
+  deliveredAt: Date | null;
+}
