@@ -41,10 +41,14 @@ export const saveDestinations = (first: number): string =>
          version = d.version + 1
     FROM ${SAVE_INPUT.unnest('s', first)}
    WHERE d.origin = s.origin AND d.version = s.version
-  RETURNING d.origin`;
+  RETURNING d.origin, s.reported, s.failing_since, d.opened_at, d.last_error`;
 
-/** A destination's new state, to be written over the version it was read at. */
-export type DestinationWrite = { state: DestinationState; version: string };
+/**
+ * A destination's new state, to be written over the version it was read at; `reported`: the
+ * opening or closing of its circuit the write makes, which its operational event reports (only if
+ * this write is the one that lands), with `failingSince` (when it had opened) for a closing.
+ */
+export type DestinationWrite = { state: DestinationState; version: string; reported?: 'opened' | 'closed' | null; failingSince?: number | null };
 
 /** saveDestinations' input: one row per destination written (times in epoch ms, as DestinationState keeps them). */
 const SAVE_INPUT = new InputColumns<[string, DestinationWrite]>([
@@ -57,6 +61,8 @@ const SAVE_INPUT = new InputColumns<[string, DestinationWrite]>([
   { name: 'next_probe_at', type: 'float8', value: ([, w]) => w.state.nextProbeAt },
   { name: 'last_ok_at', type: 'float8', value: ([, w]) => w.state.lastOkAt },
   { name: 'version', type: 'bigint', value: ([, w]) => w.version },
+  { name: 'reported', type: 'text', value: ([, w]) => w.reported ?? null },
+  { name: 'failing_since', type: 'float8', value: ([, w]) => w.failingSince ?? null },
 ]);
 
 export const saveParams = (writes: Map<string, DestinationWrite>): unknown[] => SAVE_INPUT.params([...writes]);

@@ -14,6 +14,7 @@ import type { SendResult } from '../egress/callback-sender.js';
 import { DESTINATION_COLUMNS, DestinationRow, DestinationWrite, saveDestinations, saveParams, stateOf } from './destination-store.js';
 import { newDestination, WindowConfig, windowConfigOf } from './destination-window.js';
 import { Attempt, settleAttempt, SettledAttempt } from './settle-attempt.js';
+import { circuitEvents, emitEvents, noteFailures } from '../callbacks/store/operational-events.js';
 import { RetryPolicy } from './retry-policy.js';
 
 /** The record statement's input: one row per attempt, with what it came to (its SettledAttempt). */
@@ -42,13 +43,16 @@ const URL_REMOVED = `c.url_removed_at IS NOT NULL`;
 
 /**
  * The attempts, their callbacks' new states and their destinations' new windows, in one
- * statement (it yields the destinations written). A callback whose URL the partner moved or
+ * statement (it yields the destinations written), with the operational events of what it
+ * changed: circuits opened or closed, callbacks failed for good (exactly once: only with the
+ * destination write that lands, and in its statement). A callback whose URL the partner moved or
  * removed during the attempt counted at its old destination until now: it takes its new URL
  * (FOLLOW_MOVE), or becomes `failed` unless this attempt delivered it. A callback whose lease lapsed meanwhile (back to `pending`, not attempted since)
  * still takes this outcome; one redelivered meanwhile (its schedule restarted) keeps its fresh
  * schedule unless this attempt delivered it. The attempt is logged either way.
  */
-export const RECORD = `
+function recordStatement(reports: Reports): string {
+  return `
   WITH input AS (
     SELECT * FROM ${RECORD_INPUT.unnest('t')}
   ), attempt AS (
@@ -73,7 +77,44 @@ export const RECORD = `
    WHERE c.id = s.id AND c.attempt_count = s.attempt_count
      -- failed meanwhile (its URL removed while this attempt was under way): only a delivery is recorded on it
      AND (c.status IN ('sending', 'pending') OR s.status = 'delivered')
-  )
+  RETURNING c.partner_id, c.destination, c.test, c.event_type, ${URL_REMOVED} AS url_removed, s.status AS outcome
+  )${reports.circuit ? `,${circuitEvents('saved')}` : ''}${reports.failures ? `,${noteFailures('failures', FAILED_BY_ATTEMPT)},${emitEvents('failed', 'SELECT * FROM failures_emit')}` : ''}
+  SELECT origin FROM saved`;
+}
+
+/**
+ * Callbacks this statement failed after their last attempt (or a final answer), by destination
+ * and partner: what a `callbacks.failed` event counts (a test callback, an event's delivery, and
+ * one whose URL the partner removed are not).
+ */
+const FAILED_BY_ATTEMPT = `SELECT partner_id, destination, count(*)::int AS n FROM settled
+  WHERE outcome = 'failed' AND NOT test AND event_type IS NULL AND NOT url_removed GROUP BY partner_id, destination`;
+
+/** Which operational events a statement records with the change it makes (store/operational-events.ts). */
+interface Reports {
+  /** A destination's circuit opened or closed. */
+  circuit: boolean;
+  /** Callbacks failed for good. */
+  failures: boolean;
+}
+
+/**
+ * The record statement for each combination of reports, prepared once each: a batch with no
+ * opening, closing or final failure (nearly every one) runs the plain statement.
+ */
+const RECORDS = new Map<string, { name: string; text: string }>(
+  [false, true].flatMap((circuit) =>
+    [false, true].map((failures) => {
+      const key = `${circuit}:${failures}`;
+      const name = ['settlement-record', circuit ? 'circuit' : '', failures ? 'failures' : ''].filter(Boolean).join('+');
+      return [key, { name, text: recordStatement({ circuit, failures }) }] as const;
+    }),
+  ),
+);
+export const RECORD = RECORDS.get('false:false')!.text;
+
+/** The refold's write of destinations, with the events of the circuits it opened or closed. */
+const SAVE_WITH_EVENTS = `WITH saved AS (${saveDestinations(1)}),${circuitEvents('saved')}
   SELECT origin FROM saved`;
 
 export const READ_DESTINATIONS = `
@@ -191,7 +232,8 @@ export class Settlement {
     await this.read([...new Set(items.map((i) => i.row.destination))].filter((o) => !this.known.has(o)));
     const folded = this.fold(items);
     const values = [...RECORD_INPUT.params(items.map((a, i) => ({ a, s: folded.settled[i] }))), ...saveParams(folded.writes)];
-    const { rows } = await this.pool.query<{ origin: string }>({ name: 'settlement-record', text: RECORD, values });
+    const record = RECORDS.get(`${reportsCircuit(folded)}:${folded.settled.some((x) => x.status === 'failed')}`)!;
+    const { rows } = await this.pool.query<{ origin: string }>({ ...record, values });
     await this.refold(this.commit(folded, rows), items);
     return folded.settled;
   }
@@ -203,7 +245,13 @@ export class Settlement {
       const origin = a.row.destination;
       const current = writes.get(origin) ?? this.known.get(origin) ?? { state: newDestination(this.window), version: '0' };
       const s = settleAttempt(current.state, a, this.skew, this.policy, this.window);
-      writes.set(origin, { state: s.destination, version: current.version });
+      const reported = s.transition === 'opened' || s.transition === 'closed' ? s.transition : null;
+      writes.set(origin, {
+        state: s.destination,
+        version: current.version,
+        reported: reported ?? writes.get(origin)?.reported ?? null,
+        failingSince: s.transition === 'closed' ? current.state.openedAt : (writes.get(origin)?.failingSince ?? null),
+      });
       return s;
     });
     return { settled, writes };
@@ -237,7 +285,8 @@ export class Settlement {
     for (let i = 0; i < REFOLDS && origins.length > 0; i++) {
       await this.read(origins);
       const folded = this.fold(items.filter((a) => origins.includes(a.row.destination) && this.known.has(a.row.destination)));
-      const { rows } = await this.pool.query<{ origin: string }>({ name: 'settlement-refold', text: saveDestinations(1), values: saveParams(folded.writes) });
+      const save = reportsCircuit(folded) ? { name: 'settlement-refold-events', text: SAVE_WITH_EVENTS } : { name: 'settlement-refold', text: saveDestinations(1) };
+      const { rows } = await this.pool.query<{ origin: string }>({ ...save, values: saveParams(folded.writes) });
       origins = this.commit(folded, rows);
     }
     if (origins.length > 0) this.warnings.warn(`outcomes not folded into ${origins.join(', ')}: written by other processes ${REFOLDS} times in a row`);
@@ -250,6 +299,11 @@ export class Settlement {
     if (transition === 'opened') this.log.warn(`circuit opened for ${origin} after ${destination.failures} consecutive failures${why}`);
     if (transition === 'closed') this.log.log(`circuit closed for ${origin}: a probe was answered`);
   }
+}
+
+/** Whether a fold opens or closes a circuit (its write then records the operational events). */
+function reportsCircuit({ writes }: Folded): boolean {
+  return [...writes.values()].some((w) => w.reported);
 }
 
 /** Last resort for one record PostgreSQL refused: keep the attempt and outcome, drop what the receiver sent. */

@@ -99,3 +99,29 @@ export interface EventRow {
   lastError: string | null;
   deliveredAt: Date | null;
 }
+
+/** Callbacks counted waiting at a destination in its events, at most (the count stays an index range). */
+const WAITING_CAP = 10_000;
+
+/**
+ * The `destination.failing` and `destination.recovered` events of the destinations `saved` (the
+ * rows a destinations write returned: origin, reported, failing_since, opened_at, last_error)
+ * opened or closed, one for each partner whose callbacks went there, with its callbacks waiting.
+ */
+export function circuitEvents(saved: string): string {
+  return emitEvents(
+    'circuit',
+    `SELECT cd.partner_id,
+            CASE t.reported WHEN 'opened' THEN 'destination.failing' ELSE 'destination.recovered' END AS type,
+            CASE t.reported
+              WHEN 'opened' THEN json_build_object('destination', t.origin, 'since', ${isoText('t.opened_at')}, 'lastError', t.last_error, 'waiting', w.n)
+              ELSE json_build_object('destination', t.origin, 'failingSince', ${isoText('to_timestamp(t.failing_since / 1000)')}, 'recoveredAt', ${isoText('now()')}, 'waiting', w.n)
+            END AS data
+       FROM ${saved} t
+       JOIN callback_destinations cd ON cd.origin = t.origin
+       CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM (SELECT 1 FROM callbacks c
+                            WHERE c.destination = t.origin AND c.status = 'pending' AND c.partner_id = cd.partner_id AND c.event_type IS NULL
+                            LIMIT ${WAITING_CAP}) x) w
+      WHERE t.reported IN ('opened', 'closed')`,
+  );
+}
