@@ -51,6 +51,7 @@ import { OperatorsService } from './operators/operators.service.js';
 import { OperatorsBootstrap } from './operators/operators-bootstrap.js';
 import { PartnersController } from './partners/partners.controller.js';
 import { PartnersService } from './partners/partners.service.js';
+import { PartnerSigning } from './partners/partner-signing.service.js';
 import { DEFAULT_PARTNER_RATE_LIMIT, PARTNER_RATE_LIMIT, RateLimiter } from './partners/rate-limiter.js';
 import { CallbackRetention, DEFAULT_RETENTION_INTERVAL_MS, RETENTION_INTERVAL_MS } from './retention/callback-retention.js';
 import { SecretBox } from './partners/secret-box.js';
@@ -142,6 +143,7 @@ export class AppModule {
               OperatorsBootstrap,
               AuditLog,
               PartnersService,
+              PartnerSigning,
               RateLimiter,
               { provide: PARTNER_RATE_LIMIT, useValue: DEFAULT_PARTNER_RATE_LIMIT },
               CompaniesService,

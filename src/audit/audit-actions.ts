@@ -7,6 +7,7 @@ export const AUDIT_ACTIONS = {
   'partner.create': 'partner',
   'partner.signing-secret.rotate': 'partner',
   'partner.api-key.rotate': 'partner',
+  'partner.signature-scheme.switch': 'partner',
   'operator.create': 'operator',
   'operator.revoke': 'operator',
   'operator.bootstrap': 'operator',

@@ -21,6 +21,7 @@ export const ErrorCode = {
   DestinationNotOpen: 'DESTINATION.NOT_OPEN',
   OperatorNameTaken: 'OPERATOR.NAME_TAKEN',
   OperatorRevoked: 'OPERATOR.REVOKED',
+  PartnerSignatureSchemeUnchanged: 'PARTNER.SIGNATURE_SCHEME_UNCHANGED',
 } as const;
 
 /** A code from the list above, or one made from a resource's name. */

@@ -22,6 +22,7 @@ import { Operator } from '../operators/operator.entity.js';
 import { CallbackTraceParent1764300000000 } from './migrations/1764300000000-callback-trace-parent.js';
 import { RevocableBootstrap1764400000000 } from './migrations/1764400000000-revocable-bootstrap.js';
 import { CallbackNextUrl1764400100000 } from './migrations/1764400100000-callback-next-url.js';
+import { PartnerSignatureScheme1764541000000 } from './migrations/1764541000000-partner-signature-scheme.js';
 
 export const ENTITIES = [Partner, Company, LimitRequest, WithdrawalRequest, Loan, LoanPayment, Callback, CallbackAttempt, IdempotencyKey, Operator];
 export const MIGRATIONS = [
@@ -38,6 +39,7 @@ export const MIGRATIONS = [
   CallbackTraceParent1764300000000,
   RevocableBootstrap1764400000000,
   CallbackNextUrl1764400100000,
+  PartnerSignatureScheme1764541000000,
 ];
 
 /** Any fixed number: the advisory lock that lets one process at a time run migrations. */

@@ -11,7 +11,8 @@ import { Batcher } from '../common/batcher.js';
 import { inAttemptSpan } from '../telemetry/trace-context.js';
 import { microsKey } from '../database/sql.js';
 import { CallbackSender, SendRequest } from '../egress/callback-sender.js';
-import { signatureHeader } from './callback-signature.js';
+import { Signer, signatureHeader } from './callback-signature.js';
+import { SigningKeyCache } from './signing-key-cache.js';
 import { SettledAttempt } from './settle-attempt.js';
 import { Settlement, SettlingRow } from './settlement.js';
 
@@ -24,9 +25,12 @@ interface DeliveryRow extends SettlingRow {
   status: string;
   /** Epoch milliseconds, PostgreSQL's clock (numbers, not Dates: nothing to parse per row). */
   created_at: number;
+  /** The partner's signing key, sealed (a `whsec_` secret or a `whsk_` Ed25519 key). */
   signing_secret: string;
-  /** The secret before the last rotation, while it is still honoured (null once expired). */
+  /** The key before the last rotation or switch, sealed, while it is still honoured (null once expired). */
   previous_signing_secret: string | null;
+  /** Set by the load: the prepared signers of the keys above. */
+  signers: Signer[];
   /** `lease_until` in microseconds (as the job carries it), and how long it has left, by PostgreSQL's clock. */
   lease: string | null;
   lease_left_ms: number | null;
@@ -65,6 +69,7 @@ export class CallbackDelivery {
   private readonly loads = new Batcher<string, DeliveryRow | undefined>((ids) => this.loadMany(ids));
   private readonly attemptMs: number;
   private readonly shortLeases = new RepeatLimitedLog((m) => this.log.warn(m));
+  private readonly keys: SigningKeyCache;
 
   constructor(
     @InjectDataSource() db: DataSource,
@@ -72,8 +77,9 @@ export class CallbackDelivery {
     private readonly sender: CallbackSender,
     private readonly settlement: Settlement,
     private readonly metrics: Metrics,
-    private readonly box: SecretBox,
+    box: SecretBox,
   ) {
+    this.keys = new SigningKeyCache(box);
     this.pool = rawPool(db);
     this.userAgent = `funding-service-callbacks/${config.version}`;
     this.attemptMs = config.callbackTimeoutMs + LEASE_SPARE_MS;
@@ -102,9 +108,8 @@ export class CallbackDelivery {
     });
   }
 
-  /** The callback's stored body as sent at `timestamp` (epoch seconds), signed with its partner's secrets. */
+  /** The callback's stored body as sent at `timestamp` (epoch seconds), signed with its partner's keys. */
   private signed(row: DeliveryRow, timestamp: number): SendRequest {
-    const secrets = row.previous_signing_secret ? [row.signing_secret, row.previous_signing_secret] : [row.signing_secret];
     return {
       url: row.url,
       body: row.body,
@@ -113,7 +118,7 @@ export class CallbackDelivery {
         'user-agent': this.userAgent,
         'webhook-id': row.id,
         'webhook-timestamp': String(timestamp),
-        'webhook-signature': signatureHeader(secrets, row.id, timestamp, row.body),
+        'webhook-signature': signatureHeader(row.signers, row.id, timestamp, row.body),
       },
     };
   }
@@ -122,13 +127,12 @@ export class CallbackDelivery {
   private async loadMany(ids: string[]): Promise<(DeliveryRow | undefined)[]> {
     const { rows } = await this.pool.query<DeliveryRow>({ name: 'callback-delivery-load', text: LOAD, values: [ids] });
     const byId = new Map<string, DeliveryRow>();
-    // Signing secrets are sealed at rest (secret-box.ts) and opened here, in memory only. A row
-    // whose secret this process cannot open (its key missing from SECRETS_KEY) is not sent
-    // unsigned: it stays `sending` until its lease lapses, for a process that can.
+    // Signing keys are sealed at rest (secret-box.ts) and opened in memory only, once per key
+    // (SigningKeyCache). A row whose key this process cannot open (its SECRETS_KEY entry missing)
+    // is not sent unsigned: it stays `sending` until its lease lapses, for a process that can.
     for (const r of rows) {
       try {
-        r.signing_secret = this.box.open(r.signing_secret, 'partners.signing_secret');
-        if (r.previous_signing_secret) r.previous_signing_secret = this.box.open(r.previous_signing_secret, 'partners.signing_secret');
+        r.signers = this.keys.signersOf(r.signing_secret, r.previous_signing_secret);
         byId.set(r.id, r);
       } catch (e) {
         this.log.error(`callback ${r.id} not sent: ${(e as Error).message}`);
