@@ -52,6 +52,8 @@ import { OperatorsBootstrap } from './operators/operators-bootstrap.js';
 import { PartnersController } from './partners/partners.controller.js';
 import { PartnersService } from './partners/partners.service.js';
 import { PartnerSigning } from './partners/partner-signing.service.js';
+import { PartnerProfile } from './partners/partner-profile.js';
+import { PartnerSelfController } from './partners/partner-self.controller.js';
 import { DEFAULT_PARTNER_RATE_LIMIT, PARTNER_RATE_LIMIT, RateLimiter } from './partners/rate-limiter.js';
 import { CallbackRetention, DEFAULT_RETENTION_INTERVAL_MS, RETENTION_INTERVAL_MS } from './retention/callback-retention.js';
 import { SecretBox } from './partners/secret-box.js';
@@ -100,6 +102,7 @@ export class AppModule {
               TestCallbacksController,
               CallbacksController,
               PartnersController,
+              PartnerSelfController,
               CompaniesController,
               CreditTermsController,
               CreditAdminController,
@@ -144,6 +147,7 @@ export class AppModule {
               AuditLog,
               PartnersService,
               PartnerSigning,
+              PartnerProfile,
               RateLimiter,
               { provide: PARTNER_RATE_LIMIT, useValue: DEFAULT_PARTNER_RATE_LIMIT },
               CompaniesService,

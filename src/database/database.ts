@@ -23,6 +23,7 @@ import { CallbackTraceParent1764300000000 } from './migrations/1764300000000-cal
 import { RevocableBootstrap1764400000000 } from './migrations/1764400000000-revocable-bootstrap.js';
 import { CallbackNextUrl1764400100000 } from './migrations/1764400100000-callback-next-url.js';
 import { PartnerSignatureScheme1764541000000 } from './migrations/1764541000000-partner-signature-scheme.js';
+import { PartnerOperationsUrl1764541100000 } from './migrations/1764541100000-partner-operations-url.js';
 
 export const ENTITIES = [Partner, Company, LimitRequest, WithdrawalRequest, Loan, LoanPayment, Callback, CallbackAttempt, IdempotencyKey, Operator];
 export const MIGRATIONS = [
@@ -40,6 +41,7 @@ export const MIGRATIONS = [
   RevocableBootstrap1764400000000,
   CallbackNextUrl1764400100000,
   PartnerSignatureScheme1764541000000,
+  PartnerOperationsUrl1764541100000,
 ];
 
 /** Any fixed number: the advisory lock that lets one process at a time run migrations. */

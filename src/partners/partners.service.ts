@@ -53,6 +53,7 @@ export class PartnersService {
           previousSecretExpiresAt: null,
           previousApiKeyHash: null,
           previousKeyExpiresAt: null,
+          operationsUrl: null,
         }),
       );
       await this.audit.record(m, actor, { targetType: 'partner', targetId: saved.id, before: {}, after: { name, signatureScheme } });
