@@ -8,6 +8,8 @@ export const AUDIT_ACTIONS = {
   'partner.signing-secret.rotate': 'partner',
   'partner.api-key.rotate': 'partner',
   'partner.signature-scheme.switch': 'partner',
+  'partner.client-certificate.set': 'partner',
+  'partner.client-certificate.delete': 'partner',
   'operator.create': 'operator',
   'operator.revoke': 'operator',
   'operator.bootstrap': 'operator',

@@ -22,6 +22,11 @@ export const ErrorCode = {
   OperatorNameTaken: 'OPERATOR.NAME_TAKEN',
   OperatorRevoked: 'OPERATOR.REVOKED',
   PartnerSignatureSchemeUnchanged: 'PARTNER.SIGNATURE_SCHEME_UNCHANGED',
+  ClientCertificateUnreadable: 'CLIENT_CERTIFICATE.UNREADABLE',
+  ClientCertificateKeyMismatch: 'CLIENT_CERTIFICATE.KEY_MISMATCH',
+  ClientCertificateExpired: 'CLIENT_CERTIFICATE.EXPIRED',
+  ClientCertificateNotYetValid: 'CLIENT_CERTIFICATE.NOT_YET_VALID',
+  ClientCertificateNotForClients: 'CLIENT_CERTIFICATE.NOT_FOR_CLIENT_AUTH',
 } as const;
 
 /** A code from the list above, or one made from a resource's name. */

@@ -24,6 +24,7 @@ import { RevocableBootstrap1764400000000 } from './migrations/1764400000000-revo
 import { CallbackNextUrl1764400100000 } from './migrations/1764400100000-callback-next-url.js';
 import { PartnerSignatureScheme1764541000000 } from './migrations/1764541000000-partner-signature-scheme.js';
 import { PartnerOperationsUrl1764541100000 } from './migrations/1764541100000-partner-operations-url.js';
+import { PartnerClientCertificates1764541200000 } from './migrations/1764541200000-partner-client-certificates.js';
 
 export const ENTITIES = [Partner, Company, LimitRequest, WithdrawalRequest, Loan, LoanPayment, Callback, CallbackAttempt, IdempotencyKey, Operator];
 export const MIGRATIONS = [
@@ -42,6 +43,7 @@ export const MIGRATIONS = [
   CallbackNextUrl1764400100000,
   PartnerSignatureScheme1764541000000,
   PartnerOperationsUrl1764541100000,
+  PartnerClientCertificates1764541200000,
 ];
 
 /** Any fixed number: the advisory lock that lets one process at a time run migrations. */

@@ -6,11 +6,13 @@ import { RepeatLimitedLog } from '../common/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';
+import { ClientTlsStore } from '../partners/client-tls-store.js';
 import { SecretBox } from '../partners/secret-box.js';
 import { Batcher } from '../common/batcher.js';
 import { inAttemptSpan } from '../telemetry/trace-context.js';
 import { microsKey } from '../database/sql.js';
 import { CallbackSender, SendRequest } from '../egress/callback-sender.js';
+import type { ClientTls } from '../egress/client-tls.js';
 import { Signer, signatureHeader } from './callback-signature.js';
 import { SigningKeyCache } from './signing-key-cache.js';
 import { SettledAttempt } from './settle-attempt.js';
@@ -31,6 +33,8 @@ interface DeliveryRow extends SettlingRow {
   previous_signing_secret: string | null;
   /** Set by the load: the prepared signers of the keys above. */
   signers: Signer[];
+  /** The partner's client certificate upload, null without one. */
+  client_tls_id: string | null;
   /** `lease_until` in microseconds (as the job carries it), and how long it has left, by PostgreSQL's clock. */
   lease: string | null;
   lease_left_ms: number | null;
@@ -40,9 +44,10 @@ export const LOAD = `
   SELECT c.id, c.message, c.trace_parent, c.url, c.destination, c.body, c.status, c.schedule_attempts, c.attempt_count, c.attempt_limit,
          (extract(epoch FROM c.created_at) * 1000)::float8 AS created_at, ${microsKey('c.schedule_started_at')} AS schedule_key,
          p.signing_secret, CASE WHEN p.previous_secret_expires_at > now() THEN p.previous_signing_secret END AS previous_signing_secret,
-         ${microsKey('c.lease_until')} AS lease,
+         cc.id AS client_tls_id, ${microsKey('c.lease_until')} AS lease,
          (extract(epoch FROM c.lease_until - now()) * 1000)::float8 AS lease_left_ms
     FROM callbacks c JOIN partners p ON p.id = c.partner_id
+    LEFT JOIN partner_client_certificates cc ON cc.partner_id = c.partner_id
    WHERE c.id = ANY($1::uuid[])`;
 
 /**
@@ -78,6 +83,7 @@ export class CallbackDelivery {
     private readonly settlement: Settlement,
     private readonly metrics: Metrics,
     box: SecretBox,
+    private readonly clientTls: ClientTlsStore,
   ) {
     this.keys = new SigningKeyCache(box);
     this.pool = rawPool(db);
@@ -92,10 +98,12 @@ export class CallbackDelivery {
       this.shortLeases.warn('callbacks not sent: they waited for a delivery slot until too little of their lease was left for an attempt; each is admitted again when its lease lapses');
       return null;
     }
+    const clientTls = row.client_tls_id === null ? null : await this.certificateOf(row.id, row.client_tls_id);
+    if (clientTls === undefined) return null;
     const attempt = { callbackId: row.id, message: row.message, destination: row.destination, attempt: row.attempt_count + 1 };
     return inAttemptSpan(row.trace_parent, attempt, async (span) => {
       const startedAt = Date.now();
-      const result = await this.sender.send(this.signed(row, Math.floor(startedAt / 1000)));
+      const result = await this.sender.send({ ...this.signed(row, Math.floor(startedAt / 1000)), clientTls });
       const settled = await this.settlement.settle({ row, startedAt, answeredAt: Date.now(), result });
       if (settled) {
         this.metrics.attempts.inc({ result: settled.counts ? ATTEMPT_RESULT[settled.status] : 'probe_failed', kind: result.outcome.kind });
@@ -121,6 +129,20 @@ export class CallbackDelivery {
         'webhook-signature': signatureHeader(row.signers, row.id, timestamp, row.body),
       },
     };
+  }
+
+  /**
+   * The partner's client certificate upload (null: removed since the load). A callback whose certificate this
+   * process cannot read (PostgreSQL out of reach, its key's SECRETS_KEY entry missing) is not sent
+   * without it: undefined, and it stays `sending` until its lease lapses, as for a signing key.
+   */
+  private async certificateOf(callbackId: string, uploadId: string): Promise<ClientTls | null | undefined> {
+    try {
+      return await this.clientTls.get(uploadId);
+    } catch (e) {
+      this.log.error(`callback ${callbackId} not sent: its partner's client certificate could not be read: ${(e as Error).message}`);
+      return undefined;
+    }
   }
 
   /** Many deliveries' rows in one query (the hot path bypasses the ORM for the raw pool). */

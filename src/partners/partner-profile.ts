@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { notFound } from '../common/domain-error.js';
+import { clientCertificateView, ClientCertificateView } from './client-certificates.service.js';
 import type { SignatureScheme } from './signing-keys.js';
 
 export interface PartnerView {
@@ -11,7 +12,7 @@ export interface PartnerView {
   signatureScheme: SignatureScheme;
   signingPublicKeys: string[];
   operationsUrl: string | null;
-  clientCertificate: { subject: string; issuer: string; notAfter: string; fingerprint256: string } | null;
+  clientCertificate: ClientCertificateView | null;
 }
 
 interface Row {
@@ -21,14 +22,20 @@ interface Row {
   signing_public_key: string | null;
   previous_public_key: string | null;
   operations_url: string | null;
+  /** The client certificate's, all null without one. */
+  subject: string | null;
+  issuer: string | null;
+  not_after: Date | null;
+  fingerprint256: string | null;
 }
 
 /** The previous key is listed while it still signs: by PostgreSQL's clock, as the delivery load decides it. */
 const VIEW = `
   SELECT p.id, p.name, p.signature_scheme, p.signing_public_key,
          CASE WHEN p.previous_secret_expires_at > now() THEN p.previous_signing_public_key END AS previous_public_key,
-         p.operations_url
+         p.operations_url, cc.subject, cc.issuer, cc.not_after, cc.fingerprint256
     FROM partners p
+    LEFT JOIN partner_client_certificates cc ON cc.partner_id = p.id
    WHERE p.id = $1`;
 
 /** The partner as it sees itself (GET /v1/partner), and what it sets there itself (PATCH). */
@@ -48,7 +55,7 @@ export class PartnerProfile {
       signatureScheme: r.signature_scheme,
       signingPublicKeys: [r.signing_public_key, r.previous_public_key].filter((k): k is string => k !== null),
       operationsUrl: r.operations_url,
-      clientCertificate: null,
+      clientCertificate: r.not_after === null ? null : clientCertificateView({ subject: r.subject!, issuer: r.issuer!, not_after: r.not_after, fingerprint256: r.fingerprint256! }),
     };
   }
 
