@@ -2,6 +2,7 @@ import { verify } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { SecretBox } from '../src/partners/secret-box.js';
 import { ed25519PublicKey } from '../src/partners/signing-keys.js';
+import { fencedBlocks } from './support/doc-blocks.js';
 import { Receiver, Received, webhookHeaders } from './support/receiver.js';
 import { startTestApp, TestApp, until } from './support/test-app.js';
 
@@ -23,6 +24,13 @@ function v1Verifies(hit: Received, secret: string): boolean {
     return false;
   }
 }
+
+/** docs/partners.md's Node verifier of v1a signatures, as written. */
+type VerifyV1a = (whpk: string, headers: Received['headers'], rawBody: string) => boolean;
+const docsVerifyV1a = (): VerifyV1a => {
+  const block = fencedBlocks('docs/partners.md').find((b) => b.lang === 'js' && b.code.includes('function verifyV1a'));
+  return new Function('require', `${block!.code}\nreturn verifyV1a;`)(require) as VerifyV1a;
+};
 
 const schemes = (hit: Received) => String(hit.headers['webhook-signature']).split(' ').map((s) => s.split(',')[0]);
 
@@ -84,6 +92,20 @@ describe('signature schemes: hmac-sha256 (v1) and ed25519 (v1a)', () => {
     expect(v1aVerifies({ ...hit, body: hit.body.replace('"message":0', '"message":2') }, p.signingPublicKey)).toBe(false);
     const other = await partner({ signatureScheme: 'ed25519' });
     expect(v1aVerifies(hit, other.signingPublicKey)).toBe(false);
+  });
+
+  it("verifies with docs/partners.md's Node function and the key GET /v1/partner lists, during an overlap too", async () => {
+    const verifyV1a = docsVerifyV1a();
+    const p = await partner({ signatureScheme: 'ed25519' });
+    const hit = await callback(p.apiKey);
+    const [listed] = (await t.as(p.apiKey, 'get', '/v1/partner').expect(200)).body.signingPublicKeys;
+    expect(listed).toBe(p.signingPublicKey);
+    expect(verifyV1a(listed, hit.headers, hit.body)).toBe(true);
+    expect(verifyV1a(listed, hit.headers, `${hit.body} `)).toBe(false);
+    expect(verifyV1a(listed, { ...hit.headers, 'webhook-timestamp': String(Number(hit.headers['webhook-timestamp']) - 600) }, hit.body)).toBe(false);
+    await t.admin('post', `/admin/v1/partners/${p.id}/rotate-signing-secret`).expect(200);
+    const during = await callback(p.apiKey);
+    for (const key of (await t.as(p.apiKey, 'get', '/v1/partner').expect(200)).body.signingPublicKeys) expect(verifyV1a(key, during.headers, during.body)).toBe(true);
   });
 
   it('switches hmac-sha256 → ed25519: both signatures for 24 h, then v1a alone', async () => {
