@@ -132,9 +132,10 @@ export class CallbackDelivery {
   }
 
   /**
-   * The partner's client certificate upload (null: removed since the load). A callback whose certificate this
-   * process cannot read (PostgreSQL out of reach, its key's SECRETS_KEY entry missing) is not sent
-   * without it: undefined, and it stays `sending` until its lease lapses, as for a signing key.
+   * The partner's client certificate upload (null: removed since the load). A callback whose
+   * certificate this process cannot read (PostgreSQL out of reach, its key's SECRETS_KEY entry
+   * missing) is not sent without it: undefined, and it stays `sending` until its lease lapses, as
+   * for a signing key.
    */
   private async certificateOf(callbackId: string, uploadId: string): Promise<ClientTls | null | undefined> {
     try {
