@@ -29,6 +29,8 @@ const NEEDS = {
   'redis-server': ['redis-cluster', 'delivery-faults', 'delivery-restarts', 'startup'],
   jq: ['readme'],
   registry: ['packaging'],
+  openssl: ['client-certificate-checks', 'client-certificate-delivery'],
+  python3: ['client-certificate-delivery'],
 };
 const without = (process.env.TEST_WITHOUT ?? '')
   .split(',')

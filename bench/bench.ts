@@ -16,7 +16,7 @@ import { apiScenario } from './scenarios/api.js';
 import { backlogScenario, backlogVariants } from './scenarios/backlog.js';
 import { baselineScenario } from './scenarios/baseline.js';
 import { Ctx, partnerWithCompany } from './scenarios/context.js';
-import { drainScenario } from './scenarios/drain.js';
+import { drainScenario, drainSchemes } from './scenarios/drain.js';
 import { isolationScenario } from './scenarios/isolation.js';
 import { latencyScenario } from './scenarios/latency.js';
 import { stormScenario } from './scenarios/storm.js';
@@ -33,6 +33,7 @@ async function main(): Promise<void> {
   const unknown = ONLY.filter((s) => !(SCENARIOS as readonly string[]).includes(s));
   if (unknown.length) throw new Error(`bench: BENCH_ONLY names ${unknown.join(', ')}; the scenarios are ${SCENARIOS.join(', ')}`);
   const variants = selected('backlog') ? backlogVariants() : [];
+  if (selected('drain')) drainSchemes();
   const rx = await arrivalReceiver();
   const target = (p: string) => `http://127.0.0.1:${rx.port}${p}`;
   const report = new Report();
@@ -53,7 +54,7 @@ async function main(): Promise<void> {
         const api = apiClient(run.port);
         const { partnerId, companyId } = await partnerWithCompany(api, 'Bench', target('/company'));
         const ctx: Ctx = { run, pg: run.pg!, api, rx, target, partnerId, companyId, baseline };
-        for (const name of shared) add(await SHARED[name](ctx));
+        for (const name of shared) for (const result of [await SHARED[name](ctx)].flat()) add(result);
         const rss = run.pids().map((p) => fmt(peakRssMb(p)));
         console.log(`\n  peak RSS of the service process${SPLIT ? 'es' : ''} over ${shared.join(', ')}: ${rss.join(' MB (api), ')} MB${SPLIT ? ' (worker)' : ''}`);
       } finally {

@@ -56,6 +56,12 @@ import { OperatorsService } from './operators/operators.service.js';
 import { OperatorsBootstrap } from './operators/operators-bootstrap.js';
 import { PartnersController } from './partners/partners.controller.js';
 import { PartnersService } from './partners/partners.service.js';
+import { PartnerSigning } from './partners/partner-signing.service.js';
+import { PartnerProfile } from './partners/partner-profile.js';
+import { PartnerSelfController } from './partners/partner-self.controller.js';
+import { ClientCertificateController } from './partners/client-certificate.controller.js';
+import { ClientCertificates } from './partners/client-certificates.service.js';
+import { ClientTlsStore } from './partners/client-tls-store.js';
 import { DEFAULT_PARTNER_RATE_LIMIT, PARTNER_RATE_LIMIT, RateLimiter } from './partners/rate-limiter.js';
 import { CallbackRetention, DEFAULT_RETENTION_INTERVAL_MS, RETENTION_INTERVAL_MS } from './retention/callback-retention.js';
 import { SecretBox } from './partners/secret-box.js';
@@ -104,6 +110,8 @@ export class AppModule {
               TestCallbacksController,
               CallbacksController,
               PartnersController,
+              PartnerSelfController,
+              ClientCertificateController,
               CompaniesController,
               CreditTermsController,
               CreditAdminController,
@@ -149,6 +157,9 @@ export class AppModule {
               OperatorsBootstrap,
               AuditLog,
               PartnersService,
+              PartnerSigning,
+              PartnerProfile,
+              ClientCertificates,
               RateLimiter,
               { provide: PARTNER_RATE_LIMIT, useValue: DEFAULT_PARTNER_RATE_LIMIT },
               CompaniesService,
@@ -175,7 +186,7 @@ export class AppModule {
               CallbackUrlChanges,
             ]
           : []),
-        ...(worker ? [CallbackSender, Settlement, CallbackDelivery, DeliveryWorker] : []),
+        ...(worker ? [CallbackSender, ClientTlsStore, Settlement, CallbackDelivery, DeliveryWorker] : []),
       ],
     };
   }

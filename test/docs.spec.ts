@@ -63,7 +63,7 @@ describe('the README and docs', () => {
 
   it('holds only blocks that something runs or checks', () => {
     // sh: run after the README's flow; sh dev: listed by jest; sh bench and sh deploy: checked below.
-    const known = new Set(['sh:', 'sh:dev', 'sh:bench', 'sh:deploy', 'text:', 'js:', 'python:']);
+    const known = new Set(['sh:', 'sh:dev', 'sh:bench', 'sh:deploy', 'text:', 'js:', 'python:', 'go:']);
     const unknown = docPages()
       .flatMap(fencedBlocks)
       .filter((b) => !known.has(`${b.lang}:${b.kind}`))

@@ -10,7 +10,7 @@ const SEED = 20261123;
 const RUNS = { bodies: 80, paths: 60, queries: 50, raw: 50 };
 const TABLES = ['partners', 'companies', 'limit_requests', 'withdrawal_requests', 'loans', 'loan_payments', 'callbacks', 'callback_attempts', 'idempotency_keys'];
 
-type Method = 'get' | 'post' | 'patch';
+type Method = 'get' | 'post' | 'patch' | 'put';
 interface Route {
   method: Method;
   /** `{c}`-style placeholders, filled with real ids or fuzzed segments. */
@@ -125,6 +125,10 @@ describe.each(['A', 'B'] as const)('fuzzing every route, variant %s', (variant) 
       { method: 'get', path: '/v1/callbacks/source-ips', auth: 'none' },
       { method: 'post', path: '/admin/v1/partners', auth: 'admin', body: { name: 'P' } },
       { method: 'post', path: '/admin/v1/partners/{partner}/rotate-signing-secret', auth: 'admin' },
+      { method: 'post', path: '/admin/v1/partners/{partner}/signature-scheme', auth: 'admin', body: { scheme: 'ed25519' } },
+      { method: 'put', path: '/admin/v1/partners/{partner}/client-certificate', auth: 'admin', body: { certificate: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----', privateKey: 'k', serverCa: 'c' } },
+      { method: 'get', path: '/v1/partner', auth: 'partner' },
+      { method: 'patch', path: '/v1/partner', auth: 'partner', body: { operationsUrl: url } },
       { method: 'patch', path: '/admin/v1/companies/{c}/credit', auth: 'admin', body: { creditLimit: '100000', creditStatus: 'active', annualInterestRate: '7.50', repaymentTermDays: 30 } },
       { method: 'post', path: '/admin/v1/limit-requests/{l}/approve', auth: 'admin' },
       { method: 'post', path: '/admin/v1/limit-requests/{l}/reject', auth: 'admin' },

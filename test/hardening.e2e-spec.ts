@@ -290,6 +290,31 @@ describe('hostile input, idempotency and secrets', () => {
       expect(newBox.open(row.previous_signing_secret, 'partners.signing_secret')).toBe('whsec_legacy');
     });
 
+    it("re-seals partners' client certificate keys and Ed25519 signing keys too", async () => {
+      const partner = (await t2.admin('post', '/admin/v1/partners', { name: 'Rotated TLS', signatureScheme: 'ed25519' }).expect(201)).body;
+      const oldBox = new SecretBox([OLD]);
+      const [{ signing_secret: current }] = await t2.sql<{ signing_secret: string }>('SELECT signing_secret FROM partners WHERE id = $1', [partner.id]);
+      const whsk = new SecretBox([NEW, OLD]).open(current, 'partners.signing_secret');
+      // Only sealing is at stake here: the stored text need not be a real key.
+      const key = '-----BEGIN PRIVATE KEY-----\nnot-a-real-key\n-----END PRIVATE KEY-----';
+      await t2.sql('UPDATE partners SET signing_secret = $2 WHERE id = $1', [partner.id, oldBox.seal(whsk, 'partners.signing_secret')]);
+      await t2.sql(
+        `INSERT INTO partner_client_certificates (partner_id, certificate, private_key, subject, issuer, not_after, fingerprint256)
+         VALUES ($1, 'pem', $2, 'CN=x', 'CN=ca', now() + interval '30 days', 'AB')`,
+        [partner.id, oldBox.seal(key, 'partners.client_key')],
+      );
+      await t2.app.get(SecretsReencryption).onApplicationBootstrap();
+      const [row] = await t2.sql<{ signing_secret: string; private_key: string }>(
+        'SELECT p.signing_secret, c.private_key FROM partners p JOIN partner_client_certificates c ON c.partner_id = p.id WHERE p.id = $1',
+        [partner.id],
+      );
+      const newBox = new SecretBox([NEW]);
+      expect(newBox.open(row.signing_secret, 'partners.signing_secret')).toBe(whsk);
+      expect(whsk).toMatch(/^whsk_/);
+      expect(newBox.open(row.private_key, 'partners.client_key')).toBe(key);
+      await t2.sql('DELETE FROM partner_client_certificates WHERE partner_id = $1', [partner.id]);
+    });
+
     it('refuses to start when a stored secret was sealed with a key it does not list', async () => {
       const stranger = new SecretBox(['a-key-nobody-configured-here-000000000']).seal('whsec_x', 'partners.signing_secret');
       const partner = await createPartner(t2, 'Stranger');

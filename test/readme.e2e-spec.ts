@@ -190,8 +190,8 @@ describe('the README and docs, run as written', () => {
     const [, needs] = /`TEST_WITHOUT=(\S+) npm test`/.exec(readmeText)!;
     const without = jest([], { TEST_WITHOUT: needs });
     const leftOut = everything.filter((f) => !without.includes(f)).sort();
-    // Exactly the files that use what TEST_WITHOUT names: Chromium, redis-server, jq (this file), the registry.
-    const uses = /openBrowser\(|startRedis\(|startRedisCluster\(|startClusterNodesWithoutSlots\(|requireRegistry\(|requireExecutable\('jq'|'jq'\]/;
+    // Exactly the files that use what TEST_WITHOUT names: Chromium, redis-server, jq (this file), the registry, openssl, python3.
+    const uses = /openBrowser\(|startRedis\(|startRedisCluster\(|startClusterNodesWithoutSlots\(|requireRegistry\(|requireExecutable\('jq'|'jq'\]|new TestCertificates\(|TlsReceiver\.start\(/;
     const needing = everything.filter((f) => f.startsWith('test/') && uses.test(readFileSync(path.join(ROOT, f), 'utf8'))).sort();
     expect(leftOut).toEqual(needing);
     expect(leftOut).toEqual(expect.arrayContaining(['test/dashboard.e2e-spec.ts', 'test/packaging.e2e-spec.ts', 'test/readme.e2e-spec.ts', 'test/redis-cluster.e2e-spec.ts']));

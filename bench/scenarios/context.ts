@@ -22,9 +22,10 @@ export const BODY = JSON.stringify({ message: 0, withdrawalId: null, companyId: 
 /** Changes per second to a healthy destination (isolation, storm). */
 export const HEALTHY_RATE = 10;
 
-/** A partner, and a company of it whose own callbacks go to `callbackUrl`. */
-export async function partnerWithCompany(api: Got, name: string, callbackUrl: string): Promise<{ partnerId: string; companyId: string }> {
-  const partner = await api.post('admin/v1/partners', { headers: adminHeaders, json: { name } }).json<{ id: string; apiKey: string }>();
+/** A partner (of the default signature scheme unless given), and a company of it whose own callbacks go to `callbackUrl`. */
+export async function partnerWithCompany(api: Got, name: string, callbackUrl: string, signatureScheme?: string): Promise<{ partnerId: string; companyId: string }> {
+  const json = signatureScheme ? { name, signatureScheme } : { name };
+  const partner = await api.post('admin/v1/partners', { headers: adminHeaders, json }).json<{ id: string; apiKey: string }>();
   const company = await api
     .post('v1/companies', { headers: { authorization: `Bearer ${partner.apiKey}` }, json: { name, status_callback: callbackUrl } })
     .json<{ id: string }>();

@@ -22,7 +22,8 @@ function callbackOperation(target: CallbackTarget) {
     post: {
       summary: `POST to the URL in ${target.property}: ${target.messages}`,
       description:
-        'Signed per Standard Webhooks; verify with the `standardwebhooks` package and the partner signing secret, and ' +
+        'Signed per Standard Webhooks; verify v1 with the `standardwebhooks` package and the partner signing secret (v1a: Ed25519, see ' +
+          'webhook-signature), and ' +
         'de-duplicate on webhook-id (delivery is at least once, with no ordering between callbacks). Content-Type is ' +
         '`application/json`; the body is exactly the five keys of CallbackBody, in that order. A callback says "read ' +
         'the current state" through the follow-up endpoints. Retries after a failure: 5s, 5m, 30m, 2h, 5h, 10h, 10h ' +
@@ -30,10 +31,13 @@ function callbackOperation(target: CallbackTarget) {
       parameters: [
         header('webhook-id', 'the callback id: the same on every retry and redelivery', { type: 'string', format: 'uuid' }),
         header('webhook-timestamp', 'Unix seconds of this attempt', { type: 'string', pattern: '^[0-9]+$' }),
-        header('webhook-signature', 'v1,<base64 HMAC-SHA256(secret, "{id}.{timestamp}.{body}")>; two, space-separated, for 24 h after a secret rotation', {
-          type: 'string',
-          pattern: '^v1,[A-Za-z0-9+/]+={0,2}( v1,[A-Za-z0-9+/]+={0,2})*$',
-        }),
+        header(
+          'webhook-signature',
+          'hmac-sha256 partners: v1,<base64 HMAC-SHA256(secret, "{id}.{timestamp}.{body}")>; ed25519 partners: v1a,<base64 Ed25519 signature of ' +
+            'the same content>, verifiable with the whpk_ public key (GET /v1/partner lists it). For 24 h after a rotation or a switch of scheme, ' +
+            'two, space-separated (v1 and/or v1a): verify with either key',
+          { type: 'string', pattern: '^v1a?,[A-Za-z0-9+/]+={0,2}( v1a?,[A-Za-z0-9+/]+={0,2})*$' },
+        ),
         header('user-agent', 'funding-service-callbacks/<service version>', { type: 'string', pattern: '^funding-service-callbacks/' }),
       ],
       requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${CallbackBody.name}` } } } },

@@ -15,6 +15,9 @@ import { CallbackTraceParent1764300000000 } from './migrations/1764300000000-cal
 import { RevocableBootstrap1764400000000 } from './migrations/1764400000000-revocable-bootstrap.js';
 import { CallbackNextUrl1764400100000 } from './migrations/1764400100000-callback-next-url.js';
 import { OperationalEvents1764500000000 } from './migrations/1764500000000-operational-events.js';
+import { PartnerSignatureScheme1764541000000 } from './migrations/1764541000000-partner-signature-scheme.js';
+import { PartnerOperationsUrl1764541100000 } from './migrations/1764541100000-partner-operations-url.js';
+import { PartnerClientCertificates1764541200000 } from './migrations/1764541200000-partner-client-certificates.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -31,6 +34,9 @@ export const MIGRATIONS = [
   RevocableBootstrap1764400000000,
   CallbackNextUrl1764400100000,
   OperationalEvents1764500000000,
+  PartnerSignatureScheme1764541000000,
+  PartnerOperationsUrl1764541100000,
+  PartnerClientCertificates1764541200000,
 ];
 
 

@@ -6,12 +6,15 @@ import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';
+import { ClientTlsStore } from '../partners/client-tls-store.js';
 import { SecretBox } from '../partners/secret-box.js';
 import { Batcher } from '../common/batcher.js';
 import { inAttemptSpan } from '../telemetry/trace-context.js';
 import { microsKey } from '../database/sql.js';
 import { CallbackSender, SendRequest } from '../egress/callback-sender.js';
-import { signatureHeader } from './callback-signature.js';
+import type { ClientTls } from '../egress/client-tls.js';
+import { Signer, signatureHeader } from './callback-signature.js';
+import { SigningKeyCache } from './signing-key-cache.js';
 import { SettledAttempt, SettlingRow } from './settle-attempt.js';
 import { Settlement } from './settlement.js';
 
@@ -24,9 +27,14 @@ interface DeliveryRow extends SettlingRow {
   status: string;
   /** Epoch milliseconds, PostgreSQL's clock (numbers, not Dates: nothing to parse per row). */
   created_at: number;
+  /** The partner's signing key, sealed (a `whsec_` secret or a `whsk_` Ed25519 key). */
   signing_secret: string;
-  /** The secret before the last rotation, while it is still honoured (null once expired). */
+  /** The key before the last rotation or switch, sealed, while it is still honoured (null once expired). */
   previous_signing_secret: string | null;
+  /** Set by the load: the prepared signers of the keys above. */
+  signers: Signer[];
+  /** The partner's client certificate upload, null without one. */
+  client_tls_id: string | null;
   /** `lease_until` in microseconds (as the job carries it), and how long it has left, by PostgreSQL's clock. */
   lease: string | null;
   lease_left_ms: number | null;
@@ -36,9 +44,10 @@ export const LOAD = `
   SELECT c.id, c.message, c.trace_parent, c.url, c.destination, c.body, c.status, c.schedule_attempts, c.attempt_count, c.attempt_limit,
          (extract(epoch FROM c.created_at) * 1000)::float8 AS created_at, ${microsKey('c.schedule_started_at')} AS schedule_key,
          p.signing_secret, CASE WHEN p.previous_secret_expires_at > now() THEN p.previous_signing_secret END AS previous_signing_secret,
-         ${microsKey('c.lease_until')} AS lease,
+         cc.id AS client_tls_id, ${microsKey('c.lease_until')} AS lease,
          (extract(epoch FROM c.lease_until - now()) * 1000)::float8 AS lease_left_ms
     FROM callbacks c JOIN partners p ON p.id = c.partner_id
+    LEFT JOIN partner_client_certificates cc ON cc.partner_id = c.partner_id
    WHERE c.id = ANY($1::uuid[])`;
 
 /**
@@ -65,6 +74,7 @@ export class CallbackDelivery {
   private readonly loads = new Batcher<string, DeliveryRow | undefined>((ids) => this.loadMany(ids));
   private readonly attemptMs: number;
   private readonly shortLeases = new RepeatLimitedLog((m) => this.log.warn(m));
+  private readonly keys: SigningKeyCache;
 
   constructor(
     @InjectDataSource() db: DataSource,
@@ -72,8 +82,10 @@ export class CallbackDelivery {
     private readonly sender: CallbackSender,
     private readonly settlement: Settlement,
     private readonly metrics: Metrics,
-    private readonly box: SecretBox,
+    box: SecretBox,
+    private readonly clientTls: ClientTlsStore,
   ) {
+    this.keys = new SigningKeyCache(box);
     this.pool = rawPool(db);
     this.userAgent = `funding-service-callbacks/${config.version}`;
     this.attemptMs = config.callbackTimeoutMs + LEASE_SPARE_MS;
@@ -86,10 +98,12 @@ export class CallbackDelivery {
       this.shortLeases.warn('callbacks not sent: they waited for a delivery slot until too little of their lease was left for an attempt; each is admitted again when its lease lapses');
       return null;
     }
+    const clientTls = row.client_tls_id === null ? null : await this.certificateOf(row.id, row.client_tls_id);
+    if (clientTls === undefined) return null;
     const attempt = { callbackId: row.id, message: row.message, destination: row.destination, attempt: row.attempt_count + 1 };
     return inAttemptSpan(row.trace_parent, attempt, async (span) => {
       const startedAt = Date.now();
-      const result = await this.sender.send(this.signed(row, Math.floor(startedAt / 1000)));
+      const result = await this.sender.send({ ...this.signed(row, Math.floor(startedAt / 1000)), clientTls });
       const settled = await this.settlement.settle({ row, startedAt, answeredAt: Date.now(), result });
       if (settled) {
         this.metrics.attempts.inc({ result: settled.counts ? ATTEMPT_RESULT[settled.status] : 'probe_failed', kind: result.outcome.kind });
@@ -102,9 +116,8 @@ export class CallbackDelivery {
     });
   }
 
-  /** The callback's stored body as sent at `timestamp` (epoch seconds), signed with its partner's secrets. */
+  /** The callback's stored body as sent at `timestamp` (epoch seconds), signed with its partner's keys. */
   private signed(row: DeliveryRow, timestamp: number): SendRequest {
-    const secrets = row.previous_signing_secret ? [row.signing_secret, row.previous_signing_secret] : [row.signing_secret];
     return {
       url: row.url,
       body: row.body,
@@ -113,22 +126,36 @@ export class CallbackDelivery {
         'user-agent': this.userAgent,
         'webhook-id': row.id,
         'webhook-timestamp': String(timestamp),
-        'webhook-signature': signatureHeader(secrets, row.id, timestamp, row.body),
+        'webhook-signature': signatureHeader(row.signers, row.id, timestamp, row.body),
       },
     };
+  }
+
+  /**
+   * The partner's client certificate upload (null: removed since the load). A callback whose
+   * certificate this process cannot read (PostgreSQL out of reach, its key's SECRETS_KEY entry
+   * missing) is not sent without it: undefined, and it stays `sending` until its lease lapses, as
+   * for a signing key.
+   */
+  private async certificateOf(callbackId: string, uploadId: string): Promise<ClientTls | null | undefined> {
+    try {
+      return await this.clientTls.get(uploadId);
+    } catch (e) {
+      this.log.error(`callback ${callbackId} not sent: its partner's client certificate could not be read: ${(e as Error).message}`);
+      return undefined;
+    }
   }
 
   /** Many deliveries' rows in one query (the hot path bypasses the ORM for the raw pool). */
   private async loadMany(ids: string[]): Promise<(DeliveryRow | undefined)[]> {
     const { rows } = await this.pool.query<DeliveryRow>({ name: 'callback-delivery-load', text: LOAD, values: [ids] });
     const byId = new Map<string, DeliveryRow>();
-    // Signing secrets are sealed at rest (secret-box.ts) and opened here, in memory only. A row
-    // whose secret this process cannot open (its key missing from SECRETS_KEY) is not sent
-    // unsigned: it stays `sending` until its lease lapses, for a process that can.
+    // Signing keys are sealed at rest (secret-box.ts) and opened in memory only, once per key
+    // (SigningKeyCache). A row whose key this process cannot open (its SECRETS_KEY entry missing)
+    // is not sent unsigned: it stays `sending` until its lease lapses, for a process that can.
     for (const r of rows) {
       try {
-        r.signing_secret = this.box.open(r.signing_secret, 'partners.signing_secret');
-        if (r.previous_signing_secret) r.previous_signing_secret = this.box.open(r.previous_signing_secret, 'partners.signing_secret');
+        r.signers = this.keys.signersOf(r.signing_secret, r.previous_signing_secret);
         byId.set(r.id, r);
       } catch (e) {
         this.log.error(`callback ${r.id} not sent: ${(e as Error).message}`);

@@ -17,6 +17,7 @@ describe('the outcome rules', () => {
     [{ kind: 'http', statusCode: 503 }, false, true, false, 'fail'],
     [{ kind: 'timeout' }, false, true, false, 'fail'],
     [{ kind: 'network' }, false, true, false, 'fail'],
+    [{ kind: 'tls' }, false, true, false, 'fail'],
     [{ kind: 'refused' }, false, false, true, 'none'],
   ])('%j: success %s, retryable %s, final %s, counts %s', (o, success, retryable, final, counts) => {
     expect([isSuccess(o), isRetryable(o), isFinal(o), breakerResult(o)]).toEqual([success, retryable, final, counts]);

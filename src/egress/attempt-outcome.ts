@@ -10,6 +10,8 @@ export type AttemptOutcome =
   | { kind: 'timeout' }
   /** The connection failed or broke (refused, reset, DNS). */
   | { kind: 'network' }
+  /** The TLS handshake failed: either side refused the other's certificate, or no protocol was agreed. */
+  | { kind: 'tls' }
   /** No request went out: the URL or the address it resolved to may not be reached. */
   | { kind: 'refused' };
 
@@ -34,7 +36,7 @@ export const isRetryable = (o: AttemptOutcome): boolean => !isSuccess(o) && !isF
 export type BreakerResult =
   /** 2xx */
   | 'ok'
-  /** timeout, network error, 5xx, 429: the destination is struggling */
+  /** timeout, network error, TLS handshake failure, 5xx, 429: the destination is struggling (or cannot be reached as configured) */
   | 'fail'
   /** any other answer: the destination is up, the request was not accepted */
   | 'answered'
@@ -45,6 +47,7 @@ export function breakerResult(o: AttemptOutcome): BreakerResult {
   switch (o.kind) {
     case 'timeout':
     case 'network':
+    case 'tls':
       return 'fail';
     case 'refused':
       return 'none';

@@ -185,8 +185,8 @@ describe('CallbackSender', () => {
     expect(proxy.connects).toEqual([`127.0.0.1:${port}`]);
     expect(names).toEqual(['partner.example']);
     // Its certificate is self-signed: refused, so certificates are checked inside the tunnel.
-    expect(result).toMatchObject({ outcome: { kind: 'network' }, statusCode: null });
-    expect(result.error).toMatch(/SELF_SIGNED_CERT/);
+    expect(result).toMatchObject({ outcome: { kind: 'tls' }, statusCode: null });
+    expect(result.error).toMatch(/^TLS: the receiver's certificate was not accepted: .*\(DEPTH_ZERO_SELF_SIGNED_CERT\)$/);
     sender.close();
     await proxy.close();
     await new Promise((res) => tlsServer.close(res));

@@ -1,15 +1,16 @@
 // The one place that opens connections to partners: egress address, proxy, connect-time
-// destination check, timeout, no redirects, no retries of its own, a capped response read.
+// destination check, the partner's client certificate on https, timeout, no redirects, no retries
+// of its own, a capped response read.
 import { Inject, Injectable } from '@nestjs/common';
-import got, { Got, RequestError } from 'got';
+import { RequestError } from 'got';
 import dns from 'node:dns';
 import http from 'node:http';
-import https from 'node:https';
-import type { Socket } from 'node:net';
-import tls from 'node:tls';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { AttemptOutcome, isSuccessStatus } from './attempt-outcome.js';
+import type { ClientTls } from './client-tls.js';
 import { assertDestinationAllowed, checkConnectedAddress, DestinationRefused, GuardOptions, guardedLookup } from './destination-guard.js';
+import { CertifiedClients, Egress, newEgress } from './egress-clients.js';
+import { tlsFailure } from './tls-failure.js';
 
 export interface SendResult {
   outcome: AttemptOutcome;
@@ -24,6 +25,8 @@ export interface SendRequest {
   url: string;
   headers: Record<string, string>;
   body: string;
+  /** The partner's client certificate: presented on https connections only, never on http. */
+  clientTls?: ClientTls | null;
 }
 
 /** Lets tests resolve host names to addresses of their choosing (never real DNS). */
@@ -32,67 +35,11 @@ export const DNS_LOOKUP = Symbol('DNS_LOOKUP');
 /** What the attempt log keeps of a response body. */
 export const RESPONSE_BODY_LIMIT = 1024;
 
-type Lookup = ReturnType<typeof guardedLookup>;
-
-interface Egress {
-  localAddress: string | undefined;
-  agents: { http: http.Agent; https: https.Agent };
-  /** got with every option but the request's own set once: merging them per request cost ~15 µs of CPU. */
-  client: Got;
-}
-
-type TunnelOptions = http.ClientRequestArgs & tls.ConnectionOptions;
-type Connected = (err: Error | null, socket?: Socket) => void;
-/** What runs in the tunnel the proxy opened: plain HTTP as it is, HTTPS inside TLS to the partner. */
-type OverTunnel = (socket: Socket, options: TunnelOptions, host: string, callback: Connected) => void;
-
-const plainHttp: OverTunnel = (socket, _options, _host, callback) => callback(null, socket);
-
-const overTls: OverTunnel = (socket, options, host, callback) => {
-  const secureSocket = tls.connect({ ...options, socket, servername: options.servername ?? host });
-  secureSocket.once('secureConnect', () => callback(null, secureSocket));
-  secureSocket.once('error', callback);
-};
-
-/**
- * Opens every connection through CONNECT to the proxy, asking for the address our guarded
- * lookup vetted (not the host name), so the proxy cannot be steered to a private address by
- * DNS either. The proxy is trusted to connect where it is asked. TLS to the partner runs inside
- * the tunnel with the partner's host name for SNI and certificate checks.
- */
-function tunnelConnection(proxy: URL, lookup: Lookup, localAddress: string | undefined, over: OverTunnel) {
-  return (options: TunnelOptions, callback: Connected) => {
-    const host = String(options.host ?? options.hostname).replace(/^\[|\]$/g, '');
-    const port = Number(options.port);
-    lookup(host, {}, (err, address) => {
-      if (err) return callback(err);
-      const target = String(address).includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
-      const req = http.request({
-        host: proxy.hostname,
-        port: Number(proxy.port || 80),
-        method: 'CONNECT',
-        path: target,
-        headers: { host: target },
-        localAddress,
-        agent: false,
-      });
-      req.once('connect', (res, socket) => {
-        if (res.statusCode !== 200) {
-          socket.destroy();
-          return callback(new Error(`proxy refused CONNECT ${target}: ${res.statusCode}`));
-        }
-        over(socket, options, host, callback);
-      });
-      req.once('error', callback);
-      req.end();
-    });
-  };
-}
-
 @Injectable()
 export class CallbackSender {
   private readonly guard: GuardOptions;
   private readonly egress: Egress[];
+  private readonly certified: CertifiedClients;
   private next = 0;
 
   constructor(
@@ -100,27 +47,15 @@ export class CallbackSender {
     @Inject(DNS_LOOKUP) lookup: typeof dns.lookup = dns.lookup,
   ) {
     this.guard = { allowHttp: config.callbackAllowHttp, allowPrivate: config.callbackAllowPrivateTargets };
-    const vetted = guardedLookup(this.guard, lookup as never);
+    const options = {
+      lookup: guardedLookup(this.guard, lookup as never),
+      proxy: config.callbackProxyUrl ? new URL(config.callbackProxyUrl) : null,
+      timeoutMs: config.callbackTimeoutMs,
+      connectTimeoutMs: config.callbackConnectTimeoutMs,
+    };
     const addresses = config.callbackLocalAddresses.length > 0 ? config.callbackLocalAddresses : [undefined];
-    const proxy = config.callbackProxyUrl ? new URL(config.callbackProxyUrl) : null;
-    this.egress = addresses.map((localAddress) => {
-      const common = { keepAlive: true, maxSockets: 256, scheduling: 'lifo' as const, lookup: vetted as never, localAddress };
-      const agents = { http: new http.Agent(common), https: new https.Agent(common) };
-      if (proxy) {
-        Object.assign(agents.http, { createConnection: tunnelConnection(proxy, vetted, localAddress, plainHttp) });
-        Object.assign(agents.https, { createConnection: tunnelConnection(proxy, vetted, localAddress, overTls) });
-      }
-      const client = got.extend({
-        agent: agents,
-        followRedirect: false,
-        throwHttpErrors: false,
-        retry: { limit: 0 },
-        // A dead host costs the connect timeout, not the whole attempt's.
-        timeout: { request: config.callbackTimeoutMs, connect: config.callbackConnectTimeoutMs, secureConnect: config.callbackConnectTimeoutMs },
-        decompress: false,
-      });
-      return { localAddress, agents, client };
-    });
+    this.egress = addresses.map((localAddress) => newEgress(localAddress, options));
+    this.certified = new CertifiedClients(options);
   }
 
   /** One attempt. Never throws: every failure is an outcome for the retry policy. */
@@ -142,7 +77,8 @@ export class CallbackSender {
       const res = await new Promise<{ statusCode: number; retryAfter: string | null; body: string }>((resolve, reject) => {
         // Stream mode lets us stop reading after 1 KiB: a receiver answering with megabytes
         // costs us one small buffer, not memory proportional to its answer.
-        const stream = egress.client.stream.post(req.url, { body: req.body, headers: req.headers });
+        const client = req.clientTls && req.url.startsWith('https:') ? this.certified.client(req.clientTls, egress) : egress.client;
+        const stream = client.stream.post(req.url, { body: req.body, headers: req.headers });
         const chunks: Buffer[] = [];
         let size = 0;
         let status = 0;
@@ -187,6 +123,7 @@ export class CallbackSender {
   }
 
   close(): void {
+    this.certified.close();
     for (const { agents } of this.egress) {
       agents.http.destroy();
       agents.https.destroy();
@@ -218,5 +155,8 @@ function classify(e: unknown, limits: { callbackTimeoutMs: number; callbackConne
     return { outcome: { kind: 'timeout' }, error: `timeout: no answer within ${limits.callbackTimeoutMs} ms` };
   }
   const code = (inner as NodeJS.ErrnoException)?.code ?? err?.code ?? 'ERROR';
-  return { outcome: { kind: 'network' }, error: `${code}: ${(inner as Error)?.message ?? String(e)}`.replace(/\u0000/g, '\ufffd') };
+  const message = (inner as Error)?.message ?? String(e);
+  const tls = tlsFailure(code, message);
+  if (tls) return { outcome: { kind: 'tls' }, error: `TLS: ${tls}`.replace(/\u0000/g, '\ufffd') };
+  return { outcome: { kind: 'network' }, error: `${code}: ${message}`.replace(/\u0000/g, '\ufffd') };
 }

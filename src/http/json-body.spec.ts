@@ -53,6 +53,9 @@ describe('storable text', () => {
 describe('redactSecrets', () => {
   it.each([
     ['signing secret', 'secret whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw= leaked', 'secret whsec_[redacted] leaked'],
+    ['Ed25519 signing key', 'key whsk_nWGxne/9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A= leaked', 'key whsk_[redacted] leaked'],
+    ['PEM private key', 'body {"privateKey":"-----BEGIN EC PRIVATE KEY-----\\nMHcCAQEE\\n-----END EC PRIVATE KEY-----"}', 'body {"privateKey":"-----BEGIN EC PRIVATE KEY-----[redacted]"}'],
+    ['PEM private key cut short', 'key -----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMG', 'key -----BEGIN PRIVATE KEY-----[redacted]'],
     ['API key', 'key fsk_abc-DEF_123 there', 'key fsk_[redacted] there'],
     ['sealed value', 'param enc1:0123abcd:AbC-_x9 end', 'param enc1:[redacted] end'],
     ['bearer token', 'Authorization: Bearer test-admin-token-0123', 'Authorization: Bearer [redacted]'],

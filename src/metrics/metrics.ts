@@ -6,6 +6,7 @@ import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
+import { registerClientCertificateGauge } from './client-certificate-gauge.js';
 import { registerDeliveryGauges } from './delivery-gauges.js';
 
 /** One registry per application instance (tests boot several in one process). */
@@ -14,7 +15,7 @@ export class Metrics {
   readonly registry = new Registry();
   readonly attempts = new Counter({
     name: 'funding_callback_attempts_total',
-    help: 'Callback delivery attempts by outcome (delivered, retry, failed) and kind (http, timeout, network, refused)',
+    help: 'Callback delivery attempts by outcome (delivered, retry, failed) and kind (http, timeout, network, tls, refused)',
     labelNames: ['result', 'kind'] as const,
     registers: [this.registry],
   });
@@ -83,6 +84,7 @@ export class Metrics {
 
   constructor(@InjectDataSource() db: DataSource) {
     registerDeliveryGauges(this.registry, db);
+    registerClientCertificateGauge(this.registry, db);
     // Two bounded index scans per scrape, whatever the table's size (counting every row by status
     // grows with the table). Delivered callbacks are counted by
     // funding_callback_attempts_total{result="delivered"} instead.

@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import type { SignatureScheme } from './signing-keys.js';
 
 @Entity('partners')
 export class Partner {
@@ -6,13 +7,21 @@ export class Partner {
   @Column('text') name: string;
   /** sha256 of the API key: the key itself is shown once and never stored. */
   @Column('text', { name: 'api_key_hash', unique: true }) apiKeyHash: string;
-  /** Sealed with SECRETS_KEY (secret-box.ts), never in clear. */
+  /** How callbacks are signed: `hmac-sha256` (`v1`) or `ed25519` (`v1a`). */
+  @Column('text', { name: 'signature_scheme' }) signatureScheme: SignatureScheme;
+  /** The signing key (a `whsec_` secret or a `whsk_` Ed25519 private key), sealed with SECRETS_KEY (secret-box.ts), never in clear. */
   @Column('text', { name: 'signing_secret' }) signingSecret: string;
-  /** The secret before the last rotation; callbacks are signed with it too until it expires. */
+  /** `whpk_…` of an Ed25519 signing key (null for a secret): no secret, the partner verifies with it. */
+  @Column('text', { name: 'signing_public_key', nullable: true }) signingPublicKey: string | null;
+  /** The key before the last rotation or switch (sealed); callbacks are signed with it too until it expires. */
   @Column('text', { name: 'previous_signing_secret', nullable: true }) previousSigningSecret: string | null;
+  /** `whpk_…` of the previous key when it is an Ed25519 one. */
+  @Column('text', { name: 'previous_signing_public_key', nullable: true }) previousSigningPublicKey: string | null;
   @Column('timestamptz', { name: 'previous_secret_expires_at', nullable: true }) previousSecretExpiresAt: Date | null;
   /** sha256 of the API key a rotation replaced; it authenticates until previousKeyExpiresAt. */
   @Column('text', { name: 'previous_api_key_hash', nullable: true }) previousApiKeyHash: string | null;
   @Column('timestamptz', { name: 'previous_key_expires_at', nullable: true }) previousKeyExpiresAt: Date | null;
+  /** Where the partner's operational events go (checked as a callback URL); null: none sent. */
+  @Column('text', { name: 'operations_url', nullable: true }) operationsUrl: string | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
 }

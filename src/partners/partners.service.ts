@@ -7,11 +7,9 @@ import { AuditLog } from '../audit/audit-log.js';
 import { lockOrNotFound, writeBack } from '../common/transaction.js';
 import type { Actor } from '../operators/actor.js';
 import { Partner } from './partner.entity.js';
-import { hashToken, newApiKey, newSigningSecret, safeEqual } from './partner-secrets.js';
+import { hashToken, newApiKey, safeEqual } from './partner-secrets.js';
 import { SecretBox } from './secret-box.js';
-
-/** How long callbacks stay signed with the old secret too after a rotation (docs/partners.md, "Credentials and conventions"). */
-export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+import { newSigningKey, SignatureScheme } from './signing-keys.js';
 
 /**
  * How long a process trusts a key it verified as a partner's current key, without reading the
@@ -37,46 +35,33 @@ export class PartnersService {
     this.verified = new CredentialCache(PARTNER_KEY_CACHE_MS, KEY_CACHE_LIMIT, clock);
   }
 
-  /** The API key is stored as its hash only, the signing secret sealed: both are shown this once. */
-  async create(actor: Actor, name: string) {
+  /**
+   * The API key is stored as its hash only, the signing key sealed: the API key and the signing
+   * secret (or, under `ed25519`, the public key: the private key is never shown) are shown this once.
+   */
+  async create(actor: Actor, name: string, signatureScheme: SignatureScheme) {
     const apiKey = newApiKey();
-    const signingSecret = newSigningSecret();
+    const key = newSigningKey(signatureScheme);
     const partner = await this.writes.transaction(async (m) => {
       const saved = await m.save(
         m.create(Partner, {
           name,
           apiKeyHash: hashToken(apiKey),
-          signingSecret: this.box.seal(signingSecret, 'partners.signing_secret'),
+          signatureScheme,
+          signingSecret: this.box.seal(key.stored, 'partners.signing_secret'),
+          signingPublicKey: key.publicKey,
           previousSigningSecret: null,
+          previousSigningPublicKey: null,
           previousSecretExpiresAt: null,
           previousApiKeyHash: null,
           previousKeyExpiresAt: null,
+          operationsUrl: null,
         }),
       );
-      await this.audit.record(m, actor, { targetType: 'partner', targetId: saved.id, before: {}, after: { name } });
+      await this.audit.record(m, actor, { targetType: 'partner', targetId: saved.id, before: {}, after: { name, signatureScheme } });
       return saved;
     });
-    return { id: partner.id, name: partner.name, apiKey, signingSecret, createdAt: partner.createdAt };
-  }
-
-  async rotateSigningSecret(actor: Actor, partnerId: string) {
-    return this.writes.transaction(async (m) => {
-      const partner = await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
-      const signingSecret = newSigningSecret();
-      const before = partner.previousSecretExpiresAt?.toISOString() ?? null;
-      partner.previousSigningSecret = partner.signingSecret; // still sealed: moved, never opened
-      partner.previousSecretExpiresAt = new Date(Date.now() + ROTATION_OVERLAP_MS);
-      partner.signingSecret = this.box.seal(signingSecret, 'partners.signing_secret');
-      await writeBack(m, Partner, partner);
-      // That it happened, and until when the old secret signs too: never a secret.
-      await this.audit.record(m, actor, {
-        targetType: 'partner',
-        targetId: partnerId,
-        before: { signingSecretRotated: false, previousSecretExpiresAt: before },
-        after: { signingSecretRotated: true, previousSecretExpiresAt: partner.previousSecretExpiresAt.toISOString() },
-      });
-      return { signingSecret };
-    });
+    return { id: partner.id, name: partner.name, apiKey, ...key.shown, createdAt: partner.createdAt };
   }
 
   /**

@@ -1,4 +1,4 @@
-// Secrets at rest (SECRETS_KEY: docs/configuration.md; rotation: docs/operations.md): signing secrets, and idempotent responses that carry
+// Secrets at rest (SECRETS_KEY: docs/configuration.md; rotation: docs/operations.md): signing keys, client certificates' keys, and idempotent responses that carry
 // once-shown credentials, are stored sealed with AES-256-GCM under a key from the environment.
 // SECRETS_KEY is a list, newest first: the newest seals, every listed key opens, so a key is
 // rotated by listing the new one first, restarting (which re-seals, see SecretsReencryption),
@@ -6,7 +6,7 @@
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 
 /** What a sealed value is for: authenticated with it, so a value cannot be moved to another column. */
-export type SealContext = 'partners.signing_secret' | 'idempotency_keys.response';
+export type SealContext = 'partners.signing_secret' | 'partners.client_key' | 'idempotency_keys.response';
 
 const PREFIX = 'enc1';
 const IV_BYTES = 12;

@@ -24,6 +24,7 @@ export class SecretsReencryption implements OnApplicationBootstrap {
     const counts = [
       await this.reseal('partners', 'id::uuid', 'signing_secret', 'partners.signing_secret'),
       await this.reseal('partners', 'id::uuid', 'previous_signing_secret', 'partners.signing_secret'),
+      await this.reseal('partner_client_certificates', 'partner_id::uuid', 'private_key', 'partners.client_key'),
       // No single-column key there: the row's physical address, good until the row changes, which the compare-and-set catches.
       await this.reseal('idempotency_keys', 'ctid::tid', 'response', 'idempotency_keys.response'),
     ];

@@ -20,8 +20,8 @@ export interface TestApp {
   /** The service's /docs-json, which every response of the requests below is checked against. */
   contract: ApiContract;
   http: () => ReturnType<typeof request>;
-  admin: (method: 'get' | 'post' | 'patch', path: string, body?: object) => request.Test;
-  as: (apiKey: string, method: 'get' | 'post' | 'patch', path: string, body?: object) => request.Test;
+  admin: (method: 'get' | 'post' | 'patch' | 'put' | 'delete', path: string, body?: object) => request.Test;
+  as: (apiKey: string, method: 'get' | 'post' | 'patch' | 'put' | 'delete', path: string, body?: object) => request.Test;
   sql: <T = Record<string, unknown>>(text: string, params?: unknown[]) => Promise<T[]>;
   close: () => Promise<void>;
 }
@@ -67,7 +67,7 @@ export async function startTestApp(
     throw e;
   }
   const server = app.getHttpServer();
-  const send = (auth: string, method: 'get' | 'post' | 'patch', path: string, body?: object) => {
+  const send = (auth: string, method: 'get' | 'post' | 'patch' | 'put' | 'delete', path: string, body?: object) => {
     const r = checked(request(server)[method](path), contract).set('Authorization', auth);
     return body === undefined ? r : r.send(body);
   };

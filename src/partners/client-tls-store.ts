@@ -1,0 +1,49 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { ClientTls } from '../egress/client-tls.js';
+import { SecretBox } from './secret-box.js';
+
+/** Uploads kept in memory: a worker sends for the same few partners' certificates over and over. */
+const CACHE_LIMIT = 1_000;
+
+interface Row {
+  id: string;
+  partner_id: string;
+  certificate: string;
+  private_key: string;
+  server_ca: string | null;
+}
+
+/**
+ * The client certificates workers present, by upload id (the delivery load gives the id alone):
+ * read and opened once per upload. An upload never changes (a new one has a new id), so nothing
+ * kept can go stale; one removed since the load is null (the callback goes without, as the
+ * partner's state now says).
+ */
+@Injectable()
+export class ClientTlsStore {
+  private readonly kept = new Map<string, Promise<ClientTls | null>>();
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly box: SecretBox,
+  ) {}
+
+  /** Throws when PostgreSQL cannot answer or the key cannot be opened (its SECRETS_KEY entry missing); nothing is kept then. */
+  get(id: string): Promise<ClientTls | null> {
+    const known = this.kept.get(id);
+    if (known) return known;
+    const loading = this.load(id);
+    if (this.kept.size >= CACHE_LIMIT) this.kept.clear();
+    this.kept.set(id, loading);
+    loading.catch(() => this.kept.delete(id));
+    return loading;
+  }
+
+  private async load(id: string): Promise<ClientTls | null> {
+    const [r]: Row[] = await this.db.query('SELECT id, partner_id, certificate, private_key, server_ca FROM partner_client_certificates WHERE id = $1', [id]);
+    if (!r) return null;
+    return { id: r.id, partnerId: r.partner_id, certificate: r.certificate, key: this.box.open(r.private_key, 'partners.client_key'), serverCa: r.server_ca };
+  }
+}

@@ -1,0 +1,68 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
+import { notFound } from '../http/domain-error.js';
+import { clientCertificateView, ClientCertificateView } from './client-certificates.service.js';
+import type { SignatureScheme } from './signing-keys.js';
+
+export interface PartnerView {
+  id: string;
+  name: string;
+  signatureScheme: SignatureScheme;
+  signingPublicKeys: string[];
+  operationsUrl: string | null;
+  clientCertificate: ClientCertificateView | null;
+}
+
+interface Row {
+  id: string;
+  name: string;
+  signature_scheme: SignatureScheme;
+  signing_public_key: string | null;
+  previous_public_key: string | null;
+  operations_url: string | null;
+  /** The client certificate's, all null without one. */
+  subject: string | null;
+  issuer: string | null;
+  not_after: Date | null;
+  fingerprint256: string | null;
+}
+
+/** The previous key is listed while it still signs: by PostgreSQL's clock, as the delivery load decides it. */
+const VIEW = `
+  SELECT p.id, p.name, p.signature_scheme, p.signing_public_key,
+         CASE WHEN p.previous_secret_expires_at > now() THEN p.previous_signing_public_key END AS previous_public_key,
+         p.operations_url, cc.subject, cc.issuer, cc.not_after, cc.fingerprint256
+    FROM partners p
+    LEFT JOIN partner_client_certificates cc ON cc.partner_id = p.id
+   WHERE p.id = $1`;
+
+/** The partner as it sees itself (GET /v1/partner), and what it sets there itself (PATCH). */
+@Injectable()
+export class PartnerProfile {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly urls: CallbackUrlValidator,
+  ) {}
+
+  async view(partnerId: string): Promise<PartnerView> {
+    const [r]: Row[] = await this.db.query(VIEW, [partnerId]);
+    if (!r) throw notFound('Partner');
+    return {
+      id: r.id,
+      name: r.name,
+      signatureScheme: r.signature_scheme,
+      signingPublicKeys: [r.signing_public_key, r.previous_public_key].filter((k): k is string => k !== null),
+      operationsUrl: r.operations_url,
+      clientCertificate: r.not_after === null ? null : clientCertificateView({ subject: r.subject!, issuer: r.issuer!, not_after: r.not_after, fingerprint256: r.fingerprint256! }),
+    };
+  }
+
+  /** Checked exactly as a callback URL is (400 naming operationsUrl); null removes it. */
+  async setOperationsUrl(partnerId: string, url: string | null): Promise<PartnerView> {
+    const checked = await this.urls.check('operationsUrl', url);
+    await this.db.query('UPDATE partners SET operations_url = $2 WHERE id = $1', [partnerId, checked]);
+    return this.view(partnerId);
+  }
+}

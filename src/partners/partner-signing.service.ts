@@ -1,0 +1,82 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { AuditLog } from '../audit/audit-log.js';
+import { DomainError } from '../http/domain-error.js';
+import { ErrorCode } from '../http/error-codes.js';
+import { lockOrNotFound, writeBack } from '../common/transaction.js';
+import type { Actor } from '../operators/actor.js';
+import { Partner } from './partner.entity.js';
+import { SecretBox } from './secret-box.js';
+import { newSigningKey, ShownKey, SignatureScheme } from './signing-keys.js';
+
+/**
+ * How long callbacks stay signed with the replaced key too after a rotation or a switch of scheme
+ * (docs/partners.md, "Credentials and conventions" and "Switching to v1a without a gap").
+ */
+export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
+
+/**
+ * A partner's signing key replaced: by a new one of its scheme (a rotation) or of the other
+ * scheme (a switch). Either way the replaced key keeps signing beside the new one for
+ * {@link ROTATION_OVERLAP_MS}, so the receiver changes its verifier without a gap; a key replaced
+ * by an earlier change still in its overlap stops at once (one previous key at a time, as for
+ * API keys). The audit entry says that it happened and until when the old key signs, never a key.
+ */
+@Injectable()
+export class PartnerSigning {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly box: SecretBox,
+    private readonly audit: AuditLog,
+  ) {}
+
+  /** `{signingSecret}` under `hmac-sha256`, `{signingPublicKey}` under `ed25519`. */
+  async rotate(actor: Actor, partnerId: string): Promise<ShownKey> {
+    return this.db.transaction(async (m) => {
+      const partner = await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
+      const before = partner.previousSecretExpiresAt?.toISOString() ?? null;
+      const shown = await this.replaceKey(m, partner, partner.signatureScheme);
+      await this.audit.record(m, actor, {
+        targetType: 'partner',
+        targetId: partnerId,
+        before: { signingSecretRotated: false, previousSecretExpiresAt: before },
+        after: { signingSecretRotated: true, previousSecretExpiresAt: partner.previousSecretExpiresAt!.toISOString() },
+      });
+      return shown;
+    });
+  }
+
+  /** `409` when the partner signs with `scheme` already: a new key of the same scheme is a rotation. */
+  async switchScheme(actor: Actor, partnerId: string, scheme: SignatureScheme): Promise<{ signatureScheme: SignatureScheme } & ShownKey> {
+    return this.db.transaction(async (m) => {
+      const partner = await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
+      const was = partner.signatureScheme;
+      if (was === scheme) {
+        throw new DomainError('conflict', ErrorCode.signature_scheme_unchanged, `the partner signs with ${was} already; rotate-signing-secret gives it a new key`);
+      }
+      const before = partner.previousSecretExpiresAt?.toISOString() ?? null;
+      const shown = await this.replaceKey(m, partner, scheme);
+      await this.audit.record(m, actor, {
+        targetType: 'partner',
+        targetId: partnerId,
+        before: { signatureScheme: was, previousSecretExpiresAt: before },
+        after: { signatureScheme: scheme, previousSecretExpiresAt: partner.previousSecretExpiresAt!.toISOString() },
+      });
+      return { signatureScheme: scheme, ...shown };
+    });
+  }
+
+  /** The current key becomes the previous one (moved still sealed, never opened); a new key of `scheme` replaces it. */
+  private async replaceKey(m: EntityManager, partner: Partner, scheme: SignatureScheme): Promise<ShownKey> {
+    const key = newSigningKey(scheme);
+    partner.previousSigningSecret = partner.signingSecret;
+    partner.previousSigningPublicKey = partner.signingPublicKey;
+    partner.previousSecretExpiresAt = new Date(Date.now() + ROTATION_OVERLAP_MS);
+    partner.signatureScheme = scheme;
+    partner.signingSecret = this.box.seal(key.stored, 'partners.signing_secret');
+    partner.signingPublicKey = key.publicKey;
+    await writeBack(m, Partner, partner);
+    return key.shown;
+  }
+}
