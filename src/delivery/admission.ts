@@ -7,7 +7,7 @@ import { CallbackQueue } from './callback-queue.js';
 import { AdmissionFloors, FloorRow } from './admission-floors.js';
 import { admissionRounds, Budget, Candidate } from './admission-plan.js';
 import { DESTINATION_COLUMNS, DestinationRow, stateOf } from './destination-store.js';
-import { isProven, WindowConfig, windowConfigOf } from './destination-window.js';
+import { isFailing, isProven, WindowConfig, windowConfigOf } from './destination-window.js';
 
 /**
  * A transaction that records callbacks takes less than this from its start (their due time, its
@@ -164,12 +164,13 @@ export class Admission {
     this.floors.note(rows);
     if (rows.length === 0) return 0;
     const now = rows[0].now;
-    const budget: Budget = { slots: Math.min(this.config.callbackReadyWindow, rows[0].worker_slots), sending: 0, riskySending: 0 };
+    const budget: Budget = { slots: Math.min(this.config.callbackReadyWindow, rows[0].worker_slots), sending: 0, riskySending: 0, failingSending: 0 };
     const candidates: Candidate[] = [];
     for (const r of rows) {
       const state = stateOf(r);
       budget.sending += r.sending;
       if (!isProven(state, now)) budget.riskySending += r.sending;
+      if (isFailing(state)) budget.failingSending += r.sending;
       if (r.oldest_due !== null) candidates.push({ origin: r.origin, state, sending: r.sending, oldestDue: r.oldest_due });
     }
     const admitted: AdmittedRow[] = [];

@@ -10,7 +10,7 @@ import { LEASE_SPARE_MS } from '../../src/delivery/callback-delivery.js';
 import { JOB_CALLBACKS, jobsOf } from '../../src/delivery/callback-queue.js';
 import { AttemptOutcome, isFinal as finalOutcome } from '../../src/egress/attempt-outcome.js';
 import type { SendResult } from '../../src/egress/callback-sender.js';
-import { DestinationState, isProven, newDestination, PROVEN_FOR_MS, roomOf, WindowConfig } from '../../src/delivery/destination-window.js';
+import { DestinationState, isFailing, isProven, newDestination, PROVEN_FOR_MS, roomOf, WindowConfig } from '../../src/delivery/destination-window.js';
 import { settleAttempt } from '../../src/delivery/settle-attempt.js';
 import { RetryPolicy } from '../../src/delivery/retry-policy.js';
 
@@ -51,7 +51,7 @@ export interface Callback {
 export interface Job { cb: Callback; job: number; worker: number; admittedAt: number; startedAt: number | null; attemptCount: number; scheduleAttempts: number; scheduleKey: number }
 /** A callback's end (failed, or a final answer recorded), with what the model knew then. */
 export interface End { cb: Callback; by: 'attempt' | 'expire'; status: Status; final: boolean; probe: boolean; scheduleAttempts: number; attemptCount: number; open: boolean; lastError: string }
-export interface Row { state: DestinationState; sending: number; due: number; oldestDue: number | null; room: number; proven: boolean; admitted: number }
+export interface Row { state: DestinationState; sending: number; due: number; oldestDue: number | null; room: number; proven: boolean; failing: boolean; admitted: number }
 export interface PassReport { now: number; slots: number; rows: Map<string, Row> }
 
 /** The tables `callbacks`, `destinations`, `delivery_workers` and the Redis jobs, in memory. */
@@ -89,17 +89,18 @@ export class World {
    */
   pass(): PassReport {
     const report: PassReport = { now: this.now, slots: this.slots(), rows: new Map() };
-    const budget: Budget = { slots: report.slots, sending: 0, riskySending: 0 };
+    const budget: Budget = { slots: report.slots, sending: 0, riskySending: 0, failingSending: 0 };
     const candidates: Candidate[] = [];
     for (const [origin, { state }] of this.dests) {
       const sending = this.of(origin, 'sending').length;
       const read = state.openedAt === null || state.nextProbeAt! <= this.now;
       const due = read ? this.dueOf(origin) : [];
-      const row: Row = { state, sending, due: due.length, oldestDue: due[0]?.nextAttemptAt ?? null, room: roomOf(state, sending, this.now, cfg), proven: isProven(state, this.now), admitted: 0 };
+      const row: Row = { state, sending, due: due.length, oldestDue: due[0]?.nextAttemptAt ?? null, room: roomOf(state, sending, this.now, cfg), proven: isProven(state, this.now), failing: isFailing(state), admitted: 0 };
       report.rows.set(origin, row);
       if (due.length === 0 && sending === 0) continue;
       budget.sending += sending;
       if (!row.proven) budget.riskySending += sending;
+      if (row.failing) budget.failingSending += sending;
       if (due.length > 0) candidates.push({ origin, state, sending, oldestDue: row.oldestDue! });
     }
     const admitted: Callback[] = [];
