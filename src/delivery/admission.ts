@@ -107,7 +107,7 @@ export const EXPIRE = `
 export const LEASE_MARGIN_MS = 30_000;
 
 type CandidateRow = DestinationRow & FloorRow & { sending: number; oldest_due: number | null; worker_slots: number; workers: number; now: number };
-/** `lease` is the same for every row of a pass (now() is the statement's). */
+/** `lease` is the same for every row of a round (now() is the statement's). */
 type AdmittedRow = { id: string; destination: string; attempt_count: number; created_at: Date; lease: string };
 
 /**
@@ -181,7 +181,8 @@ export class Admission {
         admitted.push(...got);
         round = rounds.next(countBy(got));
       }
-      if (admitted.length > 0) await this.queue.add(admitted.map((r) => r.id), admitted[0].lease, rows[0].workers);
+      // Each round's statement has its own now(), so its own lease: a job carries one.
+      for (const [lease, ids] of byLease(admitted)) await this.queue.add(ids, lease, rows[0].workers);
     } catch (e) {
       if (admitted.length > 0) await conn.query({ text: RELEASE, values: [admitted.map((r) => r.id)] }).catch(() => undefined);
       throw e;
@@ -217,4 +218,15 @@ function countBy(admitted: AdmittedRow[]): Map<string, number> {
   const n = new Map<string, number>();
   for (const r of admitted) n.set(r.destination, (n.get(r.destination) ?? 0) + 1);
   return n;
+}
+
+/** Admitted callbacks' ids by their lease. */
+function byLease(admitted: AdmittedRow[]): Map<string, string[]> {
+  const ids = new Map<string, string[]>();
+  for (const r of admitted) {
+    const group = ids.get(r.lease);
+    if (group) group.push(r.id);
+    else ids.set(r.lease, [r.id]);
+  }
+  return ids;
 }
