@@ -20,7 +20,7 @@ import { SelfServiceIndexes1764100100000 } from './migrations/1764100100000-self
 import { OperatorsAndAudit1764200000000 } from './migrations/1764200000000-operators-and-audit.js';
 import { Operator } from '../operators/operator.entity.js';
 import { CallbackTraceParent1764300000000 } from './migrations/1764300000000-callback-trace-parent.js';
-import { AdmissionIndex1764400000000 } from './migrations/1764400000000-admission-index.js';
+import { AdmissionIndex1764450000000 } from './migrations/1764450000000-admission-index.js';
 
 export const ENTITIES = [Partner, Company, LimitRequest, WithdrawalRequest, Loan, LoanPayment, Callback, CallbackAttempt, IdempotencyKey, Operator];
 export const MIGRATIONS = [
@@ -35,7 +35,7 @@ export const MIGRATIONS = [
   SelfServiceIndexes1764100100000,
   OperatorsAndAudit1764200000000,
   CallbackTraceParent1764300000000,
-  AdmissionIndex1764400000000,
+  AdmissionIndex1764450000000,
 ];
 
 /** Any fixed number: the advisory lock that lets one process at a time run migrations. */

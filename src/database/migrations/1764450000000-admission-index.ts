@@ -12,8 +12,8 @@ import { buildIndexConcurrently } from './concurrent-index.js';
  * exact position, and each dead entry is marked once and skipped after. Built CONCURRENTLY,
  * outside a transaction, so a large table keeps taking writes.
  */
-export class AdmissionIndex1764400000000 implements MigrationInterface {
-  name = 'AdmissionIndex1764400000000';
+export class AdmissionIndex1764450000000 implements MigrationInterface {
+  name = 'AdmissionIndex1764450000000';
   transaction = false;
 
   async up(q: QueryRunner): Promise<void> {
