@@ -5,8 +5,8 @@
 //
 // Scenarios, in this order; BENCH_ONLY=<name>[,<name>…] runs only those (the baseline always
 // runs): 'drain', 'api', 'latency', 'isolation', 'storm' share one service and database;
-// 'backlog' has its own for each of its variants. The results go to bench/results.json
-// (BENCH_RESULTS=FILE: elsewhere), replacing those of the scenarios that ran.
+// 'backlog' and 'outage' have their own for each of their variants. The results go to
+// bench/results.json (BENCH_RESULTS=FILE: elsewhere), replacing those of the scenarios that ran.
 import { arrivalReceiver } from './receivers.js';
 import { apiClient, fmt } from './support/common.js';
 import { Report, RESULTS_FILE, runInfo, ScenarioResult, writeResults } from './support/results.js';
@@ -19,10 +19,11 @@ import { Ctx, partnerWithCompany } from './scenarios/context.js';
 import { drainScenario, drainSchemes } from './scenarios/drain.js';
 import { isolationScenario } from './scenarios/isolation.js';
 import { latencyScenario } from './scenarios/latency.js';
+import { outageScenario, outageVariants } from './scenarios/outage.js';
 import { stormScenario } from './scenarios/storm.js';
 
 const SHARED = { drain: drainScenario, api: apiScenario, latency: latencyScenario, isolation: isolationScenario, storm: stormScenario } as const;
-const SCENARIOS = [...(Object.keys(SHARED) as (keyof typeof SHARED)[]), 'backlog'] as const;
+const SCENARIOS = [...(Object.keys(SHARED) as (keyof typeof SHARED)[]), 'backlog', 'outage'] as const;
 const ONLY = (process.env.BENCH_ONLY ?? '')
   .split(',')
   .map((s) => s.trim())
@@ -34,6 +35,7 @@ async function main(): Promise<void> {
   if (unknown.length) throw new Error(`bench: BENCH_ONLY names ${unknown.join(', ')}; the scenarios are ${SCENARIOS.join(', ')}`);
   const variants = selected('backlog') ? backlogVariants() : [];
   if (selected('drain')) drainSchemes();
+  const outages = selected('outage') ? outageVariants() : [];
   const rx = await arrivalReceiver();
   const target = (p: string) => `http://127.0.0.1:${rx.port}${p}`;
   const report = new Report();
@@ -62,6 +64,7 @@ async function main(): Promise<void> {
       }
     }
     for (const variant of variants) add(await backlogScenario(baseline, variant));
+    for (const deadOrigins of outages) add(await outageScenario(baseline, rx, deadOrigins));
 
     report.printGoals(baseline);
     console.log(`\nresults in ${RESULTS_FILE}; npm run bench:table puts them in docs/benchmarks.md`);

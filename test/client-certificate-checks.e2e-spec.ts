@@ -45,15 +45,15 @@ describe('checking a client certificate on upload (node:crypto only)', () => {
   });
 
   it.each<[string, (pem: { cert: string; key: string; ca: string }) => ClientCertificateUpload, string]>([
-    ['a certificate that is not PEM', (p) => ({ certificate: 'MIIB not pem', privateKey: p.key }), 'CLIENT_CERTIFICATE.UNREADABLE: certificate is not readable PEM'],
-    ['a corrupt PEM block', (p) => ({ certificate: p.cert.replace(/\n[A-Za-z0-9+/]{20}/, '\n!!!!'), privateKey: p.key }), 'CLIENT_CERTIFICATE.UNREADABLE: certificate is not readable PEM'],
-    ['text around the certificates', (p) => ({ certificate: `subject=CN=x\n${p.cert}`, privateKey: p.key }), 'CLIENT_CERTIFICATE.UNREADABLE: certificate is not readable PEM'],
-    ['a key that is not PEM', (p) => ({ certificate: p.cert, privateKey: 'secret' }), 'CLIENT_CERTIFICATE.UNREADABLE: privateKey is not a readable PEM private key'],
-    ['a certificate given as the key', (p) => ({ certificate: p.cert, privateKey: p.cert }), 'CLIENT_CERTIFICATE.UNREADABLE: privateKey is not a readable PEM private key'],
-    ['a serverCa that is not PEM', (p) => ({ certificate: p.cert, privateKey: p.key, serverCa: 'ca' }), 'CLIENT_CERTIFICATE.UNREADABLE: serverCa is not readable PEM'],
-    ['an empty serverCa', (p) => ({ certificate: p.cert, privateKey: p.key, serverCa: '' }), 'CLIENT_CERTIFICATE.UNREADABLE: serverCa is not readable PEM'],
-    ["another certificate's key", (p) => ({ certificate: p.cert, privateKey: p.ca }), 'CLIENT_CERTIFICATE.KEY_MISMATCH: privateKey does not match the certificate'],
-    ['the chain before the leaf', (p) => ({ certificate: `${readFileSync(certs.file('partner-ca.crt'), 'utf8')}${p.cert}`, privateKey: p.key }), 'CLIENT_CERTIFICATE.KEY_MISMATCH'],
+    ['a certificate that is not PEM', (p) => ({ certificate: 'MIIB not pem', privateKey: p.key }), 'client_certificate_unreadable: certificate is not readable PEM'],
+    ['a corrupt PEM block', (p) => ({ certificate: p.cert.replace(/\n[A-Za-z0-9+/]{20}/, '\n!!!!'), privateKey: p.key }), 'client_certificate_unreadable: certificate is not readable PEM'],
+    ['text around the certificates', (p) => ({ certificate: `subject=CN=x\n${p.cert}`, privateKey: p.key }), 'client_certificate_unreadable: certificate is not readable PEM'],
+    ['a key that is not PEM', (p) => ({ certificate: p.cert, privateKey: 'secret' }), 'client_certificate_unreadable: privateKey is not a readable PEM private key'],
+    ['a certificate given as the key', (p) => ({ certificate: p.cert, privateKey: p.cert }), 'client_certificate_unreadable: privateKey is not a readable PEM private key'],
+    ['a serverCa that is not PEM', (p) => ({ certificate: p.cert, privateKey: p.key, serverCa: 'ca' }), 'client_certificate_unreadable: serverCa is not readable PEM'],
+    ['an empty serverCa', (p) => ({ certificate: p.cert, privateKey: p.key, serverCa: '' }), 'client_certificate_unreadable: serverCa is not readable PEM'],
+    ["another certificate's key", (p) => ({ certificate: p.cert, privateKey: p.ca }), 'client_certificate_key_mismatch: privateKey does not match the certificate'],
+    ['the chain before the leaf', (p) => ({ certificate: `${readFileSync(certs.file('partner-ca.crt'), 'utf8')}${p.cert}`, privateKey: p.key }), 'client_certificate_key_mismatch'],
   ])('refuses %s with 422 naming it', (_what, upload, expected) => {
     const pem = { cert: client.certificate, key: client.key, ca: ca.key };
     expect(verdict(upload(pem))).toMatch(new RegExp(`^${expected.replace(/[.()]/g, '\\$&')}`));
@@ -61,18 +61,18 @@ describe('checking a client certificate on upload (node:crypto only)', () => {
 
   it('refuses an expired certificate, one not valid yet, and a chain with an expired certificate, saying when', () => {
     const expired = certs.issue('expired-client', 'partner-ca', 'extendedKeyUsage=clientAuth', { days: -1 });
-    expect(verdict({ certificate: expired.certificate, privateKey: expired.key })).toMatch(/^CLIENT_CERTIFICATE\.EXPIRED: certificate expired at \d{4}-\d\d-\d\dT/);
+    expect(verdict({ certificate: expired.certificate, privateKey: expired.key })).toMatch(/^client_certificate_expired: certificate expired at \d{4}-\d\d-\d\dT/);
     const early = certs.issue('early-client', 'partner-ca', 'extendedKeyUsage=clientAuth', { startDays: 2 });
-    expect(verdict({ certificate: early.certificate, privateKey: early.key })).toMatch(/^CLIENT_CERTIFICATE\.NOT_YET_VALID: certificate is not valid before \d{4}-/);
+    expect(verdict({ certificate: early.certificate, privateKey: early.key })).toMatch(/^client_certificate_not_yet_valid: certificate is not valid before \d{4}-/);
     const oldCa = certs.issue('old-intermediate', 'partner-ca', 'basicConstraints=CA:TRUE', { days: -1 });
     expect(verdict({ certificate: `${client.certificate}${oldCa.certificate}`, privateKey: client.key })).toMatch(
-      /^CLIENT_CERTIFICATE\.EXPIRED: certificate chain \(O=Test, CN=old-intermediate\) expired at /,
+      /^client_certificate_expired: certificate chain \(O=Test, CN=old-intermediate\) expired at /,
     );
   });
 
   it('refuses a certificate whose extended key usage does not allow client authentication', () => {
     const server = certs.issue('server-only', 'partner-ca', 'extendedKeyUsage=serverAuth');
-    expect(verdict({ certificate: server.certificate, privateKey: server.key })).toMatch(/^CLIENT_CERTIFICATE\.NOT_FOR_CLIENT_AUTH: /);
+    expect(verdict({ certificate: server.certificate, privateKey: server.key })).toMatch(/^client_certificate_not_for_clients: /);
   });
 
   it('takes a key in any PEM form openssl writes (SEC 1 here) and stores it as PKCS#8', () => {
@@ -80,7 +80,7 @@ describe('checking a client certificate on upload (node:crypto only)', () => {
     expect(sec1).toMatch(/^-----BEGIN EC PRIVATE KEY-----/);
     expect(checkClientCertificate({ certificate: client.certificate, privateKey: sec1 }, new Date()).privateKey).toMatch(/^-----BEGIN PRIVATE KEY-----/);
     const encrypted = execFileSync('openssl', ['pkcs8', '-topk8', '-in', certs.file('acme-client.key'), '-passout', 'pass:secret'], { stdio: 'pipe' }).toString();
-    expect(verdict({ certificate: client.certificate, privateKey: encrypted })).toMatch(/^CLIENT_CERTIFICATE\.UNREADABLE: privateKey .*encrypted/);
+    expect(verdict({ certificate: client.certificate, privateKey: encrypted })).toMatch(/^client_certificate_unreadable: privateKey .*encrypted/);
   });
 });
 

@@ -10,7 +10,7 @@
  * failure.
  */
 import fc from 'fast-check';
-import { riskySlots } from '../src/delivery/admission-plan.js';
+import { failingSlots, riskySlots } from '../src/delivery/admission-plan.js';
 import { JOB_CALLBACKS } from '../src/delivery/callback-queue.js';
 import { newDestination, PROVEN_FOR_MS } from '../src/delivery/destination-window.js';
 import { Behaviour, BEHAVIOURS, Callback, cfg, LEASE_MS, MAX_ATTEMPTS, ORIGINS, PassReport, Row, SCHEDULE, SCHEDULE_TOTAL, TIMEOUT_MS, World, answer } from './support/delivery-model.js';
@@ -105,6 +105,9 @@ const unprovenWithinTheirShare: Check = (_w, pass) => {
   const sum = (f: (r: Row) => number, unproven = false) => rows.reduce((n, r) => n + (unproven && r.proven ? 0 : f(r)), 0);
   const share = riskySlots(pass.slots);
   if (sum((r) => r.admitted, true) > 0) check(sum(after, true) <= share, () => `unproven destinations: ${sum(after, true)} sending after a pass, share ${share} of ${pass.slots}; ${show(pass)}`);
+  const failing = rows.filter((r) => r.failing);
+  const failingAfter = failing.reduce((n, r) => n + after(r), 0);
+  if (failing.some((r) => r.admitted > 0)) check(failingAfter <= failingSlots(pass.slots), () => `failing destinations: ${failingAfter} sending after a pass, share ${failingSlots(pass.slots)} of ${pass.slots}; ${show(pass)}`);
   if (sum((r) => r.admitted) > 0) check(sum(after) <= pass.slots, () => `${sum(after)} sending after a pass, ${pass.slots} slots; ${show(pass)}`);
 };
 
@@ -120,30 +123,35 @@ const failuresHaveACause: Check = (w) => {
   for (const c of w.callbacks) check(c.status !== 'failed' || w.ends.some((e) => e.cb === c && e.status === 'failed'), () => `callback ${c.id} failed with no cause`);
 };
 
-/** What a pass left: free slots and unproven share, and whether a destination it left short had a reason. */
+/**
+ * What a pass left: free slots and the shares, and whether a destination it left short had a
+ * reason: no slot free, its share spent, or as many in flight as are left free (admission-plan.ts).
+ */
 function leftOver(pass: PassReport) {
   const rows = [...pass.rows.entries()];
   const free = pass.slots - rows.reduce((n, [, r]) => n + after(r), 0);
   const riskyFree = riskySlots(pass.slots) - rows.reduce((n, [, r]) => n + (r.proven ? 0 : after(r)), 0);
+  const failingFree = failingSlots(pass.slots) - rows.reduce((n, [, r]) => n + (r.failing ? after(r) : 0), 0);
   const short = rows.filter(([, r]) => r.admitted < Math.min(r.due, r.room));
-  const why = (o: string, r: Row) => `${o} admitted ${r.admitted} of ${r.due} due (room ${r.room}, proven ${r.proven}) with ${free} slots free, ${riskyFree} of the unproven share; ${show(pass)}`;
-  return { rows, short, why, full: (r: Row) => free <= 0 || (!r.proven && riskyFree <= 0) };
+  const why = (o: string, r: Row) => `${o} admitted ${r.admitted} of ${r.due} due (room ${r.room}, proven ${r.proven}, failing ${r.failing}) with ${free} slots free, ${riskyFree} of the unproven share, ${failingFree} of the failing one; ${show(pass)}`;
+  return { rows, short, why, full: (r: Row) => after(r) >= free || (!r.proven && riskyFree <= 0) || (r.failing && failingFree <= 0) };
 }
 /** The order a pass serves destinations in (admission-plan.ts): fewest in flight first, then oldest due. */
 const servedBefore = (x: Row, r: Row) => x.sending < r.sending || (x.sending === r.sending && x.oldestDue! <= r.oldestDue!);
 
-/** Due + room ⇒ admitted within one pass, unless the slots (or the unproven share) ran out on destinations served before it. */
+/** Due + room ⇒ admitted within one pass, unless the slots (or its share) ran out on destinations served before it, or it holds as many as are left free. */
 const dueWithRoomIsAdmitted: Check = (_w, pass) => {
   if (!pass) return;
   const { rows, short, why, full } = leftOver(pass);
   for (const [o, r] of short.filter(([, r]) => r.admitted === 0)) {
     check(full(r), () => why(o, r));
-    const rivals = rows.filter(([, x]) => x.admitted > 0 && (r.proven || !x.proven));
+    // Those it competed with: for any slot if it is proven, for the unproven share if not, for the failing share if failing.
+    const rivals = rows.filter(([, x]) => x.admitted > 0 && (r.proven || !x.proven) && (!r.failing || x.failing));
     check(rivals.every(([, x]) => servedBefore(x, r)), () => `served out of order: ${why(o, r)}`);
   }
 };
 
-/** A pass leaves no slot idle while a destination has due callbacks and room (work-conserving). */
+/** A pass leaves no slot idle while a destination has due callbacks, room and its share, and holds fewer than are left free. */
 const noSlotLeftIdle: Check = (_w, pass) => {
   if (!pass) return;
   const { short, why, full } = leftOver(pass);
@@ -203,7 +211,7 @@ function run(spec: Spec, checks: Check[]): World {
 }
 
 describe('delivery core against an in-memory model of admission and settlement', () => {
-  it('keeps each callback in one state, in-flight within windows, workers and the unproven share, and fails callbacks only for a cause', () => {
+  it('keeps each callback in one state, in-flight within windows, workers and the unproven and failing shares, and fails callbacks only for a cause', () => {
     fc.assert(fc.property(worldArb, (spec) => void run(spec, SAFETY)), PARAMS);
   });
 
@@ -228,7 +236,7 @@ describe('delivery core against an in-memory model of admission and settlement',
     fc.assert(fc.property(worldArb, (spec) => drain(run(spec, [dueWithRoomIsAdmitted]), [dueWithRoomIsAdmitted])), PARAMS);
   });
 
-  it('leaves no slot idle in a pass while a destination has due callbacks and room', () => {
+  it('leaves no slot idle in a pass while a destination has due callbacks, room, and fewer in flight than are left free', () => {
     fc.assert(fc.property(worldArb, (spec) => drain(run(spec, [noSlotLeftIdle]), [noSlotLeftIdle])), PARAMS);
   });
 
@@ -270,12 +278,12 @@ describe('delivery core against an in-memory model of admission and settlement',
   });
 
   it('packs a pass into jobs over the live workers; a worker short of slots sends its callbacks in turn, and one left too little lease is sent after it lapses', () => {
-    const w = new World(2, [1, 5]);
-    const [a, b] = ORIGINS;
-    for (const o of [a, b]) w.dests.get(o)!.state = { ...newDestination(cfg), window: cfg.max, lastOkAt: w.now };
-    for (let i = 0; i < 3; i++) [a, b].forEach((o) => w.commit(o));
-    w.pass();
-    expect(w.jobSizes).toEqual([3, 3]);
+    const w = new World(3, [1, 5]);
+    const [a, b, c] = ORIGINS;
+    for (const o of [a, b, c]) w.dests.get(o)!.state = { ...newDestination(cfg), window: cfg.max, lastOkAt: w.now };
+    for (let i = 0; i < 2; i++) [a, b, c].forEach((o) => w.commit(o));
+    w.pass(); // five of six: c's second would hold as many as are left free
+    expect(w.jobSizes).toEqual([3, 2]);
     const held = (i: number) => [...w.jobs.values()].filter((j) => j.worker === i);
     expect([held(0).length, w.started().filter((j) => j.worker === 0).length]).toEqual([3, 1]);
     w.tick(TIMEOUT_MS); // the first answers; the second starts
@@ -314,7 +322,8 @@ describe('delivery core against an in-memory model of admission and settlement',
     w.commit(a);
     for (let i = 0; i < cfg.max; i++) w.commit(b);
     const pass = w.pass();
-    expect([a, b].map((o) => pass.rows.get(o)!.admitted)).toEqual([1, cfg.max]);
+    // Planned two each; a had one: b takes its slot in the next round, up to holding as many as are left free.
+    expect([a, b].map((o) => pass.rows.get(o)!.admitted)).toEqual([1, 3]);
   });
 
   it('admits no unproven destination while the unproven share is overdrawn (a proven window in flight aged past PROVEN_FOR_MS)', () => {

@@ -203,6 +203,12 @@ class World {
     await this.admin.redeliver(id, { actor: { operator: { id: operator.id, name: 'admin', role: 'admin' }, action: 'callback.redeliver' } });
   };
 
+  /** The callbacks' leases, as microsKey writes them (and a job carries them). */
+  async leases(ids: string[]): Promise<Map<string, string>> {
+    const { rows } = await this.s.pool.query<{ id: string; lease: string }>(`SELECT id, ${microsKey('lease_until')} AS lease FROM callbacks WHERE id = ANY($1::uuid[])`, [ids]);
+    return new Map(rows.map((r) => [r.id, r.lease]));
+  }
+
   async callbacks(): Promise<CallbackRow[]> {
     return (await this.s.pool.query<CallbackRow>(`SELECT id, destination, status, next_attempt_at, lease_until, delivered_at, schedule_attempts, attempt_count, last_error, url_removed_at FROM callbacks ORDER BY seq`)).rows;
   }
@@ -245,9 +251,12 @@ async function safety(w: World): Promise<void> {
   for (const e of w.entries) check(rows.some((c) => c.id === e.id), () => `a job holds ${e.id}, which is no callback`);
 }
 
-/** What a pass that admitted must leave: within the slots, the unproven share, each destination's room. */
+/** What a pass that admitted must leave: within the slots, the unproven share, each destination's room; each job with its callbacks' lease. */
 async function afterPass(w: World, admitted: string[]): Promise<void> {
   if (admitted.length === 0) return;
+  // A job whose lease is not its callback's leaves the callback alone (callback-delivery.ts): it would wait for its lease to lapse.
+  const leases = await w.leases(admitted);
+  for (const id of admitted) check(w.entries.filter((e) => e.id === id).at(-1)?.lease === leases.get(id), () => `callback ${id} admitted with lease ${leases.get(id)}, its job carries ${w.entries.filter((e) => e.id === id).at(-1)?.lease}`);
   const rows = await w.callbacks();
   const dests = await w.destinations();
   const slots = Math.min(READY_WINDOW, w.workers.reduce((n, x) => n + (x.up ? x.slots : 0), 0));
@@ -391,6 +400,20 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
     expect(await statuses(w)).toEqual([['pending', 0], ['pending', 0], ['pending', 0]]);
     await drain(w);
     expect(await statuses(w)).toEqual([['delivered', 1], ['delivered', 1], ['delivered', 1]]);
+  });
+
+  it('gives each job the lease its callbacks hold when a pass admits in rounds, and they are sent at once', async () => {
+    const w = await fresh(2, [6]);
+    const [a, b] = ORIGINS;
+    await w.commit(a);
+    for (let i = 0; i < 6; i++) await w.commit(b);
+    await s.pool.query(`UPDATE destinations SET window_size = $1, last_ok_at = now()`, [WINDOW_MAX]);
+    // Two each planned; a has one, so b takes another in a second round, a statement (and a lease) of its own.
+    const admitted = await w.pass();
+    expect(admitted).toHaveLength(4);
+    await afterPass(w, admitted);
+    for (const e of [...w.entries]) await w.settle(e, 'ok');
+    expect((await w.callbacks()).filter((c) => c.status === 'delivered')).toHaveLength(4);
   });
 
   it('fails the callbacks waiting on an open circuit once their schedule ends (EXPIRE), naming the outage; a redelivery after recovery delivers them', async () => {

@@ -5,12 +5,11 @@
 // deployment with this PostgreSQL server's settings gets. Two variants, each on a database of its
 // own (BENCH_BACKLOG_VARIANTS picks): `one`, every callback to one destination (a big partner's
 // day-long outage), and `spread`, evenly over BENCH_BACKLOG_ORIGINS destinations.
-import { createRedis } from '../../src/database/redis.js';
 import { loopbackReceivers } from '../receivers.js';
-import { apiClient, envInt, figure, fmt, mb, REDIS_URL, sleep } from '../support/common.js';
+import { apiClient, envInt, figure, fmt, mb, sleep } from '../support/common.js';
 import { ScenarioResult } from '../support/results.js';
 import { ServiceRun, SPLIT } from '../support/service.js';
-import { peakRssMb, rssMb, usedMemory } from '../support/system.js';
+import { memorySampler, peakRssMb } from '../support/system.js';
 import { BODY, delivered, partnerWithCompany } from './context.js';
 
 const BACKLOG_ROWS = envInt('BENCH_BACKLOG_ROWS', 1_000_000);
@@ -59,38 +58,6 @@ async function backlogReceivers(origins: number, expected: number) {
   };
 }
 
-/** Redis used_memory and the service's RSS, sampled each second (and on demand). */
-function sampler(run: ServiceRun) {
-  const redis = createRedis(REDIS_URL, 'bench-sampler');
-  const rssPeak = new Map<number, number>();
-  let redisPeak = 0;
-  let sampling = false;
-  let timer: NodeJS.Timeout | undefined;
-  const sample = async () => {
-    if (sampling) return;
-    sampling = true;
-    try {
-      redisPeak = Math.max(redisPeak, await usedMemory(redis));
-    } catch {
-      // a missed sample; the next one counts
-    } finally {
-      sampling = false;
-    }
-    for (const pid of run.pids()) rssPeak.set(pid, Math.max(rssPeak.get(pid) ?? 0, rssMb(pid) || 0));
-  };
-  return {
-    redisNow: () => usedMemory(redis),
-    redisPeak: () => redisPeak,
-    rssPeak: (pid: number) => rssPeak.get(pid) ?? NaN,
-    sample,
-    start: (before: number) => ((redisPeak = before), (timer = setInterval(() => void sample(), 1000))),
-    stop: () => {
-      if (timer) clearInterval(timer);
-      redis.disconnect();
-    },
-  };
-}
-
 export async function backlogScenario(baseline: number, variant: Variant): Promise<ScenarioResult> {
   const n = BACKLOG_ROWS;
   const origins = VARIANTS[variant];
@@ -99,7 +66,7 @@ export async function backlogScenario(baseline: number, variant: Variant): Promi
   const deadlineMs = Math.max(600_000, (3 * n * 1000) / (RATE_GOAL * baseline));
   const run = new ServiceRun();
   const rxs = await backlogReceivers(origins, n);
-  const samples = sampler(run);
+  const samples = memorySampler(run);
   try {
     await run.start();
     const { partnerId, companyId } = await partnerWithCompany(apiClient(run.port), 'Backlog', `${rxs.urls[0]}/company`);

@@ -12,7 +12,7 @@ import { BODY, Ctx, HEALTHY_RATE, HealthyArrivals, healthyLoad, healthySend, par
 const STORM_DEAD = 50;
 const STORM_SLOW = 3;
 const STORM_PER_ORIGIN = 40;
-const STORM_SLOW_MS = 8_000;
+export const STORM_SLOW_MS = 8_000;
 const STORM_SECONDS = envInt('BENCH_STORM_SECONDS', 70); // the healthy load's length, alone and in the storm
 const HEALTHY_WAIT_MS = 60_000; // how long after the storm's healthy load its callbacks may take
 const STORM_RECOVERY_MS = envInt('BENCH_STORM_RECOVERY_S', 300) * 1000; // how long to wait for the dead ones' callbacks
@@ -23,7 +23,7 @@ const STORM_RECOVERY_MS = envInt('BENCH_STORM_RECOVERY_S', 300) * 1000; // how l
  * holds whose connection is still open (the partner's process wakes up). Notes the connections
  * offered and, per webhook-id, when it was first answered with a 2xx on a live connection.
  */
-async function stormOrigin(kind: 'dead' | 'slow') {
+export async function stormOrigin(kind: 'dead' | 'slow') {
   let connections = 0;
   let answering = false;
   let held = 0; // requests still open when it recovered, answered then

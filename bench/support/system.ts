@@ -2,8 +2,9 @@
 // there), Redis INFO, pg_stat_database.
 import { readdirSync, readFileSync } from 'node:fs';
 import { Client } from 'pg';
-import { isCluster, RedisConnection, withRedisOnce } from '../../src/database/redis.js';
+import { createRedis, isCluster, RedisConnection, withRedisOnce } from '../../src/database/redis.js';
 import { REDIS_URL } from './common.js';
+import type { ServiceRun } from './service.js';
 
 const CLK_TCK = 100;
 
@@ -86,4 +87,36 @@ export async function roundTrips(pg: Client): Promise<{ postgres: number; redis:
     return n;
   });
   return { postgres: Number(rows[0].n), redis: commands };
+}
+
+/** Redis used_memory and the service's RSS, sampled each second (and on demand). */
+export function memorySampler(run: ServiceRun) {
+  const redis = createRedis(REDIS_URL, 'bench-sampler');
+  const rssPeak = new Map<number, number>();
+  let redisPeak = 0;
+  let sampling = false;
+  let timer: NodeJS.Timeout | undefined;
+  const sample = async () => {
+    if (sampling) return;
+    sampling = true;
+    try {
+      redisPeak = Math.max(redisPeak, await usedMemory(redis));
+    } catch {
+      // a missed sample; the next one counts
+    } finally {
+      sampling = false;
+    }
+    for (const pid of run.pids()) rssPeak.set(pid, Math.max(rssPeak.get(pid) ?? 0, rssMb(pid) || 0));
+  };
+  return {
+    redisNow: () => usedMemory(redis),
+    redisPeak: () => redisPeak,
+    rssPeak: (pid: number) => rssPeak.get(pid) ?? NaN,
+    sample,
+    start: (before: number) => ((redisPeak = before), (timer = setInterval(() => void sample(), 1000))),
+    stop: () => {
+      if (timer) clearInterval(timer);
+      redis.disconnect();
+    },
+  };
 }

@@ -14,6 +14,7 @@ import { OperatorsAndAudit1764200000000 } from './migrations/1764200000000-opera
 import { CallbackTraceParent1764300000000 } from './migrations/1764300000000-callback-trace-parent.js';
 import { RevocableBootstrap1764400000000 } from './migrations/1764400000000-revocable-bootstrap.js';
 import { CallbackNextUrl1764400100000 } from './migrations/1764400100000-callback-next-url.js';
+import { AdmissionIndex1764450000000 } from './migrations/1764450000000-admission-index.js';
 import { OperationalEvents1764500000000 } from './migrations/1764500000000-operational-events.js';
 import { PartnerSignatureScheme1764541000000 } from './migrations/1764541000000-partner-signature-scheme.js';
 import { PartnerOperationsUrl1764541100000 } from './migrations/1764541100000-partner-operations-url.js';
@@ -33,6 +34,7 @@ export const MIGRATIONS = [
   CallbackTraceParent1764300000000,
   RevocableBootstrap1764400000000,
   CallbackNextUrl1764400100000,
+  AdmissionIndex1764450000000,
   OperationalEvents1764500000000,
   PartnerSignatureScheme1764541000000,
   PartnerOperationsUrl1764541100000,

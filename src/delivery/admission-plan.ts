@@ -1,4 +1,4 @@
-import { DestinationState, isProven, roomOf, WindowConfig } from './destination-window.js';
+import { DestinationState, isFailing, isProven, roomOf, WindowConfig } from './destination-window.js';
 
 /** A destination with due pending callbacks, as one admission pass reads it. */
 export interface Candidate {
@@ -8,8 +8,6 @@ export interface Candidate {
   sending: number;
   /** Its oldest due callback's next_attempt_at (ms): destinations are served oldest first. */
   oldestDue: number;
-  /** Its due callbacks (counted up to its largest window): no slot is planned for one it does not have. */
-  due: number;
 }
 
 /** The delivery slots of every live worker, and how many are taken. */
@@ -17,42 +15,86 @@ export interface Budget {
   /** min(CALLBACK_READY_WINDOW, the live workers' CALLBACK_CONCURRENCY summed). */
   slots: number;
   sending: number;
-  /** Of those, to destinations that are not proven (new, failing, open). */
+  /** Of those, to destinations that are not proven (new, idle, failing, open). */
   riskySending: number;
+  /** Of those, to failing destinations (failed attempts in a row, or open). */
+  failingSending: number;
 }
 
 /**
- * Destinations that are not proven (new, failing, open: their requests may hang until the
+ * Destinations that are not proven (new, idle, failing, open: their requests may hang until the
  * timeout) share at most half the slots, so they can never take the last free ones from
  * healthy destinations.
  */
 export const riskySlots = (slots: number): number => Math.max(1, Math.floor(slots / 2));
+/**
+ * Of that half, failing ones (whose requests did hang or fail) share at most half, so a
+ * destination merely new or idle still finds slots among the unproven while hundreds fail.
+ */
+export const failingSlots = (slots: number): number => Math.max(1, Math.floor(slots / 4));
 
 /**
  * How many callbacks of each destination one pass admits: one at a time round the destinations,
  * fewest in flight first, then oldest due (max-min fair: a destination with nothing in flight is
  * served before one adding to its many), each up to its room, within the free slots, unproven
- * destinations within their share.
+ * and failing destinations within their shares. A destination takes a slot only while it holds
+ * fewer than are left free (its in flight, with what this pass gives it): slots held for
+ * seconds by slow or hanging requests are freed all at once, and until then the last free ones
+ * stay with destinations holding fewer, whose callbacks would otherwise wait for them.
  */
 export function planAdmission(candidates: Candidate[], budget: Budget, now: number, cfg: WindowConfig): Map<string, number> {
   const plan = new Map<string, number>();
   let free = budget.slots - budget.sending;
+  // Below zero when callbacks in flight already exceed a share (a proven window aged, slots shrank).
   let riskyFree = riskySlots(budget.slots) - budget.riskySending;
+  let failingFree = failingSlots(budget.slots) - budget.failingSending;
   let open = candidates
-    .map((c) => ({ origin: c.origin, proven: isProven(c.state, now), room: Math.min(c.due, roomOf(c.state, c.sending, now, cfg)), sending: c.sending, oldestDue: c.oldestDue }))
-    .filter((c) => c.room > 0)
-    .sort((a, b) => a.sending - b.sending || a.oldestDue - b.oldestDue);
-  while (free > 0 && open.length > 0) {
+    .map((c) => ({ origin: c.origin, proven: isProven(c.state, now), failing: isFailing(c.state), room: roomOf(c.state, c.sending, now, cfg), holds: c.sending, oldestDue: c.oldestDue }))
+    .sort((a, b) => a.holds - b.holds || a.oldestDue - b.oldestDue);
+  const may = (c: (typeof open)[number]) => c.room > 0 && c.holds < free && (c.proven || riskyFree > 0) && (!c.failing || failingFree > 0);
+  while ((open = open.filter(may)).length > 0) {
     for (const c of open) {
-      if (free === 0) break;
-      // Below zero when unproven callbacks in flight already exceed the share (a proven window aged, slots shrank).
-      if (!c.proven && riskyFree <= 0) continue;
+      if (!may(c)) continue;
       plan.set(c.origin, (plan.get(c.origin) ?? 0) + 1);
       c.room--;
+      c.holds++;
       free--;
       if (!c.proven) riskyFree--;
+      if (c.failing) failingFree--;
     }
-    open = open.filter((c) => c.room > 0 && (c.proven || riskyFree > 0));
   }
   return plan;
+}
+
+/** ADMIT statements one pass runs at most (each a round of admissionRounds). */
+export const ADMIT_ROUNDS = 4;
+
+/**
+ * One pass's plans, in rounds: a pass reads only each destination's oldest due callback, not how
+ * many it has, so a plan may give a destination more than it has due. The admission statement
+ * takes what there is; a destination that came up short has nothing more due, and the slots it
+ * left go to the others in the next round. Yields each round's plan and takes back how many
+ * callbacks of each destination it admitted; ends when a round left nobody short, planned
+ * nothing, or after ADMIT_ROUNDS (the next pass goes on).
+ */
+export function* admissionRounds(candidates: Candidate[], budget: Budget, now: number, cfg: WindowConfig): Generator<Map<string, number>, void, Map<string, number>> {
+  const spent = { ...budget };
+  let left = candidates.map((c) => ({ ...c }));
+  for (let round = 0; round < ADMIT_ROUNDS; round++) {
+    const plan = planAdmission(left, spent, now, cfg);
+    if (plan.size === 0) return;
+    const admitted = yield plan;
+    const short = new Set<string>();
+    for (const c of left) {
+      const planned = plan.get(c.origin) ?? 0;
+      const n = Math.min(planned, admitted.get(c.origin) ?? 0);
+      c.sending += n;
+      spent.sending += n;
+      if (!isProven(c.state, now)) spent.riskySending += n;
+      if (isFailing(c.state)) spent.failingSending += n;
+      if (n < planned) short.add(c.origin);
+    }
+    if (short.size === 0) return;
+    left = left.filter((c) => !short.has(c.origin));
+  }
 }

@@ -4,27 +4,36 @@ import type { SqlSession } from '../database/sql-session.js';
 import { Metrics } from '../metrics/metrics.js';
 import { microsKey } from '../database/sql.js';
 import { CallbackQueue } from './callback-queue.js';
-import { Budget, Candidate, planAdmission } from './admission-plan.js';
+import { AdmissionFloors, FloorRow } from './admission-floors.js';
+import { admissionRounds, Budget, Candidate } from './admission-plan.js';
 import { DESTINATION_COLUMNS, DestinationRow, stateOf } from './destination-store.js';
-import { isProven, WindowConfig, windowConfigOf } from './destination-window.js';
+import { isFailing, isProven, WindowConfig, windowConfigOf } from './destination-window.js';
 
 /**
  * A transaction that records callbacks takes less than this from its start (their due time, its
  * now()) to its commit; one that takes longer may find its callbacks below a destination's floor,
  * and they wait for the timer's pass (within a second).
  */
-const LATE_COMMIT = '10 seconds';
-/** A floor (microseconds since the epoch, as microsKey writes them) as a bound; none: no bound. */
+const LATE_COMMIT = `interval '10 seconds'`;
+/** A floor's due time (microseconds since the epoch, as microsKey writes them) as a bound; none: from the head. */
 const fromMicros = (key: string): string => `coalesce(timestamptz 'epoch' + ${key} * interval '1 microsecond', '-infinity')`;
+/** A callback's position in `callbacks_admission_idx`, from a floor on: the order admission takes them in. */
+const fromFloor = (at: string, seq: string): string => `(c.next_attempt_at, c.seq) >= (${fromMicros(at)}, coalesce(${seq}, 0))`;
 
 /**
- * Every destination with due callbacks or callbacks in flight, its state and counts, and the live
- * workers' slots, in one statement (an index probe per destination, whatever the backlog).
- * A destination's due callbacks are read from `callbacks_pending_idx (destination,
- * next_attempt_at)`, the only index on the due time admission's conditions can use (the
- * dashboard's is on another expression: see its migration, 1764000100000): with one on
- * `(next_attempt_at)` alone, statistics from a one-destination backlog made walking it, past that
- * whole backlog, look as cheap. Each destination's scan starts at its floor (see Admission.floors).
+ * Every destination that may have room or has callbacks in flight, its state and in-flight count,
+ * its oldest due callback, and the live workers' slots, in one statement. Only a destination that
+ * can take a callback now has its callbacks read, and only its oldest due one (one index entry
+ * from its floor: see AdmissionFloors): a closed one, or an open one whose probe is due (roomOf
+ * says the rest of it). The callbacks waiting behind open circuits cost nothing, however many,
+ * and a pass costs O(destinations with room) whatever their backlogs: how many a destination gets
+ * is for admissionRounds to find out as it admits them.
+ *
+ * A destination's due callbacks are read from `callbacks_admission_idx (destination,
+ * next_attempt_at, seq)` with an equality on the destination, the only index on the due time
+ * admission's conditions can use (the dashboard's is on another expression: see its migration,
+ * 1764000100000): with one on `(next_attempt_at)` alone, statistics from a one-destination
+ * backlog made walking it, past that whole backlog, look as cheap.
  *
  * Admission starts from `destinations`, not from `callbacks`: a callback whose destination has no
  * row there is never admitted. No code here inserts those rows: the trigger
@@ -36,34 +45,37 @@ const fromMicros = (key: string): string => `coalesce(timestamptz 'epoch' + ${ke
  */
 export const CANDIDATES = `
   WITH sending AS (SELECT destination, count(*)::int AS n FROM callbacks WHERE status = 'sending' GROUP BY destination)
-  SELECT ${DESTINATION_COLUMNS}, coalesce(s.n, 0) AS sending, (extract(epoch FROM due.at) * 1000)::float8 AS oldest_due, due.n AS due,
+  SELECT ${DESTINATION_COLUMNS}, coalesce(s.n, 0) AS sending, (extract(epoch FROM due.at) * 1000)::float8 AS oldest_due,
          (SELECT coalesce(sum(concurrency), 0)::int FROM delivery_workers WHERE expires_at > now()) AS worker_slots,
          (SELECT count(*)::int FROM delivery_workers WHERE expires_at > now()) AS workers,
          (extract(epoch FROM now()) * 1000)::float8 AS now,
-         ${microsKey(`least(due.at, now() - interval '${LATE_COMMIT}')`)} AS floor, ${microsKey(`now() - interval '${LATE_COMMIT}'`)} AS idle_floor
+         CASE WHEN NOT a.read THEN NULL WHEN due.at < now() - ${LATE_COMMIT} THEN ${microsKey('due.at')} ELSE ${microsKey(`now() - ${LATE_COMMIT}`)} END AS floor_at,
+         CASE WHEN NOT a.read THEN NULL WHEN due.at < now() - ${LATE_COMMIT} THEN due.seq::text ELSE '0' END AS floor_seq,
+         ${microsKey(`now() - ${LATE_COMMIT}`)} AS idle_floor
     FROM destinations d
+    CROSS JOIN LATERAL (SELECT (d.opened_at IS NULL OR d.next_probe_at <= now()) IS TRUE AS read) a
     LEFT JOIN sending s ON s.destination = d.origin
-    LEFT JOIN unnest($2::text[], $3::bigint[]) AS f(origin, floor) ON f.origin = d.origin
-    LEFT JOIN LATERAL (SELECT min(x.at) AS at, count(*)::int AS n
-                         FROM (SELECT next_attempt_at AS at FROM callbacks c
-                                WHERE c.destination = d.origin AND c.status = 'pending' AND c.next_attempt_at <= now()
-                                  AND c.next_attempt_at >= ${fromMicros('coalesce(f.floor, $4::bigint)')}
-                                ORDER BY c.next_attempt_at LIMIT $1) x) due ON true
+    LEFT JOIN unnest($1::text[], $2::bigint[], $3::bigint[]) AS f(origin, at, seq) ON f.origin = d.origin
+    LEFT JOIN LATERAL (SELECT c.next_attempt_at AS at, c.seq FROM callbacks c
+                        WHERE a.read AND c.destination = d.origin AND c.status = 'pending' AND c.next_attempt_at <= now()
+                          AND ${fromFloor(`coalesce(f.at, CASE WHEN d.opened_at IS NULL THEN $4::bigint END)`, 'f.seq')}
+                        ORDER BY c.next_attempt_at, c.seq LIMIT 1) due ON true
    WHERE due.at IS NOT NULL OR s.n > 0`;
 
 /**
- * Moves each destination's oldest due callbacks, as many as planned, to `sending` with a lease.
- * The picked ids are an array (an InitPlan), so the rows are updated by primary-key probes: a
- * join to them let the generic plan, which cannot know `w.n`, hash the whole table.
+ * Moves each destination's oldest due callbacks, as many as planned and as it has, from its floor
+ * on, to `sending` with a lease. The picked ids are an array (an InitPlan), so the rows are
+ * updated by primary-key probes: a join to them let the generic plan, which cannot know `w.n`,
+ * hash the whole table.
  */
 export const ADMIT = `
   UPDATE callbacks c SET status = 'sending', lease_until = now() + $3 * interval '1 millisecond'
    WHERE c.id = ANY (ARRAY(
-           SELECT p.id FROM unnest($1::text[], $2::int[], $4::bigint[]) AS w(origin, n, floor),
-             LATERAL (SELECT id FROM callbacks
-                       WHERE destination = w.origin AND status = 'pending' AND next_attempt_at <= now() AND next_attempt_at >= ${fromMicros('w.floor')}
-                       ORDER BY next_attempt_at LIMIT w.n FOR UPDATE SKIP LOCKED) p))
-  RETURNING c.id, c.attempt_count, c.created_at, ${microsKey('c.lease_until')} AS lease`;
+           SELECT p.id FROM unnest($1::text[], $2::int[], $4::bigint[], $5::bigint[]) AS w(origin, n, at, seq),
+             LATERAL (SELECT c.id FROM callbacks c
+                       WHERE c.destination = w.origin AND c.status = 'pending' AND c.next_attempt_at <= now() AND ${fromFloor('w.at', 'w.seq')}
+                       ORDER BY c.next_attempt_at, c.seq LIMIT w.n FOR UPDATE SKIP LOCKED) p))
+  RETURNING c.id, c.destination, c.attempt_count, c.created_at, ${microsKey('c.lease_until')} AS lease`;
 
 /**
  * A callback leaving `sending` takes the URL the partner moved it to meanwhile (callbacks-of-url.ts):
@@ -107,15 +119,15 @@ export const EXPIRE = `
 /** A lease is the attempt's timeout and this much more (see the constructor). */
 export const LEASE_MARGIN_MS = 30_000;
 
-type CandidateRow = DestinationRow & { sending: number; oldest_due: number | null; due: number; worker_slots: number; workers: number; now: number; floor: string; idle_floor: string };
-/** `lease` is the same for every row of a pass (now() is the statement's). */
-type AdmittedRow = { id: string; attempt_count: number; created_at: Date; lease: string };
+type CandidateRow = DestinationRow & FloorRow & { sending: number; oldest_due: number | null; worker_slots: number; workers: number; now: number };
+/** `lease` is the same for every row of a round (now() is the statement's). */
+type AdmittedRow = { id: string; destination: string; attempt_count: number; created_at: Date; lease: string };
 
 /**
  * One admission pass (run by the relay that leads admission, on its own connection): for every
- * destination with room, its oldest due `pending` callbacks become `sending` in one statement and
- * their jobs go to Redis. If Redis refuses them they are released at once; if this process dies
- * in between, their leases run out and the sweep returns them.
+ * destination with room, its oldest due `pending` callbacks become `sending` (a statement per
+ * round of admissionRounds) and their jobs go to Redis. If Redis refuses them they are released
+ * at once; if this process dies in between, their leases run out and the sweep returns them.
  */
 @Injectable()
 export class Admission {
@@ -123,17 +135,7 @@ export class Admission {
   private readonly window: WindowConfig;
   private readonly leaseMs: number;
   private readonly scheduleTotalMs: number;
-  /**
-   * Where each destination's due callbacks start, as of the last pass: the earlier of its oldest
-   * due one then and LATE_COMMIT before that pass, and for a destination not read then, LATE_COMMIT
-   * before it (`idleFloor`). Below a floor, callbacks this process admitted left their index
-   * entries, dead until a vacuum: a pass starts past them instead of walking them all (850,000 of
-   * them: 6–10 ms a statement). Forgotten by the timer's pass (the sweep), so that pass reads from
-   * the start, and a callback due below a floor (released, its lease lapsed, a late commit, a bulk
-   * load) waits for it at most.
-   */
-  private floors = new Map<string, string>();
-  private idleFloor: string | null = null;
+  private readonly floors = new AdmissionFloors();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -170,38 +172,32 @@ export class Admission {
   }
 
   private async admitDue(conn: SqlSession): Promise<number> {
-    const { rows } = await conn.query<CandidateRow>({
-      name: 'admission-candidates',
-      text: CANDIDATES,
-      values: [this.window.max, [...this.floors.keys()], [...this.floors.values()], this.idleFloor],
-    });
+    const { rows } = await conn.query<CandidateRow>({ name: 'admission-candidates', text: CANDIDATES, values: this.floors.params() });
     this.noteOldestDue(rows);
+    this.floors.note(rows);
     if (rows.length === 0) return 0;
-    this.floors = new Map(rows.map((r) => [r.origin, r.floor]));
-    this.idleFloor = rows[0].idle_floor;
     const now = rows[0].now;
-    const budget: Budget = { slots: Math.min(this.config.callbackReadyWindow, rows[0].worker_slots), sending: 0, riskySending: 0 };
+    const budget: Budget = { slots: Math.min(this.config.callbackReadyWindow, rows[0].worker_slots), sending: 0, riskySending: 0, failingSending: 0 };
     const candidates: Candidate[] = [];
     for (const r of rows) {
       const state = stateOf(r);
       budget.sending += r.sending;
       if (!isProven(state, now)) budget.riskySending += r.sending;
-      if (r.oldest_due !== null) candidates.push({ origin: r.origin, state, sending: r.sending, oldestDue: r.oldest_due, due: r.due });
+      if (isFailing(state)) budget.failingSending += r.sending;
+      if (r.oldest_due !== null) candidates.push({ origin: r.origin, state, sending: r.sending, oldestDue: r.oldest_due });
     }
-    const plan = planAdmission(candidates, budget, now, this.window);
-    if (plan.size === 0) return 0;
-    const origins = [...plan.keys()];
-    const values = [origins, [...plan.values()], this.leaseMs, origins.map((o) => this.floors.get(o))];
-    const { rows: admitted } = await conn.query<AdmittedRow>({ name: 'admission-admit', text: ADMIT, values });
-    if (admitted.length === 0) return 0;
+    const admitted: AdmittedRow[] = [];
     try {
-      await this.queue.add(
-        admitted.map((r) => r.id),
-        admitted[0].lease,
-        rows[0].workers,
-      );
+      const rounds = admissionRounds(candidates, budget, now, this.window);
+      for (let round = rounds.next(); !round.done; ) {
+        const got = await this.admitPlan(conn, round.value);
+        admitted.push(...got);
+        round = rounds.next(countBy(got));
+      }
+      // Each round's statement has its own now(), so its own lease: a job carries one.
+      for (const [lease, ids] of byLease(admitted)) await this.queue.add(ids, lease, rows[0].workers);
     } catch (e) {
-      await conn.query({ text: RELEASE, values: [admitted.map((r) => r.id)] }).catch(() => undefined);
+      if (admitted.length > 0) await conn.query({ text: RELEASE, values: [admitted.map((r) => r.id)] }).catch(() => undefined);
       throw e;
     }
     const at = Date.now();
@@ -209,9 +205,17 @@ export class Admission {
     return admitted.length;
   }
 
+  /** One round's ADMIT, each destination from the floor this pass read it at. */
+  private async admitPlan(conn: SqlSession, plan: Map<string, number>): Promise<AdmittedRow[]> {
+    const origins = [...plan.keys()];
+    const floors = origins.map((o) => this.floors.of(o));
+    const values = [origins, [...plan.values()], this.leaseMs, floors.map((f) => f?.at ?? null), floors.map((f) => f?.seq ?? null)];
+    return (await conn.query<AdmittedRow>({ name: 'admission-admit', text: ADMIT, values })).rows;
+  }
+
   /** The timer's part: leases that ran out return to waiting; outages past a schedule's end fail. */
   async sweep(conn: SqlSession): Promise<void> {
-    this.forgetFloors();
+    this.floors.forget();
     const lapsed = await conn.query({ name: 'admission-lapse', text: LAPSE });
     if (lapsed.rowCount) this.log.warn(`${lapsed.rowCount} callbacks back to waiting: their worker did not settle them within the lease`);
     const expired = await conn.query({ name: 'admission-expire', text: EXPIRE, values: [this.scheduleTotalMs] });
@@ -220,9 +224,22 @@ export class Admission {
       this.log.warn(`${expired.rowCount} callbacks failed: their schedule ended while their destination's circuit was open`);
     }
   }
+}
 
-  private forgetFloors(): void {
-    this.floors.clear();
-    this.idleFloor = null;
+/** How many callbacks of each destination a round admitted. */
+function countBy(admitted: AdmittedRow[]): Map<string, number> {
+  const n = new Map<string, number>();
+  for (const r of admitted) n.set(r.destination, (n.get(r.destination) ?? 0) + 1);
+  return n;
+}
+
+/** Admitted callbacks' ids by their lease. */
+function byLease(admitted: AdmittedRow[]): Map<string, string[]> {
+  const ids = new Map<string, string[]>();
+  for (const r of admitted) {
+    const group = ids.get(r.lease);
+    if (group) group.push(r.id);
+    else ids.set(r.lease, [r.id]);
   }
+  return ids;
 }

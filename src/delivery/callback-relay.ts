@@ -225,11 +225,16 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
  * No JIT: a pass runs many times a second, and a generic plan's row estimates (a `LIMIT` it
  * cannot know counts as a tenth of the table) priced it past `jit_above_cost`: 30 ms of compiling
  * for a 1 ms pass.
+ * No sorts: every relay statement reads a destination's callbacks in the order of an index and
+ * stops at its limit; a plan that sorts them has read them all first. With statistics that put
+ * one row behind each destination, the planner priced sorting a destination's pending callbacks
+ * read from the expiry's index (`callbacks_pending_schedule_idx`, narrower) below reading them in
+ * order from admission's, and kept that plan as the table grew.
  */
 export function relayClient(databaseUrl: string): Client {
   return new Client({
     connectionString: databaseUrl,
-    options: `-c synchronous_commit=off -c enable_bitmapscan=off -c jit=off ${SERVER_SIDE_TIMEOUTS}`,
+    options: `-c synchronous_commit=off -c enable_bitmapscan=off -c enable_sort=off -c jit=off ${SERVER_SIDE_TIMEOUTS}`,
     connectionTimeoutMillis: RELAY_TIMEOUT_MS,
     keepAlive: true,
     keepAliveInitialDelayMillis: RELAY_TIMEOUT_MS,

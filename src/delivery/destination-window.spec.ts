@@ -1,4 +1,3 @@
-import { planAdmission } from './admission-plan.js';
 import type { AttemptOutcome } from '../egress/attempt-outcome.js';
 import { safeText } from '../egress/callback-sender.js';
 import { circuitOf, DestinationState, newDestination, roomOf, settleDestination, WindowConfig } from './destination-window.js';
@@ -46,34 +45,6 @@ describe('roomOf: how many more a destination may have in flight', () => {
 
   it('reads half-open while the probe is in flight', () => {
     expect([circuitOf(fresh, 3), circuitOf(open(0, 0), 0), circuitOf(open(0, 0), 1)]).toEqual(['closed', 'open', 'half_open']);
-  });
-});
-
-describe('planAdmission: the slots of one pass', () => {
-  const c = (origin: string, state: DestinationState, sending: number, oldestDue: number, due = 1000) => ({ origin, state, sending, oldestDue, due });
-  it('admits nothing when the slots are taken', () => {
-    expect([...planAdmission([c('a', proven(40, 0), 0, 10)], { slots: 20, sending: 20, riskySending: 0 }, 100, cfg)]).toEqual([]);
-  });
-  it('shares scarce slots one at a time, fewest in flight first, then oldest due', () => {
-    const plan = planAdmission([c('b', proven(40, 0), 0, 20), c('a', proven(40, 0), 35, 10), c('x', proven(40, 0), 0, 5)], { slots: 50, sending: 35, riskySending: 0 }, 100, cfg);
-    expect([...plan].sort()).toEqual([['a', 5], ['b', 5], ['x', 5]]);
-  });
-  it('gives each destination up to its room when slots are plenty', () => {
-    const plan = planAdmission([c('b', proven(40, 0), 0, 20), c('a', proven(40, 0), 35, 10)], { slots: 200, sending: 35, riskySending: 0 }, 100, cfg);
-    expect([...plan].sort()).toEqual([['a', 5], ['b', 40]]);
-  });
-  it('plans no slot for a callback a destination does not have', () => {
-    const plan = planAdmission([c('a', proven(40, 0), 0, 10, 1), c('b', proven(40, 0), 0, 20, 4)], { slots: 6, sending: 0, riskySending: 0 }, 100, cfg);
-    expect([...plan].sort()).toEqual([['a', 1], ['b', 4]]);
-  });
-  it('admits no unproven callback while their share is overdrawn', () => {
-    const plan = planAdmission([c('new', fresh, 0, 10), c('b', proven(40, 0), 0, 20)], { slots: 6, sending: 4, riskySending: 4 }, 100, cfg);
-    expect([...plan]).toEqual([['b', 2]]);
-  });
-  it('never lets unproven destinations take more than half the slots', () => {
-    const dead = Array.from({ length: 10 }, (_, i) => c(`dead${i}`, fresh, 0, i));
-    const plan = planAdmission([...dead, c('healthy', proven(40, 0), 0, 100)], { slots: 10, sending: 0, riskySending: 0 }, 100, cfg);
-    expect([...plan]).toEqual([['dead0', 1], ['dead1', 1], ['dead2', 1], ['dead3', 1], ['dead4', 1], ['healthy', 5]]);
   });
 });
 

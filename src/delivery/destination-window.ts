@@ -85,6 +85,11 @@ export function isProven(s: DestinationState, now: number): boolean {
   return s.openedAt === null && s.failures === 0 && s.lastOkAt !== null && now - s.lastOkAt < PROVEN_FOR_MS;
 }
 
+/** Failed attempts in a row, or open: its requests hang or fail, so it shares the failing slots (admission-plan.ts). */
+export function isFailing(s: DestinationState): boolean {
+  return s.openedAt !== null || s.failures > 0;
+}
+
 /**
  * How many more of its callbacks may be admitted now, with `sending` in flight: an open circuit
  * takes one probe when it is due and nothing is in flight; a closed one fills its window, an

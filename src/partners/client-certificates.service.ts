@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
+import { Writes } from '../database/writes.js';
 import { AuditLog } from '../audit/audit-log.js';
 import type { Tracked } from '../audit/audit-changes.js';
 import { notFound } from '../http/domain-error.js';
@@ -47,13 +47,13 @@ const tracked = (r: Row | undefined): Record<string, Tracked> | null =>
 @Injectable()
 export class ClientCertificates {
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly writes: Writes,
     private readonly box: SecretBox,
     private readonly audit: AuditLog,
   ) {}
 
   async set(actor: Actor, partnerId: string, upload: ClientCertificateUpload): Promise<ClientCertificateView> {
-    return this.db.transaction(async (m) => {
+    return this.writes.transaction(async (m) => {
       await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
       const checked = checkClientCertificate(upload, new Date());
       const before = await this.current(m, partnerId);
@@ -81,7 +81,7 @@ export class ClientCertificates {
 
   /** 404 when the partner has none: nothing to remove. */
   async remove(actor: Actor, partnerId: string): Promise<void> {
-    await this.db.transaction(async (m) => {
+    await this.writes.transaction(async (m) => {
       await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
       // TypeORM answers a DELETE with [rows, count].
       const [[removed]]: [Row[], number] = await m.query(`DELETE FROM partner_client_certificates WHERE partner_id = $1 RETURNING ${CLIENT_CERTIFICATE_VIEW}`, [partnerId]);

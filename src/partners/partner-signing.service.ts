@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
+import { Writes } from '../database/writes.js';
 import { AuditLog } from '../audit/audit-log.js';
 import { DomainError } from '../http/domain-error.js';
 import { ErrorCode } from '../http/error-codes.js';
@@ -26,14 +26,14 @@ export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 @Injectable()
 export class PartnerSigning {
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly writes: Writes,
     private readonly box: SecretBox,
     private readonly audit: AuditLog,
   ) {}
 
   /** `{signingSecret}` under `hmac-sha256`, `{signingPublicKey}` under `ed25519`. */
   async rotate(actor: Actor, partnerId: string): Promise<ShownKey> {
-    return this.db.transaction(async (m) => {
+    return this.writes.transaction(async (m) => {
       const partner = await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
       const before = partner.previousSecretExpiresAt?.toISOString() ?? null;
       const shown = await this.replaceKey(m, partner, partner.signatureScheme);
@@ -49,7 +49,7 @@ export class PartnerSigning {
 
   /** `409` when the partner signs with `scheme` already: a new key of the same scheme is a rotation. */
   async switchScheme(actor: Actor, partnerId: string, scheme: SignatureScheme): Promise<{ signatureScheme: SignatureScheme } & ShownKey> {
-    return this.db.transaction(async (m) => {
+    return this.writes.transaction(async (m) => {
       const partner = await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
       const was = partner.signatureScheme;
       if (was === scheme) {

@@ -4,13 +4,13 @@
  * LAPSE, EXPIRE) and settlement.ts (RECORD) do in PostgreSQL, over the code's own pure functions,
  * constants and job shape.
  */
-import { Budget, Candidate, planAdmission, riskySlots } from '../../src/delivery/admission-plan.js';
+import { admissionRounds, Budget, Candidate } from '../../src/delivery/admission-plan.js';
 import { LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
 import { LEASE_SPARE_MS } from '../../src/delivery/callback-delivery.js';
 import { JOB_CALLBACKS, jobsOf } from '../../src/delivery/callback-queue.js';
 import { AttemptOutcome, isFinal as finalOutcome } from '../../src/egress/attempt-outcome.js';
 import type { SendResult } from '../../src/egress/callback-sender.js';
-import { DestinationState, isProven, newDestination, PROVEN_FOR_MS, roomOf, WindowConfig } from '../../src/delivery/destination-window.js';
+import { DestinationState, isFailing, isProven, newDestination, PROVEN_FOR_MS, roomOf, WindowConfig } from '../../src/delivery/destination-window.js';
 import { settleAttempt } from '../../src/delivery/settle-attempt.js';
 import { RetryPolicy } from '../../src/delivery/retry-policy.js';
 
@@ -57,7 +57,7 @@ export interface Callback {
 export interface Job { cb: Callback; dest: string; admittedAs: Callback['admittedAs']; job: number; worker: number; admittedAt: number; startedAt: number | null; attemptCount: number; scheduleAttempts: number; scheduleKey: number }
 /** A callback's end (failed, or a final answer recorded), with what the model knew then. */
 export interface End { cb: Callback; by: 'attempt' | 'expire' | 'removed'; status: Status; final: boolean; probe: boolean; scheduleAttempts: number; attemptCount: number; open: boolean; lastError: string }
-export interface Row { state: DestinationState; sending: number; due: number; oldestDue: number | null; room: number; proven: boolean; admitted: number }
+export interface Row { state: DestinationState; sending: number; due: number; oldestDue: number | null; room: number; proven: boolean; failing: boolean; admitted: number }
 export interface PassReport { now: number; slots: number; rows: Map<string, Row> }
 
 /** The tables `callbacks`, `destinations`, `delivery_workers` and the Redis jobs, in memory. */
@@ -88,29 +88,41 @@ export class World {
     this.callbacks.push({ id: this.callbacks.length, dest: origin, status: 'pending', nextAttemptAt: this.now, leaseUntil: null, scheduleStartedAt: this.now, scheduleAttempts: 0, attemptCount: 0, lastError: null, nextDest: null, removed: false, admittedAs: null });
   }
 
-  /** Admission.admit(): CANDIDATES, planAdmission, ADMIT, and a job per admitted callback. */
+  /**
+   * Admission.admit(): CANDIDATES (an open destination's callbacks read only once its probe is
+   * due), then admissionRounds' plans, each ADMIT taking what a destination has, and a job per
+   * admitted callback.
+   */
   pass(): PassReport {
     const report: PassReport = { now: this.now, slots: this.slots(), rows: new Map() };
-    const budget: Budget = { slots: report.slots, sending: 0, riskySending: 0 };
+    const budget: Budget = { slots: report.slots, sending: 0, riskySending: 0, failingSending: 0 };
     const candidates: Candidate[] = [];
     for (const [origin, { state }] of this.dests) {
       const sending = this.of(origin, 'sending').length;
-      const due = this.dueOf(origin);
-      const row: Row = { state, sending, due: due.length, oldestDue: due[0]?.nextAttemptAt ?? null, room: roomOf(state, sending, this.now, cfg), proven: isProven(state, this.now), admitted: 0 };
+      const read = state.openedAt === null || state.nextProbeAt! <= this.now;
+      const due = read ? this.dueOf(origin) : [];
+      const row: Row = { state, sending, due: due.length, oldestDue: due[0]?.nextAttemptAt ?? null, room: roomOf(state, sending, this.now, cfg), proven: isProven(state, this.now), failing: isFailing(state), admitted: 0 };
       report.rows.set(origin, row);
       if (due.length === 0 && sending === 0) continue;
       budget.sending += sending;
       if (!row.proven) budget.riskySending += sending;
-      if (due.length > 0) candidates.push({ origin, state, sending, oldestDue: row.oldestDue!, due: Math.min(due.length, cfg.max) });
+      if (row.failing) budget.failingSending += sending;
+      if (due.length > 0) candidates.push({ origin, state, sending, oldestDue: row.oldestDue! });
     }
     const admitted: Callback[] = [];
-    for (const [origin, n] of planAdmission(candidates, budget, this.now, cfg)) {
-      const row = report.rows.get(origin)!;
-      for (const cb of this.dueOf(origin).slice(0, n)) {
-        Object.assign(cb, { status: 'sending', leaseUntil: this.now + LEASE_MS, admittedAs: row.state.openedAt !== null ? 'open' : row.proven ? 'proven' : 'unproven' });
-        row.admitted++;
-        admitted.push(cb);
+    const rounds = admissionRounds(candidates, budget, this.now, cfg);
+    for (let round = rounds.next(); !round.done; ) {
+      const got = new Map<string, number>();
+      for (const [origin, n] of round.value) {
+        const row = report.rows.get(origin)!;
+        for (const cb of this.dueOf(origin).slice(0, n)) {
+          Object.assign(cb, { status: 'sending', leaseUntil: this.now + LEASE_MS, admittedAs: row.state.openedAt !== null ? 'open' : row.proven ? 'proven' : 'unproven' });
+          row.admitted++;
+          got.set(origin, (got.get(origin) ?? 0) + 1);
+          admitted.push(cb);
+        }
       }
+      round = rounds.next(got);
     }
     const live = this.workers.map((_, i) => i).filter((i) => this.workers[i].up);
     for (const ids of jobsOf(admitted.map((c) => String(c.id)), live.length)) this.enqueue(ids.map((id) => this.callbacks[Number(id)]), live);

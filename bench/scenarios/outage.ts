@@ -1,0 +1,171 @@
+// outage: the storm at scale. For each count of BENCH_OUTAGE_ORIGINS (100 and 1,000 unless it
+// says), on a service and database of its own: that many dead origins (accept, never answer) and
+// 3 slow ones (200 after 8 s), BENCH_OUTAGE_PER_ORIGIN pending callbacks each (rows inserted with
+// SQL), beside a healthy partner at HEALTHY_RATE changes/s for BENCH_OUTAGE_SECONDS that first ran
+// alone as long. Then the dead ones answer 204 again, and every callback they held is waited for
+// (at most BENCH_OUTAGE_RECOVERY_S). Admission's passes and the index entries they read are
+// counted in each phase (support/admission-counts.ts): counts, which the machine's load does not
+// change, beside the times.
+import { apiClient, envInt, figure, fmt, mb, quantile, sleep } from '../support/common.js';
+import { admissionCounts, describePerPass, perPass } from '../support/admission-counts.js';
+import { ScenarioResult } from '../support/results.js';
+import { ServiceRun } from '../support/service.js';
+import { memorySampler } from '../support/system.js';
+import { ArrivalReceiver } from '../receivers.js';
+import { BODY, Ctx, HEALTHY_RATE, HealthyArrivals, healthyLoad, healthySend, partnerWithCompany, pq } from './context.js';
+import { STORM_SLOW_MS, stormOrigin } from './storm.js';
+
+const PER_ORIGIN = envInt('BENCH_OUTAGE_PER_ORIGIN', 1_000);
+const SECONDS = envInt('BENCH_OUTAGE_SECONDS', 60); // the healthy load's length, alone and in the outage
+const SLOW = 3;
+const HEALTHY_WAIT_MS = 60_000; // how long after the outage's healthy load its callbacks may take
+/** The recovery's goal: every held callback delivered at this rate at least, and within 60 s at the least. */
+const RECOVERY_RATE = 1_667;
+const RECOVERY_MIN_S = 60;
+const MAX_CONNECTIONS = 10;
+const REDIS_LIMIT = 100 * 1024 * 1024;
+const INSERT_CHUNK = 250_000;
+
+/** The dead-origin counts BENCH_OUTAGE_ORIGINS names (default 100 and 1,000), each a run of its own, checked before anything runs. */
+export function outageVariants(): number[] {
+  const named = (process.env.BENCH_OUTAGE_ORIGINS ?? '100,1000').split(',').map((s) => s.trim()).filter(Boolean);
+  if (named.length === 0 || named.some((s) => !/^[1-9]\d*$/.test(s))) throw new Error(`bench: BENCH_OUTAGE_ORIGINS must list positive integers, got "${process.env.BENCH_OUTAGE_ORIGINS}"`);
+  return named.map(Number);
+}
+
+export async function outageScenario(baseline: number, rx: ArrivalReceiver, deadCount: number): Promise<ScenarioResult> {
+  const run = new ServiceRun('outage');
+  const samples = memorySampler(run);
+  const dead = await Promise.all(Array.from({ length: deadCount }, () => stormOrigin('dead')));
+  const slow = await Promise.all(Array.from({ length: SLOW }, () => stormOrigin('slow')));
+  const origins = [...dead, ...slow];
+  const held = origins.length * PER_ORIGIN;
+  const deadWanted = deadCount * PER_ORIGIN;
+  const goalSeconds = Math.max(RECOVERY_MIN_S, deadWanted / RECOVERY_RATE);
+  const recoveryBoundMs = envInt('BENCH_OUTAGE_RECOVERY_S', Math.ceil(2 * goalSeconds)) * 1000;
+  const tag = `outage${deadCount}`;
+  try {
+    await run.start();
+    const api = apiClient(run.port);
+    const pg = run.pg!;
+    const target = (p: string) => `http://127.0.0.1:${rx.port}${p}`;
+    const healthy = await partnerWithCompany(api, 'Bench', target('/company'));
+    const ctx: Ctx = { run, pg, api, rx, target, ...healthy, baseline };
+    // Unmeasured first (a fresh service's first second is JIT and first script loads), then alone.
+    await healthyLoad(ctx, `${tag}-warmup`, HEALTHY_RATE, 5, HEALTHY_WAIT_MS);
+    const alone = await healthyLoad(ctx, `${tag}-alone`, HEALTHY_RATE, SECONDS, HEALTHY_WAIT_MS);
+
+    const storm = await partnerWithCompany(api, 'Outage', target('/outage-company'));
+    const redisBefore = await samples.redisNow();
+    samples.start(redisBefore);
+    const insertStart = performance.now();
+    for (let lo = 1; lo <= held; lo += INSERT_CHUNK) {
+      await pg.query(
+        `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
+         SELECT $1, $2, 0, ($3::text[])[1 + (g - 1) / ${PER_ORIGIN}] || '/outage/' || g, $4, 'pending', now()
+           FROM generate_series($5::int, $6::int) g`,
+        [storm.partnerId, storm.companyId, origins.map((o) => o.url), BODY, lo, Math.min(held, lo + INSERT_CHUNK - 1)],
+      );
+      await pg.query(`SELECT pg_notify('funding_callbacks', '')`);
+    }
+    const inserted = (performance.now() - insertStart) / 1000;
+
+    // The dead ones are down for as long as the healthy load runs beside them.
+    const stormStart = performance.now();
+    const atStorm = await admissionCounts(api, pg);
+    const besideLoad = await healthySend(ctx, `${tag}-beside`, HEALTHY_RATE, SECONDS);
+    const atRecovery = await admissionCounts(api, pg);
+    const down = dead.map((o) => o.connections()).sort((a, b) => a - b);
+    const downSeconds = (performance.now() - stormStart) / 1000;
+    const recovered = performance.now();
+    dead.forEach((o) => o.recover());
+    const besideDone = besideLoad.wait(HEALTHY_WAIT_MS).then(() => besideLoad.arrivals());
+
+    const deadArrived = () => dead.reduce((n, o) => n + o.answered.size, 0);
+    const slowArrived = () => slow.reduce((n, o) => n + o.answered.size, 0);
+    let nextReport = recovered + 30_000;
+    while (deadArrived() < deadWanted && performance.now() < recovered + recoveryBoundMs) {
+      await sleep(200);
+      if (performance.now() >= nextReport) {
+        console.log(`  outage (${deadCount} dead): +${fmt((performance.now() - recovered) / 1000, 0)} s after recovery: ${fmt(deadArrived())} of ${fmt(deadWanted)} of the dead origins' callbacks arrived`);
+        nextReport += 30_000;
+      }
+    }
+    const recoverySeconds = (performance.now() - recovered) / 1000;
+    const atEnd = await admissionCounts(api, pg);
+    const beside = await besideDone;
+    await samples.sample();
+    let last = -Infinity;
+    for (const o of dead) for (const t of o.answered.values()) last = Math.max(last, t);
+    const arrived = deadArrived();
+    const allArrived = arrived === deadWanted;
+    const lastAfter = allArrived ? (last - recovered) / 1000 : NaN;
+    const rate = allArrived ? deadWanted / lastAfter : arrived / recoverySeconds;
+    const statuses = (
+      await pg.query(`SELECT status, count(*)::int AS n FROM callbacks WHERE partner_id = $1 GROUP BY status ORDER BY status`, [storm.partnerId])
+    ).rows.map((r) => `${r.status} ${fmt(r.n)}`);
+
+    const p99Alone = quantile(alone.latencies, 0.99);
+    const p99Beside = quantile(beside.latencies, 0.99);
+    const maxDown = down[down.length - 1];
+    const redisDelta = samples.redisPeak() - redisBefore;
+    const storming = perPass(atStorm, atRecovery);
+    const recovering = perPass(atRecovery, atEnd);
+    const healthyLine = (r: HealthyArrivals) =>
+      `${pq(r.latencies)}, max ${fmt(r.latencies[r.latencies.length - 1])} ms; ${r.latencies.length} of ${r.requested} arrived${r.failed.length ? `, ${r.failed.length} API requests failed (${r.failed[0]})` : ''}`;
+    return {
+      scenario: 'outage',
+      variant: `${fmt(deadCount)} dead origins`,
+      title: `${fmt(deadCount)} dead origins (accept, never answer) + ${SLOW} slow (200 after ${STORM_SLOW_MS / 1000} s), ${fmt(PER_ORIGIN)} pending callbacks each, beside a healthy partner at ${HEALTHY_RATE} changes/s for ${SECONDS} s`,
+      details: [
+        `${fmt(held)} callbacks inserted in ${fmt(inserted)} s while the service ran`,
+        `healthy partner alone: ${healthyLine(alone)}`,
+        `healthy partner in the outage: ${healthyLine(beside)}`,
+        `connections offered per dead origin in ${fmt(downSeconds)} s down: min ${down[0]}, median ${quantile(down, 0.5)}, max ${maxDown}`,
+        `in the outage: ${describePerPass(atStorm, atRecovery, downSeconds)}`,
+        `after recovery: ${describePerPass(atRecovery, atEnd, recoverySeconds)}`,
+        `dead origins after they answer 204: ${dead.reduce((n, o) => n + o.held(), 0)} requests still held then answered at once; the slow ones' callbacks answered: ${fmt(slowArrived())} of ${fmt(SLOW * PER_ORIGIN)}`,
+        `storm partner's callbacks in PostgreSQL at the end: ${statuses.join(', ')}`,
+      ],
+      rows: [
+        { measure: 'healthy p99 alone → in the outage', result: `${fmt(p99Alone)} → ${fmt(p99Beside)} ms`, goal: '≤ alone + 100 ms', met: Number.isFinite(p99Beside) ? p99Beside <= p99Alone + 100 : false },
+        {
+          measure: `healthy callbacks missing ${HEALTHY_WAIT_MS / 1000} s after the load`,
+          result: `${beside.missing} of ${beside.accepted}${beside.failed.length ? ` (and ${beside.failed.length} API requests failed)` : ''}`,
+          goal: 'none',
+          met: beside.missing === 0 && beside.failed.length === 0,
+        },
+        { measure: 'connections per dead origin while down, max', result: `${maxDown} in ${fmt(downSeconds)} s`, goal: `≤ ${MAX_CONNECTIONS}`, met: maxDown <= MAX_CONNECTIONS },
+        { measure: 'Redis used_memory peak over its start (absolute: Redis is shared)', result: `${mb(redisDelta)} (${mb(samples.redisPeak())})`, goal: '≤ 100 MB', met: redisDelta <= REDIS_LIMIT },
+        {
+          measure: `all ${fmt(deadWanted)} of the dead origins' callbacks arrived after recovery`,
+          result: allArrived ? `+${fmt(lastAfter)} s (${fmt(rate)}/s)` : `${fmt(arrived)} within ${fmt(recoverySeconds)} s (${fmt(rate)}/s)`,
+          goal: `≤ ${fmt(goalSeconds)} s (≥ ${fmt(RECOVERY_RATE)}/s)`,
+          met: allArrived && lastAfter <= goalSeconds,
+        },
+      ],
+      figures: {
+        deadOrigins: deadCount,
+        perOrigin: PER_ORIGIN,
+        p99AloneMs: figure(p99Alone),
+        p99InOutageMs: figure(p99Beside),
+        healthyMissing: beside.missing,
+        healthyFailed: beside.failed.length,
+        maxConnectionsPerDeadOrigin: maxDown,
+        redisDeltaMb: figure(redisDelta / 2 ** 20),
+        deadArrived: arrived,
+        deadWanted,
+        lastAfterRecoverySeconds: figure(lastAfter),
+        recoveryPerSecond: figure(rate),
+        passesInOutage: storming.passes,
+        admissionIndexReadPerPassInOutage: figure(storming.admissionOrder),
+        passesAfterRecovery: recovering.passes,
+        admissionIndexReadPerPassAfterRecovery: figure(recovering.admissionOrder),
+      },
+    };
+  } finally {
+    samples.stop();
+    await Promise.all(origins.map((o) => o.close()));
+    await run.cleanup();
+  }
+}

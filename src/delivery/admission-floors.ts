@@ -1,0 +1,55 @@
+/**
+ * A position in `callbacks_admission_idx (destination, next_attempt_at, seq)`: the due time in
+ * microseconds since the epoch (as microsKey writes it) and the insertion number, as text.
+ */
+export interface Floor {
+  at: string;
+  seq: string;
+}
+
+/** What a candidate row says of its destination's floor: null when its callbacks were not read (an open circuit whose probe is not due). */
+export interface FloorRow {
+  origin: string;
+  floor_at: string | null;
+  floor_seq: string | null;
+  /** LATE_COMMIT before the pass (admission.ts): the floor of a closed destination that had nothing due. */
+  idle_floor: string;
+}
+
+/**
+ * Where each destination's due callbacks start, as the leader learnt it from its last pass. Every
+ * callback admission takes leaves its index entry behind, dead until a vacuum; a pass starts each
+ * destination's read at its floor instead of walking them all. A floor is the earlier of the
+ * oldest due callback the last pass found and LATE_COMMIT before that pass (a transaction that
+ * records callbacks commits within LATE_COMMIT of its start, so none of them can land below).
+ * A closed destination the last pass found nothing due for starts LATE_COMMIT before it
+ * (`idle`); one whose callbacks were not read (an open circuit) starts from the head. Forgotten
+ * by the timer's pass, which reads from the head: a callback due below a floor (released, its
+ * lease lapsed, a late commit, a bulk load, moved to another URL) waits for it at most.
+ */
+export class AdmissionFloors {
+  private floors = new Map<string, Floor>();
+  private idle: string | null = null;
+
+  /** CANDIDATES' $1 to $4: the known floors as three arrays, and the idle one. */
+  params(): unknown[] {
+    const floors = [...this.floors];
+    return [floors.map(([o]) => o), floors.map(([, f]) => f.at), floors.map(([, f]) => f.seq), this.idle];
+  }
+
+  /** The floors a pass's candidate rows give (each destination not among them starts idle, or from the head). */
+  note(rows: FloorRow[]): void {
+    this.floors = new Map(rows.filter((r) => r.floor_at !== null).map((r) => [r.origin, { at: r.floor_at!, seq: r.floor_seq! }]));
+    if (rows.length > 0) this.idle = rows[0].idle_floor;
+  }
+
+  /** A planned destination's floor (it was read this pass, so it has one). */
+  of(origin: string): Floor | undefined {
+    return this.floors.get(origin);
+  }
+
+  forget(): void {
+    this.floors.clear();
+    this.idle = null;
+  }
+}

@@ -1,0 +1,104 @@
+import { Client } from 'pg';
+import { loadConfig } from '../src/config/app-config.js';
+import { sessionWithDeadline } from '../src/database/sql-session.js';
+import { Admission } from '../src/delivery/admission.js';
+import { CallbackQueue } from '../src/delivery/callback-queue.js';
+import { relayClient, RELAY_TIMEOUT_MS } from '../src/delivery/callback-relay.js';
+import { Metrics } from '../src/metrics/metrics.js';
+import { scratchDatabase, ScratchDatabase, seedCompany } from './support/scratch-database.js';
+import { ADMIN_TOKEN } from './support/test-app.js';
+
+/**
+ * What one admission pass reads, whatever waits behind open circuits: the real Admission runs its
+ * passes on the relay's connection, each pass in a transaction of its own so that PostgreSQL's
+ * counters for that transaction (pg_stat_get_xact_tuples_returned: the entries each index of
+ * `callbacks` returned, dead ones included, and the rows read by sequential scans) count exactly
+ * what its statements read. Counted, never timed.
+ */
+const OPEN = 200;
+const WAITING = 50;
+const HEALTHY = 10;
+const BACKLOG = 60;
+const WINDOW = 5;
+const PROBING = 5;
+/**
+ * Per pass: a callback admitted is read twice then (its entry by the pick, its row by primary
+ * key) and twice in the next pass (its dead entries, pending and sending, each once before they
+ * are marked dead); a destination with room costs its oldest due entry.
+ */
+const PER_ADMITTED = 2;
+const PER_DESTINATION = 2;
+
+describe('an admission pass costs O(destinations with room) + O(callbacks admitted)', () => {
+  let s: ScratchDatabase;
+  let relay: Client;
+
+  beforeAll(async () => {
+    s = await scratchDatabase();
+    relay = relayClient(s.databaseUrl);
+    await relay.connect();
+    const { partnerId, companyId } = await seedCompany(s.pool);
+    // Each group recorded by one statement, as a bulk load or an outage's backlog: one due time per destination.
+    const record = (prefix: string, destinations: number, each: number) =>
+      s.pool.query(
+        `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
+         SELECT $1, $2, 0, 'https://' || $3 || ((g - 1) / $5) || '.test/cb', '{}', 'pending', now() - interval '1 minute'
+           FROM generate_series(1, $4::int * $5::int) g`,
+        [partnerId, companyId, prefix, destinations, each],
+      );
+    await record('open', OPEN, WAITING);
+    await record('probing', PROBING, WAITING);
+    await record('healthy', HEALTHY, BACKLOG);
+    await s.pool.query(`UPDATE destinations SET failures = 5, opened_at = now() - interval '1 minute', next_probe_at = now() + interval '1 hour', probe_ms = 300000 WHERE origin LIKE 'https://open%'`);
+    await s.pool.query(`UPDATE destinations SET failures = 5, opened_at = now() - interval '1 minute', next_probe_at = now() - interval '1 second', probe_ms = 5000 WHERE origin LIKE 'https://probing%'`);
+    await s.pool.query(`UPDATE destinations SET window_size = $1, last_ok_at = now() WHERE origin LIKE 'https://healthy%'`, [WINDOW]);
+    await s.pool.query(`INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ('w', 200, now() + interval '1 hour')`);
+    await s.pool.query('ANALYZE');
+  }, 60_000);
+
+  afterAll(async () => {
+    await relay?.end();
+    await s?.close();
+  });
+
+  /**
+   * Entries the indexes of `callbacks` returned and rows its sequential scans read, so far, as this
+   * connection counts them (its counts since it last reported them; it reports only between transactions).
+   */
+  const readSoFar = async () => {
+    const { rows } = await relay.query<{ read: string }>(
+      `SELECT sum(pg_stat_get_xact_tuples_returned(oid))::text AS read FROM pg_class
+        WHERE oid = 'callbacks'::regclass OR oid IN (SELECT indexrelid FROM pg_index WHERE indrelid = 'callbacks'::regclass)`,
+    );
+    return Number(rows[0].read);
+  };
+
+  /** One pass in a transaction of its own: what it admitted, and what its statements read from `callbacks`. */
+  async function countedPass(admission: Admission, admitted: string[]): Promise<{ admitted: number; read: number }> {
+    admitted.length = 0;
+    await relay.query('BEGIN');
+    const before = await readSoFar();
+    await admission.admit(sessionWithDeadline(relay, RELAY_TIMEOUT_MS));
+    const read = (await readSoFar()) - before;
+    await relay.query('COMMIT');
+    return { admitted: admitted.length, read };
+  }
+
+  it('reads no more than a few entries per callback admitted and per destination with room, however many wait behind open circuits', async () => {
+    const admitted: string[] = [];
+    const queue = { add: async (ids: string[]) => void admitted.push(...ids) } as unknown as CallbackQueue;
+    const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, new Metrics(s.db));
+    const passes: { admitted: number; read: number; bound: number }[] = [];
+    let before = 0;
+    for (let i = 0; i < BACKLOG / WINDOW + 2; i++) {
+      const pass = await countedPass(admission, admitted);
+      passes.push({ ...pass, bound: PER_ADMITTED * (pass.admitted + before) + PER_DESTINATION * (HEALTHY + PROBING) });
+      before = pass.admitted;
+      // Their workers answered: delivered (the probes too; their destinations stay open, their next probe due).
+      await s.pool.query(`UPDATE callbacks SET status = 'delivered', next_attempt_at = NULL, lease_until = NULL, delivered_at = now() WHERE id = ANY($1::uuid[])`, [admitted]);
+    }
+    const delivered = await s.pool.query(`SELECT count(*)::int AS n FROM callbacks WHERE status = 'delivered' AND destination LIKE 'https://healthy%'`);
+    expect(delivered.rows[0].n).toBe(HEALTHY * BACKLOG);
+    expect(passes.filter((p) => p.read > p.bound)).toEqual([]);
+  });
+});
