@@ -1,6 +1,6 @@
 /**
- * What keeps src/ readable, read from the source: no file over 300 lines, no class over 200
- * (docs/architecture.md, "Module layout"). The module boundaries themselves are
+ * What keeps src/ readable, read from the source: no file over 300 lines, no class over 200, no
+ * SQL on the callback tables outside the callback store (docs/architecture.md, "Module layout"). The module boundaries themselves are
  * dependency-cruiser's (.dependency-cruiser.cjs, `npm run depcruise` in `npm test`).
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -36,6 +36,18 @@ describe('the shape of src/', () => {
   it('has no class over 200 lines', () => {
     const long = files.flatMap((f) => classLengths(readFileSync(path.join(ROOT, f), 'utf8')).filter((c) => c.lines > 200).map((c) => `${f}: ${c.name} (${c.lines})`));
     expect(long).toEqual([]);
+  });
+
+  it('has no SQL on the callback tables outside the callback store (src/callbacks/store/) and the migrations', () => {
+    const tables = /\b(FROM|INTO|UPDATE|JOIN|TABLE)\s+(callbacks|destinations|callback_attempts|callback_destinations|operational_events|failure_notices)\b|getRepository\((Callback|CallbackAttempt)\)|\.(findOne|find|findOneByOrFail)\((Callback|CallbackAttempt)\b/;
+    const outside = files
+      .filter((f) => !f.startsWith('src/callbacks/store/') && !f.startsWith('src/database/migrations/'))
+      .flatMap((f) => readFileSync(path.join(ROOT, f), 'utf8').split('\n').map((line, i) => [f, i + 1, line] as const))
+      .filter(([, , line]) => tables.test(line))
+      .map(([f, n, line]) => `${f}:${n}: ${line.trim()}`);
+    expect(outside).toEqual([]);
+    // The check sees SQL where it is.
+    expect(tables.test('SELECT 1 FROM callbacks WHERE id = $1')).toBe(true);
   });
 
   it('measures a class from its declaration to its closing brace', () => {

@@ -1,11 +1,12 @@
 import { Client } from 'pg';
 import { openDatabase } from '../src/database/database.js';
 import { dataSourceOptions } from '../src/data-source.js';
-import { ADMIT, CANDIDATES, EXPIRE, LAPSE, RELEASE } from '../src/delivery/admission.js';
+import { ADMIT, CANDIDATES, EXPIRE, LAPSE, OPEN_DESTINATIONS, RELEASE } from '../src/callbacks/store/admission.js';
 import { relayClient } from '../src/delivery/callback-relay.js';
-import { LOAD } from '../src/delivery/callback-delivery.js';
-import { saveDestinations } from '../src/delivery/destination-store.js';
-import { READ_DESTINATIONS, RECORD } from '../src/delivery/settlement.js';
+import { LOAD } from '../src/callbacks/store/delivery-load.js';
+import { DestinationSave, READ_DESTINATIONS, saveParams } from '../src/callbacks/store/destination-states.js';
+import { FLUSH_NOTICES } from '../src/callbacks/store/operational-events.js';
+import { AttemptRecord, recordFor, recordParams, saveFor } from '../src/callbacks/store/settlement.js';
 import { PRUNE_CALLBACKS, PRUNE_PLANNER } from '../src/callbacks/store/retention.js';
 import { dropRunData, runIdentity, TEST_REDIS_URL } from './support/test-app.js';
 
@@ -123,20 +124,33 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
   async function statements(): Promise<Statement[]> {
     const sending = (await plain.query(`SELECT id, attempt_count, (extract(epoch FROM schedule_started_at) * 1000000)::bigint::text AS k FROM callbacks WHERE status = 'sending' LIMIT 20`)).rows;
     const ids = sending.map((r) => r.id as string);
-    const each = <T>(v: T) => ids.map(() => v);
-    const save = [[BIG], [3], [0], [0], [null], [null], [null], [Date.now()], ['0']];
-    const record = [ids, sending.map((r) => r.attempt_count + 1), each(Date.now()), each(5), each(200), each(null), each('ok'), each(null), each('delivered'), each(null), each(null), sending.map((r) => r.attempt_count), each(1), sending.map((r) => r.k)];
+    const columns = { window_size: 3, failures: 0, probe_ms: 0, last_error: null, opened_at: null, next_probe_at: null, last_ok_at: Date.now() };
+    const saves = (reported: DestinationSave['reported']): unknown[] => saveParams([{ origin: BIG, columns, version: '0', reported, failingSince: reported && Date.now() - 60_000 }]);
+    const fate = (status: 'delivered' | 'failed') => ({ status, delayMs: null, lastError: status === 'failed' ? 'HTTP 410' : null, keepsError: false, counts: true });
+    const records = (status: 'delivered' | 'failed'): unknown[] =>
+      recordParams(
+        sending.map((r): AttemptRecord => ({
+          id: r.id, attemptCount: r.attempt_count, scheduleKey: r.k, startedAt: Date.now(), durationMs: 5, statusCode: 200, error: null, responseBody: 'ok', sourceAddress: null,
+          fate: fate(status), ifRedelivered: fate(status), ifUrlRemoved: fate(status),
+        })),
+      );
+    // The variants that record operational events: a batch that closes a circuit and fails callbacks for good.
+    const withEvents = recordFor({ circuit: true, failures: true });
     return [
       { name: 'admission candidates', on: relay, text: CANDIDATES, params: [[], [], [], null] },
       { name: 'admission admit (big destination)', on: relay, text: ADMIT, params: [[BIG], [40], 45_000, [null], [null]] },
       { name: 'admission admit (small destination)', on: relay, text: ADMIT, params: [[SMALL], [40], 45_000, [null], [null]] },
       { name: 'admission release', on: relay, text: RELEASE, params: [ids] },
       { name: 'admission lapse', on: relay, text: LAPSE, params: [] },
-      { name: 'admission expire', on: relay, text: EXPIRE, params: [60_000] },
+      { name: 'admission open destinations', on: relay, text: OPEN_DESTINATIONS, params: [] },
+      { name: 'admission expire', on: relay, text: EXPIRE, params: [60_000, [BIG], ['destination unavailable']] },
+      { name: 'admission flush notices', on: relay, text: FLUSH_NOTICES, params: [] },
       { name: 'delivery load', on: plain, text: LOAD, params: [ids] },
-      { name: 'settlement record', on: plain, text: RECORD, params: [...record, ...save] },
+      { name: 'settlement record', on: plain, text: recordFor({ circuit: false, failures: false }).text, params: [...records('delivered'), ...saves(null)] },
+      { name: 'settlement record with events', on: plain, text: withEvents.text, params: [...records('failed'), ...saves('closed')] },
       { name: 'settlement read', on: plain, text: READ_DESTINATIONS, params: [[BIG]] },
-      { name: 'settlement refold', on: plain, text: saveDestinations(1), params: save },
+      { name: 'settlement refold', on: plain, text: saveFor({ circuit: false }).text, params: saves(null) },
+      { name: 'settlement refold with events', on: plain, text: saveFor({ circuit: true }).text, params: saves('opened') },
       { name: 'retention prune', on: plain, text: PRUNE_CALLBACKS, params: [7 * 86_400_000], setup: PRUNE_PLANNER },
     ];
   }
@@ -166,8 +180,10 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
         const plan = await explain(s, mode);
         for (const sort of sortsOf(plan)) found.push(`${s.name}: ${sort}`);
         for (const scan of scansOf(plan)) {
-          // Admission's reads start at their floor: a bound of the index, not a filter after it.
-          const unbounded = PER_DESTINATION.has(scan.index ?? '') && (!/\(destination = /.test(scan.cond ?? '') || (scan.index === 'callbacks_admission_idx' && !/ROW\(next_attempt_at, seq\) >= /.test(scan.cond ?? '')));
+          // Admission's reads (the relay's, each second) start at their floor: a bound of the index, not a
+          // filter after it. The waiting count of an operational event (once per opening or closing) is
+          // bounded by its LIMIT alone, which EXAMINED_MAX checks.
+          const unbounded = s.on === relay && PER_DESTINATION.has(scan.index ?? '') && (!/\(destination = /.test(scan.cond ?? '') || (scan.index === 'callbacks_admission_idx' && !/ROW\(next_attempt_at, seq\) >= /.test(scan.cond ?? '')));
           if (scan.type === 'Seq Scan' || scan.examined > EXAMINED_MAX || unbounded) {
             found.push(`${s.name}: ${scan.type} on ${scan.relation}${scan.index ? ` using ${scan.index} (${scan.cond})` : ''}, ${scan.examined} rows examined`);
           }

@@ -1,3 +1,4 @@
+import { LOAD } from '../callbacks/store/delivery-load.js';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
@@ -10,7 +11,6 @@ import { ClientTlsStore } from '../partners/client-tls-store.js';
 import { SecretBox } from '../partners/secret-box.js';
 import { Batcher } from '../common/batcher.js';
 import { inAttemptSpan } from '../telemetry/trace-context.js';
-import { microsKey } from '../database/sql.js';
 import { CallbackSender, SendRequest } from '../egress/callback-sender.js';
 import type { ClientTls } from '../egress/client-tls.js';
 import { Signer, signatureHeader } from './callback-signature.js';
@@ -39,16 +39,6 @@ interface DeliveryRow extends SettlingRow {
   lease: string | null;
   lease_left_ms: number | null;
 }
-
-export const LOAD = `
-  SELECT c.id, c.message, c.trace_parent, c.url, c.destination, c.body, c.status, c.schedule_attempts, c.attempt_count, c.attempt_limit,
-         (extract(epoch FROM c.created_at) * 1000)::float8 AS created_at, ${microsKey('c.schedule_started_at')} AS schedule_key,
-         p.signing_secret, CASE WHEN p.previous_secret_expires_at > now() THEN p.previous_signing_secret END AS previous_signing_secret,
-         cc.id AS client_tls_id, ${microsKey('c.lease_until')} AS lease,
-         (extract(epoch FROM c.lease_until - now()) * 1000)::float8 AS lease_left_ms
-    FROM callbacks c JOIN partners p ON p.id = c.partner_id
-    LEFT JOIN partner_client_certificates cc ON cc.partner_id = c.partner_id
-   WHERE c.id = ANY($1::uuid[])`;
 
 /**
  * The attempt must end within what is left of the lease, with this to spare for its record:

@@ -1,8 +1,4 @@
-import type { AttemptOutcome } from '../egress/attempt-outcome.js';
-import { safeText } from '../egress/callback-sender.js';
 import { circuitOf, DestinationState, newDestination, roomOf, settleDestination, WindowConfig } from './destination-window.js';
-import { settleAttempt } from './settle-attempt.js';
-import { RetryPolicy } from './retry-policy.js';
 
 const cfg: WindowConfig = { initial: 2, max: 40, threshold: 3, probe: { first: 1000, last: 8000 } };
 const fresh = newDestination(cfg);
@@ -46,36 +42,4 @@ describe('roomOf: how many more a destination may have in flight', () => {
   it('reads half-open while the probe is in flight', () => {
     expect([circuitOf(fresh, 3), circuitOf(open(0, 0), 0), circuitOf(open(0, 0), 1)]).toEqual(['closed', 'open', 'half_open']);
   });
-});
-
-describe('settleAttempt: what an attempt comes to for its callback', () => {
-  const policy = new RetryPolicy([1000, 2000], () => 0.5);
-  const attempt = (outcome: AttemptOutcome, scheduleAttempts: number, startedAt = 5000, attemptLimit: number | null = null) => ({
-    row: { destination: 'https://a.example', schedule_attempts: scheduleAttempts, attempt_limit: attemptLimit },
-    startedAt,
-    answeredAt: startedAt + 10,
-    result: { outcome, statusCode: outcome.kind === 'http' ? outcome.statusCode : null, error: outcome.kind === 'http' ? `HTTP ${outcome.statusCode}` : 'timeout', responseBody: null, sourceAddress: null, durationMs: 10 },
-  });
-  it.each<[string, DestinationState, ReturnType<typeof attempt>, object]>([
-    ['2xx: delivered', proven(5, 0), attempt({ kind: 'http', statusCode: 200 }, 0), { status: 'delivered', counts: true }],
-    ['a failure with attempts left: retried on schedule', proven(5, 0), attempt({ kind: 'http', statusCode: 500 }, 0), { status: 'pending', delayMs: 1000, counts: true }],
-    ['the last attempt failed: dead letter', proven(5, 0), attempt({ kind: 'http', statusCode: 500 }, 2), { status: 'failed', lastError: 'HTTP 500 (attempt schedule exhausted)' }],
-    ['410: failed at once', proven(5, 0), attempt({ kind: 'http', statusCode: 410 }, 0), { status: 'failed', lastError: 'HTTP 410' }],
-    ['a failed probe spends no attempt and waits, due', open(1000, 2000), attempt({ kind: 'timeout' }, 2), { status: 'pending', delayMs: 0, counts: false }],
-    ['an attempt sent before the opening counts as usual', open(6000, 7000), attempt({ kind: 'timeout' }, 0), { status: 'pending', delayMs: 1000, counts: true }],
-    ['a one-attempt schedule (a test callback) that fails: failed, no retry', proven(5, 0), attempt({ kind: 'http', statusCode: 500 }, 0, 5000, 1), { status: 'failed', lastError: 'HTTP 500 (attempt schedule exhausted)', counts: true }],
-    ['a one-attempt schedule that is delivered', proven(5, 0), attempt({ kind: 'http', statusCode: 204 }, 0, 5000, 1), { status: 'delivered' }],
-    ['a one-attempt schedule whose one attempt was a failed probe: failed, not waiting', open(1000, 2000), attempt({ kind: 'timeout' }, 0, 5000, 1), { status: 'failed', counts: true }],
-    ['a limit above the deployment schedule changes nothing', proven(5, 0), attempt({ kind: 'http', statusCode: 500 }, 1, 5000, 50), { status: 'pending', delayMs: 2000 }],
-  ])('%s', (_name, s, a, expected) => expect(settleAttempt(s, a, 0, policy, cfg)).toMatchObject(expected));
-});
-
-describe('safeText', () => {
-  it.each([
-    [[0x6f, 0x6b], 'ok'],
-    [[0x61, 0x00, 0x62], 'a\ufffdb'],
-    [[0xff, 0xfe], '\ufffd\ufffd'],
-    [[0xe2, 0x82], '\ufffd'], // a character cut at the 1 KiB mark
-    [[0xed, 0xa0, 0x80], '\ufffd\ufffd\ufffd'], // an encoded lone surrogate is not UTF-8
-  ])('%j → %j', (bytes, text) => expect(safeText(Buffer.from(bytes))).toBe(text));
 });

@@ -23,16 +23,29 @@ export interface Attempt {
   result: SendResult;
 }
 
-/** What one attempt comes to for its callback and its destination. */
-export interface SettledAttempt {
-  origin: string;
-  /** The callback's next state: delivered, pending again (retry or waiting for its destination), failed. */
+/** What becomes of a callback: its next state, when it is due, its last error, whether the attempt spent its schedule. */
+export interface Fate {
+  /** Delivered, pending again (a retry, or waiting for its destination), failed. */
   status: 'delivered' | 'pending' | 'failed';
   /** While pending: when it is due again, from now (0: due now, waiting for its destination). */
   delayMs: number | null;
+  /** Its lastError from now; `keepsError`: the one it has stays (the partner's removal of its URL says why). */
   lastError: string | null;
+  keepsError: boolean;
   /** Whether the attempt uses one of the callback's schedule (a failed probe of an open circuit does not). */
   counts: boolean;
+}
+
+/**
+ * What one attempt comes to for its callback and its destination: its fate (the fields of Fate),
+ * and its fate in the two cases only the record statement can see, since they happen while the
+ * attempt is under way: the callback was redelivered meanwhile (its schedule restarted), or the
+ * partner removed its URL meanwhile. The store's statement takes the one that applies.
+ */
+export interface SettledAttempt extends Fate {
+  origin: string;
+  ifRedelivered: Fate;
+  ifUrlRemoved: Fate;
   destination: DestinationState;
   transition: Transition | null;
 }
@@ -42,25 +55,56 @@ type AttemptTimes = Omit<Attempt, 'row'> & { row: Pick<SettlingRow, 'destination
 
 /**
  * One attempt's outcome, decided against its destination's state at the moment it is recorded
- * (`skew` turns this process's clock into PostgreSQL's, which the states are kept in). An attempt
- * to an open circuit is its probe: failing, it is logged but spends none of the callback's
- * schedule, and the callback waits with the others for the circuit to close.
+ * (`skew` turns this process's clock into PostgreSQL's, which the states are kept in): the one
+ * place that decides what becomes of a callback after an attempt.
  */
 export function settleAttempt(state: DestinationState, a: AttemptTimes, skew: number, policy: RetryPolicy, cfg: WindowConfig): SettledAttempt {
-  const outcome = a.result.outcome;
   // How the attempt counts for its destination, in PostgreSQL's clock.
-  const result = { result: breakerResult(outcome), startedAt: a.startedAt + skew, at: a.answeredAt + skew, error: a.result.error };
+  const result = { result: breakerResult(a.result.outcome), startedAt: a.startedAt + skew, at: a.answeredAt + skew, error: a.result.error };
   const probe = state.openedAt !== null && result.startedAt >= state.openedAt;
   const { state: destination, transition } = settleDestination(state, result, cfg);
+  const fate = fateOf(a, probe, policy);
+  const delivered = fate.status === 'delivered';
+  return {
+    ...fate,
+    origin: a.row.destination,
+    destination,
+    transition,
+    // Its fresh schedule stands: due now, this attempt spent none of it (unless it delivered it).
+    ifRedelivered: delivered ? fate : { status: 'pending', delayMs: 0, lastError: fate.lastError, keepsError: false, counts: false },
+    // No further attempt: failed, its lastError the removal's (unless this attempt delivered it).
+    ifUrlRemoved: delivered ? fate : { status: 'failed', delayMs: null, lastError: null, keepsError: true, counts: false },
+  };
+}
+
+/**
+ * The fate of an attempt's callback on its schedule. An attempt to an open circuit is its probe:
+ * failing, it is logged but spends none of the callback's schedule, and the callback waits with
+ * the others for the circuit to close.
+ */
+function fateOf(a: AttemptTimes, probe: boolean, policy: RetryPolicy): Fate {
+  const outcome = a.result.outcome;
   const allowed = a.row.attempt_limit ?? policy.maxAttempts;
   const decision = policy.decide(a.row.schedule_attempts + 1, outcome, allowed);
-  const base = { origin: a.row.destination, destination, transition };
-  if (decision.action === 'delivered') return { ...base, status: 'delivered', delayMs: null, lastError: null, counts: true };
+  if (decision.action === 'delivered') return { status: 'delivered', delayMs: null, lastError: null, keepsError: false, counts: true };
   const what = a.result.error ?? (a.result.statusCode !== null ? `HTTP ${a.result.statusCode}` : 'unknown error');
   // A failed probe spends none of the schedule, unless the schedule is shorter than the
   // deployment's and this was its last attempt (a test callback's one attempt is its only one).
   const lastOfShortSchedule = allowed < policy.maxAttempts && a.row.schedule_attempts + 1 >= allowed;
-  if (probe && !isFinal(outcome) && !lastOfShortSchedule) return { ...base, status: 'pending', delayMs: 0, lastError: what, counts: false };
-  if (decision.action === 'retry') return { ...base, status: 'pending', delayMs: decision.delayMs, lastError: what, counts: true };
-  return { ...base, status: 'failed', delayMs: null, lastError: isFinal(outcome) ? what : `${what} (attempt schedule exhausted)`, counts: true };
+  if (probe && !isFinal(outcome) && !lastOfShortSchedule) return { status: 'pending', delayMs: 0, lastError: what, keepsError: false, counts: false };
+  if (decision.action === 'retry') return { status: 'pending', delayMs: decision.delayMs, lastError: what, keepsError: false, counts: true };
+  return { status: 'failed', delayMs: null, lastError: isFinal(outcome) ? what : `${what} (attempt schedule exhausted)`, keepsError: false, counts: true };
+}
+
+/**
+ * The fate of a callback still waiting behind its destination's open circuit when its schedule's
+ * total has passed: failed, without an attempt, its lastError naming the outage (the sweep's).
+ */
+export function outageError(origin: string, openedAt: number, lastError: string | null): string {
+  return `destination ${origin} unavailable (circuit open since ${new Date(openedAt).toISOString()}${lastError ? `, last error: ${lastError}` : ''}); attempt schedule ended while waiting`;
+}
+
+/** A test callback recorded while its destination's circuit is open: failed at once, unsent, naming the circuit. */
+export function testNotSentError(origin: string, openedAt: number, lastError: string | null): string {
+  return `destination ${origin} circuit open since ${new Date(openedAt).toISOString()}${lastError ? ` (last error: ${lastError})` : ''}; test callback not sent`;
 }

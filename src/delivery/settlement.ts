@@ -8,117 +8,13 @@ import { isDataError, rawPool } from '../database/database.js';
 import { Metrics } from '../metrics/metrics.js';
 import { AdmissionSignal } from './admission-signal.js';
 import { SerialBatcher } from '../common/batcher.js';
-import { InputColumns, microsKey } from '../database/sql.js';
-import { FOLLOW_MOVE } from './admission.js';
 import type { SendResult } from '../egress/callback-sender.js';
-import { DESTINATION_COLUMNS, DestinationRow, DestinationWrite, saveDestinations, saveParams, stateOf } from './destination-store.js';
+import { DestinationRow, READ_DESTINATIONS, saveParams } from '../callbacks/store/destination-states.js';
+import { AttemptRecord, recordFor, recordParams, saveFor } from '../callbacks/store/settlement.js';
+import { DestinationWrite, savesOf, stateOf } from './destination-store.js';
 import { newDestination, WindowConfig, windowConfigOf } from './destination-window.js';
 import { Attempt, settleAttempt, SettledAttempt } from './settle-attempt.js';
-import { circuitEvents, emitEvents, noteFailures } from '../callbacks/store/operational-events.js';
 import { RetryPolicy } from './retry-policy.js';
-
-/** The record statement's input: one row per attempt, with what it came to (its SettledAttempt). */
-const RECORD_INPUT = new InputColumns<{ a: Attempt; s: SettledAttempt }>([
-  { name: 'id', type: 'uuid', value: ({ a }) => a.row.id },
-  { name: 'number', type: 'int', value: ({ a }) => a.row.attempt_count + 1 },
-  { name: 'started_at', type: 'float8', value: ({ a }) => a.startedAt },
-  { name: 'duration_ms', type: 'int', value: ({ a }) => a.result.durationMs },
-  { name: 'status_code', type: 'int', value: ({ a }) => a.result.statusCode },
-  { name: 'error', type: 'text', value: ({ a }) => a.result.error },
-  { name: 'response_body', type: 'text', value: ({ a }) => a.result.responseBody },
-  { name: 'source_address', type: 'text', value: ({ a }) => a.result.sourceAddress },
-  { name: 'status', type: 'text', value: ({ s }) => s.status },
-  { name: 'delay_ms', type: 'float8', value: ({ s }) => s.delayMs },
-  { name: 'last_error', type: 'text', value: ({ s }) => s.lastError },
-  { name: 'attempt_count', type: 'int', value: ({ a }) => a.row.attempt_count },
-  { name: 'counts', type: 'int', value: ({ s }) => (s.counts ? 1 : 0) },
-  { name: 'schedule_key', type: 'text', value: ({ a }) => a.row.schedule_key },
-]);
-
-/** The callback still runs the schedule the attempt was made in (not redelivered meanwhile). */
-const SAME_SCHEDULE = `(${microsKey('c.schedule_started_at')} = s.schedule_key)`;
-
-/** The partner removed the callback's URL while the attempt was under way (its lastError says so). */
-const URL_REMOVED = `c.url_removed_at IS NOT NULL`;
-
-/**
- * The attempts, their callbacks' new states and their destinations' new windows, in one
- * statement (it yields the destinations written), with the operational events of what it
- * changed: circuits opened or closed, callbacks failed for good (exactly once: only with the
- * destination write that lands, and in its statement). A callback whose URL the partner moved or
- * removed during the attempt counted at its old destination until now: it takes its new URL
- * (FOLLOW_MOVE), or becomes `failed` unless this attempt delivered it. A callback whose lease lapsed meanwhile (back to `pending`, not attempted since)
- * still takes this outcome; one redelivered meanwhile (its schedule restarted) keeps its fresh
- * schedule unless this attempt delivered it. The attempt is logged either way.
- */
-function recordStatement(reports: Reports): string {
-  return `
-  WITH input AS (
-    SELECT * FROM ${RECORD_INPUT.unnest('t')}
-  ), attempt AS (
-    INSERT INTO callback_attempts (callback_id, number, started_at, duration_ms, status_code, error, response_body, source_address)
-    SELECT id, number, to_timestamp(started_at / 1000), duration_ms, status_code, error, response_body, source_address FROM input
-  ), saved AS (${saveDestinations(RECORD_INPUT.count + 1)}
-  ), settled AS (
-  UPDATE callbacks c
-     SET attempt_count = c.attempt_count + 1,
-         status = CASE WHEN s.status = 'delivered' THEN s.status
-                       WHEN ${URL_REMOVED} THEN 'failed'
-                       WHEN ${SAME_SCHEDULE} THEN s.status ELSE 'pending' END,
-         schedule_attempts = c.schedule_attempts + CASE WHEN ${SAME_SCHEDULE} THEN s.counts ELSE 0 END,
-         next_attempt_at = CASE WHEN s.status = 'delivered' OR ${URL_REMOVED} THEN NULL
-                                WHEN NOT ${SAME_SCHEDULE} THEN now()
-                                ELSE now() + s.delay_ms * interval '1 millisecond' END, -- failed: delay_ms is NULL
-         last_error = CASE WHEN ${URL_REMOVED} AND s.status <> 'delivered' THEN c.last_error ELSE s.last_error END,
-         ${FOLLOW_MOVE},
-         lease_until = NULL,
-         delivered_at = CASE WHEN s.status = 'delivered' THEN now() ELSE c.delivered_at END
-    FROM input s
-   WHERE c.id = s.id AND c.attempt_count = s.attempt_count
-     -- failed meanwhile (its URL removed while this attempt was under way): only a delivery is recorded on it
-     AND (c.status IN ('sending', 'pending') OR s.status = 'delivered')
-  RETURNING c.partner_id, c.destination, c.test, c.event_type, ${URL_REMOVED} AS url_removed, s.status AS outcome
-  )${reports.circuit ? `,${circuitEvents('saved')}` : ''}${reports.failures ? `,${noteFailures('failures', FAILED_BY_ATTEMPT)},${emitEvents('failed', 'SELECT * FROM failures_emit')}` : ''}
-  SELECT origin FROM saved`;
-}
-
-/**
- * Callbacks this statement failed after their last attempt (or a final answer), by destination
- * and partner: what a `callbacks.failed` event counts (a test callback, an event's delivery, and
- * one whose URL the partner removed are not).
- */
-const FAILED_BY_ATTEMPT = `SELECT partner_id, destination, count(*)::int AS n FROM settled
-  WHERE outcome = 'failed' AND NOT test AND event_type IS NULL AND NOT url_removed GROUP BY partner_id, destination`;
-
-/** Which operational events a statement records with the change it makes (store/operational-events.ts). */
-interface Reports {
-  /** A destination's circuit opened or closed. */
-  circuit: boolean;
-  /** Callbacks failed for good. */
-  failures: boolean;
-}
-
-/**
- * The record statement for each combination of reports, prepared once each: a batch with no
- * opening, closing or final failure (nearly every one) runs the plain statement.
- */
-const RECORDS = new Map<string, { name: string; text: string }>(
-  [false, true].flatMap((circuit) =>
-    [false, true].map((failures) => {
-      const key = `${circuit}:${failures}`;
-      const name = ['settlement-record', circuit ? 'circuit' : '', failures ? 'failures' : ''].filter(Boolean).join('+');
-      return [key, { name, text: recordStatement({ circuit, failures }) }] as const;
-    }),
-  ),
-);
-export const RECORD = RECORDS.get('false:false')!.text;
-
-/** The refold's write of destinations, with the events of the circuits it opened or closed. */
-const SAVE_WITH_EVENTS = `WITH saved AS (${saveDestinations(1)}),${circuitEvents('saved')}
-  SELECT origin FROM saved`;
-
-export const READ_DESTINATIONS = `
-  SELECT ${DESTINATION_COLUMNS}, (extract(epoch FROM now()) * 1000)::float8 AS now FROM destinations d WHERE d.origin = ANY($1::text[])`;
 
 /** Attempts' outcomes folded into their destinations, and the destinations' writes. */
 type Folded = { settled: SettledAttempt[]; writes: Map<string, DestinationWrite> };
@@ -231,8 +127,8 @@ export class Settlement {
   private async write(items: Attempt[]): Promise<SettledAttempt[]> {
     await this.read([...new Set(items.map((i) => i.row.destination))].filter((o) => !this.known.has(o)));
     const folded = this.fold(items);
-    const values = [...RECORD_INPUT.params(items.map((a, i) => ({ a, s: folded.settled[i] }))), ...saveParams(folded.writes)];
-    const record = RECORDS.get(`${reportsCircuit(folded)}:${folded.settled.some((x) => x.status === 'failed')}`)!;
+    const values = [...recordParams(items.map((a, i) => attemptRecord(a, folded.settled[i]))), ...saveParams(savesOf(folded.writes))];
+    const record = recordFor({ circuit: reportsCircuit(folded), failures: folded.settled.some((x) => x.status === 'failed') });
     const { rows } = await this.pool.query<{ origin: string }>({ ...record, values });
     await this.refold(this.commit(folded, rows), items);
     return folded.settled;
@@ -285,8 +181,7 @@ export class Settlement {
     for (let i = 0; i < REFOLDS && origins.length > 0; i++) {
       await this.read(origins);
       const folded = this.fold(items.filter((a) => origins.includes(a.row.destination) && this.known.has(a.row.destination)));
-      const save = reportsCircuit(folded) ? { name: 'settlement-refold-events', text: SAVE_WITH_EVENTS } : { name: 'settlement-refold', text: saveDestinations(1) };
-      const { rows } = await this.pool.query<{ origin: string }>({ ...save, values: saveParams(folded.writes) });
+      const { rows } = await this.pool.query<{ origin: string }>({ ...saveFor({ circuit: reportsCircuit(folded) }), values: saveParams(savesOf(folded.writes)) });
       origins = this.commit(folded, rows);
     }
     if (origins.length > 0) this.warnings.warn(`outcomes not folded into ${origins.join(', ')}: written by other processes ${REFOLDS} times in a row`);
@@ -299,6 +194,25 @@ export class Settlement {
     if (transition === 'opened') this.log.warn(`circuit opened for ${origin} after ${destination.failures} consecutive failures${why}`);
     if (transition === 'closed') this.log.log(`circuit closed for ${origin}: a probe was answered`);
   }
+}
+
+/** An attempt and what it came to, as the store records them. */
+function attemptRecord(a: Attempt, s: SettledAttempt): AttemptRecord {
+  const { status, delayMs, lastError, keepsError, counts } = s;
+  return {
+    id: a.row.id,
+    attemptCount: a.row.attempt_count,
+    scheduleKey: a.row.schedule_key,
+    startedAt: a.startedAt,
+    durationMs: a.result.durationMs,
+    statusCode: a.result.statusCode,
+    error: a.result.error,
+    responseBody: a.result.responseBody,
+    sourceAddress: a.result.sourceAddress,
+    fate: { status, delayMs, lastError, keepsError, counts },
+    ifRedelivered: s.ifRedelivered,
+    ifUrlRemoved: s.ifUrlRemoved,
+  };
 }
 
 /** Whether a fold opens or closes a circuit (its write then records the operational events). */

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import net, { AddressInfo } from 'node:net';
 import tls from 'node:tls';
+import { safeText } from './callback-sender.js';
 import { AppConfig, loadConfig } from '../config/app-config.js';
 import { CallbackSender } from './callback-sender.js';
 
@@ -248,4 +249,14 @@ describe('CallbackSender', () => {
       await r.close();
     });
   });
+});
+
+describe('safeText', () => {
+  it.each([
+    [[0x6f, 0x6b], 'ok'],
+    [[0x61, 0x00, 0x62], 'a\ufffdb'],
+    [[0xff, 0xfe], '\ufffd\ufffd'],
+    [[0xe2, 0x82], '\ufffd'], // a character cut at the 1 KiB mark
+    [[0xed, 0xa0, 0x80], '\ufffd\ufffd\ufffd'], // an encoded lone surrogate is not UTF-8
+  ])('%j → %j', (bytes, text) => expect(safeText(Buffer.from(bytes))).toBe(text));
 });

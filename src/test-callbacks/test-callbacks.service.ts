@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Callback } from '../callbacks/callback.entity.js';
-import { insertTestCallback } from '../callbacks/store/test-callbacks.js';
+import { insertTestCallback, openCircuitOf } from '../callbacks/store/test-callbacks.js';
+import { testNotSentError } from '../delivery/settle-attempt.js';
 import { Writes } from '../database/writes.js';
 import { buildCallbackBody, CallbackMessage } from '../callbacks/callback-message.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
@@ -35,7 +36,10 @@ export class TestCallbacks {
       const target = await testTarget(m, partnerId, req.companyId, message);
       const url = given ?? target.url;
       if (url === null) throw noTestUrl(message, target.source);
-      return insertTestCallback(m, { partnerId, companyId: req.companyId, message, url, body: buildCallbackBody(message, target.ids) });
+      // Read in the same transaction: while its destination's circuit is open it is failed at once, unsent.
+      const circuit = await openCircuitOf(m, url);
+      const notSent = circuit ? testNotSentError(circuit.origin, circuit.openedAt, circuit.lastError) : null;
+      return insertTestCallback(m, { partnerId, companyId: req.companyId, message, url, body: buildCallbackBody(message, target.ids) }, notSent);
     });
   }
 }

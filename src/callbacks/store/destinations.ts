@@ -1,6 +1,6 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { noteDue } from '../../database/writes.js';
-import { DESTINATION_COLUMNS, DestinationRow } from '../../delivery/destination-store.js';
+import { DESTINATION_COLUMNS, DestinationRow } from './destination-states.js';
 
 /** Waiting callbacks are counted up to this many per destination: a scrape or a list stays cheap whatever the backlog. */
 export const WAITING_COUNT_CAP = 10_000;

@@ -100,8 +100,11 @@ export interface EventRow {
   deliveredAt: Date | null;
 }
 
-/** Callbacks counted waiting at a destination in its events, at most (the count stays an index range). */
-const WAITING_CAP = 10_000;
+/**
+ * An event's `waiting` counts the partner's callbacks among the destination's first this many
+ * pending ones: a bounded index range, whatever the backlog (at the cap: at least that many).
+ */
+export const WAITING_CAP = 1000;
 
 /**
  * The `destination.failing` and `destination.recovered` events of the destinations `saved` (the
@@ -119,9 +122,11 @@ export function circuitEvents(saved: string): string {
             END AS data
        FROM ${saved} t
        JOIN callback_destinations cd ON cd.origin = t.origin
-       CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM (SELECT 1 FROM callbacks c
-                            WHERE c.destination = t.origin AND c.status = 'pending' AND c.partner_id = cd.partner_id AND c.event_type IS NULL
-                            LIMIT ${WAITING_CAP}) x) w
+       -- The destination's first WAITING_CAP pending callbacks in callbacks_admission_idx's order (a bounded
+       -- range, whoever's they are), and the partner's among them.
+       CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x.partner_id = cd.partner_id AND x.event_type IS NULL)::int AS n
+                             FROM (SELECT c.partner_id, c.event_type FROM callbacks c WHERE c.destination = t.origin AND c.status = 'pending'
+                                    ORDER BY c.next_attempt_at, c.seq LIMIT ${WAITING_CAP}) x) w
       WHERE t.reported IN ('opened', 'closed')`,
   );
 }

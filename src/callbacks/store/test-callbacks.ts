@@ -25,23 +25,27 @@ export interface TestCallbackRow {
   body: string;
 }
 
+/** The open circuit of a URL's destination, if it has one (its origin, since when, its last error). */
+export async function openCircuitOf(m: EntityManager, url: string): Promise<{ origin: string; openedAt: number; lastError: string | null } | undefined> {
+  const [row]: { origin: string; openedAt: number; lastError: string | null }[] = await m.query(
+    `SELECT origin, (extract(epoch FROM opened_at) * 1000)::float8 AS "openedAt", last_error AS "lastError"
+       FROM destinations WHERE origin = callback_origin($1) AND opened_at IS NOT NULL`,
+    [url],
+  );
+  return row;
+}
+
 /**
  * A test callback: an ordinary row whose schedule allows one attempt and that no feed lists. Due
- * now, or, while its destination's circuit is open, `failed` at once and unsent, its lastError
- * naming the circuit (read in the same transaction).
+ * now, or (`notSent`: why, its destination's circuit being open) `failed` at once and unsent.
  */
-export async function insertTestCallback(m: EntityManager, t: TestCallbackRow): Promise<Callback> {
-  const [row]: { id: string; status: string }[] = await m.query(
-    `WITH circuit AS (
-       SELECT 'destination ' || origin || ' circuit open since ' || to_char(opened_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-              || coalesce(' (last error: ' || last_error || ')', '') || '; test callback not sent' AS open
-         FROM destinations WHERE origin = callback_origin($4) AND opened_at IS NOT NULL)
-     INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, last_error, test, attempt_limit)
-     SELECT $1, $2, $3, $4, $5, CASE WHEN c.open IS NULL THEN 'pending' ELSE 'failed' END, CASE WHEN c.open IS NULL THEN now() END, c.open, true, 1
-       FROM (SELECT (SELECT open FROM circuit) AS open) c
-     RETURNING id, status`,
-    [t.partnerId, t.companyId, t.message, t.url, t.body],
+export async function insertTestCallback(m: EntityManager, t: TestCallbackRow, notSent: string | null): Promise<Callback> {
+  const [row]: { id: string }[] = await m.query(
+    `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, last_error, test, attempt_limit)
+     VALUES ($1, $2, $3, $4, $5, CASE WHEN $6::text IS NULL THEN 'pending' ELSE 'failed' END, CASE WHEN $6::text IS NULL THEN now() END, $6, true, 1)
+     RETURNING id`,
+    [t.partnerId, t.companyId, t.message, t.url, t.body, notSent],
   );
-  if (row.status === 'pending') noteDue(m, 1);
+  if (notSent === null) noteDue(m, 1);
   return m.findOneByOrFail(Callback, { id: row.id });
 }

@@ -1,0 +1,75 @@
+import { InputColumns } from '../../database/sql.js';
+
+/** How `destinations` rows are read: times as epoch milliseconds (PostgreSQL's clock). */
+export const DESTINATION_COLUMNS = `d.origin, d.window_size, d.failures, d.probe_ms, d.last_error, d.version::text AS version,
+  (extract(epoch FROM d.opened_at) * 1000)::float8 AS opened_at,
+  (extract(epoch FROM d.next_probe_at) * 1000)::float8 AS next_probe_at,
+  (extract(epoch FROM d.last_ok_at) * 1000)::float8 AS last_ok_at`;
+
+/** A destination's window and breaker as stored (times in epoch ms). */
+export interface DestinationColumns {
+  window_size: number;
+  failures: number;
+  probe_ms: number;
+  last_error: string | null;
+  opened_at: number | null;
+  next_probe_at: number | null;
+  last_ok_at: number | null;
+}
+
+export interface DestinationRow extends DestinationColumns {
+  origin: string;
+  /** Bumped by every write: a settlement writes only over the version it read. */
+  version: string;
+}
+
+/**
+ * A destination's new state, to be written over the version it was read at; `reported`: the
+ * opening or closing of its circuit the write makes, which its operational event reports (only if
+ * this write is the one that lands), with `failingSince` (when it had opened) for a closing.
+ */
+export interface DestinationSave {
+  origin: string;
+  columns: DestinationColumns;
+  version: string;
+  reported: 'opened' | 'closed' | null;
+  failingSince: number | null;
+}
+
+/** Destinations as settlement reads them, with PostgreSQL's clock. */
+export const READ_DESTINATIONS = `
+  SELECT ${DESTINATION_COLUMNS}, (extract(epoch FROM now()) * 1000)::float8 AS now FROM destinations d WHERE d.origin = ANY($1::text[])`;
+
+/**
+ * Writes states back, one statement for many destinations (its parameters numbered from
+ * `first`), each only over the version it was read at. Yields the origins written (and what the
+ * operational events of an opening or closing need): another process's settlement in between
+ * leaves one out, to be folded again.
+ */
+export const saveDestinations = (first: number): string =>
+  `UPDATE destinations d SET window_size = s.window_size, failures = s.failures, probe_ms = s.probe_ms, last_error = s.last_error,
+         opened_at = to_timestamp(s.opened_at / 1000), next_probe_at = to_timestamp(s.next_probe_at / 1000), last_ok_at = to_timestamp(s.last_ok_at / 1000),
+         version = d.version + 1
+    FROM ${SAVE_INPUT.unnest('s', first)}
+   WHERE d.origin = s.origin AND d.version = s.version
+  RETURNING d.origin, s.reported, s.failing_since, d.opened_at, d.last_error`;
+
+/** saveDestinations' input: one row per destination written. */
+const SAVE_INPUT = new InputColumns<DestinationSave>([
+  { name: 'origin', type: 'text', value: (w) => w.origin },
+  { name: 'window_size', type: 'int', value: (w) => w.columns.window_size },
+  { name: 'failures', type: 'int', value: (w) => w.columns.failures },
+  { name: 'probe_ms', type: 'int', value: (w) => w.columns.probe_ms },
+  { name: 'last_error', type: 'text', value: (w) => w.columns.last_error },
+  { name: 'opened_at', type: 'float8', value: (w) => w.columns.opened_at },
+  { name: 'next_probe_at', type: 'float8', value: (w) => w.columns.next_probe_at },
+  { name: 'last_ok_at', type: 'float8', value: (w) => w.columns.last_ok_at },
+  { name: 'version', type: 'bigint', value: (w) => w.version },
+  { name: 'reported', type: 'text', value: (w) => w.reported },
+  { name: 'failing_since', type: 'float8', value: (w) => w.failingSince },
+]);
+
+/** How many parameters saveDestinations takes. */
+export const SAVE_PARAMS = SAVE_INPUT.count;
+
+export const saveParams = (saves: DestinationSave[]): unknown[] => SAVE_INPUT.params(saves);
