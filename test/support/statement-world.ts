@@ -1,0 +1,307 @@
+/**
+ * The delivery core's real statements on a scratch PostgreSQL database, driven step by step: the
+ * admission pass (CANDIDATES, ADMIT), sweep (LAPSE, EXPIRE, FLUSH_NOTICES), each worker process's
+ * settlement (RECORD and destination writes, with the operational events they write), the
+ * recorder's INSERT, URL changes and the operators' redelivery, imported from the code. Time passes
+ * by moving every stored time back (PostgreSQL's clock cannot be moved). The random histories of
+ * test/delivery-statements.e2e-spec.ts and test/operational-events.e2e-spec.ts run on it.
+ */
+import fc from 'fast-check';
+import { AuditLog } from '../../src/audit/audit-log.js';
+import { CallbackMessage } from '../../src/callbacks/callback-message.js';
+import { Redelivery } from '../../src/callbacks/redelivery.js';
+import { DESTINATION_COLUMNS, DestinationRow } from '../../src/callbacks/store/destination-states.js';
+import { callbackRows } from '../../src/callbacks/store/recording.js';
+import { followUrl } from '../../src/callbacks/store/url-changes.js';
+import { AppConfig, loadConfig } from '../../src/config/app-config.js';
+import { microsKey } from '../../src/database/sql.js';
+import type { SqlSession } from '../../src/database/sql-session.js';
+import { Writes } from '../../src/database/writes.js';
+import { Admission, LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
+import { CallbackQueue, jobsOf } from '../../src/delivery/callback-queue.js';
+import { PROVEN_FOR_MS } from '../../src/delivery/destination-window.js';
+import type { SettlingRow } from '../../src/delivery/settle-attempt.js';
+import { Settlement } from '../../src/delivery/settlement.js';
+import { Metrics } from '../../src/metrics/metrics.js';
+import { answer, Behaviour, BEHAVIOURS } from './delivery-model.js';
+import type { ScratchDatabase } from './scratch-database.js';
+import { ADMIN_TOKEN, TEST_REDIS_URL } from './test-app.js';
+
+export const ORIGINS = ['https://a.test', 'https://b.test', 'https://c.test'];
+export const SCHEDULE = [1000, 2000, 4000];
+export const SCHEDULE_TOTAL = SCHEDULE.reduce((a, b) => a + b, 0);
+export const MAX_ATTEMPTS = SCHEDULE.length + 1;
+export const TIMEOUT_MS = 5000;
+export const LEASE_MS = TIMEOUT_MS + LEASE_MARGIN_MS;
+export const WINDOW_MAX = 4;
+export const READY_WINDOW = 6;
+export const PROBE_LAST = 4000;
+
+/** A destination's answer, as the model's (no Retry-After: this test's time moves by hand). */
+export const answerOf = (b: Behaviour) => answer(b, TIMEOUT_MS, null);
+
+/** One callback of a job a worker holds: its id, the job's lease, and when (real clock) and at what shift it was sent. */
+export interface Entry {
+  id: string;
+  /** Its destination when admitted: where its request goes, whatever becomes of its row meanwhile. */
+  dest: string;
+  lease: string;
+  worker: number;
+  sentAt: number;
+  shiftAtSend: number;
+}
+
+export interface CallbackRow {
+  id: string;
+  destination: string;
+  status: string;
+  next_attempt_at: Date | null;
+  lease_until: Date | null;
+  delivered_at: Date | null;
+  schedule_attempts: number;
+  attempt_count: number;
+  last_error: string | null;
+  url_removed_at: Date | null;
+}
+
+export class World {
+  readonly behaviour = new Map<string, Behaviour>();
+  readonly workers: { slots: number; up: boolean }[];
+  entries: Entry[] = [];
+  /** How far every stored time has been moved back so far (ms). */
+  shift = 0;
+  /** Each worker process's settlement: what each remembers of destinations is its own. */
+  private settlements: Settlement[];
+  private readonly admission: Admission;
+  private readonly admin: Redelivery;
+  private readonly writes: Writes;
+  private admitted: string[] = [];
+
+  constructor(
+    private readonly s: ScratchDatabase,
+    private readonly config: AppConfig,
+    private readonly metrics: Metrics,
+    private readonly companies: { partnerId: string; companyId: string }[],
+    destinations: number,
+    workerSlots: number[],
+  ) {
+    for (const o of ORIGINS.slice(0, destinations)) this.behaviour.set(o, 'ok');
+    this.workers = workerSlots.map((slots) => ({ slots, up: true }));
+    const queue = { add: async (ids: string[], lease: string, workers: number) => this.take(jobsOf(ids, workers), lease, await this.destinationsOf(ids)) } as unknown as CallbackQueue;
+    this.admission = new Admission(config, queue, metrics);
+    this.settlements = this.newSettlements();
+    this.writes = new Writes(s.db, { wake: () => undefined });
+    this.admin = new Redelivery(this.writes, new AuditLog(s.db));
+  }
+
+  private newSettlements(): Settlement[] {
+    return this.workers.map(() => new Settlement(this.s.db, this.config, this.metrics, { wake: () => undefined } as never));
+  }
+
+  get origins(): string[] {
+    return [...this.behaviour.keys()];
+  }
+
+  /** The live workers' rows, as WorkerRegistry announces them (an hour ahead: time moves only the callbacks' clocks). */
+  async announce(): Promise<void> {
+    await this.s.pool.query(`DELETE FROM delivery_workers`);
+    for (const [i, w] of this.workers.entries()) {
+      if (w.up) await this.s.pool.query(`INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ($1, $2, now() + interval '1 hour')`, [`w${i}`, w.slots]);
+    }
+  }
+
+  async commit(origin: string, company = 0): Promise<void> {
+    const c = this.companies[company % this.companies.length];
+    const insert = callbackRows([{ message: CallbackMessage.CreditLimitUpdated, url: `${origin}/cb?token=t`, partnerId: c.partnerId, ids: { ...c, withdrawalId: null, limitRequestId: null, loanId: null } }]);
+    await this.s.pool.query(insert.text, insert.values);
+  }
+
+  /** An open circuit at the origin whose probe is due now (as settlement leaves one). */
+  async openCircuit(origin: string): Promise<void> {
+    await this.s.pool.query(
+      `INSERT INTO destinations (origin, window_size, failures, opened_at, next_probe_at, probe_ms, last_error, version)
+       VALUES ($1, 1, 3, now() - interval '1 minute', now(), 1000, 'HTTP 503', 1)
+       ON CONFLICT (origin) DO UPDATE SET window_size = 1, failures = 3, opened_at = now() - interval '1 minute', next_probe_at = now(), probe_ms = 1000, last_error = 'HTTP 503', version = destinations.version + 1`,
+      [origin],
+    );
+  }
+
+  /** The partner's PATCH of a company's URL (callbacks-of-url.ts): moved to another destination, or removed (null). */
+  async moveUrl(company: number, origin: string | null): Promise<void> {
+    const c = this.companies[company % this.companies.length];
+    const of = { property: 'status_callback', companyId: c.companyId, messages: [CallbackMessage.CreditLimitUpdated], key: 'companyId' as const, resourceId: c.companyId };
+    await this.writes.transaction((m) => followUrl(m, of, origin === null ? null : `${origin}/moved`));
+  }
+
+  private async destinationsOf(ids: string[]): Promise<Map<string, string>> {
+    const { rows } = await this.s.pool.query<{ id: string; destination: string }>(`SELECT id, destination FROM callbacks WHERE id = ANY($1::uuid[])`, [ids]);
+    return new Map(rows.map((r) => [r.id, r.destination]));
+  }
+
+  /** Admission's pass; returns the ids it admitted. */
+  async pass(): Promise<string[]> {
+    this.admitted = [];
+    await this.admission.admit(this.s.pool as unknown as SqlSession);
+    return this.admitted;
+  }
+
+  sweep = () => this.admission.sweep(this.s.pool as unknown as SqlSession);
+
+  /** BullMQ hands each job to a live worker: here the one holding the fewest callbacks. */
+  private take(jobs: string[][], lease: string, destinations: Map<string, string>): void {
+    const live = this.workers.map((_, i) => i).filter((i) => this.workers[i].up);
+    if (live.length === 0) throw new Error(`admitted ${jobs.flat().join()} with no live worker`);
+    for (const ids of jobs) {
+      const worker = [...live].sort((a, b) => this.entries.filter((e) => e.worker === a).length - this.entries.filter((e) => e.worker === b).length)[0];
+      for (const id of ids) this.entries.push({ id, dest: destinations.get(id)!, lease, worker, sentAt: Date.now(), shiftAtSend: this.shift });
+      this.admitted.push(...ids);
+    }
+  }
+
+  /** A worker's delivery of one entry: loaded as callback-delivery.ts loads it, answered, and recorded. */
+  async settle(e: Entry, b: Behaviour | null, lateMs = 0): Promise<void> {
+    this.entries = this.entries.filter((x) => x !== e);
+    const { rows } = await this.s.pool.query<SettlingRow & { status: string; lease: string | null }>(
+      `SELECT id, destination, attempt_count, schedule_attempts, ${microsKey('schedule_started_at')} AS schedule_key, status, ${microsKey('lease_until')} AS lease FROM callbacks WHERE id = $1`,
+      [e.id],
+    );
+    const row = rows[0];
+    if (row.status !== 'sending' || row.lease !== e.lease) return; // not this job's any more: left alone
+    const startedAt = e.sentAt - (this.shift - e.shiftAtSend);
+    await this.settlements[e.worker].settle({ row, startedAt, answeredAt: Math.min(Date.now(), startedAt + lateMs), result: answerOf(b ?? this.behaviour.get(row.destination)!) });
+  }
+
+  /** Time passes: every stored time moves back by `ms` (and every job's lease with it); requests in flight past their timeout answer first. */
+  async tick(ms: number): Promise<void> {
+    for (const e of [...this.entries]) if (Date.now() - e.sentAt + (this.shift - e.shiftAtSend) + ms >= TIMEOUT_MS) await this.settle(e, null);
+    const back = `- $1 * interval '1 millisecond'`;
+    await this.s.pool.query(
+      `UPDATE callbacks SET next_attempt_at = next_attempt_at ${back}, lease_until = lease_until ${back}, schedule_started_at = schedule_started_at ${back},
+              created_at = created_at ${back}, delivered_at = delivered_at ${back}`,
+      [ms],
+    );
+    await this.s.pool.query(`UPDATE destinations SET opened_at = opened_at ${back}, next_probe_at = next_probe_at ${back}, last_ok_at = last_ok_at ${back}, version = version + 1`, [ms]);
+    this.entries = this.entries.map((e) => ({ ...e, lease: String(BigInt(e.lease) - BigInt(ms) * 1000n) }));
+    this.shift += ms;
+    await this.s.pool.query(`UPDATE operational_events SET created_at = created_at ${back}`, [ms]);
+    await this.s.pool.query(
+      `UPDATE failure_notices SET window_ends_at = window_ends_at ${back}, emitted_at = emitted_at ${back}, emitted_from = emitted_from ${back},
+              emitted_to = emitted_to ${back}, pending_from = pending_from ${back}, pending_to = pending_to ${back}`,
+      [ms],
+    );
+    this.settlements = this.newSettlements(); // what they remember of destinations is from before
+  }
+
+  async crash(i: number): Promise<void> {
+    this.workers[i].up = false;
+    this.entries = this.entries.filter((e) => e.worker !== i);
+    await this.announce();
+  }
+
+  async restart(i: number): Promise<void> {
+    this.workers[i].up = true;
+    await this.announce();
+  }
+
+  /** The operator's redelivery, as the bootstrap operator (its audit entry is written with it). */
+  redeliver = async (id: string) => {
+    const [operator] = (await this.s.pool.query<{ id: string }>(`SELECT id FROM operators WHERE name = 'admin'`)).rows;
+    await this.admin.redeliver(id, { actor: { operator: { id: operator.id, name: 'admin', role: 'admin' }, action: 'callback.redeliver' } });
+  };
+
+  /** The callbacks' leases, as microsKey writes them (and a job carries them). */
+  async leases(ids: string[]): Promise<Map<string, string>> {
+    const { rows } = await this.s.pool.query<{ id: string; lease: string }>(`SELECT id, ${microsKey('lease_until')} AS lease FROM callbacks WHERE id = ANY($1::uuid[])`, [ids]);
+    return new Map(rows.map((r) => [r.id, r.lease]));
+  }
+
+  async callbacks(): Promise<CallbackRow[]> {
+    return (await this.s.pool.query<CallbackRow>(`SELECT id, destination, status, next_attempt_at, lease_until, delivered_at, schedule_attempts, attempt_count, last_error, url_removed_at FROM callbacks ORDER BY seq`)).rows;
+  }
+
+  async destinations(): Promise<(DestinationRow & { now: number })[]> {
+    return (await this.s.pool.query(`SELECT ${DESTINATION_COLUMNS}, (extract(epoch FROM now()) * 1000)::float8 AS now FROM destinations d`)).rows;
+  }
+
+  /** How long until anything is due: a retry, a probe, a lease lapsing; at most a second, at least a millisecond. */
+  async untilNext(): Promise<number> {
+    const { rows } = await this.s.pool.query<{ ms: number | null }>(
+      `SELECT (extract(epoch FROM least((SELECT min(next_attempt_at) FROM callbacks WHERE status = 'pending' AND next_attempt_at > now()),
+                                        (SELECT min(lease_until) FROM callbacks WHERE status = 'sending'),
+                                        (SELECT min(next_probe_at) FROM destinations WHERE next_probe_at > now())) - now()) * 1000)::float8 AS ms`,
+    );
+    return Math.max(1, Math.min(1000, Math.ceil((rows[0].ms ?? 1000) + 1)));
+  }
+}
+
+export function check(ok: boolean, message: () => string): void {
+  if (!ok) throw new Error(message());
+}
+
+const k = <K extends string>(...ks: K[]) => fc.constantFrom(...ks);
+export const stepArb = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ k: k('commit'), d: fc.nat(2), c: fc.nat(1) }) },
+  // A partner moves a company's URL to another destination, or removes it.
+  { weight: 2, arbitrary: fc.record({ k: k('move', 'move', 'remove'), d: fc.nat(2), c: fc.nat(1) }) },
+  { weight: 2, arbitrary: fc.record({ k: k('behave'), d: fc.nat(2), b: fc.constantFrom(...BEHAVIOURS) }) },
+  { weight: 5, arbitrary: fc.record({ k: k('pass', 'pass', 'sweep') }) },
+  { weight: 4, arbitrary: fc.record({ k: k('settle'), pick: fc.nat(), as: fc.option(fc.constantFrom<Behaviour>('ok', '5xx', '429', 'hang', '4xx'), { freq: 4 }), late: fc.nat(50) }) },
+  { weight: 1, arbitrary: fc.record({ k: k('crash', 'restart'), w: fc.nat(1) }) },
+  { weight: 3, arbitrary: fc.record({ k: k('tick'), ms: fc.oneof(fc.integer({ min: 100, max: 3000 }), fc.constantFrom(LEASE_MS + 1, SCHEDULE_TOTAL + 1, PROBE_LAST, PROVEN_FOR_MS)) }) },
+  { weight: 1, arbitrary: fc.record({ k: k('redeliver'), pick: fc.nat() }) },
+);
+export type Step = typeof stepArb extends fc.Arbitrary<infer T> ? T : never;
+
+export async function apply(w: World, s: Step, checks: Checks): Promise<void> {
+  const origin = (d: number) => w.origins[d % w.origins.length];
+  if (s.k === 'commit') await w.commit(origin(s.d), s.c);
+  if (s.k === 'move') await w.moveUrl(s.c, origin(s.d));
+  if (s.k === 'remove') await w.moveUrl(s.c, null);
+  if (s.k === 'behave') w.behaviour.set(origin(s.d), s.b);
+  if (s.k === 'sweep') await w.sweep();
+  if (s.k === 'pass') await checks.admitted(w, await w.pass());
+  if (s.k === 'settle' && w.entries.length > 0) await w.settle(w.entries[s.pick % w.entries.length], s.as, s.late);
+  if (s.k === 'crash') await w.crash(s.w % w.workers.length);
+  if (s.k === 'restart') await w.restart(s.w % w.workers.length);
+  if (s.k === 'tick') await w.tick(s.ms);
+  if (s.k === 'redeliver') {
+    const done = (await w.callbacks()).filter((c) => (c.status === 'delivered' || c.status === 'failed') && c.url_removed_at === null);
+    if (done.length > 0) await w.redeliver(done[s.pick % done.length].id);
+  }
+}
+
+/** The service's configuration for these histories: short timeouts and schedules, small windows. */
+export function statementConfig(s: ScratchDatabase): AppConfig {
+  return {
+    ...loadConfig({ DATABASE_URL: s.databaseUrl, REDIS_URL: TEST_REDIS_URL, ADMIN_TOKEN }),
+    callbackTimeoutMs: TIMEOUT_MS,
+    callbackRetryScheduleMs: SCHEDULE,
+    callbackReadyWindow: READY_WINDOW,
+    callbackDestinationConcurrency: WINDOW_MAX,
+    callbackBreakerThreshold: 3,
+    callbackBreakerProbeMs: { first: 1000, last: PROBE_LAST },
+  };
+}
+
+/** What a history checks as it goes: after each admission pass (what it admitted), and after each step or round. */
+export interface Checks {
+  admitted(w: World, ids: string[]): Promise<void>;
+  settled(w: World): Promise<void>;
+}
+
+/** Every destination answers, workers are back: admission, settlements and time until nothing waits. */
+export async function drain(w: World, checks: Checks): Promise<void> {
+  for (const o of w.origins) w.behaviour.set(o, 'ok');
+  for (const i of w.workers.keys()) w.workers[i].up = true;
+  await w.announce();
+  for (let round = 0; round < 300; round++) {
+    const rows = await w.callbacks();
+    if (!rows.some((c) => c.status === 'pending' || c.status === 'sending')) return;
+    await w.sweep();
+    await checks.admitted(w, await w.pass());
+    for (const e of [...w.entries]) await w.settle(e, 'ok');
+    await checks.settled(w);
+    if (w.entries.length === 0) await w.tick(await w.untilNext());
+  }
+  throw new Error(`still waiting after 300 rounds: ${JSON.stringify((await w.callbacks()).filter((c) => c.status === 'pending' || c.status === 'sending'))}`);
+}
