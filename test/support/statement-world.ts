@@ -70,8 +70,10 @@ export class World {
   entries: Entry[] = [];
   /** How far every stored time has been moved back so far (ms). */
   shift = 0;
+  /** Called after each settlement's statements (a test that reads what each one wrote). */
+  afterSettle: () => Promise<void> = async () => undefined;
   /** Each worker process's settlement: what each remembers of destinations is its own. */
-  private settlements: Settlement[];
+  private readonly settlements: Settlement[];
   private readonly admission: Admission;
   private readonly admin: Redelivery;
   private readonly writes: Writes;
@@ -89,13 +91,9 @@ export class World {
     this.workers = workerSlots.map((slots) => ({ slots, up: true }));
     const queue = { add: async (ids: string[], lease: string, workers: number) => this.take(jobsOf(ids, workers), lease, await this.destinationsOf(ids)) } as unknown as CallbackQueue;
     this.admission = new Admission(config, queue, metrics);
-    this.settlements = this.newSettlements();
+    this.settlements = this.workers.map(() => new Settlement(s.db, config, metrics, { wake: () => undefined } as never));
     this.writes = new Writes(s.db, { wake: () => undefined });
     this.admin = new Redelivery(this.writes, new AuditLog(s.db));
-  }
-
-  private newSettlements(): Settlement[] {
-    return this.workers.map(() => new Settlement(this.s.db, this.config, this.metrics, { wake: () => undefined } as never));
   }
 
   get origins(): string[] {
@@ -169,6 +167,7 @@ export class World {
     if (row.status !== 'sending' || row.lease !== e.lease) return; // not this job's any more: left alone
     const startedAt = e.sentAt - (this.shift - e.shiftAtSend);
     await this.settlements[e.worker].settle({ row, startedAt, answeredAt: Math.min(Date.now(), startedAt + lateMs), result: answerOf(b ?? this.behaviour.get(row.destination)!) });
+    await this.afterSettle();
   }
 
   /** Time passes: every stored time moves back by `ms` (and every job's lease with it); requests in flight past their timeout answer first. */
@@ -189,7 +188,7 @@ export class World {
               emitted_to = emitted_to ${back}, pending_from = pending_from ${back}, pending_to = pending_to ${back}`,
       [ms],
     );
-    this.settlements = this.newSettlements(); // what they remember of destinations is from before
+    // The settlements keep what they remember of destinations: the version each write bumped makes their next write fold again.
   }
 
   async crash(i: number): Promise<void> {

@@ -106,12 +106,17 @@ export interface EventRow {
  */
 export const WAITING_CAP = 1000;
 
+/** A relation of settled callbacks with none in it: a destinations write that settles no callback. */
+export const NONE_SETTLED = `(SELECT NULL::uuid AS id, NULL::uuid AS partner_id, NULL::text AS destination, NULL::text AS status, NULL::text AS event_type WHERE false)`;
+
 /**
  * The `destination.failing` and `destination.recovered` events of the destinations `saved` (the
  * rows a destinations write returned: origin, reported, failing_since, opened_at, last_error)
  * opened or closed, one for each partner whose callbacks went there, with its callbacks waiting.
+ * `settled` (id, partner_id, destination, status, event_type) are the callbacks the same statement
+ * settled: its other CTEs see them as they were before, so they are counted by their new state.
  */
-export function circuitEvents(saved: string): string {
+export function circuitEvents(saved: string, settled: string): string {
   return emitEvents(
     'circuit',
     `SELECT cd.partner_id,
@@ -123,10 +128,14 @@ export function circuitEvents(saved: string): string {
        FROM ${saved} t
        JOIN callback_destinations cd ON cd.origin = t.origin
        -- The destination's first WAITING_CAP pending callbacks in callbacks_admission_idx's order (a bounded
-       -- range, whoever's they are), and the partner's among them.
+       -- range, whoever's they are), and the partner's among them, with those this statement returned to waiting.
        CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x.partner_id = cd.partner_id AND x.event_type IS NULL)::int AS n
-                             FROM (SELECT c.partner_id, c.event_type FROM callbacks c WHERE c.destination = t.origin AND c.status = 'pending'
-                                    ORDER BY c.next_attempt_at, c.seq LIMIT ${WAITING_CAP}) x) w
+                             FROM (SELECT c.id, c.partner_id, c.event_type FROM callbacks c WHERE c.destination = t.origin AND c.status = 'pending'
+                                    ORDER BY c.next_attempt_at, c.seq LIMIT ${WAITING_CAP}) x
+                            WHERE x.id NOT IN (SELECT id FROM ${settled})) untouched
+       CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM ${settled} z
+                            WHERE z.destination = t.origin AND z.partner_id = cd.partner_id AND z.status = 'pending' AND z.event_type IS NULL) returned
+       CROSS JOIN LATERAL (SELECT untouched.n + returned.n AS n) w
       WHERE t.reported IN ('opened', 'closed')`,
   );
 }

@@ -1,7 +1,7 @@
 import { InputColumns, microsKey } from '../../database/sql.js';
 import { FOLLOW_MOVE } from './admission.js';
 import { saveDestinations } from './destination-states.js';
-import { circuitEvents, emitEvents, noteFailures } from './operational-events.js';
+import { circuitEvents, emitEvents, NONE_SETTLED, noteFailures } from './operational-events.js';
 
 /** What becomes of a callback (delivery/settle-attempt.ts decides; this statement takes it). */
 export interface RecordedFate {
@@ -108,8 +108,8 @@ function recordStatement(reports: Reports): string {
    WHERE c.id = s.id AND c.attempt_count = s.attempt_count
      -- failed meanwhile (its schedule ended during an outage after its lease lapsed): only a delivery is recorded on it
      AND (c.status IN ('sending', 'pending') OR s.status = 'delivered')
-  RETURNING c.partner_id, c.destination, c.status, c.test, c.event_type, c.url_removed_at
-  )${reports.circuit ? `,${circuitEvents('saved')}` : ''}${reports.failures ? `,${noteFailures('failures', FAILED_BY_ATTEMPT)},${emitEvents('failed', 'SELECT * FROM failures_emit')}` : ''}
+  RETURNING c.id, c.partner_id, c.destination, c.status, c.test, c.event_type, c.url_removed_at
+  )${reports.circuit ? `,${circuitEvents('saved', 'settled')}` : ''}${reports.failures ? `,${noteFailures('failures', FAILED_BY_ATTEMPT)},${emitEvents('failed', 'SELECT * FROM failures_emit')}` : ''}
   SELECT origin FROM saved`;
 }
 
@@ -125,6 +125,6 @@ const RECORDS = new Map<string, { name: string; text: string }>();
 /** A refold's write of destinations; with `circuit`, the events of the circuits it opened or closed. */
 export function saveFor(reports: Pick<Reports, 'circuit'>): { name: string; text: string } {
   return reports.circuit
-    ? { name: 'settlement-refold+circuit', text: `WITH saved AS (${saveDestinations(1)}),${circuitEvents('saved')}\n  SELECT origin FROM saved` }
+    ? { name: 'settlement-refold+circuit', text: `WITH saved AS (${saveDestinations(1)}),${circuitEvents('saved', NONE_SETTLED)}\n  SELECT origin FROM saved` }
     : { name: 'settlement-refold', text: saveDestinations(1) };
 }
