@@ -9,6 +9,7 @@ import { DestinationsService } from './destinations/destinations.service.js';
 import { DASHBOARD_ACCESS, mountQueueDashboard } from './dashboard/queue-dashboard.js';
 import { dashboardDocument } from './dashboard/dashboard-document.js';
 import { CallbackBody } from './callbacks/callback.responses.js';
+import { OPERATIONAL_EVENT_MODELS } from './operational-events/operational-event-document.js';
 import { OperatorCredentials } from './operators/operator-credentials.js';
 import { bearerToken } from './partners/partner-secrets.js';
 import { PartnersService } from './partners/partners.service.js';
@@ -98,6 +99,6 @@ export function setupApp(app: NestFastifyApplication, config: AppConfig): void {
   }
   if (tracingActive()) app.useGlobalInterceptors(new RouteSpanInterceptor());
   app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
-  const parts = { models: [CallbackBody], paths: config.role === 'worker' ? {} : dashboardDocument() };
+  const parts = { models: [CallbackBody, ...OPERATIONAL_EVENT_MODELS], paths: config.role === 'worker' ? {} : dashboardDocument() };
   SwaggerModule.setup(DOCS_PATH, app, buildApiDocument(app, config, parts), { jsonDocumentUrl: 'docs-json' });
 }

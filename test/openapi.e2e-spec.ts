@@ -132,7 +132,21 @@ describe.each(['A', 'B'] as const)('the OpenAPI document, variant %s', (variant)
         expect(Object.keys(post.responses).sort()).toEqual(['2XX', '410', 'default']);
       }
     }
-    const others = operations().filter(({ path, method }) => !(method === 'post' && registering.some(([p]) => p === path)));
+    // The operational events' POST, on the operation that sets where they go.
+    const events = doc.paths['/v1/partner'].patch.callbacks!;
+    expect(Object.keys(events)).toEqual(['operationsUrl']);
+    const eventPost = events.operationsUrl['{$request.body#/operationsUrl}'].post;
+    expect(eventPost.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/OperationalEventBody');
+    expect(eventPost.parameters.map((h) => h.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature', 'user-agent']);
+    expect(Object.keys(doc.components.schemas.OperationalEventBody.properties)).toEqual(['type', 'timestamp', 'data']);
+    for (const [schema, keys] of [
+      ['DestinationFailingData', ['destination', 'since', 'lastError', 'waiting']],
+      ['DestinationRecoveredData', ['destination', 'failingSince', 'recoveredAt', 'waiting']],
+      ['CallbacksFailedData', ['destination', 'count', 'from', 'to']],
+    ] as const) {
+      expect(Object.keys(doc.components.schemas[schema].properties)).toEqual(keys);
+    }
+    const others = operations().filter(({ path, method }) => !(method === 'post' && registering.some(([p]) => p === path)) && !(method === 'patch' && path === '/v1/partner'));
     expect(others.filter(({ op }) => op.callbacks)).toEqual([]);
     expect(Object.keys(doc.components.schemas.CallbackBody.properties)).toEqual(['message', 'withdrawalId', 'companyId', 'limitRequestId', 'loanId']);
     // Every error carries its code; the document lists every code with its meaning (contract §1).

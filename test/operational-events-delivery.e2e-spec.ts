@@ -1,7 +1,6 @@
 /**
  * Operational events end to end: the real app, a partner's receiver that dies and comes back on
- * one origin, and its operationsUrl on another (API.md §5 "Operational events", §3 "The partner
- * itself"). Each event arrives signed like a callback, from the published address, its
+ * one origin, and its operationsUrl on another (docs/partners.md, "Operational events"). Each event arrives signed like a callback, from the published address, its
  * webhook-id the event's id, and is listed for the partner and for operators.
  */
 import { Webhook } from 'standardwebhooks';

@@ -1,7 +1,7 @@
 /**
  * Operational events over the real statements (test/support/statement-world.ts): random histories
  * of destinations opening, closing and exhausting callbacks, settled by two worker processes that
- * each remember destinations their own way, must yield exactly the events API.md §5 says —
+ * each remember destinations their own way, must yield exactly the events docs/partners.md ("Operational events") says —
  * one `destination.failing` per opening and one `destination.recovered` per closing for each
  * partner with callbacks there, `waiting` as it stands; `callbacks.failed` counting every callback
  * failed, at most one per destination and partner in 5 minutes, the first at once; each event

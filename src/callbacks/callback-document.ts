@@ -12,24 +12,31 @@ export interface CallbackTarget {
   variant?: 'A' | 'B';
 }
 
+/** What a signed POST carries: its summary, what its body is, and the body's schema. */
+export interface SignedPostDoc {
+  summary: string;
+  /** The body and what the receiver does with it, after the signing and retry rules every signed POST shares. */
+  body: string;
+  schema: string;
+}
+
 /**
- * The callback POST, as OpenAPI `callbacks` on an operation registering a URL: what a partner's
- * receiver gets (docs/partners.md, "The request") and which of its answers count as success.
+ * A signed POST of this service, as OpenAPI `callbacks` describe it: what a partner's receiver
+ * gets (docs/partners.md, "The request"), signed and retried alike for callbacks and operational
+ * events, and which of its answers count as success.
  */
-function callbackOperation(target: CallbackTarget) {
+export function signedPost(doc: SignedPostDoc) {
   const header = (name: string, description: string, schema: object) => ({ name, in: 'header', required: true, description, schema });
   return {
     post: {
-      summary: `POST to the URL in ${target.property}: ${target.messages}`,
+      summary: doc.summary,
       description:
         'Signed per Standard Webhooks; verify v1 with the `standardwebhooks` package and the partner signing secret (v1a: Ed25519, see ' +
-          'webhook-signature), and ' +
-        'de-duplicate on webhook-id (delivery is at least once, with no ordering between callbacks). Content-Type is ' +
-        '`application/json`; the body is exactly the five keys of CallbackBody, in that order. A callback says "read ' +
-        'the current state" through the follow-up endpoints. Retries after a failure: 5s, 5m, 30m, 2h, 5h, 10h, 10h ' +
-        '(CALLBACK_RETRY_SCHEDULE, ±20 % jitter), at least Retry-After on 429/503; then the callback is failed and redeliverable.',
+        'webhook-signature), and de-duplicate on webhook-id (delivery is at least once, with no ordering between them). Content-Type is ' +
+        `\`application/json\`; ${doc.body} Retries after a failure: 5s, 5m, 30m, 2h, 5h, 10h, 10h ` +
+        '(CALLBACK_RETRY_SCHEDULE, ±20 % jitter), at least Retry-After on 429/503; then it is failed.',
       parameters: [
-        header('webhook-id', 'the callback id: the same on every retry and redelivery', { type: 'string', format: 'uuid' }),
+        header('webhook-id', 'its id: the same on every retry and redelivery', { type: 'string', format: 'uuid' }),
         header('webhook-timestamp', 'Unix seconds of this attempt', { type: 'string', pattern: '^[0-9]+$' }),
         header(
           'webhook-signature',
@@ -40,10 +47,10 @@ function callbackOperation(target: CallbackTarget) {
         ),
         header('user-agent', 'funding-service-callbacks/<service version>', { type: 'string', pattern: '^funding-service-callbacks/' }),
       ],
-      requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${CallbackBody.name}` } } } },
+      requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${doc.schema}` } } } },
       responses: {
         '2XX': { description: `success: any 2xx within CALLBACK_TIMEOUT_MS (default 15 s); the body is read up to 1 KiB for the attempt log` },
-        '410': { description: 'Gone: no more retries; the callback is failed at once' },
+        '410': { description: 'Gone: no more retries; it is failed at once' },
         default: {
           description:
             'failure, retried by the schedule: any other status (a 3xx too: redirects are not followed), a timeout or a network error; ' +
@@ -53,6 +60,16 @@ function callbackOperation(target: CallbackTarget) {
     },
   };
 }
+
+/** The callback POST to a registered URL. */
+const callbackOperation = (target: CallbackTarget) =>
+  signedPost({
+    summary: `POST to the URL in ${target.property}: ${target.messages}`,
+    body:
+      'the body is exactly the five keys of CallbackBody, in that order. A callback says "read the current state" through the ' +
+      'follow-up endpoints; a failed one is redeliverable.',
+    schema: CallbackBody.name,
+  });
 
 /**
  * The OpenAPI `callbacks` of an operation registering callback URLs (`@Doc(..., { callbacks })`):

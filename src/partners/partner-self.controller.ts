@@ -5,6 +5,7 @@ import { Access } from '../access/route-access.js';
 import { Doc } from '../openapi/api-doc.js';
 import { NoQuery } from '../http/strict-params.js';
 import { CALLBACK_URL } from '../companies/company.dto.js';
+import { operationalEventDocs } from '../operational-events/operational-event-document.js';
 import { CurrentPartner } from './current-partner.js';
 import { Partner } from './partner.entity.js';
 import { PartnerProfile } from './partner-profile.js';
@@ -38,7 +39,7 @@ export class PartnerSelfController {
   @Doc('Set or remove your operations URL (checked as a callback URL)', PartnerResponse, [
     { 400: 'the URL is refused (the message names operationsUrl), it is missing, or another property is given' },
     413,
-  ])
+  ], { callbacks: operationalEventDocs() })
   @Patch()
   change(@CurrentPartner() p: Partner, @Body() dto: PartnerChangeDto) {
     return this.profile.setOperationsUrl(p.id, dto.operationsUrl);

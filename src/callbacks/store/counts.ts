@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 
 /**
- * How long the callback feed has been held back (callback-feed-page.ts): the age of the oldest
+ * How long the callback feed has been held back (store/feed-page.ts): the age of the oldest
  * transaction of this database that has a transaction id (it wrote, or may write, callbacks that
  * every later one must wait for), or of the oldest prepared one; 0 when none. A scan of the
  * server's backends, never of a table.
