@@ -220,11 +220,11 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
  * (SERVER_SIDE_TIMEOUTS), and a pass's commit lost to a database crash (`synchronous_commit = off`)
  * only means its rows are admitted again when their leases lapse.
  * No bitmap scans: every callback passes through `sending`, so that partial index holds many dead
- * entries until vacuum; a bitmap scan visits each one's heap page on every pass (3-5 ms
- * mid-drain), a plain index scan marks them dead once and skips them after (about 1 ms).
+ * entries until vacuum; a bitmap scan visits each one's heap page on every pass, a plain index
+ * scan marks them dead once and skips them after.
  * No JIT: a pass runs many times a second, and a generic plan's row estimates (a `LIMIT` it
- * cannot know counts as a tenth of the table) priced it past `jit_above_cost`: 30 ms of compiling
- * for a 1 ms pass.
+ * cannot know counts as a tenth of the table) priced it past `jit_above_cost`: compiling would
+ * cost many times the pass itself.
  * No sorts: every relay statement reads a destination's callbacks in the order of an index and
  * stops at its limit; a plan that sorts them has read them all first. With statistics that put
  * one row behind each destination, the planner priced sorting a destination's pending callbacks
