@@ -9,7 +9,7 @@ import { CallbackQueue } from './delivery/callback-queue.js';
 import { DeliveryWorker } from './delivery/delivery-worker.js';
 import { Settlement } from './delivery/settlement.js';
 import { CallbackRecorder } from './callbacks/callback-recorder.js';
-import { RowChange } from './row-writes/row-change.js';
+import { OneRowWrites } from './domain/one-row-writes.js';
 import { ADMISSION_INTERVAL, ADMISSION_INTERVAL_MS, CallbackRelay } from './delivery/callback-relay.js';
 import { CallbackSender, DNS_LOOKUP } from './egress/callback-sender.js';
 import { CallbackUrlValidator } from './callbacks/callback-url.validator.js';
@@ -168,7 +168,7 @@ export class AppModule {
               LoansService,
               CallbackRecorder,
               DomainTransitions,
-              RowChange,
+              OneRowWrites,
               CallbackUrlValidator,
               CallbackReads,
               CallbackRepairs,

@@ -31,7 +31,7 @@ describe('feed positions', () => {
  * A model of PostgreSQL transactions interleaved at random: each takes its id at its first write
  * (ids ascending), writes callbacks (seq ascending, shared by all), and commits or aborts in any
  * order. A reader pages the feed at random moments, passing back the `next` it got. The horizon
- * is what callback-feed-page.ts reads from its snapshot: the smallest id still running, or the
+ * is what store/feed-page.ts reads from its snapshot: the smallest id still running, or the
  * next id to hand out when none is.
  */
 type Op = { kind: 'begin' } | { kind: 'write'; t: number } | { kind: 'commit'; t: number } | { kind: 'abort'; t: number } | { kind: 'read'; limit: number };

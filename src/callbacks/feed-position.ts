@@ -6,7 +6,7 @@ import { invalidProperty } from '../http/domain-error.js';
  *
  * The rule that makes a reader passing `next` see every callback exactly once: a callback is
  * exposed only once its transaction id is below the reading statement's horizon (no transaction
- * of this database with a smaller id can still commit; callback-feed-page.ts reads it from the
+ * of this database with a smaller id can still commit; store/feed-page.ts reads it from the
  * snapshot). Any callback not visible yet belongs to a transaction still running or not yet
  * started, whose id is at or above the horizon: it can only appear after every position already
  * returned. `seq` alone would not do: a transaction that took its

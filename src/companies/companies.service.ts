@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { RowChange } from '../row-writes/row-change.js';
+import { OneRowWrites } from '../domain/one-row-writes.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { formatMoney, moneyFromDb, parseMoney } from '../common/money.js';
 import { assertStatusChange } from '../common/state-machine.js';
@@ -25,7 +25,7 @@ export class CompaniesService {
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly urls: CallbackUrlValidator,
-    private readonly rows: RowChange,
+    private readonly rows: OneRowWrites,
   ) {
     this.names = VARIANTS[config.variant];
   }
@@ -57,7 +57,7 @@ export class CompaniesService {
   }
 
   /**
-   * Operator change of credit limit, status or terms: one row, so a RowChange (two round trips),
+   * Operator change of credit limit, status or terms: one row, so a OneRowWrites (two round trips),
    * its audit entry written in the same statement.
    */
   updateCredit(actor: Actor, companyId: string, dto: UpdateCreditDto): Promise<Company> {

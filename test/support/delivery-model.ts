@@ -241,7 +241,7 @@ export class World {
   }
 
   /**
-   * The partner moves the callback's URL (callbacks-of-url.ts, moveCallbacks): a waiting or failed
+   * The partner moves the callback's URL (store/url-changes.ts, moveCallbacks): a waiting or failed
    * callback goes to the new destination now; one in flight keeps its destination until it settles.
    */
   move(c: Callback, origin: string): void {

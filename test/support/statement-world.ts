@@ -124,7 +124,7 @@ export class World {
     );
   }
 
-  /** The partner's PATCH of a company's URL (callbacks-of-url.ts): moved to another destination, or removed (null). */
+  /** The partner's PATCH of a company's URL (store/url-changes.ts): moved to another destination, or removed (null). */
   async moveUrl(company: number, origin: string | null): Promise<void> {
     const c = this.companies[company % this.companies.length];
     const of = { property: 'status_callback', companyId: c.companyId, messages: [CallbackMessage.CreditLimitUpdated], key: 'companyId' as const, resourceId: c.companyId };

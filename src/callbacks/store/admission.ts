@@ -71,7 +71,7 @@ export const ADMIT = `
   RETURNING c.id, c.destination, c.attempt_count, c.created_at, ${microsKey('c.lease_until')} AS lease`;
 
 /**
- * A callback leaving `sending` takes the URL the partner moved it to meanwhile (callbacks-of-url.ts):
+ * A callback leaving `sending` takes the URL the partner moved it to meanwhile (store/url-changes.ts):
  * its destination was the old one until now.
  */
 export const FOLLOW_MOVE = `url = coalesce(next_url, url), next_url = NULL`;

@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { CallbackMessage } from '../src/callbacks/callback-message.js';
-import { RowChange } from '../src/row-writes/row-change.js';
+import { OneRowWrites } from '../src/domain/one-row-writes.js';
 import { CallbackEvent } from '../src/callbacks/callback-recorder.js';
 import { Company } from '../src/companies/company.entity.js';
 import { rawPool } from '../src/database/database.js';
@@ -16,7 +16,7 @@ async function untilWaitingOn(holder: Client, what: string): Promise<void> {
   await until(async () => (await holder.query('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [pid])).rowCount === 1, { what });
 }
 
-/** A one-row change (RowChange): read unlocked, written only over the version read, with its callbacks in the same statement. */
+/** A one-row change (OneRowWrites): read unlocked, written only over the version read, with its callbacks in the same statement. */
 describe('one-row changes', () => {
   let t: TestApp;
   let p: Partner;
@@ -33,9 +33,9 @@ describe('one-row changes', () => {
   });
   const callbacksOf = async (c: string) => (await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM callbacks WHERE company_id = $1', [c]))[0].n;
   const daysOf = async (c: string) => (await t.sql<{ d: number }>('SELECT repayment_term_days AS d FROM companies WHERE id = $1', [c]))[0].d;
-  /** A RowChange of the company's repayment term, with one callback (of `partnerId`, its own unless named). */
+  /** A OneRowWrites of the company's repayment term, with one callback (of `partnerId`, its own unless named). */
   const setDays = (c: string, days: number, partnerId?: string) =>
-    t.app.get(RowChange).apply(Company, c, 'Company', (company) => {
+    t.app.get(OneRowWrites).apply(Company, c, 'Company', (company) => {
       company.repaymentTermDays = days;
       return [eventOf(company, partnerId)];
     });
@@ -48,7 +48,7 @@ describe('one-row changes', () => {
       await other.query('BEGIN');
       await other.query(`UPDATE companies SET name = 'renamed meanwhile' WHERE id = $1`, [c]);
       const seen: string[] = [];
-      const change = t.app.get(RowChange).apply(Company, c, 'Company', (company) => {
+      const change = t.app.get(OneRowWrites).apply(Company, c, 'Company', (company) => {
         seen.push(company.name);
         company.repaymentTermDays = 90;
         return [eventOf(company)];
@@ -90,7 +90,7 @@ describe('one-row changes', () => {
   it('writes neither the row nor any callback when a callback cannot be written', async () => {
     const { c } = await companyWithCallback(t, p, rx.url('/atomic'));
     const unknownPartner = '00000000-0000-4000-8000-000000000000';
-    const change = t.app.get(RowChange).apply(Company, c, 'Company', (company) => {
+    const change = t.app.get(OneRowWrites).apply(Company, c, 'Company', (company) => {
       company.repaymentTermDays = 77;
       return [eventOf(company), eventOf(company, unknownPartner)];
     });
@@ -126,7 +126,7 @@ describe('one-row changes', () => {
     const { c } = await companyWithCallback(t, p, rx.url('/increments'));
     const seen = await Promise.all(
       Array.from({ length: 24 }, () =>
-        t.app.get(RowChange).apply(Company, c, 'Company', (company) => {
+        t.app.get(OneRowWrites).apply(Company, c, 'Company', (company) => {
           company.repaymentTermDays += 1;
           return [eventOf(company)];
         }),

@@ -6,7 +6,7 @@ import { notFound, overtaken } from '../http/domain-error.js';
 import { rawPool } from '../database/database.js';
 import { CallbackEvent, traced } from '../callbacks/callback-recorder.js';
 import { Writes } from '../database/writes.js';
-import { RowBatches } from './row-batches.js';
+import { OneRowBatches } from './one-row-batches.js';
 import { AuditChange, auditValues } from '../audit/audit-log.js';
 import type { Actor } from '../operators/actor.js';
 
@@ -21,7 +21,7 @@ const ROW_CHANGE_TRIES = 50;
 
 /**
  * A change of one row and the callbacks it calls for, in two round trips to PostgreSQL, each
- * shared with the changes of other requests under way (RowBatches):
+ * shared with the changes of other requests under way (OneRowBatches):
  * 1. the row is read, without a lock, with its version;
  * 2. `decide` changes it and names its callbacks, or throws a DomainError (nothing is written);
  * 3. one statement writes the row, only while it is still the version read, and inserts its
@@ -35,9 +35,9 @@ const ROW_CHANGE_TRIES = 50;
  * if that transaction changed the row.
  */
 @Injectable()
-export class RowChange {
+export class OneRowWrites {
   private readonly pool: Pool;
-  private readonly tables = new Map<string, RowBatches<ObjectLiteral & { id: string }>>();
+  private readonly tables = new Map<string, OneRowBatches<ObjectLiteral & { id: string }>>();
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -76,10 +76,10 @@ export class RowChange {
     }
   }
 
-  private batchesOf<T extends ObjectLiteral & { id: string }>(entity: EntityTarget<T>): RowBatches<T> {
+  private batchesOf<T extends ObjectLiteral & { id: string }>(entity: EntityTarget<T>): OneRowBatches<T> {
     const meta = this.db.getMetadata(entity);
     let batches = this.tables.get(meta.tableName);
-    if (!batches) this.tables.set(meta.tableName, (batches = new RowBatches(this.db, this.pool, meta)));
-    return batches as unknown as RowBatches<T>;
+    if (!batches) this.tables.set(meta.tableName, (batches = new OneRowBatches(this.db, this.pool, meta)));
+    return batches as unknown as OneRowBatches<T>;
   }
 }

@@ -54,7 +54,7 @@ type Sql = { name: string; text: string };
 type Outcome = 'written' | 'overtaken' | 'alone';
 
 /**
- * One table's rows for RowChange, read and written in batches: the reads asked for in one tick go
+ * One table's rows for OneRowWrites, read and written in batches: the reads asked for in one tick go
  * in one statement, and the writes that gather while one is under way go together in the next.
  * Each round trip costs PostgreSQL and this process tens of microseconds of system CPU whatever it
  * carries (docs/architecture.md, "API path"), and a batch commits once.
@@ -64,7 +64,7 @@ type Outcome = 'written' | 'overtaken' | 'alone';
  * A change whose row another transaction has locked, and every change of a statement PostgreSQL
  * refuses for a value or a constraint, is written alone, so only the change at fault fails.
  */
-export class RowBatches<T extends ObjectLiteral & { id: string }> {
+export class OneRowBatches<T extends ObjectLiteral & { id: string }> {
   private readonly reads = new Batcher<string, Versioned<T> | undefined>((ids) => this.readMany(ids), MAX_BATCH);
   private readonly writes = new SerialBatcher<RowWrite<T>, Outcome>((ws) => this.writeMany(ws), MAX_BATCH);
 
