@@ -7,12 +7,9 @@
  * second. FC_SEED=<seed> replays a failure.
  */
 import fc from 'fast-check';
-import { AppConfig } from '../src/config/app-config.js';
 import { riskySlots } from '../src/delivery/admission-plan.js';
 import { stateOf } from '../src/delivery/destination-store.js';
 import { INITIAL_WINDOW, isProven } from '../src/delivery/destination-window.js';
-import { Metrics } from '../src/metrics/metrics.js';
-import { scratchDatabase, ScratchDatabase, seedCompany } from './support/scratch-database.js';
 import {
   apply,
   check,
@@ -24,7 +21,7 @@ import {
   READY_WINDOW,
   SCHEDULE,
   SCHEDULE_TOTAL,
-  statementConfig,
+  statementSuite,
   stepArb,
   WINDOW_MAX,
   World,
@@ -81,20 +78,7 @@ async function afterPass(w: World, admitted: string[]): Promise<void> {
 const checks: Checks = { admitted: afterPass, settled: safety };
 
 describe('the delivery statements on PostgreSQL, through random histories', () => {
-  let s: ScratchDatabase;
-  let config: AppConfig;
-  let metrics: Metrics;
-  let companies: { partnerId: string; companyId: string }[];
-
-  beforeAll(async () => {
-    s = await scratchDatabase();
-    config = statementConfig(s);
-    metrics = new Metrics(s.db);
-    companies = [await seedCompany(s.pool), await seedCompany(s.pool)];
-  }, 60_000);
-  afterAll(async () => {
-    await s?.close();
-  });
+  const suite = statementSuite();
 
   const worldArb = fc.record({
     destinations: fc.integer({ min: 1, max: 3 }),
@@ -104,9 +88,7 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
 
   it('keeps every callback in one consistent state and in-flight within windows, slots and the unproven share; fails only for a cause; delivers everything once destinations answer, and a redelivery delivers what failed', async () => {
     const property = fc.asyncProperty(worldArb, async (spec) => {
-      await s.pool.query(`TRUNCATE callback_attempts, callbacks, destinations, callback_destinations, delivery_workers, operational_events, failure_notices`);
-      const w = new World(s, config, metrics, companies, spec.destinations, spec.workers);
-      await w.announce();
+      const w = await suite.world(spec.destinations, spec.workers);
       for (const step of spec.steps) {
         await apply(w, step, checks);
         await safety(w);
@@ -121,12 +103,7 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
     await fc.assert(property, { numRuns: Number(process.env.FC_RUNS ?? 25), seed: Number(process.env.FC_SEED ?? 20_261_125) });
   }, 240_000);
 
-  async function fresh(destinations: number, workers: number[]): Promise<World> {
-    await s.pool.query(`TRUNCATE callback_attempts, callbacks, destinations, callback_destinations, delivery_workers, operational_events, failure_notices`);
-    const w = new World(s, config, metrics, companies, destinations, workers);
-    await w.announce();
-    return w;
-  }
+  const fresh = (destinations: number, workers: number[]) => suite.world(destinations, workers);
   const statuses = async (w: World) => (await w.callbacks()).map((c) => [c.status, c.attempt_count]);
 
   it("returns a crashed worker's callbacks once their lease lapses (LAPSE), not before, and delivers them spending no attempt", async () => {
@@ -150,7 +127,7 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
     const [a, b] = ORIGINS;
     await w.commit(a);
     for (let i = 0; i < 6; i++) await w.commit(b);
-    await s.pool.query(`UPDATE destinations SET window_size = $1, last_ok_at = now()`, [WINDOW_MAX]);
+    await suite.s.pool.query(`UPDATE destinations SET window_size = $1, last_ok_at = now()`, [WINDOW_MAX]);
     // Two each planned; a has one, so b takes another in a second round, a statement (and a lease) of its own.
     const admitted = await w.pass();
     expect(admitted).toHaveLength(4);

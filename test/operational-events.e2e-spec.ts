@@ -10,11 +10,9 @@
  */
 import fc from 'fast-check';
 import { isDeepStrictEqual } from 'node:util';
-import { AppConfig } from '../src/config/app-config.js';
-import { Metrics } from '../src/metrics/metrics.js';
-import { scratchDatabase, ScratchDatabase, seedCompany } from './support/scratch-database.js';
+import type { ScratchDatabase } from './support/scratch-database.js';
 import type { Behaviour } from './support/delivery-model.js';
-import { apply, check, Checks, drain, statementConfig, Step, stepArb, World } from './support/statement-world.js';
+import { apply, check, Checks, drain, statementSuite, Step, stepArb, World } from './support/statement-world.js';
 
 const OPS = 'https://ops.test';
 const WINDOW_MS = 5 * 60_000;
@@ -161,21 +159,8 @@ class Observer {
 }
 
 describe('operational events from the real statements, through random histories across two worker processes', () => {
-  let s: ScratchDatabase;
-  let config: AppConfig;
-  let metrics: Metrics;
-  let companies: { partnerId: string; companyId: string }[];
-
-  beforeAll(async () => {
-    s = await scratchDatabase();
-    config = statementConfig(s);
-    metrics = new Metrics(s.db);
-    companies = [await seedCompany(s.pool), await seedCompany(s.pool)];
-    await s.pool.query(`UPDATE partners SET operations_url = $2 WHERE id = $1`, [companies[0].partnerId, `${OPS}/events`]);
-  }, 60_000);
-  afterAll(async () => {
-    await s?.close();
-  });
+  const suite = statementSuite();
+  beforeAll(() => suite.s.pool.query(`UPDATE partners SET operations_url = $2 WHERE id = $1`, [suite.companies[0].partnerId, `${OPS}/events`]));
 
   // The shared steps, with more callbacks, failing answers and 5-minute waits: circuits open, close and callbacks fail in most histories.
   const failing = fc.constantFrom<Behaviour>('5xx', '429', 'hang', '410');
@@ -193,13 +178,12 @@ describe('operational events from the real statements, through random histories 
 
   it('yields exactly one event per opening and per closing for each partner there, every failure counted once in 5-minute windows, sent only to an operationsUrl', async () => {
     const property = fc.asyncProperty(steps, async (history) => {
-      await s.pool.query(`TRUNCATE callback_attempts, callbacks, destinations, callback_destinations, delivery_workers, operational_events, failure_notices`);
-      const w = new World(s, config, metrics, companies, 3, [2, 2]);
+      const { s, companies } = suite;
+      const w = await suite.world(3, [2, 2]);
       w.behaviour.set(OPS, 'ok'); // the events' destination: answers (apply's steps pick only the first three origins)
       const o = new Observer(s, w, companies[0].partnerId);
       w.afterSettle = o.afterSettle;
       const checks: Checks = { admitted: async () => undefined, settled: o.afterStep };
-      await w.announce();
       for (const step of history) {
         await apply(w, step, checks);
         await o.afterStep();

@@ -24,7 +24,7 @@ import type { SettlingRow } from '../../src/delivery/settle-attempt.js';
 import { Settlement } from '../../src/delivery/settlement.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { answer, Behaviour, BEHAVIOURS } from './delivery-model.js';
-import type { ScratchDatabase } from './scratch-database.js';
+import { scratchDatabase, ScratchDatabase, seedCompany } from './scratch-database.js';
 import { ADMIN_TOKEN, TEST_REDIS_URL } from './test-app.js';
 
 export const ORIGINS = ['https://a.test', 'https://b.test', 'https://c.test'];
@@ -303,4 +303,51 @@ export async function drain(w: World, checks: Checks): Promise<void> {
     if (w.entries.length === 0) await w.tick(await w.untilNext());
   }
   throw new Error(`still waiting after 300 rounds: ${JSON.stringify((await w.callbacks()).filter((c) => c.status === 'pending' || c.status === 'sending'))}`);
+}
+
+/** What a suite of histories runs on: a scratch database with two partners' companies, the configuration and metrics. */
+export interface StatementSuite {
+  readonly s: ScratchDatabase;
+  readonly config: AppConfig;
+  readonly metrics: Metrics;
+  readonly companies: { partnerId: string; companyId: string }[];
+  /** A new history: every delivery table emptied, a World on it with its workers announced. */
+  world(destinations: number, workerSlots: number[]): Promise<World>;
+}
+
+/** The suite's set-up, in its beforeAll (closed in its afterAll); read its parts once beforeAll has run. */
+export function statementSuite(): StatementSuite {
+  let parts: Omit<StatementSuite, 'world'> | undefined;
+  beforeAll(async () => {
+    const s = await scratchDatabase();
+    parts = { s, config: statementConfig(s), metrics: new Metrics(s.db), companies: [await seedCompany(s.pool), await seedCompany(s.pool)] };
+  }, 60_000);
+  afterAll(async () => {
+    await parts?.s.close();
+  });
+  const got = () => {
+    if (!parts) throw new Error('the statement suite is read before its beforeAll ran');
+    return parts;
+  };
+  return {
+    get s() {
+      return got().s;
+    },
+    get config() {
+      return got().config;
+    },
+    get metrics() {
+      return got().metrics;
+    },
+    get companies() {
+      return got().companies;
+    },
+    async world(destinations: number, workerSlots: number[]): Promise<World> {
+      const { s, config, metrics, companies } = got();
+      await s.pool.query(`TRUNCATE callback_attempts, callbacks, destinations, callback_destinations, delivery_workers, operational_events, failure_notices`);
+      const w = new World(s, config, metrics, companies, destinations, workerSlots);
+      await w.announce();
+      return w;
+    },
+  };
 }
