@@ -6,6 +6,7 @@
  * by moving every stored time back (PostgreSQL's clock cannot be moved). The random histories of
  * test/delivery-statements.e2e-spec.ts and test/operational-events.e2e-spec.ts run on it.
  */
+import { Logger } from '@nestjs/common';
 import fc from 'fast-check';
 import { AuditLog } from '../../src/audit/audit-log.js';
 import { CallbackMessage } from '../../src/callbacks/callback-message.js';
@@ -167,6 +168,8 @@ export class World {
     if (row.status !== 'sending' || row.lease !== e.lease) return; // not this job's any more: left alone
     const startedAt = e.sentAt - (this.shift - e.shiftAtSend);
     await this.settlements[e.worker].settle({ row, startedAt, answeredAt: Math.min(Date.now(), startedAt + lateMs), result: answerOf(b ?? this.behaviour.get(row.destination)!) });
+    const refused = settlementFaults.splice(0);
+    check(refused.length === 0, () => `settlement could not record: ${refused.join('; ')}`);
     await this.afterSettle();
   }
 
@@ -305,6 +308,12 @@ export async function drain(w: World, checks: Checks): Promise<void> {
   throw new Error(`still waiting after 300 rounds: ${JSON.stringify((await w.callbacks()).filter((c) => c.status === 'pending' || c.status === 'sending'))}`);
 }
 
+/**
+ * What settlement said it could not record, since the last settle: a statement PostgreSQL refused
+ * fails the history, rather than being retried until it passes (settlement.ts waits out outages).
+ */
+const settlementFaults: string[] = [];
+
 /** What a suite of histories runs on: a scratch database with two partners' companies, the configuration and metrics. */
 export interface StatementSuite {
   readonly s: ScratchDatabase;
@@ -319,10 +328,18 @@ export interface StatementSuite {
 export function statementSuite(): StatementSuite {
   let parts: Omit<StatementSuite, 'world'> | undefined;
   beforeAll(async () => {
+    for (const level of ['warn', 'error'] as const) {
+      const original = Logger.prototype[level];
+      jest.spyOn(Logger.prototype, level).mockImplementation(function (this: Logger, message: unknown, ...rest: unknown[]) {
+        if (/record/.test(String(message))) settlementFaults.push(String(message));
+        return original.call(this, message, ...rest);
+      });
+    }
     const s = await scratchDatabase();
     parts = { s, config: statementConfig(s), metrics: new Metrics(s.db), companies: [await seedCompany(s.pool), await seedCompany(s.pool)] };
   }, 60_000);
   afterAll(async () => {
+    jest.restoreAllMocks();
     await parts?.s.close();
   });
   const got = () => {

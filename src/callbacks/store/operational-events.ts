@@ -132,7 +132,7 @@ export function circuitEvents(saved: string, settled: string): string {
        CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x.partner_id = cd.partner_id AND x.event_type IS NULL)::int AS n
                              FROM (SELECT c.id, c.partner_id, c.event_type FROM callbacks c WHERE c.destination = t.origin AND c.status = 'pending'
                                     ORDER BY c.next_attempt_at, c.seq LIMIT ${WAITING_CAP}) x
-                            WHERE x.id NOT IN (SELECT id FROM ${settled})) untouched
+                            WHERE x.id NOT IN (SELECT y.id FROM ${settled} y)) untouched
        CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM ${settled} z
                             WHERE z.destination = t.origin AND z.partner_id = cd.partner_id AND z.status = 'pending' AND z.event_type IS NULL) returned
        CROSS JOIN LATERAL (SELECT untouched.n + returned.n AS n) w
