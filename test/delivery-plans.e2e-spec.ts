@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { openDatabase } from '../src/database/database.js';
+import { openDatabase, PLANNER_SETTINGS } from '../src/database/database.js';
 import { dataSourceOptions } from '../src/data-source.js';
 import { ADMIT, CANDIDATES, EXPIRE, LAPSE, OPEN_DESTINATIONS, RELEASE } from '../src/callbacks/store/admission.js';
 import { relayClient } from '../src/delivery/callback-relay.js';
@@ -68,6 +68,60 @@ function literal(v: unknown): string {
 const text = (v: unknown) => (v instanceof Date ? v.toISOString() : String(v));
 const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
+/** The partner and company every callback here belongs to. */
+async function addCompany(plain: Client): Promise<void> {
+  await plain.query(`INSERT INTO partners (id, name, api_key_hash, signing_secret) VALUES ('00000000-0000-0000-0000-000000000001', 'p', 'h', 's')`);
+  await plain.query(`INSERT INTO companies (id, partner_id, name, currency, credit_status) VALUES ('00000000-0000-0000-0000-000000000002', '00000000-0000-0000-0000-000000000001', 'c', 'EUR', 'active')`);
+}
+
+/** `n` pending callbacks to `origin`, due from `age` ago on, a millisecond apart. */
+function addCallbacks(plain: Client, origin: string, n: number, age: string) {
+  return plain.query(
+    `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, created_at, schedule_started_at)
+     SELECT '00000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-000000000002', 0, $1, '{}', 'pending',
+            now() - $2::interval + g * interval '1 millisecond', now() - interval '1 day', now() - interval '1 day'
+       FROM generate_series(1, $3::int) g`,
+    [`${origin}/cb`, age, n],
+  );
+}
+
+type Statement = { name: string; on: Client; text: string; params: unknown[]; setup?: string };
+
+/** The statements and their arguments as the code passes them; `on` is the connection the code runs them on. */
+async function statements(plain: Client, relay: Client): Promise<Statement[]> {
+  const sending = (await plain.query(`SELECT id, attempt_count, (extract(epoch FROM schedule_started_at) * 1000000)::bigint::text AS k FROM callbacks WHERE status = 'sending' LIMIT 20`)).rows;
+  const ids = sending.map((r) => r.id as string);
+  const columns = { window_size: 3, failures: 0, probe_ms: 0, last_error: null, opened_at: null, next_probe_at: null, last_ok_at: Date.now() };
+  const saves = (reported: DestinationSave['reported']): unknown[] => saveParams([{ origin: BIG, columns, version: '0', reported, failingSince: reported && Date.now() - 60_000 }]);
+  const fate = (status: 'delivered' | 'failed') => ({ status, delayMs: null, lastError: status === 'failed' ? 'HTTP 410' : null, keepsError: false, counts: true });
+  const records = (status: 'delivered' | 'failed'): unknown[] =>
+    recordParams(
+      sending.map((r): AttemptRecord => ({
+        id: r.id, attemptCount: r.attempt_count, scheduleKey: r.k, startedAt: Date.now(), durationMs: 5, statusCode: 200, error: null, responseBody: 'ok', sourceAddress: null,
+        fate: fate(status), ifRedelivered: fate(status), ifUrlRemoved: fate(status),
+      })),
+    );
+  // The variants that record operational events: a batch that closes a circuit and fails callbacks for good.
+  const withEvents = recordFor({ circuit: true, failures: true });
+  return [
+    { name: 'admission candidates', on: relay, text: CANDIDATES, params: [[], [], [], null] },
+    { name: 'admission admit (big destination)', on: relay, text: ADMIT, params: [[BIG], [40], 45_000, [null], [null]] },
+    { name: 'admission admit (small destination)', on: relay, text: ADMIT, params: [[SMALL], [40], 45_000, [null], [null]] },
+    { name: 'admission release', on: relay, text: RELEASE, params: [ids] },
+    { name: 'admission lapse', on: relay, text: LAPSE, params: [] },
+    { name: 'admission open destinations', on: relay, text: OPEN_DESTINATIONS, params: [] },
+    { name: 'admission expire', on: relay, text: EXPIRE, params: [60_000, [BIG], ['destination unavailable']] },
+    { name: 'admission flush notices', on: relay, text: FLUSH_NOTICES, params: [] },
+    { name: 'delivery load', on: plain, text: LOAD, params: [ids] },
+    { name: 'settlement record', on: plain, text: recordFor({ circuit: false, failures: false }).text, params: [...records('delivered'), ...saves(null)] },
+    { name: 'settlement record with events', on: plain, text: withEvents.text, params: [...records('failed'), ...saves('closed')] },
+    { name: 'settlement read', on: plain, text: READ_DESTINATIONS, params: [[BIG]] },
+    { name: 'settlement refold', on: plain, text: saveFor({ circuit: false }).text, params: saves(null) },
+    { name: 'settlement refold with events', on: plain, text: saveFor({ circuit: true }).text, params: saves('opened') },
+    { name: 'retention prune', on: plain, text: PRUNE_CALLBACKS, params: [7 * 86_400_000], setup: PRUNE_PLANNER },
+  ];
+}
+
 /**
  * The statistics: taken while one destination's backlog was all `pending` (then stale), or never
  * taken (a deployment without autovacuum that never ran ANALYZE: the planner knows only the
@@ -82,20 +136,12 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
   beforeAll(async () => {
     const db = await openDatabase({ ...dataSourceOptions(run.databaseUrl), url: run.databaseUrl } as never);
     await db.destroy();
-    plain = new Client({ connectionString: run.databaseUrl });
+    plain = new Client({ connectionString: run.databaseUrl, options: PLANNER_SETTINGS }); // as the service's pool
     await plain.connect();
     relay = relayClient(run.databaseUrl);
     await relay.connect();
-    await plain.query(`INSERT INTO partners (id, name, api_key_hash, signing_secret) VALUES ('00000000-0000-0000-0000-000000000001', 'p', 'h', 's')`);
-    await plain.query(`INSERT INTO companies (id, partner_id, name, currency, credit_status) VALUES ('00000000-0000-0000-0000-000000000002', '00000000-0000-0000-0000-000000000001', 'c', 'EUR', 'active')`);
-    const add = (origin: string, n: number, age: string) =>
-      plain.query(
-        `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, created_at, schedule_started_at)
-         SELECT '00000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-000000000002', 0, $1, '{}', 'pending',
-                now() - $2::interval + g * interval '1 millisecond', now() - interval '1 day', now() - interval '1 day'
-           FROM generate_series(1, $3::int) g`,
-        [`${origin}/cb`, age, n],
-      );
+    await addCompany(plain);
+    const add = (origin: string, n: number, age: string) => addCallbacks(plain, origin, n, age);
     // One destination's day-long backlog, analysed as it stood (then never again: autovacuum off).
     await add(BIG, BACKLOG, '1 day');
     await plain.query(`INSERT INTO callback_attempts (callback_id, number, started_at, duration_ms, status_code)
@@ -120,43 +166,6 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
     await dropRunData({ databaseUrl: run.databaseUrl, redisUrl: TEST_REDIS_URL, queuePrefix: run.queuePrefix });
   });
 
-  /** The statements and their arguments as the code passes them; `on` is the connection the code runs them on. */
-  async function statements(): Promise<Statement[]> {
-    const sending = (await plain.query(`SELECT id, attempt_count, (extract(epoch FROM schedule_started_at) * 1000000)::bigint::text AS k FROM callbacks WHERE status = 'sending' LIMIT 20`)).rows;
-    const ids = sending.map((r) => r.id as string);
-    const columns = { window_size: 3, failures: 0, probe_ms: 0, last_error: null, opened_at: null, next_probe_at: null, last_ok_at: Date.now() };
-    const saves = (reported: DestinationSave['reported']): unknown[] => saveParams([{ origin: BIG, columns, version: '0', reported, failingSince: reported && Date.now() - 60_000 }]);
-    const fate = (status: 'delivered' | 'failed') => ({ status, delayMs: null, lastError: status === 'failed' ? 'HTTP 410' : null, keepsError: false, counts: true });
-    const records = (status: 'delivered' | 'failed'): unknown[] =>
-      recordParams(
-        sending.map((r): AttemptRecord => ({
-          id: r.id, attemptCount: r.attempt_count, scheduleKey: r.k, startedAt: Date.now(), durationMs: 5, statusCode: 200, error: null, responseBody: 'ok', sourceAddress: null,
-          fate: fate(status), ifRedelivered: fate(status), ifUrlRemoved: fate(status),
-        })),
-      );
-    // The variants that record operational events: a batch that closes a circuit and fails callbacks for good.
-    const withEvents = recordFor({ circuit: true, failures: true });
-    return [
-      { name: 'admission candidates', on: relay, text: CANDIDATES, params: [[], [], [], null] },
-      { name: 'admission admit (big destination)', on: relay, text: ADMIT, params: [[BIG], [40], 45_000, [null], [null]] },
-      { name: 'admission admit (small destination)', on: relay, text: ADMIT, params: [[SMALL], [40], 45_000, [null], [null]] },
-      { name: 'admission release', on: relay, text: RELEASE, params: [ids] },
-      { name: 'admission lapse', on: relay, text: LAPSE, params: [] },
-      { name: 'admission open destinations', on: relay, text: OPEN_DESTINATIONS, params: [] },
-      { name: 'admission expire', on: relay, text: EXPIRE, params: [60_000, [BIG], ['destination unavailable']] },
-      { name: 'admission flush notices', on: relay, text: FLUSH_NOTICES, params: [] },
-      { name: 'delivery load', on: plain, text: LOAD, params: [ids] },
-      { name: 'settlement record', on: plain, text: recordFor({ circuit: false, failures: false }).text, params: [...records('delivered'), ...saves(null)] },
-      { name: 'settlement record with events', on: plain, text: withEvents.text, params: [...records('failed'), ...saves('closed')] },
-      { name: 'settlement read', on: plain, text: READ_DESTINATIONS, params: [[BIG]] },
-      { name: 'settlement refold', on: plain, text: saveFor({ circuit: false }).text, params: saves(null) },
-      { name: 'settlement refold with events', on: plain, text: saveFor({ circuit: true }).text, params: saves('opened') },
-      { name: 'retention prune', on: plain, text: PRUNE_CALLBACKS, params: [7 * 86_400_000], setup: PRUNE_PLANNER },
-    ];
-  }
-
-  type Statement = { name: string; on: Client; text: string; params: unknown[]; setup?: string };
-
   /** EXPLAIN ANALYZE of a statement run as the code runs it (prepared, in this plan mode), rolled back. */
   async function explain(s: Statement, mode: string): Promise<PlanNode> {
     await s.on.query('BEGIN');
@@ -176,7 +185,7 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
   for (const mode of ['force_custom_plan', 'force_generic_plan']) {
     it(`no statement reads the callbacks table whole or sorts its rows (${mode})`, async () => {
       const found: string[] = [];
-      for (const s of (await statements()).filter((x) => analysed || x.on === relay)) {
+      for (const s of (await statements(plain, relay)).filter((x) => analysed || x.on === relay)) {
         const plan = await explain(s, mode);
         for (const sort of sortsOf(plan)) found.push(`${s.name}: ${sort}`);
         for (const scan of scansOf(plan)) {
@@ -211,4 +220,68 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
       expect(fromTheStart - fromFloors).toBeGreaterThan(20);
     });
   }
+});
+
+/**
+ * A prepared statement keeps its generic plan until something invalidates it (an ANALYZE, a
+ * VACUUM, DDL): in a deployment without autovacuum, the plan a statement got in its first minutes,
+ * on tables of a few rows, is the one it runs with after a backlog of any size arrived. Each
+ * statement is prepared on its connection and run while the tables are small (its generic plan
+ * made then), the backlog arrives with no ANALYZE, and the cached plan must still touch only the
+ * rows it needs.
+ */
+describe('delivery statements planned while the tables were small, run once a backlog arrived', () => {
+  const run = runIdentity();
+  let plain: Client;
+  let relay: Client;
+
+  beforeAll(async () => {
+    const db = await openDatabase({ ...dataSourceOptions(run.databaseUrl), url: run.databaseUrl } as never);
+    await db.destroy();
+    plain = new Client({ connectionString: run.databaseUrl, options: PLANNER_SETTINGS }); // as the service's pool
+    await plain.connect();
+    relay = relayClient(run.databaseUrl);
+    await relay.connect();
+    await addCompany(plain);
+    await addCallbacks(plain, BIG, 20, '1 hour');
+    await plain.query(`UPDATE callbacks SET status = 'sending', lease_until = now() + interval '1 minute' WHERE seq IN (SELECT seq FROM callbacks ORDER BY seq LIMIT 5)`);
+    await plain.query(`INSERT INTO delivery_workers VALUES ('w', 200, now() + interval '1 hour')`);
+    await plain.query('ANALYZE');
+  }, 60_000);
+
+  afterAll(async () => {
+    await plain?.end();
+    await relay?.end();
+    await dropRunData({ databaseUrl: run.databaseUrl, redisUrl: TEST_REDIS_URL, queuePrefix: run.queuePrefix });
+  });
+
+  it('keeps no plan that reads the callbacks table whole', async () => {
+    const small = await statements(plain, relay);
+    // Each run once as the code runs it, prepared, with its generic plan (made now, on the small tables).
+    for (const [i, s] of small.entries()) {
+      await s.on.query('SET plan_cache_mode = force_generic_plan');
+      await s.on.query(`PREPARE cached${i} AS ${s.text}`);
+      await s.on.query('BEGIN');
+      if (s.setup) await s.on.query(s.setup);
+      await s.on.query(`EXECUTE cached${i}${s.params.length ? `(${s.params.map(literal).join(', ')})` : ''}`);
+      await s.on.query('ROLLBACK');
+    }
+    // The backlog arrives: no ANALYZE, no VACUUM (autovacuum off).
+    await addCallbacks(plain, BIG, BACKLOG, '1 day');
+    await addCallbacks(plain, SMALL, 200, '1 hour');
+    await plain.query(`UPDATE callbacks SET status = 'sending', lease_until = now() - interval '1 second' WHERE seq IN (SELECT seq FROM callbacks WHERE status = 'pending' ORDER BY seq DESC LIMIT 40)`);
+    const found: string[] = [];
+    for (const [i, s] of (await statements(plain, relay)).entries()) {
+      await s.on.query('BEGIN');
+      try {
+        if (s.setup) await s.on.query(s.setup);
+        const { rows } = await s.on.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE cached${i}${s.params.length ? `(${s.params.map(literal).join(', ')})` : ''}`);
+        const plan = (rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan;
+        for (const scan of scansOf(plan)) if (scan.type === 'Seq Scan' || scan.examined > EXAMINED_MAX) found.push(`${s.name}: ${scan.type} on ${scan.relation}${scan.index ? ` using ${scan.index} (${scan.cond})` : ""}, ${scan.examined} rows examined`);
+      } finally {
+        await s.on.query('ROLLBACK');
+      }
+    }
+    expect(found).toEqual([]);
+  }, 60_000);
 });

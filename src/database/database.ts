@@ -48,6 +48,19 @@ const MIGRATION_LOCK_POLL_MS = 200;
 /** Taken in the maintenance database around creating a missing database. */
 const CREATE_DATABASE_LOCK = 727_002;
 
+/**
+ * Every connection's planner settings: no sequential or bitmap scans where an index can serve (a
+ * bitmap scan reads every matching index entry before its LIMIT applies). A prepared
+ * statement keeps the generic plan it got on the tables as they were (a few rows, at start)
+ * until an ANALYZE or VACUUM invalidates it; without autovacuum that may be never, and a plan that
+ * read a table of twenty rows whole reads a backlog of a million whole on every run. With this
+ * setting each statement's plan is an index's whatever the statistics and the table's history
+ * (test/delivery-plans.e2e-spec.ts, "planned while the tables were small"); a table with no
+ * usable index is still read as it must be. No JIT: a scan disabled that way is priced past
+ * `jit_above_cost`, and compiling would cost a statement of a few rows a hundred milliseconds.
+ */
+export const PLANNER_SETTINGS = '-c enable_seqscan=off -c enable_bitmapscan=off -c jit=off';
+
 /** The data source's options; the entities come from where the application is put together (src/data-source.ts). */
 export function databaseOptions(databaseUrl: string, entities: DataSourceOptions['entities']): DataSourceOptions {
   return {
@@ -57,7 +70,7 @@ export function databaseOptions(databaseUrl: string, entities: DataSourceOptions
     migrations: MIGRATIONS,
     migrationsRun: false,
     synchronize: false,
-    extra: { max: 20 },
+    extra: { max: 20, options: PLANNER_SETTINGS },
   };
 }
 

@@ -3,6 +3,7 @@ import { Client } from 'pg';
 import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { sessionWithDeadline, SqlSession, StatementTimeout } from '../database/sql-session.js';
+import { PLANNER_SETTINGS } from '../database/database.js';
 import { Admission } from './admission.js';
 import { AdmissionSignal, CALLBACKS_CHANNEL } from './admission-signal.js';
 
@@ -219,12 +220,13 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
  * deadline, sessionWithDeadline), PostgreSQL ends the session of a client it cannot reach
  * (SERVER_SIDE_TIMEOUTS), and a pass's commit lost to a database crash (`synchronous_commit = off`)
  * only means its rows are admitted again when their leases lapse.
- * No bitmap scans: every callback passes through `sending`, so that partial index holds many dead
+ * No sequential or bitmap scans, as on every connection (PLANNER_SETTINGS). Bitmap scans here
+ * especially: every callback passes through `sending`, so that partial index holds many dead
  * entries until vacuum; a bitmap scan visits each one's heap page on every pass, a plain index
  * scan marks them dead once and skips them after.
- * No JIT: a pass runs many times a second, and a generic plan's row estimates (a `LIMIT` it
- * cannot know counts as a tenth of the table) priced it past `jit_above_cost`: compiling would
- * cost many times the pass itself.
+ * No JIT either (PLANNER_SETTINGS): a pass runs many times a second, and a generic plan's row
+ * estimates (a `LIMIT` it cannot know counts as a tenth of the table) priced it past
+ * `jit_above_cost`: compiling would cost many times the pass itself.
  * No sorts: every relay statement reads a destination's callbacks in the order of an index and
  * stops at its limit; a plan that sorts them has read them all first. With statistics that put
  * one row behind each destination, the planner priced sorting a destination's pending callbacks
@@ -234,7 +236,7 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
 export function relayClient(databaseUrl: string): Client {
   return new Client({
     connectionString: databaseUrl,
-    options: `-c synchronous_commit=off -c enable_bitmapscan=off -c enable_sort=off -c jit=off ${SERVER_SIDE_TIMEOUTS}`,
+    options: `${PLANNER_SETTINGS} -c synchronous_commit=off -c enable_sort=off ${SERVER_SIDE_TIMEOUTS}`,
     connectionTimeoutMillis: RELAY_TIMEOUT_MS,
     keepAlive: true,
     keepAliveInitialDelayMillis: RELAY_TIMEOUT_MS,

@@ -4,7 +4,7 @@ import { timestamp } from '../openapi/schema.js';
 import { OPERATIONAL_EVENT_TYPES } from './operational-event.js';
 
 const destination = { type: 'string', description: "the destination's origin (scheme, host and port of its callback URLs)", example: 'https://hooks.example.com' } as const;
-const waiting = { type: 'integer', minimum: 0, description: "your callbacks waiting for it at that moment (counted among its first 1000 waiting; at that cap: at least that many)" } as const;
+const waiting = { type: 'integer', minimum: 0, description: "your callbacks waiting for it at that moment (counted among 1000 of its waiting callbacks; at that cap: at least that many)" } as const;
 
 export class DestinationFailingData {
   @ApiProperty(destination) destination: string;

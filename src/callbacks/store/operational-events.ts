@@ -101,7 +101,7 @@ export interface EventRow {
 }
 
 /**
- * An event's `waiting` counts the partner's callbacks among the destination's first this many
+ * An event's `waiting` counts the partner's callbacks among this many of the destination's
  * pending ones: a bounded index range, whatever the backlog (at the cap: at least that many).
  */
 export const WAITING_CAP = 1000;
@@ -127,11 +127,12 @@ export function circuitEvents(saved: string, settled: string): string {
             END AS data
        FROM ${saved} t
        JOIN callback_destinations cd ON cd.origin = t.origin
-       -- The destination's first WAITING_CAP pending callbacks in callbacks_admission_idx's order (a bounded
-       -- range, whoever's they are), and the partner's among them, with those this statement returned to waiting.
+       -- WAITING_CAP of the destination's pending callbacks (a bounded range of an index with the destination
+       -- first, whoever's they are; no order, which a plan could take from an index of all destinations), and the
+       -- partner's among them, with those this statement returned to waiting.
        CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x.partner_id = cd.partner_id AND x.event_type IS NULL)::int AS n
                              FROM (SELECT c.id, c.partner_id, c.event_type FROM callbacks c WHERE c.destination = t.origin AND c.status = 'pending'
-                                    ORDER BY c.next_attempt_at, c.seq LIMIT ${WAITING_CAP}) x
+                                    LIMIT ${WAITING_CAP}) x
                             WHERE x.id NOT IN (SELECT y.id FROM ${settled} y)) untouched
        CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM ${settled} z
                             WHERE z.destination = t.origin AND z.partner_id = cd.partner_id AND z.status = 'pending' AND z.event_type IS NULL) returned

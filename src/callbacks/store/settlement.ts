@@ -105,7 +105,8 @@ function recordStatement(reports: Reports): string {
          ${FOLLOW_MOVE},
          lease_until = NULL
     FROM input s
-   WHERE c.id = s.id AND c.attempt_count = s.attempt_count
+   -- The attempts' callbacks by primary-key probes (an array, as ADMIT's): a join alone lets a generic plan read the table.
+   WHERE c.id = ANY (ARRAY(SELECT id FROM input)) AND c.id = s.id AND c.attempt_count = s.attempt_count
      -- failed meanwhile (its schedule ended during an outage after its lease lapsed): only a delivery is recorded on it
      AND (c.status IN ('sending', 'pending') OR s.status = 'delivered')
   RETURNING c.id, c.partner_id, c.destination, c.status, c.test, c.event_type, c.url_removed_at
