@@ -10,22 +10,9 @@ import fc from 'fast-check';
 import { riskySlots } from '../src/delivery/admission-plan.js';
 import { stateOf } from '../src/delivery/destination-store.js';
 import { INITIAL_WINDOW, isProven } from '../src/delivery/destination-window.js';
-import {
-  apply,
-  check,
-  Checks,
-  drain,
-  LEASE_MS,
-  MAX_ATTEMPTS,
-  ORIGINS,
-  READY_WINDOW,
-  SCHEDULE,
-  SCHEDULE_TOTAL,
-  statementSuite,
-  stepArb,
-  WINDOW_MAX,
-  World,
-} from './support/statement-world.js';
+import { apply, check, Checks, drain, stepArb } from './support/statement-steps.js';
+import { LEASE_MS, MAX_ATTEMPTS, ORIGINS, READY_WINDOW, SCHEDULE, SCHEDULE_TOTAL, WINDOW_MAX, World } from './support/statement-world.js';
+import { statementSuite } from './support/statement-suite.js';
 
 /** What holds after every step, read from the tables. */
 async function safety(w: World): Promise<void> {

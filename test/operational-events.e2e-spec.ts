@@ -12,7 +12,9 @@ import fc from 'fast-check';
 import { isDeepStrictEqual } from 'node:util';
 import type { ScratchDatabase } from './support/scratch-database.js';
 import type { Behaviour } from './support/delivery-model.js';
-import { apply, check, Checks, drain, statementSuite, Step, stepArb, World } from './support/statement-world.js';
+import { apply, check, Checks, drain, Step, stepArb } from './support/statement-steps.js';
+import { statementSuite } from './support/statement-suite.js';
+import type { World } from './support/statement-world.js';
 
 const OPS = 'https://ops.test';
 const WINDOW_MS = 5 * 60_000;

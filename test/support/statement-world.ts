@@ -4,29 +4,26 @@
  * settlement (RECORD and destination writes, with the operational events they write), the
  * recorder's INSERT, URL changes and the operators' redelivery, imported from the code. Time passes
  * by moving every stored time back (PostgreSQL's clock cannot be moved). The random histories of
- * test/delivery-statements.e2e-spec.ts and test/operational-events.e2e-spec.ts run on it.
+ * test/delivery-statements.e2e-spec.ts and test/operational-events.e2e-spec.ts run on it, with
+ * the steps of statement-steps.ts.
  */
-import { Logger } from '@nestjs/common';
-import fc from 'fast-check';
 import { AuditLog } from '../../src/audit/audit-log.js';
 import { CallbackMessage } from '../../src/callbacks/callback-message.js';
 import { Redelivery } from '../../src/callbacks/redelivery.js';
 import { DESTINATION_COLUMNS, DestinationRow } from '../../src/callbacks/store/destination-states.js';
 import { callbackRows } from '../../src/callbacks/store/recording.js';
 import { followUrl } from '../../src/callbacks/store/url-changes.js';
-import { AppConfig, loadConfig } from '../../src/config/app-config.js';
+import type { AppConfig } from '../../src/config/app-config.js';
 import { microsKey } from '../../src/database/sql.js';
 import type { SqlSession } from '../../src/database/sql-session.js';
 import { Writes } from '../../src/database/writes.js';
 import { Admission, LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
 import { CallbackQueue, jobsOf } from '../../src/delivery/callback-queue.js';
-import { PROVEN_FOR_MS } from '../../src/delivery/destination-window.js';
 import type { SettlingRow } from '../../src/delivery/settle-attempt.js';
 import { Settlement } from '../../src/delivery/settlement.js';
-import { Metrics } from '../../src/metrics/metrics.js';
-import { answer, Behaviour, BEHAVIOURS } from './delivery-model.js';
-import { scratchDatabase, ScratchDatabase, seedCompany } from './scratch-database.js';
-import { ADMIN_TOKEN, TEST_REDIS_URL } from './test-app.js';
+import type { Metrics } from '../../src/metrics/metrics.js';
+import { answer, Behaviour } from './delivery-model.js';
+import type { ScratchDatabase } from './scratch-database.js';
 
 export const ORIGINS = ['https://a.test', 'https://b.test', 'https://c.test'];
 export const SCHEDULE = [1000, 2000, 4000];
@@ -169,7 +166,7 @@ export class World {
     const startedAt = e.sentAt - (this.shift - e.shiftAtSend);
     await this.settlements[e.worker].settle({ row, startedAt, answeredAt: Math.min(Date.now(), startedAt + lateMs), result: answerOf(b ?? this.behaviour.get(row.destination)!) });
     const refused = settlementFaults.splice(0);
-    check(refused.length === 0, () => `settlement could not record: ${refused.join('; ')}`);
+    if (refused.length > 0) throw new Error(`settlement could not record: ${refused.join('; ')}`);
     await this.afterSettle();
   }
 
@@ -236,135 +233,8 @@ export class World {
   }
 }
 
-export function check(ok: boolean, message: () => string): void {
-  if (!ok) throw new Error(message());
-}
-
-const k = <K extends string>(...ks: K[]) => fc.constantFrom(...ks);
-export const stepArb = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ k: k('commit'), d: fc.nat(2), c: fc.nat(1) }) },
-  // A partner moves a company's URL to another destination, or removes it.
-  { weight: 2, arbitrary: fc.record({ k: k('move', 'move', 'remove'), d: fc.nat(2), c: fc.nat(1) }) },
-  { weight: 2, arbitrary: fc.record({ k: k('behave'), d: fc.nat(2), b: fc.constantFrom(...BEHAVIOURS) }) },
-  { weight: 5, arbitrary: fc.record({ k: k('pass', 'pass', 'sweep') }) },
-  { weight: 4, arbitrary: fc.record({ k: k('settle'), pick: fc.nat(), as: fc.option(fc.constantFrom<Behaviour>('ok', '5xx', '429', 'hang', '4xx'), { freq: 4 }), late: fc.nat(50) }) },
-  { weight: 1, arbitrary: fc.record({ k: k('crash', 'restart'), w: fc.nat(1) }) },
-  { weight: 3, arbitrary: fc.record({ k: k('tick'), ms: fc.oneof(fc.integer({ min: 100, max: 3000 }), fc.constantFrom(LEASE_MS + 1, SCHEDULE_TOTAL + 1, PROBE_LAST, PROVEN_FOR_MS)) }) },
-  { weight: 1, arbitrary: fc.record({ k: k('redeliver'), pick: fc.nat() }) },
-);
-export type Step = typeof stepArb extends fc.Arbitrary<infer T> ? T : never;
-
-export async function apply(w: World, s: Step, checks: Checks): Promise<void> {
-  const origin = (d: number) => w.origins[d % w.origins.length];
-  if (s.k === 'commit') await w.commit(origin(s.d), s.c);
-  if (s.k === 'move') await w.moveUrl(s.c, origin(s.d));
-  if (s.k === 'remove') await w.moveUrl(s.c, null);
-  if (s.k === 'behave') w.behaviour.set(origin(s.d), s.b);
-  if (s.k === 'sweep') await w.sweep();
-  if (s.k === 'pass') await checks.admitted(w, await w.pass());
-  if (s.k === 'settle' && w.entries.length > 0) await w.settle(w.entries[s.pick % w.entries.length], s.as, s.late);
-  if (s.k === 'crash') await w.crash(s.w % w.workers.length);
-  if (s.k === 'restart') await w.restart(s.w % w.workers.length);
-  if (s.k === 'tick') await w.tick(s.ms);
-  if (s.k === 'redeliver') {
-    const done = (await w.callbacks()).filter((c) => (c.status === 'delivered' || c.status === 'failed') && c.url_removed_at === null);
-    if (done.length > 0) await w.redeliver(done[s.pick % done.length].id);
-  }
-}
-
-/** The service's configuration for these histories: short timeouts and schedules, small windows. */
-export function statementConfig(s: ScratchDatabase): AppConfig {
-  return {
-    ...loadConfig({ DATABASE_URL: s.databaseUrl, REDIS_URL: TEST_REDIS_URL, ADMIN_TOKEN }),
-    callbackTimeoutMs: TIMEOUT_MS,
-    callbackRetryScheduleMs: SCHEDULE,
-    callbackReadyWindow: READY_WINDOW,
-    callbackDestinationConcurrency: WINDOW_MAX,
-    callbackBreakerThreshold: 3,
-    callbackBreakerProbeMs: { first: 1000, last: PROBE_LAST },
-  };
-}
-
-/** What a history checks as it goes: after each admission pass (what it admitted), and after each step or round. */
-export interface Checks {
-  admitted(w: World, ids: string[]): Promise<void>;
-  settled(w: World): Promise<void>;
-}
-
-/** Every destination answers, workers are back: admission, settlements and time until nothing waits. */
-export async function drain(w: World, checks: Checks): Promise<void> {
-  for (const o of w.origins) w.behaviour.set(o, 'ok');
-  for (const i of w.workers.keys()) w.workers[i].up = true;
-  await w.announce();
-  for (let round = 0; round < 300; round++) {
-    const rows = await w.callbacks();
-    if (!rows.some((c) => c.status === 'pending' || c.status === 'sending')) return;
-    await w.sweep();
-    await checks.admitted(w, await w.pass());
-    for (const e of [...w.entries]) await w.settle(e, 'ok');
-    await checks.settled(w);
-    if (w.entries.length === 0) await w.tick(await w.untilNext());
-  }
-  throw new Error(`still waiting after 300 rounds: ${JSON.stringify((await w.callbacks()).filter((c) => c.status === 'pending' || c.status === 'sending'))}`);
-}
-
 /**
  * What settlement said it could not record, since the last settle: a statement PostgreSQL refused
  * fails the history, rather than being retried until it passes (settlement.ts waits out outages).
  */
-const settlementFaults: string[] = [];
-
-/** What a suite of histories runs on: a scratch database with two partners' companies, the configuration and metrics. */
-export interface StatementSuite {
-  readonly s: ScratchDatabase;
-  readonly config: AppConfig;
-  readonly metrics: Metrics;
-  readonly companies: { partnerId: string; companyId: string }[];
-  /** A new history: every delivery table emptied, a World on it with its workers announced. */
-  world(destinations: number, workerSlots: number[]): Promise<World>;
-}
-
-/** The suite's set-up, in its beforeAll (closed in its afterAll); read its parts once beforeAll has run. */
-export function statementSuite(): StatementSuite {
-  let parts: Omit<StatementSuite, 'world'> | undefined;
-  beforeAll(async () => {
-    for (const level of ['warn', 'error'] as const) {
-      const original = Logger.prototype[level];
-      jest.spyOn(Logger.prototype, level).mockImplementation(function (this: Logger, message: unknown, ...rest: unknown[]) {
-        if (/record/.test(String(message))) settlementFaults.push(String(message));
-        return original.call(this, message, ...rest);
-      });
-    }
-    const s = await scratchDatabase();
-    parts = { s, config: statementConfig(s), metrics: new Metrics(s.db), companies: [await seedCompany(s.pool), await seedCompany(s.pool)] };
-  }, 60_000);
-  afterAll(async () => {
-    jest.restoreAllMocks();
-    await parts?.s.close();
-  });
-  const got = () => {
-    if (!parts) throw new Error('the statement suite is read before its beforeAll ran');
-    return parts;
-  };
-  return {
-    get s() {
-      return got().s;
-    },
-    get config() {
-      return got().config;
-    },
-    get metrics() {
-      return got().metrics;
-    },
-    get companies() {
-      return got().companies;
-    },
-    async world(destinations: number, workerSlots: number[]): Promise<World> {
-      const { s, config, metrics, companies } = got();
-      await s.pool.query(`TRUNCATE callback_attempts, callbacks, destinations, callback_destinations, delivery_workers, operational_events, failure_notices`);
-      const w = new World(s, config, metrics, companies, destinations, workerSlots);
-      await w.announce();
-      return w;
-    },
-  };
-}
+export const settlementFaults: string[] = [];

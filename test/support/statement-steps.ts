@@ -1,0 +1,67 @@
+/**
+ * The steps of a random history over the statement world (statement-world.ts): what can happen
+ * (stepArb), how each step is applied, what a history checks as it goes, and the drain that ends it.
+ */
+import fc from 'fast-check';
+import { PROVEN_FOR_MS } from '../../src/delivery/destination-window.js';
+import { Behaviour, BEHAVIOURS } from './delivery-model.js';
+import { LEASE_MS, PROBE_LAST, SCHEDULE_TOTAL, World } from './statement-world.js';
+
+export function check(ok: boolean, message: () => string): void {
+  if (!ok) throw new Error(message());
+}
+
+const k = <K extends string>(...ks: K[]) => fc.constantFrom(...ks);
+export const stepArb = fc.oneof(
+  { weight: 4, arbitrary: fc.record({ k: k('commit'), d: fc.nat(2), c: fc.nat(1) }) },
+  // A partner moves a company's URL to another destination, or removes it.
+  { weight: 2, arbitrary: fc.record({ k: k('move', 'move', 'remove'), d: fc.nat(2), c: fc.nat(1) }) },
+  { weight: 2, arbitrary: fc.record({ k: k('behave'), d: fc.nat(2), b: fc.constantFrom(...BEHAVIOURS) }) },
+  { weight: 5, arbitrary: fc.record({ k: k('pass', 'pass', 'sweep') }) },
+  { weight: 4, arbitrary: fc.record({ k: k('settle'), pick: fc.nat(), as: fc.option(fc.constantFrom<Behaviour>('ok', '5xx', '429', 'hang', '4xx'), { freq: 4 }), late: fc.nat(50) }) },
+  { weight: 1, arbitrary: fc.record({ k: k('crash', 'restart'), w: fc.nat(1) }) },
+  { weight: 3, arbitrary: fc.record({ k: k('tick'), ms: fc.oneof(fc.integer({ min: 100, max: 3000 }), fc.constantFrom(LEASE_MS + 1, SCHEDULE_TOTAL + 1, PROBE_LAST, PROVEN_FOR_MS)) }) },
+  { weight: 1, arbitrary: fc.record({ k: k('redeliver'), pick: fc.nat() }) },
+);
+export type Step = typeof stepArb extends fc.Arbitrary<infer T> ? T : never;
+
+export async function apply(w: World, s: Step, checks: Checks): Promise<void> {
+  const origin = (d: number) => w.origins[d % w.origins.length];
+  if (s.k === 'commit') await w.commit(origin(s.d), s.c);
+  if (s.k === 'move') await w.moveUrl(s.c, origin(s.d));
+  if (s.k === 'remove') await w.moveUrl(s.c, null);
+  if (s.k === 'behave') w.behaviour.set(origin(s.d), s.b);
+  if (s.k === 'sweep') await w.sweep();
+  if (s.k === 'pass') await checks.admitted(w, await w.pass());
+  if (s.k === 'settle' && w.entries.length > 0) await w.settle(w.entries[s.pick % w.entries.length], s.as, s.late);
+  if (s.k === 'crash') await w.crash(s.w % w.workers.length);
+  if (s.k === 'restart') await w.restart(s.w % w.workers.length);
+  if (s.k === 'tick') await w.tick(s.ms);
+  if (s.k === 'redeliver') {
+    const done = (await w.callbacks()).filter((c) => (c.status === 'delivered' || c.status === 'failed') && c.url_removed_at === null);
+    if (done.length > 0) await w.redeliver(done[s.pick % done.length].id);
+  }
+}
+
+/** What a history checks as it goes: after each admission pass (what it admitted), and after each step or round. */
+export interface Checks {
+  admitted(w: World, ids: string[]): Promise<void>;
+  settled(w: World): Promise<void>;
+}
+
+/** Every destination answers, workers are back: admission, settlements and time until nothing waits. */
+export async function drain(w: World, checks: Checks): Promise<void> {
+  for (const o of w.origins) w.behaviour.set(o, 'ok');
+  for (const i of w.workers.keys()) w.workers[i].up = true;
+  await w.announce();
+  for (let round = 0; round < 300; round++) {
+    const rows = await w.callbacks();
+    if (!rows.some((c) => c.status === 'pending' || c.status === 'sending')) return;
+    await w.sweep();
+    await checks.admitted(w, await w.pass());
+    for (const e of [...w.entries]) await w.settle(e, 'ok');
+    await checks.settled(w);
+    if (w.entries.length === 0) await w.tick(await w.untilNext());
+  }
+  throw new Error(`still waiting after 300 rounds: ${JSON.stringify((await w.callbacks()).filter((c) => c.status === 'pending' || c.status === 'sending'))}`);
+}

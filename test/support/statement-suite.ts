@@ -1,0 +1,79 @@
+/**
+ * A suite of random histories over the statement world (statement-world.ts): its scratch database,
+ * two partners' companies, the service's configuration for short histories, and a fresh World per
+ * history; a record settlement could not write fails the history.
+ */
+import { Logger } from '@nestjs/common';
+import { AppConfig, loadConfig } from '../../src/config/app-config.js';
+import { Metrics } from '../../src/metrics/metrics.js';
+import { scratchDatabase, ScratchDatabase, seedCompany } from './scratch-database.js';
+import { ADMIN_TOKEN, TEST_REDIS_URL } from './test-app.js';
+import { PROBE_LAST, READY_WINDOW, SCHEDULE, settlementFaults, TIMEOUT_MS, WINDOW_MAX, World } from './statement-world.js';
+
+/** The service's configuration for these histories: short timeouts and schedules, small windows. */
+export function statementConfig(s: ScratchDatabase): AppConfig {
+  return {
+    ...loadConfig({ DATABASE_URL: s.databaseUrl, REDIS_URL: TEST_REDIS_URL, ADMIN_TOKEN }),
+    callbackTimeoutMs: TIMEOUT_MS,
+    callbackRetryScheduleMs: SCHEDULE,
+    callbackReadyWindow: READY_WINDOW,
+    callbackDestinationConcurrency: WINDOW_MAX,
+    callbackBreakerThreshold: 3,
+    callbackBreakerProbeMs: { first: 1000, last: PROBE_LAST },
+  };
+}
+
+/** What a suite of histories runs on: a scratch database with two partners' companies, the configuration and metrics. */
+export interface StatementSuite {
+  readonly s: ScratchDatabase;
+  readonly config: AppConfig;
+  readonly metrics: Metrics;
+  readonly companies: { partnerId: string; companyId: string }[];
+  /** A new history: every delivery table emptied, a World on it with its workers announced. */
+  world(destinations: number, workerSlots: number[]): Promise<World>;
+}
+
+/** The suite's set-up, in its beforeAll (closed in its afterAll); read its parts once beforeAll has run. */
+export function statementSuite(): StatementSuite {
+  let parts: Omit<StatementSuite, 'world'> | undefined;
+  beforeAll(async () => {
+    for (const level of ['warn', 'error'] as const) {
+      const original = Logger.prototype[level];
+      jest.spyOn(Logger.prototype, level).mockImplementation(function (this: Logger, message: unknown, ...rest: unknown[]) {
+        if (/record/.test(String(message))) settlementFaults.push(String(message));
+        return original.call(this, message, ...rest);
+      });
+    }
+    const s = await scratchDatabase();
+    parts = { s, config: statementConfig(s), metrics: new Metrics(s.db), companies: [await seedCompany(s.pool), await seedCompany(s.pool)] };
+  }, 60_000);
+  afterAll(async () => {
+    jest.restoreAllMocks();
+    await parts?.s.close();
+  });
+  const got = () => {
+    if (!parts) throw new Error('the statement suite is read before its beforeAll ran');
+    return parts;
+  };
+  return {
+    get s() {
+      return got().s;
+    },
+    get config() {
+      return got().config;
+    },
+    get metrics() {
+      return got().metrics;
+    },
+    get companies() {
+      return got().companies;
+    },
+    async world(destinations: number, workerSlots: number[]): Promise<World> {
+      const { s, config, metrics, companies } = got();
+      await s.pool.query(`TRUNCATE callback_attempts, callbacks, destinations, callback_destinations, delivery_workers, operational_events, failure_notices`);
+      const w = new World(s, config, metrics, companies, destinations, workerSlots);
+      await w.announce();
+      return w;
+    },
+  };
+}
