@@ -85,6 +85,24 @@ function addCallbacks(plain: Client, origin: string, n: number, age: string) {
   );
 }
 
+/** A database of its own, migrated, with the company every callback belongs to; a connection as the service's pool's and the relay's. */
+async function migratedDatabase(databaseUrl: string): Promise<{ plain: Client; relay: Client }> {
+  const db = await openDatabase({ ...dataSourceOptions(databaseUrl), url: databaseUrl } as never);
+  await db.destroy();
+  const plain = new Client({ connectionString: databaseUrl, options: PLANNER_SETTINGS });
+  await plain.connect();
+  const relay = relayClient(databaseUrl);
+  await relay.connect();
+  await addCompany(plain);
+  return { plain, relay };
+}
+
+async function dropDatabase(run: ReturnType<typeof runIdentity>, plain: Client | undefined, relay: Client | undefined): Promise<void> {
+  await plain?.end();
+  await relay?.end();
+  await dropRunData({ databaseUrl: run.databaseUrl, redisUrl: TEST_REDIS_URL, queuePrefix: run.queuePrefix });
+}
+
 type Statement = { name: string; on: Client; text: string; params: unknown[]; setup?: string };
 
 /** The statements and their arguments as the code passes them; `on` is the connection the code runs them on. */
@@ -134,13 +152,7 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
   let relay: Client;
 
   beforeAll(async () => {
-    const db = await openDatabase({ ...dataSourceOptions(run.databaseUrl), url: run.databaseUrl } as never);
-    await db.destroy();
-    plain = new Client({ connectionString: run.databaseUrl, options: PLANNER_SETTINGS }); // as the service's pool
-    await plain.connect();
-    relay = relayClient(run.databaseUrl);
-    await relay.connect();
-    await addCompany(plain);
+    ({ plain, relay } = await migratedDatabase(run.databaseUrl));
     const add = (origin: string, n: number, age: string) => addCallbacks(plain, origin, n, age);
     // One destination's day-long backlog, analysed as it stood (then never again: autovacuum off).
     await add(BIG, BACKLOG, '1 day');
@@ -160,11 +172,7 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
     await plain.query(`INSERT INTO delivery_workers VALUES ('w', 200, now() + interval '1 hour')`);
   }, 60_000);
 
-  afterAll(async () => {
-    await plain?.end();
-    await relay?.end();
-    await dropRunData({ databaseUrl: run.databaseUrl, redisUrl: TEST_REDIS_URL, queuePrefix: run.queuePrefix });
-  });
+  afterAll(() => dropDatabase(run, plain, relay));
 
   /** EXPLAIN ANALYZE of a statement run as the code runs it (prepared, in this plan mode), rolled back. */
   async function explain(s: Statement, mode: string): Promise<PlanNode> {
@@ -236,24 +244,14 @@ describe('delivery statements planned while the tables were small, run once a ba
   let relay: Client;
 
   beforeAll(async () => {
-    const db = await openDatabase({ ...dataSourceOptions(run.databaseUrl), url: run.databaseUrl } as never);
-    await db.destroy();
-    plain = new Client({ connectionString: run.databaseUrl, options: PLANNER_SETTINGS }); // as the service's pool
-    await plain.connect();
-    relay = relayClient(run.databaseUrl);
-    await relay.connect();
-    await addCompany(plain);
+    ({ plain, relay } = await migratedDatabase(run.databaseUrl));
     await addCallbacks(plain, BIG, 20, '1 hour');
     await plain.query(`UPDATE callbacks SET status = 'sending', lease_until = now() + interval '1 minute' WHERE seq IN (SELECT seq FROM callbacks ORDER BY seq LIMIT 5)`);
     await plain.query(`INSERT INTO delivery_workers VALUES ('w', 200, now() + interval '1 hour')`);
     await plain.query('ANALYZE');
   }, 60_000);
 
-  afterAll(async () => {
-    await plain?.end();
-    await relay?.end();
-    await dropRunData({ databaseUrl: run.databaseUrl, redisUrl: TEST_REDIS_URL, queuePrefix: run.queuePrefix });
-  });
+  afterAll(() => dropDatabase(run, plain, relay));
 
   it('keeps no plan that reads the callbacks table whole', async () => {
     const small = await statements(plain, relay);
