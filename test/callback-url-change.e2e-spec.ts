@@ -24,8 +24,10 @@ describe('moving and removing callback URLs', () => {
   let held: (() => void)[] = [];
   let holdOld = false;
 
+  // `url`: where each callback's next attempt goes. One being attempted when its URL moved keeps its
+  // URL until the attempt settles, the new one waiting in next_url (the in-flight test reads both).
   const rows = (companyId: string) =>
-    t.sql<Row>('SELECT id, status, url, last_error, url_removed_at FROM callbacks WHERE company_id = $1 AND NOT test ORDER BY seq', [companyId]);
+    t.sql<Row>('SELECT id, status, coalesce(next_url, url) AS url, last_error, url_removed_at FROM callbacks WHERE company_id = $1 AND NOT test ORDER BY seq', [companyId]);
   const attempts = (id: string) => t.sql<{ status_code: number | null }>('SELECT status_code FROM callback_attempts WHERE callback_id = $1 ORDER BY number', [id]);
 
   beforeAll(async () => {
