@@ -87,4 +87,19 @@ export async function healthyLoad(ctx: Ctx, label: string, rate: number, seconds
   return load.arrivals();
 }
 
+/** How long after a storm's or outage's healthy load its callbacks may take. */
+export const HEALTHY_WAIT_MS = 60_000;
+
+/** A healthy load's latencies and arrivals, as a detail line. */
+export const healthyLine = (r: HealthyArrivals) =>
+  `${pq(r.latencies)}, max ${fmt(r.latencies[r.latencies.length - 1])} ms; ${r.latencies.length} of ${r.requested} arrived${r.failed.length ? `, ${r.failed.length} API requests failed (${r.failed[0]})` : ''}`;
+
+/** The goal that no healthy callback is missing HEALTHY_WAIT_MS after the load, as a result row. */
+export const healthyMissingRow = (r: HealthyArrivals) => ({
+  measure: `healthy callbacks missing ${HEALTHY_WAIT_MS / 1000} s after the load`,
+  result: `${r.missing} of ${r.accepted}${r.failed.length ? ` (and ${r.failed.length} API requests failed)` : ''}`,
+  goal: 'none',
+  met: r.missing === 0 && r.failed.length === 0,
+});
+
 export const pq = (l: number[]) => `p50 ${fmt(quantile(l, 0.5))} ms, p99 ${fmt(quantile(l, 0.99))} ms`;

@@ -12,13 +12,12 @@ import { ScenarioResult } from '../support/results.js';
 import { ServiceRun } from '../support/service.js';
 import { memorySampler } from '../support/system.js';
 import { ArrivalReceiver } from '../receivers.js';
-import { BODY, Ctx, HEALTHY_RATE, HealthyArrivals, healthyLoad, healthySend, partnerWithCompany, pq } from './context.js';
+import { BODY, Ctx, HEALTHY_RATE, HEALTHY_WAIT_MS, healthyLine, healthyLoad, healthyMissingRow, healthySend, partnerWithCompany } from './context.js';
 import { STORM_SLOW_MS, stormOrigin } from './storm.js';
 
 const PER_ORIGIN = envInt('BENCH_OUTAGE_PER_ORIGIN', 1_000);
 const SECONDS = envInt('BENCH_OUTAGE_SECONDS', 60); // the healthy load's length, alone and in the outage
 const SLOW = 3;
-const HEALTHY_WAIT_MS = 60_000; // how long after the outage's healthy load its callbacks may take
 /** The recovery's goal: every held callback delivered at this rate at least, and within 60 s at the least. */
 const RECOVERY_RATE = 1_667;
 const RECOVERY_MIN_S = 60;
@@ -111,8 +110,6 @@ export async function outageScenario(baseline: number, rx: ArrivalReceiver, dead
     const redisDelta = samples.redisPeak() - redisBefore;
     const storming = perPass(atStorm, atRecovery);
     const recovering = perPass(atRecovery, atEnd);
-    const healthyLine = (r: HealthyArrivals) =>
-      `${pq(r.latencies)}, max ${fmt(r.latencies[r.latencies.length - 1])} ms; ${r.latencies.length} of ${r.requested} arrived${r.failed.length ? `, ${r.failed.length} API requests failed (${r.failed[0]})` : ''}`;
     return {
       scenario: 'outage',
       variant: `${fmt(deadCount)} dead origins`,
@@ -129,12 +126,7 @@ export async function outageScenario(baseline: number, rx: ArrivalReceiver, dead
       ],
       rows: [
         { measure: 'healthy p99 alone → in the outage', result: `${fmt(p99Alone)} → ${fmt(p99Beside)} ms`, goal: '≤ alone + 100 ms', met: Number.isFinite(p99Beside) ? p99Beside <= p99Alone + 100 : false },
-        {
-          measure: `healthy callbacks missing ${HEALTHY_WAIT_MS / 1000} s after the load`,
-          result: `${beside.missing} of ${beside.accepted}${beside.failed.length ? ` (and ${beside.failed.length} API requests failed)` : ''}`,
-          goal: 'none',
-          met: beside.missing === 0 && beside.failed.length === 0,
-        },
+        healthyMissingRow(beside),
         { measure: 'connections per dead origin while down, max', result: `${maxDown} in ${fmt(downSeconds)} s`, goal: `≤ ${MAX_CONNECTIONS}`, met: maxDown <= MAX_CONNECTIONS },
         { measure: 'Redis used_memory peak over its start (absolute: Redis is shared)', result: `${mb(redisDelta)} (${mb(samples.redisPeak())})`, goal: '≤ 100 MB', met: redisDelta <= REDIS_LIMIT },
         {

@@ -7,14 +7,13 @@ import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { envInt, figure, fmt, quantile, sleep } from '../support/common.js';
 import { ScenarioResult } from '../support/results.js';
-import { BODY, Ctx, HEALTHY_RATE, HealthyArrivals, healthyLoad, healthySend, partnerWithCompany, pq } from './context.js';
+import { BODY, Ctx, HEALTHY_RATE, HEALTHY_WAIT_MS, healthyLine, healthyLoad, healthyMissingRow, healthySend, partnerWithCompany } from './context.js';
 
 const STORM_DEAD = 50;
 const STORM_SLOW = 3;
 const STORM_PER_ORIGIN = 40;
 export const STORM_SLOW_MS = 8_000;
 const STORM_SECONDS = envInt('BENCH_STORM_SECONDS', 70); // the healthy load's length, alone and in the storm
-const HEALTHY_WAIT_MS = 60_000; // how long after the storm's healthy load its callbacks may take
 const STORM_RECOVERY_MS = envInt('BENCH_STORM_RECOVERY_S', 300) * 1000; // how long to wait for the dead ones' callbacks
 
 /**
@@ -135,8 +134,6 @@ export async function stormScenario(ctx: Ctx): Promise<ScenarioResult> {
     const p99Beside = quantile(beside.latencies, 0.99);
     const maxDown = down[down.length - 1];
     const over = down.filter((c) => c > 10).length;
-    const healthyLine = (r: HealthyArrivals) =>
-      `${pq(r.latencies)}, max ${fmt(r.latencies[r.latencies.length - 1])} ms; ${r.latencies.length} of ${r.requested} arrived${r.failed.length ? `, ${r.failed.length} API requests failed (${r.failed[0]})` : ''}`;
     return {
       scenario: 'storm',
       title: `${STORM_DEAD} dead origins (accept, never answer) + ${STORM_SLOW} slow (200 after ${STORM_SLOW_MS / 1000} s), ${STORM_PER_ORIGIN} pending callbacks each, beside a healthy partner at ${HEALTHY_RATE} changes/s for ${STORM_SECONDS} s`,
@@ -150,12 +147,7 @@ export async function stormScenario(ctx: Ctx): Promise<ScenarioResult> {
       ],
       rows: [
         { measure: 'healthy p99 alone → in the storm', result: `${fmt(p99Alone)} → ${fmt(p99Beside)} ms`, goal: '≤ alone + 100 ms', met: Number.isFinite(p99Beside) ? p99Beside <= p99Alone + 100 : null },
-        {
-          measure: `healthy callbacks missing ${HEALTHY_WAIT_MS / 1000} s after the load`,
-          result: `${beside.missing} of ${beside.accepted}${beside.failed.length ? ` (and ${beside.failed.length} API requests failed)` : ''}`,
-          goal: 'none',
-          met: beside.missing === 0 && beside.failed.length === 0,
-        },
+        healthyMissingRow(beside),
         { measure: 'connections per dead origin while down, max', result: `${maxDown} in ${fmt(downSeconds)} s${over ? ` (${over} of ${STORM_DEAD} origins above 10)` : ''}`, goal: '≤ 10', met: maxDown <= 10 },
         {
           measure: `all ${fmt(deadWanted)} of the dead origins' callbacks arrived after recovery`,
