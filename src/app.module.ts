@@ -38,6 +38,7 @@ import { CompaniesService } from './companies/companies.service.js';
 import { APP_CONFIG, AppConfig } from './config/app-config.js';
 import { controllersOf } from './config/variant-controllers.js';
 import { openDatabase } from './database/database.js';
+import { SqlPool } from './database/sql-pool.js';
 import { dataSourceOptions } from './data-source.js';
 import { createRedis, REDIS, RedisConnection } from './database/redis.js';
 import { HealthController } from './health/health.controller.js';
@@ -142,6 +143,8 @@ export class AppModule {
         Metrics,
         // Both roles wake admission: commits and redeliveries (api), settlements (worker).
         AdmissionSignal,
+        // The connections of the hand-written SQL, every role's.
+        SqlPool,
         // Every role prunes; an advisory lock lets one process at a time do it.
         CallbackRetention,
         { provide: RETENTION_INTERVAL_MS, useValue: DEFAULT_RETENTION_INTERVAL_MS },

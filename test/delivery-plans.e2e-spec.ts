@@ -1,5 +1,6 @@
-import { Client } from 'pg';
-import { openDatabase, PLANNER_SETTINGS } from '../src/database/database.js';
+import { Client, ClientBase, PoolClient } from 'pg';
+import { openDatabase } from '../src/database/database.js';
+import { SqlPool } from '../src/database/sql-pool.js';
 import { dataSourceOptions } from '../src/data-source.js';
 import { ADMIT, CANDIDATES, EXPIRE, LAPSE, OPEN_DESTINATIONS, RELEASE } from '../src/callbacks/store/admission.js';
 import { relayClient } from '../src/delivery/callback-relay.js';
@@ -69,14 +70,14 @@ const text = (v: unknown) => (v instanceof Date ? v.toISOString() : String(v));
 const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 /** The partner and company every callback here belongs to. */
-async function addCompany(plain: Client): Promise<void> {
-  await plain.query(`INSERT INTO partners (id, name, api_key_hash, signing_secret) VALUES ('00000000-0000-0000-0000-000000000001', 'p', 'h', 's')`);
-  await plain.query(`INSERT INTO companies (id, partner_id, name, currency, credit_status) VALUES ('00000000-0000-0000-0000-000000000002', '00000000-0000-0000-0000-000000000001', 'c', 'EUR', 'active')`);
+async function addCompany(queue: ClientBase): Promise<void> {
+  await queue.query(`INSERT INTO partners (id, name, api_key_hash, signing_secret) VALUES ('00000000-0000-0000-0000-000000000001', 'p', 'h', 's')`);
+  await queue.query(`INSERT INTO companies (id, partner_id, name, currency, credit_status) VALUES ('00000000-0000-0000-0000-000000000002', '00000000-0000-0000-0000-000000000001', 'c', 'EUR', 'active')`);
 }
 
 /** `n` pending callbacks to `origin`, due from `age` ago on, a millisecond apart. */
-function addCallbacks(plain: Client, origin: string, n: number, age: string) {
-  return plain.query(
+function addCallbacks(queue: ClientBase, origin: string, n: number, age: string) {
+  return queue.query(
     `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, created_at, schedule_started_at)
      SELECT '00000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-000000000002', 0, $1, '{}', 'pending',
             now() - $2::interval + g * interval '1 millisecond', now() - interval '1 day', now() - interval '1 day'
@@ -85,29 +86,30 @@ function addCallbacks(plain: Client, origin: string, n: number, age: string) {
   );
 }
 
-/** A database of its own, migrated, with the company every callback belongs to; a connection as the service's pool's and the relay's. */
-async function migratedDatabase(databaseUrl: string): Promise<{ plain: Client; relay: Client }> {
+/** A database of its own, migrated, with the company every callback belongs to; a connection of the hand-written SQL's pool (SqlPool) and the relay's. */
+async function migratedDatabase(databaseUrl: string): Promise<{ pool: SqlPool; queue: PoolClient; relay: Client }> {
   const db = await openDatabase({ ...dataSourceOptions(databaseUrl), url: databaseUrl } as never);
   await db.destroy();
-  const plain = new Client({ connectionString: databaseUrl, options: PLANNER_SETTINGS });
-  await plain.connect();
+  const pool = new SqlPool({ databaseUrl });
+  const queue = await pool.pool.connect();
   const relay = relayClient(databaseUrl);
   await relay.connect();
-  await addCompany(plain);
-  return { plain, relay };
+  await addCompany(queue);
+  return { pool, queue, relay };
 }
 
-async function dropDatabase(run: ReturnType<typeof runIdentity>, plain: Client | undefined, relay: Client | undefined): Promise<void> {
-  await plain?.end();
+async function dropDatabase(run: ReturnType<typeof runIdentity>, pool: SqlPool | undefined, queue: PoolClient | undefined, relay: Client | undefined): Promise<void> {
+  queue?.release();
+  await pool?.onApplicationShutdown();
   await relay?.end();
   await dropRunData({ databaseUrl: run.databaseUrl, redisUrl: TEST_REDIS_URL, queuePrefix: run.queuePrefix });
 }
 
-type Statement = { name: string; on: Client; text: string; params: unknown[]; setup?: string };
+type Statement = { name: string; on: ClientBase; text: string; params: unknown[]; setup?: string };
 
 /** The statements and their arguments as the code passes them; `on` is the connection the code runs them on. */
-async function statements(plain: Client, relay: Client): Promise<Statement[]> {
-  const sending = (await plain.query(`SELECT id, attempt_count, (extract(epoch FROM schedule_started_at) * 1000000)::bigint::text AS k FROM callbacks WHERE status = 'sending' LIMIT 20`)).rows;
+async function statements(queue: ClientBase, relay: Client): Promise<Statement[]> {
+  const sending = (await queue.query(`SELECT id, attempt_count, (extract(epoch FROM schedule_started_at) * 1000000)::bigint::text AS k FROM callbacks WHERE status = 'sending' LIMIT 20`)).rows;
   const ids = sending.map((r) => r.id as string);
   const columns = { window_size: 3, failures: 0, probe_ms: 0, last_error: null, opened_at: null, next_probe_at: null, last_ok_at: Date.now() };
   const saves = (reported: DestinationSave['reported']): unknown[] => saveParams([{ origin: BIG, columns, version: '0', reported, failingSince: reported && Date.now() - 60_000 }]);
@@ -130,13 +132,13 @@ async function statements(plain: Client, relay: Client): Promise<Statement[]> {
     { name: 'admission open destinations', on: relay, text: OPEN_DESTINATIONS, params: [] },
     { name: 'admission expire', on: relay, text: EXPIRE, params: [60_000, [BIG], ['destination unavailable']] },
     { name: 'admission flush notices', on: relay, text: FLUSH_NOTICES, params: [] },
-    { name: 'delivery load', on: plain, text: LOAD, params: [ids] },
-    { name: 'settlement record', on: plain, text: recordFor({ circuit: false, failures: false }).text, params: [...records('delivered'), ...saves(null)] },
-    { name: 'settlement record with events', on: plain, text: withEvents.text, params: [...records('failed'), ...saves('closed')] },
-    { name: 'settlement read', on: plain, text: READ_DESTINATIONS, params: [[BIG]] },
-    { name: 'settlement refold', on: plain, text: saveFor({ circuit: false }).text, params: saves(null) },
-    { name: 'settlement refold with events', on: plain, text: saveFor({ circuit: true }).text, params: saves('opened') },
-    { name: 'retention prune', on: plain, text: PRUNE_CALLBACKS, params: [7 * 86_400_000], setup: PRUNE_PLANNER },
+    { name: 'delivery load', on: queue, text: LOAD, params: [ids] },
+    { name: 'settlement record', on: queue, text: recordFor({ circuit: false, failures: false }).text, params: [...records('delivered'), ...saves(null)] },
+    { name: 'settlement record with events', on: queue, text: withEvents.text, params: [...records('failed'), ...saves('closed')] },
+    { name: 'settlement read', on: queue, text: READ_DESTINATIONS, params: [[BIG]] },
+    { name: 'settlement refold', on: queue, text: saveFor({ circuit: false }).text, params: saves(null) },
+    { name: 'settlement refold with events', on: queue, text: saveFor({ circuit: true }).text, params: saves('opened') },
+    { name: 'retention prune', on: queue, text: PRUNE_CALLBACKS, params: [7 * 86_400_000], setup: PRUNE_PLANNER },
   ];
 }
 
@@ -148,31 +150,32 @@ async function statements(plain: Client, relay: Client): Promise<Statement[]> {
  */
 describe.each([['analysed as the backlog stood', true], ['never analysed', false]])('delivery statements cost O(rows touched) under custom and generic plans, statistics %s', (_stats, analysed) => {
   const run = runIdentity();
-  let plain: Client;
+  let pool: SqlPool;
+  let queue: PoolClient;
   let relay: Client;
 
   beforeAll(async () => {
-    ({ plain, relay } = await migratedDatabase(run.databaseUrl));
-    const add = (origin: string, n: number, age: string) => addCallbacks(plain, origin, n, age);
+    ({ pool, queue, relay } = await migratedDatabase(run.databaseUrl));
+    const add = (origin: string, n: number, age: string) => addCallbacks(queue, origin, n, age);
     // One destination's day-long backlog, analysed as it stood (then never again: autovacuum off).
     await add(BIG, BACKLOG, '1 day');
-    await plain.query(`INSERT INTO callback_attempts (callback_id, number, started_at, duration_ms, status_code)
+    await queue.query(`INSERT INTO callback_attempts (callback_id, number, started_at, duration_ms, status_code)
                        SELECT id, 1, created_at, 5, 503 FROM callbacks`);
-    if (analysed) await plain.query('ANALYZE');
+    if (analysed) await queue.query('ANALYZE');
     // Since: the head of it delivered long ago (dead tuples, and delivered rows the statistics
     // never saw), some in flight with lapsed leases, a second destination with a few due.
-    await plain.query(`WITH h AS (SELECT id FROM callbacks ORDER BY next_attempt_at LIMIT 5000)
+    await queue.query(`WITH h AS (SELECT id FROM callbacks ORDER BY next_attempt_at LIMIT 5000)
                        UPDATE callbacks c SET status = 'delivered', next_attempt_at = NULL, delivered_at = now() - interval '30 days' FROM h WHERE c.id = h.id`);
-    await plain.query(`WITH h AS (SELECT id FROM callbacks WHERE status = 'pending' ORDER BY next_attempt_at LIMIT 40)
+    await queue.query(`WITH h AS (SELECT id FROM callbacks WHERE status = 'pending' ORDER BY next_attempt_at LIMIT 40)
                        UPDATE callbacks c SET status = 'sending', lease_until = now() - interval '1 second' FROM h WHERE c.id = h.id`);
     await add(SMALL, 200, '1 hour');
     await add(LATER, 2_000, '-1 hour');
     // Open, its probe due: admission reads its callbacks (one not due would be read not at all).
-    await plain.query(`UPDATE destinations SET opened_at = now() - interval '1 hour', next_probe_at = now() - interval '1 second' WHERE origin = $1`, [BIG]);
-    await plain.query(`INSERT INTO delivery_workers VALUES ('w', 200, now() + interval '1 hour')`);
+    await queue.query(`UPDATE destinations SET opened_at = now() - interval '1 hour', next_probe_at = now() - interval '1 second' WHERE origin = $1`, [BIG]);
+    await queue.query(`INSERT INTO delivery_workers VALUES ('w', 200, now() + interval '1 hour')`);
   }, 60_000);
 
-  afterAll(() => dropDatabase(run, plain, relay));
+  afterAll(() => dropDatabase(run, pool, queue, relay));
 
   /** EXPLAIN ANALYZE of a statement run as the code runs it (prepared, in this plan mode), rolled back. */
   async function explain(s: Statement, mode: string): Promise<PlanNode> {
@@ -193,7 +196,7 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
   for (const mode of ['force_custom_plan', 'force_generic_plan']) {
     it(`no statement reads the callbacks table whole or sorts its rows (${mode})`, async () => {
       const found: string[] = [];
-      for (const s of (await statements(plain, relay)).filter((x) => analysed || x.on === relay)) {
+      for (const s of (await statements(queue, relay)).filter((x) => analysed || x.on === relay)) {
         const plan = await explain(s, mode);
         for (const sort of sortsOf(plan)) found.push(`${s.name}: ${sort}`);
         for (const scan of scansOf(plan)) {
@@ -211,7 +214,7 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
 
     it(`admission starts each destination at its floor, past the index entries its admitted callbacks left (${mode})`, async () => {
       const [{ at, seq }] = (
-        await plain.query(
+        await queue.query(
           `SELECT (extract(epoch FROM next_attempt_at) * 1000000)::bigint::text AS at, seq::text FROM callbacks
             WHERE destination = $1 AND status = 'pending' ORDER BY next_attempt_at, seq LIMIT 1`,
           [BIG],
@@ -240,21 +243,22 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
  */
 describe('delivery statements planned while the tables were small, run once a backlog arrived', () => {
   const run = runIdentity();
-  let plain: Client;
+  let pool: SqlPool;
+  let queue: PoolClient;
   let relay: Client;
 
   beforeAll(async () => {
-    ({ plain, relay } = await migratedDatabase(run.databaseUrl));
-    await addCallbacks(plain, BIG, 20, '1 hour');
-    await plain.query(`UPDATE callbacks SET status = 'sending', lease_until = now() + interval '1 minute' WHERE seq IN (SELECT seq FROM callbacks ORDER BY seq LIMIT 5)`);
-    await plain.query(`INSERT INTO delivery_workers VALUES ('w', 200, now() + interval '1 hour')`);
-    await plain.query('ANALYZE');
+    ({ pool, queue, relay } = await migratedDatabase(run.databaseUrl));
+    await addCallbacks(queue, BIG, 20, '1 hour');
+    await queue.query(`UPDATE callbacks SET status = 'sending', lease_until = now() + interval '1 minute' WHERE seq IN (SELECT seq FROM callbacks ORDER BY seq LIMIT 5)`);
+    await queue.query(`INSERT INTO delivery_workers VALUES ('w', 200, now() + interval '1 hour')`);
+    await queue.query('ANALYZE');
   }, 60_000);
 
-  afterAll(() => dropDatabase(run, plain, relay));
+  afterAll(() => dropDatabase(run, pool, queue, relay));
 
   it('keeps no plan that reads the callbacks table whole', async () => {
-    const small = await statements(plain, relay);
+    const small = await statements(queue, relay);
     // Each run once as the code runs it, prepared, with its generic plan (made now, on the small tables).
     for (const [i, s] of small.entries()) {
       await s.on.query('SET plan_cache_mode = force_generic_plan');
@@ -265,11 +269,11 @@ describe('delivery statements planned while the tables were small, run once a ba
       await s.on.query('ROLLBACK');
     }
     // The backlog arrives: no ANALYZE, no VACUUM (autovacuum off).
-    await addCallbacks(plain, BIG, BACKLOG, '1 day');
-    await addCallbacks(plain, SMALL, 200, '1 hour');
-    await plain.query(`UPDATE callbacks SET status = 'sending', lease_until = now() - interval '1 second' WHERE seq IN (SELECT seq FROM callbacks WHERE status = 'pending' ORDER BY seq DESC LIMIT 40)`);
+    await addCallbacks(queue, BIG, BACKLOG, '1 day');
+    await addCallbacks(queue, SMALL, 200, '1 hour');
+    await queue.query(`UPDATE callbacks SET status = 'sending', lease_until = now() - interval '1 second' WHERE seq IN (SELECT seq FROM callbacks WHERE status = 'pending' ORDER BY seq DESC LIMIT 40)`);
     const found: string[] = [];
-    for (const [i, s] of (await statements(plain, relay)).entries()) {
+    for (const [i, s] of (await statements(queue, relay)).entries()) {
       await s.on.query('BEGIN');
       try {
         if (s.setup) await s.on.query(s.setup);

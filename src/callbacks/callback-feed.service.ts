@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
-import { DataSource } from 'typeorm';
 import { invalidProperty } from '../http/domain-error.js';
-import { rawPool } from '../database/database.js';
+import { SqlPool } from '../database/sql-pool.js';
 import { Callback } from './callback.entity.js';
 import { FEED_PAGE } from './store/feed-page.js';
 import { decodePosition, encodePosition, FEED_START, FeedPosition } from './feed-position.js';
@@ -19,8 +17,8 @@ export interface FeedPage {
 export class CallbackFeed {
   private readonly pool: Pool;
 
-  constructor(@InjectDataSource() db: DataSource) {
-    this.pool = rawPool(db);
+  constructor(sql: SqlPool) {
+    this.pool = sql.pool;
   }
 
   async page(partnerId: string, after: string | undefined, limit: number): Promise<FeedPage> {

@@ -49,17 +49,26 @@ const MIGRATION_LOCK_POLL_MS = 200;
 const CREATE_DATABASE_LOCK = 727_002;
 
 /**
- * Every connection's planner settings: no sequential or bitmap scans where an index can serve (a
- * bitmap scan reads every matching index entry before its LIMIT applies). A prepared
- * statement keeps the generic plan it got on the tables as they were (a few rows, at start)
- * until an ANALYZE or VACUUM invalidates it; without autovacuum that may be never, and a plan that
- * read a table of twenty rows whole reads a backlog of a million whole on every run. With this
- * setting each statement's plan is an index's whatever the statistics and the table's history
- * (test/delivery-plans.e2e-spec.ts, "planned while the tables were small"); a table with no
- * usable index is still read as it must be. No JIT: a scan disabled that way is priced past
- * `jit_above_cost`, and compiling would cost a statement of a few rows a hundred milliseconds.
+ * The planner settings of the connections that run hand-written SQL (SqlPool's, the relay's): no sequential or
+ * bitmap scans where an index can serve (a bitmap scan reads every matching index entry before its
+ * LIMIT applies). A prepared statement keeps the generic plan it got on the tables as they were (a
+ * few rows, at start) until an ANALYZE or VACUUM invalidates it; without autovacuum that may be
+ * never, and a plan that read a table of twenty rows whole reads a backlog of a million whole on
+ * every run. With these settings each statement's plan is an index's whatever the statistics and
+ * the table's history (test/delivery-plans.e2e-spec.ts, "planned while the tables were small"); a
+ * table with no usable index is still read as it must be. No JIT: a scan disabled that way is
+ * priced past `jit_above_cost`, and compiling would cost a statement of a few rows a hundred
+ * milliseconds.
  */
 export const PLANNER_SETTINGS = '-c enable_seqscan=off -c enable_bitmapscan=off -c jit=off';
+
+/**
+ * Connections per process: the ORM's (the data source's pool) and the hand-written SQL's
+ * (SqlPool), twenty in all. The hot paths batch their statements (one-row writes, loads,
+ * settlements), so a few connections carry them.
+ */
+export const ORM_POOL_MAX = 10;
+export const SQL_POOL_MAX = 10;
 
 /** The data source's options; the entities come from where the application is put together (src/data-source.ts). */
 export function databaseOptions(databaseUrl: string, entities: DataSourceOptions['entities']): DataSourceOptions {
@@ -70,7 +79,7 @@ export function databaseOptions(databaseUrl: string, entities: DataSourceOptions
     migrations: MIGRATIONS,
     migrationsRun: false,
     synchronize: false,
-    extra: { max: 20, options: PLANNER_SETTINGS },
+    extra: { max: ORM_POOL_MAX },
   };
 }
 
@@ -133,14 +142,6 @@ async function warnWithoutAutovacuum(q: { query: (sql: string) => Promise<{ auto
   if (autovacuum !== 'on') {
     new Logger('Database').warn('PostgreSQL runs with autovacuum off: the callbacks queue needs VACUUM and ANALYZE as it drains (docs/operations.md, "PostgreSQL")');
   }
-}
-
-/**
- * The pg pool under the data source, for hot paths that run plain SQL (relay, delivery): the same
- * connections and settings as the ORM, without its per-query work.
- */
-export function rawPool(db: DataSource): Pool {
-  return (db.driver as unknown as { master: Pool }).master;
 }
 
 /** PostgreSQL refused what a statement holds (an invalid value, a violated constraint), as opposed to being out of reach. */

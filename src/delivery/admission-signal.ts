@@ -1,9 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
-import { DataSource } from 'typeorm';
 import { SerialBatcher } from '../common/batcher.js';
-import { rawPool } from '../database/database.js';
+import { SqlPool } from '../database/sql-pool.js';
 import { untraced } from '../telemetry/trace-context.js';
 
 /**
@@ -30,8 +28,8 @@ export class AdmissionSignal {
     return calls;
   }, Number.MAX_SAFE_INTEGER);
 
-  constructor(@InjectDataSource() db: DataSource) {
-    this.pool = rawPool(db);
+  constructor(sql: SqlPool) {
+    this.pool = sql.pool;
   }
 
   /** This process's relay, while it leads admission (null when it stops leading). */

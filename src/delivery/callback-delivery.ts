@@ -1,11 +1,9 @@
 import { LOAD } from '../callbacks/store/delivery-load.js';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
-import { DataSource } from 'typeorm';
 import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { rawPool } from '../database/database.js';
+import { SqlPool } from '../database/sql-pool.js';
 import { Metrics } from '../metrics/metrics.js';
 import { ClientTlsStore } from '../partners/client-tls-store.js';
 import { SecretBox } from '../partners/secret-box.js';
@@ -67,7 +65,7 @@ export class CallbackDelivery {
   private readonly keys: SigningKeyCache;
 
   constructor(
-    @InjectDataSource() db: DataSource,
+    sql: SqlPool,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly sender: CallbackSender,
     private readonly settlement: Settlement,
@@ -76,7 +74,7 @@ export class CallbackDelivery {
     private readonly clientTls: ClientTlsStore,
   ) {
     this.keys = new SigningKeyCache(box);
-    this.pool = rawPool(db);
+    this.pool = sql.pool;
     this.userAgent = `funding-service-callbacks/${config.version}`;
     this.attemptMs = config.callbackTimeoutMs + LEASE_SPARE_MS;
   }

@@ -220,7 +220,7 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
  * deadline, sessionWithDeadline), PostgreSQL ends the session of a client it cannot reach
  * (SERVER_SIDE_TIMEOUTS), and a pass's commit lost to a database crash (`synchronous_commit = off`)
  * only means its rows are admitted again when their leases lapse.
- * No sequential or bitmap scans, as on every connection (PLANNER_SETTINGS). Bitmap scans here
+ * No sequential or bitmap scans, as on every connection of hand-written SQL (PLANNER_SETTINGS). Bitmap scans here
  * especially: every callback passes through `sending`, so that partial index holds many dead
  * entries until vacuum; a bitmap scan visits each one's heap page on every pass, a plain index
  * scan marks them dead once and skips them after.

@@ -1,10 +1,8 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { Job, Worker } from 'bullmq';
-import { DataSource } from 'typeorm';
 import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { rawPool } from '../database/database.js';
+import { SqlPool } from '../database/sql-pool.js';
 import { createRedis, redisNamespace, RedisConnection } from '../database/redis.js';
 import { AdmissionSignal } from './admission-signal.js';
 import { CallbackDelivery } from './callback-delivery.js';
@@ -41,12 +39,12 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    @InjectDataSource() db: DataSource,
+    sql: SqlPool,
     private readonly delivery: CallbackDelivery,
     private readonly sender: CallbackSender,
     signal: AdmissionSignal,
   ) {
-    this.registry = new WorkerRegistry(rawPool(db), config.callbackConcurrency, () => signal.wake());
+    this.registry = new WorkerRegistry(sql.pool, config.callbackConcurrency, () => signal.wake());
     this.slots = new DeliverySlots(config.callbackConcurrency);
   }
 

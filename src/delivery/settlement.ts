@@ -1,10 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
-import { DataSource } from 'typeorm';
 import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { isDataError, rawPool } from '../database/database.js';
+import { isDataError } from '../database/database.js';
+import { SqlPool } from '../database/sql-pool.js';
 import { Metrics } from '../metrics/metrics.js';
 import { AdmissionSignal } from './admission-signal.js';
 import { SerialBatcher } from '../common/batcher.js';
@@ -53,12 +52,12 @@ export class Settlement {
   private readonly batches = new SerialBatcher<Attempt, SettledAttempt | null>((items) => this.settleMany(items), 500, SETTLE_GATHER_MS);
 
   constructor(
-    @InjectDataSource() db: DataSource,
+    sql: SqlPool,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly metrics: Metrics,
     private readonly signal: AdmissionSignal,
   ) {
-    this.pool = rawPool(db);
+    this.pool = sql.pool;
     this.window = windowConfigOf(config);
     this.policy = new RetryPolicy(config.callbackRetryScheduleMs);
   }

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
 import { notFound, overtaken } from '../http/domain-error.js';
-import { rawPool } from '../database/database.js';
+import { SqlPool } from '../database/sql-pool.js';
 import { CallbackEvent, traced } from '../callbacks/callback-recorder.js';
 import { Writes } from '../database/writes.js';
 import { OneRowBatches } from './one-row-batches.js';
@@ -42,8 +42,9 @@ export class OneRowWrites {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly writes: Writes,
+    sql: SqlPool,
   ) {
-    this.pool = rawPool(db);
+    this.pool = sql.pool;
   }
 
   apply<T extends ObjectLiteral & { id: string }>(entity: EntityTarget<T>, id: string, what: string, decide: (row: T) => CallbackEvent[]): Promise<T> {

@@ -3,12 +3,10 @@
 // callbacks are kept whatever their age: they still need an operator or a delivery.
 import { deliveriesUnderWay, pruneCallbacks, PRUNE_UNSENT_EVENTS, RETENTION_BATCH } from '../callbacks/store/retention.js';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool, PoolClient } from 'pg';
-import { DataSource } from 'typeorm';
 import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { rawPool } from '../database/database.js';
+import { SqlPool } from '../database/sql-pool.js';
 import { Metrics } from '../metrics/metrics.js';
 
 /** Time between two pruning passes of a process (a pass runs until nothing old is left). */
@@ -65,12 +63,12 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
   private wake: (() => void) | null = null;
 
   constructor(
-    @InjectDataSource() db: DataSource,
+    sql: SqlPool,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(RETENTION_INTERVAL_MS) private readonly intervalMs: number,
     private readonly metrics: Metrics,
   ) {
-    this.pool = rawPool(db);
+    this.pool = sql.pool;
   }
 
   onApplicationBootstrap(): void {

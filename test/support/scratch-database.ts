@@ -1,13 +1,16 @@
 import type { Pool } from 'pg';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
-import { openDatabase, rawPool } from '../../src/database/database.js';
+import { openDatabase } from '../../src/database/database.js';
 import { dataSourceOptions } from '../../src/data-source.js';
+import { SqlPool } from '../../src/database/sql-pool.js';
 import { runIdentity } from './test-app.js';
 
 export interface ScratchDatabase {
   db: DataSource;
-  /** The service's own pool (rawPool), as its hot paths use it. */
+  /** The service's pool of hand-written SQL (SqlPool), as its hot paths use it. */
+  sql: SqlPool;
+  /** Its pg pool. */
   pool: Pool;
   databaseUrl: string;
   close: () => Promise<void>;
@@ -20,11 +23,14 @@ export interface ScratchDatabase {
 export async function scratchDatabase(): Promise<ScratchDatabase> {
   const { databaseUrl } = runIdentity();
   const db = await openDatabase(dataSourceOptions(databaseUrl) as Parameters<typeof openDatabase>[0]);
+  const sql = new SqlPool({ databaseUrl });
   return {
     db,
-    pool: rawPool(db),
+    sql,
+    pool: sql.pool,
     databaseUrl,
     close: async () => {
+      await sql.onApplicationShutdown();
       await db.destroy();
       const url = new URL(databaseUrl);
       const name = url.pathname.slice(1);

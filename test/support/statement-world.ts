@@ -89,7 +89,7 @@ export class World {
     this.workers = workerSlots.map((slots) => ({ slots, up: true }));
     const queue = { add: async (ids: string[], lease: string, workers: number) => this.take(jobsOf(ids, workers), lease, await this.destinationsOf(ids)) } as unknown as CallbackQueue;
     this.admission = new Admission(config, queue, metrics);
-    this.settlements = this.workers.map(() => new Settlement(s.db, config, metrics, { wake: () => undefined } as never));
+    this.settlements = this.workers.map(() => new Settlement(s.sql, config, metrics, { wake: () => undefined } as never));
     this.writes = new Writes(s.db, { wake: () => undefined });
     this.admin = new Redelivery(this.writes, new AuditLog(s.db));
   }
