@@ -9,10 +9,12 @@ import { DestinationSave, READ_DESTINATIONS, saveParams } from '../src/callbacks
 import { FLUSH_NOTICES } from '../src/callbacks/store/operational-events.js';
 import { AttemptRecord, recordFor, recordParams, saveFor } from '../src/callbacks/store/settlement.js';
 import { PRUNE_CALLBACKS, PRUNE_PLANNER } from '../src/callbacks/store/retention.js';
+import { FEED_PAGE } from '../src/callbacks/store/feed-page.js';
 import { dropRunData, runIdentity, TEST_REDIS_URL } from './support/test-app.js';
+import { literal, PlanNode, scansOf, sortsOf } from './support/plans.js';
 
 /**
- * Every statement on the delivery path costs O(rows it touches), under the custom plan and the
+ * Every statement on the delivery path (and the partners' feed page) costs O(rows it touches), under the custom plan and the
  * generic one (a prepared statement's plan after five runs), with the statistics a deployment
  * without autovacuum has: taken while one destination's backlog was all `pending`, stale since.
  * Each statement, imported from the code and run with its connection's settings, is explained
@@ -37,37 +39,16 @@ const SMALL = 'http://127.0.0.1:2';
 /** A destination whose callbacks all wait for their retry: nothing due. */
 const LATER = 'http://127.0.0.1:3';
 
-type PlanNode = Record<string, unknown> & { Plans?: PlanNode[] };
+/** The tables whose scans are checked. */
 const SCANNED = new Set(['callbacks', 'callback_attempts']);
 
-/** What each node over the big tables read, over all its loops: its kind, index and condition, the rows it looked at (returned or filtered out), its pages. */
-function scansOf(node: PlanNode, out: { type: string; relation: string; index?: string; cond?: string; examined: number; pages: number }[] = []) {
-  const relation = node['Relation Name'] as string | undefined;
-  if (relation && SCANNED.has(relation) && String(node['Node Type']).includes('Scan')) {
-    const loops = (node['Actual Loops'] as number) ?? 1;
-    const seen = ((node['Actual Rows'] as number) ?? 0) + ((node['Rows Removed by Filter'] as number) ?? 0) + ((node['Rows Removed by Index Recheck'] as number) ?? 0);
-    const pages = ((node['Shared Hit Blocks'] as number) ?? 0) + ((node['Shared Read Blocks'] as number) ?? 0);
-    out.push({ type: node['Node Type'] as string, relation, index: node['Index Name'] as string | undefined, cond: node['Index Cond'] as string | undefined, examined: seen * loops, pages });
-  }
-  for (const child of node.Plans ?? []) scansOf(child, out);
-  return out;
-}
+const PARTNER = '00000000-0000-0000-0000-000000000001';
 
-/** Sort nodes over rows of the big tables: a destination's rows sorted were all read first, however few the statement wanted. */
-function sortsOf(node: PlanNode, out: string[] = []): string[] {
-  if (node['Node Type'] === 'Sort' && scansOf(node).length > 0) out.push(`Sort (${String(node['Sort Key'])}) over ${scansOf(node).map((x) => x.index ?? x.type).join(', ')}`);
-  for (const child of node.Plans ?? []) sortsOf(child, out);
-  return out;
+/** A feed position half way through the callbacks (xact, seq). */
+async function middleOfFeed(queue: ClientBase): Promise<[string, string]> {
+  const { rows } = await queue.query(`SELECT xact::text AS xact, seq::text AS seq FROM callbacks ORDER BY seq OFFSET (SELECT count(*) / 2 FROM callbacks) LIMIT 1`);
+  return [rows[0]?.xact ?? '0', rows[0]?.seq ?? '0'];
 }
-
-/** A value as a SQL literal for EXECUTE's arguments (coerced to the statement's parameter types). */
-function literal(v: unknown): string {
-  if (v === null || v === undefined) return 'NULL';
-  if (Array.isArray(v)) return quote(`{${v.map((e) => (e === null ? 'NULL' : `"${text(e).replace(/[\\"]/g, (c) => `\\${c}`)}"`)).join(',')}}`);
-  return quote(text(v));
-}
-const text = (v: unknown) => (v instanceof Date ? v.toISOString() : String(v));
-const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 /** The partner and company every callback here belongs to. */
 async function addCompany(queue: ClientBase): Promise<void> {
@@ -139,6 +120,9 @@ async function statements(queue: ClientBase, relay: Client): Promise<Statement[]
     { name: 'settlement refold', on: queue, text: saveFor({ circuit: false }).text, params: saves(null) },
     { name: 'settlement refold with events', on: queue, text: saveFor({ circuit: true }).text, params: saves('opened') },
     { name: 'retention prune', on: queue, text: PRUNE_CALLBACKS, params: [7 * 86_400_000], setup: PRUNE_PLANNER },
+    // A partner's feed, from the start and from its middle (the API's, on the same connections).
+    { name: 'feed page from the start', on: queue, text: FEED_PAGE, params: [PARTNER, '0', '0', 100] },
+    { name: 'feed page from a position', on: queue, text: FEED_PAGE, params: [PARTNER, ...(await middleOfFeed(queue)), 100] },
   ];
 }
 
@@ -198,8 +182,8 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
       const found: string[] = [];
       for (const s of (await statements(queue, relay)).filter((x) => analysed || x.on === relay)) {
         const plan = await explain(s, mode);
-        for (const sort of sortsOf(plan)) found.push(`${s.name}: ${sort}`);
-        for (const scan of scansOf(plan)) {
+        for (const sort of sortsOf(plan, SCANNED)) found.push(`${s.name}: ${sort}`);
+        for (const scan of scansOf(plan, SCANNED)) {
           // Admission's reads (the relay's, each second) start at their floor: a bound of the index, not a
           // filter after it. The waiting count of an operational event (once per opening or closing) is
           // bounded by its LIMIT alone, which EXAMINED_MAX checks.
@@ -221,7 +205,7 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
         )
       ).rows;
       const pages = async (params: unknown[]) => {
-        const scans = scansOf(await explain({ name: 'candidates', on: relay, text: CANDIDATES, params }, mode)).filter((x) => x.index === 'callbacks_admission_idx');
+        const scans = scansOf(await explain({ name: 'candidates', on: relay, text: CANDIDATES, params }, mode), SCANNED).filter((x) => x.index === 'callbacks_admission_idx');
         return scans.reduce((sum, x) => sum + x.pages, 0);
       };
       // The head of BIG's backlog, delivered (beforeAll), left 5,000 dead entries there.
@@ -279,7 +263,7 @@ describe('delivery statements planned while the tables were small, run once a ba
         if (s.setup) await s.on.query(s.setup);
         const { rows } = await s.on.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE cached${i}${s.params.length ? `(${s.params.map(literal).join(', ')})` : ''}`);
         const plan = (rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan;
-        for (const scan of scansOf(plan)) if (scan.type === 'Seq Scan' || scan.examined > EXAMINED_MAX) found.push(`${s.name}: ${scan.type} on ${scan.relation}${scan.index ? ` using ${scan.index} (${scan.cond})` : ""}, ${scan.examined} rows examined`);
+        for (const scan of scansOf(plan, SCANNED)) if (scan.type === 'Seq Scan' || scan.examined > EXAMINED_MAX) found.push(`${s.name}: ${scan.type} on ${scan.relation}${scan.index ? ` using ${scan.index} (${scan.cond})` : ""}, ${scan.examined} rows examined`);
       } finally {
         await s.on.query('ROLLBACK');
       }

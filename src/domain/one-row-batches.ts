@@ -48,7 +48,7 @@ const AUDITED = `INSERT INTO audit_entries (operator_id, action, target_type, ta
         ORDER BY ord`;
 
 /** A statement's text and the name it is prepared under. */
-type Sql = { name: string; text: string };
+export type Sql = { name: string; text: string };
 
 /** What became of a change in a batch: written, overtaken by another change of its row, or to be written alone. */
 type Outcome = 'written' | 'overtaken' | 'alone';
@@ -82,6 +82,11 @@ export class OneRowBatches<T extends ObjectLiteral & { id: string }> {
     this.readSql = { name: `row-read-${meta.tableName}`, text: `SELECT xmin::text AS row_version, * FROM "${meta.tableName}" WHERE id = ANY($1::uuid[])` };
     this.together = this.writeSql('together', TOGETHER);
     this.alone = this.writeSql('alone', ALONE);
+  }
+
+  /** Its statements, as prepared: the read, the write together and the write alone. */
+  get statements(): Sql[] {
+    return [this.readSql, this.together, this.alone];
   }
 
   read(id: string): Promise<Versioned<T> | undefined> {
@@ -157,12 +162,14 @@ export class OneRowBatches<T extends ObjectLiteral & { id: string }> {
         WITH input AS (
           SELECT r.*, ($2::text[])[r.ordinality::int]::xid AS row_version
             FROM json_populate_recordset(NULL::${table}, $1::json) WITH ORDINALITY AS r
+        -- The rows by primary-key probes (an array): joined to the input, a generic plan made while
+        -- the table was small reads all of it (test/row-write-plans.e2e-spec.ts).
         ), locked AS (
-          SELECT t.id FROM ${table} t JOIN input i ON i.id = t.id ${lock}
+          SELECT t.id FROM ${table} t WHERE t.id = ANY (ARRAY(SELECT id FROM input)) ${lock}
         ), written AS (
           UPDATE ${table} t SET ${this.columns.map((c) => `"${c.databaseName}" = i."${c.databaseName}"`).join(', ')}
             FROM input i
-           WHERE t.id = i.id AND t.xmin = i.row_version AND t.id IN (SELECT id FROM locked)
+           WHERE t.id = ANY (ARRAY(SELECT id FROM locked)) AND t.id = i.id AND t.xmin = i.row_version
           RETURNING t.id
         ), recorded AS (${callbackInsert(CALLBACKS_FIRST, WRITTEN_ONLY)}
         ), audited AS (${AUDITED})
