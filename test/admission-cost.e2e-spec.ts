@@ -87,7 +87,7 @@ describe('an admission pass costs O(destinations with room) + O(callbacks admitt
   it('reads no more than a few entries per callback admitted and per destination with room, however many wait behind open circuits', async () => {
     const admitted: string[] = [];
     const queue = { add: async (ids: string[]) => void admitted.push(...ids) } as unknown as CallbackQueue;
-    const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, new Metrics(s.db));
+    const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, new Metrics(s.db, s.sql));
     const passes: { admitted: number; read: number; bound: number }[] = [];
     let before = 0;
     for (let i = 0; i < BACKLOG / WINDOW + 2; i++) {

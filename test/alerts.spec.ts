@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DataSource } from 'typeorm';
+import { SqlPool } from '../src/database/sql-pool.js';
 import { parse } from 'yaml';
 import { Metrics } from '../src/metrics/metrics.js';
 import { ROOT } from './support/doc-blocks.js';
@@ -40,7 +41,7 @@ describe('ops/alerts.yml', () => {
   });
 
   it('reads only metrics the service exports', () => {
-    const exported = new Set(new Metrics({} as DataSource).registry.getMetricsAsArray().map((m) => m.name));
+    const exported = new Set(new Metrics({} as DataSource, {} as SqlPool).registry.getMetricsAsArray().map((m) => m.name));
     // Registered outside Metrics, by the API processes' destinations service.
     exported.add('funding_destinations_open');
     exported.add('funding_callbacks_waiting');

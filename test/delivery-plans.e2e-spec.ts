@@ -1,5 +1,6 @@
 import { Client, ClientBase, PoolClient } from 'pg';
 import { openDatabase } from '../src/database/database.js';
+import { COUNT_PENDING_AND_FAILED } from '../src/callbacks/store/counts.js';
 import { SqlPool } from '../src/database/sql-pool.js';
 import { dataSourceOptions } from '../src/data-source.js';
 import { ADMIT, CANDIDATES, EXPIRE, LAPSE, OPEN_DESTINATIONS, RELEASE } from '../src/callbacks/store/admission.js';
@@ -123,6 +124,8 @@ async function statements(queue: ClientBase, relay: Client): Promise<Statement[]
     // A partner's feed, from the start and from its middle (the API's, on the same connections).
     { name: 'feed page from the start', on: queue, text: FEED_PAGE, params: [PARTNER, '0', '0', 100] },
     { name: 'feed page from a position', on: queue, text: FEED_PAGE, params: [PARTNER, ...(await middleOfFeed(queue)), 100] },
+    // The callbacks gauge, counting up to a cap below the backlog: it reads as far as the cap.
+    { name: 'callbacks gauge', on: queue, text: COUNT_PENDING_AND_FAILED, params: [1000] },
   ];
 }
 

@@ -63,6 +63,17 @@ const CREATE_DATABASE_LOCK = 727_002;
 export const PLANNER_SETTINGS = '-c enable_seqscan=off -c enable_bitmapscan=off -c jit=off';
 
 /**
+ * The ORM's connections: no bitmap scans and no JIT, as PLANNER_SETTINGS, but sequential scans
+ * where PostgreSQL prefers them. The ORM prepares no statement by name, so each of its statements
+ * is planned for its values on the tables as they are, never with a plan kept from small tables;
+ * a bitmap scan would still read every matching index entry before a LIMIT applies, and JIT
+ * compile a statement of a few rows for longer than it runs. Index scans forced on every
+ * connection cost the API path PostgreSQL CPU per change (docs/architecture.md); the statements
+ * that must read by index whatever the statistics run on SqlPool.
+ */
+export const ORM_PLANNER_SETTINGS = '-c enable_bitmapscan=off -c jit=off';
+
+/**
  * Connections per process: the ORM's (the data source's pool) and the hand-written SQL's
  * (SqlPool), twenty in all. The hot paths batch their statements (one-row writes, loads,
  * settlements), so a few connections carry them.
@@ -79,7 +90,7 @@ export function databaseOptions(databaseUrl: string, entities: DataSourceOptions
     migrations: MIGRATIONS,
     migrationsRun: false,
     synchronize: false,
-    extra: { max: ORM_POOL_MAX },
+    extra: { max: ORM_POOL_MAX, options: ORM_PLANNER_SETTINGS },
   };
 }
 

@@ -1,4 +1,5 @@
 import { countPendingAndFailed } from '../callbacks/store/counts.js';
+import { SqlPool } from '../database/sql-pool.js';
 import { Access } from '../access/route-access.js';
 import { NoQuery } from '../http/strict-params.js';
 import { Controller, Get, Header, Injectable } from '@nestjs/common';
@@ -82,7 +83,7 @@ export class Metrics {
     this.oldestDue = { at: performance.now(), seconds };
   }
 
-  constructor(@InjectDataSource() db: DataSource) {
+  constructor(@InjectDataSource() db: DataSource, sql: SqlPool) {
     registerDeliveryGauges(this.registry, db);
     registerClientCertificateGauge(this.registry, db);
     // Two bounded index scans per scrape, whatever the table's size (counting every row by status
@@ -94,7 +95,7 @@ export class Metrics {
       labelNames: ['status'] as const,
       registers: [this.registry],
       async collect() {
-        const counts = await countPendingAndFailed(db, CALLBACK_GAUGE_CAP);
+        const counts = await countPendingAndFailed(sql.pool, CALLBACK_GAUGE_CAP);
         this.reset();
         this.set({ status: 'pending' }, counts.pending);
         this.set({ status: 'failed' }, counts.failed);

@@ -45,7 +45,7 @@ export function statementSuite(): StatementSuite {
       });
     }
     const s = await scratchDatabase();
-    parts = { s, config: statementConfig(s), metrics: new Metrics(s.db), companies: [await seedCompany(s.pool), await seedCompany(s.pool)] };
+    parts = { s, config: statementConfig(s), metrics: new Metrics(s.db, s.sql), companies: [await seedCompany(s.pool), await seedCompany(s.pool)] };
   }, 60_000);
   afterAll(async () => {
     jest.restoreAllMocks();

@@ -1,3 +1,4 @@
+import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 
 /**
@@ -34,12 +35,13 @@ export async function deliveryState(db: DataSource): Promise<DeliveryState> {
   return row;
 }
 
-/** Callbacks pending (sending included) and failed, each counted up to `cap` (a bounded index scan each). */
-export async function countPendingAndFailed(db: DataSource, cap: number): Promise<{ pending: number; failed: number }> {
-  const [row]: { pending: string; failed: string }[] = await db.query(
-    `SELECT (SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE status IN ('pending', 'sending') LIMIT $1) p) AS pending,
-            (SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE status = 'failed' LIMIT $1) f) AS failed`,
-    [cap],
-  );
+/** Callbacks pending (sending included) and failed, each counted up to $1: an index scan each, stopped at the cap (never a bitmap scan, which reads every match first). */
+export const COUNT_PENDING_AND_FAILED = `
+  SELECT (SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE status IN ('pending', 'sending') LIMIT $1) p) AS pending,
+         (SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE status = 'failed' LIMIT $1) f) AS failed`;
+
+/** Callbacks pending (sending included) and failed, each counted up to `cap` (a bounded index scan each: on SqlPool's connections, whose plans read by index). */
+export async function countPendingAndFailed(pool: Pool, cap: number): Promise<{ pending: number; failed: number }> {
+  const { rows: [row] } = await pool.query<{ pending: string; failed: string }>(COUNT_PENDING_AND_FAILED, [cap]);
   return { pending: Number(row.pending), failed: Number(row.failed) };
 }
