@@ -5,11 +5,12 @@ import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
 import { PLANNER_SETTINGS, SQL_POOL_MAX } from './database.js';
 
 /**
- * The connections of the SQL the service writes by hand (src/callbacks/store, the one-row writes,
- * a delivery's load, settlement, retention, the feed), outside the ORM. Those statements are
- * prepared by name and keep their generic plans, so their connections plan by index whatever the
- * statistics (PLANNER_SETTINGS). The ORM's connections (the data source's pool) send no named
- * statement: each of its statements is planned for its values, with PostgreSQL's own choices.
+ * The connections of the SQL the service writes by hand and runs outside the ORM's transactions
+ * (the one-row writes, a delivery's load, settlement, retention, the feed, the callbacks gauge,
+ * the wake-up). Those statements are prepared by name and keep their generic plans, so their
+ * connections plan by index whatever the statistics (PLANNER_SETTINGS). The ORM's connections
+ * (the data source's pool, which also runs the store's statements inside Writes.transaction) send
+ * no named statement: each of their statements is planned for its values (ORM_PLANNER_SETTINGS).
  */
 @Injectable()
 export class SqlPool implements OnApplicationShutdown {

@@ -162,9 +162,9 @@ export class OneRowBatches<T extends ObjectLiteral & { id: string }> {
         WITH input AS (
           SELECT r.*, ($2::text[])[r.ordinality::int]::xid AS row_version
             FROM json_populate_recordset(NULL::${table}, $1::json) WITH ORDINALITY AS r
-        -- The rows by primary-key probes (an array): joined to the input, a generic plan made while
-        -- the table was small reads all of it (test/row-write-plans.e2e-spec.ts).
         ), locked AS (
+          -- The rows by primary-key probes (an array): joined to the input, a generic plan made while
+          -- the table was small reads all of it (test/row-write-plans.e2e-spec.ts).
           SELECT t.id FROM ${table} t WHERE t.id = ANY (ARRAY(SELECT id FROM input)) ${lock}
         ), written AS (
           UPDATE ${table} t SET ${this.columns.map((c) => `"${c.databaseName}" = i."${c.databaseName}"`).join(', ')}
