@@ -2,7 +2,7 @@
 // spread over BENCH_ORIGINS, drained by the running service: once for an hmac-sha256 partner and
 // once for an ed25519 one (BENCH_DRAIN_SCHEMES), side by side in the same run, each with its CPU
 // per callback (Ed25519 signs far slower than HMAC).
-import { arrivalReceiver } from '../receivers.js';
+import { ArrivalReceiver, arrivalReceiver } from '../receivers.js';
 import { envInt, figure, fmt, sleep, until } from '../support/common.js';
 import { ScenarioResult } from '../support/results.js';
 import { cpuUsed, roundTrips } from '../support/system.js';
@@ -29,7 +29,7 @@ export async function drainScenario(ctx: Ctx): Promise<ScenarioResult[]> {
     // (its window starts small), though the process runs warm by then (docs/benchmarks.md).
     const own = results.length === 0 ? null : await arrivalReceiver();
     try {
-      results.push(await drainOnce(ctx, owner, scheme, own?.port ?? ctx.rx.port));
+      results.push(await drainOnce(ctx, owner, scheme, own ?? ctx.rx));
     } finally {
       await own?.close();
     }
@@ -44,7 +44,7 @@ export async function drainScenario(ctx: Ctx): Promise<ScenarioResult[]> {
   return results;
 }
 
-async function drainOnce(ctx: Ctx, owner: { partnerId: string; companyId: string }, scheme: Scheme, port: number): Promise<ScenarioResult> {
+async function drainOnce(ctx: Ctx, owner: { partnerId: string; companyId: string }, scheme: Scheme, rx: ArrivalReceiver): Promise<ScenarioResult> {
   const { pg } = ctx;
   const backlog = envInt('BENCH_DRAIN_CALLBACKS', 20_000);
   // BENCH_START_AT=<epoch ms>: the drain starts then, so two builds' drains run at the same
@@ -56,13 +56,18 @@ async function drainOnce(ctx: Ctx, owner: { partnerId: string; companyId: string
   const origins = envInt('BENCH_ORIGINS', 1);
   const extra = await Promise.all(Array.from({ length: Math.max(0, origins - 1) }, () => arrivalReceiver()));
   try {
-    const ports = [port, ...extra.map((r) => r.port)];
+    const receivers = [rx, ...extra];
+    const ports = receivers.map((r) => r.port);
+    // Each drain's paths of its own (a receiver keeps every path it was sent).
+    const path = `/drain-${scheme}-${Date.now()}/`;
+    // The paths are new to the receivers: their count grows by one at each callback's first arrival.
+    const known = receivers.map((r) => r.arrivals.size);
     const before = await delivered(pg);
     await pg.query(
       `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
-       SELECT $1, $2, 0, 'http://127.0.0.1:' || ($3::int[])[1 + g % array_length($3::int[], 1)] || '/backlog/' || g, $4, 'pending', now()
+       SELECT $1, $2, 0, 'http://127.0.0.1:' || ($3::int[])[1 + g % array_length($3::int[], 1)] || $5 || g, $4, 'pending', now()
          FROM generate_series(1, ${backlog}) g`,
-      [owner.partnerId, owner.companyId, ports, BODY],
+      [owner.partnerId, owner.companyId, ports, BODY, path],
     );
     const servicePids = ctx.run.pids();
     const cpuBefore = cpuUsed(servicePids);
@@ -74,6 +79,10 @@ async function drainOnce(ctx: Ctx, owner: { partnerId: string; companyId: string
     const windowCount = Number.isFinite(startAt)
       ? new Promise<number>((r) => setTimeout(() => r(delivered(pg).then((n) => n - before, () => NaN)), PAIRED_WINDOW_MS))
       : Promise.resolve(NaN);
+    // Waits on the receivers, then on PostgreSQL for the last settlements: a count of the callbacks
+    // polled all along would run on PostgreSQL beside the service and be measured as its cost.
+    const arrived = () => receivers.reduce((n, r, i) => n + r.arrivals.size - known[i], 0);
+    await until(() => arrived() >= backlog, 'backlog arrived');
     await until(async () => (await delivered(pg)) - before >= backlog, 'backlog drained');
     const drain = backlog / ((performance.now() - t0) / 1000);
     const cpuAfter = cpuUsed(servicePids);
