@@ -42,6 +42,13 @@ describe('the origin of a callback URL, in SQL and TypeScript', () => {
     expect(rows.map((r) => r.origin)).toEqual(ORIGINS.map(([, o]) => o));
   });
 
+  it('is inlined where it is used (no function call of its own per row), and gives NULL for NULL', async () => {
+    const { rows } = await s.pool.query(`EXPLAIN (VERBOSE, FORMAT JSON) SELECT callback_origin(u) FROM unnest($1::text[]) AS x(u)`, [['https://h.example/']]);
+    const output: string[] = rows[0]['QUERY PLAN'][0].Plan.Output;
+    expect(output).toEqual([expect.stringMatching(/^regexp_replace\(regexp_replace\(COALESCE\(lower\("substring"\(u, /)]);
+    expect((await s.pool.query(`SELECT callback_origin(NULL) AS o`)).rows).toEqual([{ o: null }]);
+  });
+
   it("fills callbacks.destination with it, and makes the destination known to admission (the AFTER INSERT trigger)", async () => {
     const { partnerId, companyId } = await seedCompany(s.pool);
     const { rows } = await s.pool.query(

@@ -19,6 +19,7 @@ import { OperationalEvents1764500000000 } from './migrations/1764500000000-opera
 import { PartnerSignatureScheme1764541000000 } from './migrations/1764541000000-partner-signature-scheme.js';
 import { PartnerOperationsUrl1764541100000 } from './migrations/1764541100000-partner-operations-url.js';
 import { PartnerClientCertificates1764541200000 } from './migrations/1764541200000-partner-client-certificates.js';
+import { CallbackOriginInlined1764600000000 } from './migrations/1764600000000-callback-origin-inlined.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -39,6 +40,7 @@ export const MIGRATIONS = [
   PartnerSignatureScheme1764541000000,
   PartnerOperationsUrl1764541100000,
   PartnerClientCertificates1764541200000,
+  CallbackOriginInlined1764600000000,
 ];
 
 
