@@ -64,7 +64,8 @@ const CREATE_DATABASE_LOCK = 727_002;
  * And each statement runs its generic plan from its first run (`plan_cache_mode`), planned once per
  * connection: the plan the tests check. Left to choose, PostgreSQL compares the generic plan's
  * estimate with the custom plans' and, on tables never analysed, may plan a statement anew for
- * every run (a delivery's load, settlement's record, admission's admit) at a cost above the run's.
+ * every run (settlement's record and its read of destinations, admission's admit), at a cost above
+ * the run's.
  */
 export const PLANNER_SETTINGS = '-c enable_seqscan=off -c enable_bitmapscan=off -c jit=off -c plan_cache_mode=force_generic_plan';
 
