@@ -1,0 +1,140 @@
+import { Client, ClientBase, PoolClient } from 'pg';
+import { openDatabase } from '../../src/database/database.js';
+import { COUNT_PENDING_AND_FAILED } from '../../src/callbacks/store/counts.js';
+import { SqlPool } from '../../src/database/sql-pool.js';
+import { dataSourceOptions } from '../../src/data-source.js';
+import { ADMIT, CANDIDATES, EXPIRE, LAPSE, OPEN_DESTINATIONS, RELEASE } from '../../src/callbacks/store/admission.js';
+import { relayClient } from '../../src/delivery/callback-relay.js';
+import { LOAD } from '../../src/callbacks/store/delivery-load.js';
+import { DestinationSave, READ_DESTINATIONS, saveParams } from '../../src/callbacks/store/destination-states.js';
+import { FLUSH_NOTICES } from '../../src/callbacks/store/operational-events.js';
+import { AttemptRecord, recordFor, recordParams, saveFor } from '../../src/callbacks/store/settlement.js';
+import { PRUNE_CALLBACKS, PRUNE_PLANNER } from '../../src/callbacks/store/retention.js';
+import { FEED_PAGE } from '../../src/callbacks/store/feed-page.js';
+import { dropRunData, runIdentity, TEST_REDIS_URL } from './test-app.js';
+
+/**
+ * The statements of the delivery path (and the partners' feed page and the callbacks gauge),
+ * imported from the code, with their arguments as the code passes them and the connection it runs
+ * each on (SqlPool's or the relay's), on a database of their own: what the plans tests run.
+ */
+export const BIG = 'http://127.0.0.1:1';
+export const SMALL = 'http://127.0.0.1:2';
+/** A destination whose callbacks all wait for their retry: nothing due. */
+export const LATER = 'http://127.0.0.1:3';
+
+const PARTNER = '00000000-0000-0000-0000-000000000001';
+
+/** A feed position half way through the callbacks (xact, seq). */
+async function middleOfFeed(queue: ClientBase): Promise<[string, string]> {
+  const { rows } = await queue.query(`SELECT xact::text AS xact, seq::text AS seq FROM callbacks ORDER BY seq OFFSET (SELECT count(*) / 2 FROM callbacks) LIMIT 1`);
+  return [rows[0]?.xact ?? '0', rows[0]?.seq ?? '0'];
+}
+
+/** The partner and company every callback here belongs to. */
+async function addCompany(queue: ClientBase): Promise<void> {
+  await queue.query(`INSERT INTO partners (id, name, api_key_hash, signing_secret) VALUES ('00000000-0000-0000-0000-000000000001', 'p', 'h', 's')`);
+  await queue.query(`INSERT INTO companies (id, partner_id, name, currency, credit_status) VALUES ('00000000-0000-0000-0000-000000000002', '00000000-0000-0000-0000-000000000001', 'c', 'EUR', 'active')`);
+}
+
+/** `n` pending callbacks to `origin`, due from `age` ago on, a millisecond apart. */
+export function addCallbacks(queue: ClientBase, origin: string, n: number, age: string) {
+  return queue.query(
+    `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, created_at, schedule_started_at)
+     SELECT '00000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-000000000002', 0, $1, '{}', 'pending',
+            now() - $2::interval + g * interval '1 millisecond', now() - interval '1 day', now() - interval '1 day'
+       FROM generate_series(1, $3::int) g`,
+    [`${origin}/cb`, age, n],
+  );
+}
+
+/** A database of its own, migrated, with the company every callback belongs to; a connection of the hand-written SQL's pool (SqlPool) and the relay's. */
+async function migratedDatabase(databaseUrl: string): Promise<{ pool: SqlPool; queue: PoolClient; relay: Client }> {
+  const db = await openDatabase({ ...dataSourceOptions(databaseUrl), url: databaseUrl } as never);
+  await db.destroy();
+  const pool = new SqlPool({ databaseUrl });
+  const queue = await pool.pool.connect();
+  const relay = relayClient(databaseUrl);
+  await relay.connect();
+  await addCompany(queue);
+  return { pool, queue, relay };
+}
+
+async function dropDatabase(run: ReturnType<typeof runIdentity>, pool: SqlPool | undefined, queue: PoolClient | undefined, relay: Client | undefined): Promise<void> {
+  queue?.release();
+  await pool?.onApplicationShutdown();
+  await relay?.end();
+  await dropRunData({ databaseUrl: run.databaseUrl, redisUrl: TEST_REDIS_URL, queuePrefix: run.queuePrefix });
+}
+
+/** A describe's database and its connections (SqlPool's and the relay's), there from its beforeAll on. */
+export interface DeliveryDatabase {
+  pool: SqlPool;
+  queue: PoolClient;
+  relay: Client;
+}
+
+/** A database of its own for the enclosing describe: migrated, filled by `fill` before its tests, dropped after them. */
+export function deliveryDatabase(fill: (queue: PoolClient) => Promise<void>): DeliveryDatabase {
+  const run = runIdentity();
+  const db = {} as DeliveryDatabase;
+  beforeAll(async () => {
+    Object.assign(db, await migratedDatabase(run.databaseUrl));
+    await fill(db.queue);
+  }, 60_000);
+  afterAll(() => dropDatabase(run, db.pool, db.queue, db.relay));
+  return db;
+}
+
+export type Statement = { name: string; on: ClientBase; text: string; params: unknown[]; setup?: string };
+
+/** `work` on the statement's connection, after its setup, in a transaction rolled back after it. */
+export async function rolledBack<T>(s: Statement, work: () => Promise<T>): Promise<T> {
+  await s.on.query('BEGIN');
+  try {
+    if (s.setup) await s.on.query(s.setup);
+    return await work();
+  } finally {
+    await s.on.query('ROLLBACK');
+  }
+}
+
+/** The statements and their arguments as the code passes them; `on` is the connection the code runs them on. */
+export async function statements(queue: ClientBase, relay: Client): Promise<Statement[]> {
+  const sending = (await queue.query(`SELECT id, attempt_count, (extract(epoch FROM schedule_started_at) * 1000000)::bigint::text AS k FROM callbacks WHERE status = 'sending' LIMIT 20`)).rows;
+  const ids = sending.map((r) => r.id as string);
+  const columns = { window_size: 3, failures: 0, probe_ms: 0, last_error: null, opened_at: null, next_probe_at: null, last_ok_at: Date.now() };
+  const saves = (reported: DestinationSave['reported']): unknown[] => saveParams([{ origin: BIG, columns, version: '0', reported, failingSince: reported && Date.now() - 60_000 }]);
+  const fate = (status: 'delivered' | 'failed') => ({ status, delayMs: null, lastError: status === 'failed' ? 'HTTP 410' : null, keepsError: false, counts: true });
+  const records = (status: 'delivered' | 'failed'): unknown[] =>
+    recordParams(
+      sending.map((r): AttemptRecord => ({
+        id: r.id, attemptCount: r.attempt_count, scheduleKey: r.k, startedAt: Date.now(), durationMs: 5, statusCode: 200, error: null, responseBody: 'ok', sourceAddress: null,
+        fate: fate(status), ifRedelivered: fate(status), ifUrlRemoved: fate(status),
+      })),
+    );
+  // The variants that record operational events: a batch that closes a circuit and fails callbacks for good.
+  const withEvents = recordFor({ circuit: true, failures: true });
+  return [
+    { name: 'admission candidates', on: relay, text: CANDIDATES, params: [[], [], [], null] },
+    { name: 'admission admit (big destination)', on: relay, text: ADMIT, params: [[BIG], [40], 45_000, [null], [null]] },
+    { name: 'admission admit (small destination)', on: relay, text: ADMIT, params: [[SMALL], [40], 45_000, [null], [null]] },
+    { name: 'admission release', on: relay, text: RELEASE, params: [ids] },
+    { name: 'admission lapse', on: relay, text: LAPSE, params: [] },
+    { name: 'admission open destinations', on: relay, text: OPEN_DESTINATIONS, params: [] },
+    { name: 'admission expire', on: relay, text: EXPIRE, params: [60_000, [BIG], ['destination unavailable']] },
+    { name: 'admission flush notices', on: relay, text: FLUSH_NOTICES, params: [] },
+    { name: 'delivery load', on: queue, text: LOAD, params: [ids] },
+    { name: 'settlement record', on: queue, text: recordFor({ circuit: false, failures: false }).text, params: [...records('delivered'), ...saves(null)] },
+    { name: 'settlement record with events', on: queue, text: withEvents.text, params: [...records('failed'), ...saves('closed')] },
+    { name: 'settlement read', on: queue, text: READ_DESTINATIONS, params: [[BIG]] },
+    { name: 'settlement refold', on: queue, text: saveFor({ circuit: false }).text, params: saves(null) },
+    { name: 'settlement refold with events', on: queue, text: saveFor({ circuit: true }).text, params: saves('opened') },
+    { name: 'retention prune', on: queue, text: PRUNE_CALLBACKS, params: [7 * 86_400_000], setup: PRUNE_PLANNER },
+    // A partner's feed, from the start and from its middle (the API's, on the same connections).
+    { name: 'feed page from the start', on: queue, text: FEED_PAGE, params: [PARTNER, '0', '0', 100] },
+    { name: 'feed page from a position', on: queue, text: FEED_PAGE, params: [PARTNER, ...(await middleOfFeed(queue)), 100] },
+    // The callbacks gauge, counting up to a cap below the backlog: it reads as far as the cap.
+    { name: 'callbacks gauge', on: queue, text: COUNT_PENDING_AND_FAILED, params: [1000] },
+  ];
+}
