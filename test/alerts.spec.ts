@@ -24,20 +24,38 @@ const rules = (parse(read('ops/alerts.yml')) as { groups: { rules: Rule[] }[] })
 /** GitHub's anchor of a heading: lower case, spaces to hyphens, other punctuation dropped. */
 const anchor = (heading: string) => heading.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-');
 
+/**
+ * The base every runbook_url starts with: a placeholder the deployment replaces with where it
+ * publishes docs/operations.md when it loads the rules, as that page says (its "Alerts" gives the
+ * sed command). Absolute, so the committed file is valid as it is and a pager can open the result.
+ */
+const RUNBOOK_BASE = 'https://runbooks.example.invalid/funding-service/operations';
+
 describe('ops/alerts.yml', () => {
-  it('holds alerts, each with a severity, a summary and a runbook entry in docs/operations.md that its runbook_url names', () => {
+  it('holds alerts, each with a severity, a summary and an absolute runbook_url whose anchor is its entry in docs/operations.md', () => {
     expect(rules.length).toBeGreaterThanOrEqual(5);
-    const headings = new Set([...read('docs/operations.md').matchAll(/^### (.+)$/gm)].map((m) => anchor(m[1])));
+    const page = read('docs/operations.md');
+    const headings = new Set([...page.matchAll(/^### (.+)$/gm)].map((m) => anchor(m[1])));
     const problems: string[] = [];
     for (const r of rules) {
       if (!['warning', 'critical'].includes(r.labels?.severity)) problems.push(`${r.alert}: severity "${r.labels?.severity}"`);
       if (!r.annotations?.summary) problems.push(`${r.alert}: no summary`);
       const url = r.annotations?.runbook_url ?? '';
-      const [file, target] = url.split('#');
-      if (file !== 'docs/operations.md' || target !== anchor(r.alert)) problems.push(`${r.alert}: runbook_url "${url}" is not docs/operations.md#${anchor(r.alert)}`);
+      const absolute = URL.canParse(url) && new URL(url).protocol === 'https:';
+      if (!absolute || url !== `${RUNBOOK_BASE}#${anchor(r.alert)}`) problems.push(`${r.alert}: runbook_url "${url}" is not ${RUNBOOK_BASE}#${anchor(r.alert)}`);
       if (!headings.has(anchor(r.alert))) problems.push(`${r.alert}: no "### ${r.alert}" runbook entry in docs/operations.md`);
     }
     expect(problems).toEqual([]);
+    // The page tells the deployment how to replace the placeholder base.
+    expect(page).toMatch(new RegExp(`sed 's\\|${RUNBOOK_BASE.replace(/[.]/g, '\\.')}\\|https://[^|]+\\|' ops/alerts\\.yml`));
+  });
+
+  it("ops/alerts.test.yml expects the same runbook_url as the rules it tests", () => {
+    const text = read('ops/alerts.test.yml');
+    const urls = [...text.matchAll(/runbook_url: (\S+)/g)].map((m) => m[1]);
+    expect(urls.length).toBeGreaterThan(0);
+    const byRule = new Set(rules.map((r) => r.annotations.runbook_url));
+    expect(urls.filter((u) => !byRule.has(u))).toEqual([]);
   });
 
   it('reads only metrics the service exports', () => {

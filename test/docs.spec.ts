@@ -21,7 +21,90 @@ const sourceFiles = (dir: string): string[] =>
     return /\.(ts|js|mjs|json|md|yml)$|^(Dockerfile|run)$/.test(e.name) && e.name !== 'package-lock.json' ? [file] : [];
   });
 
+/** Each page's budget in KB (1,024 bytes), and all of docs/ together: a page serves one reader, briefly. */
+const BUDGET_KB: Record<string, number> = {
+  'docs/architecture.md': 20,
+  'docs/operations.md': 25,
+  'docs/benchmarks.md': 12,
+  'docs/partners.md': 40,
+  'docs/security.md': 24,
+  'docs/configuration.md': 14,
+  'docs/development.md': 14,
+};
+const DOCS_BUDGET_KB = 140;
+
+/**
+ * A page's prose: its text with fenced blocks (examples: ids, timestamps and hashes of their own)
+ * and the generated results table blanked, line for line, so a problem's line number is the page's.
+ */
+function prose(text: string): string {
+  const blank = (part: string) => part.replace(/[^\n]/g, '');
+  let out = text.replace(/^```[^\n]*\n[\s\S]*?^```\s*$/gm, blank);
+  const begin = out.indexOf(TABLE_BEGIN);
+  const end = out.indexOf(TABLE_END);
+  if (begin >= 0 && end > begin) out = out.slice(0, begin) + blank(out.slice(begin, end)) + out.slice(end);
+  return out;
+}
+
+/** What history looks like in a page: a commit, a session, a date, what the code was. */
+const HISTORY: [RegExp, string][] = [
+  [/\b(?!ed25519\b)(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b/, 'a commit hash'],
+  [/\bthis session\b/i, '"this session"'],
+  [/\b(?:the )?commit before\b/i, '"the commit before"'],
+  [/\bfirst did\b/i, '"first did"'],
+  [/(?<!\b(?:is|are|be|been|being|was|were)\s)\bused to\b/i, '"used to"'],
+];
+/** A date (2026-11-28) in prose; one inside inline code is an example value. */
+const DATE = /\b20\d\d-[01]\d-[0-3]\d\b/;
+
+/** Where a page's prose tells history, as `file:line: what`. */
+function historyIn(file: string, text: string): string[] {
+  return prose(text)
+    .split('\n')
+    .flatMap((line, i) => [
+      ...HISTORY.filter(([re]) => re.test(line)).map(([, what]) => `${file}:${i + 1}: ${what}: ${line.trim()}`),
+      ...(DATE.test(line.replace(/`[^`]*`/g, '')) ? [`${file}:${i + 1}: a date: ${line.trim()}`] : []),
+    ]);
+}
+
+/**
+ * The repository paths a page names (src/…, test/…, ops/…, bench/…, scripts/…) that do not exist:
+ * a file (with an extension) must exist as named; a folder, a glob, or a jest selection (a path
+ * without extension) must name something that does.
+ */
+function deadPaths(file: string, text: string): string[] {
+  const problems: string[] = [];
+  for (const [named] of text.matchAll(/(?<![\w./-])(?:src|test|ops|bench|scripts)\/[\w./*-]*[\w*]/g)) {
+    const dir = path.join(ROOT, path.dirname(named));
+    const base = path.basename(named);
+    let found: boolean;
+    if (named.includes('*')) {
+      const glob = new RegExp(`^${base.replace(/[.]/g, '\\.').replace(/\*/g, '.*')}$`);
+      found = existsSync(dir) && readdirSync(dir).some((f) => glob.test(f));
+    } else if (/\.\w+$/.test(base)) found = existsSync(path.join(ROOT, named));
+    else found = existsSync(path.join(ROOT, named)) || (existsSync(dir) && readdirSync(dir).some((f) => f.startsWith(base)));
+    if (!found) problems.push(`${file}: names ${named}, which does not exist`);
+  }
+  return problems;
+}
+
 describe('the README and docs', () => {
+  it('each page keeps to its budget, and docs/ together to theirs', () => {
+    const pages = docPages().filter((f) => f !== 'README.md');
+    const size = (file: string) => Buffer.byteLength(read(file));
+    const over = pages.filter((f) => size(f) > (BUDGET_KB[f] ?? 0) * 1024).map((f) => `${f}: ${size(f)} bytes, budget ${BUDGET_KB[f] ?? 0} KB`);
+    expect(over).toEqual([]);
+    expect(pages.reduce((n, f) => n + size(f), 0)).toBeLessThanOrEqual(DOCS_BUDGET_KB * 1024);
+  });
+
+  it('tells no history: no commit hash, session, date or what the code was, outside examples and the generated table', () => {
+    expect(docPages().flatMap((f) => historyIn(f, read(f)))).toEqual([]);
+  });
+
+  it('names only paths of the repository that exist', () => {
+    expect(docPages().flatMap((f) => deadPaths(f, read(f)))).toEqual([]);
+  });
+
   it('the README is at most 8 KB and gives the two commands, the test command exactly as .ci/run runs it', () => {
     expect(Buffer.byteLength(read('README.md'))).toBeLessThanOrEqual(8192);
     const [commands] = fencedBlocks('README.md').filter((b) => b.lang === 'sh');
