@@ -97,7 +97,7 @@ describe('an admission pass costs O(destinations with room) + O(callbacks admitt
       // Their workers answered: delivered (the probes too; their destinations stay open, their next probe due).
       await s.pool.query(`UPDATE callbacks SET status = 'delivered', next_attempt_at = NULL, lease_until = NULL, delivered_at = now() WHERE id = ANY($1::uuid[])`, [admitted]);
     }
-    const delivered = await s.pool.query(`SELECT count(*)::int AS n FROM callbacks WHERE status = 'delivered' AND destination LIKE 'https://healthy%'`);
+    const delivered = await s.pool.query(`SELECT count(*)::int AS n FROM callbacks WHERE status = 'delivered' AND url LIKE 'https://healthy%'`);
     expect(delivered.rows[0].n).toBe(HEALTHY * BACKLOG);
     expect(passes.filter((p) => p.read > p.bound)).toEqual([]);
   });

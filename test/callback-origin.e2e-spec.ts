@@ -49,15 +49,16 @@ describe('the origin of a callback URL, in SQL and TypeScript', () => {
     expect((await s.pool.query(`SELECT callback_origin(NULL) AS o`)).rows).toEqual([{ o: null }]);
   });
 
-  it("fills callbacks.destination with it, and makes the destination known to admission (the AFTER INSERT trigger)", async () => {
+  it("fills callbacks.destination with the partner and it, and makes the destination known to admission (the AFTER INSERT trigger)", async () => {
     const { partnerId, companyId } = await seedCompany(s.pool);
     const { rows } = await s.pool.query(
       `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
        VALUES ($1, $2, 0, 'https://Hooks.Example:443/t?k=1', '{}', 'pending', now()) RETURNING destination`,
       [partnerId, companyId],
     );
-    expect(rows).toEqual([{ destination: 'https://hooks.example' }]);
-    const known = await s.pool.query(`SELECT origin FROM destinations UNION ALL SELECT origin FROM callback_destinations`);
-    expect(known.rows).toEqual([{ origin: 'https://hooks.example' }, { origin: 'https://hooks.example' }]);
+    // The destination is the partner's origin: its id, a space, the origin.
+    expect(rows).toEqual([{ destination: `${partnerId} https://hooks.example` }]);
+    const known = await s.pool.query(`SELECT key, partner_id, origin FROM destinations`);
+    expect(known.rows).toEqual([{ key: `${partnerId} https://hooks.example`, partner_id: partnerId, origin: 'https://hooks.example' }]);
   });
 });

@@ -13,7 +13,8 @@ import fc from 'fast-check';
 import { failingSlots, riskySlots } from '../src/delivery/admission-plan.js';
 import { JOB_CALLBACKS } from '../src/delivery/callback-queue.js';
 import { newDestination, PROVEN_FOR_MS } from '../src/delivery/destination-window.js';
-import { Behaviour, BEHAVIOURS, Callback, cfg, LEASE_MS, MAX_ATTEMPTS, ORIGINS, PassReport, Row, SCHEDULE, SCHEDULE_TOTAL, TIMEOUT_MS, World, answer } from './support/delivery-model.js';
+import { originOfKey } from '../src/callbacks/callback-destination.js';
+import { Behaviour, BEHAVIOURS, Callback, cfg, LEASE_MS, MAX_ATTEMPTS, DESTINATIONS, PassReport, Row, SCHEDULE, SCHEDULE_TOTAL, TIMEOUT_MS, World, answer } from './support/delivery-model.js';
 
 // ---- steps ----
 const k = <K extends string>(...ks: K[]) => fc.constantFrom(...ks);
@@ -249,7 +250,7 @@ describe('delivery core against an in-memory model of admission and settlement',
 
   it('delivers callbacks stranded by a crashed worker once their lease lapses, none failed without an attempt', () => {
     const w = new World(1, [4]);
-    const a = ORIGINS[0];
+    const a = DESTINATIONS[0];
     for (let i = 0; i < 3; i++) w.commit(a);
     w.pass();
     expect(w.of(a, 'sending')).toHaveLength(2);
@@ -264,7 +265,7 @@ describe('delivery core against an in-memory model of admission and settlement',
 
   it('fails callbacks waiting on an open circuit once their schedule ends, naming the outage; a redelivery after recovery delivers them', () => {
     const w = new World(1, [4]);
-    const a = ORIGINS[0];
+    const a = DESTINATIONS[0];
     for (let i = 0; i < 3; i++) w.commit(a);
     timers(w, 3, '5xx');
     expect(w.dests.get(a)!.state.openedAt).not.toBeNull();
@@ -277,9 +278,22 @@ describe('delivery core against an in-memory model of admission and settlement',
     expect(w.callbacks.map((c) => c.status)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
   });
 
+  it("keeps two partners' destinations at one origin apart: one's failures open its circuit only, the other's callbacks go at once", () => {
+    const w = new World(2, [4]);
+    const [mine, theirs] = DESTINATIONS;
+    expect(originOfKey(mine)).toBe(originOfKey(theirs));
+    w.dests.get(theirs)!.behaviour = '5xx';
+    for (let i = 0; i < 3; i++) [mine, theirs].forEach((d) => w.commit(d));
+    for (let s = 0; s < 3; s++) for (const c of SAFETY) c(w, w.timer());
+    expect(w.dests.get(theirs)!.state.openedAt).not.toBeNull();
+    expect(w.dests.get(mine)!.state).toMatchObject({ openedAt: null, failures: 0, lastError: null });
+    expect(w.of(mine, 'delivered')).toHaveLength(3);
+    expect(w.ends.filter((e) => e.cb.dest === mine)).toEqual([]);
+  });
+
   it('packs a pass into jobs over the live workers; a worker short of slots sends its callbacks in turn, and one left too little lease is sent after it lapses', () => {
     const w = new World(3, [1, 5]);
-    const [a, b, c] = ORIGINS;
+    const [a, b, c] = DESTINATIONS;
     for (const o of [a, b, c]) w.dests.get(o)!.state = { ...newDestination(cfg), window: cfg.max, lastOkAt: w.now };
     for (let i = 0; i < 2; i++) [a, b, c].forEach((o) => w.commit(o));
     w.pass(); // five of six: c's second would hold as many as are left free
@@ -298,7 +312,7 @@ describe('delivery core against an in-memory model of admission and settlement',
 
   it('keeps a callback moved while in flight in its old destination\'s window until it settles; its retry goes to the new one', () => {
     const w = new World(2, [6]);
-    const [a, b] = ORIGINS;
+    const [a, b] = DESTINATIONS;
     for (let i = 0; i < 3; i++) w.commit(a);
     w.pass();
     expect(w.of(a, 'sending')).toHaveLength(cfg.initial);
@@ -317,7 +331,7 @@ describe('delivery core against an in-memory model of admission and settlement',
 
   it('reserves no slots for callbacks a destination does not have: the other destination takes them in the same pass', () => {
     const w = new World(2, [6]);
-    const [a, b] = ORIGINS;
+    const [a, b] = DESTINATIONS;
     for (const o of [a, b]) w.dests.get(o)!.state = { ...newDestination(cfg), window: cfg.max, lastOkAt: w.now };
     w.commit(a);
     for (let i = 0; i < cfg.max; i++) w.commit(b);
@@ -328,7 +342,7 @@ describe('delivery core against an in-memory model of admission and settlement',
 
   it('admits no unproven destination while the unproven share is overdrawn (a proven window in flight aged past PROVEN_FOR_MS)', () => {
     const w = new World(3, [6]);
-    const [a, b, c] = ORIGINS;
+    const [a, b, c] = DESTINATIONS;
     w.dests.get(a)!.state = { ...newDestination(cfg), window: cfg.max, lastOkAt: w.now - PROVEN_FOR_MS + 1000 };
     for (let i = 0; i < cfg.max; i++) w.commit(a);
     w.pass();

@@ -50,7 +50,7 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
     await add(SMALL, 200, '1 hour');
     await add(LATER, 2_000, '-1 hour');
     // Open, its probe due: admission reads its callbacks (one not due would be read not at all).
-    await queue.query(`UPDATE destinations SET opened_at = now() - interval '1 hour', next_probe_at = now() - interval '1 second' WHERE origin = $1`, [BIG]);
+    await queue.query(`UPDATE destinations SET opened_at = now() - interval '1 hour', next_probe_at = now() - interval '1 second' WHERE key = $1`, [BIG]);
     await queue.query(`INSERT INTO delivery_workers VALUES ('w', 200, now() + interval '1 hour')`);
   });
 

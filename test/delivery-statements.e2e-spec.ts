@@ -25,7 +25,7 @@ async function safety(w: World): Promise<void> {
     const cause = /unavailable \(circuit open since .*attempt schedule ended while waiting|^callback URL removed by the partner/;
     check(c.status !== 'failed' || c.attempt_count > 0 || cause.test(c.last_error ?? ''), () => `failed with no cause: ${JSON.stringify(c)}`);
   }
-  for (const o of w.origins) {
+  for (const o of w.keys) {
     const sending = rows.filter((c) => c.destination === o && c.status === 'sending').length;
     const requests = w.entries.filter((e) => e.dest === o).length;
     check(sending <= WINDOW_MAX && requests <= WINDOW_MAX, () => `${o}: ${sending} sending, ${requests} requests, at most ${WINDOW_MAX}`);
@@ -43,22 +43,22 @@ async function afterPass(w: World, admitted: string[]): Promise<void> {
   const dests = await w.destinations();
   const slots = Math.min(READY_WINDOW, w.workers.reduce((n, x) => n + (x.up ? x.slots : 0), 0));
   const sending = (o: string) => rows.filter((c) => c.destination === o && c.status === 'sending').length;
-  const total = w.origins.reduce((n, o) => n + sending(o), 0);
+  const total = w.keys.reduce((n, o) => n + sending(o), 0);
   check(total <= slots, () => `${total} sending after a pass, ${slots} slots`);
   const unproven = dests.filter((d) => !isProven(stateOf(d), d.now));
   const admittedTo = (o: string) => rows.filter((c) => c.destination === o && admitted.includes(c.id)).length;
-  if (unproven.some((d) => admittedTo(d.origin) > 0)) {
-    const n = unproven.reduce((k, d) => k + sending(d.origin), 0);
+  if (unproven.some((d) => admittedTo(d.key) > 0)) {
+    const n = unproven.reduce((k, d) => k + sending(d.key), 0);
     check(n <= riskySlots(slots), () => `unproven destinations: ${n} sending after a pass, share ${riskySlots(slots)} of ${slots}`);
   }
   // The requests under way to each destination, whatever became of their rows (a URL moved).
   const requests = (o: string) => w.entries.filter((e) => e.dest === o).length;
-  for (const d of dests.filter((x) => x.opened_at !== null && admittedTo(x.origin) > 0)) {
-    check(admittedTo(d.origin) === 1 && sending(d.origin) === 1 && requests(d.origin) === 1, () => `open ${d.origin}: admitted ${admittedTo(d.origin)}, ${sending(d.origin)} sending, ${requests(d.origin)} requests`);
+  for (const d of dests.filter((x) => x.opened_at !== null && admittedTo(x.key) > 0)) {
+    check(admittedTo(d.key) === 1 && sending(d.key) === 1 && requests(d.key) === 1, () => `open ${d.key}: admitted ${admittedTo(d.key)}, ${sending(d.key)} sending, ${requests(d.key)} requests`);
   }
-  for (const d of dests.filter((x) => !isProven(stateOf(x), x.now) && admittedTo(x.origin) > 0)) {
+  for (const d of dests.filter((x) => !isProven(stateOf(x), x.now) && admittedTo(x.key) > 0)) {
     const window = Math.min(stateOf(d).window, INITIAL_WINDOW);
-    check(requests(d.origin) <= window, () => `unproven ${d.origin}: ${requests(d.origin)} requests, window ${window}`);
+    check(requests(d.key) <= window, () => `unproven ${d.key}: ${requests(d.key)} requests, window ${window}`);
   }
 }
 
@@ -125,7 +125,7 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
 
   it('fails the callbacks waiting on an open circuit once their schedule ends (EXPIRE), naming the outage; a redelivery after recovery delivers them', async () => {
     const w = await fresh(1, [4]);
-    w.behaviour.set(ORIGINS[0], '5xx');
+    w.behaviour.set(w.keyOf(ORIGINS[0]), '5xx');
     for (let i = 0; i < 3; i++) await w.commit(ORIGINS[0]);
     for (let i = 0; i < 5 && (await w.destinations())[0].opened_at === null; i++) {
       await w.pass();
@@ -146,11 +146,11 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
 
   it('keeps callbacks moved while in flight in their old destination\'s window (MOVE, ADMIT, RECORD): no request beyond it, and no second probe of an open circuit', async () => {
     const w = await fresh(2, [6]);
-    const [a, b] = ORIGINS;
-    for (let i = 0; i < 2; i++) await w.commit(a, 0);
-    await w.commit(a, 1);
+    const [a, b] = [w.keyOf(ORIGINS[0]), w.keyOf(ORIGINS[1])]; // partner 0's destinations (companies 0 and 2 are its)
+    for (let i = 0; i < 2; i++) await w.commit(ORIGINS[0], 0);
+    await w.commit(ORIGINS[0], 2);
     expect(await w.pass()).toHaveLength(INITIAL_WINDOW); // a.test is new: its window is the initial one
-    await w.moveUrl(0, b); // company 0's two callbacks in flight to a.test move to b.test
+    await w.moveUrl(0, ORIGINS[1]); // company 0's two callbacks in flight to a.test move to b.test
     expect(await w.pass()).toEqual([]); // a.test's window is still full: its requests are under way
     expect(w.entries.filter((e) => e.dest === a)).toHaveLength(INITIAL_WINDOW);
     const rows = await w.callbacks();
@@ -162,11 +162,11 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
 
     // An open circuit's probe moved away leaves the circuit with its one probe in flight.
     const o = await fresh(2, [6]);
-    await o.commit(a, 0);
-    await o.commit(a, 1);
-    await o.openCircuit(a);
+    await o.commit(ORIGINS[0], 0);
+    await o.commit(ORIGINS[0], 2);
+    await o.openCircuit(ORIGINS[0], 0);
     expect(await o.pass()).toHaveLength(1); // the probe
-    await o.moveUrl(0, b); // the probe's company moves: company 1's callback still waits at a.test
+    await o.moveUrl(0, ORIGINS[1]); // the probe's company moves: company 2's callback still waits at a.test
     await afterPass(o, await o.pass());
     expect(o.entries.filter((e) => e.dest === a)).toHaveLength(1);
   });

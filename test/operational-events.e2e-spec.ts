@@ -8,6 +8,7 @@
  * delivered as a callback to a partner with an operationsUrl and only recorded for the others.
  * FC_SEED=<seed> replays a failure.
  */
+import { destinationKey, originOfKey } from '../src/callbacks/callback-destination.js';
 import fc from 'fast-check';
 import { isDeepStrictEqual } from 'node:util';
 import type { ScratchDatabase } from './support/scratch-database.js';
@@ -61,12 +62,11 @@ class Observer {
         `SELECT id, status, destination, partner_id, (event_type IS NULL AND NOT test AND url_removed_at IS NULL) AS counted FROM callbacks`,
       )
     ).rows;
-    const at = (await this.s.pool.query<{ origin: string; partner_id: string }>(`SELECT origin, partner_id FROM callback_destinations`)).rows;
-    const partnersAt = new Map<string, string[]>();
-    for (const r of at) partnersAt.set(r.origin, [...(partnersAt.get(r.origin) ?? []), r.partner_id]);
+    // A destination is one partner's origin: its events go to that partner only.
+    const partnersAt = new Map<string, string[]>(dests.map((d) => [d.key, [d.partner_id]]));
     return {
       // In the history's own time (stored times move back as it passes: World.shift).
-      opened: new Map(dests.map((d) => [d.origin, d.opened_at === null ? null : d.opened_at + this.w.shift])),
+      opened: new Map(dests.map((d) => [d.key, d.opened_at === null ? null : d.opened_at + this.w.shift])),
       status: new Map(rows.map((r) => [r.id, { status: r.status, destination: r.destination, partner: r.partner_id, counted: r.counted }])),
       events: (await this.events()).length,
       pending: rows.filter((r) => r.status === 'pending' && r.counted),
@@ -79,15 +79,16 @@ class Observer {
     const now = await this.look();
     const fresh = (await this.events()).slice(this.seen.events).filter((e) => e.type !== 'callbacks.failed');
     const expected: string[] = [];
-    for (const [origin, opened] of now.opened) {
-      const before = this.seen.opened.get(origin) ?? null;
+    for (const [key, opened] of now.opened) {
+      const origin = originOfKey(key);
+      const before = this.seen.opened.get(key) ?? null;
       const type = before === null && opened !== null ? 'destination.failing' : before !== null && opened === null ? 'destination.recovered' : null;
       if (type === null) continue;
-      for (const partner of now.partnersAt.get(origin) ?? []) {
+      for (const partner of now.partnersAt.get(key) ?? []) {
         expected.push(`${partner} ${type} ${origin}`);
         const e = fresh.find((x) => x.partner_id === partner && x.type === type && x.data.destination === origin);
         check(e !== undefined, () => `${type} of ${origin} for ${partner}: no event (${JSON.stringify(fresh)})`);
-        const waiting = now.pending.filter((c) => c.partner_id === partner && c.destination === origin).length;
+        const waiting = now.pending.filter((c) => c.partner_id === partner && c.destination === key).length;
         check(e!.data.waiting === waiting, () => `${type} of ${origin} for ${partner}: waiting ${String(e!.data.waiting)}, ${waiting} wait`);
         const at = (t: number) => new Date(Math.floor(t - this.w.shift)).toISOString();
         if (type === 'destination.failing') check(e!.data.since === at(opened!), () => `since ${String(e!.data.since)}, opened ${at(opened!)}`);
@@ -108,7 +109,7 @@ class Observer {
     const grew = new Set<string>();
     for (const [id, c] of now.status) {
       if (c.counted && c.status === 'failed' && this.seen.status.get(id)?.status !== 'failed') {
-        const key = `${c.partner} ${c.destination}`;
+        const key = c.destination; // the partner and the origin
         this.failed.set(key, (this.failed.get(key) ?? 0) + 1);
         grew.add(key);
       }
@@ -134,9 +135,9 @@ class Observer {
     const failedEvents = events.filter((e) => e.type === 'callbacks.failed');
     const notices = (await this.s.pool.query<{ partner_id: string; destination: string; pending_count: number }>(`SELECT partner_id, destination, pending_count FROM failure_notices`)).rows;
     for (const [key, n] of this.failed) {
-      const [partner, destination] = key.split(' ');
+      const [partner, destination] = [key.slice(0, key.indexOf(' ')), originOfKey(key)];
       const told = failedEvents.filter((e) => e.partner_id === partner && e.data.destination === destination);
-      const held = notices.find((x) => x.partner_id === partner && x.destination === destination)?.pending_count ?? 0;
+      const held = notices.find((x) => x.partner_id === partner && x.destination === key)?.pending_count ?? 0;
       const counted = told.reduce((k, e) => k + (e.data.count as number), 0) + held;
       check(counted === n, () => `${key}: ${n} failed, events count ${counted - held} and ${held} held`);
       for (let i = 1; i < told.length; i++) check(told[i].created_ms - told[i - 1].created_ms >= WINDOW_MS - 1, () => `${key}: callbacks.failed ${told[i].created_ms - told[i - 1].created_ms} ms apart`);
@@ -182,7 +183,7 @@ describe('operational events from the real statements, through random histories 
     const property = fc.asyncProperty(steps, async (history) => {
       const { s, companies } = suite;
       const w = await suite.world(3, [2, 2]);
-      w.behaviour.set(OPS, 'ok'); // the events' destination: answers (apply's steps pick only the first three origins)
+      w.behaviour.set(destinationKey(suite.companies[0].partnerId, OPS), 'ok'); // the events' destination: answers (apply's steps pick only the first three origins)
       const o = new Observer(s, w, companies[0].partnerId);
       w.afterSettle = o.afterSettle;
       const checks: Checks = { admitted: async () => undefined, settled: o.afterStep };

@@ -96,8 +96,9 @@ describe('test callbacks', () => {
 
   it("while its destination's circuit is open: failed at once, naming the open circuit, nothing sent", async () => {
     const url = `http://localhost:${rx.port}/open`; // its own destination (origin), so the others keep going
-    await t.sql(`INSERT INTO destinations (origin, opened_at, next_probe_at, last_error) VALUES ($1, now(), now() + interval '1 hour', 'HTTP 503')
-                 ON CONFLICT (origin) DO UPDATE SET opened_at = now(), next_probe_at = now() + interval '1 hour', last_error = 'HTTP 503'`, [`http://localhost:${rx.port}`]);
+    // The partner's destination at that origin (another partner's there would be its own).
+    await t.sql(`INSERT INTO destinations (key, partner_id, origin, opened_at, next_probe_at, last_error) VALUES ($1 || ' ' || $2, $1::uuid, $2, now(), now() + interval '1 hour', 'HTTP 503')
+                 ON CONFLICT (key) DO UPDATE SET opened_at = now(), next_probe_at = now() + interval '1 hour', last_error = 'HTTP 503'`, [acme.id, `http://localhost:${rx.port}`]);
     const res = await t.as(acme.apiKey, 'post', '/v1/callbacks/test', { companyId: c, url }).expect(202);
     expect(res.body).toMatchObject({ status: 'failed', attemptCount: 0, test: true, nextAttemptAt: null });
     expect(res.body.lastError).toMatch(new RegExp(`^destination http://localhost:${rx.port} circuit open since .*\\(last error: HTTP 503\\); test callback not sent$`));

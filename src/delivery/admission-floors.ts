@@ -9,7 +9,8 @@ export interface Floor {
 
 /** What a candidate row says of its destination's floor: null when its callbacks were not read (an open circuit whose probe is not due). */
 export interface FloorRow {
-  origin: string;
+  /** The destination's key. */
+  key: string;
   floor_at: string | null;
   floor_seq: string | null;
   /** LATE_COMMIT before the pass (admission.ts): the floor of a closed destination that had nothing due. */
@@ -39,13 +40,13 @@ export class AdmissionFloors {
 
   /** The floors a pass's candidate rows give (each destination not among them starts idle, or from the head). */
   note(rows: FloorRow[]): void {
-    this.floors = new Map(rows.filter((r) => r.floor_at !== null).map((r) => [r.origin, { at: r.floor_at!, seq: r.floor_seq! }]));
+    this.floors = new Map(rows.filter((r) => r.floor_at !== null).map((r) => [r.key, { at: r.floor_at!, seq: r.floor_seq! }]));
     if (rows.length > 0) this.idle = rows[0].idle_floor;
   }
 
   /** A planned destination's floor (it was read this pass, so it has one). */
-  of(origin: string): Floor | undefined {
-    return this.floors.get(origin);
+  of(key: string): Floor | undefined {
+    return this.floors.get(key);
   }
 
   forget(): void {

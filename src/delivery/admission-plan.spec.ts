@@ -5,7 +5,7 @@ const cfg: WindowConfig = { initial: 2, max: 40, threshold: 3, probe: { first: 1
 const fresh = newDestination(cfg);
 const proven = (window: number, at = 0): DestinationState => ({ ...fresh, window, lastOkAt: at });
 const failing = (failures: number): DestinationState => ({ ...fresh, window: 1, failures, lastError: 'timeout' });
-const c = (origin: string, state: DestinationState, sending: number, oldestDue: number): Candidate => ({ origin, state, sending, oldestDue });
+const c = (key: string, state: DestinationState, sending: number, oldestDue: number): Candidate => ({ key, state, sending, oldestDue });
 const budget = (slots: number, sending = 0, riskySending = 0, failingSending = 0): Budget => ({ slots, sending, riskySending, failingSending });
 const sorted = (plan: Map<string, number>) => [...plan].sort();
 

@@ -2,7 +2,8 @@ import { DestinationState, isFailing, isProven, roomOf, WindowConfig } from './d
 
 /** A destination with due pending callbacks, as one admission pass reads it. */
 export interface Candidate {
-  origin: string;
+  /** The destination's key. */
+  key: string;
   state: DestinationState;
   /** Its callbacks in flight (`sending`), all processes together. */
   sending: number;
@@ -49,13 +50,13 @@ export function planAdmission(candidates: Candidate[], budget: Budget, now: numb
   let riskyFree = riskySlots(budget.slots) - budget.riskySending;
   let failingFree = failingSlots(budget.slots) - budget.failingSending;
   let open = candidates
-    .map((c) => ({ origin: c.origin, proven: isProven(c.state, now), failing: isFailing(c.state), room: roomOf(c.state, c.sending, now, cfg), holds: c.sending, oldestDue: c.oldestDue }))
+    .map((c) => ({ key: c.key, proven: isProven(c.state, now), failing: isFailing(c.state), room: roomOf(c.state, c.sending, now, cfg), holds: c.sending, oldestDue: c.oldestDue }))
     .sort((a, b) => a.holds - b.holds || a.oldestDue - b.oldestDue);
   const may = (c: (typeof open)[number]) => c.room > 0 && c.holds < free && (c.proven || riskyFree > 0) && (!c.failing || failingFree > 0);
   while ((open = open.filter(may)).length > 0) {
     for (const c of open) {
       if (!may(c)) continue;
-      plan.set(c.origin, (plan.get(c.origin) ?? 0) + 1);
+      plan.set(c.key, (plan.get(c.key) ?? 0) + 1);
       c.room--;
       c.holds++;
       free--;
@@ -86,15 +87,15 @@ export function* admissionRounds(candidates: Candidate[], budget: Budget, now: n
     const admitted = yield plan;
     const short = new Set<string>();
     for (const c of left) {
-      const planned = plan.get(c.origin) ?? 0;
-      const n = Math.min(planned, admitted.get(c.origin) ?? 0);
+      const planned = plan.get(c.key) ?? 0;
+      const n = Math.min(planned, admitted.get(c.key) ?? 0);
       c.sending += n;
       spent.sending += n;
       if (!isProven(c.state, now)) spent.riskySending += n;
       if (isFailing(c.state)) spent.failingSending += n;
-      if (n < planned) short.add(c.origin);
+      if (n < planned) short.add(c.key);
     }
     if (short.size === 0) return;
-    left = left.filter((c) => !short.has(c.origin));
+    left = left.filter((c) => !short.has(c.key));
   }
 }

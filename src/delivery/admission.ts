@@ -79,7 +79,7 @@ export class Admission {
       budget.sending += r.sending;
       if (!isProven(state, now)) budget.riskySending += r.sending;
       if (isFailing(state)) budget.failingSending += r.sending;
-      if (r.oldest_due !== null) candidates.push({ origin: r.origin, state, sending: r.sending, oldestDue: r.oldest_due });
+      if (r.oldest_due !== null) candidates.push({ key: r.key, state, sending: r.sending, oldestDue: r.oldest_due });
     }
     const admitted: AdmittedRow[] = [];
     try {
@@ -102,9 +102,9 @@ export class Admission {
 
   /** One round's ADMIT, each destination from the floor this pass read it at. */
   private async admitPlan(conn: SqlSession, plan: Map<string, number>): Promise<AdmittedRow[]> {
-    const origins = [...plan.keys()];
-    const floors = origins.map((o) => this.floors.of(o));
-    const values = [origins, [...plan.values()], this.leaseMs, floors.map((f) => f?.at ?? null), floors.map((f) => f?.seq ?? null)];
+    const keys = [...plan.keys()];
+    const floors = keys.map((k) => this.floors.of(k));
+    const values = [keys, [...plan.values()], this.leaseMs, floors.map((f) => f?.at ?? null), floors.map((f) => f?.seq ?? null)];
     return (await conn.query<AdmittedRow>({ name: 'admission-admit', text: ADMIT, values })).rows;
   }
 
@@ -117,10 +117,10 @@ export class Admission {
     this.floors.forget();
     const lapsed = await conn.query({ name: 'admission-lapse', text: LAPSE });
     if (lapsed.rowCount) this.log.warn(`${lapsed.rowCount} callbacks back to waiting: their worker did not settle them within the lease`);
-    const { rows: open } = await conn.query<{ origin: string; opened_at: number; last_error: string | null }>({ name: 'admission-open', text: OPEN_DESTINATIONS });
+    const { rows: open } = await conn.query<{ key: string; origin: string; opened_at: number; last_error: string | null }>({ name: 'admission-open', text: OPEN_DESTINATIONS });
     if (open.length > 0) {
       const errors = open.map((d) => outageError(d.origin, d.opened_at, d.last_error));
-      const expired = await conn.query({ name: 'admission-expire', text: EXPIRE, values: [this.scheduleTotalMs, open.map((d) => d.origin), errors] });
+      const expired = await conn.query({ name: 'admission-expire', text: EXPIRE, values: [this.scheduleTotalMs, open.map((d) => d.key), errors] });
       if (expired.rowCount) {
         this.metrics.expiredWhileWaiting.inc(expired.rowCount);
         this.log.warn(`${expired.rowCount} callbacks failed: their schedule ended while their destination's circuit was open`);

@@ -1,4 +1,5 @@
 import { LOAD } from '../callbacks/store/delivery-load.js';
+import { originOfKey } from '../callbacks/callback-destination.js';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
@@ -88,7 +89,7 @@ export class CallbackDelivery {
     }
     const clientTls = row.client_tls_id === null ? null : await this.certificateOf(row.id, row.client_tls_id);
     if (clientTls === undefined) return null;
-    const attempt = { callbackId: row.id, message: row.message, destination: row.destination, attempt: row.attempt_count + 1 };
+    const attempt = { callbackId: row.id, message: row.message, destination: originOfKey(row.destination), attempt: row.attempt_count + 1 };
     return inAttemptSpan(row.trace_parent, attempt, async (span) => {
       const startedAt = Date.now();
       const result = await this.sender.send({ ...this.signed(row, Math.floor(startedAt / 1000)), clientTls });

@@ -43,7 +43,8 @@ export interface Fate {
  * partner removed its URL meanwhile. The store's statement takes the one that applies.
  */
 export interface SettledAttempt extends Fate {
-  origin: string;
+  /** Its destination's key (callbacks.destination). */
+  key: string;
   ifRedelivered: Fate;
   ifUrlRemoved: Fate;
   destination: DestinationState;
@@ -67,7 +68,7 @@ export function settleAttempt(state: DestinationState, a: AttemptTimes, skew: nu
   const delivered = fate.status === 'delivered';
   return {
     ...fate,
-    origin: a.row.destination,
+    key: a.row.destination,
     destination,
     transition,
     // Its fresh schedule stands: due now, this attempt spent none of it (unless it delivered it).

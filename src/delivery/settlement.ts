@@ -8,6 +8,7 @@ import { Metrics } from '../metrics/metrics.js';
 import { AdmissionSignal } from './admission-signal.js';
 import { SerialBatcher } from '../common/batcher.js';
 import type { SendResult } from '../egress/callback-sender.js';
+import { originOfKey } from '../callbacks/callback-destination.js';
 import { DestinationRow, READ_DESTINATIONS, saveParams } from '../callbacks/store/destination-states.js';
 import { AttemptRecord, recordFor, recordParams, saveFor } from '../callbacks/store/settlement.js';
 import { DestinationWrite, savesOf, stateOf } from './destination-store.js';
@@ -124,11 +125,11 @@ export class Settlement {
   }
 
   private async write(items: Attempt[]): Promise<SettledAttempt[]> {
-    await this.read([...new Set(items.map((i) => i.row.destination))].filter((o) => !this.known.has(o)));
+    await this.read([...new Set(items.map((i) => i.row.destination))].filter((k) => !this.known.has(k)));
     const folded = this.fold(items);
     const values = [...recordParams(items.map((a, i) => attemptRecord(a, folded.settled[i]))), ...saveParams(savesOf(folded.writes))];
     const record = recordFor({ circuit: reportsCircuit(folded), failures: folded.settled.some((x) => x.status === 'failed') });
-    const { rows } = await this.pool.query<{ origin: string }>({ ...record, values });
+    const { rows } = await this.pool.query<{ key: string }>({ ...record, values });
     await this.refold(this.commit(folded, rows), items);
     return folded.settled;
   }
@@ -137,15 +138,15 @@ export class Settlement {
   private fold(items: Attempt[]): Folded {
     const writes = new Map<string, DestinationWrite>();
     const settled = items.map((a) => {
-      const origin = a.row.destination;
-      const current = writes.get(origin) ?? this.known.get(origin) ?? { state: newDestination(this.window), version: '0' };
+      const key = a.row.destination;
+      const current = writes.get(key) ?? this.known.get(key) ?? { state: newDestination(this.window), version: '0' };
       const s = settleAttempt(current.state, a, this.skew, this.policy, this.window);
       const reported = s.transition === 'opened' || s.transition === 'closed' ? s.transition : null;
-      writes.set(origin, {
+      writes.set(key, {
         state: s.destination,
         version: current.version,
-        reported: reported ?? writes.get(origin)?.reported ?? null,
-        failingSince: s.transition === 'closed' ? current.state.openedAt : (writes.get(origin)?.failingSince ?? null),
+        reported: reported ?? writes.get(key)?.reported ?? null,
+        failingSince: s.transition === 'closed' ? current.state.openedAt : (writes.get(key)?.failingSince ?? null),
       });
       return s;
     });
@@ -154,45 +155,51 @@ export class Settlement {
 
   /**
    * What was written is what this process knows now, and its circuit transitions are logged; what
-   * was not (written elsewhere meanwhile) is forgotten, and its origins returned to be folded again.
+   * was not (written elsewhere meanwhile) is forgotten, and its keys returned to be folded again.
    */
-  private commit({ settled, writes }: Folded, rows: { origin: string }[]): string[] {
-    const saved = new Set(rows.map((r) => r.origin));
-    for (const [origin, w] of writes) {
-      if (saved.has(origin)) this.known.set(origin, { state: w.state, version: String(BigInt(w.version) + 1n) });
-      else this.known.delete(origin);
+  private commit({ settled, writes }: Folded, rows: { key: string }[]): string[] {
+    const saved = new Set(rows.map((r) => r.key));
+    for (const [key, w] of writes) {
+      if (saved.has(key)) this.known.set(key, { state: w.state, version: String(BigInt(w.version) + 1n) });
+      else this.known.delete(key);
     }
-    for (const s of settled) if (saved.has(s.origin)) this.noteTransition(s);
-    return [...writes.keys()].filter((o) => !saved.has(o));
+    for (const s of settled) if (saved.has(s.key)) this.noteTransition(s);
+    return [...writes.keys()].filter((k) => !saved.has(k));
   }
 
   /** Reads destinations into `known`, and PostgreSQL's clock against this process's. */
-  private async read(origins: string[]): Promise<void> {
-    if (origins.length === 0) return;
+  private async read(keys: string[]): Promise<void> {
+    if (keys.length === 0) return;
     if (this.known.size > KNOWN_MAX) this.known.clear();
-    const { rows } = await this.pool.query<DestinationRow & { now: number }>({ name: 'settlement-read', text: READ_DESTINATIONS, values: [origins] });
-    for (const r of rows) this.known.set(r.origin, { state: stateOf(r), version: r.version });
+    const { rows } = await this.pool.query<DestinationRow & { now: number }>({ name: 'settlement-read', text: READ_DESTINATIONS, values: [keys] });
+    for (const r of rows) this.known.set(r.key, { state: stateOf(r), version: r.version });
     if (rows.length > 0) this.skew = rows[0].now - Date.now();
   }
 
   /** Folds these destinations' outcomes again over what another process (or an operator's probe) wrote meanwhile. */
-  private async refold(origins: string[], items: Attempt[]): Promise<void> {
-    for (let i = 0; i < REFOLDS && origins.length > 0; i++) {
-      await this.read(origins);
-      const folded = this.fold(items.filter((a) => origins.includes(a.row.destination) && this.known.has(a.row.destination)));
-      const { rows } = await this.pool.query<{ origin: string }>({ ...saveFor({ circuit: reportsCircuit(folded) }), values: saveParams(savesOf(folded.writes)) });
-      origins = this.commit(folded, rows);
+  private async refold(keys: string[], items: Attempt[]): Promise<void> {
+    for (let i = 0; i < REFOLDS && keys.length > 0; i++) {
+      await this.read(keys);
+      const folded = this.fold(items.filter((a) => keys.includes(a.row.destination) && this.known.has(a.row.destination)));
+      const { rows } = await this.pool.query<{ key: string }>({ ...saveFor({ circuit: reportsCircuit(folded) }), values: saveParams(savesOf(folded.writes)) });
+      keys = this.commit(folded, rows);
     }
-    if (origins.length > 0) this.warnings.warn(`outcomes not folded into ${origins.join(', ')}: written by other processes ${REFOLDS} times in a row`);
+    if (keys.length > 0) this.warnings.warn(`outcomes not folded into ${keys.map(destinationName).join(', ')}: written by other processes ${REFOLDS} times in a row`);
   }
 
-  private noteTransition({ origin, transition, destination }: SettledAttempt): void {
+  private noteTransition({ key, transition, destination }: SettledAttempt): void {
     if (!transition) return;
+    const name = destinationName(key);
     this.metrics.circuitTransitions.inc({ transition });
     const why = destination.lastError ? ` (last error: ${destination.lastError})` : '';
-    if (transition === 'opened') this.log.warn(`circuit opened for ${origin} after ${destination.failures} consecutive failures${why}`);
-    if (transition === 'closed') this.log.log(`circuit closed for ${origin}: a probe was answered`);
+    if (transition === 'opened') this.log.warn(`circuit opened for ${name} after ${destination.failures} consecutive failures${why}`);
+    if (transition === 'closed') this.log.log(`circuit closed for ${name}: a probe was answered`);
   }
+}
+
+/** A destination as a log line names it: its origin and its partner, never the key itself. */
+function destinationName(key: string): string {
+  return `${originOfKey(key)} (partner ${key.slice(0, key.indexOf(' '))})`;
 }
 
 /** An attempt and what it came to, as the store records them. */

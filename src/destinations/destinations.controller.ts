@@ -11,6 +11,8 @@ import { CircuitState, DestinationsService } from './destinations.service.js';
 const STATES = ['closed', 'open', 'half_open'];
 
 export class DestinationResponse {
+  @ApiProperty({ format: 'uuid', description: 'the partner whose destination this is: each partner has its own at an origin, with its own window and circuit' })
+  partnerId: string;
   @ApiProperty({ example: 'https://hooks.example.com', description: "a callback URL's origin (scheme, host, port): never a path or query" })
   origin: string;
   @ApiProperty({ enum: STATES, description: 'closed: delivering within its window; open: its callbacks wait and one probe goes at nextProbeAt; half_open: that probe is in flight' })
@@ -37,6 +39,12 @@ export class ListDestinationsQuery {
   @IsOptional()
   @IsUUID()
   partnerId?: string;
+
+  @ApiPropertyOptional({ example: 'https://hooks.example.com', description: 'only the destinations at this origin (every partner\'s)' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2048)
+  origin?: string;
 }
 
 export class ProbeDestinationDto {
@@ -44,6 +52,11 @@ export class ProbeDestinationDto {
   @IsString()
   @MaxLength(2048)
   origin: string;
+
+  @ApiPropertyOptional({ format: 'uuid', description: "only this partner's destination at the origin; without it, every partner's open destination there" })
+  @IsOptional()
+  @IsUUID()
+  partnerId?: string;
 }
 
 @ApiTags('operator: destinations')
@@ -51,21 +64,21 @@ export class ProbeDestinationDto {
 export class DestinationsAdminController {
   constructor(private readonly destinations: DestinationsService) {}
 
-  @Doc('Destinations (callback URL origins) with their circuit state, waiting and in-flight callbacks', DestinationListResponse, [400])
+  @Doc("Destinations (each a partner's callback URL origin) with their circuit state, waiting and in-flight callbacks", DestinationListResponse, [400])
   @Access.operator('viewer')
   @Get()
   async list(@Query() q: ListDestinationsQuery) {
     return { items: await this.destinations.list(q) };
   }
 
-  /** Probes an open destination within a second instead of at its next probe time. */
-  @Doc('Probe an open destination now', null, [400, { 404: 'no destination with this origin', 409: 'the destination is not open' }, 413], { status: 202 })
+  /** Probes open destinations within a second instead of at their next probe time. */
+  @Doc("Probe an open destination now (without partnerId: every partner's open destination at the origin)", null, [400, { 404: 'no destination with this origin (of this partner)', 409: 'no destination at this origin (of this partner) is open' }, 413], { status: 202 })
   @Access.operator('operator')
   @AuditAction('destination.probe')
   @Post('probe')
   @HttpCode(202)
   async probe(@CurrentActor() actor: Actor, @Body() dto: ProbeDestinationDto): Promise<void> {
-    await this.destinations.probe(actor, dto.origin);
+    await this.destinations.probe(actor, dto.origin, dto.partnerId ?? null);
   }
 }
 

@@ -18,6 +18,7 @@ export { WAITING_COUNT_CAP };
 export type CircuitState = 'closed' | 'open' | 'half_open';
 
 export interface DestinationView {
+  partnerId: string;
   origin: string;
   state: CircuitState;
   consecutiveFailures: number;
@@ -33,9 +34,8 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 
 /**
  * What operators and partners see of destinations, read from PostgreSQL (`destinations`, shared
- * by every process). A partner sees the destinations its callbacks went to, with `waiting` and
- * `inFlight` counting only its own callbacks: a destination may be shared, and another partner's
- * volume is not theirs to see.
+ * by every process). A destination is one partner's origin: a partner sees its own, whose state
+ * and counts are its callbacks' alone, whoever else's receivers share the origin.
  */
 @Injectable()
 export class DestinationsService implements OnModuleInit {
@@ -69,30 +69,37 @@ export class DestinationsService implements OnModuleInit {
     });
   }
 
-  async list(f: { partnerId?: string; state?: CircuitState }): Promise<DestinationView[]> {
-    return (await this.read(f.partnerId ?? null)).filter((d) => !f.state || d.state === f.state);
+  async list(f: { partnerId?: string; origin?: string; state?: CircuitState }): Promise<DestinationView[]> {
+    return (await this.read(f.partnerId ?? null, f.origin ?? null)).filter((d) => !f.state || d.state === f.state);
   }
 
-  /** The partner's own destinations, counting only its own callbacks. */
+  /** The partner's own destinations. */
   listForPartner(partnerId: string): Promise<DestinationView[]> {
-    return this.read(partnerId);
+    return this.read(partnerId, null);
   }
 
-  /** An operator's "probe now" for an open destination: admission sends it within a second. Audited in its transaction. */
-  async probe(actor: Actor, origin: string): Promise<void> {
+  /**
+   * An operator's "probe now" for the open destinations at an origin (one partner's, or every
+   * partner's): admission sends each within a second. Audited in its transaction, an entry per
+   * destination probed.
+   */
+  async probe(actor: Actor, origin: string, partnerId: string | null): Promise<void> {
     await this.writes.transaction(async (m) => {
-      const probed = await probeNow(m, origin);
+      const probed = await probeNow(m, origin, partnerId);
       if (probed === 'unknown') throw notFound('Destination');
-      if (probed === 'closed') throw new DomainError('conflict', ErrorCode.destination_not_open, `Destination ${origin} is closed: there is nothing to probe`);
-      await this.audit.record(m, actor, { targetType: 'destination', targetId: origin, before: trackedValues({ nextProbeAt: probed.before }), after: trackedValues({ nextProbeAt: probed.after }) });
+      if (probed === 'closed') throw new DomainError('conflict', ErrorCode.destination_not_open, `Destination ${origin}${partnerId ? ` of partner ${partnerId}` : ''} is closed: there is nothing to probe`);
+      for (const p of probed) {
+        await this.audit.record(m, actor, { targetType: 'destination', targetId: origin, before: trackedValues({ nextProbeAt: p.before }), after: trackedValues({ nextProbeAt: p.after }) });
+      }
     });
   }
 
-  private async read(partnerId: string | null): Promise<DestinationView[]> {
-    const rows = await listDestinations(this.db, partnerId);
+  private async read(partnerId: string | null, origin: string | null): Promise<DestinationView[]> {
+    const rows = await listDestinations(this.db, { partnerId, origin });
     return rows.map((r) => {
       const s = stateOf(r);
       return {
+        partnerId: r.partner_id,
         origin: r.origin,
         state: circuitOf(s, r.sending),
         consecutiveFailures: s.failures,
@@ -100,7 +107,7 @@ export class DestinationsService implements OnModuleInit {
         nextProbeAt: iso(s.nextProbeAt),
         lastError: s.lastError,
         waiting: r.waiting,
-        inFlight: r.in_flight,
+        inFlight: r.sending,
       };
     });
   }

@@ -37,7 +37,7 @@ export class TestCallbacks {
       const url = given ?? target.url;
       if (url === null) throw noTestUrl(message, target.source);
       // Read in the same transaction: while its destination's circuit is open it is failed at once, unsent.
-      const circuit = await openCircuitOf(m, url);
+      const circuit = await openCircuitOf(m, partnerId, url);
       const notSent = circuit ? testNotSentError(circuit.origin, circuit.openedAt, circuit.lastError) : null;
       return insertTestCallback(m, { partnerId, companyId: req.companyId, message, url, body: buildCallbackBody(message, target.ids) }, notSent);
     });

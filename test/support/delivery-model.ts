@@ -4,6 +4,7 @@
  * LAPSE, EXPIRE) and settlement.ts (RECORD) do in PostgreSQL, over the code's own pure functions,
  * constants and job shape.
  */
+import { destinationKey } from '../../src/callbacks/callback-destination.js';
 import { admissionRounds, Budget, Candidate } from '../../src/delivery/admission-plan.js';
 import { LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
 import { LEASE_SPARE_MS } from '../../src/delivery/callback-delivery.js';
@@ -22,7 +23,12 @@ export const READY_WINDOW = 6;
 /** Long next to the lease's margin, so that callbacks waiting for a slot do run short of lease. */
 export const TIMEOUT_MS = 20_000;
 export const LEASE_MS = TIMEOUT_MS + LEASE_MARGIN_MS;
-export const ORIGINS = ['https://a.test', 'https://b.test', 'https://c.test', 'https://d.test'];
+/**
+ * The destinations, by key (callbacks.destination): one partner's origin each. The first two are
+ * two partners' at one origin (a shared inbox), each with its own window and circuit, so every
+ * history of two or more destinations has partners sharing an origin.
+ */
+export const DESTINATIONS = [destinationKey('p1', 'https://a.test'), destinationKey('p2', 'https://a.test'), destinationKey('p1', 'https://b.test'), destinationKey('p2', 'https://c.test')];
 
 export type Behaviour = 'ok' | '5xx' | '429' | 'hang' | '4xx' | '410' | 'refused';
 export const BEHAVIOURS: Behaviour[] = ['ok', '5xx', '429', 'hang', '4xx', '410', 'refused'];
@@ -73,7 +79,7 @@ export class World {
   private readonly policy: RetryPolicy;
 
   constructor(destinations: number, workerSlots: number[], seed = 1) {
-    for (const o of ORIGINS.slice(0, destinations)) this.dests.set(o, { state: newDestination(cfg), behaviour: 'ok' });
+    for (const o of DESTINATIONS.slice(0, destinations)) this.dests.set(o, { state: newDestination(cfg), behaviour: 'ok' });
     this.workers = workerSlots.map((slots) => ({ slots, up: true }));
     let r = seed;
     this.policy = new RetryPolicy(SCHEDULE, () => (r = (r * 48271) % 0x7fffffff) / 0x7fffffff, () => this.now);
@@ -107,7 +113,7 @@ export class World {
       budget.sending += sending;
       if (!row.proven) budget.riskySending += sending;
       if (row.failing) budget.failingSending += sending;
-      if (due.length > 0) candidates.push({ origin, state, sending, oldestDue: row.oldestDue! });
+      if (due.length > 0) candidates.push({ key: origin, state, sending, oldestDue: row.oldestDue! });
     }
     const admitted: Callback[] = [];
     const rounds = admissionRounds(candidates, budget, this.now, cfg);

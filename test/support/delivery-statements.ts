@@ -1,4 +1,5 @@
 import { Client, ClientBase, PoolClient } from 'pg';
+import { destinationKey, originOfKey } from '../../src/callbacks/callback-destination.js';
 import { openDatabase } from '../../src/database/database.js';
 import { COUNT_PENDING_AND_FAILED } from '../../src/callbacks/store/counts.js';
 import { SqlPool } from '../../src/database/sql-pool.js';
@@ -18,12 +19,13 @@ import { dropRunData, runIdentity, TEST_REDIS_URL } from './test-app.js';
  * imported from the code, with their arguments as the code passes them and the connection it runs
  * each on (SqlPool's or the relay's), on a database of their own: what the plans tests run.
  */
-export const BIG = 'http://127.0.0.1:1';
-export const SMALL = 'http://127.0.0.1:2';
-/** A destination whose callbacks all wait for their retry: nothing due. */
-export const LATER = 'http://127.0.0.1:3';
-
 const PARTNER = '00000000-0000-0000-0000-000000000001';
+
+/** The destinations (by key: the partner's origin) the statements run on. */
+export const BIG = destinationKey(PARTNER, 'http://127.0.0.1:1');
+export const SMALL = destinationKey(PARTNER, 'http://127.0.0.1:2');
+/** A destination whose callbacks all wait for their retry: nothing due. */
+export const LATER = destinationKey(PARTNER, 'http://127.0.0.1:3');
 
 /** A feed position half way through the callbacks (xact, seq). */
 async function middleOfFeed(queue: ClientBase): Promise<[string, string]> {
@@ -37,14 +39,14 @@ async function addCompany(queue: ClientBase): Promise<void> {
   await queue.query(`INSERT INTO companies (id, partner_id, name, currency, credit_status) VALUES ('00000000-0000-0000-0000-000000000002', '00000000-0000-0000-0000-000000000001', 'c', 'EUR', 'active')`);
 }
 
-/** `n` pending callbacks to `origin`, due from `age` ago on, a millisecond apart. */
-export function addCallbacks(queue: ClientBase, origin: string, n: number, age: string) {
+/** `n` pending callbacks to the destination, due from `age` ago on, a millisecond apart. */
+export function addCallbacks(queue: ClientBase, destination: string, n: number, age: string) {
   return queue.query(
     `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, created_at, schedule_started_at)
      SELECT '00000000-0000-0000-0000-000000000001', '00000000-0000-0000-0000-000000000002', 0, $1, '{}', 'pending',
             now() - $2::interval + g * interval '1 millisecond', now() - interval '1 day', now() - interval '1 day'
        FROM generate_series(1, $3::int) g`,
-    [`${origin}/cb`, age, n],
+    [`${originOfKey(destination)}/cb`, age, n],
   );
 }
 
@@ -104,7 +106,7 @@ export async function statements(queue: ClientBase, relay: Client): Promise<Stat
   const sending = (await queue.query(`SELECT id, attempt_count, (extract(epoch FROM schedule_started_at) * 1000000)::bigint::text AS k FROM callbacks WHERE status = 'sending' LIMIT 20`)).rows;
   const ids = sending.map((r) => r.id as string);
   const columns = { window_size: 3, failures: 0, probe_ms: 0, last_error: null, opened_at: null, next_probe_at: null, last_ok_at: Date.now() };
-  const saves = (reported: DestinationSave['reported']): unknown[] => saveParams([{ origin: BIG, columns, version: '0', reported, failingSince: reported && Date.now() - 60_000 }]);
+  const saves = (reported: DestinationSave['reported']): unknown[] => saveParams([{ key: BIG, columns, version: '0', reported, failingSince: reported && Date.now() - 60_000 }]);
   const fate = (status: 'delivered' | 'failed') => ({ status, delayMs: null, lastError: status === 'failed' ? 'HTTP 410' : null, keepsError: false, counts: true });
   const records = (status: 'delivered' | 'failed'): unknown[] =>
     recordParams(

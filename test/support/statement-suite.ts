@@ -45,7 +45,7 @@ export function statementSuite(): StatementSuite {
       });
     }
     const s = await scratchDatabase();
-    parts = { s, config: statementConfig(s), metrics: new Metrics(s.db, s.sql), companies: [await seedCompany(s.pool), await seedCompany(s.pool)] };
+    parts = { s, config: statementConfig(s), metrics: new Metrics(s.db, s.sql), companies: await twoPartnersCompanies(s) };
   }, 60_000);
   afterAll(async () => {
     jest.restoreAllMocks();
@@ -70,10 +70,20 @@ export function statementSuite(): StatementSuite {
     },
     async world(destinations: number, workerSlots: number[]): Promise<World> {
       const { s, config, metrics, companies } = got();
-      await s.pool.query(`TRUNCATE callback_attempts, callbacks, destinations, callback_destinations, delivery_workers, operational_events, failure_notices`);
+      await s.pool.query(`TRUNCATE callback_attempts, callbacks, destinations, delivery_workers, operational_events, failure_notices`);
       const w = new World(s, config, metrics, companies, destinations, workerSlots);
       await w.announce();
       return w;
     },
   };
+}
+
+/**
+ * Companies 0 and 2 of one partner, company 1 of another: two partners' destinations at every
+ * origin (each its own window and circuit), and two companies sharing one destination.
+ */
+async function twoPartnersCompanies(s: ScratchDatabase): Promise<{ partnerId: string; companyId: string }[]> {
+  const [first, second] = [await seedCompany(s.pool), await seedCompany(s.pool)];
+  const { rows } = await s.pool.query<{ id: string }>(`INSERT INTO companies (partner_id, name, currency, credit_status) VALUES ($1, 'C2', 'EUR', 'active') RETURNING id`, [first.partnerId]);
+  return [first, second, { partnerId: first.partnerId, companyId: rows[0].id }];
 }

@@ -8,6 +8,7 @@
  * the steps of statement-steps.ts.
  */
 import { AuditLog } from '../../src/audit/audit-log.js';
+import { destinationKey, originOfKey } from '../../src/callbacks/callback-destination.js';
 import { CallbackMessage } from '../../src/callbacks/callback-message.js';
 import { Redelivery } from '../../src/callbacks/redelivery.js';
 import { DESTINATION_COLUMNS, DestinationRow } from '../../src/callbacks/store/destination-states.js';
@@ -85,7 +86,9 @@ export class World {
     destinations: number,
     workerSlots: number[],
   ) {
-    for (const o of ORIGINS.slice(0, destinations)) this.behaviour.set(o, 'ok');
+    // One destination per partner at each origin: each answers as its own behaviour says.
+    const partners = [...new Set(companies.map((c) => c.partnerId))];
+    for (const o of ORIGINS.slice(0, destinations)) for (const p of partners) this.behaviour.set(destinationKey(p, o), 'ok');
     this.workers = workerSlots.map((slots) => ({ slots, up: true }));
     const queue = { add: async (ids: string[], lease: string, workers: number) => this.take(jobsOf(ids, workers), lease, await this.destinationsOf(ids)) } as unknown as CallbackQueue;
     this.admission = new Admission(config, queue, metrics);
@@ -94,8 +97,18 @@ export class World {
     this.admin = new Redelivery(this.writes, new AuditLog(s.db));
   }
 
-  get origins(): string[] {
+  /** The destinations' keys (callbacks.destination): one per partner and origin. */
+  get keys(): string[] {
     return [...this.behaviour.keys()];
+  }
+
+  get origins(): string[] {
+    return [...new Set(this.keys.map(originOfKey))];
+  }
+
+  /** The key of a company's partner's destination at an origin. */
+  keyOf(origin: string, company = 0): string {
+    return destinationKey(this.companies[company % this.companies.length].partnerId, origin);
   }
 
   /** The live workers' rows, as WorkerRegistry announces them (an hour ahead: time moves only the callbacks' clocks). */
@@ -112,13 +125,13 @@ export class World {
     await this.s.pool.query(insert.text, insert.values);
   }
 
-  /** An open circuit at the origin whose probe is due now (as settlement leaves one). */
-  async openCircuit(origin: string): Promise<void> {
+  /** An open circuit of a company's partner's destination at the origin whose probe is due now (as settlement leaves one). */
+  async openCircuit(origin: string, company = 0): Promise<void> {
     await this.s.pool.query(
-      `INSERT INTO destinations (origin, window_size, failures, opened_at, next_probe_at, probe_ms, last_error, version)
-       VALUES ($1, 1, 3, now() - interval '1 minute', now(), 1000, 'HTTP 503', 1)
-       ON CONFLICT (origin) DO UPDATE SET window_size = 1, failures = 3, opened_at = now() - interval '1 minute', next_probe_at = now(), probe_ms = 1000, last_error = 'HTTP 503', version = destinations.version + 1`,
-      [origin],
+      `INSERT INTO destinations (key, partner_id, origin, window_size, failures, opened_at, next_probe_at, probe_ms, last_error, version)
+       VALUES ($1, $2, $3, 1, 3, now() - interval '1 minute', now(), 1000, 'HTTP 503', 1)
+       ON CONFLICT (key) DO UPDATE SET window_size = 1, failures = 3, opened_at = now() - interval '1 minute', next_probe_at = now(), probe_ms = 1000, last_error = 'HTTP 503', version = destinations.version + 1`,
+      [this.keyOf(origin, company), this.companies[company % this.companies.length].partnerId, origin],
     );
   }
 

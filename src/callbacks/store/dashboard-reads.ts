@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { originOfKeySql } from './operational-events.js';
 
 /**
  * What the queue dashboard reads, all from PostgreSQL (the record of every callback; Redis holds
@@ -21,7 +22,7 @@ export interface DashboardRow {
   id: string;
   message: number;
   companyId: string;
-  /** callbacks.destination: the URL's origin. */
+  /** Its destination's origin (of callbacks.destination, the partner's id and the origin): a job names no key. */
   destination: string;
   status: string;
   attemptCount: number;
@@ -81,7 +82,7 @@ const orderOf = (tab: DashboardTab) => `${TABS[tab].key} ${TABS[tab].dir}`;
 /** The callbacks columns a page reads (not the body). */
 const ROW = `id, seq, message, company_id, destination, status, attempt_count, next_attempt_at, last_error, created_at, delivered_at,
   schedule_started_at, schedule_attempts`;
-const COLUMNS = `c.id, c.message, c.company_id AS "companyId", c.destination, c.status, c.attempt_count AS "attemptCount",
+const COLUMNS = `c.id, c.message, c.company_id AS "companyId", ${originOfKeySql('c.destination')} AS destination, c.status, c.attempt_count AS "attemptCount",
   c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError", c.created_at AS "createdAt", c.delivered_at AS "deliveredAt",
   c.schedule_started_at AS "scheduleStartedAt", c.schedule_attempts AS "scheduleAttempts",
   a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs"`;

@@ -1,7 +1,7 @@
 import { InputColumns } from '../../database/sql.js';
 
 /** How `destinations` rows are read: times as epoch milliseconds (PostgreSQL's clock). */
-export const DESTINATION_COLUMNS = `d.origin, d.window_size, d.failures, d.probe_ms, d.last_error, d.version::text AS version,
+export const DESTINATION_COLUMNS = `d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error, d.version::text AS version,
   (extract(epoch FROM d.opened_at) * 1000)::float8 AS opened_at,
   (extract(epoch FROM d.next_probe_at) * 1000)::float8 AS next_probe_at,
   (extract(epoch FROM d.last_ok_at) * 1000)::float8 AS last_ok_at`;
@@ -18,6 +18,10 @@ export interface DestinationColumns {
 }
 
 export interface DestinationRow extends DestinationColumns {
+  /** The partner's id and the origin (callback-destination.ts, destinationKey): what callbacks.destination holds. */
+  key: string;
+  partner_id: string;
+  /** What is shown of it. */
   origin: string;
   /** Bumped by every write: a settlement writes only over the version it read. */
   version: string;
@@ -29,7 +33,7 @@ export interface DestinationRow extends DestinationColumns {
  * this write is the one that lands), with `failingSince` (when it had opened) for a closing.
  */
 export interface DestinationSave {
-  origin: string;
+  key: string;
   columns: DestinationColumns;
   version: string;
   reported: 'opened' | 'closed' | null;
@@ -38,11 +42,11 @@ export interface DestinationSave {
 
 /** Destinations as settlement reads them, with PostgreSQL's clock. */
 export const READ_DESTINATIONS = `
-  SELECT ${DESTINATION_COLUMNS}, (extract(epoch FROM now()) * 1000)::float8 AS now FROM destinations d WHERE d.origin = ANY($1::text[])`;
+  SELECT ${DESTINATION_COLUMNS}, (extract(epoch FROM now()) * 1000)::float8 AS now FROM destinations d WHERE d.key = ANY($1::text[])`;
 
 /**
  * Writes states back, one statement for many destinations (its parameters numbered from
- * `first`), each only over the version it was read at. Yields the origins written (and what the
+ * `first`), each only over the version it was read at. Yields the destinations written (and what the
  * operational events of an opening or closing need): another process's settlement in between
  * leaves one out, to be folded again.
  */
@@ -51,12 +55,12 @@ export const saveDestinations = (first: number): string =>
          opened_at = to_timestamp(s.opened_at / 1000), next_probe_at = to_timestamp(s.next_probe_at / 1000), last_ok_at = to_timestamp(s.last_ok_at / 1000),
          version = d.version + 1
     FROM ${SAVE_INPUT.unnest('s', first)}
-   WHERE d.origin = s.origin AND d.version = s.version
-  RETURNING d.origin, s.reported, s.failing_since, d.opened_at, d.last_error`;
+   WHERE d.key = s.key AND d.version = s.version
+  RETURNING d.key, d.partner_id, d.origin, s.reported, s.failing_since, d.opened_at, d.last_error`;
 
 /** saveDestinations' input: one row per destination written. */
 const SAVE_INPUT = new InputColumns<DestinationSave>([
-  { name: 'origin', type: 'text', value: (w) => w.origin },
+  { name: 'key', type: 'text', value: (w) => w.key },
   { name: 'window_size', type: 'int', value: (w) => w.columns.window_size },
   { name: 'failures', type: 'int', value: (w) => w.columns.failures },
   { name: 'probe_ms', type: 'int', value: (w) => w.columns.probe_ms },

@@ -6,26 +6,24 @@ import { DESTINATION_COLUMNS, DestinationRow } from './destination-states.js';
 export const WAITING_COUNT_CAP = 10_000;
 
 /**
- * Destinations with their counts. `$1` scopes the counts (and the list) to one partner's
- * callbacks, or to all when null; the circuit is the destination's, whoever's callbacks probe it.
+ * Destinations (each one partner's origin) with their counts, filtered by partner (`$1`) and
+ * origin (`$2`), either null for all.
  */
 const LIST = `
   SELECT ${DESTINATION_COLUMNS},
-         (SELECT count(*) FROM callbacks c WHERE c.destination = d.origin AND c.status = 'sending')::int AS sending,
-         (SELECT count(*) FROM callbacks c WHERE c.destination = d.origin AND c.status = 'sending' AND ($1::uuid IS NULL OR c.partner_id = $1))::int AS in_flight,
+         (SELECT count(*) FROM callbacks c WHERE c.destination = d.key AND c.status = 'sending')::int AS sending,
          (SELECT count(*) FROM (SELECT 1 FROM callbacks c
-                                 WHERE c.destination = d.origin AND c.status = 'pending' AND c.next_attempt_at <= now()
-                                   AND ($1::uuid IS NULL OR c.partner_id = $1) LIMIT ${WAITING_COUNT_CAP}) w)::int AS waiting
+                                 WHERE c.destination = d.key AND c.status = 'pending' AND c.next_attempt_at <= now() LIMIT ${WAITING_COUNT_CAP}) w)::int AS waiting
     FROM destinations d
-   WHERE d.origin IN (SELECT origin FROM callback_destinations WHERE $1::uuid IS NULL OR partner_id = $1)
-   ORDER BY d.origin`;
+   WHERE ($1::uuid IS NULL OR d.partner_id = $1) AND ($2::text IS NULL OR d.origin = $2)
+   ORDER BY d.origin, d.partner_id`;
 
 /** A destination as its list shows it: its state, and its callbacks in flight and waiting. */
-export type DestinationListRow = DestinationRow & { sending: number; in_flight: number; waiting: number };
+export type DestinationListRow = DestinationRow & { sending: number; waiting: number };
 
-/** Destinations with their counts: every one, or (`partnerId`) those the partner's callbacks went to, counting only its own. */
-export function listDestinations(db: DataSource, partnerId: string | null): Promise<DestinationListRow[]> {
-  return db.query(LIST, [partnerId]);
+/** Destinations with their counts: every one, or one partner's, or those at one origin. */
+export function listDestinations(db: DataSource, f: { partnerId: string | null; origin: string | null }): Promise<DestinationListRow[]> {
+  return db.query(LIST, [f.partnerId, f.origin]);
 }
 
 /** Destinations whose circuit is open or half-open. */
@@ -38,28 +36,33 @@ export async function countOpenDestinations(db: DataSource): Promise<number> {
 export async function countWaitingByCircuit(db: DataSource): Promise<{ open: number; closed: number }> {
   const rows: { open: boolean; n: number }[] = await db.query(
     `SELECT d.opened_at IS NOT NULL AS open, count(*)::int AS n
-       FROM destinations d, LATERAL (SELECT 1 FROM callbacks c WHERE c.destination = d.origin AND c.status = 'pending' AND c.next_attempt_at <= now() LIMIT ${WAITING_COUNT_CAP}) w
+       FROM destinations d, LATERAL (SELECT 1 FROM callbacks c WHERE c.destination = d.key AND c.status = 'pending' AND c.next_attempt_at <= now() LIMIT ${WAITING_COUNT_CAP}) w
       GROUP BY 1`,
   );
   return { open: rows.find((r) => r.open)?.n ?? 0, closed: rows.find((r) => !r.open)?.n ?? 0 };
 }
 
+/** What an operator's probe did to one destination: its next probe time before and after. */
+export type Probed = { partnerId: string; before: Date | null; after: Date };
+
 /**
- * An open destination's probe due now (admission sends it within a second); its next probe time
- * before and after, or why not: no such destination, or its circuit is closed.
+ * The probes of the open destinations at an origin (one partner's, or every partner's when
+ * `partnerId` is null) due now (admission sends them within a second); or why none: no such
+ * destination, or none of them open.
  */
-export async function probeNow(m: EntityManager, origin: string): Promise<{ before: Date | null; after: Date } | 'unknown' | 'closed'> {
-  const [rows]: [{ before: Date | null; after: Date }[], number] = await m.query(
+export async function probeNow(m: EntityManager, origin: string, partnerId: string | null): Promise<Probed[] | 'unknown' | 'closed'> {
+  const [rows]: [Probed[], number] = await m.query(
     `UPDATE destinations d SET next_probe_at = now(), version = d.version + 1
-       FROM (SELECT origin AS o, next_probe_at AS before FROM destinations WHERE origin = $1 AND opened_at IS NOT NULL FOR UPDATE) old
-      WHERE d.origin = old.o
-      RETURNING old.before, d.next_probe_at AS after`,
-    [origin],
+       FROM (SELECT key AS k, next_probe_at AS before FROM destinations
+              WHERE origin = $1 AND ($2::uuid IS NULL OR partner_id = $2) AND opened_at IS NOT NULL ORDER BY key FOR UPDATE) old
+      WHERE d.key = old.k
+      RETURNING d.partner_id AS "partnerId", old.before, d.next_probe_at AS after`,
+    [origin, partnerId],
   );
   if (rows.length > 0) {
-    noteDue(m, 1);
-    return rows[0];
+    noteDue(m, rows.length);
+    return rows;
   }
-  const known: unknown[] = await m.query(`SELECT 1 FROM destinations WHERE origin = $1`, [origin]);
+  const known: unknown[] = await m.query(`SELECT 1 FROM destinations WHERE origin = $1 AND ($2::uuid IS NULL OR partner_id = $2) LIMIT 1`, [origin, partnerId]);
   return known.length === 0 ? 'unknown' : 'closed';
 }

@@ -27,11 +27,11 @@ export function emitEvents(name: string, source: string): string {
 }
 
 /**
- * The rows of failed callbacks (`failed`: partner_id, destination, n) folded into each
+ * The rows of failed callbacks (`failed`: partner_id, destination (its key), n) folded into each
  * destination's `callbacks.failed` window (failure_notices): the first failure of a window is
  * told at once, with what was still waiting from the window before; the rest wait for the next
  * (flushNotices). The row lock of the upsert serialises processes, so at most one event per
- * destination and partner per window. Returns the events to emit (`<name>_emit`).
+ * destination (one partner's origin) per window. Returns the events to emit (`<name>_emit`).
  */
 export function noteFailures(name: string, failed: string): string {
   const over = `f.window_ends_at <= now()`;
@@ -52,10 +52,16 @@ export function noteFailures(name: string, failed: string): string {
   ), ${name}_emit AS (${failedEvents(`SELECT * FROM ${name}_notice WHERE emit`)})`;
 }
 
-/** `callbacks.failed` events, from rows of (partner_id, destination, emitted_count, emitted_from, emitted_to). */
+/**
+ * A destination's origin, from its key (SQL of callback-destination.ts, originOfKey): what an
+ * event names, never the key.
+ */
+export const originOfKeySql = (key: string): string => `substr(${key}, strpos(${key}, ' ') + 1)`;
+
+/** `callbacks.failed` events, from rows of (partner_id, destination (its key), emitted_count, emitted_from, emitted_to). */
 function failedEvents(rows: string): string {
   return `SELECT partner_id, 'callbacks.failed' AS type,
-                 json_build_object('destination', destination, 'count', emitted_count, 'from', ${isoText('emitted_from')}, 'to', ${isoText('emitted_to')}) AS data
+                 json_build_object('destination', ${originOfKeySql('destination')}, 'count', emitted_count, 'from', ${isoText('emitted_from')}, 'to', ${isoText('emitted_to')}) AS data
             FROM (${rows}) r`;
 }
 
@@ -101,8 +107,9 @@ export interface EventRow {
 }
 
 /**
- * An event's `waiting` counts the partner's callbacks among this many of the destination's
- * pending ones: a bounded index range, whatever the backlog (at the cap: at least that many).
+ * An event's `waiting` counts the destination's callbacks among this many of its pending ones
+ * (its operational events' deliveries left out): a bounded index range, whatever the backlog (at
+ * the cap: at least that many).
  */
 export const WAITING_CAP = 1000;
 
@@ -111,31 +118,31 @@ export const NONE_SETTLED = `(SELECT NULL::uuid AS id, NULL::uuid AS partner_id,
 
 /**
  * The `destination.failing` and `destination.recovered` events of the destinations `saved` (the
- * rows a destinations write returned: origin, reported, failing_since, opened_at, last_error)
- * opened or closed, one for each partner whose callbacks went there, with its callbacks waiting.
- * `settled` (id, partner_id, destination, status, event_type) are the callbacks the same statement
- * settled: its other CTEs see them as they were before, so they are counted by their new state.
+ * rows a destinations write returned: key, partner_id, origin, reported, failing_since, opened_at,
+ * last_error) opened or closed, to the destination's partner (a destination is one partner's
+ * origin: no other partner hears of it), with its callbacks waiting. `settled` (id, partner_id,
+ * destination, status, event_type) are the callbacks the same statement settled: its other CTEs
+ * see them as they were before, so they are counted by their new state.
  */
 export function circuitEvents(saved: string, settled: string): string {
   return emitEvents(
     'circuit',
-    `SELECT cd.partner_id,
+    `SELECT t.partner_id,
             CASE t.reported WHEN 'opened' THEN 'destination.failing' ELSE 'destination.recovered' END AS type,
             CASE t.reported
               WHEN 'opened' THEN json_build_object('destination', t.origin, 'since', ${isoText('t.opened_at')}, 'lastError', t.last_error, 'waiting', w.n)
               ELSE json_build_object('destination', t.origin, 'failingSince', ${isoText('to_timestamp(t.failing_since / 1000)')}, 'recoveredAt', ${isoText('now()')}, 'waiting', w.n)
             END AS data
        FROM ${saved} t
-       JOIN callback_destinations cd ON cd.origin = t.origin
        -- WAITING_CAP of the destination's pending callbacks (a bounded range of an index with the destination
-       -- first, whoever's they are; no order, which a plan could take from an index of all destinations), and the
-       -- partner's among them, with those this statement returned to waiting.
-       CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x.partner_id = cd.partner_id AND x.event_type IS NULL)::int AS n
-                             FROM (SELECT c.id, c.partner_id, c.event_type FROM callbacks c WHERE c.destination = t.origin AND c.status = 'pending'
+       -- first; no order, which a plan could take from an index of all destinations), with those this statement
+       -- returned to waiting.
+       CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x.event_type IS NULL)::int AS n
+                             FROM (SELECT c.id, c.event_type FROM callbacks c WHERE c.destination = t.key AND c.status = 'pending'
                                     LIMIT ${WAITING_CAP}) x
                             WHERE x.id NOT IN (SELECT y.id FROM ${settled} y)) untouched
        CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM ${settled} z
-                            WHERE z.destination = t.origin AND z.partner_id = cd.partner_id AND z.status = 'pending' AND z.event_type IS NULL) returned
+                            WHERE z.destination = t.key AND z.status = 'pending' AND z.event_type IS NULL) returned
        CROSS JOIN LATERAL (SELECT untouched.n + returned.n AS n) w
       WHERE t.reported IN ('opened', 'closed')`,
   );

@@ -111,7 +111,7 @@ function recordStatement(reports: Reports): string {
      AND (c.status IN ('sending', 'pending') OR s.status = 'delivered')
   RETURNING c.id, c.partner_id, c.destination, c.status, c.test, c.event_type, c.url_removed_at
   )${reports.circuit ? `,${circuitEvents('saved', 'settled')}` : ''}${reports.failures ? `,${noteFailures('failures', FAILED_BY_ATTEMPT)},${emitEvents('failed', 'SELECT * FROM failures_emit')}` : ''}
-  SELECT origin FROM saved`;
+  SELECT key FROM saved`;
 }
 
 /** The record statement for a batch, prepared once for each combination of its reports (nearly every batch has none). */
@@ -126,6 +126,6 @@ const RECORDS = new Map<string, { name: string; text: string }>();
 /** A refold's write of destinations; with `circuit`, the events of the circuits it opened or closed. */
 export function saveFor(reports: Pick<Reports, 'circuit'>): { name: string; text: string } {
   return reports.circuit
-    ? { name: 'settlement-refold+circuit', text: `WITH saved AS (${saveDestinations(1)}),${circuitEvents('saved', NONE_SETTLED)}\n  SELECT origin FROM saved` }
+    ? { name: 'settlement-refold+circuit', text: `WITH saved AS (${saveDestinations(1)}),${circuitEvents('saved', NONE_SETTLED)}\n  SELECT key FROM saved` }
     : { name: 'settlement-refold', text: saveDestinations(1) };
 }

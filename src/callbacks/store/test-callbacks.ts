@@ -25,12 +25,12 @@ export interface TestCallbackRow {
   body: string;
 }
 
-/** The open circuit of a URL's destination, if it has one (its origin, since when, its last error). */
-export async function openCircuitOf(m: EntityManager, url: string): Promise<{ origin: string; openedAt: number; lastError: string | null } | undefined> {
+/** The open circuit of the partner's destination for a URL, if it has one (its origin, since when, its last error). */
+export async function openCircuitOf(m: EntityManager, partnerId: string, url: string): Promise<{ origin: string; openedAt: number; lastError: string | null } | undefined> {
   const [row]: { origin: string; openedAt: number; lastError: string | null }[] = await m.query(
     `SELECT origin, (extract(epoch FROM opened_at) * 1000)::float8 AS "openedAt", last_error AS "lastError"
-       FROM destinations WHERE origin = callback_origin($1) AND opened_at IS NOT NULL`,
-    [url],
+       FROM destinations WHERE key = $1::uuid::text || ' ' || callback_origin($2) AND opened_at IS NOT NULL`,
+    [partnerId, url],
   );
   return row;
 }
