@@ -198,8 +198,11 @@ export class World {
     const dest = this.dests.get(job.dest)!;
     const probe = dest.state.openedAt !== null && startedAt >= dest.state.openedAt;
     const s = settleAttempt(dest.state, { row: { destination: job.dest, schedule_attempts: job.scheduleAttempts, attempt_limit: null }, startedAt, answeredAt: this.now, result }, 0, this.policy, cfg);
+    const closed = dest.state.openedAt !== null && s.destination.openedAt === null;
     dest.state = s.destination;
     this.jobs.delete(c.id);
+    // RECORD's circuitEvents: a closing makes the destination's callbacks waiting in a backoff due now.
+    if (closed) for (const w of this.of(job.dest, 'pending')) if (w !== c && w.nextAttemptAt! > this.now) w.nextAttemptAt = this.now;
     // RECORD: a row failed meanwhile (its URL removed while the attempt was under way) takes only a delivery.
     if ((c.status !== 'sending' && c.status !== 'pending' && s.status !== 'delivered') || c.attemptCount !== job.attemptCount) return;
     const same = c.scheduleStartedAt === job.scheduleKey;
