@@ -31,7 +31,7 @@ export class Admission {
   private readonly leaseMs: number;
   private readonly scheduleTotalMs: number;
   private readonly floors = new AdmissionFloors();
-  /** When each destination last got a slot, by this leader's pass count (admission-plan.ts, Served). */
+  /** When each destination last had its turn, by this leader's pass count (admission-plan.ts, Served). */
   private served = new Map<string, number>();
   private passes = 0;
 
