@@ -135,19 +135,36 @@ function leftOver(pass: PassReport) {
   const failingFree = failingSlots(pass.slots) - rows.reduce((n, [, r]) => n + (r.failing ? after(r) : 0), 0);
   const short = rows.filter(([, r]) => r.admitted < Math.min(r.due, r.room));
   const why = (o: string, r: Row) => `${o} admitted ${r.admitted} of ${r.due} due (room ${r.room}, proven ${r.proven}, failing ${r.failing}) with ${free} slots free, ${riskyFree} of the unproven share, ${failingFree} of the failing one; ${show(pass)}`;
-  return { rows, short, why, full: (r: Row) => after(r) >= free || (!r.proven && riskyFree <= 0) || (r.failing && failingFree <= 0) };
+  // As the pass began: whether a destination could take a slot, had none gone to those served before it.
+  const at = (f: (r: Row) => number) => rows.reduce((n, [, r]) => n + f(r), 0);
+  const freeAtStart = pass.slots - at((r) => r.sending);
+  const riskyAtStart = riskySlots(pass.slots) - at((r) => (r.proven ? 0 : r.sending));
+  const failingAtStart = failingSlots(pass.slots) - at((r) => (r.failing ? r.sending : 0));
+  /** Whether it could take a slot when its turn came, had `before` taken one each (as the pass began: none). */
+  const could = (r: Row, before: Row[] = []) =>
+    r.due > 0 &&
+    r.room > 0 &&
+    r.sending < freeAtStart - before.length &&
+    (r.proven || riskyAtStart - before.filter((x) => !x.proven).length > 0) &&
+    (!r.failing || failingAtStart - before.filter((x) => x.failing).length > 0);
+  return { rows, short, why, could, full: (r: Row) => after(r) >= free || (!r.proven && riskyFree <= 0) || (r.failing && failingFree <= 0) };
 }
-/** The order a pass serves destinations in (admission-plan.ts): fewest in flight first, then oldest due. */
-const servedBefore = (x: Row, r: Row) => x.sending < r.sending || (x.sending === r.sending && x.oldestDue! <= r.oldestDue!);
+/** The order a pass serves destinations in (admission-plan.ts): least recently served (never or idle first), then fewest in flight, then oldest due. */
+const turn = (r: Row) => r.lastServed ?? -Infinity;
+const servedBefore = (x: Row, r: Row) =>
+  turn(x) < turn(r) || (turn(x) === turn(r) && (x.sending < r.sending || (x.sending === r.sending && x.oldestDue! <= r.oldestDue!)));
 
 /** Due + room ⇒ admitted within one pass, unless the slots (or its share) ran out on destinations served before it, or it holds as many as are left free. */
 const dueWithRoomIsAdmitted: Check = (_w, pass) => {
   if (!pass) return;
-  const { rows, short, why, full } = leftOver(pass);
+  const { rows, short, why, full, could } = leftOver(pass);
   for (const [o, r] of short.filter(([, r]) => r.admitted === 0)) {
     check(full(r), () => why(o, r));
     // Those it competed with: for any slot if it is proven, for the unproven share if not, for the failing share if failing.
     const rivals = rows.filter(([, x]) => x.admitted > 0 && (r.proven || !x.proven) && (!r.failing || x.failing));
+    // When its turn came, those served before it had taken a slot each at most: could it take one then?
+    const before = rows.filter(([, x]) => x !== r && x.admitted > 0 && servedBefore(x, r)).map(([, x]) => x);
+    if (!could(r, before)) continue;
     check(rivals.every(([, x]) => servedBefore(x, r)), () => `served out of order: ${why(o, r)}`);
   }
 };
@@ -158,6 +175,37 @@ const noSlotLeftIdle: Check = (_w, pass) => {
   const { short, why, full } = leftOver(pass);
   for (const [o, r] of short) check(full(r), () => why(o, r));
 };
+
+/**
+ * Fair across passes, whatever the age of other destinations' backlogs: a destination that could
+ * take a slot when a pass began (something due, room, fewer in flight than free slots, its shares
+ * free) and got none waits at most a pass for each other destination, and one more for each
+ * destination newly active meanwhile (it had nothing due at the pass before, or never got a
+ * slot): each of those goes before it once, then after it until it is served. Kept per history,
+ * from the passes alone.
+ */
+function admittedWithinBoundedPasses(): Check {
+  const waits = new Map<string, { passes: number; arrivals: number }>();
+  let known = new Set<string>(); // got a slot, and has had something due at every pass since
+  return (_w, pass) => {
+    if (!pass) return;
+    const { rows, could } = leftOver(pass);
+    const arrived = rows.filter(([o, r]) => r.admitted > 0 && !known.has(o)).map(([o]) => o);
+    for (const [o, r] of rows) {
+      if (r.due === 0 || r.admitted > 0) {
+        waits.delete(o);
+        continue;
+      }
+      const wait = waits.get(o) ?? { passes: 0, arrivals: 0 };
+      wait.arrivals += arrived.filter((x) => x !== o).length;
+      if (could(r)) wait.passes++;
+      waits.set(o, wait);
+      const bound = rows.length - 1 + wait.arrivals;
+      check(wait.passes <= bound, () => `${o} could take a slot at ${wait.passes} passes and got none (bound ${bound}: ${rows.length} destinations, ${wait.arrivals} newly active meanwhile); ${show(pass)}`);
+    }
+    known = new Set(rows.filter(([o, r]) => r.admitted > 0 || (known.has(o) && r.due > 0)).map(([o]) => o));
+  };
+}
 
 const SAFETY: Check[] = [eachCallbackHasOneConsistentState, jobsFitTheLiveWorkers, inFlightWithinWindows, unprovenWithinTheirShare, failuresHaveACause];
 
@@ -233,8 +281,18 @@ describe('delivery core against an in-memory model of admission and settlement',
     fc.assert(property, PARAMS);
   });
 
-  it('admits, in one pass, a due callback of every destination with room while slots are free, fewest in flight then oldest due first', () => {
+  it('admits, in one pass, a due callback of every destination with room while slots are free, least recently served first', () => {
     fc.assert(fc.property(worldArb, (spec) => drain(run(spec, [dueWithRoomIsAdmitted]), [dueWithRoomIsAdmitted])), PARAMS);
+  });
+
+  it('admits a destination that could take a slot within a bounded number of passes, whatever the age of the others\' backlogs', () => {
+    fc.assert(
+      fc.property(worldArb, (spec) => {
+        const fair = admittedWithinBoundedPasses();
+        drain(run(spec, [fair]), [fair]);
+      }),
+      PARAMS,
+    );
   });
 
   it('leaves no slot idle in a pass while a destination has due callbacks, room, and fewer in flight than are left free', () => {

@@ -36,10 +36,11 @@ export const delivered = async (pg: Client) => Number((await pg.query(`SELECT co
 
 /**
  * A healthy partner's load: `rate` credit changes a second for `seconds` (one company per change,
- * one callback each, to the shared receiver under /label/). Returns once every request has been
- * answered; `arrivals()` then says which callbacks arrived so far and how late.
+ * one callback each, to the shared receiver under /label/), or until `stop()` says so. Returns
+ * once every request has been answered; `arrivals()` then says which callbacks arrived so far and
+ * how late.
  */
-export async function healthySend(ctx: Ctx, label: string, rate: number, seconds: number) {
+export async function healthySend(ctx: Ctx, label: string, rate: number, seconds: number, stop: () => boolean = () => false) {
   const m = rate * seconds;
   const rows = (
     await ctx.pg.query(
@@ -52,7 +53,8 @@ export async function healthySend(ctx: Ctx, label: string, rate: number, seconds
   const failed: string[] = [];
   const begin = performance.now();
   const calls: Promise<unknown>[] = [];
-  for (let i = 0; i < m; i++) {
+  let requested = 0;
+  for (let i = 0; i < m && !stop(); i++, requested++) {
     const wait = begin + (i * 1000) / rate - performance.now();
     if (wait > 0) await sleep(wait);
     calls.push(
@@ -74,7 +76,7 @@ export async function healthySend(ctx: Ctx, label: string, rate: number, seconds
     /** The latencies (API response → arrival) of the callbacks arrived so far, sorted, and what is missing. */
     arrivals: () => {
       const latencies = accepted.filter(arrived).map((i) => ctx.rx.arrivals.get(`/${label}/${i}`)! - sent[i]).sort((a, b) => a - b);
-      return { latencies, requested: m, accepted: accepted.length, missing: accepted.length - latencies.length, failed };
+      return { latencies, requested, accepted: accepted.length, missing: accepted.length - latencies.length, failed };
     },
   };
 }
@@ -94,9 +96,9 @@ export const HEALTHY_WAIT_MS = 60_000;
 export const healthyLine = (r: HealthyArrivals) =>
   `${pq(r.latencies)}, max ${fmt(r.latencies[r.latencies.length - 1])} ms; ${r.latencies.length} of ${r.requested} arrived${r.failed.length ? `, ${r.failed.length} API requests failed (${r.failed[0]})` : ''}`;
 
-/** The goal that no healthy callback is missing HEALTHY_WAIT_MS after the load, as a result row. */
-export const healthyMissingRow = (r: HealthyArrivals) => ({
-  measure: `healthy callbacks missing ${HEALTHY_WAIT_MS / 1000} s after the load`,
+/** The goal that no healthy callback is missing HEALTHY_WAIT_MS after the load (`of`: which one), as a result row. */
+export const healthyMissingRow = (r: HealthyArrivals, of = 'the load') => ({
+  measure: `healthy callbacks missing ${HEALTHY_WAIT_MS / 1000} s after ${of}`,
   result: `${r.missing} of ${r.accepted}${r.failed.length ? ` (and ${r.failed.length} API requests failed)` : ''}`,
   goal: 'none',
   met: r.missing === 0 && r.failed.length === 0,

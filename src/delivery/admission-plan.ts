@@ -7,8 +7,32 @@ export interface Candidate {
   state: DestinationState;
   /** Its callbacks in flight (`sending`), all processes together. */
   sending: number;
-  /** Its oldest due callback's next_attempt_at (ms): destinations are served oldest first. */
+  /** Its oldest due callback's next_attempt_at (ms): among destinations served as recently, the oldest first. */
   oldestDue: number;
+}
+
+/**
+ * The pass (a number counting the leader's passes) at which each destination last had its turn,
+ * as admission remembers it between passes. A destination absent from it is newly active: it never
+ * had a turn, or went idle (had nothing due at a pass) since, and counts as the least recently served.
+ */
+export type Served = ReadonlyMap<string, number>;
+
+/**
+ * The served-state after a pass numbered `pass`: the destinations it admitted callbacks of had
+ * their turn at `pass`, and so did the newly active ones it passed over while it gave slots to
+ * others (a thousand destinations back at once take their first turns in order, not all before
+ * one that arrives after them); the other candidates keep theirs, and a destination that was not a
+ * candidate (nothing due) is forgotten. Its size is the candidates', whatever came before.
+ */
+export function servedAfter(served: Served, candidates: Candidate[], admitted: ReadonlyMap<string, number>, pass: number): Map<string, number> {
+  const gave = [...admitted.values()].some((n) => n > 0);
+  const next = new Map<string, number>();
+  for (const { key } of candidates) {
+    const last = (admitted.get(key) ?? 0) > 0 ? pass : (served.get(key) ?? (gave ? pass : undefined));
+    if (last !== undefined) next.set(key, last);
+  }
+  return next;
 }
 
 /** The delivery slots of every live worker, and how many are taken. */
@@ -36,22 +60,27 @@ export const failingSlots = (slots: number): number => Math.max(1, Math.floor(sl
 
 /**
  * How many callbacks of each destination one pass admits: one at a time round the destinations,
- * fewest in flight first, then oldest due (max-min fair: a destination with nothing in flight is
- * served before one adding to its many), each up to its room, within the free slots, unproven
- * and failing destinations within their shares. A destination takes a slot only while it holds
- * fewer than are left free (its in flight, with what this pass gives it): slots held for
- * seconds by slow or hanging requests are freed all at once, and until then the last free ones
- * stay with destinations holding fewer, whose callbacks would otherwise wait for them.
+ * the least recently served first (`served`: never or idle counts as least recent), then fewest
+ * in flight, then oldest due, each up to its room, within the free slots, unproven and failing
+ * destinations within their shares. Least recently served, not oldest due: a sort by due time
+ * gives the free slots of every pass to the oldest backlogs, and a healthy destination's fresh
+ * callbacks sort last until a thousand catching up have drained. Served in turn, a destination
+ * waits at most a pass for each destination served before it, and a destination newly active
+ * (a light one, idle between its callbacks) goes first in the next pass with a free slot.
+ * A destination takes a slot only while it holds fewer than are left free (its in flight, with
+ * what this pass gives it): slots held for seconds by slow or hanging requests are freed all at
+ * once, and until then the last free ones stay with destinations holding fewer, whose callbacks
+ * would otherwise wait for them.
  */
-export function planAdmission(candidates: Candidate[], budget: Budget, now: number, cfg: WindowConfig): Map<string, number> {
+export function planAdmission(candidates: Candidate[], budget: Budget, now: number, cfg: WindowConfig, served: Served): Map<string, number> {
   const plan = new Map<string, number>();
   let free = budget.slots - budget.sending;
   // Below zero when callbacks in flight already exceed a share (a proven window aged, slots shrank).
   let riskyFree = riskySlots(budget.slots) - budget.riskySending;
   let failingFree = failingSlots(budget.slots) - budget.failingSending;
   let open = candidates
-    .map((c) => ({ key: c.key, proven: isProven(c.state, now), failing: isFailing(c.state), room: roomOf(c.state, c.sending, now, cfg), holds: c.sending, oldestDue: c.oldestDue }))
-    .sort((a, b) => a.holds - b.holds || a.oldestDue - b.oldestDue);
+    .map((c) => ({ key: c.key, proven: isProven(c.state, now), failing: isFailing(c.state), room: roomOf(c.state, c.sending, now, cfg), holds: c.sending, oldestDue: c.oldestDue, turn: served.get(c.key) ?? -Infinity }))
+    .sort((a, b) => a.turn - b.turn || a.holds - b.holds || a.oldestDue - b.oldestDue);
   const may = (c: (typeof open)[number]) => c.room > 0 && c.holds < free && (c.proven || riskyFree > 0) && (!c.failing || failingFree > 0);
   while ((open = open.filter(may)).length > 0) {
     for (const c of open) {
@@ -78,11 +107,11 @@ export const ADMIT_ROUNDS = 4;
  * callbacks of each destination it admitted; ends when a round left nobody short, planned
  * nothing, or after ADMIT_ROUNDS (the next pass goes on).
  */
-export function* admissionRounds(candidates: Candidate[], budget: Budget, now: number, cfg: WindowConfig): Generator<Map<string, number>, void, Map<string, number>> {
+export function* admissionRounds(candidates: Candidate[], budget: Budget, now: number, cfg: WindowConfig, served: Served): Generator<Map<string, number>, void, Map<string, number>> {
   const spent = { ...budget };
   let left = candidates.map((c) => ({ ...c }));
   for (let round = 0; round < ADMIT_ROUNDS; round++) {
-    const plan = planAdmission(left, spent, now, cfg);
+    const plan = planAdmission(left, spent, now, cfg, served);
     if (plan.size === 0) return;
     const admitted = yield plan;
     const short = new Set<string>();

@@ -4,7 +4,7 @@ import type { SqlSession } from '../database/sql-session.js';
 import { Metrics } from '../metrics/metrics.js';
 import { CallbackQueue } from './callback-queue.js';
 import { AdmissionFloors, FloorRow } from './admission-floors.js';
-import { admissionRounds, Budget, Candidate } from './admission-plan.js';
+import { admissionRounds, Budget, Candidate, servedAfter } from './admission-plan.js';
 import { DestinationRow, stateOf } from './destination-store.js';
 import { ADMIT, CANDIDATES, EXPIRE, LAPSE, OPEN_DESTINATIONS, RELEASE } from '../callbacks/store/admission.js';
 import { FLUSH_NOTICES } from '../callbacks/store/operational-events.js';
@@ -31,6 +31,9 @@ export class Admission {
   private readonly leaseMs: number;
   private readonly scheduleTotalMs: number;
   private readonly floors = new AdmissionFloors();
+  /** When each destination last had its turn, by this leader's pass count (admission-plan.ts, Served). */
+  private served = new Map<string, number>();
+  private passes = 0;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -70,7 +73,11 @@ export class Admission {
     const { rows } = await conn.query<CandidateRow>({ name: 'admission-candidates', text: CANDIDATES, values: this.floors.params() });
     this.noteOldestDue(rows);
     this.floors.note(rows);
-    if (rows.length === 0) return 0;
+    this.passes++;
+    if (rows.length === 0) {
+      this.served.clear();
+      return 0;
+    }
     const now = rows[0].now;
     const budget: Budget = { slots: Math.min(this.config.callbackReadyWindow, rows[0].worker_slots), sending: 0, riskySending: 0, failingSending: 0 };
     const candidates: Candidate[] = [];
@@ -83,7 +90,7 @@ export class Admission {
     }
     const admitted: AdmittedRow[] = [];
     try {
-      const rounds = admissionRounds(candidates, budget, now, this.window);
+      const rounds = admissionRounds(candidates, budget, now, this.window, this.served);
       for (let round = rounds.next(); !round.done; ) {
         const got = await this.admitPlan(conn, round.value);
         admitted.push(...got);
@@ -91,6 +98,7 @@ export class Admission {
       }
       // Each round's statement has its own now(), so its own lease: a job carries one.
       for (const [lease, ids] of byLease(admitted)) await this.queue.add(ids, lease, rows[0].workers);
+      this.served = servedAfter(this.served, candidates, countBy(admitted), this.passes);
     } catch (e) {
       if (admitted.length > 0) await conn.query({ text: RELEASE, values: [admitted.map((r) => r.id)] }).catch(() => undefined);
       throw e;

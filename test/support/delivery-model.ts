@@ -5,7 +5,7 @@
  * constants and job shape.
  */
 import { destinationKey } from '../../src/callbacks/callback-destination.js';
-import { admissionRounds, Budget, Candidate } from '../../src/delivery/admission-plan.js';
+import { admissionRounds, Budget, Candidate, servedAfter } from '../../src/delivery/admission-plan.js';
 import { LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
 import { LEASE_SPARE_MS } from '../../src/delivery/callback-delivery.js';
 import { JOB_CALLBACKS, jobsOf } from '../../src/delivery/callback-queue.js';
@@ -63,7 +63,8 @@ export interface Callback {
 export interface Job { cb: Callback; dest: string; admittedAs: Callback['admittedAs']; job: number; worker: number; admittedAt: number; startedAt: number | null; attemptCount: number; scheduleAttempts: number; scheduleKey: number }
 /** A callback's end (failed, or a final answer recorded), with what the model knew then. */
 export interface End { cb: Callback; by: 'attempt' | 'expire' | 'removed'; status: Status; final: boolean; probe: boolean; scheduleAttempts: number; attemptCount: number; open: boolean; lastError: string }
-export interface Row { state: DestinationState; sending: number; due: number; oldestDue: number | null; room: number; proven: boolean; failing: boolean; admitted: number }
+/** A destination as a pass found it (`lastServed`: the pass admission remembered it last got a slot at, null: never or idle since) and what it admitted. */
+export interface Row { state: DestinationState; sending: number; due: number; oldestDue: number | null; room: number; proven: boolean; failing: boolean; lastServed: number | null; admitted: number }
 export interface PassReport { now: number; slots: number; rows: Map<string, Row> }
 
 /** The tables `callbacks`, `destinations`, `delivery_workers` and the Redis jobs, in memory. */
@@ -77,6 +78,9 @@ export class World {
   /** The callbacks of each job added to the queue, for checking the job shape. */
   readonly jobSizes: number[] = [];
   private readonly policy: RetryPolicy;
+  /** Admission's memory between passes: when each destination last got a slot (admission-plan.ts, Served). */
+  private served = new Map<string, number>();
+  private passes = 0;
 
   constructor(destinations: number, workerSlots: number[], seed = 1) {
     for (const o of DESTINATIONS.slice(0, destinations)) this.dests.set(o, { state: newDestination(cfg), behaviour: 'ok' });
@@ -107,7 +111,7 @@ export class World {
       const sending = this.of(origin, 'sending').length;
       const read = state.openedAt === null || state.nextProbeAt! <= this.now;
       const due = read ? this.dueOf(origin) : [];
-      const row: Row = { state, sending, due: due.length, oldestDue: due[0]?.nextAttemptAt ?? null, room: roomOf(state, sending, this.now, cfg), proven: isProven(state, this.now), failing: isFailing(state), admitted: 0 };
+      const row: Row = { state, sending, due: due.length, oldestDue: due[0]?.nextAttemptAt ?? null, room: roomOf(state, sending, this.now, cfg), proven: isProven(state, this.now), failing: isFailing(state), lastServed: this.served.get(origin) ?? null, admitted: 0 };
       report.rows.set(origin, row);
       if (due.length === 0 && sending === 0) continue;
       budget.sending += sending;
@@ -116,7 +120,7 @@ export class World {
       if (due.length > 0) candidates.push({ key: origin, state, sending, oldestDue: row.oldestDue! });
     }
     const admitted: Callback[] = [];
-    const rounds = admissionRounds(candidates, budget, this.now, cfg);
+    const rounds = admissionRounds(candidates, budget, this.now, cfg, this.served);
     for (let round = rounds.next(); !round.done; ) {
       const got = new Map<string, number>();
       for (const [origin, n] of round.value) {
@@ -130,6 +134,7 @@ export class World {
       }
       round = rounds.next(got);
     }
+    this.served = servedAfter(this.served, candidates, new Map([...report.rows].map(([o, r]) => [o, r.admitted])), ++this.passes);
     const live = this.workers.map((_, i) => i).filter((i) => this.workers[i].up);
     for (const ids of jobsOf(admitted.map((c) => String(c.id)), live.length)) this.enqueue(ids.map((id) => this.callbacks[Number(id)]), live);
     this.start();
@@ -199,8 +204,11 @@ export class World {
     const dest = this.dests.get(job.dest)!;
     const probe = dest.state.openedAt !== null && startedAt >= dest.state.openedAt;
     const s = settleAttempt(dest.state, { row: { destination: job.dest, schedule_attempts: job.scheduleAttempts, attempt_limit: null }, startedAt, answeredAt: this.now, result }, 0, this.policy, cfg);
+    const closed = dest.state.openedAt !== null && s.destination.openedAt === null;
     dest.state = s.destination;
     this.jobs.delete(c.id);
+    // RECORD's circuitEvents: a closing makes the destination's callbacks waiting in a backoff due now.
+    if (closed) for (const w of this.of(job.dest, 'pending')) if (w !== c && w.nextAttemptAt! > this.now) w.nextAttemptAt = this.now;
     // RECORD: a row failed meanwhile (its URL removed while the attempt was under way) takes only a delivery.
     if ((c.status !== 'sending' && c.status !== 'pending' && s.status !== 'delivered') || c.attemptCount !== job.attemptCount) return;
     const same = c.scheduleStartedAt === job.scheduleKey;

@@ -132,6 +132,8 @@ export async function statements(queue: ClientBase, relay: Client): Promise<Stat
     { name: 'settlement read', on: queue, text: READ_DESTINATIONS, params: [[BIG]] },
     { name: 'settlement refold', on: queue, text: saveFor({ circuit: false }).text, params: saves(null) },
     { name: 'settlement refold with events', on: queue, text: saveFor({ circuit: true }).text, params: saves('opened') },
+    // Closing releases the destination's callbacks in backoff: a range past its callbacks due already.
+    { name: 'settlement refold closing a circuit', on: queue, text: saveFor({ circuit: true }).text, params: saves('closed') },
     { name: 'retention prune', on: queue, text: PRUNE_CALLBACKS, params: [7 * 86_400_000], setup: PRUNE_PLANNER },
     // A partner's feed, from the start and from its middle (the API's, on the same connections).
     { name: 'feed page from the start', on: queue, text: FEED_PAGE, params: [PARTNER, '0', '0', 100] },

@@ -114,18 +114,46 @@ export interface EventRow {
 export const WAITING_CAP = 1000;
 
 /** A relation of settled callbacks with none in it: a destinations write that settles no callback. */
-export const NONE_SETTLED = `(SELECT NULL::uuid AS id, NULL::uuid AS partner_id, NULL::text AS destination, NULL::text AS status, NULL::text AS event_type WHERE false)`;
+export const NONE_SETTLED = `(SELECT NULL::uuid AS id, NULL::uuid AS partner_id, NULL::text AS destination, NULL::text AS status, NULL::text AS event_type,
+  NULL::timestamptz AS next_attempt_at WHERE false)`;
+
+/**
+ * A CTE (`circuit_released`): the `pending` callbacks waiting in a retry's backoff at each
+ * destination of `saved` whose circuit this write closed become due now — the probe's answer
+ * proved the receiver, and they follow at its window (admission) — except those `settled` by the
+ * same statement (their fate is the attempt's). Read by a range of `callbacks_admission_idx`
+ * (that destination, due after now), so the rows already due are not read; due now, they are
+ * above any floor admission holds (admission-floors.ts: a floor is at most a pass's now()). A row
+ * another transaction holds (a URL change, a redelivery) is left to its retry.
+ */
+function releaseOnClosing(saved: string, settled: string): string {
+  return `
+  circuit_released AS (
+    UPDATE callbacks c SET next_attempt_at = now()
+     WHERE c.id = ANY (ARRAY(
+             SELECT p.id FROM ${saved} t,
+               LATERAL (SELECT x.id FROM callbacks x
+                         WHERE x.destination = t.key AND x.status = 'pending' AND x.next_attempt_at > now()
+                           AND x.id NOT IN (SELECT y.id FROM ${settled} y)
+                         FOR UPDATE SKIP LOCKED) p
+              WHERE t.reported = 'closed'))
+    RETURNING c.id
+  )`;
+}
 
 /**
  * The `destination.failing` and `destination.recovered` events of the destinations `saved` (the
  * rows a destinations write returned: key, partner_id, origin, reported, failing_since, opened_at,
  * last_error) opened or closed, to the destination's partner (a destination is one partner's
- * origin: no other partner hears of it), with its callbacks waiting. `settled` (id, partner_id,
- * destination, status, event_type) are the callbacks the same statement settled: its other CTEs
- * see them as they were before, so they are counted by their new state.
+ * origin: no other partner hears of it), with its callbacks waiting; a closing releases the
+ * callbacks in backoff there (releaseOnClosing). `settled` (id, partner_id, destination, status,
+ * event_type, next_attempt_at) are the callbacks the same statement settled: its other CTEs see
+ * them as they were before, so they are counted by their new state. Closing, `waiting` counts what
+ * goes out now: every pending one (released, or due already), and those settled back to waiting
+ * only if due now (not a failure's retry in the same batch).
  */
 export function circuitEvents(saved: string, settled: string): string {
-  return emitEvents(
+  return `${releaseOnClosing(saved, settled)},${emitEvents(
     'circuit',
     `SELECT t.partner_id,
             CASE t.reported WHEN 'opened' THEN 'destination.failing' ELSE 'destination.recovered' END AS type,
@@ -142,8 +170,9 @@ export function circuitEvents(saved: string, settled: string): string {
                                     LIMIT ${WAITING_CAP}) x
                             WHERE x.id NOT IN (SELECT y.id FROM ${settled} y)) untouched
        CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM ${settled} z
-                            WHERE z.destination = t.key AND z.status = 'pending' AND z.event_type IS NULL) returned
+                            WHERE z.destination = t.key AND z.status = 'pending' AND z.event_type IS NULL
+                              AND (t.reported = 'opened' OR z.next_attempt_at <= now())) returned
        CROSS JOIN LATERAL (SELECT untouched.n + returned.n AS n) w
       WHERE t.reported IN ('opened', 'closed')`,
-  );
+  )}`;
 }

@@ -109,7 +109,7 @@ function recordStatement(reports: Reports): string {
    WHERE c.id = ANY (ARRAY(SELECT id FROM input)) AND c.id = s.id AND c.attempt_count = s.attempt_count
      -- failed meanwhile (its schedule ended during an outage after its lease lapsed): only a delivery is recorded on it
      AND (c.status IN ('sending', 'pending') OR s.status = 'delivered')
-  RETURNING c.id, c.partner_id, c.destination, c.status, c.test, c.event_type, c.url_removed_at
+  RETURNING c.id, c.partner_id, c.destination, c.status, c.test, c.event_type, c.url_removed_at, c.next_attempt_at
   )${reports.circuit ? `,${circuitEvents('saved', 'settled')}` : ''}${reports.failures ? `,${noteFailures('failures', FAILED_BY_ATTEMPT)},${emitEvents('failed', 'SELECT * FROM failures_emit')}` : ''}
   SELECT key FROM saved`;
 }
