@@ -1,4 +1,4 @@
-import { ValidationPipe } from '@nestjs/common';
+import { StrictValidationPipe } from './http/validation.js';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import { AccessGate, Credentials } from './access/access-gate.js';
@@ -100,7 +100,7 @@ export function setupApp(app: NestFastifyApplication, config: AppConfig): void {
     });
   }
   if (tracingActive()) app.useGlobalInterceptors(new RouteSpanInterceptor());
-  app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
+  app.useGlobalPipes(new StrictValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
   const parts = { models: [CallbackBody, ...OPERATIONAL_EVENT_MODELS], paths: config.role === 'worker' ? {} : dashboardDocument() };
   SwaggerModule.setup(DOCS_PATH, app, buildApiDocument(app, config, parts), { jsonDocumentUrl: 'docs-json' });
 }
