@@ -3,7 +3,9 @@
  * replay after an outage (POST /v1/callbacks/redeliver and its operator's twin): the window, the
  * origin, the partner's own callbacks only, never a test callback, and the bound.
  */
-import { REPLAY_LIMIT } from '../src/callbacks/bulk-replay.js';
+import { Client } from 'pg';
+import { DEFAULT_REPLAY_LIMIT, REPLAY_LIMIT } from '../src/callbacks/bulk-replay.js';
+import { replayStatement } from '../src/callbacks/store/replay.js';
 import { harness } from './support/harness.js';
 import { Receiver } from './support/receiver.js';
 import { companyWithCallback, createPartner, Partner, TestApp, until } from './support/test-app.js';
@@ -148,5 +150,52 @@ describe('bulk replay of failed callbacks', () => {
     expect(await list(`partnerId=${p.id}&destination=${encodeURIComponent(origin(rx))}&status=failed`)).toEqual([ids.test]);
     const refused = (await t.admin('get', '/admin/v1/callbacks?destination=https://x.example/path').expect(400)).body;
     expect(refused.message).toEqual([expect.stringContaining("destination must be a callback URL's origin")]);
+  });
+});
+
+describe('bulk replay at the real bound, on a large table', () => {
+  const e2e = harness();
+  let t: TestApp;
+  let p: Partner;
+
+  beforeAll(async () => {
+    ({ t, p } = e2e);
+    const company = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'Many' }).expect(201)).body.id as string;
+    const crowd = await createPartner(t, 'Crowd Bank');
+    // DEFAULT_REPLAY_LIMIT + 1 failed callbacks of the partner's, one a minute; as many of another partner's.
+    await t.sql(
+      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, last_error, created_at)
+       SELECT CASE WHEN g % 2 = 0 THEN $1::uuid ELSE $2::uuid END, $3::uuid, 0, 'http://127.0.0.1:9/many',
+              '{"message":0,"withdrawalId":null,"companyId":"' || $3::text || '","limitRequestId":null,"loanId":null}', 'failed', 'HTTP 410',
+              '2026-01-01'::timestamptz + (g / 2) * interval '1 minute'
+         FROM generate_series(0, 2 * ${DEFAULT_REPLAY_LIMIT} + 1) g`,
+      [p.id, crowd.id, company],
+    );
+    await t.sql('ANALYZE callbacks');
+  }, 120_000);
+
+  const failedOf = async (partnerId: string) => (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM callbacks WHERE partner_id = $1 AND status = 'failed'`, [partnerId]))[0].n;
+
+  it('over 100,000: 422 and nothing done; a window within it goes', async () => {
+    expect(await failedOf(p.id)).toBe(DEFAULT_REPLAY_LIMIT + 1);
+    expect((await t.as(p.apiKey, 'post', '/v1/callbacks/redeliver', { status: 'failed' }).expect(422)).body.code).toBe('replay_over_limit');
+    expect(await failedOf(p.id)).toBe(DEFAULT_REPLAY_LIMIT + 1);
+    const window = { status: 'failed', since: '2026-01-01T00:00:00Z', until: '2026-01-01T00:10:00Z' };
+    expect((await t.as(p.apiKey, 'post', '/v1/callbacks/redeliver', window).expect(202)).body).toEqual({ count: 10 });
+  }, 60_000);
+
+  it("reads one partner's window as one range of callbacks_failed_idx", async () => {
+    const pg = new Client({ connectionString: t.config.databaseUrl });
+    await pg.connect();
+    try {
+      const { text, params } = replayStatement({ partnerId: p.id, since: new Date('2026-02-01T00:00:00Z'), until: new Date('2026-02-02T00:00:00Z'), origin: 'http://127.0.0.1:9' }, DEFAULT_REPLAY_LIMIT);
+      const { rows } = await pg.query(`EXPLAIN ${text}`, params);
+      const plan = rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
+      // An index scan or a bitmap of one: either way one range, partner and window in its condition.
+      expect(plan).toMatch(/(Bitmap Index Scan on|Index Scan using) callbacks_failed_idx[^\n]*\n\s*Index Cond: \(\(partner_id = [^\n]*created_at >= [^\n]*created_at < /);
+      expect(plan).not.toMatch(/Seq Scan on callbacks|Scan (on|using) (?!callbacks_failed_idx|callbacks_pkey)\w+ on callbacks/);
+    } finally {
+      await pg.end();
+    }
   });
 });

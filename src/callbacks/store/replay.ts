@@ -38,20 +38,26 @@ function conditions(s: ReplaySelection): { where: string; params: unknown[] } {
 }
 
 /**
- * Restarts the selected failed callbacks' schedules (same ids: the same webhook-ids), due now, in
- * one bounded statement: it locks at most `limit + 1` of them and moves them only when they are
- * at most `limit`. Returns how many matched (up to `limit + 1`) and how many moved (0 when over).
+ * The bulk statement: restarts the selected failed callbacks' schedules (same ids: the same
+ * webhook-ids), due now, bounded: it locks at most `limit + 1` of them and moves them only when
+ * they are at most `limit`. Yields how many matched (up to `limit + 1`) and how many moved (0 when over).
  */
-export async function replayFailed(m: EntityManager, s: ReplaySelection, limit: number): Promise<{ matched: number; moved: number }> {
+export function replayStatement(s: ReplaySelection, limit: number): { text: string; params: unknown[] } {
   const { where, params } = conditions(s);
   const cap = `$${params.length + 1}`;
-  const [row]: { matched: number; moved: number }[] = await m.query(
-    `WITH picked AS (SELECT c.id FROM callbacks c WHERE ${where} LIMIT ${cap}::int + 1 FOR UPDATE OF c),
+  return {
+    text: `WITH picked AS (SELECT c.id FROM callbacks c WHERE ${where} LIMIT ${cap}::int + 1 FOR UPDATE OF c),
           size AS (SELECT count(*)::int AS n FROM picked),
           moved AS (UPDATE callbacks u SET ${RESET} FROM picked WHERE u.id = picked.id AND (SELECT n FROM size) <= ${cap}::int RETURNING 1)
      SELECT (SELECT n FROM size) AS matched, (SELECT count(*)::int FROM moved) AS moved`,
-    [...params, limit],
-  );
+    params: [...params, limit],
+  };
+}
+
+/** Runs {@link replayStatement}: how many matched and how many moved. */
+export async function replayFailed(m: EntityManager, s: ReplaySelection, limit: number): Promise<{ matched: number; moved: number }> {
+  const { text, params } = replayStatement(s, limit);
+  const [row]: { matched: number; moved: number }[] = await m.query(text, params);
   noteDue(m, row.moved);
   return row;
 }
