@@ -81,7 +81,7 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
         await safety(w);
       }
       await drain(w, checks);
-      for (const c of (await w.callbacks()).filter((x) => x.status === 'failed' && x.url_removed_at === null)) await w.redeliver(c.id);
+      await w.redeliverFailed();
       await drain(w, checks);
       // Those whose URL the partner removed stay failed: nowhere to send them.
       const left = (await w.callbacks()).filter((c) => c.status !== 'delivered' && !(c.status === 'failed' && /^callback URL removed/.test(c.last_error ?? '')));
@@ -139,7 +139,9 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
     const rows = await w.callbacks();
     expect(rows.map((c) => c.status)).toEqual(['failed', 'failed', 'failed', 'failed']);
     expect(rows.every((c) => /^destination https:\/\/a\.test unavailable \(circuit open since .*, last error: HTTP 503\); attempt schedule ended while waiting$/.test(c.last_error!))).toBe(true);
-    for (const c of rows) await w.redeliver(c.id);
+    // One at a time, refused while the circuit is open (naming its probe); in bulk, they wait for it.
+    await expect(w.redeliver(rows[0].id)).rejects.toMatchObject({ code: 'destination_open' });
+    expect(await w.redeliverFailed()).toBe(4);
     await drain(w, checks);
     expect((await w.callbacks()).map((c) => c.status)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
   });

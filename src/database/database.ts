@@ -21,6 +21,7 @@ import { PartnerOperationsUrl1764541100000 } from './migrations/1764541100000-pa
 import { PartnerClientCertificates1764541200000 } from './migrations/1764541200000-partner-client-certificates.js';
 import { CallbackOriginInlined1764600000000 } from './migrations/1764600000000-callback-origin-inlined.js';
 import { PartnerDestinations1764700000000 } from './migrations/1764700000000-partner-destinations.js';
+import { ReplayIndex1764700300000 } from './migrations/1764700300000-replay-index.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -43,6 +44,7 @@ export const MIGRATIONS = [
   PartnerClientCertificates1764541200000,
   CallbackOriginInlined1764600000000,
   PartnerDestinations1764700000000,
+  ReplayIndex1764700300000,
 ];
 
 

@@ -40,7 +40,14 @@ export async function apply(w: World, s: Step, checks: Checks): Promise<void> {
   if (s.k === 'tick') await w.tick(s.ms);
   if (s.k === 'redeliver') {
     const done = (await w.callbacks()).filter((c) => (c.status === 'delivered' || c.status === 'failed') && c.url_removed_at === null);
-    if (done.length > 0) await w.redeliver(done[s.pick % done.length].id);
+    const c = done[s.pick % done.length];
+    // Refused, changing nothing, exactly while its destination is open (redelivery-rules.ts).
+    if (c) {
+      const open = (await w.destinations()).find((d) => d.origin === c.destination)?.opened_at != null;
+      const refused = await w.redeliver(c.id).then(() => null, (e: { code?: string }) => e);
+      if (refused && !(open && refused.code === 'destination_open')) throw refused;
+      if (open && !refused) throw new Error(`redelivered ${c.id} while its destination ${c.destination} was open`);
+    }
   }
 }
 

@@ -11,6 +11,7 @@ import { AuditLog } from '../../src/audit/audit-log.js';
 import { destinationKey, originOfKey } from '../../src/callbacks/callback-destination.js';
 import { CallbackMessage } from '../../src/callbacks/callback-message.js';
 import { Redelivery } from '../../src/callbacks/redelivery.js';
+import { BulkReplay, DEFAULT_REPLAY_LIMIT } from '../../src/callbacks/bulk-replay.js';
 import { DESTINATION_COLUMNS, DestinationRow } from '../../src/callbacks/store/destination-states.js';
 import { callbackRows } from '../../src/callbacks/store/recording.js';
 import { followUrl } from '../../src/callbacks/store/url-changes.js';
@@ -75,6 +76,7 @@ export class World {
   private readonly settlements: Settlement[];
   private readonly admission: Admission;
   private readonly admin: Redelivery;
+  private readonly replay: BulkReplay;
   private readonly writes: Writes;
   private admitted: string[] = [];
 
@@ -95,6 +97,7 @@ export class World {
     this.settlements = this.workers.map(() => new Settlement(s.sql, config, metrics, { wake: () => undefined } as never));
     this.writes = new Writes(s.db, { wake: () => undefined });
     this.admin = new Redelivery(this.writes, new AuditLog(s.db));
+    this.replay = new BulkReplay(s.db, this.writes, new AuditLog(s.db), DEFAULT_REPLAY_LIMIT);
   }
 
   /** The destinations' keys (callbacks.destination): one per partner and origin. */
@@ -219,6 +222,15 @@ export class World {
   redeliver = async (id: string) => {
     const [operator] = (await this.s.pool.query<{ id: string }>(`SELECT id FROM operators WHERE name = 'admin'`)).rows;
     await this.admin.redeliver(id, { actor: { operator: { id: operator.id, name: 'admin', role: 'admin' }, action: 'callback.redeliver' } });
+  };
+
+  /**
+   * The operator's bulk redelivery of every failed callback, as the bootstrap operator: those of a
+   * destination still open are taken too (one at a time they are refused) and wait for its probe.
+   */
+  redeliverFailed = async (): Promise<number> => {
+    const [operator] = (await this.s.pool.query<{ id: string }>(`SELECT id FROM operators WHERE name = 'admin'`)).rows;
+    return this.replay.replayAsOperator({ operator: { id: operator.id, name: 'admin', role: 'admin' }, action: 'callback.redeliver-failed' }, {});
   };
 
   /** The callbacks' leases, as microsKey writes them (and a job carries them). */
