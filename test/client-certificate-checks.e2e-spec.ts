@@ -114,7 +114,7 @@ describe('PUT and DELETE /admin/v1/partners/{id}/client-certificate', () => {
     expect(res).toEqual({ subject: 'O=Test, CN=acme-client', issuer: 'O=Test, CN=partner-ca', notAfter: new Date(leaf.validTo).toISOString(), fingerprint256: leaf.fingerprint256 });
     expect((await t.as(p.apiKey, 'get', '/v1/partner').expect(200)).body.clientCertificate).toEqual(res);
     const [row] = await t.sql<{ private_key: string; certificate: string; server_ca: string }>('SELECT * FROM partner_client_certificates WHERE partner_id = $1', [p.id]);
-    expect(row.private_key).toMatch(/^enc1:[0-9a-f]{8}:[A-Za-z0-9_-]+$/);
+    expect(row.private_key).toMatch(/^enc2:[0-9a-f]{8}:[A-Za-z0-9_-]+$/);
     expect(row.certificate).toContain('BEGIN CERTIFICATE');
     expect(row.server_ca).toBe(ca.certificate.trim());
     const entries = await audit(p.id);

@@ -20,6 +20,8 @@ import { PartnerSignatureScheme1764541000000 } from './migrations/1764541000000-
 import { PartnerOperationsUrl1764541100000 } from './migrations/1764541100000-partner-operations-url.js';
 import { PartnerClientCertificates1764541200000 } from './migrations/1764541200000-partner-client-certificates.js';
 import { CallbackOriginInlined1764600000000 } from './migrations/1764600000000-callback-origin-inlined.js';
+import { SealedValuesBoundToRows1764700100000 } from './migrations/1764700100000-sealed-values-bound-to-rows.js';
+import { giveSecretsKeys } from './migration-secrets.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -41,6 +43,7 @@ export const MIGRATIONS = [
   PartnerOperationsUrl1764541100000,
   PartnerClientCertificates1764541200000,
   CallbackOriginInlined1764600000000,
+  SealedValuesBoundToRows1764700100000,
 ];
 
 
@@ -128,10 +131,15 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
   }
 }
 
-/** Connects and migrates; several processes starting together take turns on an advisory lock. */
-export async function openDatabase(options: DataSourceOptions & { url?: string }): Promise<DataSource> {
+/**
+ * Connects and migrates; several processes starting together take turns on an advisory lock.
+ * `secretsKeys` (SECRETS_KEY) are for the migrations that re-seal stored secrets.
+ */
+export async function openDatabase(options: DataSourceOptions & { url?: string }, secretsKeys: string[] = []): Promise<DataSource> {
   await ensureDatabase(options.url!);
-  const db = await new DataSource(options).initialize();
+  const db = new DataSource(options);
+  giveSecretsKeys(db, secretsKeys);
+  await db.initialize();
   const lock = db.createQueryRunner();
   try {
     // Polled, not a blocking pg_advisory_lock: a session blocked in that statement holds a
