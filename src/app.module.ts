@@ -66,7 +66,7 @@ import { ClientCertificates } from './partners/client-certificates.service.js';
 import { ClientTlsStore } from './partners/client-tls-store.js';
 import { DEFAULT_PARTNER_RATE_LIMIT, PARTNER_RATE_LIMIT, RateLimiter } from './partners/rate-limiter.js';
 import { CallbackRetention, DEFAULT_RETENTION_INTERVAL_MS, RETENTION_INTERVAL_MS } from './retention/callback-retention.js';
-import { SecretBox } from './partners/secret-box.js';
+import { SecretBox } from './common/secret-box.js';
 import { SecretsReencryption } from './partners/secrets-reencryption.js';
 import { WithdrawalsAdminController, WithdrawalsControllerA, WithdrawalsControllerB } from './withdrawals/withdrawals.controller.js';
 import { WithdrawalsService } from './withdrawals/withdrawals.service.js';
@@ -95,7 +95,7 @@ export class AppModule {
       imports: [
         TypeOrmModule.forRootAsync({
           useFactory: () => ({ ...dataSourceOptions(config.databaseUrl), retryAttempts: 2, retryDelay: 1000 }),
-          dataSourceFactory: (options) => openDatabase(options!),
+          dataSourceFactory: (options) => openDatabase(options!, config.secretsKeys),
         }),
       ],
       controllers: controllersOf(config.variant, [

@@ -52,11 +52,23 @@ describe('checking a client certificate on upload (node:crypto only)', () => {
     ['a certificate given as the key', (p) => ({ certificate: p.cert, privateKey: p.cert }), 'client_certificate_unreadable: privateKey is not a readable PEM private key'],
     ['a serverCa that is not PEM', (p) => ({ certificate: p.cert, privateKey: p.key, serverCa: 'ca' }), 'client_certificate_unreadable: serverCa is not readable PEM'],
     ['an empty serverCa', (p) => ({ certificate: p.cert, privateKey: p.key, serverCa: '' }), 'client_certificate_unreadable: serverCa is not readable PEM'],
+    ['a key followed by junk', (p) => ({ certificate: p.cert, privateKey: `${p.key}trailing junk\n` }), 'client_certificate_unreadable: privateKey is not a readable PEM private key'],
+    ['a key with a certificate after it', (p) => ({ certificate: p.cert, privateKey: `${p.key}${p.cert}` }), 'client_certificate_unreadable: privateKey is not a readable PEM private key'],
+    ['junk between the certificates', (p) => ({ certificate: `${p.cert}issuer=CN=partner-ca\n${p.cert}`, privateKey: p.key }), 'client_certificate_unreadable: certificate is not readable PEM'],
+    ['a serverCa with a lone BEGIN after it', (p) => ({ certificate: p.cert, privateKey: p.key, serverCa: `${p.cert}-----BEGIN CERTIFICATE-----\n` }), 'client_certificate_unreadable: serverCa is not readable PEM'],
     ["another certificate's key", (p) => ({ certificate: p.cert, privateKey: p.ca }), 'client_certificate_key_mismatch: privateKey does not match the certificate'],
     ['the chain before the leaf', (p) => ({ certificate: `${readFileSync(certs.file('partner-ca.crt'), 'utf8')}${p.cert}`, privateKey: p.key }), 'client_certificate_key_mismatch'],
   ])('refuses %s with 422 naming it', (_what, upload, expected) => {
     const pem = { cert: client.certificate, key: client.key, ca: ca.key };
     expect(verdict(upload(pem))).toMatch(new RegExp(`^${expected.replace(/[.()]/g, '\\$&')}`));
+  });
+
+  it('takes whitespace around the blocks, CRLF line ends, and the EC PARAMETERS block openssl writes before an EC key', () => {
+    const crlf = (pem: string) => `\r\n  ${pem.replace(/\n/g, '\r\n')}\r\n\t\n`;
+    expect(verdict({ certificate: crlf(chained), privateKey: crlf(client.key), serverCa: crlf(ca.certificate) })).toBe('accepted');
+    const params = execFileSync('openssl', ['ecparam', '-name', 'prime256v1'], { stdio: 'pipe' }).toString();
+    const sec1 = execFileSync('openssl', ['ec', '-in', certs.file('acme-client.key')], { stdio: 'pipe' }).toString();
+    expect(verdict({ certificate: client.certificate, privateKey: `${params}${sec1}` })).toBe('accepted');
   });
 
   it('refuses an expired certificate, one not valid yet, and a chain with an expired certificate, saying when', () => {
@@ -102,7 +114,7 @@ describe('PUT and DELETE /admin/v1/partners/{id}/client-certificate', () => {
     expect(res).toEqual({ subject: 'O=Test, CN=acme-client', issuer: 'O=Test, CN=partner-ca', notAfter: new Date(leaf.validTo).toISOString(), fingerprint256: leaf.fingerprint256 });
     expect((await t.as(p.apiKey, 'get', '/v1/partner').expect(200)).body.clientCertificate).toEqual(res);
     const [row] = await t.sql<{ private_key: string; certificate: string; server_ca: string }>('SELECT * FROM partner_client_certificates WHERE partner_id = $1', [p.id]);
-    expect(row.private_key).toMatch(/^enc1:[0-9a-f]{8}:[A-Za-z0-9_-]+$/);
+    expect(row.private_key).toMatch(/^enc2:[0-9a-f]{8}:[A-Za-z0-9_-]+$/);
     expect(row.certificate).toContain('BEGIN CERTIFICATE');
     expect(row.server_ca).toBe(ca.certificate.trim());
     const entries = await audit(p.id);
@@ -133,6 +145,10 @@ describe('PUT and DELETE /admin/v1/partners/{id}/client-certificate', () => {
       [{ certificate: 'nope', privateKey: client.key }, 'certificate is not readable PEM'],
       [{ certificate: client.certificate, privateKey: 'nope' }, 'privateKey is not a readable PEM private key'],
       [{ certificate: client.certificate, privateKey: client.key, serverCa: 'nope' }, 'serverCa is not readable PEM'],
+      // Nothing but whitespace outside the PEM blocks, property by property.
+      [{ certificate: client.certificate, privateKey: `${client.key}junk\n` }, 'privateKey is not a readable PEM private key'],
+      [{ certificate: `subject=CN=acme-client\n${client.certificate}`, privateKey: client.key }, 'certificate is not readable PEM'],
+      [{ certificate: client.certificate, privateKey: client.key, serverCa: `${ca.certificate}junk` }, 'serverCa is not readable PEM'],
       [{ certificate: certs.issue('gone', 'partner-ca', '', { days: -1 }).certificate, privateKey: readFileSync(certs.file('gone.key'), 'utf8') }, 'certificate expired at'],
     ] as const) {
       expect((await put(p.id, body).expect(422)).body.message).toContain(says);

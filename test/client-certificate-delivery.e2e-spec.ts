@@ -1,11 +1,14 @@
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import net, { AddressInfo } from 'node:net';
+import type { SecureVersion } from 'node:tls';
 import { loadConfig } from '../src/config/app-config.js';
 import { CallbackSender } from '../src/egress/callback-sender.js';
 import { buildService, startService, stop, workerEnv } from './support/processes.js';
 import { Receiver } from './support/receiver.js';
 import { Pem, TestCertificates } from './support/test-certificates.js';
-import { TlsReceiver } from './support/tls-receiver.js';
+import { NodeTlsReceiver, TlsReceiver } from './support/tls-receiver.js';
 import { startTestApp, TestApp, until } from './support/test-app.js';
 
 // Mutual TLS on real sockets: a receiver on 127.0.0.1 that requires a client certificate issued
@@ -115,6 +118,24 @@ describe('callbacks over mutual TLS', () => {
     expect([...rx.on(refused.path), ...rx.on(publicRoots.path)]).toEqual([]);
   });
 
+  it("records a TLS 1.3 receiver's refusal by closing the connection as \"TLS: …\", retried like any TLS failure", async () => {
+    const node = await NodeTlsReceiver.start(certs, pem.partnerCa.certificate, 'TLSv1.3');
+    try {
+      const p = await partner();
+      await t.admin('put', `/admin/v1/partners/${p.id}/client-certificate`, { certificate: pem.rogue.certificate, privateKey: pem.rogue.key, serverCa: pem.receiverCa.certificate }).expect(200);
+      const { callback, first } = await attempt(p.apiKey, node.url);
+      expect(first).toMatchObject({ statusCode: null, error: expect.stringMatching(LATE_REFUSAL) });
+      const settled = await until(async () => {
+        const d = (await t.admin('get', `/admin/v1/callbacks/${callback.id}`).expect(200)).body;
+        return d.lastError ? d : null;
+      }, { what: 'its lastError' });
+      expect(settled).toMatchObject({ status: 'pending', lastError: first.error });
+      expect(node.hits).toEqual([]);
+    } finally {
+      await node.close();
+    }
+  });
+
   it('sends to an http URL of the same partner as before, without TLS', async () => {
     const plain = await Receiver.start();
     try {
@@ -145,8 +166,8 @@ describe('a receiver requiring a client certificate, reached without one', () =>
     await t?.close();
   });
 
-  async function firstError(apiKey: string, path: string): Promise<string | null> {
-    const c = (await t.as(apiKey, 'post', '/v1/companies', { name: 'Acme', status_callback: rx.url(path) }).expect(201)).body.id;
+  async function firstError(apiKey: string, path: string, url = rx.url(path)): Promise<string | null> {
+    const c = (await t.as(apiKey, 'post', '/v1/companies', { name: 'Acme', status_callback: url }).expect(201)).body.id;
     await t.admin('patch', `/admin/v1/companies/${c}/credit`, { creditStatus: 'closed' }).expect(200);
     const [cb] = (await t.admin('get', `/admin/v1/callbacks?companyId=${c}`).expect(200)).body.items;
     const detail = await until(async () => {
@@ -166,6 +187,64 @@ describe('a receiver requiring a client certificate, reached without one', () =>
     await t.admin('delete', `/admin/v1/partners/${p.id}/client-certificate`).expect(204);
     expect(await firstError(p.apiKey, '/none/3')).toMatch(/^TLS: the receiver requires a client certificate/);
     expect([...rx.on('/none/1'), ...rx.on('/none/3')]).toEqual([]);
+  });
+
+  it('records a receiver closing the connection after a handshake without a certificate as the network error it is', async () => {
+    const hangUp = https.createServer({ key: readFileSync(certs.file('receiver.key')), cert: readFileSync(certs.file('receiver.crt')) }, (req) => req.socket.destroy());
+    await new Promise<void>((res) => hangUp.listen(0, '127.0.0.1', res));
+    try {
+      const p = (await t.admin('post', '/admin/v1/partners', { name: 'Uncertified Bank' }).expect(201)).body;
+      const url = `https://127.0.0.1:${(hangUp.address() as AddressInfo).port}/none/hang-up`;
+      expect(await firstError(p.apiKey, '/none/hang-up', url)).toBe('ECONNRESET: socket hang up');
+    } finally {
+      await new Promise((res) => hangUp.close(res));
+    }
+  });
+});
+
+/** The cause a closing after the handshake is recorded with, the underlying error kept. */
+const LATE_REFUSAL = /^TLS: the receiver closed the connection after the TLS handshake, before any answer: it may have refused the client certificate \((ECONNRESET|EPIPE): .+\)$/;
+
+describe("a receiver that refuses the client certificate by closing the connection (Node's https server)", () => {
+  let sender: CallbackSender;
+  beforeAll(() => {
+    sender = new CallbackSender(loadConfig({ ADMIN_TOKEN: 'x'.repeat(20), CALLBACK_ALLOW_PRIVATE_TARGETS: 'true', CALLBACK_ALLOW_HTTP: 'true' }));
+  });
+  afterAll(() => sender?.close());
+
+  let n = 0;
+  const tls = (leaf: Pem) => ({ id: `upload-${++n}`, partnerId: `partner-${n}`, certificate: leaf.certificate, key: leaf.key, serverCa: pem.receiverCa.certificate });
+  const send = (url: string, leaf?: Pem) => sender.send({ url, headers: { 'content-type': 'application/json' }, body: '{}', clientTls: leaf ? tls(leaf) : null });
+
+  it.each<[SecureVersion, RegExp]>([
+    // The client's handshake is over before the receiver checks its certificate: closed after it, before any answer.
+    ['TLSv1.3', LATE_REFUSAL],
+    // The receiver checks it within the handshake: closed during it.
+    ['TLSv1.2', /^TLS: the receiver closed the connection during the TLS handshake: it may have refused the client certificate \((ECONNRESET|EPIPE): .+\)$/],
+  ])('in %s: "TLS: …" saying it may have refused the certificate, a retryable TLS failure; the right certificate delivers', async (version, cause) => {
+    const node = await NodeTlsReceiver.start(certs, pem.partnerCa.certificate, version);
+    try {
+      for (let i = 0; i < 3; i++) {
+        expect(await send(node.url(`/rogue/${i}`), pem.rogue)).toMatchObject({ outcome: { kind: 'tls' }, statusCode: null, error: expect.stringMatching(cause) });
+      }
+      expect(await send(node.url('/good'), pem['acme-client'])).toMatchObject({ outcome: { kind: 'http', statusCode: 204 }, error: null });
+      // Its connection reused: still delivered, never taken for a refusal.
+      expect(await send(node.url('/good/again'), pem['acme-client'])).toMatchObject({ outcome: { kind: 'http', statusCode: 204 }, error: null });
+      expect(node.hits).toEqual(['/good', '/good/again']);
+    } finally {
+      await node.close();
+    }
+  });
+
+  it('keeps the network error on an http URL, the client certificate configured but not presented', async () => {
+    const hangUp = http.createServer((req) => req.socket.destroy());
+    await new Promise<void>((res) => hangUp.listen(0, '127.0.0.1', res));
+    try {
+      const plain = `http://127.0.0.1:${(hangUp.address() as AddressInfo).port}/plain`;
+      expect(await send(plain, pem['acme-client'])).toMatchObject({ outcome: { kind: 'network' }, error: 'ECONNRESET: socket hang up' });
+    } finally {
+      await new Promise((res) => hangUp.close(res));
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-import { SecretBox } from '../src/partners/secret-box.js';
+import { SecretBox } from '../src/common/secret-box.js';
 import { createPartner, Partner, startTestApp, TestApp } from './support/test-app.js';
 
 const NIL = '00000000-0000-4000-8000-000000000000';
@@ -109,11 +109,11 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
       );
       // Sealed at rest (secret-box.ts): opened here with the test's SECRETS_KEY.
       const box = new SecretBox(t.config.secretsKeys);
-      expect({ ...row, previous_signing_secret: box.open(row.previous_signing_secret, 'partners.signing_secret') }).toEqual({
+      expect({ ...row, previous_signing_secret: box.open(row.previous_signing_secret, 'partners.signing_secret', partner.id) }).toEqual({
         previous_signing_secret: partner.signingSecret,
         hours: 24,
       });
-      expect(row.previous_signing_secret).toMatch(/^enc1:/);
+      expect(row.previous_signing_secret).toMatch(/^enc2:/);
       await t.admin('post', `/admin/v1/partners/${NIL}/rotate-signing-secret`).expect(404);
       await t.admin('post', `/admin/v1/partners/not-a-uuid/rotate-signing-secret`).expect(400);
     });

@@ -2,7 +2,7 @@ import { ConsoleLogger } from '@nestjs/common';
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import request from 'supertest';
-import { keyId, SecretBox } from '../src/partners/secret-box.js';
+import { keyId, SecretBox } from '../src/common/secret-box.js';
 import { SecretsReencryption } from '../src/partners/secrets-reencryption.js';
 import { ADMIN_TOKEN, createPartner, Partner, startTestApp, TestApp } from './support/test-app.js';
 
@@ -227,7 +227,7 @@ describe('hostile input, idempotency and secrets', () => {
       const again = await t.admin('post', '/admin/v1/partners', { name: 'Idem' }).set('Idempotency-Key', 'partner-1').expect(201);
       expect(again.text).toBe(first.text);
       const [row] = await t.sql<{ response: string }>(`SELECT response FROM idempotency_keys WHERE key = 'partner-1'`);
-      expect(row.response).toMatch(/^enc1:[0-9a-f]{8}:[A-Za-z0-9_-]+$/);
+      expect(row.response).toMatch(/^enc2:[0-9a-f]{8}:[A-Za-z0-9_-]+$/);
       // the partner's own key works
       await t.as(first.body.apiKey, 'get', '/v1/companies/00000000-0000-4000-8000-000000000000').expect(404);
     });
@@ -276,7 +276,7 @@ describe('hostile input, idempotency and secrets', () => {
       const oldBox = new SecretBox([OLD]);
       await t2.sql(`UPDATE partners SET signing_secret = $2, previous_signing_secret = 'whsec_legacy' WHERE id = $1`, [
         partner.id,
-        oldBox.seal(partner.signingSecret, 'partners.signing_secret'),
+        oldBox.seal(partner.signingSecret, 'partners.signing_secret', partner.id),
       ]);
       await t2.app.get(SecretsReencryption).onApplicationBootstrap();
       const [row] = await t2.sql<{ signing_secret: string; previous_signing_secret: string }>(
@@ -284,24 +284,24 @@ describe('hostile input, idempotency and secrets', () => {
         [partner.id],
       );
       const newBox = new SecretBox([NEW]);
-      expect(row.signing_secret.startsWith(`enc1:${keyId(NEW)}:`)).toBe(true);
-      expect(row.previous_signing_secret.startsWith(`enc1:${keyId(NEW)}:`)).toBe(true);
-      expect(newBox.open(row.signing_secret, 'partners.signing_secret')).toBe(partner.signingSecret);
-      expect(newBox.open(row.previous_signing_secret, 'partners.signing_secret')).toBe('whsec_legacy');
+      expect(row.signing_secret.startsWith(`enc2:${keyId(NEW)}:`)).toBe(true);
+      expect(row.previous_signing_secret.startsWith(`enc2:${keyId(NEW)}:`)).toBe(true);
+      expect(newBox.open(row.signing_secret, 'partners.signing_secret', partner.id)).toBe(partner.signingSecret);
+      expect(newBox.open(row.previous_signing_secret, 'partners.signing_secret', partner.id)).toBe('whsec_legacy');
     });
 
     it("re-seals partners' client certificate keys and Ed25519 signing keys too", async () => {
       const partner = (await t2.admin('post', '/admin/v1/partners', { name: 'Rotated TLS', signatureScheme: 'ed25519' }).expect(201)).body;
       const oldBox = new SecretBox([OLD]);
       const [{ signing_secret: current }] = await t2.sql<{ signing_secret: string }>('SELECT signing_secret FROM partners WHERE id = $1', [partner.id]);
-      const whsk = new SecretBox([NEW, OLD]).open(current, 'partners.signing_secret');
+      const whsk = new SecretBox([NEW, OLD]).open(current, 'partners.signing_secret', partner.id);
       // Only sealing is at stake here: the stored text need not be a real key.
       const key = '-----BEGIN PRIVATE KEY-----\nnot-a-real-key\n-----END PRIVATE KEY-----';
-      await t2.sql('UPDATE partners SET signing_secret = $2 WHERE id = $1', [partner.id, oldBox.seal(whsk, 'partners.signing_secret')]);
+      await t2.sql('UPDATE partners SET signing_secret = $2 WHERE id = $1', [partner.id, oldBox.seal(whsk, 'partners.signing_secret', partner.id)]);
       await t2.sql(
         `INSERT INTO partner_client_certificates (partner_id, certificate, private_key, subject, issuer, not_after, fingerprint256)
          VALUES ($1, 'pem', $2, 'CN=x', 'CN=ca', now() + interval '30 days', 'AB')`,
-        [partner.id, oldBox.seal(key, 'partners.client_key')],
+        [partner.id, oldBox.seal(key, 'partner_client_certificates.private_key', partner.id)],
       );
       await t2.app.get(SecretsReencryption).onApplicationBootstrap();
       const [row] = await t2.sql<{ signing_secret: string; private_key: string }>(
@@ -309,15 +309,15 @@ describe('hostile input, idempotency and secrets', () => {
         [partner.id],
       );
       const newBox = new SecretBox([NEW]);
-      expect(newBox.open(row.signing_secret, 'partners.signing_secret')).toBe(whsk);
+      expect(newBox.open(row.signing_secret, 'partners.signing_secret', partner.id)).toBe(whsk);
       expect(whsk).toMatch(/^whsk_/);
-      expect(newBox.open(row.private_key, 'partners.client_key')).toBe(key);
+      expect(newBox.open(row.private_key, 'partner_client_certificates.private_key', partner.id)).toBe(key);
       await t2.sql('DELETE FROM partner_client_certificates WHERE partner_id = $1', [partner.id]);
     });
 
     it('refuses to start when a stored secret was sealed with a key it does not list', async () => {
-      const stranger = new SecretBox(['a-key-nobody-configured-here-000000000']).seal('whsec_x', 'partners.signing_secret');
       const partner = await createPartner(t2, 'Stranger');
+      const stranger = new SecretBox(['a-key-nobody-configured-here-000000000']).seal('whsec_x', 'partners.signing_secret', partner.id);
       await t2.sql('UPDATE partners SET signing_secret = $2 WHERE id = $1', [partner.id, stranger]);
       await expect(t2.app.get(SecretsReencryption).onApplicationBootstrap()).rejects.toThrow(
         `sealed with key ${keyId('a-key-nobody-configured-here-000000000')}, which SECRETS_KEY does not list`,

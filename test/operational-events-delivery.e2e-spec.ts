@@ -35,7 +35,7 @@ describe('operational events, delivered to the partner’s operationsUrl', () =>
   const verified = () =>
     ops.on('/ops').map((h: Received) => {
       const body = new Webhook(p.signingSecret).verify(h.body, webhookHeaders(h.headers)) as Event;
-      return { id: h.headers['webhook-id'] as string, from: h.remoteAddress, ...body };
+      return { id: h.headers['webhook-id'] as string, from: h.remoteAddress, raw: h.body, ...body };
     });
   const eventOf = (type: string) => until(() => verified().find((e) => e.type === type), { what: type, timeoutMs: 15_000 });
   const origin = () => `http://127.0.0.1:${dead.port}`;
@@ -46,13 +46,18 @@ describe('operational events, delivered to the partner’s operationsUrl', () =>
 
     const opened = await eventOf('destination.failing');
     expect(opened.from).toBe('127.0.0.1');
-    expect(Object.keys(opened).slice(2)).toEqual(['type', 'timestamp', 'data']);
+    expect(Object.keys(opened).slice(3)).toEqual(['type', 'timestamp', 'data']);
+    // Compact JSON, byte for byte JSON.stringify's, keys in the documented order (the signature covers these bytes).
+    expect(opened.raw).toBe(JSON.stringify(JSON.parse(opened.raw)));
+    expect(Object.keys(opened.data)).toEqual(['destination', 'since', 'lastError', 'waiting']);
     expect(opened.data).toEqual({ destination: origin(), since: expect.any(String), lastError: 'HTTP 503', waiting: 1 });
     expect(Date.parse(opened.timestamp)).toBeGreaterThanOrEqual(Date.parse(opened.data.since as string));
 
     failing = false;
     const recovered = await eventOf('destination.recovered');
     expect(recovered.data).toEqual({ destination: origin(), failingSince: opened.data.since, recoveredAt: expect.any(String), waiting: expect.any(Number) });
+    expect(recovered.raw).toBe(JSON.stringify(JSON.parse(recovered.raw)));
+    expect(Object.keys(recovered.data)).toEqual(['destination', 'failingSince', 'recoveredAt', 'waiting']);
     await until(async () => (await company.statuses()).every((s) => s === 'delivered'), { what: 'the waiting callbacks delivered after recovery' });
 
     const listed = await until(async () => {
@@ -73,6 +78,8 @@ describe('operational events, delivered to the partner’s operationsUrl', () =>
     await company.change();
     const told = await eventOf('callbacks.failed');
     expect(told.data).toEqual({ destination: origin(), count: 1, from: expect.any(String), to: expect.any(String) });
+    expect(told.raw).toBe(JSON.stringify(JSON.parse(told.raw)));
+    expect(Object.keys(told.data)).toEqual(['destination', 'count', 'from', 'to']);
     expect((await company.statuses())).toEqual(['failed']);
   }, 30_000);
 

@@ -1,6 +1,7 @@
 import { Client } from 'pg';
 import type { DataSource, DataSourceOptions } from 'typeorm';
 import { MIGRATIONS, openDatabase } from '../src/database/database.js';
+import { PartnerDestinations1764700000000 } from '../src/database/migrations/1764700000000-partner-destinations.js';
 import { dataSourceOptions } from '../src/data-source.js';
 import { runIdentity } from './support/test-app.js';
 
@@ -31,7 +32,7 @@ describe('the migration to one destination per partner and origin', () => {
   let before: { id: string; status: string }[];
 
   beforeAll(async () => {
-    const old = await openDatabase({ ...options, migrations: MIGRATIONS.slice(0, -1) });
+    const old = await openDatabase({ ...options, migrations: MIGRATIONS.slice(0, MIGRATIONS.indexOf(PartnerDestinations1764700000000)) });
     [a, b] = [await seed(old, 'A'), await seed(old, 'B')];
     // Both partners at the shared origin (its circuit open), partner A also at its own.
     await old.query(

@@ -1,6 +1,6 @@
 import { verify } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { SecretBox } from '../src/partners/secret-box.js';
+import { SecretBox } from '../src/common/secret-box.js';
 import { ed25519PublicKey } from '../src/partners/signing-keys.js';
 import { fencedBlocks } from './support/doc-blocks.js';
 import { Receiver, Received, webhookHeaders } from './support/receiver.js';
@@ -71,8 +71,8 @@ describe('signature schemes: hmac-sha256 (v1) and ed25519 (v1a)', () => {
     expect(p.signingPublicKey).toMatch(/^whpk_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(p.signingPublicKey.slice(5), 'base64')).toHaveLength(32);
     const row = await stored(p.id);
-    expect(row.signing_secret).toMatch(/^enc1:/);
-    expect(new SecretBox(t.config.secretsKeys).open(row.signing_secret, 'partners.signing_secret')).toMatch(/^whsk_/);
+    expect(row.signing_secret).toMatch(/^enc2:/);
+    expect(new SecretBox(t.config.secretsKeys).open(row.signing_secret, 'partners.signing_secret', p.id)).toMatch(/^whsk_/);
   });
 
   it('creates hmac-sha256 partners by default and when asked, as before', async () => {

@@ -21,7 +21,9 @@ import { PartnerOperationsUrl1764541100000 } from './migrations/1764541100000-pa
 import { PartnerClientCertificates1764541200000 } from './migrations/1764541200000-partner-client-certificates.js';
 import { CallbackOriginInlined1764600000000 } from './migrations/1764600000000-callback-origin-inlined.js';
 import { PartnerDestinations1764700000000 } from './migrations/1764700000000-partner-destinations.js';
+import { SealedValuesBoundToRows1764700100000 } from './migrations/1764700100000-sealed-values-bound-to-rows.js';
 import { ReplayIndex1764700300000 } from './migrations/1764700300000-replay-index.js';
+import { giveSecretsKeys } from './migration-secrets.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -44,6 +46,7 @@ export const MIGRATIONS = [
   PartnerClientCertificates1764541200000,
   CallbackOriginInlined1764600000000,
   PartnerDestinations1764700000000,
+  SealedValuesBoundToRows1764700100000,
   ReplayIndex1764700300000,
 ];
 
@@ -132,10 +135,15 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
   }
 }
 
-/** Connects and migrates; several processes starting together take turns on an advisory lock. */
-export async function openDatabase(options: DataSourceOptions & { url?: string }): Promise<DataSource> {
+/**
+ * Connects and migrates; several processes starting together take turns on an advisory lock.
+ * `secretsKeys` (SECRETS_KEY) are for the migrations that re-seal stored secrets.
+ */
+export async function openDatabase(options: DataSourceOptions & { url?: string }, secretsKeys: string[] = []): Promise<DataSource> {
   await ensureDatabase(options.url!);
-  const db = await new DataSource(options).initialize();
+  const db = new DataSource(options);
+  giveSecretsKeys(db, secretsKeys);
+  await db.initialize();
   const lock = db.createQueryRunner();
   try {
     // Polled, not a blocking pg_advisory_lock: a session blocked in that statement holds a

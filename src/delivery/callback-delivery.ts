@@ -7,7 +7,7 @@ import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { SqlPool } from '../database/sql-pool.js';
 import { Metrics } from '../metrics/metrics.js';
 import { ClientTlsStore } from '../partners/client-tls-store.js';
-import { SecretBox } from '../partners/secret-box.js';
+import { SecretBox } from '../common/secret-box.js';
 import { Batcher } from '../common/batcher.js';
 import { inAttemptSpan } from '../telemetry/trace-context.js';
 import { CallbackSender, SendRequest } from '../egress/callback-sender.js';
@@ -26,6 +26,8 @@ interface DeliveryRow extends SettlingRow {
   status: string;
   /** Epoch milliseconds, PostgreSQL's clock (numbers, not Dates: nothing to parse per row). */
   created_at: number;
+  /** The partner whose row the keys below are sealed for. */
+  partner_id: string;
   /** The partner's signing key, sealed (a `whsec_` secret or a `whsk_` Ed25519 key). */
   signing_secret: string;
   /** The key before the last rotation or switch, sealed, while it is still honoured (null once expired). */
@@ -140,11 +142,12 @@ export class CallbackDelivery {
     const { rows } = await this.pool.query<DeliveryRow>({ name: 'callback-delivery-load', text: LOAD, values: [ids] });
     const byId = new Map<string, DeliveryRow>();
     // Signing keys are sealed at rest (secret-box.ts) and opened in memory only, once per key
-    // (SigningKeyCache). A row whose key this process cannot open (its SECRETS_KEY entry missing)
-    // is not sent unsigned: it stays `sending` until its lease lapses, for a process that can.
+    // (SigningKeyCache). A row whose key this process cannot open (its SECRETS_KEY entry missing, or
+    // sealed for another partner's row) is not sent unsigned: it stays `sending` until its lease
+    // lapses, for a process that can, logged each time.
     for (const r of rows) {
       try {
-        r.signers = this.keys.signersOf(r.signing_secret, r.previous_signing_secret);
+        r.signers = this.keys.signersOf(r.partner_id, r.signing_secret, r.previous_signing_secret);
         byId.set(r.id, r);
       } catch (e) {
         this.log.error(`callback ${r.id} not sent: ${(e as Error).message}`);

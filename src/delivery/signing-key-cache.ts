@@ -1,4 +1,4 @@
-import { SecretBox } from '../partners/secret-box.js';
+import { SealBroken, SecretBox } from '../common/secret-box.js';
 import { Signer, signerFor } from './callback-signature.js';
 
 /** Prepared signers kept: a process signs for the same few partners' keys over and over. */
@@ -6,26 +6,39 @@ const CACHE_LIMIT = 10_000;
 
 /**
  * The signers of partners' stored (sealed) keys, each opened and prepared once (an Ed25519 key
- * object, an HMAC key's bytes) and kept by its sealed value: a key replaced by a rotation or a
- * switch has another sealed value, so nothing kept can go stale. Opening throws for a key sealed
- * with a SECRETS_KEY this process lacks.
+ * object, an HMAC key's bytes) and kept by its partner and sealed value: a key replaced by a
+ * rotation or a switch has another sealed value, so nothing kept can go stale, and a sealed value
+ * copied to another partner's row is opened (and refused) there, never taken from the cache.
+ * Opening throws for a key sealed with a SECRETS_KEY this process lacks, or for another row.
  */
 export class SigningKeyCache {
   private readonly signers = new Map<string, Signer>();
 
   constructor(private readonly box: SecretBox) {}
 
-  /** The signers for a partner's current key and, while it is honoured, its previous one. */
-  signersOf(sealed: string, previousSealed: string | null): Signer[] {
-    return previousSealed === null ? [this.signer(sealed)] : [this.signer(sealed), this.signer(previousSealed)];
+  /**
+   * The signers for a partner's current key and, while it is honoured, its previous one. A previous
+   * key that does not open for this partner (the current one was a copy when it was replaced) is
+   * left out: a rotation repairs a copied key at once.
+   */
+  signersOf(partnerId: string, sealed: string, previousSealed: string | null): Signer[] {
+    const current = this.signer(partnerId, sealed);
+    if (previousSealed === null) return [current];
+    try {
+      return [current, this.signer(partnerId, previousSealed)];
+    } catch (e) {
+      if (e instanceof SealBroken) return [current];
+      throw e;
+    }
   }
 
-  private signer(sealed: string): Signer {
-    const known = this.signers.get(sealed);
+  private signer(partnerId: string, sealed: string): Signer {
+    const kept = `${partnerId}|${sealed}`;
+    const known = this.signers.get(kept);
     if (known) return known;
-    const signer = signerFor(this.box.open(sealed, 'partners.signing_secret'));
+    const signer = signerFor(this.box.open(sealed, 'partners.signing_secret', partnerId));
     if (this.signers.size >= CACHE_LIMIT) this.signers.clear();
-    this.signers.set(sealed, signer);
+    this.signers.set(kept, signer);
     return signer;
   }
 }

@@ -10,7 +10,8 @@ import { AttemptOutcome, isSuccessStatus } from './attempt-outcome.js';
 import type { ClientTls } from './client-tls.js';
 import { assertDestinationAllowed, checkConnectedAddress, DestinationRefused, GuardOptions, guardedLookup } from './destination-guard.js';
 import { CertifiedClients, Egress, newEgress } from './egress-clients.js';
-import { tlsFailure } from './tls-failure.js';
+import { ConnectionWatch } from './connection-watch.js';
+import { closedOnCertificate, tlsFailure } from './tls-failure.js';
 
 export interface SendResult {
   outcome: AttemptOutcome;
@@ -73,12 +74,16 @@ export class CallbackSender {
       return done({ outcome: { kind: 'refused' }, statusCode: null, error: `invalid URL: ${req.url}`, responseBody: null, sourceAddress: null });
     }
     let sourceAddress: string | null = egress.localAddress ?? null;
+    // Only a connection that presents a client certificate can be refused for it.
+    let watch: ConnectionWatch | null = null;
     try {
       const res = await new Promise<{ statusCode: number; retryAfter: string | null; body: string }>((resolve, reject) => {
         // Stream mode lets us stop reading after 1 KiB: a receiver answering with megabytes
         // costs us one small buffer, not memory proportional to its answer.
-        const client = req.clientTls && req.url.startsWith('https:') ? this.certified.client(req.clientTls, egress) : egress.client;
+        const clientTls = req.url.startsWith('https:') ? req.clientTls : null;
+        const client = clientTls ? this.certified.client(clientTls, egress) : egress.client;
         const stream = client.stream.post(req.url, { body: req.body, headers: req.headers });
+        if (clientTls) watch = new ConnectionWatch(stream);
         const chunks: Buffer[] = [];
         let size = 0;
         let status = 0;
@@ -118,7 +123,7 @@ export class CallbackSender {
         sourceAddress,
       });
     } catch (e) {
-      return done({ ...classify(e, this.config), statusCode: null, responseBody: null, sourceAddress });
+      return done({ ...classify(e, this.config, watch), statusCode: null, responseBody: null, sourceAddress });
     }
   }
 
@@ -140,8 +145,11 @@ export function safeText(bytes: Buffer): string {
   return bytes.toString('utf8').replace(/\u0000/g, '\ufffd');
 }
 
-/** Maps an error to an outcome by its type and code, never by its message text. */
-function classify(e: unknown, limits: { callbackTimeoutMs: number; callbackConnectTimeoutMs: number }): { outcome: AttemptOutcome; error: string } {
+/**
+ * Maps an error to an outcome by its type and code, never by its message text, and, for a
+ * connection that presented a client certificate (`watch`), by how far that connection had got.
+ */
+function classify(e: unknown, limits: { callbackTimeoutMs: number; callbackConnectTimeoutMs: number }, watch: ConnectionWatch | null): { outcome: AttemptOutcome; error: string } {
   const inner = e instanceof RequestError && e.cause ? e.cause : e;
   if (inner instanceof DestinationRefused || e instanceof DestinationRefused || (inner as NodeJS.ErrnoException)?.code === 'EDESTINATIONREFUSED') {
     return { outcome: { kind: 'refused' }, error: (inner as Error).message };
@@ -156,7 +164,7 @@ function classify(e: unknown, limits: { callbackTimeoutMs: number; callbackConne
   }
   const code = (inner as NodeJS.ErrnoException)?.code ?? err?.code ?? 'ERROR';
   const message = (inner as Error)?.message ?? String(e);
-  const tls = tlsFailure(code, message);
+  const tls = tlsFailure(code, message) ?? closedOnCertificate(code, message, watch?.closedAt() ?? null);
   if (tls) return { outcome: { kind: 'tls' }, error: `TLS: ${tls}`.replace(/\u0000/g, '\ufffd') };
   return { outcome: { kind: 'network' }, error: `${code}: ${message}`.replace(/\u0000/g, '\ufffd') };
 }

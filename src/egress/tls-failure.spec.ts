@@ -1,4 +1,4 @@
-import { tlsFailure } from './tls-failure.js';
+import { closedOnCertificate, tlsFailure } from './tls-failure.js';
 
 describe('TLS handshake failures, by error code', () => {
   it.each([
@@ -28,5 +28,25 @@ describe('TLS handshake failures, by error code', () => {
 
   it.each([['ECONNRESET'], ['ECONNREFUSED'], ['ENOTFOUND'], ['ETIMEDOUT'], ['ERR_STREAM_PREMATURE_CLOSE'], [undefined]])('%s is no TLS failure', (code) => {
     expect(tlsFailure(code, 'MESSAGE')).toBeNull();
+  });
+});
+
+describe('a receiver that refuses the client certificate by closing the connection', () => {
+  it.each([
+    ['ECONNRESET', 'before-answer', 'the receiver closed the connection after the TLS handshake, before any answer: it may have refused the client certificate (ECONNRESET: MESSAGE)'],
+    ['EPIPE', 'before-answer', 'the receiver closed the connection after the TLS handshake, before any answer: it may have refused the client certificate (EPIPE: MESSAGE)'],
+    ['ECONNRESET', 'handshake', 'the receiver closed the connection during the TLS handshake: it may have refused the client certificate (ECONNRESET: MESSAGE)'],
+  ] as const)('%s, closed at %s: %s', (code, at, cause) => {
+    expect(closedOnCertificate(code, 'MESSAGE', at)).toBe(cause);
+  });
+
+  it.each([
+    ['ECONNRESET', null], // no new connection watched, or the receiver had sent something back
+    ['ECONNREFUSED', 'handshake'],
+    ['ETIMEDOUT', 'before-answer'],
+    ['ERR_STREAM_PREMATURE_CLOSE', 'before-answer'],
+    [undefined, 'before-answer'],
+  ] as const)('%s, closed at %s, is no refusal', (code, at) => {
+    expect(closedOnCertificate(code, 'MESSAGE', at)).toBeNull();
   });
 });

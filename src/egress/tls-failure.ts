@@ -2,7 +2,10 @@
 // gives the receiver's certificate check's failures as OpenSSL's verification codes (and its own
 // host name check's), the receiver's refusal as the TLS alert it sent (ERR_SSL_<version>_ALERT_
 // <ALERT>), other handshake failures as ERR_SSL_<reason>, and a client key or certificate OpenSSL
-// cannot use as ERR_OSSL_<reason>. Decided by the code alone, never by the message's text.
+// cannot use as ERR_OSSL_<reason>. Decided by the code alone, never by the message's text; a
+// receiver that refuses the client certificate by closing the connection, by the code and the
+// connection's state (connection-watch.ts).
+import type { ClosedAt } from './connection-watch.js';
 
 /** OpenSSL's verification failures of the receiver's certificate (X509_V_ERR_* as Node names them). */
 const RECEIVER_CERTIFICATE_CODES = new Set([
@@ -65,4 +68,23 @@ export function tlsFailure(code: string | undefined, message: string): string | 
   if (code.startsWith('ERR_OSSL_')) return `the client certificate or its key could not be used: ${words(code.slice('ERR_OSSL_'.length))} (${code})`;
   if (code === 'EPROTO') return `the handshake failed (${code})`;
   return null;
+}
+
+/** The codes Node gives a connection the peer reset or closed ("socket hang up" is ECONNRESET too). */
+const CLOSED_CODES = new Set(['ECONNRESET', 'EPIPE']);
+
+const CLOSED_WHEN: Record<ClosedAt, string> = {
+  handshake: 'the receiver closed the connection during the TLS handshake',
+  'before-answer': 'the receiver closed the connection after the TLS handshake, before any answer',
+};
+
+/**
+ * A receiver's refusal of the client certificate presented, told by the connection's closing
+ * rather than by an alert: the connection (a new one, `closedAt` where it was then) reset or
+ * closed by the receiver. Null for any other error, or when the connection had got further. The
+ * underlying error stays in the text.
+ */
+export function closedOnCertificate(code: string | undefined, message: string, closedAt: ClosedAt | null): string | null {
+  if (!closedAt || !code || !CLOSED_CODES.has(code)) return null;
+  return `${CLOSED_WHEN[closedAt]}: it may have refused the client certificate (${code}: ${message})`;
 }

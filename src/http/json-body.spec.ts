@@ -58,6 +58,7 @@ describe('redactSecrets', () => {
     ['PEM private key cut short', 'key -----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMG', 'key -----BEGIN PRIVATE KEY-----[redacted]'],
     ['API key', 'key fsk_abc-DEF_123 there', 'key fsk_[redacted] there'],
     ['sealed value', 'param enc1:0123abcd:AbC-_x9 end', 'param enc1:[redacted] end'],
+    ['sealed value bound to its row', 'param enc2:0123abcd:AbC-_x9 end', 'param enc2:[redacted] end'],
     ['bearer token', 'Authorization: Bearer test-admin-token-0123', 'Authorization: Bearer [redacted]'],
     ['basic credentials', 'authorization: basic YWRtaW46eA==', 'authorization: basic [redacted]'],
     ['a URL query string', 'invalid URL: https://acme.example/hook?token=s3cret&x=1#top', 'invalid URL: https://acme.example/hook?[redacted]#top'],

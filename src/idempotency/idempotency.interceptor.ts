@@ -7,7 +7,7 @@ import { catchError, from, mergeMap, Observable, of } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { DomainError, invalidProperty } from '../http/domain-error.js';
 import { ErrorCode } from '../http/error-codes.js';
-import { SecretBox } from '../partners/secret-box.js';
+import { idempotencyRow, SecretBox } from '../common/secret-box.js';
 
 /** Stable JSON: the same body with its keys in another order is the same request. */
 function canonical(value: unknown): string {
@@ -26,6 +26,7 @@ export const IDEMPOTENCY_WINDOW = `interval '24 hours'`;
 /** Storing a response is retried this long before the key is left claimed (see below). */
 const STORE_RETRY_DELAYS_MS = [50, 250, 1000];
 const JSON_TYPE = 'application/json; charset=utf-8';
+const IN_USE = 'A request with this Idempotency-Key is being processed, or was interrupted with an unknown outcome; retry shortly, or check before retrying with a new key';
 
 /**
  * Safe retries of creates (docs/partners.md, "Safe retries of creates"). The first request with a key claims it (a row with no
@@ -79,14 +80,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
         throw new DomainError('rule', ErrorCode.idempotency_key_reused, 'Idempotency-Key was already used with a different request body');
       }
       if (!row || row.status_code === null || row.response === null) {
-        throw new DomainError(
-          'conflict',
-          ErrorCode.idempotency_key_in_use,
-          'A request with this Idempotency-Key is being processed, or was interrupted with an unknown outcome; retry shortly, or check before retrying with a new key',
-        );
+        throw new DomainError('conflict', ErrorCode.idempotency_key_in_use, IN_USE);
       }
+      const replayed = this.opened(row.response, scope, key);
       res.header('Idempotent-Replayed', 'true').header('Content-Type', JSON_TYPE).status(row.status_code);
-      return of(this.box.open(row.response, 'idempotency_keys.response'));
+      return of(replayed);
     }
     return next.handle().pipe(
       // Only the handler's failure releases the key: its transaction did not commit.
@@ -102,11 +100,25 @@ export class IdempotencyInterceptor implements NestInterceptor {
     );
   }
 
+  /**
+   * The stored response, opened for its row. One that does not open (sealed for another row, or
+   * its SECRETS_KEY entry missing) is never replayed: the outcome is unknown to this process, so
+   * 409 as for an interrupted request, and the error logged.
+   */
+  private opened(response: string, scope: string, key: string): string {
+    try {
+      return this.box.open(response, 'idempotency_keys.response', idempotencyRow(scope, key));
+    } catch (e) {
+      this.log.error(`a stored idempotent response could not be opened, answering 409: ${(e as Error).message}`);
+      throw new DomainError('conflict', ErrorCode.idempotency_key_in_use, IN_USE);
+    }
+  }
+
   /** Stores and returns the exact text sent; never fails: the create has committed by now. */
   private async complete(scope: string, key: string, status: number, body: unknown, res: FastifyReply): Promise<string> {
     const text = JSON.stringify(body);
     res.header('Content-Type', JSON_TYPE);
-    const sealed = this.box.seal(text, 'idempotency_keys.response');
+    const sealed = this.box.seal(text, 'idempotency_keys.response', idempotencyRow(scope, key));
     for (let attempt = 0; ; attempt++) {
       try {
         await this.db.query(`UPDATE idempotency_keys SET status_code = $3, response = $4 WHERE scope = $1 AND key = $2`, [scope, key, status, sealed]);

@@ -4,6 +4,7 @@
 import { createPrivateKey, KeyObject, X509Certificate } from 'node:crypto';
 import { DomainError } from '../http/domain-error.js';
 import { ErrorCode } from '../http/error-codes.js';
+import { pemBlocks } from './pem.js';
 
 export interface ClientCertificateUpload {
   /** PEM: the leaf first, then its chain. */
@@ -30,7 +31,6 @@ export interface CheckedClientCertificate {
   info: ClientCertificateInfo;
 }
 
-const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----\r?\n[\s\S]+?\r?\n-----END CERTIFICATE-----/g;
 /** The extended key usages that allow a certificate to authenticate a TLS client. */
 const CLIENT_AUTH = ['1.3.6.1.5.5.7.3.2', '2.5.29.37.0'];
 
@@ -38,19 +38,24 @@ const refuse = (code: (typeof ErrorCode)[keyof typeof ErrorCode], message: strin
 
 /** Every certificate of a PEM text, in order; null when there is none or anything else is there. */
 function certificates(pem: string): X509Certificate[] | null {
-  const blocks = pem.match(PEM_CERTIFICATE) ?? [];
-  if (blocks.length === 0 || pem.replace(PEM_CERTIFICATE, '').trim() !== '') return null;
+  const blocks = pemBlocks(pem);
+  if (!blocks || blocks.some((b) => b.label !== 'CERTIFICATE')) return null;
   try {
-    return blocks.map((b) => new X509Certificate(b));
+    return blocks.map((b) => new X509Certificate(b.text));
   } catch {
     return null;
   }
 }
 
+/** openssl's `ecparam -genkey` writes the curve's block before an EC key: allowed, not used. */
+const KEY_LABELS = /^(?:(EC PARAMETERS),)?((?:RSA |EC )?PRIVATE KEY)$/;
+
+/** The one private key of a PEM text; null when there is not exactly one, or anything else is there. */
 function privateKey(pem: string): KeyObject | null {
-  if (!pem.trimStart().startsWith('-----BEGIN ')) return null;
+  const blocks = pemBlocks(pem);
+  if (!blocks || !KEY_LABELS.test(blocks.map((b) => b.label).join(','))) return null;
   try {
-    return createPrivateKey(pem);
+    return createPrivateKey(blocks[blocks.length - 1].text);
   } catch {
     return null;
   }
@@ -70,11 +75,11 @@ export function certificateInfo(leaf: X509Certificate): ClientCertificateInfo {
  */
 export function checkClientCertificate(upload: ClientCertificateUpload, now: Date): CheckedClientCertificate {
   const chain = certificates(upload.certificate);
-  if (!chain) throw refuse(ErrorCode.client_certificate_unreadable, 'certificate is not readable PEM: give the leaf certificate first, then its chain, each as -----BEGIN CERTIFICATE-----');
+  if (!chain) throw refuse(ErrorCode.client_certificate_unreadable, 'certificate is not readable PEM: give the leaf certificate first, then its chain, each as -----BEGIN CERTIFICATE-----, nothing but whitespace around them');
   const key = privateKey(upload.privateKey);
-  if (!key) throw refuse(ErrorCode.client_certificate_unreadable, 'privateKey is not a readable PEM private key (an encrypted key must be decrypted first)');
+  if (!key) throw refuse(ErrorCode.client_certificate_unreadable, 'privateKey is not a readable PEM private key: one key block, nothing but whitespace around it (an encrypted key must be decrypted first)');
   const serverCa = upload.serverCa === undefined ? null : certificates(upload.serverCa);
-  if (serverCa === null && upload.serverCa !== undefined) throw refuse(ErrorCode.client_certificate_unreadable, 'serverCa is not readable PEM: one or more -----BEGIN CERTIFICATE----- blocks');
+  if (serverCa === null && upload.serverCa !== undefined) throw refuse(ErrorCode.client_certificate_unreadable, 'serverCa is not readable PEM: one or more -----BEGIN CERTIFICATE----- blocks, nothing but whitespace around them');
   const [leaf] = chain;
   if (!leaf.checkPrivateKey(key)) throw refuse(ErrorCode.client_certificate_key_mismatch, 'privateKey does not match the certificate (its first, leaf, certificate)');
   for (const [i, cert] of chain.entries()) {

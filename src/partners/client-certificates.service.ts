@@ -8,7 +8,7 @@ import { lockOrNotFound } from '../common/transaction.js';
 import type { Actor } from '../operators/actor.js';
 import { checkClientCertificate, ClientCertificateUpload } from './client-certificate.js';
 import { Partner } from './partner.entity.js';
-import { SecretBox } from './secret-box.js';
+import { SecretBox } from '../common/secret-box.js';
 
 /** What the partner sees of its certificate, and what the API answers an upload with. */
 export interface ClientCertificateView {
@@ -66,7 +66,7 @@ export class ClientCertificates {
         [
           partnerId,
           checked.certificate,
-          this.box.seal(checked.privateKey, 'partners.client_key'),
+          this.box.seal(checked.privateKey, 'partner_client_certificates.private_key', partnerId),
           checked.serverCa,
           checked.info.subject,
           checked.info.issuer,

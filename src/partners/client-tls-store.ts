@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ClientTls } from '../egress/client-tls.js';
-import { SecretBox } from './secret-box.js';
+import { SecretBox } from '../common/secret-box.js';
 
 /** Uploads kept in memory: a worker sends for the same few partners' certificates over and over. */
 const CACHE_LIMIT = 1_000;
@@ -44,6 +44,6 @@ export class ClientTlsStore {
   private async load(id: string): Promise<ClientTls | null> {
     const [r]: Row[] = await this.db.query('SELECT id, partner_id, certificate, private_key, server_ca FROM partner_client_certificates WHERE id = $1', [id]);
     if (!r) return null;
-    return { id: r.id, partnerId: r.partner_id, certificate: r.certificate, key: this.box.open(r.private_key, 'partners.client_key'), serverCa: r.server_ca };
+    return { id: r.id, partnerId: r.partner_id, certificate: r.certificate, key: this.box.open(r.private_key, 'partner_client_certificates.private_key', r.partner_id), serverCa: r.server_ca };
   }
 }

@@ -7,7 +7,7 @@ import { ErrorCode } from '../http/error-codes.js';
 import { lockOrNotFound, writeBack } from '../common/transaction.js';
 import type { Actor } from '../operators/actor.js';
 import { Partner } from './partner.entity.js';
-import { SecretBox } from './secret-box.js';
+import { SecretBox } from '../common/secret-box.js';
 import { newSigningKey, ShownKey, SignatureScheme } from './signing-keys.js';
 
 /**
@@ -74,7 +74,7 @@ export class PartnerSigning {
     partner.previousSigningPublicKey = partner.signingPublicKey;
     partner.previousSecretExpiresAt = new Date(Date.now() + ROTATION_OVERLAP_MS);
     partner.signatureScheme = scheme;
-    partner.signingSecret = this.box.seal(key.stored, 'partners.signing_secret');
+    partner.signingSecret = this.box.seal(key.stored, 'partners.signing_secret', partner.id);
     partner.signingPublicKey = key.publicKey;
     await writeBack(m, Partner, partner);
     return key.shown;

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { CREDENTIAL_CLOCK, CredentialCache, MonotonicClock } from '../access/credential-cache.js';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Writes } from '../database/writes.js';
 import { AuditLog } from '../audit/audit-log.js';
@@ -8,7 +9,7 @@ import { lockOrNotFound, writeBack } from '../common/transaction.js';
 import type { Actor } from '../operators/actor.js';
 import { Partner } from './partner.entity.js';
 import { hashToken, newApiKey, safeEqual } from './partner-secrets.js';
-import { SecretBox } from './secret-box.js';
+import { SecretBox } from '../common/secret-box.js';
 import { newSigningKey, SignatureScheme } from './signing-keys.js';
 
 /**
@@ -42,13 +43,16 @@ export class PartnersService {
   async create(actor: Actor, name: string, signatureScheme: SignatureScheme) {
     const apiKey = newApiKey();
     const key = newSigningKey(signatureScheme);
+    // Chosen here, not by PostgreSQL: the signing key is sealed for its row.
+    const id = randomUUID();
     const partner = await this.writes.transaction(async (m) => {
       const saved = await m.save(
         m.create(Partner, {
+          id,
           name,
           apiKeyHash: hashToken(apiKey),
           signatureScheme,
-          signingSecret: this.box.seal(key.stored, 'partners.signing_secret'),
+          signingSecret: this.box.seal(key.stored, 'partners.signing_secret', id),
           signingPublicKey: key.publicKey,
           previousSigningSecret: null,
           previousSigningPublicKey: null,

@@ -1,7 +1,12 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { SecureVersion } from 'node:tls';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { requireExecutable } from './processes.js';
+import type { TestCertificates } from './test-certificates.js';
 
 /** One request the receiver answered: the client certificate's CN it was made with. */
 export interface TlsHit {
@@ -53,5 +58,31 @@ export class TlsReceiver {
     const exited = new Promise((r) => this.child.once('exit', r));
     this.child.kill('SIGTERM');
     await exited;
+  }
+}
+
+/**
+ * Node's own https server on 127.0.0.1, serving `receiver.crt` of `certs` and requiring a client
+ * certificate issued by `clientCa`: it refuses any other by closing the connection with no alert
+ * — in TLS 1.3 after the client's handshake is over, in TLS 1.2 within it. Answers 204 to a
+ * certificate it accepts; `hits` are the paths it answered.
+ */
+export class NodeTlsReceiver {
+  readonly hits: string[] = [];
+
+  private constructor(private readonly server: https.Server) {}
+
+  static async start(certs: TestCertificates, clientCa: string, maxVersion: SecureVersion): Promise<NodeTlsReceiver> {
+    const options = { key: readFileSync(certs.file('receiver.key')), cert: readFileSync(certs.file('receiver.crt')), ca: clientCa, requestCert: true, rejectUnauthorized: true, maxVersion };
+    const receiver = new NodeTlsReceiver(https.createServer(options, (req, res) => (receiver.hits.push(req.url!), res.writeHead(204).end())));
+    await new Promise<void>((res) => receiver.server.listen(0, '127.0.0.1', res));
+    return receiver;
+  }
+
+  url = (p: string): string => `https://127.0.0.1:${(this.server.address() as AddressInfo).port}${p}`;
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((res) => this.server.close(() => res()));
   }
 }

@@ -7,7 +7,7 @@ import { microsKey } from '../../database/sql.js';
 export const LOAD = `
   SELECT c.id, c.message, c.trace_parent, c.url, c.destination, c.body, c.status, c.schedule_attempts, c.attempt_count, c.attempt_limit,
          (extract(epoch FROM c.created_at) * 1000)::float8 AS created_at, ${microsKey('c.schedule_started_at')} AS schedule_key,
-         p.signing_secret, CASE WHEN p.previous_secret_expires_at > now() THEN p.previous_signing_secret END AS previous_signing_secret,
+         p.id AS partner_id, p.signing_secret, CASE WHEN p.previous_secret_expires_at > now() THEN p.previous_signing_secret END AS previous_signing_secret,
          cc.id AS client_tls_id, ${microsKey('c.lease_until')} AS lease,
          (extract(epoch FROM c.lease_until - now()) * 1000)::float8 AS lease_left_ms
     -- The callbacks first, by primary key: joined from the partner's side, a generic plan can read all its callbacks.

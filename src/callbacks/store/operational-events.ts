@@ -21,9 +21,21 @@ export function emitEvents(name: string, source: string): string {
     SELECT id, partner_id, type, at, data::jsonb, operations_url IS NOT NULL FROM ${name}_src
   ), ${name}_deliveries AS (
     INSERT INTO callbacks (id, partner_id, url, body, event_type, status, next_attempt_at)
-    SELECT id, partner_id, operations_url, json_build_object('type', type, 'timestamp', ${isoText('at')}, 'data', data)::text, type, 'pending', now()
+    SELECT id, partner_id, operations_url, ${compactBody('type', isoText('at'), 'data')}, type, 'pending', now()
       FROM ${name}_src WHERE operations_url IS NOT NULL
   )`;
+}
+
+/**
+ * An event's body byte for byte as JSON.stringify writes it — compact, keys type, timestamp, data,
+ * and data's keys in the order its json_build_object gave them (json, unlike jsonb, keeps it) —
+ * since json's own text has spaces (`{"type" : …}`). to_json(text) escapes as JSON.stringify does;
+ * data's values are scalars, whose json text is already compact.
+ */
+function compactBody(type: string, timestamp: string, data: string): string {
+  const dataText = `(SELECT coalesce('{' || string_agg(to_json(d.k)::text || ':' || d.v::text, ',' ORDER BY d.n) || '}', '{}')
+                       FROM json_each(${data}) WITH ORDINALITY AS d(k, v, n))`;
+  return `'{"type":' || to_json(${type})::text || ',"timestamp":' || to_json(${timestamp})::text || ',"data":' || ${dataText} || '}'`;
 }
 
 /**
