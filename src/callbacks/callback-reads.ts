@@ -19,6 +19,9 @@ export interface CallbackFilter {
   status?: ShownStatus;
   companyId?: string;
   message?: CallbackMessage;
+  /** Created at or after / before (the portal's filters; the API lists by cursor alone). */
+  from?: Date;
+  to?: Date;
   limit: number;
   cursor?: string;
 }
@@ -48,6 +51,8 @@ export class CallbackReads {
       companyId: f.companyId,
       message: f.message,
       beforeSeq: f.cursor === undefined ? undefined : decodeCursor(f.cursor),
+      createdFrom: f.from,
+      createdTo: f.to,
       rows: f.limit + 1,
     });
     const items = rows.slice(0, f.limit);

@@ -10,6 +10,10 @@ export interface CallbackListQuery {
   companyId?: string;
   message?: CallbackMessage;
   beforeSeq?: string;
+  /** Created at or after this time (the portal's filter). */
+  createdFrom?: Date;
+  /** Created before this time. */
+  createdTo?: Date;
   /** Rows to read (a page and one more, to know whether another follows). */
   rows: number;
 }
@@ -23,6 +27,8 @@ export function listCallbacks(db: DataSource, q: CallbackListQuery): Promise<Cal
   if (q.companyId) b.andWhere('c.company_id = :companyId', { companyId: q.companyId });
   if (q.message !== undefined) b.andWhere('c.message = :message', { message: q.message });
   if (q.beforeSeq !== undefined) b.andWhere('c.seq < :seq', { seq: q.beforeSeq });
+  if (q.createdFrom) b.andWhere('c.created_at >= :createdFrom', { createdFrom: q.createdFrom });
+  if (q.createdTo) b.andWhere('c.created_at < :createdTo', { createdTo: q.createdTo });
   return b.getMany();
 }
 
