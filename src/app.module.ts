@@ -17,6 +17,7 @@ import { CallbacksAdminController } from './callbacks/callbacks-admin.controller
 import { CallbackReads } from './callbacks/callback-reads.js';
 import { CallbackRepairs } from './callbacks/callback-repairs.js';
 import { Redelivery } from './callbacks/redelivery.js';
+import { BulkReplay, DEFAULT_REPLAY_LIMIT, REPLAY_LIMIT } from './callbacks/bulk-replay.js';
 import { PartnerEventsAdminController, PartnerEventsController } from './operational-events/operational-events.controllers.js';
 import { OperationalEvents } from './operational-events/operational-events.service.js';
 import { AFTER_COMMIT, Writes } from './database/writes.js';
@@ -187,6 +188,8 @@ export class AppModule {
               CallbackReads,
               CallbackRepairs,
               Redelivery,
+              BulkReplay,
+              { provide: REPLAY_LIMIT, useValue: DEFAULT_REPLAY_LIMIT },
               OperationalEvents,
               Writes,
               { provide: AFTER_COMMIT, useExisting: AdmissionSignal },

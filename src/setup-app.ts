@@ -1,10 +1,11 @@
-import { ValidationPipe } from '@nestjs/common';
+import { StrictValidationPipe } from './http/validation.js';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import { AccessGate, Credentials } from './access/access-gate.js';
 import { installRouteAccess, MountAccess } from './access/route-access-hook.js';
 import { CallbackRepairs } from './callbacks/callback-repairs.js';
 import { Redelivery } from './callbacks/redelivery.js';
+import { BulkReplay } from './callbacks/bulk-replay.js';
 import { DestinationsService } from './destinations/destinations.service.js';
 import { DASHBOARD_ACCESS, mountQueueDashboard } from './dashboard/queue-dashboard.js';
 import { dashboardDocument } from './dashboard/dashboard-document.js';
@@ -96,10 +97,11 @@ export function setupApp(app: NestFastifyApplication, config: AppConfig): void {
   if (config.role !== 'worker') {
     const repairs = app.get(CallbackRepairs);
     const redelivery = app.get(Redelivery);
+    const replay = app.get(BulkReplay);
     const destinations = app.get(DestinationsService);
     mountQueueDashboard(app, config, {
       redeliver: (actor, id) => redelivery.redeliver(id, { actor }),
-      redeliverFailed: (actor) => redelivery.redeliverFailed(actor, {}),
+      redeliverFailed: (actor) => replay.replayAsOperator(actor, {}),
       promote: (actor, id) => repairs.promote(actor, id),
       promotePage: (actor, ids) => repairs.promotePage(actor, ids),
       destinations: () => destinations.list({}),
@@ -107,7 +109,7 @@ export function setupApp(app: NestFastifyApplication, config: AppConfig): void {
     mountPortal(app, config);
   }
   if (tracingActive()) app.useGlobalInterceptors(new RouteSpanInterceptor());
-  app.useGlobalPipes(new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
+  app.useGlobalPipes(new StrictValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
   const parts = { models: [CallbackBody, ...OPERATIONAL_EVENT_MODELS], paths: config.role === 'worker' ? {} : dashboardDocument() };
   SwaggerModule.setup(DOCS_PATH, app, buildApiDocument(app, config, parts), { jsonDocumentUrl: 'docs-json' });
 }

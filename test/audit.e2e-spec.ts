@@ -173,7 +173,7 @@ describe('callbacks and destinations', () => {
     ]);
     const bulk = (await as('post', '/admin/v1/callbacks/redeliver', { status: 'failed', companyId: c }).expect(202)).body.count;
     const [last] = await t.sql<{ action: string; target_id: string | null; after: object }>(`SELECT action, target_id, after FROM audit_entries WHERE operator_id = $1 ORDER BY seq DESC LIMIT 1`, [operator.id]);
-    expect(last).toEqual({ action: 'callback.redeliver-failed', target_id: null, after: { status: 'pending', count: bulk, since: null, companyId: c } });
+    expect(last).toEqual({ action: 'callback.redeliver-failed', target_id: null, after: { status: 'pending', count: bulk, since: null, until: null, partnerId: null, companyId: c, destination: null } });
 
     // The callback's own destination, closed (its redeliveries may have failed meanwhile). Each
     // write bumps the version, so a settlement still in flight folds over it instead of writing

@@ -179,7 +179,7 @@ describe('the callback feed', () => {
     ['after=19999999999999999999', /after is not a position the feed returns/],
     [`after=${(2n ** 40n * 10n ** 19n).toString()}`, /after is beyond every position the feed has returned/],
     ['after=1&after=2', /after must be a string/],
-    ['cursor=x', /property cursor should not exist/],
+    ['cursor=x', /query parameter cursor is not accepted; accepted: after, limit/],
   ])('%s → 400 naming the parameter', async (query, message) => {
     const res = await t.as(acme.apiKey, 'get', `/v1/callbacks/feed?${query}`).expect(400);
     expect(JSON.stringify(res.body.message)).toMatch(message);

@@ -139,7 +139,8 @@ describe.each(['A', 'B'] as const)('fuzzing every route, variant %s', (variant) 
       { method: 'get', path: '/admin/v1/callbacks', auth: 'admin' },
       { method: 'get', path: '/admin/v1/callbacks/{cb}', auth: 'admin' },
       { method: 'post', path: '/admin/v1/callbacks/{cb}/redeliver', auth: 'admin' },
-      { method: 'post', path: '/admin/v1/callbacks/redeliver', auth: 'admin', body: { status: 'failed', since: '2026-11-22T00:00:00Z', companyId: c } },
+      { method: 'post', path: '/admin/v1/callbacks/redeliver', auth: 'admin', body: { status: 'failed', since: '2026-11-22T00:00:00Z', until: '2026-11-23T00:00:00Z', partnerId: p.id, companyId: c, destination: 'http://127.0.0.1:9' } },
+      { method: 'post', path: '/v1/callbacks/redeliver', auth: 'partner', body: { status: 'failed', since: '2026-11-22T00:00:00Z', until: '2026-11-23T00:00:00Z', destination: 'http://127.0.0.1:9' } },
       { method: 'get', path: '/v1/callbacks', auth: 'partner' },
       { method: 'get', path: '/v1/callbacks/{cb}', auth: 'partner' },
       { method: 'post', path: '/v1/callbacks/{cb}/redeliver', auth: 'partner' },
@@ -215,7 +216,7 @@ describe.each(['A', 'B'] as const)('fuzzing every route, variant %s', (variant) 
 
   it('fuzzed query strings', async () => {
     const param = fc.tuple(
-      fc.oneof(fc.constantFrom('status', 'companyId', 'message', 'limit', 'cursor', 'state', 'partnerId'), fc.string({ maxLength: 6 })),
+      fc.oneof(fc.constantFrom('status', 'companyId', 'message', 'limit', 'cursor', 'state', 'partnerId', 'destination'), fc.string({ maxLength: 6 })),
       fc.oneof(nasty, fc.constantFrom('failed', 'pending', '0', '4', '200', '201', ids.c ?? '', Buffer.from('seq:1').toString('base64url')), fc.nat().map(String)),
     );
     await fc.assert(

@@ -225,8 +225,15 @@ describe('a callback that waits past the end of its schedule', () => {
     expect(rx.hits.filter((h) => h.headers['webhook-id'] === id)).toHaveLength(0);
     expect(await counted(t, 'funding_callbacks_expired_waiting_total')).toBeGreaterThanOrEqual(1);
 
-    // Redelivered while the circuit is still open: it waits like the rest, with a fresh schedule.
-    await t.admin('post', `/admin/v1/callbacks/${id}/redeliver`).expect(202);
+    // Redelivered one by one while the circuit is still open: refused on both routes, naming the next probe.
+    const { nextProbeAt } = (await destination(t, rx))!;
+    for (const ask of [() => t.admin('post', `/admin/v1/callbacks/${id}/redeliver`), () => t.as(p.apiKey, 'post', `/v1/callbacks/${id}/redeliver`)]) {
+      const refused = (await ask().expect(409)).body;
+      expect(refused).toMatchObject({ code: 'destination_open', message: expect.stringContaining(`its next probe is at ${nextProbeAt}`) });
+    }
+    expect((await t.sql<{ status: string }>(`SELECT status FROM callbacks WHERE id = $1`, [id]))[0].status).toBe('failed');
+    // Replayed in bulk: it waits like the rest, with a fresh schedule.
+    expect((await t.as(p.apiKey, 'post', '/v1/callbacks/redeliver', { status: 'failed', since: cb.createdAt, destination: `http://127.0.0.1:${rx.port}` }).expect(202)).body).toEqual({ count: 1 });
     expect((await t.sql<{ status: string }>(`SELECT status FROM callbacks WHERE id = $1`, [id]))[0].status).toBe('pending');
     const again = await until(async () => {
       const c = (await t.admin('get', `/admin/v1/callbacks/${id}`).expect(200)).body;

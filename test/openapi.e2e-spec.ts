@@ -13,8 +13,9 @@ type Doc = {
 };
 type Operation = {
   security?: Record<string, string[]>[];
-  responses: Record<string, { headers?: Record<string, { required?: boolean; schema?: object }> }>;
+  responses: Record<string, { description?: string; headers?: Record<string, { required?: boolean; schema?: object }> }>;
   parameters?: { name: string; in: string }[];
+  requestBody?: { content: Record<string, { schema: { $ref: string } }> };
   callbacks?: Record<string, Record<string, { post: CallbackPost }>>;
 };
 type CallbackPost = {
@@ -107,7 +108,7 @@ describe.each(['A', 'B'] as const)('the OpenAPI document, variant %s', (variant)
   it('refuses a query parameter on the operations that take none, naming it', async () => {
     for (const path of ['/health', '/ready', '/metrics', '/v1/callbacks/source-ips']) {
       const res = await t.http().get(`${path}?verbose=1`).expect(400);
-      expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: ['property verbose should not exist'], code: 'invalid_request' });
+      expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: ['query parameter verbose is not accepted; this operation takes none'], code: 'invalid_request' });
     }
   });
 
@@ -154,6 +155,26 @@ describe.each(['A', 'B'] as const)('the OpenAPI document, variant %s', (variant)
     expect(doc.components.schemas.ErrorResponse.required).toContain('code');
     expect(code.enum).toEqual(Object.keys(ERROR_CODES));
     for (const [name, meaning] of Object.entries(ERROR_CODES)) expect(code.description).toContain(`\`${name}\`: ${meaning}`);
+  });
+
+  it('documents redelivery (one rule, both routes) and bulk replay with its bound and filters', () => {
+    for (const path of ['/v1/callbacks/{callbackId}/redeliver', '/admin/v1/callbacks/{callbackId}/redeliver']) {
+      expect(doc.paths[path].post.responses['409'].description).toContain('destination_open');
+    }
+    const bulk: [string, string[]][] = [
+      ['/v1/callbacks/redeliver', ['status', 'since', 'until', 'destination']],
+      ['/admin/v1/callbacks/redeliver', ['status', 'since', 'until', 'destination', 'partnerId', 'companyId']],
+    ];
+    for (const [path, properties] of bulk) {
+      const op = doc.paths[path].post;
+      expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['202', '400', '422']));
+      expect(op.responses['422'].description).toContain('replay_over_limit');
+      const ref = op.requestBody!.content['application/json'].schema.$ref;
+      expect(Object.keys(doc.components.schemas[ref.split('/').pop()!].properties)).toEqual(properties);
+    }
+    const queryOf = (path: string) => (doc.paths[path].get.parameters ?? []).filter((x) => x.in === 'query').map((x) => x.name);
+    expect(queryOf('/admin/v1/callbacks')).toEqual(expect.arrayContaining(['partnerId', 'destination']));
+    expect(queryOf('/v1/callbacks')).not.toContain('partnerId');
   });
 
   it('matches a loan before its first payment (lastPayment null) and after it', async () => {

@@ -128,11 +128,18 @@ describe("the partner's own delivery log (/v1/callbacks)", () => {
     expect(await statusOf(failed)).toBe('failed');
   });
 
-  it('refuses to redeliver a pending callback with 409 naming its status', async () => {
-    const res = await t.as(acme.apiKey, 'post', `/v1/callbacks/${pending}/redeliver`).expect(409);
-    expect(res.body.message).toBe('Callback cannot be redelivered: its current status is pending');
+  it('attempts a pending callback in an hour-long backoff at once, with the same webhook-id, its schedule going on', async () => {
+    expect(rx.on('/down')).toHaveLength(1);
+    const asked = Date.now();
+    await t.as(acme.apiKey, 'post', `/v1/callbacks/${pending}/redeliver`).expect(202);
+    const hits = await until(() => (rx.on('/down').length === 2 ? rx.on('/down') : null), { what: 'the attempt made now', timeoutMs: 10_000 });
+    expect(hits[1].at - asked).toBeLessThan(10_000);
+    expect(hits.map((h) => h.headers['webhook-id'])).toEqual([pending, pending]);
+    // The schedule ('1h': one retry) went on from its first attempt: this was its last, so the
+    // callback failed. A fresh schedule would have made it wait another hour.
+    await until(async () => (await statusOf(pending)) === 'failed', { what: 'failed after its last attempt' });
     const [row] = await t.sql<{ schedule_attempts: number }>('SELECT schedule_attempts FROM callbacks WHERE id = $1', [pending]);
-    expect(row.schedule_attempts).toBe(1); // its schedule was left alone
+    expect(row.schedule_attempts).toBe(2);
   });
 
   it('redelivers a delivered callback with the same webhook-id and a fresh schedule', async () => {

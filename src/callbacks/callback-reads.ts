@@ -17,7 +17,11 @@ export interface CallbackScope {
 
 export interface CallbackFilter {
   status?: ShownStatus;
+  /** An operator's filter (a partner's scope is its own). */
+  partnerId?: string;
   companyId?: string;
+  /** A callback URL's origin. */
+  destination?: string;
   message?: CallbackMessage;
   /** Created at or after / before (the portal's filters; the API lists by cursor alone). */
   from?: Date;
@@ -46,9 +50,10 @@ export class CallbackReads {
 
   async list(f: CallbackFilter, scope?: CallbackScope): Promise<{ items: Callback[]; nextCursor: string | null }> {
     const rows = await listCallbacks(this.db, {
-      partnerId: scope?.partnerId,
+      partnerId: scope ? scope.partnerId : f.partnerId,
       statuses: f.status && storedStatuses(f.status),
       companyId: f.companyId,
+      origin: f.destination,
       message: f.message,
       beforeSeq: f.cursor === undefined ? undefined : decodeCursor(f.cursor),
       createdFrom: f.from,

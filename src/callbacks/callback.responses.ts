@@ -74,8 +74,16 @@ export class CallbackFeedPageResponse {
 }
 
 export class RedeliverCountResponse {
-  @ApiProperty({ type: 'integer', minimum: 0 }) count: number;
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'how many failed callbacks were sent again' }) count: number;
 }
+
+/** Why a redelivery of one callback is refused (redelivery-rules.ts), for both routes' documents. */
+export const REDELIVER_REFUSALS = {
+  409: "it is a test callback (test_callback_not_redeliverable), its callback URL was removed (callback_url_removed), or its destination's circuit is open (destination_open: the message names the next probe's time)",
+} as const;
+
+/** Why a bulk redelivery is refused. */
+export const REPLAY_REFUSALS = { 422: 'more than 100,000 failed callbacks match (replay_over_limit): nothing was done; narrow the window' } as const;
 
 export class SourceIpsResponse {
   @ApiProperty({ enum: ['A', 'B'] }) variant: string;

@@ -1,11 +1,12 @@
 import { Access } from '../access/route-access.js';
-import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Doc } from '../openapi/api-doc.js';
-import { CallbackPageResponse, CallbackWithAttemptsResponse } from './callback.responses.js';
+import { CallbackPageResponse, CallbackWithAttemptsResponse, REDELIVER_REFUSALS, RedeliverCountResponse, REPLAY_REFUSALS } from './callback.responses.js';
 import { CurrentPartner } from '../partners/current-partner.js';
 import { Partner } from '../partners/partner.entity.js';
-import { ListCallbacksQuery } from './callbacks-admin.controller.js';
+import { ListCallbacksQuery, ReplayFailedDto, replayWindow } from './callback-filters.js';
+import { BulkReplay } from './bulk-replay.js';
 import { CallbackReads } from './callback-reads.js';
 import { Redelivery } from './redelivery.js';
 import { attemptView, callbackView } from './callback.views.js';
@@ -27,6 +28,7 @@ export class CallbacksController {
   constructor(
     private readonly callbacks: CallbackReads,
     private readonly redelivery: Redelivery,
+    private readonly replay: BulkReplay,
   ) {}
 
   @Doc(
@@ -47,11 +49,19 @@ export class CallbacksController {
     return { ...callbackView(callback), attempts: attempts.map(attemptView) };
   }
 
-  /** A delivered or failed callback only: a pending one is still on its schedule. */
-  @Doc('Redeliver a delivered or failed callback: same webhook-id, fresh schedule', null, [400, 401, 404, { 409: 'the callback is still pending, its callback URL was removed, or it is a test callback' }], { status: 202 })
+  /** The operators' rule (redelivery-rules.ts), on the partner's own callbacks. */
+  @Doc('Redeliver one of your callbacks: same webhook-id; a delivered or failed one on a fresh schedule, a pending one attempted now', null, [400, 401, 404, REDELIVER_REFUSALS], { status: 202 })
   @Post(':callbackId/redeliver')
   @HttpCode(202)
   async redeliver(@CurrentPartner() partner: Partner, @Param('callbackId', ParseUuid) id: string): Promise<void> {
     await this.redelivery.redeliver(id, { partnerId: partner.id });
+  }
+
+  /** Replay after an outage: each failed callback of the window sent again as a redelivery sends it. */
+  @Doc('Redeliver your failed callbacks created in [since, until) (at one destination origin), at most 100,000 at once; test callbacks are not', RedeliverCountResponse, [400, 401, 413, REPLAY_REFUSALS], { status: 202 })
+  @Post('redeliver')
+  @HttpCode(202)
+  async redeliverFailed(@CurrentPartner() partner: Partner, @Body() dto: ReplayFailedDto) {
+    return { count: await this.replay.replayForPartner(partner.id, replayWindow(dto)) };
   }
 }

@@ -20,6 +20,7 @@ import { PartnerSignatureScheme1764541000000 } from './migrations/1764541000000-
 import { PartnerOperationsUrl1764541100000 } from './migrations/1764541100000-partner-operations-url.js';
 import { PartnerClientCertificates1764541200000 } from './migrations/1764541200000-partner-client-certificates.js';
 import { CallbackOriginInlined1764600000000 } from './migrations/1764600000000-callback-origin-inlined.js';
+import { ReplayIndex1764700300000 } from './migrations/1764700300000-replay-index.js';
 import { PartnerPortal1764700400000 } from './migrations/1764700400000-partner-portal.js';
 
 export const MIGRATIONS = [
@@ -42,6 +43,7 @@ export const MIGRATIONS = [
   PartnerOperationsUrl1764541100000,
   PartnerClientCertificates1764541200000,
   CallbackOriginInlined1764600000000,
+  ReplayIndex1764700300000,
   PartnerPortal1764700400000,
 ];
 

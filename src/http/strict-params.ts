@@ -4,6 +4,7 @@
 import { applyDecorators, ArgumentMetadata, CanActivate, ExecutionContext, Injectable, PipeTransform, UseGuards } from '@nestjs/common';
 import { ApiErrors } from '../openapi/api-doc.js';
 import { invalidProperty } from './domain-error.js';
+import { unknownQueryParameters } from './validation.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -26,7 +27,7 @@ export class NoQueryGuard implements CanActivate {
   canActivate(ctx: ExecutionContext): boolean {
     const query = ctx.switchToHttp().getRequest<{ query?: Record<string, unknown> }>().query ?? {};
     const [first] = Object.keys(query);
-    if (first !== undefined) throw invalidProperty(`property ${first} should not exist`);
+    if (first !== undefined) throw invalidProperty(unknownQueryParameters([first], [])[0]);
     return true;
   }
 }

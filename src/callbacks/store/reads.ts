@@ -8,6 +8,8 @@ export interface CallbackListQuery {
   partnerId?: string;
   statuses?: CallbackStatus[];
   companyId?: string;
+  /** The URL's origin, as `callback_origin` computes it (whatever a destination is keyed by). */
+  origin?: string;
   message?: CallbackMessage;
   beforeSeq?: string;
   /** Created at or after this time (the portal's filter). */
@@ -25,6 +27,7 @@ export function listCallbacks(db: DataSource, q: CallbackListQuery): Promise<Cal
   if (q.partnerId) b.andWhere('c.partner_id = :partnerId', { partnerId: q.partnerId });
   if (q.statuses) b.andWhere('c.status IN (:...statuses)', { statuses: q.statuses });
   if (q.companyId) b.andWhere('c.company_id = :companyId', { companyId: q.companyId });
+  if (q.origin !== undefined) b.andWhere('callback_origin(c.url) = :origin', { origin: q.origin });
   if (q.message !== undefined) b.andWhere('c.message = :message', { message: q.message });
   if (q.beforeSeq !== undefined) b.andWhere('c.seq < :seq', { seq: q.beforeSeq });
   if (q.createdFrom) b.andWhere('c.created_at >= :createdFrom', { createdFrom: q.createdFrom });

@@ -1,28 +1,27 @@
 import { EntityManager } from 'typeorm';
 import { noteDue } from '../../database/writes.js';
 import type { CallbackStatus } from '../callback-status.js';
-import { REDELIVERABLE } from '../redelivery-rules.js';
+import { REDELIVERABLE, RedeliveryFacts } from '../redelivery-rules.js';
 
 /**
  * A fresh schedule, due now: admission takes it from here. A callback whose attempt is in flight
  * (`sending`) stays so: that attempt settles it, under the fresh schedule (settlement.ts).
  */
-const RESET = `status = CASE WHEN status = 'sending' THEN 'sending' ELSE 'pending' END, schedule_attempts = 0, schedule_started_at = now(), next_attempt_at = now(), delivered_at = NULL`;
+export const RESET = `status = CASE WHEN status = 'sending' THEN 'sending' ELSE 'pending' END, schedule_attempts = 0, schedule_started_at = now(), next_attempt_at = now(), delivered_at = NULL`;
 
 /** A callback's status and next attempt before and after a repair. */
 export type Moved = { old_status: CallbackStatus; old_next: Date | null; status: CallbackStatus; next_attempt_at: Date | null };
 
-/** What decides whether a callback may be redelivered (redelivery-rules.ts), read under its lock. */
-export interface RedeliveryFacts {
-  status: CallbackStatus;
-  test: boolean;
-  urlRemovedAt: Date | null;
-}
-
-/** Locks the callback (another partner's is not found) and reads what its redelivery depends on. */
+/**
+ * Locks the callback (another partner's is not found) and reads what its redelivery depends on
+ * (redelivery-rules.ts), its destination's circuit included.
+ */
 export async function lockForRedelivery(m: EntityManager, id: string, partnerId: string | null): Promise<RedeliveryFacts | undefined> {
   const [row]: RedeliveryFacts[] = await m.query(
-    `SELECT status, test, url_removed_at AS "urlRemovedAt" FROM callbacks WHERE id = $1 AND ($2::uuid IS NULL OR partner_id = $2) FOR UPDATE`,
+    `SELECT c.status, c.test, c.url_removed_at AS "urlRemovedAt", callback_origin(c.url) AS origin, d.opened_at AS "openedAt", d.next_probe_at AS "nextProbeAt"
+       FROM callbacks c LEFT JOIN destinations d ON d.origin = c.destination
+      WHERE c.id = $1 AND ($2::uuid IS NULL OR c.partner_id = $2)
+        FOR UPDATE OF c`,
     [id, partnerId],
   );
   return row;
@@ -33,18 +32,6 @@ export async function restartSchedules(m: EntityManager, ids: string[]): Promise
   const rows = await move(m, RESET, ids, `AND ${REDELIVERABLE}`);
   noteDue(m, rows.length);
   return rows;
-}
-
-/** Restarts every failed callback's schedule (created since a time, of one company); how many. */
-export async function restartFailed(m: EntityManager, f: { since?: Date; companyId?: string }): Promise<number> {
-  const [rows]: [unknown[], number] = await m.query(
-    `UPDATE callbacks SET ${RESET}
-      WHERE status = 'failed' AND ${REDELIVERABLE} AND ($1::timestamptz IS NULL OR created_at >= $1) AND ($2::uuid IS NULL OR company_id = $2)
-      RETURNING id`,
-    [f.since ?? null, f.companyId ?? null],
-  );
-  noteDue(m, rows.length);
-  return rows.length;
 }
 
 /** Makes pending callbacks due now, keeping their schedule. */

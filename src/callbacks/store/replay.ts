@@ -1,0 +1,64 @@
+import { EntityManager } from 'typeorm';
+import { noteDue } from '../../database/writes.js';
+import { REDELIVERABLE } from '../redelivery-rules.js';
+import { RESET } from './repairs.js';
+
+/** Which failed callbacks a bulk redelivery takes; every property narrows it. */
+export interface ReplaySelection {
+  partnerId?: string;
+  companyId?: string;
+  /** Created at or after. */
+  since?: Date;
+  /** Created before. */
+  until?: Date;
+  /** The callback URL's origin (callback-destination.ts). */
+  origin?: string;
+}
+
+/**
+ * The conditions of a selection, only those given, so that the planner sees each one as it is
+ * (`callbacks_failed_idx` for a partner's window, `callbacks_company_seq_idx` for a company's).
+ * The origin is the URL's, through the same SQL function as `callbacks.destination`: what a
+ * destination is keyed by may grow (a partner per destination), a URL's origin does not.
+ * Operational events' deliveries are events (repaired as such), not callbacks.
+ */
+function conditions(s: ReplaySelection): { where: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const where = [`c.status = 'failed'`, `c.event_type IS NULL`, REDELIVERABLE];
+  const add = (sql: string, value: unknown) => {
+    params.push(value);
+    where.push(sql.replace('?', `$${params.length}`));
+  };
+  if (s.partnerId) add('c.partner_id = ?::uuid', s.partnerId);
+  if (s.companyId) add('c.company_id = ?::uuid', s.companyId);
+  if (s.since) add('c.created_at >= ?::timestamptz', s.since);
+  if (s.until) add('c.created_at < ?::timestamptz', s.until);
+  if (s.origin) add('callback_origin(c.url) = ?::text', s.origin);
+  return { where: where.join(' AND '), params };
+}
+
+/**
+ * Restarts the selected failed callbacks' schedules (same ids: the same webhook-ids), due now, in
+ * one bounded statement: it locks at most `limit + 1` of them and moves them only when they are
+ * at most `limit`. Returns how many matched (up to `limit + 1`) and how many moved (0 when over).
+ */
+export async function replayFailed(m: EntityManager, s: ReplaySelection, limit: number): Promise<{ matched: number; moved: number }> {
+  const { where, params } = conditions(s);
+  const cap = `$${params.length + 1}`;
+  const [row]: { matched: number; moved: number }[] = await m.query(
+    `WITH picked AS (SELECT c.id FROM callbacks c WHERE ${where} LIMIT ${cap}::int + 1 FOR UPDATE OF c),
+          size AS (SELECT count(*)::int AS n FROM picked),
+          moved AS (UPDATE callbacks u SET ${RESET} FROM picked WHERE u.id = picked.id AND (SELECT n FROM size) <= ${cap}::int RETURNING 1)
+     SELECT (SELECT n FROM size) AS matched, (SELECT count(*)::int FROM moved) AS moved`,
+    [...params, limit],
+  );
+  noteDue(m, row.moved);
+  return row;
+}
+
+/** How many failed callbacks a replay of this selection would take, counted up to `limit + 1`. */
+export async function countReplayable(m: EntityManager, s: ReplaySelection, limit: number): Promise<number> {
+  const { where, params } = conditions(s);
+  const [row]: { n: number }[] = await m.query(`SELECT count(*)::int AS n FROM (SELECT 1 FROM callbacks c WHERE ${where} LIMIT $${params.length + 1}::int + 1) x`, [...params, limit]);
+  return row.n;
+}
