@@ -64,7 +64,6 @@ import { PartnerSelfController } from './partners/partner-self.controller.js';
 import { PartnerPortalLinksController, PortalAdminController } from './partners/portal-links.controller.js';
 import { PortalLinks } from './partners/portal-links.js';
 import { PortalSessions } from './partners/portal-sessions.js';
-import { PortalReplay } from './portal/portal-replay.js';
 import { PortalServices } from './portal/portal-services.js';
 import { ClientCertificateController } from './partners/client-certificate.controller.js';
 import { ClientCertificates } from './partners/client-certificates.service.js';
@@ -172,7 +171,6 @@ export class AppModule {
               PartnerProfile,
               PortalLinks,
               PortalSessions,
-              PortalReplay,
               PortalServices,
               ClientCertificates,
               RateLimiter,

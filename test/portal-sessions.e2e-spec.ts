@@ -4,7 +4,12 @@
  * the page headers, and CSRF on every action. The browser's walk through the pages is
  * portal-browser.e2e-spec.ts.
  */
+import { Client } from 'pg';
+import { PARTNER_ACTIVITY } from '../src/callbacks/store/portal-activity.js';
+import { PLANNER_SETTINGS } from '../src/database/database.js';
 import { hashToken } from '../src/partners/partner-secrets.js';
+import { PlanNode, scansOf } from './support/plans.js';
+import { PortalServices } from '../src/portal/portal-services.js';
 import { harness } from './support/harness.js';
 import { ADMIN_TOKEN, createPartner, TestApp } from './support/test-app.js';
 
@@ -163,6 +168,29 @@ describe('partner portal links and sessions', () => {
     expect(audit.map((a) => a.action).slice(0, 2)).toEqual(['partner.portal-sessions.end', 'partner.portal-link.create']);
     expect(JSON.stringify(audit)).not.toContain(new URL(made.url).searchParams.get('token'));
     expect(ADMIN_TOKEN).toBeTruthy();
+  });
+
+  it("the overview's statement reads the last day's attempts by index and each callback by its key, under the generic plan", async () => {
+    const company = (await t.as(apiKey, 'post', '/v1/companies', { name: 'Charted', status_callback: 'http://127.0.0.1:9/c' }).expect(201)).body.id as string;
+    await t.admin('patch', `/admin/v1/companies/${company}/credit`, { repaymentTermDays: 9 }).expect(200);
+    const [{ id }] = await t.sql<{ id: string }>('SELECT id FROM callbacks WHERE company_id = $1', [company]);
+    await t.sql(`INSERT INTO callback_attempts (callback_id, number, started_at, duration_ms, status_code) VALUES ($1, 1, now() - interval '2 days', 5, 500), ($1, 2, now(), 5, 204)`, [id]);
+    const pg = new Client({ connectionString: t.config.databaseUrl, options: PLANNER_SETTINGS });
+    await pg.connect();
+    try {
+      await pg.query(`PREPARE activity(uuid) AS ${PARTNER_ACTIVITY}`);
+      const { rows } = await pg.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE activity('${partnerId}')`);
+      const scans = scansOf((rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan, new Set(['callback_attempts', 'callbacks']));
+      expect(scans.map((x) => `${x.relation} ${x.type} ${x.index}`).sort()).toEqual(['callback_attempts Index Scan callback_attempts_started_idx', 'callbacks Index Scan callbacks_pkey']);
+      // The attempt two days old is not read: the window bounds the scan.
+      expect(scans.find((x) => x.relation === 'callback_attempts')!.examined).toBe(1);
+    } finally {
+      await pg.end();
+    }
+    const { hours, delivered, failed } = await t.app.get(PortalServices).activity(partnerId);
+    expect(hours).toHaveLength(24);
+    expect(hours.reduce((n, h) => n + h.succeeded, 0)).toBe(1);
+    expect([delivered, failed]).toEqual([0, 0]);
   });
 
   it('rotating the API key without overlap ends the portal sessions; with overlap it does not', async () => {

@@ -44,7 +44,7 @@ export function registerPortalActions(scope: FastifyInstance, services: PortalSe
     const until = parseTime('To', single(f, 'to'));
     if (!since || !until) throw new FieldError('From and To are both required');
     const destination = single(f, 'destination') || undefined;
-    const count = await services.replay.replay(partnerOf(req), { since, until, destination });
+    const count = await services.replay.replayForPartner(partnerOf(req), { since, until, destination });
     return reply.redirect(`/portal/replay?replayed=${count}`, 303);
   });
 }

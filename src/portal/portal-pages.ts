@@ -99,7 +99,7 @@ async function replayPage(req: FastifyRequest, reply: FastifyReply, services: Po
   const replayed = single(q, 'replayed');
   const done = replayed !== undefined && /^\d{1,7}$/.test(replayed) ? `Replay requested: ${replayed} failed callbacks are sent again.` : undefined;
   let count: number | null = null;
-  if (from && to) count = await services.replay.count(partnerId, { since: from, until: to, destination });
+  if (from && to) count = await services.replay.countForPartner(partnerId, { since: from, until: to, destination });
   const shown = { from: from && timeField(from), to: to && timeField(to), destination };
   return render(reply, 200, 'replay', { ...helpers, title: 'Replay', nav: 'replay', q: shown, destinations, count, done, csrf: reply.generateCsrf() });
 }

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { BulkReplay } from '../callbacks/bulk-replay.js';
 import { CallbackReads } from '../callbacks/callback-reads.js';
 import { Redelivery } from '../callbacks/redelivery.js';
 import { partnerActivity, PartnerActivity } from '../callbacks/store/portal-activity.js';
@@ -10,7 +11,6 @@ import { PartnerProfile } from '../partners/partner-profile.js';
 import { PortalLinks } from '../partners/portal-links.js';
 import { PortalSessions } from '../partners/portal-sessions.js';
 import { TestCallbacks } from '../test-callbacks/test-callbacks.service.js';
-import { PortalReplay } from './portal-replay.js';
 
 /**
  * What the portal's pages call: the services the partner API calls, scoped to the session's
@@ -28,7 +28,7 @@ export class PortalServices {
     readonly profile: PartnerProfile,
     readonly events: OperationalEvents,
     readonly destinations: DestinationsService,
-    readonly replay: PortalReplay,
+    readonly replay: BulkReplay,
     readonly companies: CompaniesService,
     private readonly sql: SqlPool,
   ) {}
