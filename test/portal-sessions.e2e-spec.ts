@@ -91,6 +91,10 @@ describe('partner portal links and sessions', () => {
       expect(res.text).toContain('POST /v1/partner/portal-links');
       expect(res.headers['cache-control']).toBe('no-store');
     }
+    // A browser sent here from another site (an email's link) reloads once from this site, so its strict cookie goes along.
+    const crossSite = await t.http().get('/portal').set({ 'Sec-Fetch-Site': 'cross-site', 'Sec-Fetch-Mode': 'navigate' }).expect(401);
+    expect(crossSite.text).toContain('<meta http-equiv="refresh" content="0">');
+    expect((await t.http().get('/portal').set({ 'Sec-Fetch-Site': 'same-origin', 'Sec-Fetch-Mode': 'navigate' }).expect(401)).text).not.toContain('refresh');
     // An API key is no portal credential.
     await t.http().get('/portal').set('Authorization', `Bearer ${apiKey}`).expect(401);
   });

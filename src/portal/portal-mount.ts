@@ -91,12 +91,12 @@ export function mountPortal(app: NestFastifyApplication, config: AppConfig): voi
       const render: Render = async (reply, status, template, data) => {
         const req = reply.request as GatedRequest;
         const partnerName = req.portal ? await services.profile.view(req.portal.partnerId).then((p) => p.name) : null;
-        return reply.status(status).type('text/html; charset=utf-8').view(template, { partnerName, nav: null, refresh: false, ...data });
+        return reply.status(status).type('text/html; charset=utf-8').view(template, { partnerName, nav: null, ...data });
       };
       const notice = (reply: FastifyReply, status: number, title: string, message: string, back?: { href: string; label: string }) =>
         render(reply, status, 'notice', { title, message, back, nav: (reply.request as GatedRequest).portal ? 'none' : null });
-      scope.setErrorHandler(async (error: FastifyError, req, reply) => {
-        const back = { href: req.headers.referer ? PORTAL_PATH : PORTAL_PATH, label: 'Back to the portal' };
+      scope.setErrorHandler(async (error: FastifyError, _req, reply) => {
+        const back = { href: PORTAL_PATH, label: 'Back to the portal' };
         if (error instanceof DomainError) return notice(reply, statusOf(error), 'Not done', error.message, back);
         if (error instanceof FieldError) return notice(reply, 400, 'Not done', error.message, back);
         if (error.code === 'FST_CSRF_MISSING_SECRET' || error.code === 'FST_CSRF_INVALID_TOKEN') {

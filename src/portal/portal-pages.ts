@@ -64,7 +64,7 @@ export function registerPortalPages(scope: FastifyInstance, services: PortalServ
     const c = callbackView(callback);
     const company = await services.companies.get(partnerOf(req), callback.companyId);
     const done = DONE[single(query(req), 'done') ?? ''];
-    return render(reply, 200, 'callback', { ...helpers, title: `Callback ${c.id}`, nav: 'callbacks', c, companyName: company.name, json: JSON.stringify(c.body, null, 2), attempts: attempts.map(attemptView), done, csrf: reply.generateCsrf() });
+    return render(reply, 200, 'callback', { ...helpers, title: `Callback ${c.id}`, nav: 'callbacks', c, companyName: company.name, json: callback.body, attempts: attempts.map(attemptView), done, csrf: reply.generateCsrf() });
   });
 
   scope.get('/test', withSession, async (req, reply) => {
