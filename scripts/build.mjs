@@ -16,8 +16,10 @@ const LOCK = path.join(ROOT, '.dist.lock');
 const STAMP = '.build-inputs';
 // What the compiled output depends on: the TypeScript under src and bench (tsconfig.build.json
 // compiles those; nothing else there is built, and a bench run rewrites bench/results.json) and the
-// build's settings.
+// build's settings. Besides TypeScript, the portal's templates and stylesheet (ASSETS) are copied
+// beside the compiled code, where it reads them (src/portal/views → dist/src/portal/views).
 const SOURCES = ['src', 'bench'];
+const ASSETS = ['.eta', '.css'];
 const SETTINGS = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json', 'scripts/build.mjs'];
 
 function files(rel) {
@@ -32,12 +34,24 @@ function files(rel) {
 
 export function inputsHash() {
   const hash = createHash('sha256');
-  for (const rel of [...SOURCES.flatMap(files).filter((f) => f.endsWith('.ts')), ...SETTINGS.flatMap(files)]) {
+  for (const rel of [...SOURCES.flatMap(files).filter((f) => f.endsWith('.ts') || isAsset(f)), ...SETTINGS.flatMap(files)]) {
     hash.update(`${rel.split(path.sep).join('/')}\0`);
     hash.update(fs.readFileSync(path.join(ROOT, rel)));
     hash.update('\0');
   }
   return hash.digest('hex');
+}
+
+function isAsset(rel) {
+  return ASSETS.some((ext) => rel.endsWith(ext));
+}
+
+/** The assets, copied beside the compiled code in `out`, at the same relative paths. */
+function copyAssets(out) {
+  for (const rel of SOURCES.flatMap(files).filter(isAsset)) {
+    fs.mkdirSync(path.dirname(path.join(out, rel)), { recursive: true });
+    fs.copyFileSync(path.join(ROOT, rel), path.join(out, rel));
+  }
 }
 
 function builtHash() {
@@ -109,6 +123,7 @@ async function main() {
       fs.rmSync(fresh, { recursive: true, force: true });
       throw new Error('tsc reported errors (above); dist/ is unchanged');
     }
+    copyAssets(fresh);
     fs.writeFileSync(path.join(fresh, STAMP), `${want}\n`);
     // Two renames: dist/ is missing only between them, never partly written.
     const old = path.join(ROOT, `.dist-old-${process.pid}`);

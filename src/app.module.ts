@@ -61,6 +61,10 @@ import { PartnersService } from './partners/partners.service.js';
 import { PartnerSigning } from './partners/partner-signing.service.js';
 import { PartnerProfile } from './partners/partner-profile.js';
 import { PartnerSelfController } from './partners/partner-self.controller.js';
+import { PartnerPortalLinksController, PortalAdminController } from './partners/portal-links.controller.js';
+import { PortalLinks } from './partners/portal-links.js';
+import { PortalSessions } from './partners/portal-sessions.js';
+import { PortalServices } from './portal/portal-services.js';
 import { ClientCertificateController } from './partners/client-certificate.controller.js';
 import { ClientCertificates } from './partners/client-certificates.service.js';
 import { ClientTlsStore } from './partners/client-tls-store.js';
@@ -113,6 +117,8 @@ export class AppModule {
               CallbacksController,
               PartnersController,
               PartnerSelfController,
+              PartnerPortalLinksController,
+              PortalAdminController,
               ClientCertificateController,
               CompaniesController,
               CreditTermsController,
@@ -163,6 +169,9 @@ export class AppModule {
               PartnersService,
               PartnerSigning,
               PartnerProfile,
+              PortalLinks,
+              PortalSessions,
+              PortalServices,
               ClientCertificates,
               RateLimiter,
               { provide: PARTNER_RATE_LIMIT, useValue: DEFAULT_PARTNER_RATE_LIMIT },

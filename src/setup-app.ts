@@ -14,6 +14,9 @@ import { OPERATIONAL_EVENT_MODELS } from './operational-events/operational-event
 import { OperatorCredentials } from './operators/operator-credentials.js';
 import { bearerToken } from './partners/partner-secrets.js';
 import { PartnersService } from './partners/partners.service.js';
+import { PortalSessions } from './partners/portal-sessions.js';
+import { mountPortal, PORTAL_COOKIE, signInPage } from './portal/portal-mount.js';
+import type { FastifyRequest } from 'fastify';
 import { RateLimiter } from './partners/rate-limiter.js';
 import { buildApiDocument } from './openapi/api-document.js';
 import { answerRouterRefusal } from './http/framework-errors.js';
@@ -59,6 +62,8 @@ const NO_CREDENTIALS: Credentials = {
   partnerWithinRate: async () => false,
   operator: async () => null,
   operatorOrBasic: async () => null,
+  portalSession: async () => null,
+  portalSignInPage: () => '',
 };
 
 /** The partners' and operators' own credential checks, for the access gate. */
@@ -67,6 +72,7 @@ function credentialsOf(app: NestFastifyApplication, config: AppConfig): Credenti
   const partners = app.get(PartnersService);
   const limiter = app.get(RateLimiter);
   const operators = app.get(OperatorCredentials);
+  const sessions = app.get(PortalSessions);
   return {
     partner: async (authorization) => {
       const key = bearerToken(authorization);
@@ -75,6 +81,8 @@ function credentialsOf(app: NestFastifyApplication, config: AppConfig): Credenti
     partnerWithinRate: (partnerId) => limiter.withinLimit(partnerId),
     operator: (authorization) => operators.bearer(authorization),
     operatorOrBasic: (authorization) => operators.bearerOrBasic(authorization),
+    portalSession: (req) => sessions.find((req as FastifyRequest & { cookies?: Record<string, string | undefined> }).cookies?.[PORTAL_COOKIE]),
+    portalSignInPage: signInPage,
   };
 }
 
@@ -98,6 +106,7 @@ export function setupApp(app: NestFastifyApplication, config: AppConfig): void {
       promotePage: (actor, ids) => repairs.promotePage(actor, ids),
       destinations: () => destinations.list({}),
     });
+    mountPortal(app, config);
   }
   if (tracingActive()) app.useGlobalInterceptors(new RouteSpanInterceptor());
   app.useGlobalPipes(new StrictValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));

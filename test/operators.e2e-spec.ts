@@ -417,7 +417,7 @@ describe('the queue dashboard', () => {
     const all = await mine();
     expect(all.slice(0, 2)).toEqual([
       ['callback.promote', null, { count: expect.any(Number) }], // later2, and the redelivered one if its attempt failed meanwhile
-      ['callback.redeliver-failed', null, { status: 'pending', count: 1, since: null, companyId: null }],
+      ['callback.redeliver-failed', null, { status: 'pending', count: 1, since: null, until: null, partnerId: null, companyId: null, destination: null }],
     ]);
     expect((await t.sql<{ next: boolean }>('SELECT next_attempt_at <= now() AS next FROM callbacks WHERE id = $1', [later2]))[0].next).toBe(true);
 

@@ -18,12 +18,13 @@ import { expectedRole } from './support/admin-routes.js';
 import { ADMIN_TOKEN, createPartner, startTestApp, TestApp } from './support/test-app.js';
 
 /** The routes anyone may call: exactly these (a route added here must be public on purpose). */
-const PUBLIC = [/^\/health$/, /^\/ready$/, /^\/metrics$/, /^\/v1\/callbacks\/source-ips$/, /^\/docs(-json|-yaml)?(\/.*)?$/];
+const PUBLIC = [/^\/health$/, /^\/ready$/, /^\/metrics$/, /^\/v1\/callbacks\/source-ips$/, /^\/docs(-json|-yaml)?(\/.*)?$/, /^\/portal\/(login|signed-out|portal\.css)$/];
 
 /** The access each route must declare, by the rule of docs/security.md (not by its own declaration). */
 function expectedAccess(method: string, url: string): RouteAccess {
   if (PUBLIC.some((p) => p.test(url))) return { to: 'anyone' };
   const read = method === 'GET' || method === 'HEAD';
+  if (url === '/portal' || url.startsWith('/portal/')) return { to: 'portal-session' };
   if (url === '/admin/queues' || url.startsWith('/admin/queues/')) return { to: 'browser-operator', role: read ? 'viewer' : 'operator' };
   if (url.startsWith('/admin/')) return { to: 'operator', role: expectedRole({ method: read ? 'get' : (method.toLowerCase() as 'post'), path: url }) };
   return { to: 'partner' };
@@ -42,6 +43,8 @@ function refused(access: RouteAccess, f: Fixtures): string[] {
   const always = ['none', 'wrong bearer', 'wrong basic'];
   if (access.to === 'anyone') return [];
   if (access.to === 'partner') return [...always, 'viewer', 'operator', 'bootstrap admin'];
+  // The portal's credential is its session cookie: none, a made-up one, an ended one, or any API credential.
+  if (access.to === 'portal-session') return [...always, 'partner', 'viewer', 'operator', 'bootstrap admin', 'made-up session', 'ended session'];
   const below = (['viewer', 'operator'] as const).filter((r) => !roleAllows(r, access.role));
   const basicBelow = access.to === 'browser-operator' ? below.map((r) => `${r} basic`) : [];
   // Basic is the dashboard's alone: on the API it is no credential at all.
@@ -78,7 +81,9 @@ function send(port: number, method: string, target: string, authorization: strin
   return new Promise((resolve, reject) => {
     const body = ['POST', 'PUT', 'PATCH', 'DELETE'].includes(method) ? '{}' : undefined;
     const headers: Record<string, string> = { host: `127.0.0.1:${port}` };
-    if (authorization !== null) headers.authorization = authorization;
+    // A `cookie:` credential is a portal session's cookie, sent as the browser sends it.
+    if (authorization?.startsWith('cookie:')) headers.cookie = authorization.slice('cookie:'.length);
+    else if (authorization !== null) headers.authorization = authorization;
     if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(body.length) });
     const req = http.request({ host: '127.0.0.1', port, method, path: target, headers, agent: false }, (res) => {
       res.resume();
@@ -118,6 +123,11 @@ async function fixtures(t: TestApp, variant: 'A' | 'B'): Promise<Fixtures> {
   for (const role of ['viewer', 'operator'] as const) {
     operators[role] = (await t.admin('post', '/admin/v1/operators', { name: `walker-${role}`, role }).expect(201)).body;
   }
+  // A portal session, opened from a link and then ended by an operator: its cookie opens nothing.
+  const link = (await key('post', '/v1/partner/portal-links', {}).expect(201)).body.url as string;
+  const login = await t.http().get(new URL(link).pathname + new URL(link).search).expect(303);
+  const ended = String(login.headers['set-cookie']).split(';')[0];
+  await t.admin('delete', `/admin/v1/partners/${p.id}/portal-sessions`).expect(204);
   return {
     params: { companyId, limitRequestId, withdrawalRequestId, loanId, callbackId: callback.id, jobId: callback.id, partnerId: p.id, operatorId: operators.viewer.id, queueName: 'callbacks', queueStatus: 'failed' },
     credentials: {
@@ -131,6 +141,8 @@ async function fixtures(t: TestApp, variant: 'A' | 'B'): Promise<Fixtures> {
       'operator basic': basic(operators.operator.name, operators.operator.token),
       'bootstrap admin': `Bearer ${ADMIN_TOKEN}`,
       'bootstrap admin basic': basic('admin', ADMIN_TOKEN),
+      'made-up session': 'cookie:portal_session=fss_made-up',
+      'ended session': `cookie:${ended}`,
     },
   };
 }
@@ -166,7 +178,7 @@ describe.each(['A', 'B'] as const)('variant %s: every route of the route table',
     }
     expect(problems).toEqual([]);
     const urls = new Set(routes.map((r) => r.url));
-    for (const u of ['/admin/queues', '/admin/queues/api/queues', '/admin/queues/static/*', '/docs', '/docs-json', '/health', '/admin/v1/audit']) expect(urls).toContain(u);
+    for (const u of ['/admin/queues', '/admin/queues/api/queues', '/admin/queues/static/*', '/docs', '/docs-json', '/health', '/admin/v1/audit', '/portal', '/portal/callbacks/:callbackId', '/portal/replay']) expect(urls).toContain(u);
     expect(routes.length).toBeGreaterThan(80);
   });
 

@@ -17,10 +17,21 @@ export interface Credentials {
   operator(authorization: string | undefined): Promise<OperatorIdentity | null>;
   /** The same, or HTTP Basic `<name>:<token>` (what a browser sends), or null. */
   operatorOrBasic(authorization: string | undefined): Promise<OperatorIdentity | null>;
+  /** The live partner portal session of the request's cookie, or null. */
+  portalSession(req: FastifyRequest): Promise<PortalIdentity | null>;
+  /** The page a browser gets without a portal session (401): how to get a sign-in link. */
+  portalSignInPage(req: FastifyRequest): string;
+}
+
+/** A portal session as the gate lets it through: whose it is, for the portal's handlers. */
+export interface PortalIdentity {
+  id: string;
+  partnerId: string;
+  csrfSecret: string;
 }
 
 /** The request once the gate let it through: who it is, for the route's handler. */
-export type GatedRequest = FastifyRequest & { partner?: unknown; operator?: OperatorIdentity };
+export type GatedRequest = FastifyRequest & { partner?: unknown; operator?: OperatorIdentity; portal?: PortalIdentity };
 
 /** Methods that change nothing (RFC 9110 "safe"): a browser may send them from any site. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -68,6 +79,10 @@ export class AccessGate {
     try {
       const refusal = await this.refusal(access, req);
       if (!refusal) return undefined;
+      // A browser's page: the portal answers its refusal as a page, not as the API's JSON.
+      if (access.to === 'portal-session' && refusal.status === 401) {
+        return reply.status(401).type('text/html; charset=utf-8').send(this.credentials.portalSignInPage(req));
+      }
       const { status, code, message, headers } = refusal;
       return reply.status(status).headers(headers ?? {}).send({ statusCode: status, error: ERROR_NAMES[status], message, code });
     } catch (e) {
@@ -81,6 +96,7 @@ export class AccessGate {
     if (!SAFE_METHODS.has(req.method) && fromAnotherSite(req.headers)) {
       return { status: 403, code: ErrorCode.cross_site_request, message: 'A request from another site cannot change anything here (its Origin or Sec-Fetch-Site is not this service)' };
     }
+    if (access.to === 'portal-session') return this.portal(req);
     const authorization = req.headers.authorization;
     if (access.to === 'partner') return this.partner(req, authorization);
     const browser = access.to === 'browser-operator';
@@ -94,6 +110,13 @@ export class AccessGate {
       return { status: 403, code: ErrorCode.role_insufficient, message: `Operator ${operator.name} has role ${operator.role}; this needs role ${access.role} or above` };
     }
     req.operator = operator;
+    return null;
+  }
+
+  private async portal(req: GatedRequest): Promise<Refusal | null> {
+    const session = await this.credentials.portalSession(req);
+    if (!session) return { status: 401, code: ErrorCode.unauthenticated, message: 'A portal session is required: follow a sign-in link' };
+    req.portal = session;
     return null;
   }
 

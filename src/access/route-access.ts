@@ -13,10 +13,13 @@ import { OperatorRole } from './operator-role.js';
  * - `partner`: a partner's API key (`Bearer`), within the partner rate limit;
  * - `operator`: an operator token (`Bearer`) whose role holds `role`;
  * - `browser-operator`: the same, or HTTP Basic `<name>:<token>`, which a browser remembers: so an
- *   unsafe request from another site is refused whatever it carries (the queue dashboard).
+ *   unsafe request from another site is refused whatever it carries (the queue dashboard);
+ * - `portal-session`: a partner portal session's cookie (src/portal); without one, a 401 page saying
+ *   how to get a sign-in link.
  */
 export type RouteAccess =
   | { to: 'anyone' }
+  | { to: 'portal-session' }
   | { to: 'partner' }
   | { to: 'operator'; role: OperatorRole }
   | { to: 'browser-operator'; role: OperatorRole };

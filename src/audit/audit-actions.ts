@@ -10,6 +10,8 @@ export const AUDIT_ACTIONS = {
   'partner.signature-scheme.switch': 'partner',
   'partner.client-certificate.set': 'partner',
   'partner.client-certificate.delete': 'partner',
+  'partner.portal-link.create': 'partner',
+  'partner.portal-sessions.end': 'partner',
   'operator.create': 'operator',
   'operator.revoke': 'operator',
   'operator.bootstrap': 'operator',

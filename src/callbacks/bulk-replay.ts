@@ -9,7 +9,7 @@ import { ErrorCode } from '../http/error-codes.js';
 import type { Actor } from '../operators/actor.js';
 import { countReplayable, replayFailed, ReplaySelection } from './store/replay.js';
 
-/** The most failed callbacks one bulk redelivery sends again (the contract says 100,000): more, and it does nothing. */
+/** The most failed callbacks one bulk redelivery sends again (docs/partners.md, "Your delivery log and redelivery"): more, and it does nothing. */
 export const REPLAY_LIMIT = Symbol('REPLAY_LIMIT');
 export const DEFAULT_REPLAY_LIMIT = 100_000;
 

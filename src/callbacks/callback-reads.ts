@@ -23,6 +23,9 @@ export interface CallbackFilter {
   /** A callback URL's origin. */
   destination?: string;
   message?: CallbackMessage;
+  /** Created at or after / before (the portal's filters; the API lists by cursor alone). */
+  from?: Date;
+  to?: Date;
   limit: number;
   cursor?: string;
 }
@@ -53,6 +56,8 @@ export class CallbackReads {
       origin: f.destination,
       message: f.message,
       beforeSeq: f.cursor === undefined ? undefined : decodeCursor(f.cursor),
+      createdFrom: f.from,
+      createdTo: f.to,
       rows: f.limit + 1,
     });
     const items = rows.slice(0, f.limit);

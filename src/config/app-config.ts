@@ -44,6 +44,8 @@ export interface AppConfig {
   secretsKeyDefaulted: boolean;
   logFormat: LogFormat;
   version: string;
+  /** Where portal links point (PORTAL_BASE_URL, no trailing slash); https makes the session cookie Secure. */
+  portalBaseUrl: string;
 }
 
 export const APP_CONFIG = Symbol('APP_CONFIG');
@@ -279,7 +281,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     secretsKeyDefaulted,
     logFormat: parse('LOG_FORMAT', defaultLogFormat(), parseLogFormat),
     version: readVersion(),
+    portalBaseUrl: '',
   };
+  // The portal's own origin: a path, query or fragment would be lost from its links.
+  config.portalBaseUrl = parse('PORTAL_BASE_URL', `http://127.0.0.1:${config.port}`, (raw) => {
+    const u = new URL(url(['http:', 'https:'])(raw));
+    if (u.pathname !== '/' || u.search || u.hash || u.username) throw new Error('must be an origin (scheme, host and port only), e.g. https://portal.example.com');
+    return u.origin;
+  });
   // A connect slower than the whole attempt would never be cut by the connect timeout.
   if (config.callbackConnectTimeoutMs > config.callbackTimeoutMs) config.callbackConnectTimeoutMs = config.callbackTimeoutMs;
   if (errors.length) throw new ConfigError(`Invalid configuration: ${errors.join('; ')}`);

@@ -24,6 +24,7 @@ import { PartnerDestinations1764700000000 } from './migrations/1764700000000-par
 import { SealedValuesBoundToRows1764700100000 } from './migrations/1764700100000-sealed-values-bound-to-rows.js';
 import { ReplayIndex1764700300000 } from './migrations/1764700300000-replay-index.js';
 import { giveSecretsKeys } from './migration-secrets.js';
+import { PartnerPortal1764700400000 } from './migrations/1764700400000-partner-portal.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -48,6 +49,7 @@ export const MIGRATIONS = [
   PartnerDestinations1764700000000,
   SealedValuesBoundToRows1764700100000,
   ReplayIndex1764700300000,
+  PartnerPortal1764700400000,
 ];
 
 

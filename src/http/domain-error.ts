@@ -26,6 +26,9 @@ export class DomainError extends Error {
   }
 }
 
+/** The HTTP status a refusal is answered with (for pages that answer it themselves: the portal's). */
+export const statusOf = (error: DomainError): number => STATUS[error.kind][0];
+
 export const notFound = (what: string) => new DomainError('not_found', ErrorCode.not_found, `${what} not found`);
 
 /** 409: other requests changed the resource after each of a change's `reads` reads of it; nothing was written. */

@@ -54,6 +54,13 @@ describe('RedactingLogger, json', () => {
     expect(JSON.parse(out).msg).toBe('refused Bearer [redacted] for https://x.example/h?[redacted] with fsk_[redacted]');
   });
 
+  it("never writes a portal link's token or session cookie, in a path without its origin or bare", () => {
+    const log = new RedactingLogger('json', ['error']);
+    const { out } = capture(() => log.error('GET /portal/login?token=fsp_AbC-1 then /PORTAL/login?x=1&TOKEN=anything; cookie fss_Xy-9', undefined, 'X'));
+    expect(out).not.toMatch(/AbC-1|anything|Xy-9/);
+    expect(JSON.parse(out).msg).toBe('GET /portal/login?token=[redacted] then /PORTAL/login?x=1&TOKEN=[redacted] cookie fss_[redacted]');
+  });
+
   it("the service's own lines whatever the enabled levels", () => {
     const log = new RedactingLogger('json', []);
     const line = JSON.parse(capture(() => log.line('log', 'funding-service ready: role=all')).out);

@@ -11,6 +11,7 @@ import { Partner } from './partner.entity.js';
 import { hashToken, newApiKey, safeEqual } from './partner-secrets.js';
 import { SecretBox } from '../common/secret-box.js';
 import { newSigningKey, SignatureScheme } from './signing-keys.js';
+import { PortalSessions } from './portal-sessions.js';
 
 /**
  * How long a process trusts a key it verified as a partner's current key, without reading the
@@ -31,6 +32,7 @@ export class PartnersService {
     private readonly writes: Writes,
     private readonly box: SecretBox,
     private readonly audit: AuditLog,
+    private readonly portalSessions: PortalSessions,
     @Optional() @Inject(CREDENTIAL_CLOCK) clock?: MonotonicClock,
   ) {
     this.verified = new CredentialCache(PARTNER_KEY_CACHE_MS, KEY_CACHE_LIMIT, clock);
@@ -70,7 +72,7 @@ export class PartnersService {
 
   /**
    * A new API key (shown once); the current one keeps working for `previousKeyValidHours` (0: not
-   * at all). A key replaced by an earlier rotation stops at once: one previous key at a time.
+   * at all; then the partner's portal sessions end too). A key replaced by an earlier rotation stops at once: one previous key at a time.
    */
   async rotateApiKey(actor: Actor, partnerId: string, previousKeyValidHours: number) {
     const { replaced, ...rotated } = await this.writes.transaction(async (m) => {
@@ -85,6 +87,8 @@ export class PartnersService {
       partner.previousKeyExpiresAt = expiresAt;
       partner.apiKeyHash = hashToken(apiKey);
       await writeBack(m, Partner, partner);
+      // A key that stops at once (a leak) ends the portal sessions too: a link made with it must not outlive it.
+      if (previousKeyValidHours === 0) await this.portalSessions.endAll(m, partnerId);
       await this.audit.record(m, actor, {
         targetType: 'partner',
         targetId: partnerId,

@@ -45,7 +45,9 @@ export function startTracing(env: NodeJS.ProcessEnv): TracingSdk {
         // into them and no span holds their URL (query strings may carry partners' secrets).
         // The attempt span (below) stands for each.
         disableOutgoingRequestInstrumentation: true,
-        ignoreIncomingRequestHook: (req: IncomingMessage) => UNTRACED_PATHS.has((req.url ?? '').split('?')[0]),
+        // A request carrying a portal link's token (`/portal/login?token=`, in any spelling) is no
+        // trace either: the span's target would hold the token, a credential.
+        ignoreIncomingRequestHook: (req: IncomingMessage) => UNTRACED_PATHS.has((req.url ?? '').split('?')[0]) || /[?&;]token=/i.test(req.url ?? ''),
       }),
       // Only inside a request or an attempt: the relay's and the workers' own polling is no trace.
       new PgInstrumentation({ requireParentSpan: true }),

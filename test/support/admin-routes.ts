@@ -65,6 +65,8 @@ function dedupe(routes: AdminRoute[]): AdminRoute[] {
  */
 export function expectedRole(route: AdminRoute): OperatorRole {
   if (route.method === 'get') return 'viewer';
+  // A partner's portal links and sessions are day-to-day support, not account management.
+  if (/^\/admin\/v1\/partners\/:partnerId\/portal-(links|sessions)$/.test(route.path)) return 'operator';
   if (/^\/admin\/v1\/(partners|operators)(\/|$)/.test(route.path)) return 'admin';
   return 'operator';
 }

@@ -39,18 +39,27 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
+export interface BrowserOptions {
+  /** HTTP Basic credentials for every loopback page (the dashboard's); none for the portal. */
+  credentials?: { username: string; password: string };
+  /** Pages' content security policies off: for injecting axe-core, and for checking escaping without the CSP's help. */
+  bypassCSP?: boolean;
+  viewport?: { width: number; height: number };
+}
+
 /**
- * Headless Chromium with a fresh profile, HTTP Basic credentials for every loopback page, and
- * every request beyond loopback refused, so a page that waits on the internet shows up here.
+ * Headless Chromium with a fresh profile, HTTP Basic credentials for every loopback page (when
+ * given), and every request beyond loopback refused, so a page that waits on the internet shows up here.
  */
-export async function openBrowser(credentials: { username: string; password: string }): Promise<TestBrowser> {
+export async function openBrowser(credentials: { username: string; password: string } | undefined, options: Omit<BrowserOptions, 'credentials'> = {}): Promise<TestBrowser> {
   const profile = mkdtempSync(path.join(tmpdir(), 'funding-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     ignoreDefaultArgs: true,
     args: ['--headless', '--remote-debugging-pipe', `--user-data-dir=${profile}`, ...CHROMIUM_FLAGS, 'about:blank'],
     httpCredentials: credentials,
-    viewport: { width: 1280, height: 900 },
+    bypassCSP: options.bypassCSP ?? false,
+    viewport: options.viewport ?? { width: 1280, height: 900 },
   });
   const offLoopback: string[] = [];
   const pageErrors: string[] = [];

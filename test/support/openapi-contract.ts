@@ -24,6 +24,7 @@ export interface SeenResponse {
 const OUTSIDE_THE_DOCUMENT = [
   /^\/docs(-json)?(\/|$)/, // the document itself and its UI
   /^\/admin\/queues\/./, // bull-board's own assets and API, below its documented page
+  /^\/portal(\/|$)/i, // the partner portal's HTML pages (docs/partners.md), a browser's, not the API
 ];
 
 export interface ApiContract {

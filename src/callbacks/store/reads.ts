@@ -12,6 +12,10 @@ export interface CallbackListQuery {
   origin?: string;
   message?: CallbackMessage;
   beforeSeq?: string;
+  /** Created at or after this time (the portal's filter). */
+  createdFrom?: Date;
+  /** Created before this time. */
+  createdTo?: Date;
   /** Rows to read (a page and one more, to know whether another follows). */
   rows: number;
 }
@@ -26,6 +30,8 @@ export function listCallbacks(db: DataSource, q: CallbackListQuery): Promise<Cal
   if (q.origin !== undefined) b.andWhere('callback_origin(c.url) = :origin', { origin: q.origin });
   if (q.message !== undefined) b.andWhere('c.message = :message', { message: q.message });
   if (q.beforeSeq !== undefined) b.andWhere('c.seq < :seq', { seq: q.beforeSeq });
+  if (q.createdFrom) b.andWhere('c.created_at >= :createdFrom', { createdFrom: q.createdFrom });
+  if (q.createdTo) b.andWhere('c.created_at < :createdTo', { createdTo: q.createdTo });
   return b.getMany();
 }
 

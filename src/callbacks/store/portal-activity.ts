@@ -1,0 +1,57 @@
+import type { Pool } from 'pg';
+
+/** One hour of the portal's chart: attempts started in it that succeeded (2xx) and that failed. */
+export interface ActivityHour {
+  hour: Date;
+  succeeded: number;
+  failed: number;
+}
+
+/** A partner's last 24 hours: attempts per hour, and its callbacks attempted then that are now delivered or failed. */
+export interface PartnerActivity {
+  hours: ActivityHour[];
+  delivered: number;
+  failed: number;
+}
+
+/**
+ * The partner's attempts since the start of the hour 23 hours ago (24 hourly buckets, the current
+ * one included): a range of `callback_attempts_started_idx`, each attempt's callback read by its
+ * primary key to keep the partner's own. Bounded by the window (every partner's attempts of the
+ * last day, never older ones), whatever the partner's history: a partner-first plan would read
+ * every callback the partner has kept. The callback is read in a LATERAL subquery fenced by OFFSET 0, so that
+ * the planner cannot turn the join into that partner-first plan. (Attempts carrying their partner, with an
+ * index on (partner, start), would bound it by the partner too.) The overview reads it once a page.
+ */
+export const PARTNER_ACTIVITY = `
+  WITH span AS (SELECT date_trunc('hour', now()) - interval '23 hours' AS since),
+  attempts AS (
+    SELECT date_trunc('hour', a.started_at) AS hour, coalesce(a.status_code BETWEEN 200 AND 299, false) AS ok, c.id, c.status
+      FROM callback_attempts a
+      CROSS JOIN LATERAL (SELECT id, status, partner_id, event_type FROM callbacks WHERE id = a.callback_id OFFSET 0) c
+     WHERE a.started_at >= (SELECT since FROM span) AND c.partner_id = $1 AND c.event_type IS NULL)
+  SELECT h.hour,
+         (SELECT count(*) FROM attempts x WHERE x.hour = h.hour AND x.ok)::int AS succeeded,
+         (SELECT count(*) FROM attempts x WHERE x.hour = h.hour AND NOT x.ok)::int AS failed,
+         (SELECT count(DISTINCT id) FROM attempts WHERE status = 'delivered')::int AS delivered_callbacks,
+         (SELECT count(DISTINCT id) FROM attempts WHERE status = 'failed')::int AS failed_callbacks
+    FROM generate_series((SELECT since FROM span), date_trunc('hour', now()), interval '1 hour') AS h(hour)
+   ORDER BY h.hour`;
+
+interface Row {
+  hour: Date;
+  succeeded: number;
+  failed: number;
+  delivered_callbacks: number;
+  failed_callbacks: number;
+}
+
+/** The partner's last 24 hours (on SqlPool's connections, which plan by index whatever the statistics). */
+export async function partnerActivity(pool: Pool, partnerId: string): Promise<PartnerActivity> {
+  const { rows } = await pool.query<Row>(PARTNER_ACTIVITY, [partnerId]);
+  return {
+    hours: rows.map((r) => ({ hour: r.hour, succeeded: r.succeeded, failed: r.failed })),
+    delivered: rows[0]?.delivered_callbacks ?? 0,
+    failed: rows[0]?.failed_callbacks ?? 0,
+  };
+}
