@@ -1,8 +1,8 @@
-import { Client } from 'pg';
 import type { DataSource, DataSourceOptions } from 'typeorm';
 import { MIGRATIONS, openDatabase } from '../src/database/database.js';
 import { PartnerDestinations1764700000000 } from '../src/database/migrations/1764700000000-partner-destinations.js';
 import { dataSourceOptions } from '../src/data-source.js';
+import { dropDatabase } from './support/scratch-database.js';
 import { runIdentity } from './support/test-app.js';
 
 /** A partner and a company of it, on the schema as it stands. */
@@ -57,13 +57,7 @@ describe('the migration to one destination per partner and origin', () => {
   }, 60_000);
   afterAll(async () => {
     await db?.destroy();
-    const url = new URL(databaseUrl);
-    const name = url.pathname.slice(1);
-    url.pathname = '/postgres';
-    const admin = new Client({ connectionString: url.toString() });
-    await admin.connect();
-    await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
-    await admin.end();
+    await dropDatabase(databaseUrl);
   });
 
   it("copies each origin's state to every partner's destination there", async () => {

@@ -32,15 +32,20 @@ export async function scratchDatabase(): Promise<ScratchDatabase> {
     close: async () => {
       await sql.onApplicationShutdown();
       await db.destroy();
-      const url = new URL(databaseUrl);
-      const name = url.pathname.slice(1);
-      url.pathname = '/postgres';
-      const admin = new Client({ connectionString: url.toString() });
-      await admin.connect();
-      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
-      await admin.end();
+      await dropDatabase(databaseUrl);
     },
   };
+}
+
+/** Drops a test's own database (whoever is still connected to it). */
+export async function dropDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = url.pathname.slice(1);
+  url.pathname = '/postgres';
+  const admin = new Client({ connectionString: url.toString() });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).catch(() => undefined);
+  await admin.end();
 }
 
 /** A partner and one of its companies, as callbacks need them (foreign keys). */
