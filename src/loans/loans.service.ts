@@ -43,8 +43,7 @@ export class LoansService {
     const paidAt = dto.paidAt ? new Date(dto.paidAt) : new Date();
     if (paidAt.getTime() > Date.now() + FUTURE_TOLERANCE_MS) throw invalidProperty('paidAt must not be in the future');
     const amount = parseMoney(dto.amount)!;
-    const { row: loan } = await this.transitions.transaction((m) =>
-      this.transitions.apply(m, {
+    const { row: loan } = await this.transitions.change({
         resource: LOAN,
         id: loanId,
         company: companyOfRow,
@@ -54,7 +53,7 @@ export class LoansService {
           if (amount > loan.outstanding) {
             throw new DomainError('rule', ErrorCode.overpayment, `amount ${formatMoney(amount)} exceeds the outstanding ${formatMoney(loan.outstanding)}`);
           }
-          await m.save(m.create(LoanPayment, { loanId, amount, paidAt }));
+          await change.insert(LoanPayment, { loanId, amount, paidAt });
           loan.outstanding -= amount;
           loan.updatedAt = new Date();
           change.company.borrowedAmount -= amount;
@@ -73,8 +72,7 @@ export class LoansService {
           }
           return events;
         },
-      }),
-    );
+    });
     return { loan, payments: await this.payments(loanId) };
   }
 
