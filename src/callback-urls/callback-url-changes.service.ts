@@ -23,9 +23,9 @@ export type UrlChanges = Record<string, string | null | undefined>;
 /**
  * A partner moves or removes a callback URL (docs/partners.md, "Moving your receiver"): the
  * resource's property and its callbacks change in one transaction of the domain's one model
- * (DomainTransitions), which locks the company first and then the resource, the order every change of a company and its children takes (so they
- * queue, never deadlock, and a change under way records its callbacks with the URL it read before
- * this PATCH's UPDATE of them sees them).
+ * (DomainTransitions), which locks the company first and then the resource, the order every
+ * change of a company and its children takes (so they queue, never deadlock, and a change under
+ * way records its callbacks with the URL it read before this PATCH's UPDATE of them sees them).
  */
 @Injectable()
 export class CallbackUrlChanges {
