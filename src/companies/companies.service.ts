@@ -32,16 +32,16 @@ export class CompaniesService {
     const own = companyCallbackProperty(this.names, dto);
     const callbackUrl = await this.urls.check(own, dto[own]);
     return this.transitions.createCompany({
-        partnerId,
-        name: dto.name,
-        registrationNumber: dto.registrationNumber ?? null,
-        currency: dto.currency ?? 'EUR',
-        callbackUrl,
-        creditStatus: 'pending',
-        creditLimit: 0n,
-        borrowedAmount: 0n,
-        annualInterestRate: '0.00',
-        repaymentTermDays: 30,
+      partnerId,
+      name: dto.name,
+      registrationNumber: dto.registrationNumber ?? null,
+      currency: dto.currency ?? 'EUR',
+      callbackUrl,
+      creditStatus: 'pending',
+      creditLimit: 0n,
+      borrowedAmount: 0n,
+      annualInterestRate: '0.00',
+      repaymentTermDays: 30,
       creditUpdatedAt: new Date(),
     });
   }

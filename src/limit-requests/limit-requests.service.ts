@@ -75,19 +75,19 @@ export class LimitRequestsService {
   approve(actor: Actor, id: string): Promise<LimitRequestWithCompany> {
     return this.transitions
       .change({
-          resource: LIMIT_REQUEST,
-          id,
-          company: companyOfRow,
-          to: 'approved',
-          actor,
-          effects: (request, { company }) => {
-            if (company.creditStatus === 'closed') {
-              throw new DomainError('rule', ErrorCode.credit_closed, 'The company credit is closed; the limit request cannot be approved');
-            }
-            assertLimitCoversBorrowed(request.amount, company, 'amount');
-            company.creditLimit = request.amount;
-            if (company.creditStatus === 'pending') company.creditStatus = 'active';
-          },
+        resource: LIMIT_REQUEST,
+        id,
+        company: companyOfRow,
+        to: 'approved',
+        actor,
+        effects: (request, { company }) => {
+          if (company.creditStatus === 'closed') {
+            throw new DomainError('rule', ErrorCode.credit_closed, 'The company credit is closed; the limit request cannot be approved');
+          }
+          assertLimitCoversBorrowed(request.amount, company, 'amount');
+          company.creditLimit = request.amount;
+          if (company.creditStatus === 'pending') company.creditStatus = 'active';
+        },
       })
       .then(withCompany);
   }

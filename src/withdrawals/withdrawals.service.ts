@@ -57,12 +57,12 @@ export class WithdrawalsService {
   accept(actor: Actor, id: string): Promise<WithdrawalWithCompany> {
     return this.transitions
       .change({
-          resource: WITHDRAWAL,
-          id,
-          company: companyOfRow,
-          to: 'accepted',
-          actor,
-          effects: (w, { company }) => assertCanDraw(company, w.amount),
+        resource: WITHDRAWAL,
+        id,
+        company: companyOfRow,
+        to: 'accepted',
+        actor,
+        effects: (w, { company }) => assertCanDraw(company, w.amount),
       })
       .then(withCompany);
   }
@@ -71,20 +71,20 @@ export class WithdrawalsService {
   payOut(actor: Actor, id: string): Promise<WithdrawalWithCompany> {
     return this.transitions
       .change({
-          resource: WITHDRAWAL,
-          id,
-          company: companyOfRow,
-          to: 'paid_out',
-          actor,
-          effects: async (w, change) => {
-            const { company } = change;
-            // Re-checked here: credit may have been suspended or drawn by another pay-out since acceptance.
-            assertCanDraw(company, w.amount);
-            const loan = await change.insert(Loan, { companyId: company.id, withdrawalId: w.id, principal: w.amount, outstanding: w.amount, currency: company.currency, status: 'active', updatedAt: new Date() });
-            // Set before the status moves: the withdrawal's callback carries the loan id.
-            w.loanId = loan.id;
-            company.borrowedAmount += w.amount;
-          },
+        resource: WITHDRAWAL,
+        id,
+        company: companyOfRow,
+        to: 'paid_out',
+        actor,
+        effects: async (w, change) => {
+          const { company } = change;
+          // Re-checked here: credit may have been suspended or drawn by another pay-out since acceptance.
+          assertCanDraw(company, w.amount);
+          const loan = await change.insert(Loan, { companyId: company.id, withdrawalId: w.id, principal: w.amount, outstanding: w.amount, currency: company.currency, status: 'active', updatedAt: new Date() });
+          // Set before the status moves: the withdrawal's callback carries the loan id.
+          w.loanId = loan.id;
+          company.borrowedAmount += w.amount;
+        },
       })
       .then(withCompany);
   }
