@@ -9,7 +9,7 @@ import { CallbackQueue } from './delivery/callback-queue.js';
 import { DeliveryWorker } from './delivery/delivery-worker.js';
 import { Settlement } from './delivery/settlement.js';
 import { CallbackRecorder } from './callbacks/callback-recorder.js';
-import { OneRowWrites } from './domain/one-row-writes.js';
+import { CompanyChanges } from './domain/company-changes.js';
 import { ADMISSION_INTERVAL, ADMISSION_INTERVAL_MS, CallbackRelay } from './delivery/callback-relay.js';
 import { CallbackSender, DNS_LOOKUP } from './egress/callback-sender.js';
 import { CallbackUrlValidator } from './callbacks/callback-url.validator.js';
@@ -181,7 +181,7 @@ export class AppModule {
               LoansService,
               CallbackRecorder,
               DomainTransitions,
-              OneRowWrites,
+              CompanyChanges,
               CallbackUrlValidator,
               CallbackReads,
               CallbackRepairs,

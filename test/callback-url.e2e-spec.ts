@@ -66,4 +66,18 @@ describe('callback URL checks at registration (production defaults)', () => {
     expect(await t.sql('SELECT callback_url FROM companies WHERE id = $1', [c])).toEqual([{ callback_url: 'https://93.184.215.14/cb' }]);
     expect(await t.sql('SELECT status_callback FROM limit_requests WHERE id = $1', [lr])).toEqual([{ status_callback: null }]);
   });
+
+  it('a PATCH stores the new URL on the resource itself: company, limit request, withdrawal', async () => {
+    const url = 'https://93.184.215.14/moved';
+    const c = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'Z', status_callback: 'https://93.184.215.14/cb' }).expect(201)).body.id;
+    const lr = (await t.as(p.apiKey, 'post', `/v1/companies/${c}/limit-requests`, { amount: '1' }).expect(201)).body.id;
+    await t.admin('patch', `/admin/v1/companies/${c}/credit`, { creditStatus: 'active', creditLimit: '10' }).expect(200);
+    const w = (await t.as(p.apiKey, 'post', `/v1/companies/${c}/withdrawal`, { amount: '1' }).expect(201)).body.id;
+    await t.as(p.apiKey, 'patch', `/v1/companies/${c}`, { status_callback: url }).expect(200);
+    await t.as(p.apiKey, 'patch', `/v1/companies/${c}/limit-requests/${lr}`, { status_callback: url }).expect(200);
+    await t.as(p.apiKey, 'patch', `/v1/companies/${c}/withdrawal/${w}`, { loan_status_callback: url }).expect(200);
+    expect(await t.sql('SELECT callback_url FROM companies WHERE id = $1', [c])).toEqual([{ callback_url: url }]);
+    expect(await t.sql('SELECT status_callback FROM limit_requests WHERE id = $1', [lr])).toEqual([{ status_callback: url }]);
+    expect(await t.sql('SELECT status_callback, loan_status_callback FROM withdrawal_requests WHERE id = $1', [w])).toEqual([{ status_callback: null, loan_status_callback: url }]);
+  });
 });

@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { CallbackMessage } from '../src/callbacks/callback-message.js';
-import { OneRowWrites } from '../src/domain/one-row-writes.js';
+import { DomainTransitions } from '../src/domain/domain-transitions.js';
 import { CallbackEvent } from '../src/callbacks/callback-recorder.js';
 import { Company } from '../src/companies/company.entity.js';
 import { SqlPool } from '../src/database/sql-pool.js';
@@ -21,7 +21,7 @@ async function untilWaitingOn(holder: Client, what: string): Promise<void> {
   }, { what });
 }
 
-/** A one-row change (OneRowWrites): read unlocked, written only over the version read, with its callbacks in the same statement. */
+/** A change of a company's own row (DomainTransitions.changeCompany): read unlocked, written only over the version read, with its callbacks in the same statement. */
 describe('one-row changes', () => {
   let t: TestApp;
   let p: Partner;
@@ -38,11 +38,14 @@ describe('one-row changes', () => {
   });
   const callbacksOf = async (c: string) => (await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM callbacks WHERE company_id = $1', [c]))[0].n;
   const daysOf = async (c: string) => (await t.sql<{ d: number }>('SELECT repayment_term_days AS d FROM companies WHERE id = $1', [c]))[0].d;
-  /** A OneRowWrites of the company's repayment term, with one callback (of `partnerId`, its own unless named). */
+  /** A change of the company's repayment term: its one callback (0), and one of another partner's first when `partnerId` is named. */
   const setDays = (c: string, days: number, partnerId?: string) =>
-    t.app.get(OneRowWrites).apply(Company, c, 'Company', (company) => {
-      company.repaymentTermDays = days;
-      return [eventOf(company, partnerId)];
+    t.app.get(DomainTransitions).changeCompany({
+      id: c,
+      effects: (company) => {
+        company.repaymentTermDays = days;
+        return partnerId ? [eventOf(company, partnerId)] : [];
+      },
     });
 
   it('decides again over a row another transaction changed between its read and its write, and records its callbacks once', async () => {
@@ -53,10 +56,12 @@ describe('one-row changes', () => {
       await other.query('BEGIN');
       await other.query(`UPDATE companies SET name = 'renamed meanwhile' WHERE id = $1`, [c]);
       const seen: string[] = [];
-      const change = t.app.get(OneRowWrites).apply(Company, c, 'Company', (company) => {
-        seen.push(company.name);
-        company.repaymentTermDays = 90;
-        return [eventOf(company)];
+      const change = t.app.get(DomainTransitions).changeCompany({
+        id: c,
+        effects: (company) => {
+          seen.push(company.name);
+          company.repaymentTermDays = 90;
+        },
       });
       // The read does not wait for the row lock; the write does, until the other transaction ends.
       await untilWaitingOn(other, 'the write waiting on the row lock');
@@ -95,10 +100,7 @@ describe('one-row changes', () => {
   it('writes neither the row nor any callback when a callback cannot be written', async () => {
     const { c } = await companyWithCallback(t, p, rx.url('/atomic'));
     const unknownPartner = '00000000-0000-4000-8000-000000000000';
-    const change = t.app.get(OneRowWrites).apply(Company, c, 'Company', (company) => {
-      company.repaymentTermDays = 77;
-      return [eventOf(company), eventOf(company, unknownPartner)];
-    });
+    const change = setDays(c, 77, unknownPartner);
     await expect(change).rejects.toThrow(/callbacks_partner_id_fkey/);
     expect(await daysOf(c)).toBe(30);
     expect(await callbacksOf(c)).toBe(0);
@@ -132,9 +134,11 @@ describe('one-row changes', () => {
     const { c } = await companyWithCallback(t, p, rx.url('/increments'));
     const seen = await Promise.all(
       Array.from({ length: 24 }, () =>
-        t.app.get(OneRowWrites).apply(Company, c, 'Company', (company) => {
-          company.repaymentTermDays += 1;
-          return [eventOf(company)];
+        t.app.get(DomainTransitions).changeCompany({
+          id: c,
+          effects: (company) => {
+            company.repaymentTermDays += 1;
+          },
         }),
       ),
     );

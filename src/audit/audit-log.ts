@@ -36,8 +36,36 @@ export interface AuditEntryView {
   after: TrackedProperties;
 }
 
+const AUDIT_COLUMNS = 'operator_id, action, target_type, target_id, before, after';
+
 /** The INSERT of one entry, for a place inside a change's own statement or transaction. */
-export const AUDIT_INSERT = `INSERT INTO audit_entries (operator_id, action, target_type, target_id, before, after) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)`;
+export const AUDIT_INSERT = `INSERT INTO audit_entries (${AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)`;
+
+/** The array types of {@link auditRowsInsert}'s parameters: each entry's owner, then {@link auditValues}' six. */
+const AUDIT_ROW_TYPES = ['uuid', 'uuid', 'text', 'text', 'text', 'text', 'text'];
+
+/** How many parameters {@link auditRowsInsert} takes. */
+export const AUDIT_ROWS_PARAMS = AUDIT_ROW_TYPES.length;
+
+/**
+ * The INSERT of several changes' entries, for a place inside a larger statement that writes those
+ * changes: parameters from `first`, the entries' owners (an id each) and then each of
+ * {@link auditValues}' columns as an array; an entry is written only when its owner is in `owners`
+ * (a subquery of the ids the statement wrote), in the order given.
+ */
+export function auditRowsInsert(first: number, owners: string): string {
+  return `INSERT INTO audit_entries (${AUDIT_COLUMNS})
+       SELECT a.operator_id, a.action, a.target_type, a.target_id, a.before::jsonb, a.after::jsonb
+         FROM unnest(${AUDIT_ROW_TYPES.map((type, i) => `$${first + i}::${type}[]`).join(', ')}) WITH ORDINALITY
+              AS a(owner, ${AUDIT_COLUMNS}, ord)
+        WHERE a.owner IN (${owners})
+        ORDER BY ord`;
+}
+
+/** The parameters of {@link auditRowsInsert} for entries (auditValues each), each with its owner's id. */
+export function auditRowsValues(entries: { owner: string; values: unknown[] }[]): unknown[] {
+  return [entries.map((e) => e.owner), ...[0, 1, 2, 3, 4, 5].map((i) => entries.map((e) => e.values[i]))];
+}
 
 /** The parameters of {@link AUDIT_INSERT} for a change, only its changed properties kept. */
 export function auditValues(actor: Actor, change: AuditChange): unknown[] {

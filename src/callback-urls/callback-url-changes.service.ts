@@ -1,11 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
 import { CallbackMessage } from '../callbacks/callback-message.js';
-import { Writes } from '../database/writes.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
-import { invalidProperty, notFound } from '../http/domain-error.js';
+import { invalidProperty } from '../http/domain-error.js';
 import { companyCallbackProperty } from '../companies/company-callback-property.js';
-import { lockOwnedCompany } from '../companies/company-locks.js';
+import { DomainTransitions, partnersCompany } from '../domain/domain-transitions.js';
+import { Resource } from '../domain/resource.js';
 import { Company } from '../companies/company.entity.js';
 import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 import { VARIANTS, VariantNames } from '../config/variant.js';
@@ -13,15 +12,20 @@ import { LimitRequest } from '../limit-requests/limit-request.entity.js';
 import { WithdrawalRequest } from '../withdrawals/withdrawal-request.entity.js';
 import { followUrl } from '../callbacks/store/url-changes.js';
 
+/** The rows a PATCH changes, as the domain's one model tracks them: their callback URLs. */
+const COMPANY_URL: Resource<Company> = { entity: Company, what: 'Company', tracked: ['callbackUrl'] };
+const LIMIT_REQUEST_URL: Resource<LimitRequest> = { entity: LimitRequest, what: 'Limit request', tracked: ['statusCallback'] };
+const WITHDRAWAL_URLS: Resource<WithdrawalRequest> = { entity: WithdrawalRequest, what: 'Withdrawal request', tracked: ['statusCallback', 'loanStatusCallback'] };
+
 /** A PATCH body: each property absent (unchanged), a URL, or null (removed). */
 export type UrlChanges = Record<string, string | null | undefined>;
 
 /**
  * A partner moves or removes a callback URL (docs/partners.md, "Moving your receiver"): the
- * resource's property and its callbacks change in one transaction, which locks the company first
- * and then the resource, the order every change of a company and its children takes (so they
- * queue, never deadlock, and a change under way records its callbacks with the URL it read before
- * this PATCH's UPDATE of them sees them).
+ * resource's property and its callbacks change in one transaction of the domain's one model
+ * (DomainTransitions), which locks the company first and then the resource, the order every
+ * change of a company and its children takes (so they queue, never deadlock, and a change under
+ * way records its callbacks with the URL it read before this PATCH's UPDATE of them sees them).
  */
 @Injectable()
 export class CallbackUrlChanges {
@@ -30,7 +34,7 @@ export class CallbackUrlChanges {
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly urls: CallbackUrlValidator,
-    private readonly writes: Writes,
+    private readonly transitions: DomainTransitions,
   ) {
     this.names = VARIANTS[config.variant];
   }
@@ -38,51 +42,51 @@ export class CallbackUrlChanges {
   async company(partnerId: string, companyId: string, body: UrlChanges): Promise<Company> {
     const own = companyCallbackProperty(this.names, body);
     const [url] = await this.checked(body, [own]);
-    return this.moving(async (m) => {
-      const company = await lockOwnedCompany(m, partnerId, companyId);
-      company.callbackUrl = url;
-      await m.update(Company, { id: company.id }, { callbackUrl: url });
-      await followUrl(m, { property: own, companyId, messages: [CallbackMessage.CreditLimitUpdated, CallbackMessage.CreditBalanceUpdated], key: 'companyId', resourceId: companyId }, url);
-      return company;
+    const { row } = await this.transitions.change({
+      resource: COMPANY_URL,
+      id: companyId,
+      company: partnersCompany(partnerId, companyId),
+      effects: async (company, change) => {
+        company.callbackUrl = url;
+        await change.run((m) => followUrl(m, { property: own, companyId, messages: [CallbackMessage.CreditLimitUpdated, CallbackMessage.CreditBalanceUpdated], key: 'companyId', resourceId: companyId }, url));
+      },
     });
+    return row;
   }
 
   async limitRequest(partnerId: string, companyId: string, id: string, body: UrlChanges): Promise<{ request: LimitRequest; company: Company }> {
     const [url] = await this.checked(body, ['status_callback']);
-    return this.moving(async (m) => {
-      const company = await lockOwnedCompany(m, partnerId, companyId);
-      const request = await m.findOne(LimitRequest, { where: { id, companyId }, lock: { mode: 'pessimistic_write' } });
-      if (!request) throw notFound('Limit request');
-      request.statusCallback = url;
-      await m.update(LimitRequest, { id }, { statusCallback: url });
-      await followUrl(m, { property: 'status_callback', companyId, messages: [CallbackMessage.LimitRequestStatusChanged], key: 'limitRequestId', resourceId: id }, url);
-      return { request, company };
+    const { row: request, company } = await this.transitions.change({
+      resource: LIMIT_REQUEST_URL,
+      id,
+      company: partnersCompany(partnerId, companyId),
+      effects: async (request, change) => {
+        request.statusCallback = url;
+        await change.run((m) => followUrl(m, { property: 'status_callback', companyId, messages: [CallbackMessage.LimitRequestStatusChanged], key: 'limitRequestId', resourceId: id }, url));
+      },
     });
+    return { request, company };
   }
 
   async withdrawal(partnerId: string, companyId: string, id: string, body: UrlChanges): Promise<{ withdrawal: WithdrawalRequest; company: Company }> {
     const properties = (['status_callback', 'loan_status_callback'] as const).filter((p) => body[p] !== undefined);
     if (properties.length === 0) throw invalidProperty('status_callback or loan_status_callback is required: a URL, or null to remove it');
     const urls = await this.checked(body, properties);
-    return this.moving(async (m) => {
-      const company = await lockOwnedCompany(m, partnerId, companyId);
-      const withdrawal = await m.findOne(WithdrawalRequest, { where: { id, companyId }, lock: { mode: 'pessimistic_write' } });
-      if (!withdrawal) throw notFound('Withdrawal request');
-      for (const [i, property] of properties.entries()) {
-        const status = property === 'status_callback';
-        if (status) withdrawal.statusCallback = urls[i];
-        else withdrawal.loanStatusCallback = urls[i];
-        const messages = [status ? CallbackMessage.WithdrawalRequestStatusChanged : CallbackMessage.LoanPaymentRegistered];
-        await followUrl(m, { property, companyId, messages, key: 'withdrawalId', resourceId: id }, urls[i]);
-      }
-      await m.update(WithdrawalRequest, { id }, { statusCallback: withdrawal.statusCallback, loanStatusCallback: withdrawal.loanStatusCallback });
-      return { withdrawal, company };
+    const { row: withdrawal, company } = await this.transitions.change({
+      resource: WITHDRAWAL_URLS,
+      id,
+      company: partnersCompany(partnerId, companyId),
+      effects: async (withdrawal, change) => {
+        for (const [i, property] of properties.entries()) {
+          const status = property === 'status_callback';
+          if (status) withdrawal.statusCallback = urls[i];
+          else withdrawal.loanStatusCallback = urls[i];
+          const messages = [status ? CallbackMessage.WithdrawalRequestStatusChanged : CallbackMessage.LoanPaymentRegistered];
+          await change.run((m) => followUrl(m, { property, companyId, messages, key: 'withdrawalId', resourceId: id }, urls[i]));
+        }
+      },
     });
-  }
-
-  /** One transaction of the one write path: after its commit, admission looks at once at the callbacks it moved. */
-  private moving<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {
-    return this.writes.transaction(work);
+    return { withdrawal, company };
   }
 
   /** Each property's URL as it will be stored (checked as at creation), or null to remove it; a property left out is a 400. */

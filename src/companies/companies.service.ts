@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { OneRowWrites } from '../domain/one-row-writes.js';
+import { DomainTransitions } from '../domain/domain-transitions.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { formatMoney, moneyFromDb, parseMoney } from '../common/money.js';
 import { assertStatusChange } from '../common/state-machine.js';
@@ -12,9 +12,7 @@ import { findOwnedCompany } from './company-locks.js';
 import { Company } from './company.entity.js';
 import { CreateCompanyDto, UpdateCreditDto } from './company.dto.js';
 import { CREDIT_TRANSITIONS } from './credit-status.js';
-import { assertLimitCoversBorrowed, creditEvents, creditSnapshot } from './credit.js';
-import { trackedValues } from '../audit/audit-changes.js';
-import { changesOf } from '../domain/tracked-changes.js';
+import { assertLimitCoversBorrowed } from './credit.js';
 import type { Actor } from '../operators/actor.js';
 
 @Injectable()
@@ -25,7 +23,7 @@ export class CompaniesService {
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly urls: CallbackUrlValidator,
-    private readonly rows: OneRowWrites,
+    private readonly transitions: DomainTransitions,
   ) {
     this.names = VARIANTS[config.variant];
   }
@@ -33,53 +31,45 @@ export class CompaniesService {
   async create(partnerId: string, dto: CreateCompanyDto): Promise<Company> {
     const own = companyCallbackProperty(this.names, dto);
     const callbackUrl = await this.urls.check(own, dto[own]);
-    // One INSERT is atomic by itself: no BEGIN and COMMIT around it (two round trips of each create).
-    return this.db.getRepository(Company).save(
-      {
-        partnerId,
-        name: dto.name,
-        registrationNumber: dto.registrationNumber ?? null,
-        currency: dto.currency ?? 'EUR',
-        callbackUrl,
-        creditStatus: 'pending',
-        creditLimit: 0n,
-        borrowedAmount: 0n,
-        annualInterestRate: '0.00',
-        repaymentTermDays: 30,
-        creditUpdatedAt: new Date(),
-      },
-      { transaction: false },
-    );
+    return this.transitions.createCompany({
+      partnerId,
+      name: dto.name,
+      registrationNumber: dto.registrationNumber ?? null,
+      currency: dto.currency ?? 'EUR',
+      callbackUrl,
+      creditStatus: 'pending',
+      creditLimit: 0n,
+      borrowedAmount: 0n,
+      annualInterestRate: '0.00',
+      repaymentTermDays: 30,
+      creditUpdatedAt: new Date(),
+    });
   }
 
   get(partnerId: string, companyId: string): Promise<Company> {
     return findOwnedCompany(this.db.manager, partnerId, companyId);
   }
 
-  /**
-   * Operator change of credit limit, status or terms: one row, so a OneRowWrites (two round trips),
-   * its audit entry written in the same statement.
-   */
+  /** Operator change of credit limit, status or terms: a change of the company's own row (DomainTransitions.changeCompany). */
   updateCredit(actor: Actor, companyId: string, dto: UpdateCreditDto): Promise<Company> {
-    return this.rows.applyAudited(Company, companyId, 'Company', actor, (company) => {
-      const before = creditSnapshot(company);
-      if (dto.creditStatus !== undefined && dto.creditStatus !== company.creditStatus) {
-        assertStatusChange('creditStatus', CREDIT_TRANSITIONS, company.creditStatus, dto.creditStatus);
-        company.creditStatus = dto.creditStatus;
-      }
-      if (dto.creditLimit !== undefined) {
-        const limit = parseMoney(dto.creditLimit)!;
-        assertLimitCoversBorrowed(limit, company, 'creditLimit');
-        company.creditLimit = limit;
-      }
-      if (dto.annualInterestRate !== undefined) company.annualInterestRate = dto.annualInterestRate;
-      if (dto.repaymentTermDays !== undefined) company.repaymentTermDays = dto.repaymentTermDays;
-      const events = creditEvents(company, before);
-      // Keep the stored text normalised ("7.5" → "7.50") so reads match what PostgreSQL returns.
-      company.annualInterestRate = formatMoney(moneyFromDb(company.annualInterestRate));
-      // The entry keeps only what changed (auditValues): the rest is not formatted for it.
-      const changed = changesOf('companies', companyId, { ...before }, { ...creditSnapshot(company) });
-      return { events, change: { targetType: 'company', targetId: companyId, before: trackedValues(changed?.before ?? {}), after: trackedValues(changed?.after ?? {}) } };
+    return this.transitions.changeCompany({
+      id: companyId,
+      actor,
+      effects: (company) => {
+        if (dto.creditStatus !== undefined && dto.creditStatus !== company.creditStatus) {
+          assertStatusChange('creditStatus', CREDIT_TRANSITIONS, company.creditStatus, dto.creditStatus);
+          company.creditStatus = dto.creditStatus;
+        }
+        if (dto.creditLimit !== undefined) {
+          const limit = parseMoney(dto.creditLimit)!;
+          assertLimitCoversBorrowed(limit, company, 'creditLimit');
+          company.creditLimit = limit;
+        }
+        if (dto.annualInterestRate !== undefined) company.annualInterestRate = dto.annualInterestRate;
+        if (dto.repaymentTermDays !== undefined) company.repaymentTermDays = dto.repaymentTermDays;
+        // Keep the stored text normalised ("7.5" → "7.50") so reads match what PostgreSQL returns.
+        company.annualInterestRate = formatMoney(moneyFromDb(company.annualInterestRate));
+      },
     });
   }
 }

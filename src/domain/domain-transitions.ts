@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
+import { DeepPartial, EntityManager, EntityTarget } from 'typeorm';
 import { CallbackEvent, CallbackRecorder } from '../callbacks/callback-recorder.js';
-import { notFound } from '../http/domain-error.js';
-import { writeBack } from '../common/transaction.js';
 import { lockCompanyOf, lockOwnedCompany } from '../companies/company-locks.js';
 import { Company } from '../companies/company.entity.js';
-import { CREDIT_PROPERTIES, creditEvents, creditSnapshot } from '../companies/credit.js';
-import { assertTransition, CompanyRow, DomainRow, moveStatus, Resource, StatusResource, StatusRow } from './resource.js';
-import { changesOf, RowChanges, snapshot, Snapshot } from './tracked-changes.js';
+import { creditEvents, creditSnapshot } from '../companies/credit.js';
+import { assertTransition, CompanyRow, DomainRow, Resource, StatusResource, StatusRow } from './resource.js';
+import { RowChanges } from './tracked-changes.js';
+import { ChangeSet } from './change-set.js';
+import { CompanyChanges, CompanyChangeSpec } from './company-changes.js';
 import { AUDIT_ACTIONS, AuditActionName } from '../audit/audit-actions.js';
 import { rowChangesAudit } from '../audit/audit-changes.js';
 import { Writes } from '../database/writes.js';
@@ -23,51 +23,17 @@ export const partnersCompany =
   (m) =>
     lockOwnedCompany(m, partnerId, companyId);
 
+/** How a create finds and locks the company it adds a row to. */
+export type ParentLock = (m: EntityManager) => Promise<Company>;
+
+/** A partner's create: the company named in its path, locked, when it is this partner's (else 404 `Company`). */
+export const partnersParent =
+  (partnerId: string, companyId: string): ParentLock =>
+  (m) =>
+    lockOwnedCompany(m, partnerId, companyId);
+
 /** An operator's change: the company owning the row (404 naming the resource when the row does not exist). */
 export const companyOfRow: CompanyLock = (m, resource, id) => lockCompanyOf(m, resource.entity, id, resource.what);
-
-const COMPANY: Resource<Company> = { entity: Company, what: 'Company', tracked: CREDIT_PROPERTIES };
-
-/** The rows one change holds locked; each is written back once, at the end, when a tracked property changed. */
-export class ChangeSet {
-  private readonly held: { resource: Resource<DomainRow>; row: DomainRow; before: Snapshot }[] = [];
-
-  constructor(
-    private readonly m: EntityManager,
-    readonly company: Company,
-  ) {
-    this.track(COMPANY, company);
-  }
-
-  /** Locks (`SELECT … FOR UPDATE`) a row of this change's company and tracks it; 404 naming the resource when absent. */
-  async lock<T extends CompanyRow>(resource: Resource<T>, id: string): Promise<T> {
-    const row = await this.m.findOne(resource.entity, { where: { id, companyId: this.company.id } as never, lock: { mode: 'pessimistic_write' } });
-    if (!row) throw notFound(resource.what);
-    return this.track(resource, row);
-  }
-
-  /** Moves a held row's status along its state machine; returns the callback the move records. */
-  move<T extends StatusRow<S>, S extends string>(resource: StatusResource<T, S>, row: T, to: S): CallbackEvent {
-    return moveStatus(resource, row, to, this.company);
-  }
-
-  /** Writes back each held row whose tracked properties changed; returns those changes, in the order the rows were locked. */
-  async write(): Promise<RowChanges[]> {
-    const changes: RowChanges[] = [];
-    for (const { resource, row, before } of this.held) {
-      const changed = changesOf(this.m.connection.getMetadata(resource.entity).tableName, row.id, before, snapshot(row, resource.tracked));
-      if (!changed) continue;
-      await writeBack(this.m, resource.entity, row);
-      changes.push(changed);
-    }
-    return changes;
-  }
-
-  private track<T extends DomainRow>(resource: Resource<T>, row: T): T {
-    this.held.push({ resource: resource as unknown as Resource<DomainRow>, row, before: snapshot(row, resource.tracked) });
-    return row;
-  }
-}
 
 /**
  * A change's own effects, run after the row is locked and its status move checked, before
@@ -77,7 +43,7 @@ export class ChangeSet {
  */
 export type Effects<T> = (row: T, change: ChangeSet) => CallbackEvent[] | void | Promise<CallbackEvent[] | void>;
 
-export interface ChangeSpec<T extends CompanyRow> {
+export interface ChangeSpec<T extends DomainRow> {
   resource: Resource<T>;
   id: string;
   company: CompanyLock;
@@ -100,7 +66,9 @@ export interface Changed<T> {
 }
 
 /**
- * The one template every change of the domain's rows follows, inside the caller's transaction:
+ * The one model of every write of the domain's rows (companies, limit requests, withdrawals,
+ * loans), each change in one transaction that commits its rows, its callbacks and its audit entry
+ * together or not at all:
  * 1. lock the company, then the row (`SELECT … FOR UPDATE`, in that order on every path, so
  *    concurrent changes queue instead of deadlocking);
  * 2. check the state machine (409 naming the current status), before any side effect;
@@ -110,7 +78,9 @@ export interface Changed<T> {
  *    effects', then the company's (0 when limit, status or terms changed, 2 when the balance did:
  *    docs/partners.md, "The five messages"); the callbacks commit with the change or not at all.
  * 6. an operator's change writes its audit entry: the tracked properties that changed (`changes`).
- * A step that belongs to every change goes here, once.
+ * A step that belongs to every change goes here, once. Creates lock the company they add to and
+ * insert in their transaction; a change of a company's own credit takes the same steps in one
+ * statement over the row's version (`changeCompany`, CompanyChanges: the API path's hot route).
  */
 @Injectable()
 export class DomainTransitions {
@@ -118,6 +88,7 @@ export class DomainTransitions {
     private readonly callbacks: CallbackRecorder,
     private readonly audit: AuditLog,
     private readonly writes: Writes,
+    private readonly companies: CompanyChanges,
   ) {}
 
   /**
@@ -128,14 +99,45 @@ export class DomainTransitions {
     return this.writes.transaction(work);
   }
 
+  /** {@link apply} in a transaction of its own. */
+  change<T extends StatusRow<S>, S extends string>(spec: StatusChangeSpec<T, S>): Promise<Changed<T>>;
+  change<T extends DomainRow>(spec: ChangeSpec<T>): Promise<Changed<T>>;
+  change<T extends DomainRow>(spec: ChangeSpec<T>): Promise<Changed<T>> {
+    return this.transaction((m) => this.apply(m, spec));
+  }
+
+  /** A new company, inserted in a transaction of its own (it has no callbacks: nothing tracked changed). */
+  createCompany(values: DeepPartial<Company>): Promise<Company> {
+    return this.transaction((m) => m.save(m.create(Company, values)));
+  }
+
+  /**
+   * A new row of a company (a limit request, a withdrawal), in a transaction of its own: the
+   * company locked first, then `build` checks the rules (it may refuse with a DomainError) and
+   * gives the row's values.
+   */
+  create<T extends CompanyRow>(entity: EntityTarget<T>, company: ParentLock, build: (company: Company) => DeepPartial<T>): Promise<{ row: T; company: Company }> {
+    return this.transaction(async (m) => {
+      const parent = await company(m);
+      const row = await m.save(m.create(entity, build(parent)));
+      return { row, company: parent };
+    });
+  }
+
+  /** A change of a company's own credit, steps 3 to 6 in one statement over the row's version (CompanyChanges). */
+  changeCompany(spec: CompanyChangeSpec): Promise<Company> {
+    return this.companies.apply(spec);
+  }
+
   apply<T extends StatusRow<S>, S extends string>(m: EntityManager, spec: StatusChangeSpec<T, S>): Promise<Changed<T>>;
-  apply<T extends CompanyRow>(m: EntityManager, spec: ChangeSpec<T>): Promise<Changed<T>>;
-  async apply<T extends CompanyRow>(m: EntityManager, spec: ChangeSpec<T> & { to?: string }): Promise<Changed<T>> {
+  apply<T extends DomainRow>(m: EntityManager, spec: ChangeSpec<T>): Promise<Changed<T>>;
+  async apply<T extends DomainRow>(m: EntityManager, spec: ChangeSpec<T> & { to?: string }): Promise<Changed<T>> {
     const status = spec.to === undefined ? null : (spec as unknown as StatusChangeSpec<StatusRow<string>, string>);
     const company = await spec.company(m, spec.resource as unknown as Resource<CompanyRow>, spec.id);
     const change = new ChangeSet(m, company);
     const creditBefore = creditSnapshot(company);
-    const row = await change.lock(spec.resource, spec.id);
+    // A change of the company itself holds the row it locked first; any other locks its row after it.
+    const row = spec.resource.entity === Company ? change.hold(spec.resource, company as unknown as T) : ((await change.lock(spec.resource as unknown as Resource<CompanyRow>, spec.id)) as unknown as T);
     if (status) assertTransition(status.resource, row as unknown as StatusRow<string>, status.to);
     const effects = (await spec.effects?.(row, change)) ?? [];
     const own = status ? [change.move(status.resource, row as unknown as StatusRow<string>, status.to)] : [];

@@ -6,6 +6,7 @@ import { isDataError } from '../database/database.js';
 import { Batcher, SerialBatcher } from '../common/batcher.js';
 import { CallbackEvent } from '../callbacks/callback-recorder.js';
 import { CALLBACK_PARAMS, callbackInsert, callbackValues } from '../callbacks/store/recording.js';
+import { auditRowsInsert, auditRowsValues } from '../audit/audit-log.js';
 
 /** A row as read, with its version (`xmin`: every UPDATE gives the row a new one). */
 export interface Versioned<T> {
@@ -34,18 +35,9 @@ const ALONE = 'FOR NO KEY UPDATE OF t';
 /** A callback is inserted only with its row ($3 names each callback's row). */
 const WRITTEN_ONLY = '($3::uuid[])[e.ord::int] IN (SELECT id FROM written)';
 
-/** The audit entries of the rows written ($9 names each entry's row; $10… its columns, as AUDIT_INSERT orders them). */
-/** The callbacks' parameters start here (callbackValues), the audit entries' right after them. */
+/** The callbacks' parameters start here (callbackValues), the audit entries' right after them (auditRowsValues). */
 const CALLBACKS_FIRST = 4;
 const AUDIT_FIRST = CALLBACKS_FIRST + CALLBACK_PARAMS;
-const AUDIT_TYPES = ['uuid', 'uuid', 'text', 'text', 'text', 'text', 'text'];
-
-const AUDITED = `INSERT INTO audit_entries (operator_id, action, target_type, target_id, before, after)
-       SELECT a.operator_id, a.action, a.target_type, a.target_id, a.before::jsonb, a.after::jsonb
-         FROM unnest(${AUDIT_TYPES.map((type, i) => `$${AUDIT_FIRST + i}::${type}[]`).join(', ')}) WITH ORDINALITY
-              AS a(owner, operator_id, action, target_type, target_id, before, after, ord)
-        WHERE a.owner IN (SELECT id FROM written)
-        ORDER BY ord`;
 
 /** A statement's text and the name it is prepared under. */
 export type Sql = { name: string; text: string };
@@ -54,7 +46,7 @@ export type Sql = { name: string; text: string };
 type Outcome = 'written' | 'overtaken' | 'alone';
 
 /**
- * One table's rows for OneRowWrites, read and written in batches: the reads asked for in one tick go
+ * One table's rows for a change of one row (CompanyChanges), read and written in batches: the reads asked for in one tick go
  * in one statement, and the writes that gather while one is under way go together in the next.
  * Each round trip costs PostgreSQL and this process tens of microseconds of system CPU whatever it
  * carries (docs/architecture.md, "API path"), and a batch commits once.
@@ -143,8 +135,7 @@ export class OneRowBatches<T extends ObjectLiteral & { id: string }> {
     });
     const owners = ws.flatMap((w) => w.events.map(() => w.row.id));
     const callbacks = callbackValues(ws.flatMap((w) => w.events));
-    const audited = ws.filter((w) => w.audit !== null);
-    const audit = [audited.map((w) => w.row.id), ...[0, 1, 2, 3, 4, 5].map((i) => audited.map((w) => w.audit![i]))];
+    const audit = auditRowsValues(ws.flatMap((w) => (w.audit ? [{ owner: w.row.id, values: w.audit }] : [])));
     const { rows } = await this.pool.query<{ id: string; written: boolean }>({ ...sql, values: [JSON.stringify(values), ws.map((w) => w.version), owners, ...callbacks, ...audit] });
     return { written: new Set(rows.filter((r) => r.written).map((r) => r.id)), locked: new Set(rows.map((r) => r.id)) };
   }
@@ -172,7 +163,7 @@ export class OneRowBatches<T extends ObjectLiteral & { id: string }> {
            WHERE t.id = ANY (ARRAY(SELECT id FROM locked)) AND t.id = i.id AND t.xmin = i.row_version
           RETURNING t.id
         ), recorded AS (${callbackInsert(CALLBACKS_FIRST, WRITTEN_ONLY)}
-        ), audited AS (${AUDITED})
+        ), audited AS (${auditRowsInsert(AUDIT_FIRST, 'SELECT id FROM written')})
         SELECT l.id, EXISTS (SELECT 1 FROM written w WHERE w.id = l.id) AS written FROM locked l`,
     };
   }

@@ -8,9 +8,9 @@ import { DomainError, notFound } from '../http/domain-error.js';
 import { ErrorCode } from '../http/error-codes.js';
 import { parseMoney } from '../common/money.js';
 import { assertLimitCoversBorrowed } from '../companies/credit.js';
-import { findOwnedCompany, lockOwnedCompany } from '../companies/company-locks.js';
+import { findOwnedCompany } from '../companies/company-locks.js';
 import { Company } from '../companies/company.entity.js';
-import { Changed, companyOfRow, DomainTransitions, partnersCompany } from '../domain/domain-transitions.js';
+import { Changed, companyOfRow, DomainTransitions, partnersCompany, partnersParent } from '../domain/domain-transitions.js';
 import { StatusResource } from '../domain/resource.js';
 import { CreateLimitRequestDto } from './limit-request.dto.js';
 import { LimitRequest } from './limit-request.entity.js';
@@ -46,17 +46,13 @@ export class LimitRequestsService {
 
   async create(partnerId: string, companyId: string, dto: CreateLimitRequestDto): Promise<LimitRequestWithCompany> {
     const statusCallback = await this.urls.check('status_callback', dto.status_callback);
-    return this.transitions.transaction(async (m) => {
-      const company = await lockOwnedCompany(m, partnerId, companyId);
+    const { row: request, company } = await this.transitions.create<LimitRequest>(LimitRequest, partnersParent(partnerId, companyId), (company) => {
       if (company.creditStatus === 'closed') {
         throw new DomainError('rule', ErrorCode.credit_closed, 'The company credit is closed; no limit can be requested');
       }
-      const now = new Date();
-      const request = await m.save(
-        m.create(LimitRequest, { companyId, amount: parseMoney(dto.amount)!, status: 'pending', statusCallback, updatedAt: now }),
-      );
-      return { request, company };
+      return { companyId, amount: parseMoney(dto.amount)!, status: 'pending', statusCallback, updatedAt: new Date() };
     });
+    return { request, company };
   }
 
   async get(partnerId: string, companyId: string, id: string): Promise<LimitRequestWithCompany> {
@@ -68,35 +64,31 @@ export class LimitRequestsService {
 
   /** Partner cancellation. */
   cancel(partnerId: string, companyId: string, id: string): Promise<LimitRequestWithCompany> {
-    return this.transitions.transaction(async (m) =>
-      withCompany(await this.transitions.apply(m, { resource: LIMIT_REQUEST, id, company: partnersCompany(partnerId, companyId), to: 'canceled' })),
-    );
+    return this.transitions.change({ resource: LIMIT_REQUEST, id, company: partnersCompany(partnerId, companyId), to: 'canceled' }).then(withCompany);
   }
 
   reject(actor: Actor, id: string): Promise<LimitRequestWithCompany> {
-    return this.transitions.transaction(async (m) => withCompany(await this.transitions.apply(m, { resource: LIMIT_REQUEST, id, company: companyOfRow, to: 'rejected', actor })));
+    return this.transitions.change({ resource: LIMIT_REQUEST, id, company: companyOfRow, to: 'rejected', actor }).then(withCompany);
   }
 
   /** Approval grants the requested amount as the credit limit and activates pending credit. */
   approve(actor: Actor, id: string): Promise<LimitRequestWithCompany> {
-    return this.transitions.transaction(async (m) =>
-      withCompany(
-        await this.transitions.apply(m, {
-          resource: LIMIT_REQUEST,
-          id,
-          company: companyOfRow,
-          to: 'approved',
-          actor,
-          effects: (request, { company }) => {
-            if (company.creditStatus === 'closed') {
-              throw new DomainError('rule', ErrorCode.credit_closed, 'The company credit is closed; the limit request cannot be approved');
-            }
-            assertLimitCoversBorrowed(request.amount, company, 'amount');
-            company.creditLimit = request.amount;
-            if (company.creditStatus === 'pending') company.creditStatus = 'active';
-          },
-        }),
-      ),
-    );
+    return this.transitions
+      .change({
+        resource: LIMIT_REQUEST,
+        id,
+        company: companyOfRow,
+        to: 'approved',
+        actor,
+        effects: (request, { company }) => {
+          if (company.creditStatus === 'closed') {
+            throw new DomainError('rule', ErrorCode.credit_closed, 'The company credit is closed; the limit request cannot be approved');
+          }
+          assertLimitCoversBorrowed(request.amount, company, 'amount');
+          company.creditLimit = request.amount;
+          if (company.creditStatus === 'pending') company.creditStatus = 'active';
+        },
+      })
+      .then(withCompany);
   }
 }

@@ -43,38 +43,36 @@ export class LoansService {
     const paidAt = dto.paidAt ? new Date(dto.paidAt) : new Date();
     if (paidAt.getTime() > Date.now() + FUTURE_TOLERANCE_MS) throw invalidProperty('paidAt must not be in the future');
     const amount = parseMoney(dto.amount)!;
-    const { row: loan } = await this.transitions.transaction((m) =>
-      this.transitions.apply(m, {
-        resource: LOAN,
-        id: loanId,
-        company: companyOfRow,
-        actor,
-        effects: async (loan, change) => {
-          const withdrawal = await change.lock(WITHDRAWAL, loan.withdrawalId);
-          if (amount > loan.outstanding) {
-            throw new DomainError('rule', ErrorCode.overpayment, `amount ${formatMoney(amount)} exceeds the outstanding ${formatMoney(loan.outstanding)}`);
-          }
-          await m.save(m.create(LoanPayment, { loanId, amount, paidAt }));
-          loan.outstanding -= amount;
-          loan.updatedAt = new Date();
-          change.company.borrowedAmount -= amount;
-          // The payment's own message first, then the withdrawal's when this payment repaid it.
-          const events: CallbackEvent[] = [
-            {
-              message: CallbackMessage.LoanPaymentRegistered,
-              url: withdrawal.loanStatusCallback,
-              partnerId: change.company.partnerId,
-              ids: { withdrawalId: withdrawal.id, companyId: change.company.id, limitRequestId: null, loanId: loan.id },
-            },
-          ];
-          if (loan.outstanding === 0n) {
-            loan.status = 'repaid';
-            events.push(change.move(WITHDRAWAL, withdrawal, 'repaid'));
-          }
-          return events;
-        },
-      }),
-    );
+    const { row: loan } = await this.transitions.change({
+      resource: LOAN,
+      id: loanId,
+      company: companyOfRow,
+      actor,
+      effects: async (loan, change) => {
+        const withdrawal = await change.lock(WITHDRAWAL, loan.withdrawalId);
+        if (amount > loan.outstanding) {
+          throw new DomainError('rule', ErrorCode.overpayment, `amount ${formatMoney(amount)} exceeds the outstanding ${formatMoney(loan.outstanding)}`);
+        }
+        await change.insert(LoanPayment, { loanId, amount, paidAt });
+        loan.outstanding -= amount;
+        loan.updatedAt = new Date();
+        change.company.borrowedAmount -= amount;
+        // The payment's own message first, then the withdrawal's when this payment repaid it.
+        const events: CallbackEvent[] = [
+          {
+            message: CallbackMessage.LoanPaymentRegistered,
+            url: withdrawal.loanStatusCallback,
+            partnerId: change.company.partnerId,
+            ids: { withdrawalId: withdrawal.id, companyId: change.company.id, limitRequestId: null, loanId: loan.id },
+          },
+        ];
+        if (loan.outstanding === 0n) {
+          loan.status = 'repaid';
+          events.push(change.move(WITHDRAWAL, withdrawal, 'repaid'));
+        }
+        return events;
+      },
+    });
     return { loan, payments: await this.payments(loanId) };
   }
 

@@ -5,9 +5,9 @@ import { DataSource } from 'typeorm';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { notFound } from '../http/domain-error.js';
 import { parseMoney } from '../common/money.js';
-import { findOwnedCompany, lockOwnedCompany } from '../companies/company-locks.js';
+import { findOwnedCompany } from '../companies/company-locks.js';
 import { Company } from '../companies/company.entity.js';
-import { Changed, companyOfRow, DomainTransitions, partnersCompany } from '../domain/domain-transitions.js';
+import { Changed, companyOfRow, DomainTransitions, partnersCompany, partnersParent } from '../domain/domain-transitions.js';
 import { Loan } from '../loans/loan.entity.js';
 import { CreateWithdrawalDto } from './withdrawal.dto.js';
 import { WithdrawalRequest } from './withdrawal-request.entity.js';
@@ -31,15 +31,12 @@ export class WithdrawalsService {
   async create(partnerId: string, companyId: string, dto: CreateWithdrawalDto): Promise<WithdrawalWithCompany> {
     const statusCallback = await this.urls.check('status_callback', dto.status_callback);
     const loanStatusCallback = await this.urls.check('loan_status_callback', dto.loan_status_callback);
-    return this.transitions.transaction(async (m) => {
-      const company = await lockOwnedCompany(m, partnerId, companyId);
+    const { row: withdrawal, company } = await this.transitions.create<WithdrawalRequest>(WithdrawalRequest, partnersParent(partnerId, companyId), (company) => {
       const amount = parseMoney(dto.amount)!;
       assertCanDraw(company, amount);
-      const withdrawal = await m.save(
-        m.create(WithdrawalRequest, { companyId, amount, status: 'created', statusCallback, loanStatusCallback, loanId: null, updatedAt: new Date() }),
-      );
-      return { withdrawal, company };
+      return { companyId, amount, status: 'created', statusCallback, loanStatusCallback, loanId: null, updatedAt: new Date() };
     });
+    return { withdrawal, company };
   }
 
   async get(partnerId: string, companyId: string, id: string): Promise<WithdrawalWithCompany> {
@@ -50,52 +47,45 @@ export class WithdrawalsService {
   }
 
   cancel(partnerId: string, companyId: string, id: string): Promise<WithdrawalWithCompany> {
-    return this.transitions.transaction(async (m) =>
-      withCompany(await this.transitions.apply(m, { resource: WITHDRAWAL, id, company: partnersCompany(partnerId, companyId), to: 'cancelled' })),
-    );
+    return this.transitions.change({ resource: WITHDRAWAL, id, company: partnersCompany(partnerId, companyId), to: 'cancelled' }).then(withCompany);
   }
 
   reject(actor: Actor, id: string): Promise<WithdrawalWithCompany> {
-    return this.transitions.transaction(async (m) => withCompany(await this.transitions.apply(m, { resource: WITHDRAWAL, id, company: companyOfRow, to: 'rejected', actor })));
+    return this.transitions.change({ resource: WITHDRAWAL, id, company: companyOfRow, to: 'rejected', actor }).then(withCompany);
   }
 
   accept(actor: Actor, id: string): Promise<WithdrawalWithCompany> {
-    return this.transitions.transaction(async (m) =>
-      withCompany(
-        await this.transitions.apply(m, {
-          resource: WITHDRAWAL,
-          id,
-          company: companyOfRow,
-          to: 'accepted',
-          actor,
-          effects: (w, { company }) => assertCanDraw(company, w.amount),
-        }),
-      ),
-    );
+    return this.transitions
+      .change({
+        resource: WITHDRAWAL,
+        id,
+        company: companyOfRow,
+        to: 'accepted',
+        actor,
+        effects: (w, { company }) => assertCanDraw(company, w.amount),
+      })
+      .then(withCompany);
   }
 
   /** Pays the money out: creates the loan and draws the amount from the credit balance. */
   payOut(actor: Actor, id: string): Promise<WithdrawalWithCompany> {
-    return this.transitions.transaction(async (m) =>
-      withCompany(
-        await this.transitions.apply(m, {
-          resource: WITHDRAWAL,
-          id,
-          company: companyOfRow,
-          to: 'paid_out',
-          actor,
-          effects: async (w, { company }) => {
-            // Re-checked here: credit may have been suspended or drawn by another pay-out since acceptance.
-            assertCanDraw(company, w.amount);
-            const loan = await m.save(
-              m.create(Loan, { companyId: company.id, withdrawalId: w.id, principal: w.amount, outstanding: w.amount, currency: company.currency, status: 'active', updatedAt: new Date() }),
-            );
-            // Set before the status moves: the withdrawal's callback carries the loan id.
-            w.loanId = loan.id;
-            company.borrowedAmount += w.amount;
-          },
-        }),
-      ),
-    );
+    return this.transitions
+      .change({
+        resource: WITHDRAWAL,
+        id,
+        company: companyOfRow,
+        to: 'paid_out',
+        actor,
+        effects: async (w, change) => {
+          const { company } = change;
+          // Re-checked here: credit may have been suspended or drawn by another pay-out since acceptance.
+          assertCanDraw(company, w.amount);
+          const loan = await change.insert(Loan, { companyId: company.id, withdrawalId: w.id, principal: w.amount, outstanding: w.amount, currency: company.currency, status: 'active', updatedAt: new Date() });
+          // Set before the status moves: the withdrawal's callback carries the loan id.
+          w.loanId = loan.id;
+          company.borrowedAmount += w.amount;
+        },
+      })
+      .then(withCompany);
   }
 }
