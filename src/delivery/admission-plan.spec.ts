@@ -1,4 +1,4 @@
-import { ADMIT_ROUNDS, admissionRounds, Budget, Candidate, planAdmission, Served, servedAfter } from './admission-plan.js';
+import { ADMIT_ROUNDS, admissionRounds, Budget, Candidate, FRESH_MS, planAdmission, Served, servedAfter } from './admission-plan.js';
 import { DestinationState, newDestination, WindowConfig } from './destination-window.js';
 
 const cfg: WindowConfig = { initial: 2, max: 40, threshold: 3, probe: { first: 1000, last: 8000 } };
@@ -130,5 +130,46 @@ describe('admission is fair across passes: least recently served first', () => {
     }
     // The light one takes one of the 7 slots at most.
     expect(longest).toBeLessThanOrEqual(Math.ceil(100 / 6));
+  });
+});
+
+describe('fresh work before catch-up', () => {
+  it('admits a destination with a callback due just now beside a thousand catch-up backlogs served less recently than it', () => {
+    const backlogs = Array.from({ length: 1000 }, (_, i) => c(`dead${i}`, proven(40, 0), 0, i));
+    const served: Served = new Map([...backlogs.map((b, i): [string, number] => [b.key, 1000 + i]), ['healthy', 2000]]);
+    const plan = planAdmission([...backlogs, c('healthy', proven(40, 0), 0, 6000)], budget(10), 6000, cfg, served);
+    expect(plan.get('healthy')).toBe(1);
+  });
+
+  it('admits a light destination at every pass it has a callback due (faster than its equal share), and still serves each of 100 backlogs within a bound', () => {
+    const backlogs = Array.from({ length: 100 }, (_, i) => c(`d${i}`, proven(40, 0), 0, -10_000 - i));
+    let served: Served = new Map();
+    const last = new Map<string, number>();
+    let longest = 0;
+    for (let pass = 1; pass <= 300; pass++) {
+      const now = pass * 100; // a pass every 100 ms; the light one's callback became due just now
+      const candidates = [...backlogs, c('light', proven(40, 0), 0, now)];
+      const plan = planAdmission(candidates, budget(7), now, cfg, served);
+      expect(`pass ${pass}: light ${plan.get('light') ?? 0}`).toBe(`pass ${pass}: light 1`);
+      for (const b of backlogs.filter((b) => plan.has(b.key))) {
+        longest = Math.max(longest, pass - (last.get(b.key) ?? 0));
+        last.set(b.key, pass);
+      }
+      served = servedAfter(served, candidates, plan, pass);
+    }
+    // The light one takes one of the 7 slots each pass: the backlogs share the other 6 (one pass
+    // more in the first round: the first pass's passed-over newly active tie with those it served).
+    expect(last.size).toBe(100);
+    expect(longest).toBeLessThanOrEqual(Math.ceil(100 / 6) + 1);
+  });
+
+  it('does not prefer a destination whose oldest due became due FRESH_MS ago or more', () => {
+    const now = 50_000;
+    const served: Served = new Map([['behind', 2], ['stale', 5], ['recent', 9]]);
+    const stale = [c('behind', proven(40, 0), 0, now - 5000), c('stale', proven(40, 0), 0, now - FRESH_MS)];
+    expect([...planAdmission(stale, budget(1), now, cfg, served)]).toEqual([['behind', 1]]);
+    // One a millisecond younger than the bound is still fresh, and goes first.
+    const withRecent = [...stale, c('recent', proven(40, 0), 0, now - FRESH_MS + 1)];
+    expect([...planAdmission(withRecent, budget(1), now, cfg, served)]).toEqual([['recent', 1]]);
   });
 });
