@@ -69,8 +69,8 @@ export const FRESH_MS = 1000;
 export const isFresh = (oldestDue: number, now: number): boolean => now - oldestDue < FRESH_MS;
 
 /**
- * How many callbacks of each destination one pass admits: one at a time round the destinations,
- * fresh ones first (isFresh), then catch-up ones; within each, the least recently served first
+ * How many callbacks of each destination one pass admits: one at a time round the fresh ones
+ * (isFresh) up to their room, then round all, catch-up after fresh; within each, the least recently served first
  * (`served`: never or idle counts as least recent), then fewest in flight, then oldest due, each
  * up to its room, within the free slots, unproven and failing destinations within their shares.
  * Fresh first: with equal turns a healthy destination changing ten times a second gets its share
@@ -91,21 +91,28 @@ export function planAdmission(candidates: Candidate[], budget: Budget, now: numb
   // Below zero when callbacks in flight already exceed a share (a proven window aged, slots shrank).
   let riskyFree = riskySlots(budget.slots) - budget.riskySending;
   let failingFree = failingSlots(budget.slots) - budget.failingSending;
-  let open = candidates
+  const open = candidates
     .map((c) => ({ key: c.key, proven: isProven(c.state, now), failing: isFailing(c.state), room: roomOf(c.state, c.sending, now, cfg), holds: c.sending, oldestDue: c.oldestDue, catchUp: isFresh(c.oldestDue, now) ? 0 : 1, turn: served.get(c.key) ?? -Infinity }))
     .sort((a, b) => a.catchUp - b.catchUp || a.turn - b.turn || a.holds - b.holds || a.oldestDue - b.oldestDue);
   const may = (c: (typeof open)[number]) => c.room > 0 && c.holds < free && (c.proven || riskyFree > 0) && (!c.failing || failingFree > 0);
-  while ((open = open.filter(may)).length > 0) {
-    for (const c of open) {
-      if (!may(c)) continue;
-      plan.set(c.key, (plan.get(c.key) ?? 0) + 1);
-      c.room--;
-      c.holds++;
-      free--;
-      if (!c.proven) riskyFree--;
-      if (c.failing) failingFree--;
+  /** One slot at a time round `order` until none of them may take one. */
+  const round = (order: typeof open) => {
+    while ((order = order.filter(may)).length > 0) {
+      for (const c of order) {
+        if (!may(c)) continue;
+        plan.set(c.key, (plan.get(c.key) ?? 0) + 1);
+        c.room--;
+        c.holds++;
+        free--;
+        if (!c.proven) riskyFree--;
+        if (c.failing) failingFree--;
+      }
     }
-  }
+  };
+  // Fresh ones up to their room first (a slot a pass each, beside a hundred backlogs, leaves a
+  // destination changing ten times a second behind), then everyone in order.
+  round(open.filter((c) => c.catchUp === 0));
+  round(open);
   return plan;
 }
 
