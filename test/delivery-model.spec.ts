@@ -10,7 +10,7 @@
  * failure.
  */
 import fc from 'fast-check';
-import { failingSlots, riskySlots } from '../src/delivery/admission-plan.js';
+import { failingSlots, isFresh, riskySlots } from '../src/delivery/admission-plan.js';
 import { JOB_CALLBACKS } from '../src/delivery/callback-queue.js';
 import { newDestination, PROVEN_FOR_MS } from '../src/delivery/destination-window.js';
 import { originOfKey } from '../src/callbacks/callback-destination.js';
@@ -149,10 +149,12 @@ function leftOver(pass: PassReport) {
     (!r.failing || failingAtStart - before.filter((x) => x.failing).length > 0);
   return { rows, short, why, could, full: (r: Row) => after(r) >= free || (!r.proven && riskyFree <= 0) || (r.failing && failingFree <= 0) };
 }
-/** The order a pass serves destinations in (admission-plan.ts): least recently served (never or idle first), then fewest in flight, then oldest due. */
+/** The order a pass serves destinations in (admission-plan.ts): fresh before catch-up, then least recently served (never or idle first), then fewest in flight, then oldest due. */
 const turn = (r: Row) => r.lastServed ?? -Infinity;
-const servedBefore = (x: Row, r: Row) =>
-  turn(x) < turn(r) || (turn(x) === turn(r) && (x.sending < r.sending || (x.sending === r.sending && x.oldestDue! <= r.oldestDue!)));
+const fresh = (r: Row, now: number) => isFresh(r.oldestDue!, now);
+const servedBefore = (now: number) => (x: Row, r: Row) =>
+  (fresh(x, now) && !fresh(r, now)) ||
+  (fresh(x, now) === fresh(r, now) && (turn(x) < turn(r) || (turn(x) === turn(r) && (x.sending < r.sending || (x.sending === r.sending && x.oldestDue! <= r.oldestDue!)))));
 
 /** Due + room ⇒ admitted within one pass, unless the slots (or its share) ran out on destinations served before it, or it holds as many as are left free. */
 const dueWithRoomIsAdmitted: Check = (_w, pass) => {
@@ -163,9 +165,9 @@ const dueWithRoomIsAdmitted: Check = (_w, pass) => {
     // Those it competed with: for any slot if it is proven, for the unproven share if not, for the failing share if failing.
     const rivals = rows.filter(([, x]) => x.admitted > 0 && (r.proven || !x.proven) && (!r.failing || x.failing));
     // When its turn came, those served before it had taken a slot each at most: could it take one then?
-    const before = rows.filter(([, x]) => x !== r && x.admitted > 0 && servedBefore(x, r)).map(([, x]) => x);
+    const before = rows.filter(([, x]) => x !== r && x.admitted > 0 && servedBefore(pass.now)(x, r)).map(([, x]) => x);
     if (!could(r, before)) continue;
-    check(rivals.every(([, x]) => servedBefore(x, r)), () => `served out of order: ${why(o, r)}`);
+    check(rivals.every(([, x]) => servedBefore(pass.now)(x, r)), () => `served out of order: ${why(o, r)}`);
   }
 };
 
@@ -179,13 +181,14 @@ const noSlotLeftIdle: Check = (_w, pass) => {
 /**
  * Fair across passes, whatever the age of other destinations' backlogs: a destination that could
  * take a slot when a pass began (something due, room, fewer in flight than free slots, its shares
- * free) and got none waits at most a pass for each other destination, and one more for each
+ * free) and got none waits at most a pass for each other destination, one more for each
  * destination newly active meanwhile (it had nothing due at the pass before, or never got a
- * slot): each of those goes before it once, then after it until it is served. Kept per history,
- * from the passes alone.
+ * slot): each of those goes before it once, then after it until it is served; and one more for
+ * each of those passes in which another destination took a slot while fresh (fresh work goes first; one that
+ * cannot keep up ages out of it within FRESH_MS). Kept per history, from the passes alone.
  */
 function admittedWithinBoundedPasses(): Check {
-  const waits = new Map<string, { passes: number; arrivals: number }>();
+  const waits = new Map<string, { passes: number; arrivals: number; freshPasses: number }>();
   let known = new Set<string>(); // got a slot, and has had something due at every pass since
   return (_w, pass) => {
     if (!pass) return;
@@ -196,12 +199,13 @@ function admittedWithinBoundedPasses(): Check {
         waits.delete(o);
         continue;
       }
-      const wait = waits.get(o) ?? { passes: 0, arrivals: 0 };
+      const wait = waits.get(o) ?? { passes: 0, arrivals: 0, freshPasses: 0 };
       wait.arrivals += arrived.filter((x) => x !== o).length;
       if (could(r)) wait.passes++;
+      if (could(r) && rows.some(([x, y]) => x !== o && y.admitted > 0 && fresh(y, pass.now))) wait.freshPasses++;
       waits.set(o, wait);
-      const bound = rows.length - 1 + wait.arrivals;
-      check(wait.passes <= bound, () => `${o} could take a slot at ${wait.passes} passes and got none (bound ${bound}: ${rows.length} destinations, ${wait.arrivals} newly active meanwhile); ${show(pass)}`);
+      const bound = rows.length - 1 + wait.arrivals + wait.freshPasses;
+      check(wait.passes <= bound, () => `${o} could take a slot at ${wait.passes} passes and got none (bound ${bound}: ${rows.length} destinations, ${wait.arrivals} newly active meanwhile, ${wait.freshPasses} passes with fresh ones served); ${show(pass)}`);
     }
     known = new Set(rows.filter(([o, r]) => r.admitted > 0 || (known.has(o) && r.due > 0)).map(([o]) => o));
   };
@@ -281,7 +285,7 @@ describe('delivery core against an in-memory model of admission and settlement',
     fc.assert(property, PARAMS);
   });
 
-  it('admits, in one pass, a due callback of every destination with room while slots are free, least recently served first', () => {
+  it('admits, in one pass, a due callback of every destination with room while slots are free, fresh first, then least recently served', () => {
     fc.assert(fc.property(worldArb, (spec) => drain(run(spec, [dueWithRoomIsAdmitted]), [dueWithRoomIsAdmitted])), PARAMS);
   });
 

@@ -1,4 +1,4 @@
-import { ADMIT_ROUNDS, admissionRounds, Budget, Candidate, planAdmission, Served, servedAfter } from './admission-plan.js';
+import { ADMIT_ROUNDS, admissionRounds, Budget, Candidate, FRESH_MS, planAdmission, Served, servedAfter } from './admission-plan.js';
 import { DestinationState, newDestination, WindowConfig } from './destination-window.js';
 
 const cfg: WindowConfig = { initial: 2, max: 40, threshold: 3, probe: { first: 1000, last: 8000 } };
@@ -9,6 +9,17 @@ const c = (key: string, state: DestinationState, sending: number, oldestDue: num
 const budget = (slots: number, sending = 0, riskySending = 0, failingSending = 0): Budget => ({ slots, sending, riskySending, failingSending });
 const none: Served = new Map();
 const sorted = (plan: Map<string, number>) => [...plan].sort();
+/** A whole pass (its rounds) against destinations holding `due` callbacks each (none named: plenty); what each got. */
+function wholePass(candidates: Candidate[], b: Budget, now: number, served: Served, due: Record<string, number>): Map<string, number> {
+  const total = new Map<string, number>();
+  const rounds = admissionRounds(candidates, b, now, cfg, served);
+  for (let round = rounds.next(); !round.done; ) {
+    const got = new Map([...round.value].map(([o, n]): [string, number] => [o, Math.min(n, (due[o] ?? Infinity) - (total.get(o) ?? 0))]));
+    for (const [o, n] of got) total.set(o, (total.get(o) ?? 0) + n);
+    round = rounds.next(got);
+  }
+  return new Map([...total].filter(([, n]) => n > 0));
+}
 
 describe('planAdmission: the slots of one pass', () => {
   it('admits nothing when the slots are taken', () => {
@@ -120,7 +131,7 @@ describe('admission is fair across passes: least recently served first', () => {
       // The light destination has a callback due one pass in three, fresher than every backlog's.
       const light = pass % 3 === 0 ? [c('light', proven(40, 0), 0, 1000 + pass)] : [];
       const candidates = [...backlogs, ...light];
-      const plan = planAdmission(candidates, budget(7), 2000, cfg, served);
+      const plan = wholePass(candidates, budget(7), 2000, served, { light: 1 });
       if (light.length) expect(`pass ${pass}: light ${plan.get('light') ?? 0}`).toBe(`pass ${pass}: light 1`);
       for (const b of backlogs.filter((b) => plan.has(b.key))) {
         longest = Math.max(longest, pass - (last.get(b.key) ?? 0));
@@ -130,5 +141,48 @@ describe('admission is fair across passes: least recently served first', () => {
     }
     // The light one takes one of the 7 slots at most.
     expect(longest).toBeLessThanOrEqual(Math.ceil(100 / 6));
+  });
+});
+
+describe('fresh work before catch-up', () => {
+  it('admits a destination with a callback due just now beside a thousand catch-up backlogs served less recently than it', () => {
+    const backlogs = Array.from({ length: 1000 }, (_, i) => c(`dead${i}`, proven(40, 0), 0, i));
+    const served: Served = new Map([...backlogs.map((b, i): [string, number] => [b.key, 1000 + i]), ['healthy', 2000]]);
+    const plan = wholePass([...backlogs, c('healthy', proven(40, 0), 0, 6000)], budget(10), 6000, served, { healthy: 3 });
+    // All three it has, however many backlogs: the other slots go to those.
+    expect(plan.get('healthy')).toBe(3);
+    expect([...plan.values()].reduce((a, b) => a + b, 0)).toBe(10);
+  });
+
+  it('admits a light destination at every pass it has a callback due (faster than its equal share), and still serves each of 100 backlogs within a bound', () => {
+    const backlogs = Array.from({ length: 100 }, (_, i) => c(`d${i}`, proven(40, 0), 0, -10_000 - i));
+    let served: Served = new Map();
+    const last = new Map<string, number>();
+    let longest = 0;
+    for (let pass = 1; pass <= 300; pass++) {
+      const now = pass * 100; // a pass every 100 ms; the light one's callback became due just now
+      const candidates = [...backlogs, c('light', proven(40, 0), 0, now)];
+      const plan = wholePass(candidates, budget(7), now, served, { light: 1 });
+      expect(`pass ${pass}: light ${plan.get('light') ?? 0}`).toBe(`pass ${pass}: light 1`);
+      for (const b of backlogs.filter((b) => plan.has(b.key))) {
+        longest = Math.max(longest, pass - (last.get(b.key) ?? 0));
+        last.set(b.key, pass);
+      }
+      served = servedAfter(served, candidates, plan, pass);
+    }
+    // The light one takes one of the 7 slots each pass: the backlogs share the other 6 (one pass
+    // more in the first round: the first pass's passed-over newly active tie with those it served).
+    expect(last.size).toBe(100);
+    expect(longest).toBeLessThanOrEqual(Math.ceil(100 / 6) + 1);
+  });
+
+  it('does not prefer a destination whose oldest due became due FRESH_MS ago or more', () => {
+    const now = 50_000;
+    const served: Served = new Map([['behind', 2], ['stale', 5], ['recent', 9]]);
+    const stale = [c('behind', proven(40, 0), 0, now - 5000), c('stale', proven(40, 0), 0, now - FRESH_MS)];
+    expect([...planAdmission(stale, budget(1), now, cfg, served)]).toEqual([['behind', 1]]);
+    // One a millisecond younger than the bound is still fresh, and goes first.
+    const withRecent = [...stale, c('recent', proven(40, 0), 0, now - FRESH_MS + 1)];
+    expect([...planAdmission(withRecent, budget(1), now, cfg, served)]).toEqual([['recent', 1]]);
   });
 });

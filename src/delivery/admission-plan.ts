@@ -59,14 +59,27 @@ export const riskySlots = (slots: number): number => Math.max(1, Math.floor(slot
 export const failingSlots = (slots: number): number => Math.max(1, Math.floor(slots / 4));
 
 /**
- * How many callbacks of each destination one pass admits: one at a time round the destinations,
- * the least recently served first (`served`: never or idle counts as least recent), then fewest
- * in flight, then oldest due, each up to its room, within the free slots, unproven and failing
- * destinations within their shares. Least recently served, not oldest due: a sort by due time
- * gives the free slots of every pass to the oldest backlogs, and a healthy destination's fresh
- * callbacks sort last until a thousand catching up have drained. Served in turn, a destination
- * waits at most a pass for each destination served before it, and a destination newly active
- * (a light one, idle between its callbacks) goes first in the next pass with a free slot.
+ * How long after its oldest due callback became due a destination's work is fresh (ms, both on
+ * PostgreSQL's clock). Long enough to cover a few passes and the settlement between them (a
+ * destination served every pass stays fresh), short enough that one that falls behind (a
+ * recovering backlog, a partner sending faster than its slots) drops out within a second.
+ */
+export const FRESH_MS = 1000;
+/** Whether a destination's oldest due callback became due less than FRESH_MS before `now`. */
+export const isFresh = (oldestDue: number, now: number): boolean => now - oldestDue < FRESH_MS;
+
+/**
+ * How many callbacks of each destination one pass admits: one at a time round the fresh ones
+ * (isFresh) up to their room, then round all, catch-up after fresh; within each, the least recently served first
+ * (`served`: never or idle counts as least recent), then fewest in flight, then oldest due, each
+ * up to its room, within the free slots, unproven and failing destinations within their shares.
+ * Fresh first: with equal turns a healthy destination changing ten times a second gets its share
+ * of a thousand backlogs' rate (under 2/s) and falls minutes behind; fresh callbacks must never
+ * wait behind a catch-up. Least recently served, not oldest due, within a class: a sort by due
+ * time gives the free slots to the oldest backlogs. Still bounded: a destination that cannot keep
+ * up ages out of the fresh class within FRESH_MS, so fresh work takes only the slots of what
+ * arrives and is drained at once; a catch-up destination waits at most a pass for each
+ * destination served before it, and one for each pass whose slots fresh ones took.
  * A destination takes a slot only while it holds fewer than are left free (its in flight, with
  * what this pass gives it): slots held for seconds by slow or hanging requests are freed all at
  * once, and until then the last free ones stay with destinations holding fewer, whose callbacks
@@ -78,21 +91,28 @@ export function planAdmission(candidates: Candidate[], budget: Budget, now: numb
   // Below zero when callbacks in flight already exceed a share (a proven window aged, slots shrank).
   let riskyFree = riskySlots(budget.slots) - budget.riskySending;
   let failingFree = failingSlots(budget.slots) - budget.failingSending;
-  let open = candidates
-    .map((c) => ({ key: c.key, proven: isProven(c.state, now), failing: isFailing(c.state), room: roomOf(c.state, c.sending, now, cfg), holds: c.sending, oldestDue: c.oldestDue, turn: served.get(c.key) ?? -Infinity }))
-    .sort((a, b) => a.turn - b.turn || a.holds - b.holds || a.oldestDue - b.oldestDue);
+  const open = candidates
+    .map((c) => ({ key: c.key, proven: isProven(c.state, now), failing: isFailing(c.state), room: roomOf(c.state, c.sending, now, cfg), holds: c.sending, oldestDue: c.oldestDue, catchUp: isFresh(c.oldestDue, now) ? 0 : 1, turn: served.get(c.key) ?? -Infinity }))
+    .sort((a, b) => a.catchUp - b.catchUp || a.turn - b.turn || a.holds - b.holds || a.oldestDue - b.oldestDue);
   const may = (c: (typeof open)[number]) => c.room > 0 && c.holds < free && (c.proven || riskyFree > 0) && (!c.failing || failingFree > 0);
-  while ((open = open.filter(may)).length > 0) {
-    for (const c of open) {
-      if (!may(c)) continue;
-      plan.set(c.key, (plan.get(c.key) ?? 0) + 1);
-      c.room--;
-      c.holds++;
-      free--;
-      if (!c.proven) riskyFree--;
-      if (c.failing) failingFree--;
+  /** One slot at a time round `order` until none of them may take one. */
+  const round = (order: typeof open) => {
+    while ((order = order.filter(may)).length > 0) {
+      for (const c of order) {
+        if (!may(c)) continue;
+        plan.set(c.key, (plan.get(c.key) ?? 0) + 1);
+        c.room--;
+        c.holds++;
+        free--;
+        if (!c.proven) riskyFree--;
+        if (c.failing) failingFree--;
+      }
     }
-  }
+  };
+  // Fresh ones up to their room first (a slot a pass each, beside a hundred backlogs, leaves a
+  // destination changing ten times a second behind), then everyone in order.
+  round(open.filter((c) => c.catchUp === 0));
+  round(open);
   return plan;
 }
 
