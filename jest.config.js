@@ -25,11 +25,11 @@ const common = {
  * leaves its files out for a machine that lacks it. `npm test` and .ci/run run them all.
  */
 const NEEDS = {
-  chromium: ['dashboard', 'dashboard-origin'],
+  chromium: ['dashboard', 'dashboard-origin', 'portal-browser'],
   'redis-server': ['redis-cluster', 'delivery-faults', 'delivery-restarts', 'startup'],
   jq: ['readme'],
   registry: ['packaging'],
-  openssl: ['client-certificate-checks', 'client-certificate-delivery'],
+  openssl: ['client-certificate-checks', 'client-certificate-delivery', 'sealed-rows'],
   python3: ['client-certificate-delivery'],
 };
 const without = (process.env.TEST_WITHOUT ?? '')
