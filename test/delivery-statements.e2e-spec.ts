@@ -87,7 +87,7 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
       const left = (await w.callbacks()).filter((c) => c.status !== 'delivered' && !(c.status === 'failed' && /^callback URL removed/.test(c.last_error ?? '')));
       check(left.length === 0, () => `not delivered after a redelivery: ${JSON.stringify(left)}`);
     });
-    await fc.assert(property, { numRuns: Number(process.env.FC_RUNS ?? 25), seed: Number(process.env.FC_SEED ?? 20_261_125) });
+    await fc.assert(property, { interruptAfterTimeLimit: 200_000, numRuns: Number(process.env.FC_RUNS ?? 25), seed: Number(process.env.FC_SEED ?? 20_261_125) });
   }, 240_000);
 
   const fresh = (destinations: number, workers: number[]) => suite.world(destinations, workers);

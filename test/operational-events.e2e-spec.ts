@@ -204,6 +204,6 @@ describe('operational events from the real statements, through random histories 
       check(unsettled.length === 0, () => `events neither delivered nor failed by an answer: ${JSON.stringify(unsettled)}`);
       if (process.env.FC_STATS) console.log('STATS', JSON.stringify((await s.pool.query(`SELECT type, count(*)::int AS n FROM operational_events GROUP BY type ORDER BY type`)).rows.map((r) => r.type)));
     });
-    await fc.assert(property, { numRuns: Number(process.env.FC_RUNS ?? 40), seed: Number(process.env.FC_SEED ?? 20_261_128) });
+    await fc.assert(property, { interruptAfterTimeLimit: 250_000, numRuns: Number(process.env.FC_RUNS ?? 40), seed: Number(process.env.FC_SEED ?? 20_261_128) });
   }, 300_000);
 });

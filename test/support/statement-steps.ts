@@ -43,7 +43,7 @@ export async function apply(w: World, s: Step, checks: Checks): Promise<void> {
     const c = done[s.pick % done.length];
     // Refused, changing nothing, exactly while its destination is open (redelivery-rules.ts).
     if (c) {
-      const open = (await w.destinations()).find((d) => d.origin === c.destination)?.opened_at != null;
+      const open = (await w.destinations()).find((d) => d.key === c.destination)?.opened_at != null;
       const refused = await w.redeliver(c.id).then(() => null, (e: { code?: string }) => e);
       if (refused && !(open && refused.code === 'destination_open')) throw refused;
       if (open && !refused) throw new Error(`redelivered ${c.id} while its destination ${c.destination} was open`);
