@@ -182,10 +182,14 @@ describe('callbacks and destinations', () => {
     await t.sql(`UPDATE destinations SET opened_at = NULL, next_probe_at = NULL, failures = 0, version = version + 1 WHERE origin = $1`, [origin]);
     await as('post', '/admin/v1/destinations/probe', { origin }).expect(409); // closed: nothing to probe
     await as('post', '/admin/v1/destinations/probe', { origin: 'http://127.0.0.1:8' }).expect(404);
-    expect(await entries(origin)).toEqual([]);
+    // The entry names the destination probed: the partner's key at the origin, not the origin every partner there shares.
+    const [{ key }] = await t.sql<{ key: string }>(`SELECT key FROM destinations WHERE origin = $1`, [origin]);
+    expect(key).toMatch(/^[0-9a-f-]{36} http:\/\/127\.0\.0\.1:7$/);
+    expect(await entries(key)).toEqual([]);
     await t.sql(`UPDATE destinations SET opened_at = now(), next_probe_at = now() + interval '1 hour', version = version + 1 WHERE origin = $1`, [origin]);
-    await as('post', '/admin/v1/destinations/probe', { origin }).expect(202);
-    expect(await entries(origin)).toEqual([
+    await as('post', '/admin/v1/destinations/probe', { origin: 'HTTP://127.0.0.1:7' }).expect(202); // the origin as written, normalised
+    expect(await entries(origin)).toEqual([]);
+    expect(await entries(key)).toEqual([
       { action: 'destination.probe', operator_id: operator.id, before: { nextProbeAt: expect.any(String) }, after: { nextProbeAt: expect.any(String) } },
     ]);
   });

@@ -191,6 +191,12 @@ describe('an operator probes an open destination now', () => {
     await t.admin('post', '/admin/v1/destinations/probe', { origin }).expect(409);
     await t.admin('post', '/admin/v1/destinations/probe', { origin: 'https://unknown.example' }).expect(404);
     await t.admin('post', '/admin/v1/destinations/probe', {}).expect(400);
+    // The origin is one, however it is spelled; a URL with a path is refused, naming the field.
+    const refused = (await t.admin('post', '/admin/v1/destinations/probe', { origin: `${origin}/p` }).expect(400)).body;
+    expect(JSON.stringify(refused)).toContain("origin must be a callback URL's origin");
+    await t.admin('post', '/admin/v1/destinations/probe', { origin: origin.replace('http://', 'HTTP://') }).expect(409);
+    expect((await t.admin('get', `/admin/v1/destinations?origin=${encodeURIComponent(origin.replace('http://', 'HTTP://'))}`).expect(200)).body.items).toEqual([expect.objectContaining({ origin })]);
+    await t.admin('get', `/admin/v1/destinations?origin=${encodeURIComponent(`${origin}/p`)}`).expect(400);
     await t.admin('get', '/admin/v1/destinations?state=broken').expect(400);
 
     // The partner sees its own destinations, counting only its own callbacks.

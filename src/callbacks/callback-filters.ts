@@ -11,19 +11,24 @@ import { SHOWN_STATUSES, ShownStatus } from './callback-status.js';
 const ORIGIN = /^https?:\/\/[^\s/?#@\\]+$/i;
 
 /**
- * `destination`: a callback URL's origin (scheme, host, port; no path), compared as
+ * A field holding a callback URL's origin (scheme, host, port; no path), normalised as
  * callback-destination.ts computes it, so `https://Hooks.Example.com:443` is `https://hooks.example.com`.
  * A URL with a path is refused rather than cut down: a filter that silently widened would surprise.
+ * Callback filters (`destination`), the operators' destination list (`origin`) and their probe share it.
  */
-export const DestinationOrigin = () =>
+export const OriginField = (field: string, description: string, required: 'required' | 'optional' = 'optional') =>
   applyDecorators(
-    Matches(ORIGIN, { message: "destination must be a callback URL's origin: scheme, host and port, without a path, e.g. https://hooks.example.com" }),
+    Matches(ORIGIN, { message: `${field} must be a callback URL's origin: scheme, host and port, without a path, e.g. https://hooks.example.com` }),
     MaxLength(2048),
     IsString(),
     Transform(({ value }: { value: unknown }) => (typeof value === 'string' && ORIGIN.test(value) ? callbackOrigin(value) : value)),
-    IsOptional(),
-    ApiPropertyOptional({ example: 'https://hooks.example.com', maxLength: 2048, description: "only callbacks whose URL has this origin (scheme, host, port)" }),
+    ...(required === 'required'
+      ? [ApiProperty({ example: 'https://hooks.example.com', maxLength: 2048, description })]
+      : [IsOptional(), ApiPropertyOptional({ example: 'https://hooks.example.com', maxLength: 2048, description })]),
   );
+
+/** `destination`: only callbacks whose URL has this origin. */
+export const DestinationOrigin = () => OriginField('destination', 'only callbacks whose URL has this origin (scheme, host, port)');
 
 export class ListCallbacksQuery {
   @ApiPropertyOptional({ enum: SHOWN_STATUSES })

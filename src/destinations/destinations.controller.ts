@@ -2,7 +2,8 @@ import { Access } from '../access/route-access.js';
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsUUID } from 'class-validator';
+import { OriginField } from '../callbacks/callback-filters.js';
 import { Doc } from '../openapi/api-doc.js';
 import { CurrentPartner } from '../partners/current-partner.js';
 import { Partner } from '../partners/partner.entity.js';
@@ -40,17 +41,12 @@ export class ListDestinationsQuery {
   @IsUUID()
   partnerId?: string;
 
-  @ApiPropertyOptional({ example: 'https://hooks.example.com', description: 'only the destinations at this origin (every partner\'s)' })
-  @IsOptional()
-  @IsString()
-  @MaxLength(2048)
+  @OriginField('origin', "only the destinations at this origin (every partner's)")
   origin?: string;
 }
 
 export class ProbeDestinationDto {
-  @ApiProperty({ example: 'https://hooks.example.com' })
-  @IsString()
-  @MaxLength(2048)
+  @OriginField('origin', 'the origin whose open destinations to probe (scheme, host, port)', 'required')
   origin: string;
 
   @ApiPropertyOptional({ format: 'uuid', description: "only this partner's destination at the origin; without it, every partner's open destination there" })

@@ -9,6 +9,7 @@ import { DomainError, notFound } from '../http/domain-error.js';
 import { ErrorCode } from '../http/error-codes.js';
 import { Metrics } from '../metrics/metrics.js';
 import { countOpenDestinations, countWaitingByCircuit, listDestinations, probeNow, WAITING_COUNT_CAP } from '../callbacks/store/destinations.js';
+import { destinationKey } from '../callbacks/callback-destination.js';
 import { Writes } from '../database/writes.js';
 import { stateOf } from '../delivery/destination-store.js';
 import { circuitOf } from '../delivery/destination-window.js';
@@ -89,7 +90,7 @@ export class DestinationsService implements OnModuleInit {
       if (probed === 'unknown') throw notFound('Destination');
       if (probed === 'closed') throw new DomainError('conflict', ErrorCode.destination_not_open, `Destination ${origin}${partnerId ? ` of partner ${partnerId}` : ''} is closed: there is nothing to probe`);
       for (const p of probed) {
-        await this.audit.record(m, actor, { targetType: 'destination', targetId: origin, before: trackedValues({ nextProbeAt: p.before }), after: trackedValues({ nextProbeAt: p.after }) });
+        await this.audit.record(m, actor, { targetType: 'destination', targetId: destinationKey(p.partnerId, origin), before: trackedValues({ nextProbeAt: p.before }), after: trackedValues({ nextProbeAt: p.after }) });
       }
     });
   }
