@@ -174,19 +174,19 @@ describe('partner portal links and sessions', () => {
     expect(ADMIN_TOKEN).toBeTruthy();
   });
 
-  it("the overview's statement reads the last day's attempts by index and each callback by its key, under the generic plan", async () => {
+  it("the overview's statement reads the partner's attempts of the last day by index and each callback by its key, under the generic plan", async () => {
     const company = (await t.as(apiKey, 'post', '/v1/companies', { name: 'Charted', status_callback: 'http://127.0.0.1:9/c' }).expect(201)).body.id as string;
     await t.admin('patch', `/admin/v1/companies/${company}/credit`, { repaymentTermDays: 9 }).expect(200);
     const [{ id }] = await t.sql<{ id: string }>('SELECT id FROM callbacks WHERE company_id = $1', [company]);
-    await t.sql(`INSERT INTO callback_attempts (callback_id, number, started_at, duration_ms, status_code) VALUES ($1, 1, now() - interval '2 days', 5, 500), ($1, 2, now(), 5, 204)`, [id]);
+    await t.sql(`INSERT INTO callback_attempts (callback_id, partner_id, number, started_at, duration_ms, status_code) VALUES ($1, $2, 1, now() - interval '2 days', 5, 500), ($1, $2, 2, now(), 5, 204)`, [id, partnerId]);
     const pg = new Client({ connectionString: t.config.databaseUrl, options: PLANNER_SETTINGS });
     await pg.connect();
     try {
       await pg.query(`PREPARE activity(uuid) AS ${PARTNER_ACTIVITY}`);
       const { rows } = await pg.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE activity('${partnerId}')`);
       const scans = scansOf((rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan, new Set(['callback_attempts', 'callbacks']));
-      expect(scans.map((x) => `${x.relation} ${x.type} ${x.index}`).sort()).toEqual(['callback_attempts Index Scan callback_attempts_started_idx', 'callbacks Index Scan callbacks_pkey']);
-      // The attempt two days old is not read: the window bounds the scan.
+      expect(scans.map((x) => `${x.relation} ${x.type} ${x.index}`).sort()).toEqual(['callback_attempts Index Scan callback_attempts_partner_started_idx', 'callbacks Index Scan callbacks_pkey']);
+      // The attempt two days old is not read: the window bounds the scan (test/portal-activity-plans.e2e-spec.ts: and the partner).
       expect(scans.find((x) => x.relation === 'callback_attempts')!.examined).toBe(1);
     } finally {
       await pg.end();
