@@ -45,7 +45,7 @@ describe('partner portal links and sessions', () => {
     partnerId = e2e.p.id;
   });
 
-  it('a partner link is one-time, at PORTAL_BASE_URL, stored hashed, and opens a session with a strict cookie', async () => {
+  it('a partner link is one-time, at PORTAL_BASE_URL, stored hashed, and opens a session with a strict cookie (not Secure: the base URL is http)', async () => {
     const before = Date.now();
     const { url, expiresAt } = await link(t, apiKey);
     expect(url).toMatch(new RegExp(`^${t.config.portalBaseUrl}/portal/login\\?token=fsp_[A-Za-z0-9_-]{43}$`));
@@ -205,5 +205,21 @@ describe('partner portal links and sessions', () => {
     await t.admin('post', `/admin/v1/partners/${p.id}/rotate-api-key`, { previousKeyValidHours: 0 }).expect(200);
     await t.http().get('/portal').set('Cookie', cookie).expect(401);
     expect(next).toMatch(/^fsk_/);
+  });
+});
+
+describe('partner portal at an https PORTAL_BASE_URL', () => {
+  const https = harness({ ROLE: 'api', PORTAL_BASE_URL: 'https://portal.example' });
+
+  it('the session cookie carries Secure (with the same other attributes), and links point at the https origin', async () => {
+    const { url } = await link(https.t, https.p.apiKey);
+    expect(url).toMatch(/^https:\/\/portal\.example\/portal\/login\?token=fsp_/);
+    const cookie = String((await https.t.http().get(target(url)).expect(303)).headers['set-cookie']);
+    expect(cookie).toMatch(/^portal_session=fss_[A-Za-z0-9_-]+;/);
+    expect(cookie).toMatch(/; Secure(;|$)/);
+    expect(cookie).toMatch(/; Path=\/portal/);
+    expect(cookie).toMatch(/; HttpOnly/);
+    expect(cookie).toMatch(/; SameSite=Strict/);
+    await https.t.http().get('/portal').set('Cookie', cookie.split(';')[0]).expect(200);
   });
 });
