@@ -354,8 +354,8 @@ async function measureTiming(): Promise<void> {
       `WITH c AS (
          INSERT INTO callbacks (partner_id, company_id, message, url, body, status, attempt_count, created_at, delivered_at)
          SELECT $1, $2, 0, $3, $4, 'delivered', 1, now() - interval '40 days', now() - interval '40 days' FROM generate_series(1, ${OLD_DELIVERED}) g
-         RETURNING id)
-       INSERT INTO callback_attempts (callback_id, number, started_at, duration_ms, status_code) SELECT id, 1, now() - interval '40 days', 5, 204 FROM c`,
+         RETURNING id, partner_id)
+       INSERT INTO callback_attempts (callback_id, partner_id, number, started_at, duration_ms, status_code) SELECT id, partner_id, 1, now() - interval '40 days', 5, 204 FROM c`,
       [partnerId, companyId, rx.urls('/old')[0], body],
     );
     await run.q('VACUUM ANALYZE callbacks');

@@ -38,8 +38,8 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
     const add = (origin: string, n: number, age: string) => addCallbacks(queue, origin, n, age);
     // One destination's day-long backlog, analysed as it stood (then never again: autovacuum off).
     await add(BIG, BACKLOG, '1 day');
-    await queue.query(`INSERT INTO callback_attempts (callback_id, number, started_at, duration_ms, status_code)
-                       SELECT id, 1, created_at, 5, 503 FROM callbacks`);
+    await queue.query(`INSERT INTO callback_attempts (callback_id, partner_id, number, started_at, duration_ms, status_code)
+                       SELECT id, partner_id, 1, created_at, 5, 503 FROM callbacks`);
     if (analysed) await queue.query('ANALYZE');
     // Since: the head of it delivered long ago (dead tuples, and delivered rows the statistics
     // never saw), some in flight with lapsed leases, a second destination with a few due.

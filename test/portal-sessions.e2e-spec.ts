@@ -45,7 +45,7 @@ describe('partner portal links and sessions', () => {
     partnerId = e2e.p.id;
   });
 
-  it('a partner link is one-time, at PORTAL_BASE_URL, stored hashed, and opens a session with a strict cookie', async () => {
+  it('a partner link is one-time, at PORTAL_BASE_URL, stored hashed, and opens a session with a strict cookie (not Secure: the base URL is http)', async () => {
     const before = Date.now();
     const { url, expiresAt } = await link(t, apiKey);
     expect(url).toMatch(new RegExp(`^${t.config.portalBaseUrl}/portal/login\\?token=fsp_[A-Za-z0-9_-]{43}$`));
@@ -174,19 +174,19 @@ describe('partner portal links and sessions', () => {
     expect(ADMIN_TOKEN).toBeTruthy();
   });
 
-  it("the overview's statement reads the last day's attempts by index and each callback by its key, under the generic plan", async () => {
+  it("the overview's statement reads the partner's attempts of the last day by index and each callback by its key, under the generic plan", async () => {
     const company = (await t.as(apiKey, 'post', '/v1/companies', { name: 'Charted', status_callback: 'http://127.0.0.1:9/c' }).expect(201)).body.id as string;
     await t.admin('patch', `/admin/v1/companies/${company}/credit`, { repaymentTermDays: 9 }).expect(200);
     const [{ id }] = await t.sql<{ id: string }>('SELECT id FROM callbacks WHERE company_id = $1', [company]);
-    await t.sql(`INSERT INTO callback_attempts (callback_id, number, started_at, duration_ms, status_code) VALUES ($1, 1, now() - interval '2 days', 5, 500), ($1, 2, now(), 5, 204)`, [id]);
+    await t.sql(`INSERT INTO callback_attempts (callback_id, partner_id, number, started_at, duration_ms, status_code) VALUES ($1, $2, 1, now() - interval '2 days', 5, 500), ($1, $2, 2, now(), 5, 204)`, [id, partnerId]);
     const pg = new Client({ connectionString: t.config.databaseUrl, options: PLANNER_SETTINGS });
     await pg.connect();
     try {
       await pg.query(`PREPARE activity(uuid) AS ${PARTNER_ACTIVITY}`);
       const { rows } = await pg.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE activity('${partnerId}')`);
       const scans = scansOf((rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan, new Set(['callback_attempts', 'callbacks']));
-      expect(scans.map((x) => `${x.relation} ${x.type} ${x.index}`).sort()).toEqual(['callback_attempts Index Scan callback_attempts_started_idx', 'callbacks Index Scan callbacks_pkey']);
-      // The attempt two days old is not read: the window bounds the scan.
+      expect(scans.map((x) => `${x.relation} ${x.type} ${x.index}`).sort()).toEqual(['callback_attempts Index Scan callback_attempts_partner_started_idx', 'callbacks Index Scan callbacks_pkey']);
+      // The attempt two days old is not read: the window bounds the scan (test/portal-activity-plans.e2e-spec.ts: and the partner).
       expect(scans.find((x) => x.relation === 'callback_attempts')!.examined).toBe(1);
     } finally {
       await pg.end();
@@ -205,5 +205,21 @@ describe('partner portal links and sessions', () => {
     await t.admin('post', `/admin/v1/partners/${p.id}/rotate-api-key`, { previousKeyValidHours: 0 }).expect(200);
     await t.http().get('/portal').set('Cookie', cookie).expect(401);
     expect(next).toMatch(/^fsk_/);
+  });
+});
+
+describe('partner portal at an https PORTAL_BASE_URL', () => {
+  const https = harness({ ROLE: 'api', PORTAL_BASE_URL: 'https://portal.example' });
+
+  it('the session cookie carries Secure (with the same other attributes), and links point at the https origin', async () => {
+    const { url } = await link(https.t, https.p.apiKey);
+    expect(url).toMatch(/^https:\/\/portal\.example\/portal\/login\?token=fsp_/);
+    const cookie = String((await https.t.http().get(target(url)).expect(303)).headers['set-cookie']);
+    expect(cookie).toMatch(/^portal_session=fss_[A-Za-z0-9_-]+;/);
+    expect(cookie).toMatch(/; Secure(;|$)/);
+    expect(cookie).toMatch(/; Path=\/portal/);
+    expect(cookie).toMatch(/; HttpOnly/);
+    expect(cookie).toMatch(/; SameSite=Strict/);
+    await https.t.http().get('/portal').set('Cookie', cookie.split(';')[0]).expect(200);
   });
 });

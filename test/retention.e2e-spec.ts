@@ -76,6 +76,29 @@ describe('retention (CALLBACK_RETENTION=1s)', () => {
     expect(await count('idempotency_keys', `key = 'young'`, [])).toBe(1);
   });
 
+  it('deletes portal links a day past their expiry and sessions ended, idle or too old; keeps live ones and links expired since', async () => {
+    const p = await createPartner(t, 'Portal');
+    const link = (hash: string, expiresAt: string) => t.sql(`INSERT INTO portal_links (token_hash, partner_id, expires_at) VALUES ($1, $2, now() + $3::interval)`, [hash, p.id, expiresAt]);
+    await link('link-expired-two-days', '-2 days');
+    await link('link-used-expired-two-days', '-2 days');
+    await t.sql(`UPDATE portal_links SET used_at = expires_at - interval '1 minute' WHERE token_hash = 'link-used-expired-two-days'`);
+    await link('link-expired-an-hour', '-1 hour');
+    await link('link-live', '10 minutes');
+    const session = (hash: string, columns: string) =>
+      t.sql(`INSERT INTO portal_sessions (token_hash, partner_id, csrf_secret, created_at, last_seen_at, ended_at) SELECT $1, $2, 's', ${columns}`, [hash, p.id]);
+    await session('session-ended', `now() - interval '1 hour', now(), now() - interval '1 minute'`);
+    await session('session-idle', `now() - interval '1 hour', now() - interval '31 minutes', NULL`);
+    await session('session-too-old', `now() - interval '8 hours 1 minute', now(), NULL`);
+    await session('session-live', `now() - interval '1 hour', now() - interval '1 minute', NULL`);
+    const left = async (table: string) => (await t.sql<{ token_hash: string }>(`SELECT token_hash FROM ${table} WHERE partner_id = $1 ORDER BY token_hash`, [p.id])).map((r) => r.token_hash);
+    await until(async () => (await left('portal_sessions')).length === 1 && (await left('portal_links')).length === 2, { what: 'portal rows pruned' });
+    expect(await left('portal_links')).toEqual(['link-expired-an-hour', 'link-live']);
+    expect(await left('portal_sessions')).toEqual(['session-live']);
+    const metrics = (await t.http().get('/metrics').expect(200)).text;
+    expect(metrics).toMatch(/funding_retention_pruned_rows_total\{table="portal_links"\} 2\b/);
+    expect(metrics).toMatch(/funding_retention_pruned_rows_total\{table="portal_sessions"\} 3\b/);
+  });
+
   it('prunes in one process at a time: a pass finds the lock taken and does nothing', async () => {
     // The test's own session takes the retention lock (src/retention), as another process's pass would.
     const id = 727_002;

@@ -52,6 +52,8 @@ export class Callback {
 export class CallbackAttempt {
   @PrimaryGeneratedColumn('identity', { type: 'bigint' }) id: string;
   @Column('uuid', { name: 'callback_id' }) callbackId: string;
+  /** Its callback's partner (the portal's chart reads a partner's attempts by it). */
+  @Column('uuid', { name: 'partner_id' }) partnerId: string;
   @Column('integer') number: number;
   @Column('timestamptz', { name: 'started_at' }) startedAt: Date;
   @Column('integer', { name: 'duration_ms' }) durationMs: number;

@@ -25,6 +25,7 @@ import { SealedValuesBoundToRows1764700100000 } from './migrations/1764700100000
 import { ReplayIndex1764700300000 } from './migrations/1764700300000-replay-index.js';
 import { giveSecretsKeys } from './migration-secrets.js';
 import { PartnerPortal1764700400000 } from './migrations/1764700400000-partner-portal.js';
+import { AttemptPartner1764700500000 } from './migrations/1764700500000-attempt-partner.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -50,6 +51,7 @@ export const MIGRATIONS = [
   SealedValuesBoundToRows1764700100000,
   ReplayIndex1764700300000,
   PartnerPortal1764700400000,
+  AttemptPartner1764700500000,
 ];
 
 

@@ -6,6 +6,8 @@ import type { SendResult } from '../egress/callback-sender.js';
 /** What settlement needs of the callback a worker loaded. */
 export interface SettlingRow {
   id: string;
+  /** Its partner: the attempt's row carries it. */
+  partner_id: string;
   destination: string;
   attempt_count: number;
   schedule_attempts: number;

@@ -207,6 +207,7 @@ function attemptRecord(a: Attempt, s: SettledAttempt): AttemptRecord {
   const { status, delayMs, lastError, keepsError, counts } = s;
   return {
     id: a.row.id,
+    partnerId: a.row.partner_id,
     attemptCount: a.row.attempt_count,
     scheduleKey: a.row.schedule_key,
     startedAt: a.startedAt,

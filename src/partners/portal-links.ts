@@ -19,6 +19,15 @@ export const PORTAL_LOGIN_PATH = '/portal/login';
 /** A link's token: 256 random bits, stored as its SHA-256 only (as API keys are), shown once in the URL. */
 const newLinkToken = () => `fsp_${randomBytes(32).toString('base64url')}`;
 
+/**
+ * Links expired over a day ago, a batch ($1 rows), for the retention pass (src/retention/): for a
+ * day a late click still reads "expired" (or "used already"), not "not a sign-in link". A range of
+ * `portal_links_expires_idx`.
+ */
+export const PRUNE_PORTAL_LINKS = `
+  WITH doomed AS (SELECT token_hash FROM portal_links WHERE expires_at < now() - interval '1 day' LIMIT $1 FOR UPDATE SKIP LOCKED)
+  DELETE FROM portal_links l USING doomed d WHERE l.token_hash = d.token_hash`;
+
 /** Why a link opened nothing (the page says which). */
 export type LinkRefusal = 'used' | 'expired' | 'unknown';
 

@@ -9,6 +9,19 @@ export const PORTAL_IDLE_MINUTES = 30;
 /** And this long after it began, used or not. */
 export const PORTAL_MAX_HOURS = 8;
 
+/** A session row still in use: not ended, used within PORTAL_IDLE_MINUTES, begun within PORTAL_MAX_HOURS (PostgreSQL's clock). */
+const LIVE = `ended_at IS NULL AND last_seen_at > now() - make_interval(mins => ${PORTAL_IDLE_MINUTES}) AND created_at > now() - make_interval(hours => ${PORTAL_MAX_HOURS})`;
+
+/**
+ * Rows of sessions no longer live, a batch ($1 rows), for the retention pass (src/retention/): a
+ * cookie of a deleted session meets the same 401 page as one of an ended session. No index: the
+ * table holds the sessions begun in the last PORTAL_MAX_HOURS and those that ended since the last
+ * pass, and a pass reads it whole; an index on last use would cost every request its update.
+ */
+export const PRUNE_PORTAL_SESSIONS = `
+  WITH doomed AS (SELECT id FROM portal_sessions WHERE NOT (${LIVE}) LIMIT $1 FOR UPDATE SKIP LOCKED)
+  DELETE FROM portal_sessions s USING doomed d WHERE s.id = d.id`;
+
 /** A live portal session, as the access gate finds it for a request. */
 export interface PortalSession {
   id: string;
@@ -50,11 +63,8 @@ export class PortalSessions {
     const hash = hashToken(token);
     // An UPDATE's answer through TypeORM: [rows, affected].
     const [[row]]: [{ id: string; partner_id: string; csrf_secret: string; token_hash: string }[], number] = await this.db.query(
-      `UPDATE portal_sessions SET last_seen_at = now()
-        WHERE token_hash = $1 AND ended_at IS NULL
-          AND last_seen_at > now() - make_interval(mins => $2) AND created_at > now() - make_interval(hours => $3)
-        RETURNING id, partner_id, csrf_secret, token_hash`,
-      [hash, PORTAL_IDLE_MINUTES, PORTAL_MAX_HOURS],
+      `UPDATE portal_sessions SET last_seen_at = now() WHERE token_hash = $1 AND ${LIVE} RETURNING id, partner_id, csrf_secret, token_hash`,
+      [hash],
     );
     if (!row || !safeEqual(row.token_hash, hash)) return null;
     return { id: row.id, partnerId: row.partner_id, csrfSecret: row.csrf_secret };

@@ -1,7 +1,10 @@
-// Bounded tables: delivered callbacks (with their attempts) older than CALLBACK_RETENTION and
-// idempotency keys past their 24 h go, in small batches, in the background. Failed and pending
-// callbacks are kept whatever their age: they still need an operator or a delivery.
+// Bounded tables: delivered callbacks (with their attempts) older than CALLBACK_RETENTION,
+// idempotency keys past their 24 h, and portal links and sessions no longer usable go, in small
+// batches, in the background. Failed and pending callbacks are kept whatever their age: they
+// still need an operator or a delivery.
 import { deliveriesUnderWay, pruneCallbacks, PRUNE_UNSENT_EVENTS, RETENTION_BATCH } from '../callbacks/store/retention.js';
+import { PRUNE_PORTAL_LINKS } from '../partners/portal-links.js';
+import { PRUNE_PORTAL_SESSIONS } from '../partners/portal-sessions.js';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
 import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
@@ -119,8 +122,8 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
   private async batches(client: PoolClient): Promise<PruneResult> {
     const total: PruneResult = { callbacks: 0, attempts: 0, idempotencyKeys: 0 };
     let callbacksLeft = true;
-    let keysLeft = true;
-    while ((callbacksLeft || keysLeft) && !this.stopping) {
+    let othersLeft = true;
+    while ((callbacksLeft || othersLeft) && !this.stopping) {
       const started = Date.now();
       if (callbacksLeft) {
         const [r] = await pruneCallbacks(client, this.config.callbackRetentionMs);
@@ -130,15 +133,19 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
         this.metrics.retentionPruned.inc({ table: 'callback_attempts' }, r.attempts);
         callbacksLeft = r.callbacks === RETENTION_BATCH;
       }
-      if (keysLeft) {
+      if (othersLeft) {
         const keys = (await client.query(PRUNE_IDEMPOTENCY_KEYS)).rowCount ?? 0;
         const events = (await client.query(PRUNE_UNSENT_EVENTS, [this.config.callbackRetentionMs])).rowCount ?? 0;
+        const links = (await client.query(PRUNE_PORTAL_LINKS, [RETENTION_BATCH])).rowCount ?? 0;
+        const sessions = (await client.query(PRUNE_PORTAL_SESSIONS, [RETENTION_BATCH])).rowCount ?? 0;
         total.idempotencyKeys += keys;
         this.metrics.retentionPruned.inc({ table: 'idempotency_keys' }, keys);
         this.metrics.retentionPruned.inc({ table: 'operational_events' }, events);
-        keysLeft = keys === RETENTION_BATCH || events === RETENTION_BATCH;
+        this.metrics.retentionPruned.inc({ table: 'portal_links' }, links);
+        this.metrics.retentionPruned.inc({ table: 'portal_sessions' }, sessions);
+        othersLeft = [keys, events, links, sessions].some((n) => n === RETENTION_BATCH);
       }
-      if (callbacksLeft || keysLeft) {
+      if (callbacksLeft || othersLeft) {
         const factor = (await this.deliveriesWaiting()) ? PAUSE_PER_BATCH_TIME_WHILE_DELIVERING : PAUSE_PER_BATCH_TIME;
         await this.pause(Math.max(MIN_PAUSE_MS, factor * (Date.now() - started)));
       }

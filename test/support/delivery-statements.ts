@@ -76,14 +76,14 @@ export interface DeliveryDatabase {
   relay: Client;
 }
 
-/** A database of its own for the enclosing describe: migrated, filled by `fill` before its tests, dropped after them. */
-export function deliveryDatabase(fill: (queue: PoolClient) => Promise<void>): DeliveryDatabase {
+/** A database of its own for the enclosing describe: migrated, filled by `fill` (within `timeoutMs`) before its tests, dropped after them. */
+export function deliveryDatabase(fill: (queue: PoolClient) => Promise<void>, timeoutMs = 60_000): DeliveryDatabase {
   const run = runIdentity();
   const db = {} as DeliveryDatabase;
   beforeAll(async () => {
     Object.assign(db, await migratedDatabase(run.databaseUrl));
     await fill(db.queue);
-  }, 60_000);
+  }, timeoutMs);
   afterAll(() => dropDatabase(run, db.pool, db.queue, db.relay));
   return db;
 }
@@ -103,7 +103,7 @@ export async function rolledBack<T>(s: Statement, work: () => Promise<T>): Promi
 
 /** The statements and their arguments as the code passes them; `on` is the connection the code runs them on. */
 export async function statements(queue: ClientBase, relay: Client): Promise<Statement[]> {
-  const sending = (await queue.query(`SELECT id, attempt_count, (extract(epoch FROM schedule_started_at) * 1000000)::bigint::text AS k FROM callbacks WHERE status = 'sending' LIMIT 20`)).rows;
+  const sending = (await queue.query(`SELECT id, partner_id, attempt_count, (extract(epoch FROM schedule_started_at) * 1000000)::bigint::text AS k FROM callbacks WHERE status = 'sending' LIMIT 20`)).rows;
   const ids = sending.map((r) => r.id as string);
   const columns = { window_size: 3, failures: 0, probe_ms: 0, last_error: null, opened_at: null, next_probe_at: null, last_ok_at: Date.now() };
   const saves = (reported: DestinationSave['reported']): unknown[] => saveParams([{ key: BIG, columns, version: '0', reported, failingSince: reported && Date.now() - 60_000 }]);
@@ -111,7 +111,7 @@ export async function statements(queue: ClientBase, relay: Client): Promise<Stat
   const records = (status: 'delivered' | 'failed'): unknown[] =>
     recordParams(
       sending.map((r): AttemptRecord => ({
-        id: r.id, attemptCount: r.attempt_count, scheduleKey: r.k, startedAt: Date.now(), durationMs: 5, statusCode: 200, error: null, responseBody: 'ok', sourceAddress: null,
+        id: r.id, partnerId: r.partner_id, attemptCount: r.attempt_count, scheduleKey: r.k, startedAt: Date.now(), durationMs: 5, statusCode: 200, error: null, responseBody: 'ok', sourceAddress: null,
         fate: fate(status), ifRedelivered: fate(status), ifUrlRemoved: fate(status),
       })),
     );

@@ -174,7 +174,7 @@ export class World {
   async settle(e: Entry, b: Behaviour | null, lateMs = 0): Promise<void> {
     this.entries = this.entries.filter((x) => x !== e);
     const { rows } = await this.s.pool.query<SettlingRow & { status: string; lease: string | null }>(
-      `SELECT id, destination, attempt_count, schedule_attempts, ${microsKey('schedule_started_at')} AS schedule_key, status, ${microsKey('lease_until')} AS lease FROM callbacks WHERE id = $1`,
+      `SELECT id, partner_id, destination, attempt_count, schedule_attempts, ${microsKey('schedule_started_at')} AS schedule_key, status, ${microsKey('lease_until')} AS lease FROM callbacks WHERE id = $1`,
       [e.id],
     );
     const row = rows[0];

@@ -16,20 +16,20 @@ export interface PartnerActivity {
 
 /**
  * The partner's attempts since the start of the hour 23 hours ago (24 hourly buckets, the current
- * one included): a range of `callback_attempts_started_idx`, each attempt's callback read by its
- * primary key to keep the partner's own. Bounded by the window (every partner's attempts of the
- * last day, never older ones), whatever the partner's history: a partner-first plan would read
- * every callback the partner has kept. The callback is read in a LATERAL subquery fenced by OFFSET 0, so that
- * the planner cannot turn the join into that partner-first plan. (Attempts carrying their partner, with an
- * index on (partner, start), would bound it by the partner too.) The overview reads it once a page.
+ * one included): one range of `callback_attempts_partner_started_idx (partner_id, started_at)`, so
+ * it reads this partner's attempts of the day and nothing else, whatever the other partners' traffic
+ * or this partner's older history. Each attempt's callback (its status, and whether it is an
+ * operational event's delivery) is read by its primary key, in a LATERAL subquery fenced by
+ * OFFSET 0: joined freely, a plan could start from the partner's callbacks, every one it has kept.
+ * The overview reads it once a page.
  */
 export const PARTNER_ACTIVITY = `
   WITH span AS (SELECT date_trunc('hour', now()) - interval '23 hours' AS since),
   attempts AS (
     SELECT date_trunc('hour', a.started_at) AS hour, coalesce(a.status_code BETWEEN 200 AND 299, false) AS ok, c.id, c.status
       FROM callback_attempts a
-      CROSS JOIN LATERAL (SELECT id, status, partner_id, event_type FROM callbacks WHERE id = a.callback_id OFFSET 0) c
-     WHERE a.started_at >= (SELECT since FROM span) AND c.partner_id = $1 AND c.event_type IS NULL)
+      CROSS JOIN LATERAL (SELECT id, status, event_type FROM callbacks WHERE id = a.callback_id OFFSET 0) c
+     WHERE a.partner_id = $1 AND a.started_at >= (SELECT since FROM span) AND c.event_type IS NULL)
   SELECT h.hour,
          (SELECT count(*) FROM attempts x WHERE x.hour = h.hour AND x.ok)::int AS succeeded,
          (SELECT count(*) FROM attempts x WHERE x.hour = h.hour AND NOT x.ok)::int AS failed,

@@ -15,6 +15,8 @@ export interface RecordedFate {
 /** One attempt as the record statement takes it: the attempt's log row, and its callback's fate in each case. */
 export interface AttemptRecord {
   id: string;
+  /** The callback's partner: the attempt carries it for the portal's chart (its index is by partner). */
+  partnerId: string;
   /** The callback's attempt_count the attempt was made at (its number is one more). */
   attemptCount: number;
   scheduleKey: string;
@@ -40,6 +42,7 @@ const fateColumns = (prefix: string, pick: (r: AttemptRecord) => RecordedFate) =
 /** The record statement's input: one row per attempt. */
 const RECORD_INPUT = new InputColumns<AttemptRecord>([
   { name: 'id', type: 'uuid', value: (r) => r.id },
+  { name: 'partner_id', type: 'uuid', value: (r) => r.partnerId },
   { name: 'number', type: 'int', value: (r) => r.attemptCount + 1 },
   { name: 'started_at', type: 'float8', value: (r) => r.startedAt },
   { name: 'duration_ms', type: 'int', value: (r) => r.durationMs },
@@ -91,8 +94,8 @@ function recordStatement(reports: Reports): string {
   WITH input AS (
     SELECT * FROM ${RECORD_INPUT.unnest('t')}
   ), attempt AS (
-    INSERT INTO callback_attempts (callback_id, number, started_at, duration_ms, status_code, error, response_body, source_address)
-    SELECT id, number, to_timestamp(started_at / 1000), duration_ms, status_code, error, response_body, source_address FROM input
+    INSERT INTO callback_attempts (callback_id, partner_id, number, started_at, duration_ms, status_code, error, response_body, source_address)
+    SELECT id, partner_id, number, to_timestamp(started_at / 1000), duration_ms, status_code, error, response_body, source_address FROM input
   ), saved AS (${saveDestinations(RECORD_INPUT.count + 1)}
   ), settled AS (
   UPDATE callbacks c
