@@ -1,5 +1,5 @@
 import { CallbackAttempt, Callback } from './callbacks/callback.entity.js';
-import { IdempotencyKey } from './idempotency/idempotency-key.entity.js';
+import { IdempotencyKey } from './platform/idempotency/idempotency-key.entity.js';
 import { Company } from './companies/company.entity.js';
 import { LimitRequest } from './limit-requests/limit-request.entity.js';
 import { Loan, LoanPayment } from './loans/loan.entity.js';
@@ -7,7 +7,7 @@ import { Partner } from './partners/partner.entity.js';
 import { WithdrawalRequest } from './withdrawals/withdrawal-request.entity.js';
 import { Operator } from './operators/operator.entity.js';
 import { DataSourceOptions } from 'typeorm';
-import { databaseOptions } from './database/database.js';
+import { databaseOptions } from './platform/database/database.js';
 
 /** Every entity the service maps (database/ knows none: features depend on it, not it on them). */
 export const ENTITIES = [Partner, Company, LimitRequest, WithdrawalRequest, Loan, LoanPayment, Callback, CallbackAttempt, IdempotencyKey, Operator];

@@ -1,4 +1,4 @@
-import { StrictValidationPipe } from './http/validation.js';
+import { StrictValidationPipe } from './platform/http/validation.js';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import { AccessGate, Credentials } from './access/access-gate.js';
@@ -12,18 +12,18 @@ import { dashboardDocument } from './dashboard/dashboard-document.js';
 import { CallbackBody } from './callbacks/callback.responses.js';
 import { OPERATIONAL_EVENT_MODELS } from './operational-events/operational-event-document.js';
 import { OperatorCredentials } from './operators/operator-credentials.js';
-import { bearerToken } from './partners/partner-secrets.js';
+import { bearerToken } from './platform/crypto/tokens.js';
 import { PartnersService } from './partners/partners.service.js';
 import { PortalSessions } from './partners/portal-sessions.js';
 import { mountPortal, PORTAL_COOKIE, signInPage } from './portal/portal-mount.js';
 import type { FastifyRequest } from 'fastify';
 import { RateLimiter } from './partners/rate-limiter.js';
-import { buildApiDocument } from './openapi/api-document.js';
-import { answerRouterRefusal } from './http/framework-errors.js';
-import { MAX_BODY_BYTES, registerBodyParsers } from './http/json-body.js';
-import { AppConfig } from './config/app-config.js';
-import { RouteSpanInterceptor } from './telemetry/route-span.interceptor.js';
-import { tracingActive } from './telemetry/trace-context.js';
+import { buildApiDocument } from './platform/openapi/api-document.js';
+import { answerRouterRefusal } from './platform/http/framework-errors.js';
+import { MAX_BODY_BYTES, registerBodyParsers } from './platform/http/json-body.js';
+import { AppConfig } from './platform/config/app-config.js';
+import { RouteSpanInterceptor } from './platform/telemetry/route-span.interceptor.js';
+import { tracingActive } from './platform/telemetry/trace-context.js';
 
 /**
  * Idle keep-alive connections stay open this long. Node's default (5 s) is shorter than the idle

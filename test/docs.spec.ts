@@ -1,7 +1,7 @@
-import { ERROR_CODES } from '../src/http/error-codes.js';
+import { ERROR_CODES } from '../src/platform/http/error-codes.js';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfig, parseDuration, parseDurationList } from '../src/config/app-config.js';
+import { loadConfig, parseDuration, parseDurationList } from '../src/platform/config/app-config.js';
 import type { ResultsFile } from '../bench/support/results.js';
 import { TABLE_BEGIN, TABLE_END, withResults } from '../bench/support/table.js';
 import { commandLines, DocBlock, docPages, fencedBlocks, ROOT } from './support/doc-blocks.js';

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ErrorCode } from '../src/http/error-codes.js';
+import { ErrorCode } from '../src/platform/http/error-codes.js';
 import { ROOT } from './support/doc-blocks.js';
 
 /** What keeps the domain's code in one shape, read from the source (the behaviour is in the e2e tests). */

@@ -1,6 +1,6 @@
 import { CallbackMessage } from '../src/callbacks/callback-message.js';
-import { DomainError } from '../src/http/domain-error.js';
-import { ErrorCode } from '../src/http/error-codes.js';
+import { DomainError } from '../src/platform/http/domain-error.js';
+import { ErrorCode } from '../src/platform/http/error-codes.js';
 import { companyOfRow, DomainTransitions, StatusChangeSpec } from '../src/domain/domain-transitions.js';
 import { StatusResource } from '../src/domain/resource.js';
 import { LimitRequest } from '../src/limit-requests/limit-request.entity.js';

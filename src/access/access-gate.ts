@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ErrorCode } from '../http/error-codes.js';
-import { UnexpectedErrorAnswer } from '../http/unexpected-error.filter.js';
+import { ErrorCode } from '../platform/http/error-codes.js';
+import { UnexpectedErrorAnswer } from '../platform/http/unexpected-error.filter.js';
 import { OperatorIdentity, roleAllows } from './operator-role.js';
 import { RouteAccess } from './route-access.js';
 

@@ -1,13 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CallbackMessage } from '../callbacks/callback-message.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
-import { invalidProperty } from '../http/domain-error.js';
+import { invalidProperty } from '../platform/http/domain-error.js';
 import { companyCallbackProperty } from '../companies/company-callback-property.js';
 import { DomainTransitions, partnersCompany } from '../domain/domain-transitions.js';
 import { Resource } from '../domain/resource.js';
 import { Company } from '../companies/company.entity.js';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { VARIANTS, VariantNames } from '../config/variant.js';
+import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
+import { VARIANTS, VariantNames } from '../platform/config/variant.js';
 import { LimitRequest } from '../limit-requests/limit-request.entity.js';
 import { WithdrawalRequest } from '../withdrawals/withdrawal-request.entity.js';
 import { followUrl } from '../callbacks/store/url-changes.js';

@@ -1,13 +1,13 @@
 import { Access } from '../access/route-access.js';
 import { Body, Controller, Param, Patch } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { Doc } from '../openapi/api-doc.js';
+import { Doc } from '../platform/openapi/api-doc.js';
 import { CompanyResponse } from '../companies/company.responses.js';
 import { LimitRequestResponse } from '../limit-requests/limit-request.responses.js';
 import { WithdrawalResponse } from '../withdrawals/withdrawal.responses.js';
-import { ParseUuid } from '../http/strict-params.js';
+import { ParseUuid } from '../platform/http/strict-params.js';
 import { companyView } from '../companies/company.views.js';
-import { OnlyVariant } from '../config/variant-controllers.js';
+import { OnlyVariant } from '../platform/config/variant-controllers.js';
 import { limitRequestView } from '../limit-requests/limit-request.views.js';
 import { CurrentPartner } from '../partners/current-partner.js';
 import { Partner } from '../partners/partner.entity.js';

@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString } from 'class-validator';
-import { variantOnly } from '../openapi/api-variant-doc.js';
+import { variantOnly } from '../platform/openapi/api-variant-doc.js';
 import { CALLBACK_URL } from '../companies/company.dto.js';
 
 /** A callback URL a PATCH sets: a URL checked as at creation, or null to remove it. */

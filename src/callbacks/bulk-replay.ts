@@ -3,9 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.js';
 import { trackedValues } from '../audit/audit-changes.js';
-import { Writes } from '../database/writes.js';
-import { DomainError, invalidProperty } from '../http/domain-error.js';
-import { ErrorCode } from '../http/error-codes.js';
+import { Writes } from '../platform/database/writes.js';
+import { DomainError, invalidProperty } from '../platform/http/domain-error.js';
+import { ErrorCode } from '../platform/http/error-codes.js';
 import type { Actor } from '../operators/actor.js';
 import { countReplayable, replayFailed, ReplaySelection } from './store/replay.js';
 

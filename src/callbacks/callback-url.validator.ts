@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import dns from 'node:dns';
-import { invalidProperty } from '../http/domain-error.js';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
+import { invalidProperty } from '../platform/http/domain-error.js';
+import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
 import { DNS_LOOKUP } from '../egress/callback-sender.js';
 import { GuardOptions, LookupAll, resolveCallbackUrl } from '../egress/destination-guard.js';
 

@@ -1,5 +1,5 @@
 import { Access } from '../access/route-access.js';
-import { Doc } from '../openapi/api-doc.js';
+import { Doc } from '../platform/openapi/api-doc.js';
 import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
 import { Redelivery } from './redelivery.js';
 import { BulkReplay } from './bulk-replay.js';
@@ -8,7 +8,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/com
 import { ApiTags } from '@nestjs/swagger';
 import { attemptView, callbackView } from './callback.views.js';
 import { CallbackReads } from './callback-reads.js';
-import { ParseUuid } from '../http/strict-params.js';
+import { ParseUuid } from '../platform/http/strict-params.js';
 import { AdminListCallbacksQuery, AdminReplayFailedDto, replayWindow } from './callback-filters.js';
 
 @ApiTags('operator: callbacks')

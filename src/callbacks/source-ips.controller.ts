@@ -1,10 +1,10 @@
 import { Access } from '../access/route-access.js';
-import { NoQuery } from '../http/strict-params.js';
-import { Doc } from '../openapi/api-doc.js';
+import { NoQuery } from '../platform/http/strict-params.js';
+import { Doc } from '../platform/openapi/api-doc.js';
 import { SourceIpsResponse } from './callback.responses.js';
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
+import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
 
 @ApiTags('callbacks')
 @Access.anyone()

@@ -1,5 +1,5 @@
-import { DomainError } from '../http/domain-error.js';
-import { VARIANTS } from '../config/variant.js';
+import { DomainError } from '../platform/http/domain-error.js';
+import { VARIANTS } from '../platform/config/variant.js';
 import { companyCallbackProperty } from './company-callback-property.js';
 
 describe('the organization callback property of a body', () => {

@@ -1,5 +1,5 @@
-import { invalidProperty } from '../http/domain-error.js';
-import type { VariantNames } from '../config/variant.js';
+import { invalidProperty } from '../platform/http/domain-error.js';
+import type { VariantNames } from '../platform/config/variant.js';
 
 type CompanyCallbackProperty = VariantNames['companyCallbackProperty'];
 

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsInt, IsISO4217CurrencyCode, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
-import { variantOnly } from '../openapi/api-variant-doc.js';
-import { MONEY_INPUT_PATTERN } from '../common/money.js';
-import { IsMoneyAmount, IsOmittable } from '../http/validation.js';
+import { variantOnly } from '../platform/openapi/api-variant-doc.js';
+import { MONEY_INPUT_PATTERN } from '../platform/common/money.js';
+import { IsMoneyAmount, IsOmittable } from '../platform/http/validation.js';
 import { CREDIT_STATUSES, CreditStatus } from './credit-status.js';
 
 /** A callback URL property (docs/partners.md, "Registering callback URLs"): absolute https (http only where allowed), no user-info, a public address. */

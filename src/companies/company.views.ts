@@ -1,5 +1,5 @@
-import { formatMoney } from '../common/money.js';
-import { VariantNames } from '../config/variant.js';
+import { formatMoney } from '../platform/common/money.js';
+import { VariantNames } from '../platform/config/variant.js';
 import { Company } from './company.entity.js';
 
 export function companyView(c: Company, names: VariantNames) {

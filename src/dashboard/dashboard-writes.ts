@@ -1,4 +1,4 @@
-import { codeOfStatus } from '../http/error-codes.js';
+import { codeOfStatus } from '../platform/http/error-codes.js';
 import type { OperatorIdentity } from '../access/operator-role.js';
 import type { Actor } from '../operators/actor.js';
 import { CALLBACK_QUEUE } from '../delivery/callback-queue.js';

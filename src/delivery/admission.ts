@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import type { SqlSession } from '../database/sql-session.js';
+import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
+import type { SqlSession } from '../platform/database/sql-session.js';
 import { Metrics } from '../metrics/metrics.js';
 import { CallbackQueue } from './callback-queue.js';
 import { AdmissionFloors, FloorRow } from './admission-floors.js';

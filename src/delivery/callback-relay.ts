@@ -1,9 +1,9 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Client } from 'pg';
-import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { sessionWithDeadline, SqlSession, StatementTimeout } from '../database/sql-session.js';
-import { PLANNER_SETTINGS } from '../database/database.js';
+import { RepeatLimitedLog } from '../platform/logging/repeat-limited-log.js';
+import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
+import { sessionWithDeadline, SqlSession, StatementTimeout } from '../platform/database/sql-session.js';
+import { PLANNER_SETTINGS } from '../platform/database/database.js';
 import { Admission } from './admission.js';
 import { AdmissionSignal, CALLBACKS_CHANNEL } from './admission-signal.js';
 

@@ -1,9 +1,9 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Job, Worker } from 'bullmq';
-import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { SqlPool } from '../database/sql-pool.js';
-import { createRedis, redisNamespace, RedisConnection } from '../database/redis.js';
+import { RepeatLimitedLog } from '../platform/logging/repeat-limited-log.js';
+import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
+import { SqlPool } from '../platform/database/sql-pool.js';
+import { createRedis, redisNamespace, RedisConnection } from '../platform/database/redis.js';
 import { AdmissionSignal } from './admission-signal.js';
 import { CallbackDelivery } from './callback-delivery.js';
 import { CALLBACK_QUEUE, DeliverJobData } from './callback-queue.js';

@@ -1,12 +1,12 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { isDataError } from '../database/database.js';
-import { SqlPool } from '../database/sql-pool.js';
+import { RepeatLimitedLog } from '../platform/logging/repeat-limited-log.js';
+import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
+import { isDataError } from '../platform/database/database.js';
+import { SqlPool } from '../platform/database/sql-pool.js';
 import { Metrics } from '../metrics/metrics.js';
 import { AdmissionSignal } from './admission-signal.js';
-import { SerialBatcher } from '../common/batcher.js';
+import { SerialBatcher } from '../platform/common/batcher.js';
 import type { SendResult } from '../egress/callback-sender.js';
 import { originOfKey } from '../callbacks/callback-destination.js';
 import { DestinationRow, READ_DESTINATIONS, saveParams } from '../callbacks/store/destination-states.js';

@@ -3,7 +3,7 @@ import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
-import { Doc } from '../openapi/api-doc.js';
+import { Doc } from '../platform/openapi/api-doc.js';
 import { CurrentPartner } from '../partners/current-partner.js';
 import { Partner } from '../partners/partner.entity.js';
 import { CircuitState, DestinationsService } from './destinations.service.js';

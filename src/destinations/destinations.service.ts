@@ -5,11 +5,11 @@ import type { Actor } from '../operators/actor.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Gauge } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { DomainError, notFound } from '../http/domain-error.js';
-import { ErrorCode } from '../http/error-codes.js';
+import { DomainError, notFound } from '../platform/http/domain-error.js';
+import { ErrorCode } from '../platform/http/error-codes.js';
 import { Metrics } from '../metrics/metrics.js';
 import { countOpenDestinations, countWaitingByCircuit, listDestinations, probeNow, WAITING_COUNT_CAP } from '../callbacks/store/destinations.js';
-import { Writes } from '../database/writes.js';
+import { Writes } from '../platform/database/writes.js';
 import { stateOf } from '../delivery/destination-store.js';
 import { circuitOf } from '../delivery/destination-window.js';
 

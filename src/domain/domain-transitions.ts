@@ -10,7 +10,7 @@ import { ChangeSet } from './change-set.js';
 import { CompanyChanges, CompanyChangeSpec } from './company-changes.js';
 import { AUDIT_ACTIONS, AuditActionName } from '../audit/audit-actions.js';
 import { rowChangesAudit } from '../audit/audit-changes.js';
-import { Writes } from '../database/writes.js';
+import { Writes } from '../platform/database/writes.js';
 import { AuditLog } from '../audit/audit-log.js';
 import type { Actor } from '../operators/actor.js';
 

@@ -1,9 +1,9 @@
 import type { Pool } from 'pg';
 import { DataSource, EntityMetadata, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
-import { updatableColumns } from '../common/transaction.js';
-import { isDataError } from '../database/database.js';
-import { Batcher, SerialBatcher } from '../common/batcher.js';
+import { updatableColumns } from '../platform/common/transaction.js';
+import { isDataError } from '../platform/database/database.js';
+import { Batcher, SerialBatcher } from '../platform/common/batcher.js';
 import { CallbackEvent } from '../callbacks/callback-recorder.js';
 import { CALLBACK_PARAMS, callbackInsert, callbackValues } from '../callbacks/store/recording.js';
 import { auditRowsInsert, auditRowsValues } from '../audit/audit-log.js';

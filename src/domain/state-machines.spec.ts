@@ -1,7 +1,7 @@
 import { CREDIT_STATUSES, CREDIT_TRANSITIONS } from '../companies/credit-status.js';
 import { LIMIT_REQUEST_STATUSES, LIMIT_REQUEST_TRANSITIONS } from '../limit-requests/limit-request-status.js';
 import { WITHDRAWAL_STATUSES, WITHDRAWAL_TRANSITIONS } from '../withdrawals/withdrawal-status.js';
-import { canTransition, Transitions } from '../common/state-machine.js';
+import { canTransition, Transitions } from '../platform/common/state-machine.js';
 
 /** Every from→to pair of a machine, with whether the contract allows it. */
 function pairs<S extends string>(statuses: readonly S[], allowed: [S, S][]) {

@@ -1,12 +1,12 @@
 import { Access } from '../access/route-access.js';
-import { NoQuery } from '../http/strict-params.js';
+import { NoQuery } from '../platform/http/strict-params.js';
 import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { HealthResponse, ReadinessResponse } from './health.responses.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { pingNamespace, REDIS, RedisConnection } from '../database/redis.js';
+import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
+import { pingNamespace, REDIS, RedisConnection } from '../platform/database/redis.js';
 
 @ApiTags('operations')
 @Access.anyone()

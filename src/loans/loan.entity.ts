@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
-import { moneyColumn } from '../common/money.js';
+import { moneyColumn } from '../platform/common/money.js';
 
 export type LoanStatus = 'active' | 'repaid';
 

@@ -1,7 +1,7 @@
 import { countPendingAndFailed } from '../callbacks/store/counts.js';
-import { SqlPool } from '../database/sql-pool.js';
+import { SqlPool } from '../platform/database/sql-pool.js';
 import { Access } from '../access/route-access.js';
-import { NoQuery } from '../http/strict-params.js';
+import { NoQuery } from '../platform/http/strict-params.js';
 import { Controller, Get, Header, Injectable } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';

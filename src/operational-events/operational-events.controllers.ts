@@ -1,8 +1,8 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Access } from '../access/route-access.js';
-import { ParseUuid } from '../http/strict-params.js';
-import { Doc } from '../openapi/api-doc.js';
+import { ParseUuid } from '../platform/http/strict-params.js';
+import { Doc } from '../platform/openapi/api-doc.js';
 import { CurrentPartner } from '../partners/current-partner.js';
 import { Partner } from '../partners/partner.entity.js';
 import { ListEventsQuery, OperationalEventPageResponse } from './operational-event.responses.js';

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { EventRow, listEvents } from '../callbacks/store/operational-events.js';
 import { shownStatus } from '../callbacks/callback-status.js';
-import { invalidProperty, notFound } from '../http/domain-error.js';
+import { invalidProperty, notFound } from '../platform/http/domain-error.js';
 import { OperationalEventType, OperationalEventView } from './operational-event.js';
 
 const encodeCursor = (seq: string) => Buffer.from(`event:${seq}`).toString('base64url');

@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { Writes } from '../database/writes.js';
+import { Writes } from '../platform/database/writes.js';
 import { AuditLog } from '../audit/audit-log.js';
-import { DomainError } from '../http/domain-error.js';
-import { ErrorCode } from '../http/error-codes.js';
-import { lockOrNotFound, writeBack } from '../common/transaction.js';
+import { DomainError } from '../platform/http/domain-error.js';
+import { ErrorCode } from '../platform/http/error-codes.js';
+import { lockOrNotFound, writeBack } from '../platform/common/transaction.js';
 import type { Actor } from '../operators/actor.js';
 import { Partner } from './partner.entity.js';
-import { SecretBox } from '../common/secret-box.js';
-import { newSigningKey, ShownKey, SignatureScheme } from './signing-keys.js';
+import { SecretBox } from '../platform/crypto/secret-box.js';
+import { newSigningKey, ShownKey, SignatureScheme } from '../platform/crypto/signing-keys.js';
 
 /**
  * How long callbacks stay signed with the replaced key too after a rotation or a switch of scheme

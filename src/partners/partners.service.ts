@@ -3,14 +3,14 @@ import { CREDENTIAL_CLOCK, CredentialCache, MonotonicClock } from '../access/cre
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { Writes } from '../database/writes.js';
+import { Writes } from '../platform/database/writes.js';
 import { AuditLog } from '../audit/audit-log.js';
-import { lockOrNotFound, writeBack } from '../common/transaction.js';
+import { lockOrNotFound, writeBack } from '../platform/common/transaction.js';
 import type { Actor } from '../operators/actor.js';
 import { Partner } from './partner.entity.js';
-import { hashToken, newApiKey, safeEqual } from './partner-secrets.js';
-import { SecretBox } from '../common/secret-box.js';
-import { newSigningKey, SignatureScheme } from './signing-keys.js';
+import { hashToken, newApiKey, safeEqual } from '../platform/crypto/tokens.js';
+import { SecretBox } from '../platform/crypto/secret-box.js';
+import { newSigningKey, SignatureScheme } from '../platform/crypto/signing-keys.js';
 import { PortalSessions } from './portal-sessions.js';
 
 /**

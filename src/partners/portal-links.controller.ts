@@ -2,10 +2,10 @@ import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common'
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsInt, Max, Min } from 'class-validator';
 import { Access } from '../access/route-access.js';
-import { IsOmittable } from '../http/validation.js';
-import { ParseUuid } from '../http/strict-params.js';
-import { Doc } from '../openapi/api-doc.js';
-import { timestamp } from '../openapi/schema.js';
+import { IsOmittable } from '../platform/http/validation.js';
+import { ParseUuid } from '../platform/http/strict-params.js';
+import { Doc } from '../platform/openapi/api-doc.js';
+import { timestamp } from '../platform/openapi/schema.js';
 import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
 import { CurrentPartner } from './current-partner.js';
 import { Partner } from './partner.entity.js';

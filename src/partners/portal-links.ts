@@ -3,11 +3,11 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { AuditLog } from '../audit/audit-log.js';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { Writes } from '../database/writes.js';
-import { notFound } from '../http/domain-error.js';
+import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
+import { Writes } from '../platform/database/writes.js';
+import { notFound } from '../platform/http/domain-error.js';
 import type { Actor } from '../operators/actor.js';
-import { hashToken } from './partner-secrets.js';
+import { hashToken } from '../platform/crypto/tokens.js';
 import { PortalSessions } from './portal-sessions.js';
 
 /** A link's lifetime when none is asked for. */

@@ -8,10 +8,10 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { GatedRequest } from '../access/access-gate.js';
-import { AppConfig } from '../config/app-config.js';
-import { DomainError, statusOf } from '../http/domain-error.js';
-import { MAX_BODY_BYTES } from '../http/json-body.js';
-import { UnexpectedErrorAnswer } from '../http/unexpected-error.filter.js';
+import { AppConfig } from '../platform/config/app-config.js';
+import { DomainError, statusOf } from '../platform/http/domain-error.js';
+import { MAX_BODY_BYTES } from '../platform/http/json-body.js';
+import { UnexpectedErrorAnswer } from '../platform/http/unexpected-error.filter.js';
 import { PORTAL_MAX_HOURS } from '../partners/portal-sessions.js';
 import { FieldError } from './portal-format.js';
 import { registerPortalActions } from './portal-actions.js';

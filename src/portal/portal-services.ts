@@ -4,7 +4,7 @@ import { CallbackReads } from '../callbacks/callback-reads.js';
 import { Redelivery } from '../callbacks/redelivery.js';
 import { partnerActivity, PartnerActivity } from '../callbacks/store/portal-activity.js';
 import { CompaniesService } from '../companies/companies.service.js';
-import { SqlPool } from '../database/sql-pool.js';
+import { SqlPool } from '../platform/database/sql-pool.js';
 import { DestinationsService } from '../destinations/destinations.service.js';
 import { OperationalEvents } from '../operational-events/operational-events.service.js';
 import { PartnerProfile } from '../partners/partner-profile.js';

@@ -4,9 +4,9 @@
 import { deliveriesUnderWay, pruneCallbacks, PRUNE_UNSENT_EVENTS, RETENTION_BATCH } from '../callbacks/store/retention.js';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
-import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { SqlPool } from '../database/sql-pool.js';
+import { RepeatLimitedLog } from '../platform/logging/repeat-limited-log.js';
+import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
+import { SqlPool } from '../platform/database/sql-pool.js';
 import { Metrics } from '../metrics/metrics.js';
 
 /** Time between two pruning passes of a process (a pass runs until nothing old is left). */

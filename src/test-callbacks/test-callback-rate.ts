@@ -1,6 +1,6 @@
 import { EntityManager } from 'typeorm';
-import { DomainError } from '../http/domain-error.js';
-import { ErrorCode } from '../http/error-codes.js';
+import { DomainError } from '../platform/http/domain-error.js';
+import { ErrorCode } from '../platform/http/error-codes.js';
 import { recentTests } from '../callbacks/store/test-callbacks.js';
 
 /** Test callbacks a partner may have accepted in any rolling minute. */

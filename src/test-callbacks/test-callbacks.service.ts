@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Callback } from '../callbacks/callback.entity.js';
 import { insertTestCallback, openCircuitOf } from '../callbacks/store/test-callbacks.js';
 import { testNotSentError } from '../delivery/settle-attempt.js';
-import { Writes } from '../database/writes.js';
+import { Writes } from '../platform/database/writes.js';
 import { buildCallbackBody, CallbackMessage } from '../callbacks/callback-message.js';
 import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
 import { admitOneMoreTest } from './test-callback-rate.js';

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { uuid, nullableUuid, timestamp, money, currency, url } from '../openapi/schema.js';
+import { uuid, nullableUuid, timestamp, money, currency, url } from '../platform/openapi/schema.js';
 
 const WITHDRAWAL_STATUS = {
   type: 'string',

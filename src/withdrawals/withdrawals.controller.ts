@@ -1,18 +1,18 @@
 import { Access } from '../access/route-access.js';
-import { Doc } from '../openapi/api-doc.js';
+import { Doc } from '../platform/openapi/api-doc.js';
 import { callbackDocs } from '../callbacks/callback-document.js';
 import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
 import { WithdrawalResponse, WithdrawalStatusResponse } from './withdrawal.responses.js';
 import { Body, Controller, Get, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor.js';
-import { OnlyVariant } from '../config/variant-controllers.js';
+import { IdempotencyInterceptor } from '../platform/idempotency/idempotency.interceptor.js';
+import { OnlyVariant } from '../platform/config/variant-controllers.js';
 import { CurrentPartner } from '../partners/current-partner.js';
 import { Partner } from '../partners/partner.entity.js';
 import { CreateWithdrawalDto } from './withdrawal.dto.js';
 import { withdrawalStatusView, withdrawalView } from './withdrawal.views.js';
 import { WithdrawalsService } from './withdrawals.service.js';
-import { ParseUuid } from '../http/strict-params.js';
+import { ParseUuid } from '../platform/http/strict-params.js';
 
 const uuid = ParseUuid;
 

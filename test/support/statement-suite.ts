@@ -4,7 +4,7 @@
  * history; a record settlement could not write fails the history.
  */
 import { Logger } from '@nestjs/common';
-import { AppConfig, loadConfig } from '../../src/config/app-config.js';
+import { AppConfig, loadConfig } from '../../src/platform/config/app-config.js';
 import { Metrics } from '../../src/metrics/metrics.js';
 import { scratchDatabase, ScratchDatabase, seedCompany } from './scratch-database.js';
 import { ADMIN_TOKEN, TEST_REDIS_URL } from './test-app.js';

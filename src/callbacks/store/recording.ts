@@ -1,6 +1,6 @@
 import { EntityManager } from 'typeorm';
-import { InputColumns } from '../../database/sql.js';
-import { noteDue } from '../../database/writes.js';
+import { InputColumns } from '../../platform/database/sql.js';
+import { noteDue } from '../../platform/database/writes.js';
 import type { CallbackEvent } from '../callback-event.js';
 import { buildCallbackBody } from '../callback-message.js';
 

@@ -115,11 +115,11 @@ export function parseDuration(raw: string): number {
 function readVersion(): string {
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return (require('../../../package.json') as { version: string }).version;
+    return (require('../../../../package.json') as { version: string }).version;
   } catch {
     try {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      return (require('../../package.json') as { version: string }).version;
+      return (require('../../../package.json') as { version: string }).version;
     } catch {
       return '0.0.0';
     }

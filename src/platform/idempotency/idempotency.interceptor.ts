@@ -7,7 +7,7 @@ import { catchError, from, mergeMap, Observable, of } from 'rxjs';
 import { DataSource } from 'typeorm';
 import { DomainError, invalidProperty } from '../http/domain-error.js';
 import { ErrorCode } from '../http/error-codes.js';
-import { idempotencyRow, SecretBox } from '../common/secret-box.js';
+import { idempotencyRow, SecretBox } from '../crypto/secret-box.js';
 
 /** Stable JSON: the same body with its keys in another order is the same request. */
 function canonical(value: unknown): string {

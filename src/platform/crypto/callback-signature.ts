@@ -1,5 +1,5 @@
 import { createHmac, KeyObject, sign } from 'node:crypto';
-import { ed25519PrivateKey, schemeOfKey } from '../partners/signing-keys.js';
+import { ed25519PrivateKey, schemeOfKey } from './signing-keys.js';
 
 /** One signature of the `webhook-signature` list, by one key. */
 export interface Signer {

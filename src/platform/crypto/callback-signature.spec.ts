@@ -1,6 +1,6 @@
 import { createHmac, verify } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { ed25519PrivateKey, ed25519PublicKey, newSigningKey, publicKeyText } from '../partners/signing-keys.js';
+import { ed25519PrivateKey, ed25519PublicKey, newSigningKey, publicKeyText } from './signing-keys.js';
 import { signatureHeader, signerFor } from './callback-signature.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';

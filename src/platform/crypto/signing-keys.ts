@@ -3,7 +3,7 @@
 // as `whsk_<base64 of its 32-byte seed>`, which only this service holds (sealed at rest), and the
 // public key as `whpk_<base64 of its raw 32 bytes>`, which the partner verifies with.
 import { createPrivateKey, createPublicKey, generateKeyPairSync, KeyObject } from 'node:crypto';
-import { newSigningSecret } from './partner-secrets.js';
+import { newSigningSecret } from './tokens.js';
 
 export const SIGNATURE_SCHEMES = ['hmac-sha256', 'ed25519'] as const;
 export type SignatureScheme = (typeof SIGNATURE_SCHEMES)[number];

@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { SealBroken, SEALED_COLUMNS, SealColumn, SecretBox } from '../../common/secret-box.js';
+import { SealBroken, SEALED_COLUMNS, SealColumn, SecretBox } from '../../crypto/secret-box.js';
 import { secretsKeysOf } from '../migration-secrets.js';
 
 /** The associated data each column's values were sealed with before: the column's name alone. */
