@@ -1,10 +1,10 @@
 import { CallbackAttempt, Callback } from './callbacks/callback.entity.js';
 import { IdempotencyKey } from './platform/idempotency/idempotency-key.entity.js';
-import { Company } from './companies/company.entity.js';
-import { LimitRequest } from './limit-requests/limit-request.entity.js';
-import { Loan, LoanPayment } from './loans/loan.entity.js';
+import { Company } from './funding/companies/company.entity.js';
+import { LimitRequest } from './funding/limit-requests/limit-request.entity.js';
+import { Loan, LoanPayment } from './funding/loans/loan.entity.js';
 import { Partner } from './partners/partner.entity.js';
-import { WithdrawalRequest } from './withdrawals/withdrawal-request.entity.js';
+import { WithdrawalRequest } from './funding/withdrawals/withdrawal-request.entity.js';
 import { Operator } from './operators/operator.entity.js';
 import { DataSourceOptions } from 'typeorm';
 import { databaseOptions } from './platform/database/database.js';

@@ -1,4 +1,4 @@
-import { CallbackRetention, RETENTION_INTERVAL_MS } from '../src/retention/callback-retention.js';
+import { CallbackRetention, RETENTION_INTERVAL_MS } from '../src/operations/callback-retention.js';
 import { Receiver } from './support/receiver.js';
 import { companyWithCallback, createPartner, startTestApp, TestApp, until } from './support/test-app.js';
 

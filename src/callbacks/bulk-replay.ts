@@ -1,8 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { AuditLog } from '../audit/audit-log.js';
-import { trackedValues } from '../audit/audit-changes.js';
+import { AuditLog } from '../operators/audit/audit-log.js';
+import { trackedValues } from '../operators/audit/audit-changes.js';
 import { Writes } from '../platform/database/writes.js';
 import { DomainError, invalidProperty } from '../platform/http/domain-error.js';
 import { ErrorCode } from '../platform/http/error-codes.js';

@@ -1,4 +1,4 @@
-import { Access } from '../access/route-access.js';
+import { Access } from '../operators/access/route-access.js';
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';

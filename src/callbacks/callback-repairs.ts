@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { AuditChange, AuditLog } from '../audit/audit-log.js';
-import { trackedValues } from '../audit/audit-changes.js';
+import { AuditChange, AuditLog } from '../operators/audit/audit-log.js';
+import { trackedValues } from '../operators/audit/audit-changes.js';
 import { Writes } from '../platform/database/writes.js';
 import type { Actor } from '../operators/actor.js';
 import { makeDueNow, Moved } from './store/repairs.js';

@@ -1,4 +1,4 @@
-import { Access } from '../access/route-access.js';
+import { Access } from '../operators/access/route-access.js';
 import { Doc } from '../platform/openapi/api-doc.js';
 import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
 import { Redelivery } from './redelivery.js';

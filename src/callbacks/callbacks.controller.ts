@@ -1,4 +1,4 @@
-import { Access } from '../access/route-access.js';
+import { Access } from '../operators/access/route-access.js';
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Doc } from '../platform/openapi/api-doc.js';

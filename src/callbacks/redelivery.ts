@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { AuditLog } from '../audit/audit-log.js';
-import { trackedValues } from '../audit/audit-changes.js';
+import { AuditLog } from '../operators/audit/audit-log.js';
+import { trackedValues } from '../operators/audit/audit-changes.js';
 import { Writes } from '../platform/database/writes.js';
 import { DomainError, notFound } from '../platform/http/domain-error.js';
 import type { Actor } from '../operators/actor.js';

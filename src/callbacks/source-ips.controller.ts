@@ -1,4 +1,4 @@
-import { Access } from '../access/route-access.js';
+import { Access } from '../operators/access/route-access.js';
 import { NoQuery } from '../platform/http/strict-params.js';
 import { Doc } from '../platform/openapi/api-doc.js';
 import { SourceIpsResponse } from './callback.responses.js';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
 import type { SqlSession } from '../platform/database/sql-session.js';
-import { Metrics } from '../metrics/metrics.js';
+import { Metrics } from '../operations/metrics.js';
 import { CallbackQueue } from './callback-queue.js';
 import { AdmissionFloors, FloorRow } from './admission-floors.js';
 import { admissionRounds, Budget, Candidate, servedAfter } from './admission-plan.js';

@@ -5,7 +5,7 @@ import type { Pool } from 'pg';
 import { RepeatLimitedLog } from '../platform/logging/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
 import { SqlPool } from '../platform/database/sql-pool.js';
-import { Metrics } from '../metrics/metrics.js';
+import { Metrics } from '../operations/metrics.js';
 import { ClientTlsStore } from '../partners/client-tls-store.js';
 import { SecretBox } from '../platform/crypto/secret-box.js';
 import { Batcher } from '../platform/common/batcher.js';

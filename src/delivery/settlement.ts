@@ -4,7 +4,7 @@ import { RepeatLimitedLog } from '../platform/logging/repeat-limited-log.js';
 import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
 import { isDataError } from '../platform/database/database.js';
 import { SqlPool } from '../platform/database/sql-pool.js';
-import { Metrics } from '../metrics/metrics.js';
+import { Metrics } from '../operations/metrics.js';
 import { AdmissionSignal } from './admission-signal.js';
 import { SerialBatcher } from '../platform/common/batcher.js';
 import type { SendResult } from '../egress/callback-sender.js';

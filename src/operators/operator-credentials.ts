@@ -1,8 +1,8 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { CREDENTIAL_CLOCK, CredentialCache, MonotonicClock } from '../access/credential-cache.js';
-import { OperatorIdentity } from '../access/operator-role.js';
+import { CREDENTIAL_CLOCK, CredentialCache, MonotonicClock } from './access/credential-cache.js';
+import { OperatorIdentity } from './access/operator-role.js';
 import { bearerToken, hashToken, safeEqual } from '../platform/crypto/tokens.js';
 
 /**

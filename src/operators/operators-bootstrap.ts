@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Writes } from '../platform/database/writes.js';
-import { AuditLog } from '../audit/audit-log.js';
+import { AuditLog } from './audit/audit-log.js';
 import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
 import { hashToken } from '../platform/crypto/tokens.js';
 import { BOOTSTRAP_OPERATOR } from './operator.entity.js';

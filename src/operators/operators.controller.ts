@@ -1,10 +1,10 @@
-import { Access } from '../access/route-access.js';
+import { Access } from './access/route-access.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiProperty, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsString, Length, Matches } from 'class-validator';
 import { Doc } from '../platform/openapi/api-doc.js';
 import { ParseUuid } from '../platform/http/strict-params.js';
-import { OPERATOR_ROLES, OperatorRole } from '../access/operator-role.js';
+import { OPERATOR_ROLES, OperatorRole } from './access/operator-role.js';
 import { Actor, AuditAction, CurrentActor } from './actor.js';
 import { OperatorsService } from './operators.service.js';
 

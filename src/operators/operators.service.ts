@@ -3,14 +3,14 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Writes } from '../platform/database/writes.js';
-import { AuditLog } from '../audit/audit-log.js';
+import { AuditLog } from './audit/audit-log.js';
 import { DomainError } from '../platform/http/domain-error.js';
 import { ErrorCode } from '../platform/http/error-codes.js';
 import { lockOrNotFound, writeBack } from '../platform/common/transaction.js';
 import { hashToken } from '../platform/crypto/tokens.js';
 import { OperatorCredentials } from './operator-credentials.js';
 import { Operator } from './operator.entity.js';
-import { OperatorRole } from '../access/operator-role.js';
+import { OperatorRole } from './access/operator-role.js';
 import type { Actor } from './actor.js';
 
 /** Operator tokens carry 256 random bits (like API keys, so an unsalted SHA-256 is enough at rest). */

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, HttpCode, Param, Put } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsString, MaxLength, MinLength } from 'class-validator';
-import { Access } from '../access/route-access.js';
+import { Access } from '../operators/access/route-access.js';
 import { Doc } from '../platform/openapi/api-doc.js';
 import { ParseUuid } from '../platform/http/strict-params.js';
 import { IsOmittable } from '../platform/http/validation.js';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Writes } from '../platform/database/writes.js';
-import { AuditLog } from '../audit/audit-log.js';
-import type { Tracked } from '../audit/audit-changes.js';
+import { AuditLog } from '../operators/audit/audit-log.js';
+import type { Tracked } from '../operators/audit/audit-changes.js';
 import { notFound } from '../platform/http/domain-error.js';
 import { lockOrNotFound } from '../platform/common/transaction.js';
 import type { Actor } from '../operators/actor.js';

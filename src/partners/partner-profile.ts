@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
+import { CallbackUrlValidator } from '../egress/callback-url.validator.js';
 import { notFound } from '../platform/http/domain-error.js';
 import { clientCertificateView, ClientCertificateView } from './client-certificates.service.js';
 import type { SignatureScheme } from '../platform/crypto/signing-keys.js';

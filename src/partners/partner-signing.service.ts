@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Writes } from '../platform/database/writes.js';
-import { AuditLog } from '../audit/audit-log.js';
+import { AuditLog } from '../operators/audit/audit-log.js';
 import { DomainError } from '../platform/http/domain-error.js';
 import { ErrorCode } from '../platform/http/error-codes.js';
 import { lockOrNotFound, writeBack } from '../platform/common/transaction.js';

@@ -1,4 +1,4 @@
-import { Access } from '../access/route-access.js';
+import { Access } from '../operators/access/route-access.js';
 import { Doc } from '../platform/openapi/api-doc.js';
 import { ApiKeyRotatedResponse, PartnerCreatedResponse, SignatureSchemeResponse, SigningKeyResponse } from './partner.responses.js';
 import { Body, Controller, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';

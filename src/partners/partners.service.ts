@@ -1,10 +1,10 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { CREDENTIAL_CLOCK, CredentialCache, MonotonicClock } from '../access/credential-cache.js';
+import { CREDENTIAL_CLOCK, CredentialCache, MonotonicClock } from '../operators/access/credential-cache.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { Writes } from '../platform/database/writes.js';
-import { AuditLog } from '../audit/audit-log.js';
+import { AuditLog } from '../operators/audit/audit-log.js';
 import { lockOrNotFound, writeBack } from '../platform/common/transaction.js';
 import type { Actor } from '../operators/actor.js';
 import { Partner } from './partner.entity.js';

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsInt, Max, Min } from 'class-validator';
-import { Access } from '../access/route-access.js';
+import { Access } from '../operators/access/route-access.js';
 import { IsOmittable } from '../platform/http/validation.js';
 import { ParseUuid } from '../platform/http/strict-params.js';
 import { Doc } from '../platform/openapi/api-doc.js';

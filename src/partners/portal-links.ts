@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { AuditLog } from '../audit/audit-log.js';
+import { AuditLog } from '../operators/audit/audit-log.js';
 import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
 import { Writes } from '../platform/database/writes.js';
 import { notFound } from '../platform/http/domain-error.js';

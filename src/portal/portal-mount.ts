@@ -7,7 +7,7 @@ import { Eta } from 'eta';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { GatedRequest } from '../access/access-gate.js';
+import type { GatedRequest } from '../operators/access/access-gate.js';
 import { AppConfig } from '../platform/config/app-config.js';
 import { DomainError, statusOf } from '../platform/http/domain-error.js';
 import { MAX_BODY_BYTES } from '../platform/http/json-body.js';

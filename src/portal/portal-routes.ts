@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
-import type { GatedRequest, PortalIdentity } from '../access/access-gate.js';
-import type { RouteAccess } from '../access/route-access.js';
+import type { GatedRequest, PortalIdentity } from '../operators/access/access-gate.js';
+import type { RouteAccess } from '../operators/access/route-access.js';
 
 const SESSION_ACCESS: RouteAccess = { to: 'portal-session' };
 const PUBLIC_ACCESS: RouteAccess = { to: 'anyone' };

@@ -7,7 +7,7 @@
  * test/delivery-statements.e2e-spec.ts and test/operational-events.e2e-spec.ts run on it, with
  * the steps of statement-steps.ts.
  */
-import { AuditLog } from '../../src/audit/audit-log.js';
+import { AuditLog } from '../../src/operators/audit/audit-log.js';
 import { destinationKey, originOfKey } from '../../src/callbacks/callback-destination.js';
 import { CallbackMessage } from '../../src/callbacks/callback-message.js';
 import { Redelivery } from '../../src/callbacks/redelivery.js';
@@ -23,7 +23,7 @@ import { Admission, LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
 import { CallbackQueue, jobsOf } from '../../src/delivery/callback-queue.js';
 import type { SettlingRow } from '../../src/delivery/settle-attempt.js';
 import { Settlement } from '../../src/delivery/settlement.js';
-import type { Metrics } from '../../src/metrics/metrics.js';
+import type { Metrics } from '../../src/operations/metrics.js';
 import { answer, Behaviour } from './delivery-model.js';
 import type { ScratchDatabase } from './scratch-database.js';
 
