@@ -5,10 +5,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module.js';
-import { ConfigError, loadConfig, logFormatOf } from './platform/config/app-config.js';
-import { RedactingLogger } from './platform/logging/redacting-logger.js';
-import { ensureDatabase } from './platform/database/database.js';
-import { checkRedis } from './platform/database/startup-checks.js';
+import { checkRedis, ConfigError, ensureDatabase, loadConfig, logFormatOf, RedactingLogger } from './platform/index.js';
 import { createHttpAdapter, setupApp } from './setup-app.js';
 
 /** What start-up is doing: said if it ever stops without an answer or an error. */

@@ -77,7 +77,7 @@ describe('retention (CALLBACK_RETENTION=1s)', () => {
   });
 
   it('prunes in one process at a time: a pass finds the lock taken and does nothing', async () => {
-    // The test's own session takes the retention lock (src/retention), as another process's pass would.
+    // The test's own session takes the retention lock (src/operations), as another process's pass would.
     const id = 727_002;
     await until(async () => (await t.sql<{ l: boolean }>('SELECT pg_try_advisory_lock($1) AS l', [id]))[0].l, { what: 'retention lock' });
     try {

@@ -1,10 +1,8 @@
-import { Access } from '../operators/access/route-access.js';
-import { NoQuery } from '../platform/http/strict-params.js';
-import { Doc } from '../platform/openapi/api-doc.js';
+import { Access } from '../operators/index.js';
+import { APP_CONFIG, AppConfig, Doc, NoQuery } from '../platform/index.js';
 import { SourceIpsResponse } from './callback.responses.js';
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
 
 @ApiTags('callbacks')
 @Access.anyone()

@@ -1,7 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import dns from 'node:dns';
-import { invalidProperty } from '../platform/http/domain-error.js';
-import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
+import { APP_CONFIG, AppConfig, invalidProperty } from '../platform/index.js';
 import { DNS_LOOKUP } from './callback-sender.js';
 import { GuardOptions, LookupAll, resolveCallbackUrl } from './destination-guard.js';
 

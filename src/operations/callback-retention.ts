@@ -1,12 +1,10 @@
 // Bounded tables: delivered callbacks (with their attempts) older than CALLBACK_RETENTION and
 // idempotency keys past their 24 h go, in small batches, in the background. Failed and pending
 // callbacks are kept whatever their age: they still need an operator or a delivery.
-import { deliveriesUnderWay, pruneCallbacks, PRUNE_UNSENT_EVENTS, RETENTION_BATCH } from '../callbacks/store/retention.js';
+import { deliveriesUnderWay, PRUNE_UNSENT_EVENTS, pruneCallbacks, RETENTION_BATCH } from '../callbacks/index.js';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
-import { RepeatLimitedLog } from '../platform/logging/repeat-limited-log.js';
-import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
-import { SqlPool } from '../platform/database/sql-pool.js';
+import { APP_CONFIG, AppConfig, RepeatLimitedLog, SqlPool } from '../platform/index.js';
 import { Metrics } from './metrics.js';
 
 /** Time between two pruning passes of a process (a pass runs until nothing old is left). */

@@ -1,6 +1,6 @@
 import { Gauge, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { deliveryState, DeliveryState } from '../callbacks/store/counts.js';
+import { deliveryState, DeliveryState } from '../callbacks/index.js';
 
 /** The gauges the alert rules (ops/alerts.yml) watch that no counter shows, read at scrape time (callbacks/store/counts.ts). */
 export function registerDeliveryGauges(registry: Registry, db: DataSource): void {

@@ -1,12 +1,10 @@
-import { Access } from '../operators/access/route-access.js';
-import { NoQuery } from '../platform/http/strict-params.js';
+import { Access } from '../operators/index.js';
+import { APP_CONFIG, AppConfig, NoQuery, pingNamespace, REDIS, RedisConnection } from '../platform/index.js';
 import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { HealthResponse, ReadinessResponse } from './health.responses.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
-import { pingNamespace, REDIS, RedisConnection } from '../platform/database/redis.js';
 
 @ApiTags('operations')
 @Access.anyone()

@@ -1,7 +1,6 @@
-import { countPendingAndFailed } from '../callbacks/store/counts.js';
-import { SqlPool } from '../platform/database/sql-pool.js';
-import { Access } from '../operators/access/route-access.js';
-import { NoQuery } from '../platform/http/strict-params.js';
+import { countPendingAndFailed } from '../callbacks/index.js';
+import { NoQuery, SqlPool } from '../platform/index.js';
+import { Access } from '../operators/index.js';
 import { Controller, Get, Header, Injectable } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';

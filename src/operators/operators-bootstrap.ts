@@ -1,8 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { Writes } from '../platform/database/writes.js';
+import { APP_CONFIG, AppConfig, hashToken, Writes } from '../platform/index.js';
 import { AuditLog } from './audit/audit-log.js';
-import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
-import { hashToken } from '../platform/crypto/tokens.js';
 import { BOOTSTRAP_OPERATOR } from './operator.entity.js';
 
 type AdminRow = { id: string; token_hash: string | null; revoked_at: Date | null };

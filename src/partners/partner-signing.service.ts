@@ -1,14 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { Writes } from '../platform/database/writes.js';
-import { AuditLog } from '../operators/audit/audit-log.js';
-import { DomainError } from '../platform/http/domain-error.js';
-import { ErrorCode } from '../platform/http/error-codes.js';
-import { lockOrNotFound, writeBack } from '../platform/common/transaction.js';
-import type { Actor } from '../operators/actor.js';
+import { DomainError, ErrorCode, lockOrNotFound, newSigningKey, SecretBox, ShownKey, SignatureScheme, writeBack, Writes } from '../platform/index.js';
+import { type Actor, AuditLog } from '../operators/index.js';
 import { Partner } from './partner.entity.js';
-import { SecretBox } from '../platform/crypto/secret-box.js';
-import { newSigningKey, ShownKey, SignatureScheme } from '../platform/crypto/signing-keys.js';
 
 /**
  * How long callbacks stay signed with the replaced key too after a rotation or a switch of scheme

@@ -2,18 +2,14 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { AuditLog } from '../operators/audit/audit-log.js';
-import { APP_CONFIG, AppConfig } from '../platform/config/app-config.js';
-import { Writes } from '../platform/database/writes.js';
-import { notFound } from '../platform/http/domain-error.js';
-import type { Actor } from '../operators/actor.js';
-import { hashToken } from '../platform/crypto/tokens.js';
+import { type Actor, AuditLog } from '../operators/index.js';
+import { APP_CONFIG, AppConfig, hashToken, notFound, Writes } from '../platform/index.js';
 import { PortalSessions } from './portal-sessions.js';
 
 /** A link's lifetime when none is asked for. */
 export const DEFAULT_PORTAL_LINK_MINUTES = 15;
 
-/** The path a link opens; its `token` query parameter is a credential (never logged: logging/redact.ts). */
+/** The path a link opens; its `token` query parameter is a credential (never logged: platform/logging/redact.ts). */
 export const PORTAL_LOGIN_PATH = '/portal/login';
 
 /** A link's token: 256 random bits, stored as its SHA-256 only (as API keys are), shown once in the URL. */

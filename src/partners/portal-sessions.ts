@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import { hashToken, safeEqual } from '../platform/crypto/tokens.js';
+import { hashToken, safeEqual } from '../platform/index.js';
 
 /** A session ends after this long without a request. */
 export const PORTAL_IDLE_MINUTES = 30;

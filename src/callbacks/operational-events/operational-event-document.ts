@@ -1,6 +1,6 @@
 import { ApiProperty, ApiOperationOptions, getSchemaPath } from '@nestjs/swagger';
 import { signedPost } from '../callback-document.js';
-import { timestamp } from '../../platform/openapi/schema.js';
+import { timestamp } from '../../platform/index.js';
 import { OPERATIONAL_EVENT_TYPES } from './operational-event.js';
 
 const destination = { type: 'string', description: "the destination's origin (scheme, host and port of its callback URLs)", example: 'https://hooks.example.com' } as const;

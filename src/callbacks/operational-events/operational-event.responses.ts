@@ -1,7 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
-import { PageCursor, PageLimit } from '../../platform/http/page-query.js';
-import { nullableTimestamp, timestamp, uuid } from '../../platform/openapi/schema.js';
+import { nullableTimestamp, PageCursor, PageLimit, timestamp, uuid } from '../../platform/index.js';
 import { OPERATIONAL_EVENT_TYPES } from './operational-event.js';
 
 export class ListEventsQuery {

@@ -1,10 +1,8 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { Access } from '../../operators/access/route-access.js';
-import { ParseUuid } from '../../platform/http/strict-params.js';
-import { Doc } from '../../platform/openapi/api-doc.js';
-import { CurrentPartner } from '../../partners/current-partner.js';
-import { Partner } from '../../partners/partner.entity.js';
+import { Access } from '../../operators/index.js';
+import { Doc, ParseUuid } from '../../platform/index.js';
+import { CurrentPartner, Partner } from '../../partners/index.js';
 import { ListEventsQuery, OperationalEventPageResponse } from './operational-event.responses.js';
 import { OperationalEvents } from './operational-events.service.js';
 

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { EventRow, listEvents } from '../store/operational-events.js';
 import { shownStatus } from '../callback-status.js';
-import { invalidProperty, notFound } from '../../platform/http/domain-error.js';
+import { invalidProperty, notFound } from '../../platform/index.js';
 import { OperationalEventType, OperationalEventView } from './operational-event.js';
 
 const encodeCursor = (seq: string) => Buffer.from(`event:${seq}`).toString('base64url');

@@ -1,15 +1,10 @@
 import { Body, Controller, Get, Patch } from '@nestjs/common';
 import { ApiProperty, ApiTags } from '@nestjs/swagger';
 import { IsString, ValidateIf } from 'class-validator';
-import { Access } from '../../operators/access/route-access.js';
-import { Doc } from '../../platform/openapi/api-doc.js';
-import { NoQuery } from '../../platform/http/strict-params.js';
-import { CALLBACK_URL } from '../../platform/openapi/schema.js';
+import { Access } from '../../operators/index.js';
+import { CALLBACK_URL, Doc, NoQuery } from '../../platform/index.js';
 import { operationalEventDocs } from './operational-event-document.js';
-import { CurrentPartner } from '../../partners/current-partner.js';
-import { Partner } from '../../partners/partner.entity.js';
-import { PartnerProfile } from '../../partners/partner-profile.js';
-import { PartnerResponse } from '../../partners/partner-responses.js';
+import { CurrentPartner, Partner, PartnerProfile, PartnerResponse } from '../../partners/index.js';
 
 export class PartnerChangeDto {
   @ApiProperty({

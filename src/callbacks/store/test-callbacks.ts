@@ -1,5 +1,5 @@
 import { EntityManager } from 'typeorm';
-import { noteDue } from '../../platform/database/writes.js';
+import { noteDue } from '../../platform/index.js';
 import { Callback } from '../callback.entity.js';
 
 /**

@@ -1,6 +1,5 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { ErrorResponse } from '../../platform/http/error-response.js';
-import { SECURITY } from '../../platform/openapi/api-doc.js';
+import { ErrorResponse, SECURITY } from '../../platform/index.js';
 import { DASHBOARD_PATH } from './queue-dashboard.js';
 
 /** The queue dashboard (bull-board, mounted outside Nest's controllers): its page and credentials. */

@@ -1,8 +1,6 @@
 import type { JobState, QueueJobJson } from '@bull-board/api/typings/app';
-import { callbackOrigin } from '../../callbacks/callback-destination.js';
-import { CallbackMessage } from '../../callbacks/callback-message.js';
-import { isSuccessStatus } from '../../egress/attempt-outcome.js';
-import type { AttemptRow, DashboardRow } from '../../callbacks/store/dashboard-reads.js';
+import { type AttemptRow, CallbackMessage, callbackOrigin, type DashboardRow } from '../../callbacks/index.js';
+import { isSuccessStatus } from '../../egress/index.js';
 
 /**
  * A callback row as the queue dashboard shows it: a bull-board job whose every field comes from

@@ -1,6 +1,5 @@
-import { codeOfStatus } from '../../platform/http/error-codes.js';
-import type { OperatorIdentity } from '../../operators/access/operator-role.js';
-import type { Actor } from '../../operators/actor.js';
+import { codeOfStatus } from '../../platform/index.js';
+import type { Actor, OperatorIdentity } from '../../operators/index.js';
 import { CALLBACK_QUEUE } from '../callback-queue.js';
 import { SWITCHED_OFF } from './dashboard-policy.js';
 

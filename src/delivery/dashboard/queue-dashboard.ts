@@ -8,17 +8,13 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import type { Job, Queue } from 'bullmq';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DataSource } from 'typeorm';
-import { AppConfig } from '../../platform/config/app-config.js';
-import { DomainError, sendDomainError } from '../../platform/http/domain-error.js';
-import { UnexpectedErrorAnswer } from '../../platform/http/unexpected-error.filter.js';
-import type { MountAccess } from '../../operators/access/route-access-hook.js';
-import type { OperatorIdentity } from '../../operators/access/operator-role.js';
-import type { Actor } from '../../operators/actor.js';
+import { AppConfig, DomainError, sendDomainError, UnexpectedErrorAnswer } from '../../platform/index.js';
+import type { Actor, MountAccess, OperatorIdentity } from '../../operators/index.js';
 import { CallbackQueue } from '../callback-queue.js';
 import { DASHBOARD_WRITES, DashboardWriteActions } from './dashboard-writes.js';
 import { attemptLog, DashboardRow, dashboardJobJson, dashboardState } from './dashboard-job.js';
 import { CircuitView, circuitsDescription, DASHBOARD_HEADERS, dashboardPage, dashboardRequestAllowed, SWITCHED_OFF } from './dashboard-policy.js';
-import { DASHBOARD_COUNT_CAP, DASHBOARD_TABS, DashboardStore, DashboardTab } from '../../callbacks/store/dashboard-reads.js';
+import { DASHBOARD_COUNT_CAP, DASHBOARD_TABS, DashboardStore, DashboardTab } from '../../callbacks/index.js';
 
 export const DASHBOARD_PATH = '/admin/queues';
 
@@ -228,7 +224,7 @@ export const dashboardHooks = (adapter: CallbackQueueAdapter): BoardHooks => ({
  * Who may use the dashboard, declared for every route mounted under it (bull-board's page, assets
  * and API, and its four writes below): an operator's Bearer token or HTTP Basic `<name>:<token>`
  * (a browser is asked for it); reads need `viewer`, every write `operator`, and a write from
- * another site is refused whatever credential the browser remembered (src/access/access-gate.ts).
+ * another site is refused whatever credential the browser remembered (src/operators/access/access-gate.ts).
  */
 export const DASHBOARD_ACCESS: MountAccess = {
   prefix: DASHBOARD_PATH,

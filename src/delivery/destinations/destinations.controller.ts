@@ -1,11 +1,9 @@
-import { Access } from '../../operators/access/route-access.js';
+import { Access, Actor, AuditAction, CurrentActor } from '../../operators/index.js';
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
-import { Actor, AuditAction, CurrentActor } from '../../operators/actor.js';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
-import { Doc } from '../../platform/openapi/api-doc.js';
-import { CurrentPartner } from '../../partners/current-partner.js';
-import { Partner } from '../../partners/partner.entity.js';
+import { Doc } from '../../platform/index.js';
+import { CurrentPartner, Partner } from '../../partners/index.js';
 import { CircuitState, DestinationsService } from './destinations.service.js';
 
 const STATES = ['closed', 'open', 'half_open'];

@@ -1,15 +1,11 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
-import { AuditLog } from '../../operators/audit/audit-log.js';
-import { trackedValues } from '../../operators/audit/audit-changes.js';
-import type { Actor } from '../../operators/actor.js';
+import { type Actor, AuditLog, trackedValues } from '../../operators/index.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { Gauge } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { DomainError, notFound } from '../../platform/http/domain-error.js';
-import { ErrorCode } from '../../platform/http/error-codes.js';
-import { Metrics } from '../../operations/metrics.js';
-import { countOpenDestinations, countWaitingByCircuit, listDestinations, probeNow, WAITING_COUNT_CAP } from '../../callbacks/store/destinations.js';
-import { Writes } from '../../platform/database/writes.js';
+import { DomainError, ErrorCode, notFound, Writes } from '../../platform/index.js';
+import { Metrics } from '../../operations/index.js';
+import { countOpenDestinations, countWaitingByCircuit, listDestinations, probeNow, WAITING_COUNT_CAP } from '../../callbacks/index.js';
 import { stateOf } from '../destination-store.js';
 import { circuitOf } from '../destination-window.js';
 

@@ -1,7 +1,6 @@
 import { EntityManager } from 'typeorm';
-import { DomainError } from '../../platform/http/domain-error.js';
-import { ErrorCode } from '../../platform/http/error-codes.js';
-import { recentTests } from '../../callbacks/store/test-callbacks.js';
+import { DomainError, ErrorCode } from '../../platform/index.js';
+import { recentTests } from '../../callbacks/index.js';
 
 /** Test callbacks a partner may have accepted in any rolling minute. */
 export const TEST_CALLBACKS_PER_MINUTE = 10;

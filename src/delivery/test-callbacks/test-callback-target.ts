@@ -1,7 +1,6 @@
 import { EntityManager } from 'typeorm';
-import { CallbackIds, CallbackMessage } from '../../callbacks/callback-message.js';
-import { DomainError, notFound } from '../../platform/http/domain-error.js';
-import { ErrorCode } from '../../platform/http/error-codes.js';
+import { CallbackIds, CallbackMessage } from '../../callbacks/index.js';
+import { DomainError, ErrorCode, notFound } from '../../platform/index.js';
 
 /** Where a test callback of a message goes without a `url`, and the ids its body carries. */
 export interface TestTarget {

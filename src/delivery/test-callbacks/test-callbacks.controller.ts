@@ -1,14 +1,10 @@
-import { Access } from '../../operators/access/route-access.js';
+import { Access } from '../../operators/index.js';
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsInt, IsString, IsUUID, Max, Min } from 'class-validator';
-import { IsOmittable } from '../../platform/http/validation.js';
-import { callbackView } from '../../callbacks/callback.views.js';
-import { Doc } from '../../platform/openapi/api-doc.js';
-import { CallbackMessageResponse } from '../../callbacks/callback.responses.js';
-import { CALLBACK_URL } from '../../platform/openapi/schema.js';
-import { CurrentPartner } from '../../partners/current-partner.js';
-import { Partner } from '../../partners/partner.entity.js';
+import { CALLBACK_URL, Doc, IsOmittable } from '../../platform/index.js';
+import { CallbackMessageResponse, callbackView } from '../../callbacks/index.js';
+import { CurrentPartner, Partner } from '../../partners/index.js';
 import { TEST_CALLBACKS_PER_MINUTE } from './test-callback-rate.js';
 import { TestCallbacks } from './test-callbacks.service.js';
 

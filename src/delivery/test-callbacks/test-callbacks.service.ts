@@ -1,10 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { Callback } from '../../callbacks/callback.entity.js';
-import { insertTestCallback, openCircuitOf } from '../../callbacks/store/test-callbacks.js';
+import { buildCallbackBody, Callback, CallbackMessage, insertTestCallback, openCircuitOf } from '../../callbacks/index.js';
 import { testNotSentError } from '../settle-attempt.js';
-import { Writes } from '../../platform/database/writes.js';
-import { buildCallbackBody, CallbackMessage } from '../../callbacks/callback-message.js';
-import { CallbackUrlValidator } from '../../egress/callback-url.validator.js';
+import { Writes } from '../../platform/index.js';
+import { CallbackUrlValidator } from '../../egress/index.js';
 import { admitOneMoreTest } from './test-callback-rate.js';
 import { noTestUrl, testTarget } from './test-callback-target.js';
 

@@ -1,16 +1,13 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CallbackMessage } from '../../callbacks/callback-message.js';
-import { CallbackUrlValidator } from '../../egress/callback-url.validator.js';
-import { invalidProperty } from '../../platform/http/domain-error.js';
+import { CallbackMessage, followUrl } from '../../callbacks/index.js';
+import { CallbackUrlValidator } from '../../egress/index.js';
+import { APP_CONFIG, AppConfig, invalidProperty, VariantNames, VARIANTS } from '../../platform/index.js';
 import { companyCallbackProperty } from '../companies/company-callback-property.js';
 import { DomainTransitions, partnersCompany } from '../domain/domain-transitions.js';
 import { Resource } from '../domain/resource.js';
 import { Company } from '../companies/company.entity.js';
-import { APP_CONFIG, AppConfig } from '../../platform/config/app-config.js';
-import { VARIANTS, VariantNames } from '../../platform/config/variant.js';
 import { LimitRequest } from '../limit-requests/limit-request.entity.js';
 import { WithdrawalRequest } from '../withdrawals/withdrawal-request.entity.js';
-import { followUrl } from '../../callbacks/store/url-changes.js';
 
 /** The rows a PATCH changes, as the domain's one model tracks them: their callback URLs. */
 const COMPANY_URL: Resource<Company> = { entity: Company, what: 'Company', tracked: ['callbackUrl'] };

@@ -1,7 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString } from 'class-validator';
-import { variantOnly } from '../../platform/openapi/api-variant-doc.js';
-import { CALLBACK_URL } from '../../platform/openapi/schema.js';
+import { CALLBACK_URL, variantOnly } from '../../platform/index.js';
 
 /** A callback URL a PATCH sets: a URL checked as at creation, or null to remove it. */
 const URL_OR_NULL = { ...CALLBACK_URL, nullable: true } as const;

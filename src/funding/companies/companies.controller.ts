@@ -1,19 +1,13 @@
-import { Access } from '../../operators/access/route-access.js';
-import { Doc } from '../../platform/openapi/api-doc.js';
-import { callbackDocs, CallbackTarget } from '../../callbacks/callback-document.js';
-import { Actor, AuditAction, CurrentActor } from '../../operators/actor.js';
+import { Access, Actor, AuditAction, CurrentActor } from '../../operators/index.js';
+import { Doc, IdempotencyInterceptor, OnlyVariant, ParseUuid, VARIANTS } from '../../platform/index.js';
+import { callbackDocs, CallbackTarget } from '../../callbacks/index.js';
 import { CompanyResponse, CreditStatusResponse, TermsResponse } from './company.responses.js';
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { IdempotencyInterceptor } from '../../platform/idempotency/idempotency.interceptor.js';
-import { OnlyVariant } from '../../platform/config/variant-controllers.js';
-import { VARIANTS } from '../../platform/config/variant.js';
-import { CurrentPartner } from '../../partners/current-partner.js';
-import { Partner } from '../../partners/partner.entity.js';
+import { CurrentPartner, Partner } from '../../partners/index.js';
 import { CompaniesService } from './companies.service.js';
 import { CreateCompanyDto, UpdateCreditDto } from './company.dto.js';
 import { companyView, creditStatusView, termsView } from './company.views.js';
-import { ParseUuid } from '../../platform/http/strict-params.js';
 
 /** The organization's URL gets 0 and 2; its property is named per variant (docs/partners.md, "Registering callback URLs"). */
 const COMPANY_CALLBACKS: CallbackTarget[] = (['A', 'B'] as const).map((variant) => ({

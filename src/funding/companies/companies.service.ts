@@ -2,18 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { DomainTransitions } from '../domain/domain-transitions.js';
-import { CallbackUrlValidator } from '../../egress/callback-url.validator.js';
-import { formatMoney, moneyFromDb, parseMoney } from '../../platform/common/money.js';
-import { assertStatusChange } from '../../platform/common/state-machine.js';
-import { APP_CONFIG, AppConfig } from '../../platform/config/app-config.js';
-import { VARIANTS, VariantNames } from '../../platform/config/variant.js';
+import { CallbackUrlValidator } from '../../egress/index.js';
+import { APP_CONFIG, AppConfig, assertStatusChange, formatMoney, moneyFromDb, parseMoney, VariantNames, VARIANTS } from '../../platform/index.js';
 import { companyCallbackProperty } from './company-callback-property.js';
 import { findOwnedCompany } from './company-locks.js';
 import { Company } from './company.entity.js';
 import { CreateCompanyDto, UpdateCreditDto } from './company.dto.js';
 import { CREDIT_TRANSITIONS } from './credit-status.js';
 import { assertLimitCoversBorrowed } from './credit.js';
-import type { Actor } from '../../operators/actor.js';
+import type { Actor } from '../../operators/index.js';
 
 @Injectable()
 export class CompaniesService {

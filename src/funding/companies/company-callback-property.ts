@@ -1,5 +1,4 @@
-import { invalidProperty } from '../../platform/http/domain-error.js';
-import type { VariantNames } from '../../platform/config/variant.js';
+import { invalidProperty, type VariantNames } from '../../platform/index.js';
 
 type CompanyCallbackProperty = VariantNames['companyCallbackProperty'];
 

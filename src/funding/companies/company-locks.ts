@@ -1,5 +1,5 @@
 import { EntityManager, EntityTarget } from 'typeorm';
-import { notFound } from '../../platform/http/domain-error.js';
+import { notFound } from '../../platform/index.js';
 import { Company } from './company.entity.js';
 
 /*

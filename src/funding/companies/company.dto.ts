@@ -1,9 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsInt, IsISO4217CurrencyCode, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
-import { variantOnly } from '../../platform/openapi/api-variant-doc.js';
-import { MONEY_INPUT_PATTERN } from '../../platform/common/money.js';
-import { IsMoneyAmount, IsOmittable } from '../../platform/http/validation.js';
-import { CALLBACK_URL } from '../../platform/openapi/schema.js';
+import { CALLBACK_URL, IsMoneyAmount, IsOmittable, MONEY_INPUT_PATTERN, variantOnly } from '../../platform/index.js';
 import { CREDIT_STATUSES, CreditStatus } from './credit-status.js';
 
 export class CreateCompanyDto {

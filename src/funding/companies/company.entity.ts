@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
-import { moneyColumn } from '../../platform/common/money.js';
+import { moneyColumn } from '../../platform/index.js';
 import type { CreditStatus } from './credit-status.js';
 
 @Entity('companies')

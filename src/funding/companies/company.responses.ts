@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { CREDIT_STATUSES } from './credit-status.js';
-import { uuid, timestamp, money, currency, url, variantOnly } from '../../platform/openapi/schema.js';
+import { currency, money, timestamp, url, uuid, variantOnly } from '../../platform/index.js';
 
 export class CompanyResponse {
   @ApiProperty(uuid) id: string;

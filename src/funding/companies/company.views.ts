@@ -1,5 +1,4 @@
-import { formatMoney } from '../../platform/common/money.js';
-import { VariantNames } from '../../platform/config/variant.js';
+import { formatMoney, VariantNames } from '../../platform/index.js';
 import { Company } from './company.entity.js';
 
 export function companyView(c: Company, names: VariantNames) {

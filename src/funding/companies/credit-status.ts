@@ -1,4 +1,4 @@
-import { Transitions } from '../../platform/common/state-machine.js';
+import { Transitions } from '../../platform/index.js';
 
 /** `pending` until a limit is granted; operators may suspend, reactivate or close credit. */
 export const CREDIT_STATUSES = ['pending', 'active', 'suspended', 'closed'] as const;

@@ -1,8 +1,5 @@
-import { CallbackEvent } from '../../callbacks/callback-recorder.js';
-import { CallbackMessage } from '../../callbacks/callback-message.js';
-import { formatMoney, moneyFromDb } from '../../platform/common/money.js';
-import { DomainError } from '../../platform/http/domain-error.js';
-import { ErrorCode } from '../../platform/http/error-codes.js';
+import { CallbackEvent, CallbackMessage } from '../../callbacks/index.js';
+import { DomainError, ErrorCode, formatMoney, moneyFromDb } from '../../platform/index.js';
 import { Company } from './company.entity.js';
 
 /** The tracked credit properties of a company at one moment. */

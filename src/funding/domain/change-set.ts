@@ -1,7 +1,6 @@
 import { DeepPartial, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
-import { CallbackEvent } from '../../callbacks/callback-recorder.js';
-import { notFound } from '../../platform/http/domain-error.js';
-import { writeBack } from '../../platform/common/transaction.js';
+import { CallbackEvent } from '../../callbacks/index.js';
+import { notFound, writeBack } from '../../platform/index.js';
 import { Company } from '../companies/company.entity.js';
 import { CREDIT_PROPERTIES } from '../companies/credit.js';
 import { CompanyRow, DomainRow, moveStatus, Resource, StatusResource, StatusRow } from './resource.js';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DeepPartial, EntityManager, EntityTarget } from 'typeorm';
-import { CallbackEvent, CallbackRecorder } from '../../callbacks/callback-recorder.js';
+import { CallbackEvent, CallbackRecorder } from '../../callbacks/index.js';
 import { lockCompanyOf, lockOwnedCompany } from '../companies/company-locks.js';
 import { Company } from '../companies/company.entity.js';
 import { creditEvents, creditSnapshot } from '../companies/credit.js';
@@ -8,11 +8,8 @@ import { assertTransition, CompanyRow, DomainRow, Resource, StatusResource, Stat
 import { RowChanges } from './tracked-changes.js';
 import { ChangeSet } from './change-set.js';
 import { CompanyChanges, CompanyChangeSpec } from './company-changes.js';
-import { AUDIT_ACTIONS, AuditActionName } from '../../operators/audit/audit-actions.js';
-import { rowChangesAudit } from '../../operators/audit/audit-changes.js';
-import { Writes } from '../../platform/database/writes.js';
-import { AuditLog } from '../../operators/audit/audit-log.js';
-import type { Actor } from '../../operators/actor.js';
+import { type Actor, AUDIT_ACTIONS, AuditActionName, AuditLog, rowChangesAudit } from '../../operators/index.js';
+import { Writes } from '../../platform/index.js';
 
 /** How a change finds and locks its company: every path locks the company first, then the company's rows. */
 export type CompanyLock = (m: EntityManager, resource: Resource<CompanyRow>, id: string) => Promise<Company>;

@@ -1,12 +1,9 @@
 import type { Pool } from 'pg';
 import { DataSource, EntityMetadata, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
-import { updatableColumns } from '../../platform/common/transaction.js';
-import { isDataError } from '../../platform/database/database.js';
-import { Batcher, SerialBatcher } from '../../platform/common/batcher.js';
-import { CallbackEvent } from '../../callbacks/callback-recorder.js';
-import { CALLBACK_PARAMS, callbackInsert, callbackValues } from '../../callbacks/store/recording.js';
-import { auditRowsInsert, auditRowsValues } from '../../operators/audit/audit-log.js';
+import { Batcher, isDataError, SerialBatcher, updatableColumns } from '../../platform/index.js';
+import { CALLBACK_PARAMS, CallbackEvent, callbackInsert, callbackValues } from '../../callbacks/index.js';
+import { auditRowsInsert, auditRowsValues } from '../../operators/index.js';
 
 /** A row as read, with its version (`xmin`: every UPDATE gives the row a new one). */
 export interface Versioned<T> {

@@ -1,6 +1,6 @@
 import { EntityTarget, ObjectLiteral } from 'typeorm';
-import { CallbackEvent } from '../../callbacks/callback-recorder.js';
-import { assertStatusChange, Transitions } from '../../platform/common/state-machine.js';
+import { CallbackEvent } from '../../callbacks/index.js';
+import { assertStatusChange, Transitions } from '../../platform/index.js';
 import { Company } from '../companies/company.entity.js';
 
 /** A row the domain changes: it has an id. */

@@ -1,4 +1,4 @@
-import { Transitions } from '../../platform/common/state-machine.js';
+import { Transitions } from '../../platform/index.js';
 
 // `canceled` with one "l" is the specification's spelling for limit requests (withdrawal
 // requests use `cancelled`); partners match on these strings, so both stay as specified.

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { uuid, timestamp, money, currency, url } from '../../platform/openapi/schema.js';
+import { currency, money, timestamp, url, uuid } from '../../platform/index.js';
 
 export class LimitRequestResponse {
   @ApiProperty(uuid) id: string;

@@ -1,4 +1,4 @@
-import { formatMoney } from '../../platform/common/money.js';
+import { formatMoney } from '../../platform/index.js';
 import { Company } from '../companies/company.entity.js';
 import { LimitRequest } from './limit-request.entity.js';
 

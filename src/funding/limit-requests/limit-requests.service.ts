@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import type { Actor } from '../../operators/actor.js';
+import type { Actor } from '../../operators/index.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { CallbackMessage } from '../../callbacks/callback-message.js';
-import { CallbackUrlValidator } from '../../egress/callback-url.validator.js';
-import { DomainError, notFound } from '../../platform/http/domain-error.js';
-import { ErrorCode } from '../../platform/http/error-codes.js';
-import { parseMoney } from '../../platform/common/money.js';
+import { CallbackMessage } from '../../callbacks/index.js';
+import { CallbackUrlValidator } from '../../egress/index.js';
+import { DomainError, ErrorCode, notFound, parseMoney } from '../../platform/index.js';
 import { assertLimitCoversBorrowed } from '../companies/credit.js';
 import { findOwnedCompany } from '../companies/company-locks.js';
 import { Company } from '../companies/company.entity.js';

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { uuid, timestamp, money, currency } from '../../platform/openapi/schema.js';
+import { currency, money, timestamp, uuid } from '../../platform/index.js';
 
 export class PaymentResponse {
   @ApiProperty(uuid) id: string;

@@ -1,4 +1,4 @@
-import { formatMoney } from '../../platform/common/money.js';
+import { formatMoney } from '../../platform/index.js';
 import { LoanPayment } from './loan.entity.js';
 import type { LoanWithPayments } from './loans.service.js';
 

@@ -1,16 +1,12 @@
-import { Access } from '../../operators/access/route-access.js';
-import { Doc } from '../../platform/openapi/api-doc.js';
-import { Actor, AuditAction, CurrentActor } from '../../operators/actor.js';
+import { Access, Actor, AuditAction, CurrentActor } from '../../operators/index.js';
+import { Doc, IdempotencyInterceptor, ParseUuid } from '../../platform/index.js';
 import { LoanResponse } from './loan.responses.js';
 import { Body, Controller, Get, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { IdempotencyInterceptor } from '../../platform/idempotency/idempotency.interceptor.js';
-import { CurrentPartner } from '../../partners/current-partner.js';
-import { Partner } from '../../partners/partner.entity.js';
+import { CurrentPartner, Partner } from '../../partners/index.js';
 import { RegisterPaymentDto } from './loan.dto.js';
 import { loanView } from './loan.views.js';
 import { LoansService } from './loans.service.js';
-import { ParseUuid } from '../../platform/http/strict-params.js';
 
 const uuid = ParseUuid;
 

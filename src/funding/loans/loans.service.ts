@@ -1,12 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import type { Actor } from '../../operators/actor.js';
+import type { Actor } from '../../operators/index.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { CallbackEvent } from '../../callbacks/callback-recorder.js';
-import { CallbackMessage } from '../../callbacks/callback-message.js';
-import { DomainError, invalidProperty, notFound } from '../../platform/http/domain-error.js';
-import { formatMoney, parseMoney } from '../../platform/common/money.js';
-import { ErrorCode } from '../../platform/http/error-codes.js';
+import { CallbackEvent, CallbackMessage } from '../../callbacks/index.js';
+import { DomainError, ErrorCode, formatMoney, invalidProperty, notFound, parseMoney } from '../../platform/index.js';
 import { findOwnedCompany } from '../companies/company-locks.js';
 import { companyOfRow, DomainTransitions } from '../domain/domain-transitions.js';
 import { Resource } from '../domain/resource.js';

@@ -1,7 +1,5 @@
-import { CallbackMessage } from '../../callbacks/callback-message.js';
-import { DomainError } from '../../platform/http/domain-error.js';
-import { ErrorCode } from '../../platform/http/error-codes.js';
-import { formatMoney } from '../../platform/common/money.js';
+import { CallbackMessage } from '../../callbacks/index.js';
+import { DomainError, ErrorCode, formatMoney } from '../../platform/index.js';
 import { Company } from '../companies/company.entity.js';
 import { StatusResource } from '../domain/resource.js';
 import { WithdrawalRequest } from './withdrawal-request.entity.js';

@@ -1,4 +1,4 @@
-import { Transitions } from '../../platform/common/state-machine.js';
+import { Transitions } from '../../platform/index.js';
 
 // `cancelled` with two "l"s, as the specification spells it for withdrawal requests. The list
 // is open-ended for clients; `repaid` is reached only automatically, when the loan is paid.

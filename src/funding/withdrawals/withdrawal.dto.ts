@@ -1,7 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString } from 'class-validator';
 import { AmountDto } from '../companies/company.dto.js';
-import { CALLBACK_URL } from '../../platform/openapi/schema.js';
+import { CALLBACK_URL } from '../../platform/index.js';
 
 export class CreateWithdrawalDto extends AmountDto {
   @ApiPropertyOptional({ ...CALLBACK_URL, description: 'URL receiving WithdrawalRequestStatusChanged (1)' })

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { uuid, nullableUuid, timestamp, money, currency, url } from '../../platform/openapi/schema.js';
+import { currency, money, nullableUuid, timestamp, url, uuid } from '../../platform/index.js';
 
 const WITHDRAWAL_STATUS = {
   type: 'string',

@@ -1,4 +1,4 @@
-import { formatMoney } from '../../platform/common/money.js';
+import { formatMoney } from '../../platform/index.js';
 import type { WithdrawalWithCompany } from './withdrawals.service.js';
 
 export function withdrawalView({ withdrawal: w, company }: WithdrawalWithCompany) {

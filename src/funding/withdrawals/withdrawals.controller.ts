@@ -1,18 +1,13 @@
-import { Access } from '../../operators/access/route-access.js';
-import { Doc } from '../../platform/openapi/api-doc.js';
-import { callbackDocs } from '../../callbacks/callback-document.js';
-import { Actor, AuditAction, CurrentActor } from '../../operators/actor.js';
+import { Access, Actor, AuditAction, CurrentActor } from '../../operators/index.js';
+import { Doc, IdempotencyInterceptor, OnlyVariant, ParseUuid } from '../../platform/index.js';
+import { callbackDocs } from '../../callbacks/index.js';
 import { WithdrawalResponse, WithdrawalStatusResponse } from './withdrawal.responses.js';
 import { Body, Controller, Get, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { IdempotencyInterceptor } from '../../platform/idempotency/idempotency.interceptor.js';
-import { OnlyVariant } from '../../platform/config/variant-controllers.js';
-import { CurrentPartner } from '../../partners/current-partner.js';
-import { Partner } from '../../partners/partner.entity.js';
+import { CurrentPartner, Partner } from '../../partners/index.js';
 import { CreateWithdrawalDto } from './withdrawal.dto.js';
 import { withdrawalStatusView, withdrawalView } from './withdrawal.views.js';
 import { WithdrawalsService } from './withdrawals.service.js';
-import { ParseUuid } from '../../platform/http/strict-params.js';
 
 const uuid = ParseUuid;
 

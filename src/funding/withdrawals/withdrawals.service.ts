@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import type { Actor } from '../../operators/actor.js';
+import type { Actor } from '../../operators/index.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { CallbackUrlValidator } from '../../egress/callback-url.validator.js';
-import { notFound } from '../../platform/http/domain-error.js';
-import { parseMoney } from '../../platform/common/money.js';
+import { CallbackUrlValidator } from '../../egress/index.js';
+import { notFound, parseMoney } from '../../platform/index.js';
 import { findOwnedCompany } from '../companies/company-locks.js';
 import { Company } from '../companies/company.entity.js';
 import { Changed, companyOfRow, DomainTransitions, partnersCompany, partnersParent } from '../domain/domain-transitions.js';

@@ -1,6 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ErrorCode } from '../../platform/http/error-codes.js';
-import { UnexpectedErrorAnswer } from '../../platform/http/unexpected-error.filter.js';
+import { ErrorCode, UnexpectedErrorAnswer } from '../../platform/index.js';
 import { OperatorIdentity, roleAllows } from './operator-role.js';
 import { RouteAccess } from './route-access.js';
 

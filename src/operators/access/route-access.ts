@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { METHOD_METADATA } from '@nestjs/common/constants.js';
 import { FASTIFY_ROUTE_CONFIG_METADATA } from '@nestjs/platform-fastify/constants.js';
 import { ApiExtension, ApiSecurity } from '@nestjs/swagger';
-import { ApiErrors, SECURITY } from '../../platform/openapi/api-doc.js';
+import { ApiErrors, SECURITY } from '../../platform/index.js';
 import { OperatorRole } from './operator-role.js';
 
 /**

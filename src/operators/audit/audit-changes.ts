@@ -1,4 +1,4 @@
-import { formatMoney } from '../../platform/common/money.js';
+import { formatMoney } from '../../platform/index.js';
 
 /** A JSON value of a tracked property, as the API shows it (money as its decimal string). */
 export type Tracked = string | number | boolean | null;

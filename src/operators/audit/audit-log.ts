@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { invalidProperty } from '../../platform/http/domain-error.js';
-import { inWrite } from '../../platform/database/writes.js';
+import { invalidProperty, inWrite } from '../../platform/index.js';
 import type { Actor } from '../actor.js';
 import { AUDIT_ACTIONS, AuditActionName, AuditTargetType } from './audit-actions.js';
 import { changedProperties, Tracked, TrackedProperties } from './audit-changes.js';

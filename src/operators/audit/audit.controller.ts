@@ -2,8 +2,7 @@ import { Access } from '../access/route-access.js';
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsISO8601, IsOptional, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
-import { Doc } from '../../platform/openapi/api-doc.js';
-import { PageCursor, PageLimit } from '../../platform/http/page-query.js';
+import { Doc, PageCursor, PageLimit } from '../../platform/index.js';
 
 import { AUDIT_ACTIONS, AUDIT_TARGET_TYPES } from './audit-actions.js';
 import { AuditLog } from './audit-log.js';

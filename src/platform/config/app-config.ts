@@ -83,7 +83,7 @@ export function logFormatOf(env: NodeJS.ProcessEnv = process.env): LogFormat {
   }
 }
 
-/** The OTLP protocols the service exports traces with (src/telemetry). */
+/** The OTLP protocols the service exports traces with (src/platform/telemetry). */
 const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'];
 
 /**

@@ -31,7 +31,7 @@ export function inWrite(m: EntityManager): boolean {
  * The one path of every change that records callbacks or audit entries: one transaction, and
  * after its commit (never after a rollback) admission is woken if the change made callbacks due
  * (noteDue). No writer wakes admission itself. A write that commits as one statement of its own
- * (a company's own change: domain/company-changes.ts) goes through {@link statement}.
+ * (a company's own change: funding/domain/company-changes.ts) goes through {@link statement}.
  */
 @Injectable()
 export class Writes {

@@ -38,7 +38,7 @@ export function asError(thrown: unknown): Error {
  * PostgreSQL cannot be reached), and one log line with the error's class and message only. Nest's
  * default logs the error object itself, and a TypeORM QueryFailedError carries the query's
  * parameters (a partner insert's signing secret among them). Used by the filter below and by the
- * access gate, which answers before any route's handler (src/access/access-gate.ts).
+ * access gate, which answers before any route's handler (src/operators/access/access-gate.ts).
  */
 export class UnexpectedErrorAnswer {
   private readonly log = new Logger('UnexpectedError');

@@ -3,7 +3,7 @@ import { ApiHeader, ApiOperation, ApiOperationOptions, ApiResponse } from '@nest
 import { ErrorResponse } from '../http/error-response.js';
 
 // The OpenAPI document's building blocks, so that every route says the same thing the same way:
-// `@Access` (src/access/route-access.ts) on a controller or route, `@Doc(...)` on each route, `@ApiErrors(...)`
+// `@Access` (src/operators/access/route-access.ts) on a controller or route, `@Doc(...)` on each route, `@ApiErrors(...)`
 // for answers a route adds. The end-to-end tests validate every response against the document,
 // so an answer that is not declared here fails them.
 

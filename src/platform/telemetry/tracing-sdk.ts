@@ -21,7 +21,7 @@ export interface TracingSdk {
   stop(): Promise<void>;
 }
 
-/** http/protobuf (the standard's default) or http/json; src/config refuses any other protocol at start. */
+/** http/protobuf (the standard's default) or http/json; src/platform/config refuses any other protocol at start. */
 function traceExporter(env: NodeJS.ProcessEnv) {
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? '').trim() || 'http/protobuf';
   return protocol === 'http/json' ? new JsonTraceExporter() : new ProtobufTraceExporter();

@@ -2,7 +2,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 import { buildIndexConcurrently } from './concurrent-index.js';
 
 /**
- * Indexes that make each retention batch (src/retention) a short index range scan: delivered
+ * Indexes that make each retention batch (src/operations) a short index range scan: delivered
  * callbacks by delivery time, idempotency keys by age. Built CONCURRENTLY, outside a transaction,
  * so upgrading a deployment whose callbacks table is already large does not block its writes.
  */

@@ -7,7 +7,7 @@ import { buildIndexConcurrently } from './concurrent-index.js';
  * statements could use as well: with statistics taken while the table held one destination's
  * backlog, a pick for another destination walked it past that whole backlog. The dashboard's
  * index is now on the due time's UTC wall-clock form, an expression only the dashboard's queries
- * state (src/dashboard/dashboard-store.ts), so admission's only index is `callbacks_pending_idx
+ * state (src/delivery/dashboard/dashboard-store.ts), so admission's only index is `callbacks_pending_idx
  * (destination, next_attempt_at)`. Built CONCURRENTLY, outside a transaction, so a large table
  * keeps taking writes.
  */

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { SerialBatcher } from '../platform/common/batcher.js';
-import { SqlPool } from '../platform/database/sql-pool.js';
-import { untraced } from '../platform/telemetry/trace-context.js';
+import { SerialBatcher } from '../common/batcher.js';
+import { untraced } from '../telemetry/trace-context.js';
+import { SqlPool } from './sql-pool.js';
 
 /**
  * `NOTIFY funding_callbacks` wakes every relay: for rows written outside this service's own write

@@ -1,0 +1,38 @@
+// callbacks/: what a callback is, who reads it, operational events, and the callback store (store/).
+// The public face of the module: other modules import only this file (.dependency-cruiser.cjs).
+export { BulkReplay } from './bulk-replay.js';
+export { callbackOrigin, originOfKey } from './callback-destination.js';
+export { callbackDocs } from './callback-document.js';
+export type { CallbackTarget } from './callback-document.js';
+export { CallbackMessage, buildCallbackBody } from './callback-message.js';
+export type { CallbackIds } from './callback-message.js';
+export { CallbackReads } from './callback-reads.js';
+export { CallbackRecorder, traced } from './callback-recorder.js';
+export type { CallbackEvent } from './callback-recorder.js';
+export { CallbackRepairs } from './callback-repairs.js';
+export { SHOWN_STATUSES } from './callback-status.js';
+export { Callback, CallbackAttempt } from './callback.entity.js';
+export { CallbackBody, CallbackMessageResponse } from './callback.responses.js';
+export { attemptView, callbackView } from './callback.views.js';
+export { OPERATIONAL_EVENT_MODELS } from './operational-events/operational-event-document.js';
+export { OperationalEvents } from './operational-events/operational-events.service.js';
+export { Redelivery } from './redelivery.js';
+export { ADMIT, CANDIDATES, EXPIRE, LAPSE, OPEN_DESTINATIONS, RELEASE } from './store/admission.js';
+export { countPendingAndFailed, deliveryState } from './store/counts.js';
+export type { DeliveryState } from './store/counts.js';
+export { DASHBOARD_COUNT_CAP, DASHBOARD_TABS, DashboardStore } from './store/dashboard-reads.js';
+export type { AttemptRow, DashboardRow, DashboardTab } from './store/dashboard-reads.js';
+export { LOAD } from './store/delivery-load.js';
+export { READ_DESTINATIONS, saveParams } from './store/destination-states.js';
+export type { DestinationColumns, DestinationRow, DestinationSave } from './store/destination-states.js';
+export { WAITING_COUNT_CAP, countOpenDestinations, countWaitingByCircuit, listDestinations, probeNow } from './store/destinations.js';
+export { FLUSH_NOTICES } from './store/operational-events.js';
+export { partnerActivity } from './store/portal-activity.js';
+export type { PartnerActivity } from './store/portal-activity.js';
+export { CALLBACK_PARAMS, callbackInsert, callbackValues } from './store/recording.js';
+export { PRUNE_UNSENT_EVENTS, RETENTION_BATCH, deliveriesUnderWay, pruneCallbacks } from './store/retention.js';
+export { recordFor, recordParams, saveFor } from './store/settlement.js';
+export type { AttemptRecord } from './store/settlement.js';
+export { insertTestCallback, openCircuitOf, recentTests } from './store/test-callbacks.js';
+export { followUrl } from './store/url-changes.js';
+export { CallbacksModule } from './callbacks.module.js';
