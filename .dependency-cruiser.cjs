@@ -1,56 +1,62 @@
 /**
- * The module boundaries of src/ (docs/architecture.md, "Module layout"), checked by
- * dependency-cruiser in `npm test`: no cycles, shared folders import no feature module, and
- * dependencies point one way (domain → callbacks → database; delivery → egress).
+ * The module boundaries of src/ (docs/architecture.md, "Modules"), checked by dependency-cruiser
+ * in `npm test`. Each folder under src/ is one module; another module may import only its
+ * index.ts; no cycles; and every arrow points down the layers below (platform at the bottom,
+ * the files at the root of src/ on top).
  */
-const SHARED = '^src/(common|config|database|http|logging|openapi|telemetry)/';
-const FEATURES = '^src/(access|audit|callback-urls|callbacks|companies|dashboard|delivery|destinations|domain|egress|health|idempotency|limit-requests|loans|metrics|operators|partners|retention|test-callbacks|withdrawals)/';
-const DOMAIN = '^src/(companies|limit-requests|withdrawals|loans)/';
+const LAYERS = [['platform'], ['egress'], ['operators'], ['partners'], ['callbacks'], ['operations'], ['funding', 'delivery'], ['portal']];
+const MODULES = LAYERS.flat();
+const any = (names) => `^src/(${names.join('|')})/`;
+
+/** For each layer, the modules it may not import: those of its own layer (but itself) and above. */
+const layering = LAYERS.flatMap((layer, i) =>
+  layer.map((name) => ({
+    name: `${name}-imports-only-below`,
+    severity: 'error',
+    comment: `${name}/ sits in layer ${i} (.dependency-cruiser.cjs, LAYERS): it may import only modules of the layers below.`,
+    from: { path: `^src/${name}/` },
+    to: { path: any([...layer.filter((n) => n !== name), ...LAYERS.slice(i + 1).flat()]) },
+  })),
+);
 
 module.exports = {
   forbidden: [
     { name: 'no-circular', severity: 'error', comment: 'A cycle means two modules are one: merge them or split out what both need.', from: {}, to: { circular: true } },
     {
-      name: 'shared-imports-no-feature',
+      name: 'modules-only',
       severity: 'error',
-      comment: 'Shared folders (the edge, OpenAPI, logging, telemetry, config, database, primitives) serve every feature and know none.',
-      from: { path: SHARED },
-      to: { path: FEATURES },
+      comment: 'Every folder under src/ is one of the modules in LAYERS.',
+      from: { path: '^src/[^/]+/' },
+      to: { path: '^src/[^/]+/', pathNot: any(MODULES) },
     },
     {
-      name: 'shared-imports-no-root',
+      name: 'private-to-its-module',
       severity: 'error',
-      comment: 'The files at the root of src/ put the application together; nothing below imports them.',
+      comment: "Another module's files are private: import its index.ts, which exports what it offers.",
+      from: { path: '^src/([^/]+)/' },
+      to: { path: '^src/[^/]+/', pathNot: ['^src/$1/', '^src/[^/]+/index\\.ts$'] },
+    },
+    {
+      name: 'root-imports-modules',
+      severity: 'error',
+      comment: "The files at the root of src/ put the modules together through their index.ts (main.ts loads tracing first, alone: it must run before http, pg and ioredis load).",
+      from: { path: '^src/[^/]+\\.ts$' },
+      to: { path: '^src/[^/]+/', pathNot: ['^src/[^/]+/index\\.ts$', '^src/platform/telemetry/tracing\\.ts$'] },
+    },
+    {
+      name: 'no-root-below',
+      severity: 'error',
+      comment: 'The files at the root of src/ put the application together; no module imports them.',
       from: { path: '^src/[^/]+/' },
       to: { path: '^src/[^/]+\\.ts$' },
     },
+    ...layering,
     {
-      name: 'egress-knows-no-delivery',
+      name: 'delivery-core-knows-no-api',
       severity: 'error',
-      comment: 'How the service reaches a partner knows nothing of queues, callbacks or their states.',
-      from: { path: '^src/egress/' },
-      to: { path: '^src/(delivery|callbacks|dashboard)/' },
-    },
-    {
-      name: 'domain-knows-no-delivery',
-      severity: 'error',
-      comment: 'A change records callbacks (callbacks/); how they travel is not its business.',
-      from: { path: DOMAIN },
-      to: { path: '^src/(delivery|dashboard|egress)/' },
-    },
-    {
-      name: 'callbacks-know-no-domain',
-      severity: 'error',
-      comment: 'A callback row carries the body and URL captured at the change: callbacks/ never reads a domain repository.',
-      from: { path: '^src/callbacks/' },
-      to: { path: DOMAIN },
-    },
-    {
-      name: 'delivery-knows-no-api',
-      severity: 'error',
-      comment: 'The delivery core is reached through the callback store and AdmissionSignal, never through controllers or the dashboard.',
-      from: { path: '^src/delivery/' },
-      to: { path: '^src/(dashboard|destinations|access)/|\\.controller\\.ts$' },
+      comment: "The delivery core (delivery/*.ts) is reached through the callback store and AdmissionSignal; the routes and the dashboard over it (destinations/, test-callbacks/, dashboard/) sit on top of it, never under.",
+      from: { path: '^src/delivery/[^/]+\\.ts$', pathNot: '^src/delivery/(index|delivery\\.module)\\.ts$' },
+      to: { path: '^src/delivery/(destinations|test-callbacks|dashboard)/' },
     },
   ],
   options: {
@@ -59,5 +65,9 @@ module.exports = {
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+    reporterOptions: {
+      // `npm run modules:graph`: one box per module folder, the root files each their own.
+      archi: { collapsePattern: '^src/[^/]+/|^src/[^/]+\\.ts$', theme: { graph: { rankdir: 'TB', splines: 'ortho', ranksep: '0.4' } } },
+    },
   },
 };

@@ -16,7 +16,7 @@
 // their WAL too, so measure on a quiet or private server.
 import { Queue } from 'bullmq';
 import { Got } from 'got';
-import { createRedis, isCluster, redisNamespace, RedisConnection, withRedisOnce } from '../src/database/redis.js';
+import { createRedis, isCluster, redisNamespace, RedisConnection, withRedisOnce } from '../src/platform/database/redis.js';
 import { CALLBACK_QUEUE } from '../src/delivery/callback-queue.js';
 import { loopbackReceivers } from './receivers.js';
 import { adminHeaders, apiClient, BASE_DB, fmt, freePort, pool, REDIS_URL, until as waitFor } from './support/common.js';

@@ -1,13 +1,9 @@
-import { CallbackAttempt, Callback } from './callbacks/callback.entity.js';
-import { IdempotencyKey } from './idempotency/idempotency-key.entity.js';
-import { Company } from './companies/company.entity.js';
-import { LimitRequest } from './limit-requests/limit-request.entity.js';
-import { Loan, LoanPayment } from './loans/loan.entity.js';
-import { Partner } from './partners/partner.entity.js';
-import { WithdrawalRequest } from './withdrawals/withdrawal-request.entity.js';
-import { Operator } from './operators/operator.entity.js';
+import { Callback, CallbackAttempt } from './callbacks/index.js';
+import { databaseOptions, IdempotencyKey } from './platform/index.js';
+import { Company, LimitRequest, Loan, LoanPayment, WithdrawalRequest } from './funding/index.js';
+import { Partner } from './partners/index.js';
+import { Operator } from './operators/index.js';
 import { DataSourceOptions } from 'typeorm';
-import { databaseOptions } from './database/database.js';
 
 /** Every entity the service maps (database/ knows none: features depend on it, not it on them). */
 export const ENTITIES = [Partner, Company, LimitRequest, WithdrawalRequest, Loan, LoanPayment, Callback, CallbackAttempt, IdempotencyKey, Operator];

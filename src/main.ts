@@ -1,14 +1,11 @@
 // First: OpenTelemetry, when configured, must be running before http, pg and ioredis are loaded.
-import { stopTracing } from './telemetry/tracing.js';
+import { stopTracing } from './platform/telemetry/tracing.js';
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule } from './app.module.js';
-import { ConfigError, loadConfig, logFormatOf } from './config/app-config.js';
-import { RedactingLogger } from './logging/redacting-logger.js';
-import { ensureDatabase } from './database/database.js';
-import { checkRedis } from './database/startup-checks.js';
+import { checkRedis, ConfigError, ensureDatabase, loadConfig, logFormatOf, RedactingLogger } from './platform/index.js';
 import { createHttpAdapter, setupApp } from './setup-app.js';
 
 /** What start-up is doing: said if it ever stops without an answer or an error. */

@@ -1,29 +1,12 @@
-import { StrictValidationPipe } from './http/validation.js';
+import { answerRouterRefusal, AppConfig, bearerToken, buildApiDocument, MAX_BODY_BYTES, registerBodyParsers, RouteSpanInterceptor, StrictValidationPipe, tracingActive } from './platform/index.js';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { SwaggerModule } from '@nestjs/swagger';
-import { AccessGate, Credentials } from './access/access-gate.js';
-import { installRouteAccess, MountAccess } from './access/route-access-hook.js';
-import { CallbackRepairs } from './callbacks/callback-repairs.js';
-import { Redelivery } from './callbacks/redelivery.js';
-import { BulkReplay } from './callbacks/bulk-replay.js';
-import { DestinationsService } from './destinations/destinations.service.js';
-import { DASHBOARD_ACCESS, mountQueueDashboard } from './dashboard/queue-dashboard.js';
-import { dashboardDocument } from './dashboard/dashboard-document.js';
-import { CallbackBody } from './callbacks/callback.responses.js';
-import { OPERATIONAL_EVENT_MODELS } from './operational-events/operational-event-document.js';
-import { OperatorCredentials } from './operators/operator-credentials.js';
-import { bearerToken } from './partners/partner-secrets.js';
-import { PartnersService } from './partners/partners.service.js';
-import { PortalSessions } from './partners/portal-sessions.js';
-import { mountPortal, PORTAL_COOKIE, signInPage } from './portal/portal-mount.js';
+import { AccessGate, Credentials, installRouteAccess, MountAccess, OperatorCredentials } from './operators/index.js';
+import { BulkReplay, CallbackBody, CallbackRepairs, OPERATIONAL_EVENT_MODELS, Redelivery } from './callbacks/index.js';
+import { DASHBOARD_ACCESS, dashboardDocument, DestinationsService, mountQueueDashboard } from './delivery/index.js';
+import { PartnersService, PortalSessions, RateLimiter } from './partners/index.js';
+import { mountPortal, PORTAL_COOKIE, signInPage } from './portal/index.js';
 import type { FastifyRequest } from 'fastify';
-import { RateLimiter } from './partners/rate-limiter.js';
-import { buildApiDocument } from './openapi/api-document.js';
-import { answerRouterRefusal } from './http/framework-errors.js';
-import { MAX_BODY_BYTES, registerBodyParsers } from './http/json-body.js';
-import { AppConfig } from './config/app-config.js';
-import { RouteSpanInterceptor } from './telemetry/route-span.interceptor.js';
-import { tracingActive } from './telemetry/trace-context.js';
 
 /**
  * Idle keep-alive connections stay open this long. Node's default (5 s) is shorter than the idle

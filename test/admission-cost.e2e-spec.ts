@@ -1,10 +1,10 @@
 import { Client } from 'pg';
-import { loadConfig } from '../src/config/app-config.js';
-import { sessionWithDeadline } from '../src/database/sql-session.js';
+import { loadConfig } from '../src/platform/config/app-config.js';
+import { sessionWithDeadline } from '../src/platform/database/sql-session.js';
 import { Admission } from '../src/delivery/admission.js';
 import { CallbackQueue } from '../src/delivery/callback-queue.js';
 import { relayClient, RELAY_TIMEOUT_MS } from '../src/delivery/callback-relay.js';
-import { Metrics } from '../src/metrics/metrics.js';
+import { Metrics } from '../src/operations/metrics.js';
 import { scratchDatabase, ScratchDatabase, seedCompany } from './support/scratch-database.js';
 import { ADMIN_TOKEN } from './support/test-app.js';
 

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { DataSource } from 'typeorm';
-import { SqlPool } from '../src/database/sql-pool.js';
+import { SqlPool } from '../src/platform/database/sql-pool.js';
 import { parse } from 'yaml';
-import { Metrics } from '../src/metrics/metrics.js';
+import { Metrics } from '../src/operations/metrics.js';
 import { ROOT } from './support/doc-blocks.js';
 
 /**

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { DomainError } from '../src/http/domain-error.js';
+import { DomainError } from '../src/platform/http/domain-error.js';
 import { checkClientCertificate, ClientCertificateUpload } from '../src/partners/client-certificate.js';
 import { Pem, TestCertificates } from './support/test-certificates.js';
 import { startTestApp, TestApp } from './support/test-app.js';

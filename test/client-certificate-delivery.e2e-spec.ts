@@ -3,7 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import net, { AddressInfo } from 'node:net';
 import type { SecureVersion } from 'node:tls';
-import { loadConfig } from '../src/config/app-config.js';
+import { loadConfig } from '../src/platform/config/app-config.js';
 import { CallbackSender } from '../src/egress/callback-sender.js';
 import { buildService, startService, stop, workerEnv } from './support/processes.js';
 import { Receiver } from './support/receiver.js';

@@ -1,7 +1,7 @@
-import { ERROR_CODES } from '../src/http/error-codes.js';
+import { ERROR_CODES } from '../src/platform/http/error-codes.js';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfig, parseDuration, parseDurationList } from '../src/config/app-config.js';
+import { loadConfig, parseDuration, parseDurationList } from '../src/platform/config/app-config.js';
 import type { ResultsFile } from '../bench/support/results.js';
 import { TABLE_BEGIN, TABLE_END, withResults } from '../bench/support/table.js';
 import { commandLines, DocBlock, docPages, fencedBlocks, ROOT } from './support/doc-blocks.js';
@@ -155,7 +155,7 @@ describe('the README and docs', () => {
   });
 
   it('configuration.md names every variable the service reads, with the defaults the code has', () => {
-    const source = read('src/config/app-config.ts');
+    const source = read('src/platform/config/app-config.ts');
     const read_ = new Set([...source.matchAll(/\b(?:parse(?:<[^>]*>)?|get)\('([A-Z_]+)'/g)].map((m) => m[1]));
     read_.add('NODE_ENV');
     const page = read('docs/configuration.md');
@@ -244,7 +244,7 @@ describe('the README and docs', () => {
   });
 
   it("OpenAPI's description sends partners to docs/partners.md", () => {
-    expect(read('src/openapi/api-document.ts')).toContain('docs/partners.md');
+    expect(read('src/platform/openapi/api-document.ts')).toContain('docs/partners.md');
     expect(existsSync(path.join(ROOT, 'docs/partners.md'))).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ErrorCode } from '../src/http/error-codes.js';
+import { ErrorCode } from '../src/platform/http/error-codes.js';
 import { ROOT } from './support/doc-blocks.js';
 
 /** What keeps the domain's code in one shape, read from the source (the behaviour is in the e2e tests). */
@@ -9,7 +9,7 @@ const sources = (dir: string): string[] =>
     e.isDirectory() ? sources(`${dir}/${e.name}`) : e.name.endsWith('.ts') && !e.name.endsWith('.spec.ts') ? [`${dir}/${e.name}`] : [],
   );
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
-const DOMAIN = ['src/companies', 'src/limit-requests', 'src/withdrawals', 'src/loans', 'src/domain'];
+const DOMAIN = ['src/funding/companies', 'src/funding/limit-requests', 'src/funding/withdrawals', 'src/funding/loans', 'src/funding/domain'];
 
 describe('the shape of the domain code', () => {
   it('gives every refusal a code from http/error-codes.ts, never a literal', () => {

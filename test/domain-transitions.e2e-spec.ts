@@ -1,10 +1,10 @@
 import { CallbackMessage } from '../src/callbacks/callback-message.js';
-import { DomainError } from '../src/http/domain-error.js';
-import { ErrorCode } from '../src/http/error-codes.js';
-import { companyOfRow, DomainTransitions, StatusChangeSpec } from '../src/domain/domain-transitions.js';
-import { StatusResource } from '../src/domain/resource.js';
-import { LimitRequest } from '../src/limit-requests/limit-request.entity.js';
-import { LIMIT_REQUEST_TRANSITIONS, LimitRequestStatus } from '../src/limit-requests/limit-request-status.js';
+import { DomainError } from '../src/platform/http/domain-error.js';
+import { ErrorCode } from '../src/platform/http/error-codes.js';
+import { companyOfRow, DomainTransitions, StatusChangeSpec } from '../src/funding/domain/domain-transitions.js';
+import { StatusResource } from '../src/funding/domain/resource.js';
+import { LimitRequest } from '../src/funding/limit-requests/limit-request.entity.js';
+import { LIMIT_REQUEST_TRANSITIONS, LimitRequestStatus } from '../src/funding/limit-requests/limit-request-status.js';
 import { createPartner, Partner, startTestApp, TestApp } from './support/test-app.js';
 
 /** The transition template itself (DomainTransitions), driven directly inside a transaction. */

@@ -1,4 +1,4 @@
-import { SecretBox } from '../src/common/secret-box.js';
+import { SecretBox } from '../src/platform/crypto/secret-box.js';
 import { createPartner, Partner, startTestApp, TestApp } from './support/test-app.js';
 
 const NIL = '00000000-0000-4000-8000-000000000000';

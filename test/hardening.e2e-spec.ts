@@ -2,7 +2,7 @@ import { ConsoleLogger } from '@nestjs/common';
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import request from 'supertest';
-import { keyId, SecretBox } from '../src/common/secret-box.js';
+import { keyId, SecretBox } from '../src/platform/crypto/secret-box.js';
 import { SecretsReencryption } from '../src/partners/secrets-reencryption.js';
 import { ADMIN_TOKEN, createPartner, Partner, startTestApp, TestApp } from './support/test-app.js';
 

@@ -2,7 +2,7 @@ import { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import type { DestinationView } from '../src/destinations/destinations.service.js';
+import type { DestinationView } from '../src/delivery/destinations/destinations.service.js';
 import { buildService, startService, stop, workerEnv } from './support/processes.js';
 import { harness } from './support/harness.js';
 import { metric } from './support/metrics.js';

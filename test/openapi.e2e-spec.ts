@@ -1,4 +1,4 @@
-import { ERROR_CODES } from '../src/http/error-codes.js';
+import { ERROR_CODES } from '../src/platform/http/error-codes.js';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import request from 'supertest';
 import { checked, loadApiContract } from './support/openapi-contract.js';

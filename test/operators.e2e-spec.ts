@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { AUDIT_ACTIONS } from '../src/audit/audit-actions.js';
-import { OPERATOR_ROLES, OperatorRole, roleAllows } from '../src/access/operator-role.js';
+import { AUDIT_ACTIONS } from '../src/operators/audit/audit-actions.js';
+import { OPERATOR_ROLES, OperatorRole, roleAllows } from '../src/operators/access/operator-role.js';
 import { Partner } from '../src/partners/partner.entity.js';
 import { PARTNER_KEY_CACHE_MS } from '../src/partners/partners.service.js';
 import { DataSource } from 'typeorm';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
-import { MIGRATIONS } from '../src/database/database.js';
+import { MIGRATIONS } from '../src/platform/database/database.js';
 import { buildService, requireRegistry, sparePort, startService, stop } from './support/processes.js';
 import { ADMIN_TOKEN, dropRunData, runIdentity, TEST_REDIS_URL, until } from './support/test-app.js';
 

@@ -1,6 +1,6 @@
 import type { DataSource, DataSourceOptions } from 'typeorm';
-import { MIGRATIONS, openDatabase } from '../src/database/database.js';
-import { PartnerDestinations1764700000000 } from '../src/database/migrations/1764700000000-partner-destinations.js';
+import { MIGRATIONS, openDatabase } from '../src/platform/database/database.js';
+import { PartnerDestinations1764700000000 } from '../src/platform/database/migrations/1764700000000-partner-destinations.js';
 import { dataSourceOptions } from '../src/data-source.js';
 import { dropDatabase } from './support/scratch-database.js';
 import { runIdentity } from './support/test-app.js';

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
-import type { DestinationView } from '../src/destinations/destinations.service.js';
+import type { DestinationView } from '../src/delivery/destinations/destinations.service.js';
 import { harness } from './support/harness.js';
 import { Receiver } from './support/receiver.js';
 import { companyWithCallback, createPartner, Partner, until } from './support/test-app.js';

@@ -6,8 +6,8 @@
  */
 import { Client } from 'pg';
 import { PARTNER_ACTIVITY } from '../src/callbacks/store/portal-activity.js';
-import { PLANNER_SETTINGS } from '../src/database/database.js';
-import { hashToken } from '../src/partners/partner-secrets.js';
+import { PLANNER_SETTINGS } from '../src/platform/database/database.js';
+import { hashToken } from '../src/platform/crypto/tokens.js';
 import { PlanNode, scansOf } from './support/plans.js';
 import { PortalServices } from '../src/portal/portal-services.js';
 import { harness } from './support/harness.js';

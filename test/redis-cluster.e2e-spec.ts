@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { isCluster, redisNamespace, withRedisOnce } from '../src/database/redis.js';
+import { isCluster, redisNamespace, withRedisOnce } from '../src/platform/database/redis.js';
 import { PARTNER_RATE_LIMIT } from '../src/partners/rate-limiter.js';
 import { Receiver, webhookHeaders } from './support/receiver.js';
 import { RedisCluster, startRedisCluster } from './support/redis-cluster.js';

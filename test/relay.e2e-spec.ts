@@ -1,8 +1,8 @@
 import { Admission } from '../src/delivery/admission.js';
-import { AdmissionSignal } from '../src/delivery/admission-signal.js';
+import { AdmissionSignal } from '../src/platform/database/admission-signal.js';
 import { CallbackQueue } from '../src/delivery/callback-queue.js';
 import { ADMISSION_INTERVAL, CallbackRelay, relayClient } from '../src/delivery/callback-relay.js';
-import { Writes } from '../src/database/writes.js';
+import { Writes } from '../src/platform/database/writes.js';
 import { DataSource } from 'typeorm';
 import { CallbackRecorder } from '../src/callbacks/callback-recorder.js';
 import { CallbackMessage } from '../src/callbacks/callback-message.js';

@@ -1,4 +1,4 @@
-import { CallbackRetention, RETENTION_INTERVAL_MS } from '../src/retention/callback-retention.js';
+import { CallbackRetention, RETENTION_INTERVAL_MS } from '../src/operations/callback-retention.js';
 import { Receiver } from './support/receiver.js';
 import { companyWithCallback, createPartner, startTestApp, TestApp, until } from './support/test-app.js';
 
@@ -100,7 +100,7 @@ describe('retention (CALLBACK_RETENTION=1s)', () => {
   });
 
   it('prunes in one process at a time: a pass finds the lock taken and does nothing', async () => {
-    // The test's own session takes the retention lock (src/retention), as another process's pass would.
+    // The test's own session takes the retention lock (src/operations), as another process's pass would.
     const id = 727_002;
     await until(async () => (await t.sql<{ l: boolean }>('SELECT pg_try_advisory_lock($1) AS l', [id]))[0].l, { what: 'retention lock' });
     try {

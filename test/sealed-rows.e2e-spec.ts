@@ -7,8 +7,8 @@
 import { ConsoleLogger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Webhook } from 'standardwebhooks';
-import { keyId, SecretBox } from '../src/common/secret-box.js';
-import { SealedValuesBoundToRows1764700100000 } from '../src/database/migrations/1764700100000-sealed-values-bound-to-rows.js';
+import { keyId, SecretBox } from '../src/platform/crypto/secret-box.js';
+import { SealedValuesBoundToRows1764700100000 } from '../src/platform/database/migrations/1764700100000-sealed-values-bound-to-rows.js';
 import { SecretsReencryption } from '../src/partners/secrets-reencryption.js';
 import { harness } from './support/harness.js';
 import { webhookHeaders } from './support/receiver.js';

@@ -1,7 +1,7 @@
 import { verify } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
-import { SecretBox } from '../src/common/secret-box.js';
-import { ed25519PublicKey } from '../src/partners/signing-keys.js';
+import { SecretBox } from '../src/platform/crypto/secret-box.js';
+import { ed25519PublicKey } from '../src/platform/crypto/signing-keys.js';
 import { fencedBlocks } from './support/doc-blocks.js';
 import { Receiver, Received, webhookHeaders } from './support/receiver.js';
 import { startTestApp, TestApp, until } from './support/test-app.js';

@@ -4,7 +4,7 @@
 // data (callback ids and lease) before the job completes and is removed.
 import { LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
 import { CALLBACK_QUEUE } from '../../src/delivery/callback-queue.js';
-import { createRedis, redisNamespace, RedisConnection } from '../../src/database/redis.js';
+import { createRedis, redisNamespace, RedisConnection } from '../../src/platform/database/redis.js';
 
 /** One job's times, epoch ms: admitted is its ADMIT statement's now() (lease_until − the lease). */
 export interface JobTimes {

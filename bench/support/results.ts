@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
-import { withRedisOnce } from '../../src/database/redis.js';
+import { withRedisOnce } from '../../src/platform/database/redis.js';
 import { BASE_DB, fmt, REDIS_URL } from './common.js';
 
 const ROOT = resolve(__dirname, '../../..');

@@ -4,7 +4,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Client } from 'pg';
-import { deletePrefixKeys, withRedisOnce } from '../../src/database/redis.js';
+import { deletePrefixKeys, withRedisOnce } from '../../src/platform/database/redis.js';
 import { ADMIN, BASE_DB, freePort, REDIS_URL } from './common.js';
 
 const SERVICE_START_MS = 120_000;

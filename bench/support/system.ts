@@ -2,7 +2,7 @@
 // there), Redis INFO, pg_stat_database.
 import { readdirSync, readFileSync } from 'node:fs';
 import { Client } from 'pg';
-import { createRedis, isCluster, RedisConnection, withRedisOnce } from '../../src/database/redis.js';
+import { createRedis, isCluster, RedisConnection, withRedisOnce } from '../../src/platform/database/redis.js';
 import { REDIS_URL } from './common.js';
 import type { ServiceRun } from './service.js';
 

@@ -1,12 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { AuditLog } from '../audit/audit-log.js';
-import { trackedValues } from '../audit/audit-changes.js';
-import { Writes } from '../database/writes.js';
-import { DomainError, invalidProperty } from '../http/domain-error.js';
-import { ErrorCode } from '../http/error-codes.js';
-import type { Actor } from '../operators/actor.js';
+import { type Actor, AuditLog, trackedValues } from '../operators/index.js';
+import { DomainError, ErrorCode, invalidProperty, Writes } from '../platform/index.js';
 import { countReplayable, replayFailed, ReplaySelection } from './store/replay.js';
 
 /** The most failed callbacks one bulk redelivery sends again (docs/partners.md, "Your delivery log and redelivery"): more, and it does nothing. */

@@ -1,5 +1,5 @@
 import type { ApiOperationOptions } from '@nestjs/swagger';
-import { variantOnly } from '../openapi/api-variant-doc.js';
+import { variantOnly } from '../platform/index.js';
 import { CallbackBody } from './callback.responses.js';
 
 /** Where a callback is sent: the request body property holding its URL, and its messages. */

@@ -1,4 +1,4 @@
-import { currentTraceparent } from '../telemetry/trace-context.js';
+import { currentTraceparent } from '../platform/index.js';
 import { CallbackIds, CallbackMessage } from './callback-message.js';
 
 /** What a change records: one callback, to the URL registered at the moment of the change. */

@@ -1,12 +1,10 @@
-import { Access } from '../access/route-access.js';
+import { Access } from '../operators/index.js';
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { Doc } from '../openapi/api-doc.js';
+import { Doc, QueryInt } from '../platform/index.js';
 import { CallbackFeedPageResponse } from './callback.responses.js';
-import { QueryInt } from '../http/validation.js';
-import { CurrentPartner } from '../partners/current-partner.js';
-import { Partner } from '../partners/partner.entity.js';
+import { CurrentPartner, Partner } from '../partners/index.js';
 import { callbackView } from './callback.views.js';
 import { CallbackFeed } from './callback-feed.service.js';
 

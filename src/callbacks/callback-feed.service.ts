@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Pool } from 'pg';
-import { invalidProperty } from '../http/domain-error.js';
-import { SqlPool } from '../database/sql-pool.js';
+import { invalidProperty, SqlPool } from '../platform/index.js';
 import { Callback } from './callback.entity.js';
 import { FEED_PAGE } from './store/feed-page.js';
 import { decodePosition, encodePosition, FEED_START, FeedPosition } from './feed-position.js';

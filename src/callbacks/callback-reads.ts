@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { invalidProperty, notFound } from '../http/domain-error.js';
+import { invalidProperty, notFound } from '../platform/index.js';
 import { Callback, CallbackAttempt } from './callback.entity.js';
 import { ShownStatus, storedStatuses } from './callback-status.js';
 import { CallbackMessage } from './callback-message.js';

@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { AuditChange, AuditLog } from '../audit/audit-log.js';
-import { trackedValues } from '../audit/audit-changes.js';
-import { Writes } from '../database/writes.js';
-import type { Actor } from '../operators/actor.js';
+import { type Actor, AuditChange, AuditLog, trackedValues } from '../operators/index.js';
+import { Writes } from '../platform/index.js';
 import { makeDueNow, Moved } from './store/repairs.js';
 
 /**

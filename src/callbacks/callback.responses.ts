@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { CallbackMessage } from './callback-message.js';
-import { uuid, nullableUuid, timestamp, nullableTimestamp, url } from '../openapi/schema.js';
+import { nullableTimestamp, nullableUuid, timestamp, url, uuid } from '../platform/index.js';
 
 const MESSAGE_NAMES = Object.values(CallbackMessage).filter((v) => typeof v === 'string');
 

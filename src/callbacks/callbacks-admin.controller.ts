@@ -1,6 +1,5 @@
-import { Access } from '../access/route-access.js';
-import { Doc } from '../openapi/api-doc.js';
-import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
+import { Access, Actor, AuditAction, CurrentActor } from '../operators/index.js';
+import { Doc, ParseUuid } from '../platform/index.js';
 import { Redelivery } from './redelivery.js';
 import { BulkReplay } from './bulk-replay.js';
 import { CallbackPageResponse, CallbackWithAttemptsResponse, REDELIVER_REFUSALS, RedeliverCountResponse, REPLAY_REFUSALS } from './callback.responses.js';
@@ -8,7 +7,6 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/com
 import { ApiTags } from '@nestjs/swagger';
 import { attemptView, callbackView } from './callback.views.js';
 import { CallbackReads } from './callback-reads.js';
-import { ParseUuid } from '../http/strict-params.js';
 import { AdminListCallbacksQuery, AdminReplayFailedDto, replayWindow } from './callback-filters.js';
 
 @ApiTags('operator: callbacks')

@@ -1,16 +1,14 @@
-import { Access } from '../access/route-access.js';
+import { Access } from '../operators/index.js';
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { Doc } from '../openapi/api-doc.js';
+import { Doc, ParseUuid } from '../platform/index.js';
 import { CallbackPageResponse, CallbackWithAttemptsResponse, REDELIVER_REFUSALS, RedeliverCountResponse, REPLAY_REFUSALS } from './callback.responses.js';
-import { CurrentPartner } from '../partners/current-partner.js';
-import { Partner } from '../partners/partner.entity.js';
+import { CurrentPartner, Partner } from '../partners/index.js';
 import { ListCallbacksQuery, ReplayFailedDto, replayWindow } from './callback-filters.js';
 import { BulkReplay } from './bulk-replay.js';
 import { CallbackReads } from './callback-reads.js';
 import { Redelivery } from './redelivery.js';
 import { attemptView, callbackView } from './callback.views.js';
-import { ParseUuid } from '../http/strict-params.js';
 
 /**
  * The partner's own delivery log: the operator's reads and redelivery, scoped to the partner's

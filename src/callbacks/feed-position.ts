@@ -1,4 +1,4 @@
-import { invalidProperty } from '../http/domain-error.js';
+import { invalidProperty } from '../platform/index.js';
 
 /**
  * A callback's place in the feed: the top-level transaction that recorded it (`xact`, PostgreSQL's

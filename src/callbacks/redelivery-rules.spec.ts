@@ -1,4 +1,4 @@
-import { DomainError } from '../http/domain-error.js';
+import { DomainError } from '../platform/http/domain-error.js';
 import { RedeliveryFacts, redeliveryOf } from './redelivery-rules.js';
 
 const NOW = new Date('2026-11-29T10:00:00.000Z');

@@ -1,5 +1,4 @@
-import { DomainError } from '../http/domain-error.js';
-import { ErrorCode } from '../http/error-codes.js';
+import { DomainError, ErrorCode } from '../platform/index.js';
 import { CallbackStatus, shownStatus } from './callback-status.js';
 
 /** The condition, in SQL over `callbacks`, of a callback any redelivery may restart. */

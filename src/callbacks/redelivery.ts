@@ -1,10 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { AuditLog } from '../audit/audit-log.js';
-import { trackedValues } from '../audit/audit-changes.js';
-import { Writes } from '../database/writes.js';
-import { DomainError, notFound } from '../http/domain-error.js';
-import type { Actor } from '../operators/actor.js';
+import { type Actor, AuditLog, trackedValues } from '../operators/index.js';
+import { DomainError, notFound, Writes } from '../platform/index.js';
 import { shownStatus } from './callback-status.js';
 import { redeliveryOf, RedeliveryMove } from './redelivery-rules.js';
 import { lockForRedelivery, makeDueNow, Moved, restartSchedules } from './store/repairs.js';

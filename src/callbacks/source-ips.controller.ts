@@ -1,10 +1,8 @@
-import { Access } from '../access/route-access.js';
-import { NoQuery } from '../http/strict-params.js';
-import { Doc } from '../openapi/api-doc.js';
+import { Access } from '../operators/index.js';
+import { APP_CONFIG, AppConfig, Doc, NoQuery } from '../platform/index.js';
 import { SourceIpsResponse } from './callback.responses.js';
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
 
 @ApiTags('callbacks')
 @Access.anyone()

@@ -1,13 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import type { SqlSession } from '../database/sql-session.js';
-import { Metrics } from '../metrics/metrics.js';
+import { APP_CONFIG, AppConfig, type SqlSession } from '../platform/index.js';
+import { Metrics } from '../operations/index.js';
 import { CallbackQueue } from './callback-queue.js';
 import { AdmissionFloors, FloorRow } from './admission-floors.js';
 import { admissionRounds, Budget, Candidate, servedAfter } from './admission-plan.js';
 import { DestinationRow, stateOf } from './destination-store.js';
-import { ADMIT, CANDIDATES, EXPIRE, LAPSE, OPEN_DESTINATIONS, RELEASE } from '../callbacks/store/admission.js';
-import { FLUSH_NOTICES } from '../callbacks/store/operational-events.js';
+import { ADMIT, CANDIDATES, EXPIRE, FLUSH_NOTICES, LAPSE, OPEN_DESTINATIONS, RELEASE } from '../callbacks/index.js';
 import { outageError } from './settle-attempt.js';
 import { isFailing, isProven, WindowConfig, windowConfigOf } from './destination-window.js';
 

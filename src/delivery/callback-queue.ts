@@ -1,7 +1,6 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { Queue } from 'bullmq';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { createRedis, FAIL_FAST, redisNamespace, RedisConnection } from '../database/redis.js';
+import { APP_CONFIG, AppConfig, createRedis, FAIL_FAST, RedisConnection, redisNamespace } from '../platform/index.js';
 
 /** Part of the data in Redis: renaming it strands queued jobs. */
 export const CALLBACK_QUEUE = 'callbacks';

@@ -1,11 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Client } from 'pg';
-import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { sessionWithDeadline, SqlSession, StatementTimeout } from '../database/sql-session.js';
-import { PLANNER_SETTINGS } from '../database/database.js';
+import { AdmissionSignal, APP_CONFIG, AppConfig, CALLBACKS_CHANNEL, PLANNER_SETTINGS, RepeatLimitedLog, sessionWithDeadline, SqlSession, StatementTimeout } from '../platform/index.js';
 import { Admission } from './admission.js';
-import { AdmissionSignal, CALLBACKS_CHANNEL } from './admission-signal.js';
 
 /** Admission runs at least this often, whatever else wakes it (≤ 1 s: docs/architecture.md, "Delivery invariants", 2). */
 export const ADMISSION_INTERVAL_MS = 1000;

@@ -1,13 +1,9 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { Job, Worker } from 'bullmq';
-import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { SqlPool } from '../database/sql-pool.js';
-import { createRedis, redisNamespace, RedisConnection } from '../database/redis.js';
-import { AdmissionSignal } from './admission-signal.js';
+import { AdmissionSignal, APP_CONFIG, AppConfig, createRedis, RedisConnection, redisNamespace, RepeatLimitedLog, SqlPool } from '../platform/index.js';
 import { CallbackDelivery } from './callback-delivery.js';
 import { CALLBACK_QUEUE, DeliverJobData } from './callback-queue.js';
-import { CallbackSender } from '../egress/callback-sender.js';
+import { CallbackSender } from '../egress/index.js';
 import { DeliverySlots } from './delivery-slots.js';
 import { WorkerRegistry } from './worker-registry.js';
 

@@ -1,4 +1,4 @@
-import type { DestinationColumns, DestinationRow, DestinationSave } from '../callbacks/store/destination-states.js';
+import type { DestinationColumns, DestinationRow, DestinationSave } from '../callbacks/index.js';
 import { DestinationState } from './destination-window.js';
 
 /** A destination's state as stored (callbacks/store/destination-states.ts) and as the pure window and breaker keep it. */

@@ -5,7 +5,7 @@
  * settlement.ts folds each batch of outcomes through `settleDestination`, and admission asks
  * `roomOf` how many more callbacks a destination may have in flight.
  */
-import type { BreakerResult } from '../egress/attempt-outcome.js';
+import type { BreakerResult } from '../egress/index.js';
 
 export interface DestinationState {
   /** Deliveries it may have in flight while closed, earned by successes (1 … max). */

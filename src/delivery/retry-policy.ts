@@ -1,4 +1,4 @@
-import { AttemptOutcome, isRetryable, isSuccess } from '../egress/attempt-outcome.js';
+import { AttemptOutcome, isRetryable, isSuccess } from '../egress/index.js';
 
 export type Decision = { action: 'delivered' } | { action: 'retry'; delayMs: number } | { action: 'fail' };
 

@@ -1,7 +1,6 @@
-import { breakerResult, isFinal } from '../egress/attempt-outcome.js';
+import { breakerResult, isFinal, type SendResult } from '../egress/index.js';
 import { DestinationState, settleDestination, Transition, WindowConfig } from './destination-window.js';
 import { RetryPolicy } from './retry-policy.js';
-import type { SendResult } from '../egress/callback-sender.js';
 
 /** What settlement needs of the callback a worker loaded. */
 export interface SettlingRow {

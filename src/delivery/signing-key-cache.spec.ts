@@ -1,5 +1,5 @@
-import { SecretBox } from '../common/secret-box.js';
-import { newSigningKey } from '../partners/signing-keys.js';
+import { SecretBox } from '../platform/crypto/secret-box.js';
+import { newSigningKey } from '../platform/crypto/signing-keys.js';
 import { SigningKeyCache } from './signing-key-cache.js';
 
 describe('SigningKeyCache', () => {

@@ -1,5 +1,4 @@
-import { SealBroken, SecretBox } from '../common/secret-box.js';
-import { Signer, signerFor } from './callback-signature.js';
+import { SealBroken, SecretBox, Signer, signerFor } from '../platform/index.js';
 
 /** Prepared signers kept: a process signs for the same few partners' keys over and over. */
 const CACHE_LIMIT = 10_000;

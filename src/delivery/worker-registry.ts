@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import type { Pool } from 'pg';
-import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
+import { RepeatLimitedLog } from '../platform/index.js';
 
 const HEARTBEAT_MS = 2000;
 /** A worker that has not been heard of for this long is gone: admission stops counting its slots. */

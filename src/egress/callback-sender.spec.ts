@@ -2,7 +2,7 @@ import http from 'node:http';
 import net, { AddressInfo } from 'node:net';
 import tls from 'node:tls';
 import { safeText } from './callback-sender.js';
-import { AppConfig, loadConfig } from '../config/app-config.js';
+import { AppConfig, loadConfig } from '../platform/config/app-config.js';
 import { CallbackSender } from './callback-sender.js';
 
 interface Hit {

@@ -5,7 +5,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { RequestError } from 'got';
 import dns from 'node:dns';
 import http from 'node:http';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
+import { APP_CONFIG, AppConfig } from '../platform/index.js';
 import { AttemptOutcome, isSuccessStatus } from './attempt-outcome.js';
 import type { ClientTls } from './client-tls.js';
 import { assertDestinationAllowed, checkConnectedAddress, DestinationRefused, GuardOptions, guardedLookup } from './destination-guard.js';

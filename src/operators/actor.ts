@@ -1,7 +1,7 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
 import { ApiExtension } from '@nestjs/swagger';
-import type { GatedRequest } from '../access/access-gate.js';
-import type { OperatorIdentity } from '../access/operator-role.js';
+import type { GatedRequest } from './access/access-gate.js';
+import type { OperatorIdentity } from './access/operator-role.js';
 
 const AUDIT_ACTION = 'operator:auditAction';
 

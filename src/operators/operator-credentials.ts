@@ -1,9 +1,9 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { CREDENTIAL_CLOCK, CredentialCache, MonotonicClock } from '../access/credential-cache.js';
-import { OperatorIdentity } from '../access/operator-role.js';
-import { bearerToken, hashToken, safeEqual } from '../partners/partner-secrets.js';
+import { CREDENTIAL_CLOCK, CredentialCache, MonotonicClock } from './access/credential-cache.js';
+import { OperatorIdentity } from './access/operator-role.js';
+import { bearerToken, hashToken, safeEqual } from '../platform/index.js';
 
 /**
  * How long a process trusts what it read of a token. Revocation must hold everywhere within a

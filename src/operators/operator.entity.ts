@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
-import type { OperatorRole } from '../access/operator-role.js';
+import type { OperatorRole } from './access/operator-role.js';
 
 @Entity('operators')
 export class Operator {

@@ -1,8 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { Writes } from '../database/writes.js';
-import { AuditLog } from '../audit/audit-log.js';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { hashToken } from '../partners/partner-secrets.js';
+import { APP_CONFIG, AppConfig, hashToken, Writes } from '../platform/index.js';
+import { AuditLog } from './audit/audit-log.js';
 import { BOOTSTRAP_OPERATOR } from './operator.entity.js';
 
 type AdminRow = { id: string; token_hash: string | null; revoked_at: Date | null };

@@ -1,10 +1,9 @@
-import { Access } from '../access/route-access.js';
+import { Access } from './access/route-access.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiProperty, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsString, Length, Matches } from 'class-validator';
-import { Doc } from '../openapi/api-doc.js';
-import { ParseUuid } from '../http/strict-params.js';
-import { OPERATOR_ROLES, OperatorRole } from '../access/operator-role.js';
+import { Doc, ParseUuid } from '../platform/index.js';
+import { OPERATOR_ROLES, OperatorRole } from './access/operator-role.js';
 import { Actor, AuditAction, CurrentActor } from './actor.js';
 import { OperatorsService } from './operators.service.js';
 

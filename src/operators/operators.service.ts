@@ -2,15 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { Writes } from '../database/writes.js';
-import { AuditLog } from '../audit/audit-log.js';
-import { DomainError } from '../http/domain-error.js';
-import { ErrorCode } from '../http/error-codes.js';
-import { lockOrNotFound, writeBack } from '../common/transaction.js';
-import { hashToken } from '../partners/partner-secrets.js';
+import { DomainError, ErrorCode, hashToken, lockOrNotFound, writeBack, Writes } from '../platform/index.js';
+import { AuditLog } from './audit/audit-log.js';
 import { OperatorCredentials } from './operator-credentials.js';
 import { Operator } from './operator.entity.js';
-import { OperatorRole } from '../access/operator-role.js';
+import { OperatorRole } from './access/operator-role.js';
 import type { Actor } from './actor.js';
 
 /** Operator tokens carry 256 random bits (like API keys, so an unsalted SHA-256 is enough at rest). */

@@ -1,11 +1,8 @@
 import { Body, Controller, Delete, HttpCode, Param, Put } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsString, MaxLength, MinLength } from 'class-validator';
-import { Access } from '../access/route-access.js';
-import { Doc } from '../openapi/api-doc.js';
-import { ParseUuid } from '../http/strict-params.js';
-import { IsOmittable } from '../http/validation.js';
-import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
+import { Access, Actor, AuditAction, CurrentActor } from '../operators/index.js';
+import { Doc, IsOmittable, ParseUuid } from '../platform/index.js';
 import { ClientCertificates } from './client-certificates.service.js';
 import { ClientCertificateResponse } from './partner-responses.js';
 

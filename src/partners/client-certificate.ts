@@ -2,9 +2,7 @@
 // would make every https callback's handshake fail is refused then (422, naming which), not
 // discovered by the partner's missing callbacks.
 import { createPrivateKey, KeyObject, X509Certificate } from 'node:crypto';
-import { DomainError } from '../http/domain-error.js';
-import { ErrorCode } from '../http/error-codes.js';
-import { pemBlocks } from './pem.js';
+import { DomainError, ErrorCode, pemBlocks } from '../platform/index.js';
 
 export interface ClientCertificateUpload {
   /** PEM: the leaf first, then its chain. */

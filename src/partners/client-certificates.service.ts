@@ -1,14 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { Writes } from '../database/writes.js';
-import { AuditLog } from '../audit/audit-log.js';
-import type { Tracked } from '../audit/audit-changes.js';
-import { notFound } from '../http/domain-error.js';
-import { lockOrNotFound } from '../common/transaction.js';
-import type { Actor } from '../operators/actor.js';
+import { lockOrNotFound, notFound, SecretBox, Writes } from '../platform/index.js';
+import { type Actor, AuditLog, type Tracked } from '../operators/index.js';
 import { checkClientCertificate, ClientCertificateUpload } from './client-certificate.js';
 import { Partner } from './partner.entity.js';
-import { SecretBox } from '../common/secret-box.js';
 
 /** What the partner sees of its certificate, and what the API answers an upload with. */
 export interface ClientCertificateView {

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { ClientTls } from '../egress/client-tls.js';
-import { SecretBox } from '../common/secret-box.js';
+import type { ClientTls } from '../egress/index.js';
+import { SecretBox } from '../platform/index.js';
 
 /** Uploads kept in memory: a worker sends for the same few partners' certificates over and over. */
 const CACHE_LIMIT = 1_000;

@@ -1,5 +1,5 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
-import type { GatedRequest } from '../access/access-gate.js';
+import type { GatedRequest } from '../operators/index.js';
 import { Partner } from './partner.entity.js';
 
 /** The partner the access gate let through (a route declared `Access.partner()`). */

@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { CallbackUrlValidator } from '../callbacks/callback-url.validator.js';
-import { notFound } from '../http/domain-error.js';
+import { CallbackUrlValidator } from '../egress/index.js';
+import { notFound, type SignatureScheme } from '../platform/index.js';
 import { clientCertificateView, ClientCertificateView } from './client-certificates.service.js';
-import type { SignatureScheme } from './signing-keys.js';
 
 export interface PartnerView {
   id: string;

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { SIGNATURE_SCHEMES } from './signing-keys.js';
+import { SIGNATURE_SCHEMES } from '../platform/index.js';
 // The partner's own view (GET /v1/partner) for the OpenAPI document; partner-profile.ts builds it.
 
 export class ClientCertificateResponse {

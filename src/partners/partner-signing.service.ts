@@ -1,14 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { Writes } from '../database/writes.js';
-import { AuditLog } from '../audit/audit-log.js';
-import { DomainError } from '../http/domain-error.js';
-import { ErrorCode } from '../http/error-codes.js';
-import { lockOrNotFound, writeBack } from '../common/transaction.js';
-import type { Actor } from '../operators/actor.js';
+import { DomainError, ErrorCode, lockOrNotFound, newSigningKey, SecretBox, ShownKey, SignatureScheme, writeBack, Writes } from '../platform/index.js';
+import { type Actor, AuditLog } from '../operators/index.js';
 import { Partner } from './partner.entity.js';
-import { SecretBox } from '../common/secret-box.js';
-import { newSigningKey, ShownKey, SignatureScheme } from './signing-keys.js';
 
 /**
  * How long callbacks stay signed with the replaced key too after a rotation or a switch of scheme

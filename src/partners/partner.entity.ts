@@ -1,5 +1,5 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
-import type { SignatureScheme } from './signing-keys.js';
+import type { SignatureScheme } from '../platform/index.js';
 
 @Entity('partners')
 export class Partner {

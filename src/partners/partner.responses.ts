@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { uuid, timestamp } from '../openapi/schema.js';
+import { timestamp, uuid } from '../platform/index.js';
 
 const SIGNING_SECRET = { example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', description: 'hmac-sha256 only: the Standard Webhooks secret, shown once' } as const;
 const SIGNING_PUBLIC_KEY = {

@@ -1,16 +1,11 @@
-import { Access } from '../access/route-access.js';
-import { Doc } from '../openapi/api-doc.js';
+import { Access, Actor, AuditAction, CurrentActor } from '../operators/index.js';
+import { DEFAULT_SIGNATURE_SCHEME, Doc, IdempotencyInterceptor, IsOmittable, ParseUuid, SIGNATURE_SCHEMES, SignatureScheme } from '../platform/index.js';
 import { ApiKeyRotatedResponse, PartnerCreatedResponse, SignatureSchemeResponse, SigningKeyResponse } from './partner.responses.js';
 import { Body, Controller, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsInt, IsString, Length, Max, Min } from 'class-validator';
-import { IsOmittable } from '../http/validation.js';
-import { IdempotencyInterceptor } from '../idempotency/idempotency.interceptor.js';
-import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
 import { PartnerSigning } from './partner-signing.service.js';
 import { PartnersService } from './partners.service.js';
-import { ParseUuid } from '../http/strict-params.js';
-import { DEFAULT_SIGNATURE_SCHEME, SIGNATURE_SCHEMES, SignatureScheme } from './signing-keys.js';
 
 const SCHEME_DOC = 'hmac-sha256: Standard Webhooks v1 (a whsec_ secret); ed25519: v1a (a whpk_ public key to verify with; the private key never leaves the service)';
 

@@ -1,16 +1,10 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { CREDENTIAL_CLOCK, CredentialCache, MonotonicClock } from '../access/credential-cache.js';
+import { type Actor, AuditLog, CREDENTIAL_CLOCK, CredentialCache, MonotonicClock } from '../operators/index.js';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { Writes } from '../database/writes.js';
-import { AuditLog } from '../audit/audit-log.js';
-import { lockOrNotFound, writeBack } from '../common/transaction.js';
-import type { Actor } from '../operators/actor.js';
+import { hashToken, lockOrNotFound, newApiKey, newSigningKey, safeEqual, SecretBox, SignatureScheme, writeBack, Writes } from '../platform/index.js';
 import { Partner } from './partner.entity.js';
-import { hashToken, newApiKey, safeEqual } from './partner-secrets.js';
-import { SecretBox } from '../common/secret-box.js';
-import { newSigningKey, SignatureScheme } from './signing-keys.js';
 import { PortalSessions } from './portal-sessions.js';
 
 /**

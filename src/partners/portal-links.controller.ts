@@ -1,12 +1,8 @@
 import { Body, Controller, Delete, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsInt, Max, Min } from 'class-validator';
-import { Access } from '../access/route-access.js';
-import { IsOmittable } from '../http/validation.js';
-import { ParseUuid } from '../http/strict-params.js';
-import { Doc } from '../openapi/api-doc.js';
-import { timestamp } from '../openapi/schema.js';
-import { Actor, AuditAction, CurrentActor } from '../operators/actor.js';
+import { Access, Actor, AuditAction, CurrentActor } from '../operators/index.js';
+import { Doc, IsOmittable, ParseUuid, timestamp } from '../platform/index.js';
 import { CurrentPartner } from './current-partner.js';
 import { Partner } from './partner.entity.js';
 import { DEFAULT_PORTAL_LINK_MINUTES, PortalLinks } from './portal-links.js';

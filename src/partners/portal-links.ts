@@ -2,25 +2,21 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { AuditLog } from '../audit/audit-log.js';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { Writes } from '../database/writes.js';
-import { notFound } from '../http/domain-error.js';
-import type { Actor } from '../operators/actor.js';
-import { hashToken } from './partner-secrets.js';
+import { type Actor, AuditLog } from '../operators/index.js';
+import { APP_CONFIG, AppConfig, hashToken, notFound, Writes } from '../platform/index.js';
 import { PortalSessions } from './portal-sessions.js';
 
 /** A link's lifetime when none is asked for. */
 export const DEFAULT_PORTAL_LINK_MINUTES = 15;
 
-/** The path a link opens; its `token` query parameter is a credential (never logged: logging/redact.ts). */
+/** The path a link opens; its `token` query parameter is a credential (never logged: platform/logging/redact.ts). */
 export const PORTAL_LOGIN_PATH = '/portal/login';
 
 /** A link's token: 256 random bits, stored as its SHA-256 only (as API keys are), shown once in the URL. */
 const newLinkToken = () => `fsp_${randomBytes(32).toString('base64url')}`;
 
 /**
- * Links expired over a day ago, a batch ($1 rows), for the retention pass (src/retention/): for a
+ * Links expired over a day ago, a batch ($1 rows), for the retention pass (src/operations/callback-retention.ts): for a
  * day a late click still reads "expired" (or "used already"), not "not a sign-in link". A range of
  * `portal_links_expires_idx`.
  */

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import { hashToken, safeEqual } from './partner-secrets.js';
+import { hashToken, safeEqual } from '../platform/index.js';
 
 /** A session ends after this long without a request. */
 export const PORTAL_IDLE_MINUTES = 30;
@@ -13,7 +13,7 @@ export const PORTAL_MAX_HOURS = 8;
 const LIVE = `ended_at IS NULL AND last_seen_at > now() - make_interval(mins => ${PORTAL_IDLE_MINUTES}) AND created_at > now() - make_interval(hours => ${PORTAL_MAX_HOURS})`;
 
 /**
- * Rows of sessions no longer live, a batch ($1 rows), for the retention pass (src/retention/): a
+ * Rows of sessions no longer live, a batch ($1 rows), for the retention pass (src/operations/callback-retention.ts): a
  * cookie of a deleted session meets the same 401 page as one of an ended session. No index: the
  * table holds the sessions begun in the last PORTAL_MAX_HOURS and those that ended since the last
  * pass, and a pass reads it whole; an index on last use would cost every request its update.

@@ -1,6 +1,5 @@
 import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
-import { APP_CONFIG, AppConfig } from '../config/app-config.js';
-import { createRedis, FAIL_FAST, redisNamespace, RedisConnection } from '../database/redis.js';
+import { APP_CONFIG, AppConfig, createRedis, FAIL_FAST, RedisConnection, redisNamespace } from '../platform/index.js';
 
 /** Requests per second a partner may make (across all API processes: the count lives in Redis). */
 export const PARTNER_RATE_LIMIT = Symbol('PARTNER_RATE_LIMIT');

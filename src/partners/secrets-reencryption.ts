@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { SealBroken, SEALED_COLUMNS, SealColumn, SecretBox } from '../common/secret-box.js';
+import { SealBroken, SealColumn, SEALED_COLUMNS, SecretBox } from '../platform/index.js';
 
 const BATCH = 500;
 

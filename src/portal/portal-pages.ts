@@ -1,7 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { CallbackMessage } from '../callbacks/callback-message.js';
-import { SHOWN_STATUSES } from '../callbacks/callback-status.js';
-import { attemptView, callbackView } from '../callbacks/callback.views.js';
+import { attemptView, CallbackMessage, callbackView, SHOWN_STATUSES } from '../callbacks/index.js';
 import { chartOf, FieldError, hourLabel, parseChoice, parseTime, parseUuid, single, timeField, timeLabel } from './portal-format.js';
 import { PortalRequest, Render, withSession } from './portal-routes.js';
 import { PortalServices } from './portal-services.js';

@@ -1,10 +1,9 @@
 import type { FastifyReply } from 'fastify';
-import type { GatedRequest, PortalIdentity } from '../access/access-gate.js';
-import type { RouteAccess } from '../access/route-access.js';
+import type { GatedRequest, PortalIdentity, RouteAccess } from '../operators/index.js';
 
 const SESSION_ACCESS: RouteAccess = { to: 'portal-session' };
 const PUBLIC_ACCESS: RouteAccess = { to: 'anyone' };
-/** Route options declaring a portal route's access (src/access): a session, or none for the sign-in pages. */
+/** Route options declaring a portal route's access (src/operators/access): a session, or none for the sign-in pages. */
 export const withSession = { config: { access: SESSION_ACCESS } };
 export const withoutSession = { config: { access: PUBLIC_ACCESS } };
 

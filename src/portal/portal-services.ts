@@ -1,16 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { BulkReplay } from '../callbacks/bulk-replay.js';
-import { CallbackReads } from '../callbacks/callback-reads.js';
-import { Redelivery } from '../callbacks/redelivery.js';
-import { partnerActivity, PartnerActivity } from '../callbacks/store/portal-activity.js';
-import { CompaniesService } from '../companies/companies.service.js';
-import { SqlPool } from '../database/sql-pool.js';
-import { DestinationsService } from '../destinations/destinations.service.js';
-import { OperationalEvents } from '../operational-events/operational-events.service.js';
-import { PartnerProfile } from '../partners/partner-profile.js';
-import { PortalLinks } from '../partners/portal-links.js';
-import { PortalSessions } from '../partners/portal-sessions.js';
-import { TestCallbacks } from '../test-callbacks/test-callbacks.service.js';
+import { BulkReplay, CallbackReads, OperationalEvents, partnerActivity, PartnerActivity, Redelivery } from '../callbacks/index.js';
+import { CompaniesService } from '../funding/index.js';
+import { SqlPool } from '../platform/index.js';
+import { DestinationsService, TestCallbacks } from '../delivery/index.js';
+import { PartnerProfile, PortalLinks, PortalSessions } from '../partners/index.js';
 
 /**
  * What the portal's pages call: the services the partner API calls, scoped to the session's

@@ -1,7 +1,7 @@
 import { INestApplication, RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
-import type { OperatorRole } from '../../src/access/operator-role.js';
+import type { OperatorRole } from '../../src/operators/access/operator-role.js';
 
 export interface AdminRoute {
   method: 'get' | 'post' | 'patch' | 'put' | 'delete';

@@ -1,8 +1,8 @@
 import { Client, ClientBase, PoolClient } from 'pg';
 import { destinationKey, originOfKey } from '../../src/callbacks/callback-destination.js';
-import { openDatabase } from '../../src/database/database.js';
+import { openDatabase } from '../../src/platform/database/database.js';
 import { COUNT_PENDING_AND_FAILED } from '../../src/callbacks/store/counts.js';
-import { SqlPool } from '../../src/database/sql-pool.js';
+import { SqlPool } from '../../src/platform/database/sql-pool.js';
 import { dataSourceOptions } from '../../src/data-source.js';
 import { ADMIT, CANDIDATES, EXPIRE, LAPSE, OPEN_DESTINATIONS, RELEASE } from '../../src/callbacks/store/admission.js';
 import { relayClient } from '../../src/delivery/callback-relay.js';

@@ -78,7 +78,7 @@ function check(api: OpenAPIBackend, method: string, path: string, res: SeenRespo
     const body = res.body as { message?: unknown } | undefined;
     if (res.status === 404 && typeof body?.message === 'string' && body.message.startsWith(`Cannot ${method.toUpperCase()} `)) return null;
     return problem(
-      `/docs-json documents no ${method.toUpperCase()} operation on this path; document the route (@Doc and @ApiErrors from src/openapi/api-doc.ts)`,
+      `/docs-json documents no ${method.toUpperCase()} operation on this path; document the route (@Doc and @ApiErrors from src/platform/openapi/api-doc.ts)`,
     );
   }
   const responses = (operation.responses ?? {}) as Record<string, { content?: Record<string, unknown>; headers?: Record<string, { required?: boolean }> }>;

@@ -1,9 +1,9 @@
 import type { Pool } from 'pg';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
-import { openDatabase } from '../../src/database/database.js';
+import { openDatabase } from '../../src/platform/database/database.js';
 import { dataSourceOptions } from '../../src/data-source.js';
-import { SqlPool } from '../../src/database/sql-pool.js';
+import { SqlPool } from '../../src/platform/database/sql-pool.js';
 import { runIdentity } from './test-app.js';
 
 export interface ScratchDatabase {

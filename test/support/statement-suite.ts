@@ -4,8 +4,8 @@
  * history; a record settlement could not write fails the history.
  */
 import { Logger } from '@nestjs/common';
-import { AppConfig, loadConfig } from '../../src/config/app-config.js';
-import { Metrics } from '../../src/metrics/metrics.js';
+import { AppConfig, loadConfig } from '../../src/platform/config/app-config.js';
+import { Metrics } from '../../src/operations/metrics.js';
 import { scratchDatabase, ScratchDatabase, seedCompany } from './scratch-database.js';
 import { ADMIN_TOKEN, TEST_REDIS_URL } from './test-app.js';
 import { PROBE_LAST, READY_WINDOW, SCHEDULE, settlementFaults, TIMEOUT_MS, WINDOW_MAX, World } from './statement-world.js';

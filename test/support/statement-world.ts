@@ -7,7 +7,7 @@
  * test/delivery-statements.e2e-spec.ts and test/operational-events.e2e-spec.ts run on it, with
  * the steps of statement-steps.ts.
  */
-import { AuditLog } from '../../src/audit/audit-log.js';
+import { AuditLog } from '../../src/operators/audit/audit-log.js';
 import { destinationKey, originOfKey } from '../../src/callbacks/callback-destination.js';
 import { CallbackMessage } from '../../src/callbacks/callback-message.js';
 import { Redelivery } from '../../src/callbacks/redelivery.js';
@@ -15,15 +15,15 @@ import { BulkReplay, DEFAULT_REPLAY_LIMIT } from '../../src/callbacks/bulk-repla
 import { DESTINATION_COLUMNS, DestinationRow } from '../../src/callbacks/store/destination-states.js';
 import { callbackRows } from '../../src/callbacks/store/recording.js';
 import { followUrl } from '../../src/callbacks/store/url-changes.js';
-import type { AppConfig } from '../../src/config/app-config.js';
-import { microsKey } from '../../src/database/sql.js';
-import type { SqlSession } from '../../src/database/sql-session.js';
-import { Writes } from '../../src/database/writes.js';
+import type { AppConfig } from '../../src/platform/config/app-config.js';
+import { microsKey } from '../../src/platform/database/sql.js';
+import type { SqlSession } from '../../src/platform/database/sql-session.js';
+import { Writes } from '../../src/platform/database/writes.js';
 import { Admission, LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
 import { CallbackQueue, jobsOf } from '../../src/delivery/callback-queue.js';
 import type { SettlingRow } from '../../src/delivery/settle-attempt.js';
 import { Settlement } from '../../src/delivery/settlement.js';
-import type { Metrics } from '../../src/metrics/metrics.js';
+import type { Metrics } from '../../src/operations/metrics.js';
 import { answer, Behaviour } from './delivery-model.js';
 import type { ScratchDatabase } from './scratch-database.js';
 

@@ -5,8 +5,8 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module.js';
 import { PARTNER_RATE_LIMIT } from '../../src/partners/rate-limiter.js';
-import { AppConfig, loadConfig } from '../../src/config/app-config.js';
-import { deletePrefixKeys, withRedisOnce } from '../../src/database/redis.js';
+import { AppConfig, loadConfig } from '../../src/platform/config/app-config.js';
+import { deletePrefixKeys, withRedisOnce } from '../../src/platform/database/redis.js';
 import { createHttpAdapter, setupApp } from '../../src/setup-app.js';
 import { ApiContract, checked, loadApiContract } from './openapi-contract.js';
 

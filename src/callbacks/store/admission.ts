@@ -1,4 +1,4 @@
-import { microsKey } from '../../database/sql.js';
+import { microsKey } from '../../platform/index.js';
 import { DESTINATION_COLUMNS } from './destination-states.js';
 import { emitEvents, noteFailures } from './operational-events.js';
 

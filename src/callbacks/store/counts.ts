@@ -14,7 +14,7 @@ const FEED_HELD = `(SELECT coalesce(extract(epoch FROM now() - least(
 /**
  * What the alert rules (ops/alerts.yml) watch that no counter shows, read at scrape time in one
  * statement: each part an index probe or a scan of a small table (destinations, workers), never
- * of the callbacks backlog. (The count of open destinations is src/destinations' gauge; the
+ * of the callbacks backlog. (The count of open destinations is src/delivery/destinations' gauge; the
  * oldest due callback is the admission pass's, Metrics.noteOldestDue: walking the pending index
  * here would meet the dead entries a drain leaves, which admission skips by its floors.)
  */

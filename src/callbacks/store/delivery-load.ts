@@ -1,4 +1,4 @@
-import { microsKey } from '../../database/sql.js';
+import { microsKey } from '../../platform/index.js';
 
 /**
  * The callbacks of a worker's tick, in one statement: each row, its partner's signing keys (sealed)

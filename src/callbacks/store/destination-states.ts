@@ -1,4 +1,4 @@
-import { InputColumns } from '../../database/sql.js';
+import { InputColumns } from '../../platform/index.js';
 
 /** How `destinations` rows are read: times as epoch milliseconds (PostgreSQL's clock). */
 export const DESTINATION_COLUMNS = `d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error, d.version::text AS version,

@@ -1,5 +1,5 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { noteDue } from '../../database/writes.js';
+import { noteDue } from '../../platform/index.js';
 import { DESTINATION_COLUMNS, DestinationRow } from './destination-states.js';
 
 /** Waiting callbacks are counted up to this many per destination: a scrape or a list stays cheap whatever the backlog. */

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { FAILED_NOTICE_WINDOW } from '../../operational-events/operational-event.js';
+import { FAILED_NOTICE_WINDOW } from '../operational-events/operational-event.js';
 
 /** PostgreSQL's timestamps as the API writes them: ISO-8601 UTC with milliseconds. */
 export const isoText = (t: string) => `to_char(${t} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;

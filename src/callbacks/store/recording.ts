@@ -1,6 +1,5 @@
 import { EntityManager } from 'typeorm';
-import { InputColumns } from '../../database/sql.js';
-import { noteDue } from '../../database/writes.js';
+import { InputColumns, noteDue } from '../../platform/index.js';
 import type { CallbackEvent } from '../callback-event.js';
 import { buildCallbackBody } from '../callback-message.js';
 

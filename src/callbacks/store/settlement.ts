@@ -1,4 +1,4 @@
-import { InputColumns, microsKey } from '../../database/sql.js';
+import { InputColumns, microsKey } from '../../platform/index.js';
 import { FOLLOW_MOVE } from './admission.js';
 import { saveDestinations } from './destination-states.js';
 import { circuitEvents, emitEvents, NONE_SETTLED, noteFailures } from './operational-events.js';

@@ -1,5 +1,5 @@
 import { EntityManager } from 'typeorm';
-import { noteDue } from '../../database/writes.js';
+import { noteDue } from '../../platform/index.js';
 import { CallbackMessage } from '../callback-message.js';
 
 /**

@@ -1,0 +1,110 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { type Actor, AuditLog, trackedValues } from '../../operators/index.js';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Gauge } from 'prom-client';
+import { DataSource } from 'typeorm';
+import { DomainError, ErrorCode, notFound, Writes } from '../../platform/index.js';
+import { Metrics } from '../../operations/index.js';
+import { countOpenDestinations, countWaitingByCircuit, destinationKey, listDestinations, probeNow, WAITING_COUNT_CAP } from '../../callbacks/index.js';
+import { stateOf } from '../destination-store.js';
+import { circuitOf } from '../destination-window.js';
+
+export { WAITING_COUNT_CAP };
+
+export type CircuitState = 'closed' | 'open' | 'half_open';
+
+export interface DestinationView {
+  partnerId: string;
+  origin: string;
+  state: CircuitState;
+  consecutiveFailures: number;
+  openedAt: string | null;
+  nextProbeAt: string | null;
+  lastError: string | null;
+  waiting: number;
+  inFlight: number;
+}
+
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/**
+ * What operators and partners see of destinations, read from PostgreSQL (`destinations`, shared
+ * by every process). A destination is one partner's origin: a partner sees its own, whose state
+ * and counts are its callbacks' alone, whoever else's receivers share the origin.
+ */
+@Injectable()
+export class DestinationsService implements OnModuleInit {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly metrics: Metrics,
+    private readonly writes: Writes,
+    private readonly audit: AuditLog,
+  ) {}
+
+  onModuleInit(): void {
+    const db = this.db;
+    new Gauge({
+      name: 'funding_destinations_open',
+      help: 'Destinations whose circuit is open or half-open',
+      registers: [this.metrics.registry],
+      async collect() {
+        this.set(await countOpenDestinations(db));
+      },
+    });
+    new Gauge({
+      name: 'funding_callbacks_waiting',
+      help: `Callbacks due and waiting for their destination, by why: an open circuit, or no room in its window (up to ${WAITING_COUNT_CAP} per destination)`,
+      labelNames: ['reason'] as const,
+      registers: [this.metrics.registry],
+      async collect() {
+        const waiting = await countWaitingByCircuit(db);
+        this.set({ reason: 'circuit_open' }, waiting.open);
+        this.set({ reason: 'no_slot' }, waiting.closed);
+      },
+    });
+  }
+
+  async list(f: { partnerId?: string; origin?: string; state?: CircuitState }): Promise<DestinationView[]> {
+    return (await this.read(f.partnerId ?? null, f.origin ?? null)).filter((d) => !f.state || d.state === f.state);
+  }
+
+  /** The partner's own destinations. */
+  listForPartner(partnerId: string): Promise<DestinationView[]> {
+    return this.read(partnerId, null);
+  }
+
+  /**
+   * An operator's "probe now" for the open destinations at an origin (one partner's, or every
+   * partner's): admission sends each within a second. Audited in its transaction, an entry per
+   * destination probed.
+   */
+  async probe(actor: Actor, origin: string, partnerId: string | null): Promise<void> {
+    await this.writes.transaction(async (m) => {
+      const probed = await probeNow(m, origin, partnerId);
+      if (probed === 'unknown') throw notFound('Destination');
+      if (probed === 'closed') throw new DomainError('conflict', ErrorCode.destination_not_open, `Destination ${origin}${partnerId ? ` of partner ${partnerId}` : ''} is closed: there is nothing to probe`);
+      for (const p of probed) {
+        await this.audit.record(m, actor, { targetType: 'destination', targetId: destinationKey(p.partnerId, origin), before: trackedValues({ nextProbeAt: p.before }), after: trackedValues({ nextProbeAt: p.after }) });
+      }
+    });
+  }
+
+  private async read(partnerId: string | null, origin: string | null): Promise<DestinationView[]> {
+    const rows = await listDestinations(this.db, { partnerId, origin });
+    return rows.map((r) => {
+      const s = stateOf(r);
+      return {
+        partnerId: r.partner_id,
+        origin: r.origin,
+        state: circuitOf(s, r.sending),
+        consecutiveFailures: s.failures,
+        openedAt: iso(s.openedAt),
+        nextProbeAt: iso(s.nextProbeAt),
+        lastError: s.lastError,
+        waiting: r.waiting,
+        inFlight: r.sending,
+      };
+    });
+  }
+}

@@ -1,0 +1,43 @@
+import { Injectable } from '@nestjs/common';
+import { buildCallbackBody, Callback, CallbackMessage, insertTestCallback, openCircuitOf } from '../../callbacks/index.js';
+import { testNotSentError } from '../settle-attempt.js';
+import { Writes } from '../../platform/index.js';
+import { CallbackUrlValidator } from '../../egress/index.js';
+import { admitOneMoreTest } from './test-callback-rate.js';
+import { noTestUrl, testTarget } from './test-callback-target.js';
+
+export interface TestCallbackRequest {
+  companyId: string;
+  url?: string;
+  message?: number;
+}
+
+/**
+ * A test callback is an ordinary callback row whose schedule allows one attempt
+ * (`attempt_limit` 1) and that no feed lists (`test`): admission, the worker, signing, the
+ * source addresses, the attempt log, windows and breaker treat it like any other, and settlement
+ * fails it after that one attempt. While its destination's circuit is open it is recorded
+ * `failed` at once, unsent.
+ */
+@Injectable()
+export class TestCallbacks {
+  constructor(
+    private readonly urls: CallbackUrlValidator,
+    private readonly writes: Writes,
+  ) {}
+
+  async send(partnerId: string, req: TestCallbackRequest): Promise<Callback> {
+    const message: CallbackMessage = req.message ?? CallbackMessage.CreditLimitUpdated;
+    const given = await this.urls.check('url', req.url);
+    return this.writes.transaction(async (m) => {
+      await admitOneMoreTest(m, partnerId);
+      const target = await testTarget(m, partnerId, req.companyId, message);
+      const url = given ?? target.url;
+      if (url === null) throw noTestUrl(message, target.source);
+      // Read in the same transaction: while its destination's circuit is open it is failed at once, unsent.
+      const circuit = await openCircuitOf(m, partnerId, url);
+      const notSent = circuit ? testNotSentError(circuit.origin, circuit.openedAt, circuit.lastError) : null;
+      return insertTestCallback(m, { partnerId, companyId: req.companyId, message, url, body: buildCallbackBody(message, target.ids) }, notSent);
+    });
+  }
+}

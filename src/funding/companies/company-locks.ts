@@ -1,0 +1,32 @@
+import { EntityManager, EntityTarget } from 'typeorm';
+import { notFound } from '../../platform/index.js';
+import { Company } from './company.entity.js';
+
+/*
+ * How the domain finds and locks a company. Every path that touches a company and its children
+ * (limit requests, withdrawals, loans) locks the company first, so concurrent changes queue
+ * instead of deadlocking.
+ */
+
+const FOR_UPDATE = { mode: 'pessimistic_write' } as const;
+
+/** A company of this partner, read without a lock; another partner's company is indistinguishable from a missing one. */
+export async function findOwnedCompany(m: EntityManager, partnerId: string, companyId: string): Promise<Company> {
+  const company = await m.findOne(Company, { where: { id: companyId, partnerId } });
+  if (!company) throw notFound('Company');
+  return company;
+}
+
+/** A company of this partner, locked (`SELECT … FOR UPDATE`); 404 as `findOwnedCompany`. */
+export async function lockOwnedCompany(m: EntityManager, partnerId: string, companyId: string): Promise<Company> {
+  const company = await m.findOne(Company, { where: { id: companyId, partnerId }, lock: FOR_UPDATE });
+  if (!company) throw notFound('Company');
+  return company;
+}
+
+/** Locks the company owning a child row (limit request, withdrawal, loan); 404 naming the child when it does not exist. */
+export async function lockCompanyOf(m: EntityManager, child: EntityTarget<{ id: string; companyId: string }>, id: string, what: string): Promise<Company> {
+  const found = await m.findOne(child, { where: { id } });
+  if (!found) throw notFound(what);
+  return m.findOneOrFail(Company, { where: { id: found.companyId }, lock: FOR_UPDATE });
+}

@@ -1,0 +1,43 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { AppConfig, moduleFor } from '../platform/index.js';
+import { CallbackUrlChanges } from './callback-urls/callback-url-changes.service.js';
+import { CompanyCallbackController, LimitRequestCallbackController, WithdrawalCallbackControllerA, WithdrawalCallbackControllerB } from './callback-urls/callback-url.controllers.js';
+import { CompaniesController, CreditAdminController, CreditTermsController } from './companies/companies.controller.js';
+import { CompaniesService } from './companies/companies.service.js';
+import { CompanyChanges } from './domain/company-changes.js';
+import { DomainTransitions } from './domain/domain-transitions.js';
+import { LimitRequestsAdminController, LimitRequestsController } from './limit-requests/limit-requests.controller.js';
+import { LimitRequestsService } from './limit-requests/limit-requests.service.js';
+import { LoansAdminController, LoansController } from './loans/loans.controller.js';
+import { LoansService } from './loans/loans.service.js';
+import { WithdrawalsAdminController, WithdrawalsControllerA, WithdrawalsControllerB } from './withdrawals/withdrawals.controller.js';
+import { WithdrawalsService } from './withdrawals/withdrawals.service.js';
+
+/** The funding domain: companies, limit requests, withdrawals, loans, and their callback URLs. */
+@Module({})
+export class FundingModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return moduleFor(FundingModule, config, {
+      controllers: {
+        api: [
+          CompaniesController,
+          CreditTermsController,
+          CreditAdminController,
+          LimitRequestsController,
+          LimitRequestsAdminController,
+          WithdrawalsControllerA,
+          WithdrawalsControllerB,
+          WithdrawalsAdminController,
+          CompanyCallbackController,
+          LimitRequestCallbackController,
+          WithdrawalCallbackControllerA,
+          WithdrawalCallbackControllerB,
+          LoansController,
+          LoansAdminController,
+        ],
+      },
+      providers: { api: [CompaniesService, LimitRequestsService, WithdrawalsService, LoansService, DomainTransitions, CompanyChanges, CallbackUrlChanges] },
+      exports: [CompaniesService],
+    });
+  }
+}

@@ -1,0 +1,131 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ErrorCode, UnexpectedErrorAnswer } from '../../platform/index.js';
+import { OperatorIdentity, roleAllows } from './operator-role.js';
+import { RouteAccess } from './route-access.js';
+
+/**
+ * The credential checks the gate asks (the partners' and operators' own: PartnersService,
+ * RateLimiter, OperatorCredentials), given to it where the application is put together.
+ */
+export interface Credentials {
+  /** The partner of an `Authorization: Bearer <apiKey>` header, or null. */
+  partner(authorization: string | undefined): Promise<{ id: string } | null>;
+  /** Whether the partner is within its rate limit (this request counted). */
+  partnerWithinRate(partnerId: string): Promise<boolean>;
+  /** The operator of an `Authorization: Bearer <token>` header, or null. */
+  operator(authorization: string | undefined): Promise<OperatorIdentity | null>;
+  /** The same, or HTTP Basic `<name>:<token>` (what a browser sends), or null. */
+  operatorOrBasic(authorization: string | undefined): Promise<OperatorIdentity | null>;
+  /** The live partner portal session of the request's cookie, or null. */
+  portalSession(req: FastifyRequest): Promise<PortalIdentity | null>;
+  /** The page a browser gets without a portal session (401): how to get a sign-in link. */
+  portalSignInPage(req: FastifyRequest): string;
+}
+
+/** A portal session as the gate lets it through: whose it is, for the portal's handlers. */
+export interface PortalIdentity {
+  id: string;
+  partnerId: string;
+  csrfSecret: string;
+}
+
+/** The request once the gate let it through: who it is, for the route's handler. */
+export type GatedRequest = FastifyRequest & { partner?: unknown; operator?: OperatorIdentity; portal?: PortalIdentity };
+
+/** Methods that change nothing (RFC 9110 "safe"): a browser may send them from any site. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Whether a browser sent this request from another site: its `Sec-Fetch-Site` says so, or (an
+ * older browser) its `Origin` is not this host. A client that is not a browser sends neither.
+ */
+export function fromAnotherSite(headers: FastifyRequest['headers']): boolean {
+  const site = headers['sec-fetch-site'];
+  if (typeof site === 'string') return site !== 'same-origin' && site !== 'none';
+  const origin = headers.origin;
+  if (origin === undefined) return false;
+  try {
+    return new URL(String(origin)).host !== headers.host;
+  } catch {
+    return true; // `Origin: null` (a sandboxed or privacy-sensitive context) and anything unreadable
+  }
+}
+
+const BASIC_CHALLENGE = { 'WWW-Authenticate': 'Basic realm="funding-service", charset="UTF-8"' };
+
+interface Refusal {
+  status: 401 | 403 | 429;
+  code: ErrorCode;
+  message: string;
+  headers?: Record<string, string>;
+}
+
+const ERROR_NAMES = { 401: 'Unauthorized', 403: 'Forbidden', 429: 'Too Many Requests' } as const;
+
+/**
+ * The one check of who may call a route, run by Fastify before the route's handler on every route
+ * (route-access-hook.ts): on the route Fastify matched, so no spelling of a path reaches a route
+ * without its check. A refusal is answered here, in the one error shape; a request let through
+ * carries its partner or operator for the handler.
+ */
+export class AccessGate {
+  private readonly unexpected = new UnexpectedErrorAnswer();
+
+  constructor(private readonly credentials: Credentials) {}
+
+  /** Nothing when the request may go on; the reply, answered, when it may not (Fastify's hook contract). */
+  async check(access: RouteAccess, req: GatedRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+    try {
+      const refusal = await this.refusal(access, req);
+      if (!refusal) return undefined;
+      // A browser's page: the portal answers its refusal as a page, not as the API's JSON.
+      if (access.to === 'portal-session' && refusal.status === 401) {
+        return reply.status(401).type('text/html; charset=utf-8').send(this.credentials.portalSignInPage(req));
+      }
+      const { status, code, message, headers } = refusal;
+      return reply.status(status).headers(headers ?? {}).send({ statusCode: status, error: ERROR_NAMES[status], message, code });
+    } catch (e) {
+      this.unexpected.send(e, reply);
+      return reply;
+    }
+  }
+
+  private async refusal(access: RouteAccess, req: GatedRequest): Promise<Refusal | null> {
+    if (access.to === 'anyone') return null;
+    if (!SAFE_METHODS.has(req.method) && fromAnotherSite(req.headers)) {
+      return { status: 403, code: ErrorCode.cross_site_request, message: 'A request from another site cannot change anything here (its Origin or Sec-Fetch-Site is not this service)' };
+    }
+    if (access.to === 'portal-session') return this.portal(req);
+    const authorization = req.headers.authorization;
+    if (access.to === 'partner') return this.partner(req, authorization);
+    const browser = access.to === 'browser-operator';
+    const operator = browser ? await this.credentials.operatorOrBasic(authorization) : await this.credentials.operator(authorization);
+    if (!operator) {
+      return browser
+        ? { status: 401, code: ErrorCode.unauthenticated, message: 'Operator credentials are required (Bearer <token>, or Basic <operator name>:<token>)', headers: BASIC_CHALLENGE }
+        : { status: 401, code: ErrorCode.unauthenticated, message: 'A valid operator token is required (Authorization: Bearer <token>)' };
+    }
+    if (!roleAllows(operator.role, access.role)) {
+      return { status: 403, code: ErrorCode.role_insufficient, message: `Operator ${operator.name} has role ${operator.role}; this needs role ${access.role} or above` };
+    }
+    req.operator = operator;
+    return null;
+  }
+
+  private async portal(req: GatedRequest): Promise<Refusal | null> {
+    const session = await this.credentials.portalSession(req);
+    if (!session) return { status: 401, code: ErrorCode.unauthenticated, message: 'A portal session is required: follow a sign-in link' };
+    req.portal = session;
+    return null;
+  }
+
+  private async partner(req: GatedRequest, authorization: string | undefined): Promise<Refusal | null> {
+    const partner = await this.credentials.partner(authorization);
+    if (!partner) return { status: 401, code: ErrorCode.unauthenticated, message: 'A valid partner API key is required (Authorization: Bearer <apiKey>)' };
+    if (!(await this.credentials.partnerWithinRate(partner.id))) {
+      return { status: 429, code: ErrorCode.rate_limited, message: 'Rate limit of requests per second exceeded; retry after the Retry-After delay', headers: { 'Retry-After': '1' } };
+    }
+    req.partner = partner;
+    return null;
+  }
+}

@@ -1,0 +1,20 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { AppConfig, moduleFor } from '../platform/index.js';
+import { AuditLog } from './audit/audit-log.js';
+import { AuditController } from './audit/audit.controller.js';
+import { OperatorCredentials } from './operator-credentials.js';
+import { OperatorsBootstrap } from './operators-bootstrap.js';
+import { OperatorsController } from './operators.controller.js';
+import { OperatorsService } from './operators.service.js';
+
+/** Operators, their roles and credentials, the audit log, and the access every route declares. */
+@Module({})
+export class OperatorsModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return moduleFor(OperatorsModule, config, {
+      controllers: { api: [OperatorsController, AuditController] },
+      providers: { api: [OperatorCredentials, OperatorsService, OperatorsBootstrap, AuditLog] },
+      exports: [OperatorCredentials, AuditLog],
+    });
+  }
+}

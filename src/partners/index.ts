@@ -1,0 +1,12 @@
+// partners/: partner accounts, API keys, signing keys, client certificates, the portal's links and sessions.
+// The public face of the module: other modules import only this file (.dependency-cruiser.cjs).
+export { ClientTlsStore } from './client-tls-store.js';
+export { CurrentPartner } from './current-partner.js';
+export { PartnerProfile } from './partner-profile.js';
+export { PartnerResponse } from './partner-responses.js';
+export { Partner } from './partner.entity.js';
+export { PartnersService } from './partners.service.js';
+export { PortalLinks, PRUNE_PORTAL_LINKS } from './portal-links.js';
+export { PORTAL_MAX_HOURS, PortalSessions, PRUNE_PORTAL_SESSIONS } from './portal-sessions.js';
+export { RateLimiter } from './rate-limiter.js';
+export { PartnersModule } from './partners.module.js';

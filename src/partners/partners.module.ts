@@ -1,0 +1,40 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { AppConfig, moduleFor } from '../platform/index.js';
+import { ClientCertificateController } from './client-certificate.controller.js';
+import { ClientCertificates } from './client-certificates.service.js';
+import { ClientTlsStore } from './client-tls-store.js';
+import { PartnerProfile } from './partner-profile.js';
+import { PartnerSigning } from './partner-signing.service.js';
+import { PartnersController } from './partners.controller.js';
+import { PartnersService } from './partners.service.js';
+import { PartnerPortalLinksController, PortalAdminController } from './portal-links.controller.js';
+import { PortalLinks } from './portal-links.js';
+import { PortalSessions } from './portal-sessions.js';
+import { DEFAULT_PARTNER_RATE_LIMIT, PARTNER_RATE_LIMIT, RateLimiter } from './rate-limiter.js';
+import { SecretsReencryption } from './secrets-reencryption.js';
+
+/** Partner accounts: API keys, signing keys, client certificates, rotation, the portal's links and sessions. */
+@Module({})
+export class PartnersModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return moduleFor(PartnersModule, config, {
+      controllers: { api: [PartnersController, PartnerPortalLinksController, PortalAdminController, ClientCertificateController] },
+      providers: {
+        // Every role: a process whose SECRETS_KEY cannot open a stored secret stops at start.
+        any: [SecretsReencryption],
+        api: [
+          PartnersService,
+          PartnerSigning,
+          PartnerProfile,
+          PortalLinks,
+          PortalSessions,
+          ClientCertificates,
+          RateLimiter,
+          { provide: PARTNER_RATE_LIMIT, useValue: DEFAULT_PARTNER_RATE_LIMIT },
+        ],
+        worker: [ClientTlsStore],
+      },
+      exports: [PartnersService, PartnerProfile, PortalLinks, PortalSessions, RateLimiter, ClientTlsStore],
+    });
+  }
+}

@@ -1,0 +1,57 @@
+import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import type { DataSourceOptions } from 'typeorm';
+import { APP_CONFIG, AppConfig } from './config/app-config.js';
+import { moduleFor } from './config/module-parts.js';
+import { SecretBox } from './crypto/secret-box.js';
+import { AdmissionSignal } from './database/admission-signal.js';
+import { openDatabase } from './database/database.js';
+import { createRedis, REDIS, RedisConnection } from './database/redis.js';
+import { SqlPool } from './database/sql-pool.js';
+import { AFTER_COMMIT, Writes } from './database/writes.js';
+import { DomainErrorFilter } from './http/domain-error.js';
+import { UnexpectedErrorFilter } from './http/unexpected-error.filter.js';
+
+/** Closes the shared Redis connection when the app shuts down. */
+@Injectable()
+class RedisCloser implements OnApplicationShutdown {
+  constructor(@Inject(REDIS) private readonly redis: RedisConnection) {}
+  async onApplicationShutdown() {
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}
+
+/**
+ * What every module stands on: the configuration, PostgreSQL (TypeORM and the hand-written SQL's
+ * pool), Redis, the write path (commit, then wake admission), sealing, and the error filters.
+ */
+@Module({})
+export class PlatformModule {
+  /** `dataSource` names the entities: the features' tables, which the platform does not know. */
+  static forRoot(config: AppConfig, dataSource: (databaseUrl: string) => DataSourceOptions): DynamicModule {
+    const module = moduleFor(PlatformModule, config, {
+      providers: {
+        any: [
+          { provide: APP_CONFIG, useValue: config },
+          { provide: REDIS, useFactory: () => createRedis(config.redisUrl, `${config.queuePrefix}-app`) },
+          RedisCloser,
+          // The connections of the hand-written SQL, every role's.
+          SqlPool,
+          { provide: SecretBox, useValue: new SecretBox(config.secretsKeys) },
+          // Both roles wake admission: commits and redeliveries (api), settlements (worker).
+          AdmissionSignal,
+          { provide: APP_FILTER, useClass: UnexpectedErrorFilter },
+          { provide: APP_FILTER, useClass: DomainErrorFilter },
+        ],
+        api: [Writes, { provide: AFTER_COMMIT, useExisting: AdmissionSignal }],
+      },
+      exports: [APP_CONFIG, REDIS, SqlPool, SecretBox, AdmissionSignal, Writes],
+    });
+    const database = TypeOrmModule.forRootAsync({
+      useFactory: () => ({ ...dataSource(config.databaseUrl), retryAttempts: 2, retryDelay: 1000 }),
+      dataSourceFactory: (options) => openDatabase(options!, config.secretsKeys),
+    });
+    return { ...module, imports: [database], exports: [...module.exports!, database] };
+  }
+}
