@@ -105,3 +105,26 @@ export const healthyMissingRow = (r: HealthyArrivals, of = 'the load') => ({
 });
 
 export const pq = (l: number[]) => `p50 ${fmt(quantile(l, 0.5))} ms, p99 ${fmt(quantile(l, 0.99))} ms`;
+
+/**
+ * Where a healthy load's time went, from the rows: its change's commit (the callback's
+ * created_at: the transaction's start) → its first attempt's start (admission, the job, a worker
+ * slot), and that start → arrival at the receiver (the request). Percentiles of each, as a detail.
+ */
+export async function healthyStages(ctx: Ctx, label: string): Promise<string> {
+  const { rows } = await ctx.pg.query<{ url: string; created: number; started: number }>(
+    `SELECT c.url, extract(epoch FROM c.created_at) * 1000 AS created, extract(epoch FROM min(a.started_at)) * 1000 AS started
+       FROM callbacks c JOIN callback_attempts a ON a.callback_id = c.id
+      WHERE c.partner_id = $1 AND c.url LIKE $2 GROUP BY c.id`,
+    [ctx.partnerId, `%/${label}/%`],
+  );
+  const toAdmitted: number[] = [];
+  const toArrival: number[] = [];
+  for (const r of rows) {
+    const arrived = ctx.rx.arrivals.get(r.url.slice(r.url.indexOf(`/${label}/`)));
+    toAdmitted.push(Number(r.started) - Number(r.created));
+    if (arrived !== undefined) toArrival.push(performance.timeOrigin + arrived - Number(r.started));
+  }
+  const sorted = (l: number[]) => l.sort((a, b) => a - b);
+  return `commit → attempt start ${pq(sorted(toAdmitted))}; attempt start → arrival ${pq(sorted(toArrival))}`;
+}

@@ -12,7 +12,7 @@ import { ScenarioResult } from '../support/results.js';
 import { ServiceRun } from '../support/service.js';
 import { memorySampler } from '../support/system.js';
 import { ArrivalReceiver } from '../receivers.js';
-import { BODY, Ctx, HEALTHY_RATE, HEALTHY_WAIT_MS, healthyLine, healthyLoad, healthyMissingRow, healthySend, partnerWithCompany } from './context.js';
+import { BODY, Ctx, HEALTHY_RATE, HEALTHY_WAIT_MS, healthyLine, healthyLoad, healthyMissingRow, healthySend, healthyStages, partnerWithCompany } from './context.js';
 import { STORM_SLOW_MS, stormOrigin } from './storm.js';
 
 const PER_ORIGIN = envInt('BENCH_OUTAGE_PER_ORIGIN', 1_000);
@@ -99,6 +99,8 @@ export async function outageScenario(baseline: number, rx: ArrivalReceiver, dead
     const afterLoad = await afterSent;
     await afterLoad.wait(HEALTHY_WAIT_MS);
     const afterRecovery = afterLoad.arrivals();
+    const stagesBeside = await healthyStages(ctx, `${tag}-beside`);
+    const stagesAfter = await healthyStages(ctx, `${tag}-after`);
     await samples.sample();
     let last = -Infinity;
     for (const o of dead) for (const t of o.answered.values()) last = Math.max(last, t);
@@ -127,6 +129,7 @@ export async function outageScenario(baseline: number, rx: ArrivalReceiver, dead
         `healthy partner in the outage: ${healthyLine(beside)}`,
         `connections offered per dead origin in ${fmt(downSeconds)} s down: min ${down[0]}, median ${quantile(down, 0.5)}, max ${maxDown}`,
         `healthy partner while the backlog drains after recovery: ${healthyLine(afterRecovery)}`,
+        `healthy partner's time in the outage: ${stagesBeside}; after recovery: ${stagesAfter}`,
         `in the outage: ${describePerPass(atStorm, atRecovery, downSeconds)}`,
         `after recovery: ${describePerPass(atRecovery, atEnd, recoverySeconds)}`,
         `dead origins after they answer 204: ${dead.reduce((n, o) => n + o.held(), 0)} requests still held then answered at once; the slow ones' callbacks answered: ${fmt(slowArrived())} of ${fmt(SLOW * PER_ORIGIN)}`,
