@@ -5,7 +5,7 @@ import { updatableColumns } from '../common/transaction.js';
 import { isDataError } from '../database/database.js';
 import { Batcher, SerialBatcher } from '../common/batcher.js';
 import { CallbackEvent } from '../callbacks/callback-recorder.js';
-import { CALLBACK_PARAMS, callbackInsert, callbackValues } from '../callbacks/store/recording.js';
+import { CALLBACK_PARAMS, callbackValues, withCallbackRows } from '../callbacks/store/recording.js';
 import { auditRowsInsert, auditRowsValues } from '../audit/audit-log.js';
 
 /** A row as read, with its version (`xmin`: every UPDATE gives the row a new one). */
@@ -31,9 +31,6 @@ const MAX_BATCH = 200;
  */
 const TOGETHER = 'FOR NO KEY UPDATE OF t SKIP LOCKED';
 const ALONE = 'FOR NO KEY UPDATE OF t';
-
-/** A callback is inserted only with its row ($3 names each callback's row). */
-const WRITTEN_ONLY = '($3::uuid[])[e.ord::int] IN (SELECT id FROM written)';
 
 /** The callbacks' parameters start here (callbackValues), the audit entries' right after them (auditRowsValues). */
 const CALLBACKS_FIRST = 4;
@@ -149,7 +146,9 @@ export class OneRowBatches<T extends ObjectLiteral & { id: string }> {
     const table = `"${this.meta.tableName}"`;
     return {
       name: `row-write-${this.meta.tableName}-${name}`,
-      text: `
+      // A callback is inserted only with its row ($3 names each callback's row).
+      text: withCallbackRows({
+        before: `
         WITH input AS (
           SELECT r.*, ($2::text[])[r.ordinality::int]::xid AS row_version
             FROM json_populate_recordset(NULL::${table}, $1::json) WITH ORDINALITY AS r
@@ -162,9 +161,14 @@ export class OneRowBatches<T extends ObjectLiteral & { id: string }> {
             FROM input i
            WHERE t.id = ANY (ARRAY(SELECT id FROM locked)) AND t.id = i.id AND t.xmin = i.row_version
           RETURNING t.id
-        ), recorded AS (${callbackInsert(CALLBACKS_FIRST, WRITTEN_ONLY)}
+        ), recorded AS (`,
+        first: CALLBACKS_FIRST,
+        owners: '$3',
+        written: 'SELECT id FROM written',
+        after: `
         ), audited AS (${auditRowsInsert(AUDIT_FIRST, 'SELECT id FROM written')})
         SELECT l.id, EXISTS (SELECT 1 FROM written w WHERE w.id = l.id) AS written FROM locked l`,
+      }),
     };
   }
 }

@@ -1,7 +1,7 @@
 // Bounded tables: delivered callbacks (with their attempts) older than CALLBACK_RETENTION and
 // idempotency keys past their 24 h go, in small batches, in the background. Failed and pending
 // callbacks are kept whatever their age: they still need an operator or a delivery.
-import { deliveriesUnderWay, pruneCallbacks, PRUNE_UNSENT_EVENTS, RETENTION_BATCH } from '../callbacks/store/retention.js';
+import { RetentionStore, RETENTION_BATCH } from '../callbacks/store/retention.js';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
 import { RepeatLimitedLog } from '../logging/repeat-limited-log.js';
@@ -11,7 +11,7 @@ import { Metrics } from '../metrics/metrics.js';
 
 /** Time between two pruning passes of a process (a pass runs until nothing old is left). */
 export const RETENTION_INTERVAL_MS = Symbol('RETENTION_INTERVAL_MS');
-export { pruneCallbacks, RETENTION_BATCH };
+export { RETENTION_BATCH };
 export const DEFAULT_RETENTION_INTERVAL_MS = 60_000;
 /** The first pass comes soon after start: a deployment back from a long stop has catching up to do. */
 const FIRST_PASS_DELAY_MS = 5_000;
@@ -57,6 +57,7 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
   private readonly log = new Logger('CallbackRetention');
   private readonly errors = new RepeatLimitedLog((m) => this.log.warn(m));
   private readonly pool: Pool;
+  private readonly store: RetentionStore;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
   private stopping = false;
@@ -69,6 +70,7 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
     private readonly metrics: Metrics,
   ) {
     this.pool = sql.pool;
+    this.store = new RetentionStore(sql);
   }
 
   onApplicationBootstrap(): void {
@@ -123,7 +125,7 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
     while ((callbacksLeft || keysLeft) && !this.stopping) {
       const started = Date.now();
       if (callbacksLeft) {
-        const [r] = await pruneCallbacks(client, this.config.callbackRetentionMs);
+        const r = await this.store.pruneCallbacks(client, this.config.callbackRetentionMs);
         total.callbacks += r.callbacks;
         total.attempts += r.attempts;
         this.metrics.retentionPruned.inc({ table: 'callbacks' }, r.callbacks);
@@ -132,7 +134,7 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
       }
       if (keysLeft) {
         const keys = (await client.query(PRUNE_IDEMPOTENCY_KEYS)).rowCount ?? 0;
-        const events = (await client.query(PRUNE_UNSENT_EVENTS, [this.config.callbackRetentionMs])).rowCount ?? 0;
+        const events = await this.store.pruneUnsentEvents(client, this.config.callbackRetentionMs);
         total.idempotencyKeys += keys;
         this.metrics.retentionPruned.inc({ table: 'idempotency_keys' }, keys);
         this.metrics.retentionPruned.inc({ table: 'operational_events' }, events);
@@ -161,7 +163,7 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
 
   /** Whether deliveries are under way (admitted callbacks); PostgreSQL unreachable: as if none. */
   private async deliveriesWaiting(): Promise<boolean> {
-    return deliveriesUnderWay(this.pool).catch(() => false);
+    return this.store.deliveriesUnderWay().catch(() => false);
   }
 
   /** A pause that shutdown cuts short. */
