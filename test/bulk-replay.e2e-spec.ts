@@ -5,7 +5,7 @@
  */
 import { Client } from 'pg';
 import { DEFAULT_REPLAY_LIMIT, REPLAY_LIMIT } from '../src/callbacks/bulk-replay.js';
-import { replayStatement } from '../src/callbacks/store/replay.js';
+import { replayStatement } from '../src/callbacks/store/statements.js';
 import { harness } from './support/harness.js';
 import { Receiver } from './support/receiver.js';
 import { companyWithCallback, createPartner, Partner, TestApp, until } from './support/test-app.js';

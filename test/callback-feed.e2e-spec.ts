@@ -212,9 +212,9 @@ describe('the callback feed', () => {
     const pg = new Client({ connectionString: dbUrl });
     await pg.connect();
     try {
-      const { FEED_PAGE } = await import('../src/callbacks/store/feed-page.js');
+      const { storeStatement } = await import('../src/callbacks/store/statements.js');
       await pg.query(`SET plan_cache_mode = ${mode}`);
-      await pg.query(`PREPARE feed(uuid, text, text, int) AS ${FEED_PAGE}`);
+      await pg.query(`PREPARE feed(uuid, text, text, int) AS ${storeStatement('callback-feed-page').text}`);
       const { rows } = await pg.query(`EXPLAIN EXECUTE feed(${values.map((v) => (typeof v === 'number' ? v : `'${String(v)}'`)).join(', ')})`);
       return rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
     } finally {

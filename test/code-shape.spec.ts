@@ -50,6 +50,36 @@ describe('the shape of src/', () => {
     expect(tables.test('SELECT 1 FROM callbacks WHERE id = $1')).toBe(true);
   });
 
+  it('imports no SQL text from the callback store outside it: the service calls its methods, tests read its catalogue', async () => {
+    // What the store exports that is SQL text: a string of SQL, or a function that returns it
+    // (withCallbackRows composes the caller's statement around the store's INSERT: its text stays the store's).
+    const sql = /\b(SELECT|INSERT|UPDATE|DELETE|FROM)\b/;
+    const store = sources('src/callbacks/store').filter((f) => !f.endsWith('/statements.ts'));
+    const sqlText = new Set<string>();
+    for (const f of store) {
+      const mod = (await import(path.join(ROOT, f))) as Record<string, unknown>;
+      for (const [name, value] of Object.entries(mod)) if (typeof value === 'string' && sql.test(value)) sqlText.add(name);
+      const text = readFileSync(path.join(ROOT, f), 'utf8');
+      for (const m of text.matchAll(/export (?:async )?function (\w+)[^{]*\)\s*:\s*(?:string|\{ ?(?:name: string; )?text: string)/g)) if (m[1] !== 'withCallbackRows') sqlText.add(m[1]);
+      for (const m of text.matchAll(/export const (\w+) = \([^)]*\)(?:: string)? =>\s*`/g)) sqlText.add(m[1]);
+    }
+    // The check sees the store's SQL text as it is exported.
+    expect([...sqlText]).toEqual(expect.arrayContaining(['ADMIT', 'LOAD', 'DESTINATION_COLUMNS', 'recordFor', 'saveDestinations', 'emitEvents']));
+    const outside = [...sources('src'), ...sources('test'), ...sources('bench'), ...sources('scripts')].filter((f) => !f.startsWith('src/callbacks/store/'));
+    const found = outside.flatMap((f) => {
+      const text = readFileSync(path.join(ROOT, f), 'utf8');
+      const imports = [...text.matchAll(/(?:import\s*(?:type\s*)?\{([^}]*)\}\s*from|const\s*\{([^}]*)\}\s*=\s*await\s+import\()\s*'([^']*callbacks\/store\/[^']*)'/g)];
+      return imports.flatMap((m) => {
+        const names = (m[1] ?? m[2]).split(',').map((n) => n.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0]).filter(Boolean);
+        const fromCatalogue = m[3].endsWith('/statements.js');
+        // The catalogue is for tests and scripts; the service runs the store's methods.
+        if (fromCatalogue) return f.startsWith('src/') ? [`${f}: imports the store's catalogue of statements`] : [];
+        return names.filter((n) => sqlText.has(n)).map((n) => `${f}: imports ${n} from ${m[3]}`);
+      });
+    });
+    expect(found).toEqual([]);
+  });
+
   it('measures a class from its declaration to its closing brace', () => {
     expect(classLengths('export class A {\n  x = 1;\n}\n\nclass B {}\n  class C {\n  }\n')).toEqual([
       { name: 'A', lines: 3 },

@@ -14,6 +14,7 @@ import { failingSlots, isFresh, riskySlots } from '../src/delivery/admission-pla
 import { JOB_CALLBACKS } from '../src/delivery/callback-queue.js';
 import { newDestination, PROVEN_FOR_MS } from '../src/delivery/destination-window.js';
 import { originOfKey } from '../src/callbacks/callback-destination.js';
+import { permits } from '../src/callbacks/callback-lifecycle.js';
 import { Behaviour, BEHAVIOURS, Callback, cfg, LEASE_MS, MAX_ATTEMPTS, DESTINATIONS, PassReport, Row, SCHEDULE, SCHEDULE_TOTAL, TIMEOUT_MS, World, answer } from './support/delivery-model.js';
 
 // ---- steps ----
@@ -211,7 +212,19 @@ function admittedWithinBoundedPasses(): Check {
   };
 }
 
+/** Each world's callbacks' statuses as last checked. */
+const lastSeen = new WeakMap<World, Map<number, Callback['status']>>();
+
+/** Every change of a callback's status is one the lifecycle table permits (src/callbacks/callback-lifecycle.ts). */
+const statusChangesAreTransitions: Check = (w) => {
+  const before = lastSeen.get(w) ?? new Map<number, Callback['status']>();
+  for (const c of w.callbacks) check(permits(before.get(c.id) ?? null, c.status), () => `callback ${c.id} went from ${before.get(c.id) ?? 'no row'} to ${c.status}: ${JSON.stringify(c)}`);
+  lastSeen.set(w, new Map(w.callbacks.map((c) => [c.id, c.status])));
+};
+
 const SAFETY: Check[] = [eachCallbackHasOneConsistentState, jobsFitTheLiveWorkers, inFlightWithinWindows, unprovenWithinTheirShare, failuresHaveACause];
+/** A random history's checks: it sees every step from the first, so each change of status too. */
+const TRACED: Check[] = [...SAFETY, statusChangesAreTransitions];
 
 /** Every destination answers 2xx, crashed workers restart, timers and settlements drive admission until nothing waits. */
 function drain(w: World, checks: Check[]): void {
@@ -265,20 +278,21 @@ function run(spec: Spec, checks: Check[]): World {
 
 describe('delivery core against an in-memory model of admission and settlement', () => {
   it('keeps each callback in one state, in-flight within windows, workers and the unproven and failing shares, and fails callbacks only for a cause', () => {
-    fc.assert(fc.property(worldArb, (spec) => void run(spec, SAFETY)), PARAMS);
+    fc.assert(fc.property(worldArb, (spec) => void run(spec, TRACED)), PARAMS);
   });
 
   it('keeps windows and the one probe of an open circuit while partners move and remove the URLs of callbacks in flight', () => {
     // Cheap histories, so many: a move must land on a callback in flight to a destination at its window.
-    fc.assert(fc.property(movingWorldArb, (spec) => void run(spec, SAFETY)), { ...PARAMS, numRuns: 2000 });
+    fc.assert(fc.property(movingWorldArb, (spec) => void run(spec, TRACED)), { ...PARAMS, numRuns: 2000 });
   });
 
   it('delivers everything once destinations answer: what failed did so after attempts, an outage or its URL removed, and a redelivery delivers the others', () => {
     const property = fc.property(worldArb, (spec) => {
-      const w = run(spec, SAFETY);
-      drain(w, SAFETY);
+      const w = run(spec, TRACED);
+      drain(w, TRACED);
       w.callbacks.filter((c) => c.status === 'failed').forEach((c) => w.redeliver(c));
-      drain(w, SAFETY);
+      for (const c of TRACED) c(w, null);
+      drain(w, TRACED);
       const undelivered = w.callbacks.filter((c) => c.status !== 'delivered' && !(c.removed && c.status === 'failed'));
       check(undelivered.length === 0, () => `not delivered after a redelivery: ${JSON.stringify(undelivered)}`);
     });

@@ -1,4 +1,4 @@
-import { CANDIDATES } from '../src/callbacks/store/admission.js';
+import { storeStatement } from '../src/callbacks/store/statements.js';
 import { literal, PlanNode, scansOf, sortsOf } from './support/plans.js';
 import { addCallbacks, BIG, deliveryDatabase, LATER, rolledBack, SMALL, Statement, statements } from './support/delivery-statements.js';
 
@@ -99,7 +99,7 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
         )
       ).rows;
       const pages = async (params: unknown[]) => {
-        const scans = scansOf(await explain({ name: 'candidates', on: relay, text: CANDIDATES, params }, mode), SCANNED).filter((x) => x.index === 'callbacks_admission_idx');
+        const scans = scansOf(await explain({ name: 'candidates', on: relay, text: storeStatement('admission-candidates').text, params }, mode), SCANNED).filter((x) => x.index === 'callbacks_admission_idx');
         return scans.reduce((sum, x) => sum + x.pages, 0);
       };
       // The head of BIG's backlog, delivered (beforeAll), left 5,000 dead entries there.

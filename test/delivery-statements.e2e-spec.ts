@@ -2,17 +2,31 @@
  * The delivery core's statements themselves, driven through random histories on PostgreSQL: the
  * real admission pass (CANDIDATES, ADMIT), sweep (LAPSE, EXPIRE), record (settlement's RECORD
  * and destination writes), the recorder's INSERT and the operators' redelivery, imported from the
- * code, on a scratch database (test/support/statement-world.ts). Fewer runs than
+ * code, on a scratch database (test/support/statement-world.ts); every change of a callback's status
+ * they see is one of src/callbacks/callback-lifecycle.ts. Fewer runs than
  * test/delivery-model.spec.ts, which checks the same invariants on a model hundreds of times a
  * second. FC_SEED=<seed> replays a failure.
  */
 import fc from 'fast-check';
+import { permits } from '../src/callbacks/callback-lifecycle.js';
+import type { CallbackStatus } from '../src/callbacks/callback-status.js';
 import { riskySlots } from '../src/delivery/admission-plan.js';
 import { stateOf } from '../src/delivery/destination-store.js';
 import { INITIAL_WINDOW, isProven } from '../src/delivery/destination-window.js';
 import { apply, check, Checks, drain, stepArb } from './support/statement-steps.js';
 import { LEASE_MS, MAX_ATTEMPTS, ORIGINS, READY_WINDOW, SCHEDULE, SCHEDULE_TOTAL, WINDOW_MAX, World } from './support/statement-world.js';
 import { statementSuite } from './support/statement-suite.js';
+
+/** Each world's callbacks' statuses as last seen: every change since must be one the lifecycle table permits. */
+const seen = new WeakMap<World, Map<string, CallbackStatus>>();
+
+function transitions(w: World, rows: { id: string; status: string }[]): void {
+  const before = seen.get(w) ?? new Map<string, CallbackStatus>();
+  const now = new Map(rows.map((c) => [c.id, c.status as CallbackStatus]));
+  for (const [id, to] of now) check(permits(before.get(id) ?? null, to), () => `callback ${id} went from ${before.get(id) ?? 'no row'} to ${to}: no transition of callback-lifecycle.ts`);
+  for (const [id, from] of before) check(now.has(id) || permits(from, null), () => `callback ${id} was deleted from ${from}: no transition of callback-lifecycle.ts`);
+  seen.set(w, now);
+}
 
 /** What holds after every step, read from the tables. */
 async function safety(w: World): Promise<void> {
@@ -63,6 +77,17 @@ async function afterPass(w: World, admitted: string[]): Promise<void> {
 }
 
 const checks: Checks = { admitted: afterPass, settled: safety };
+/** The checks of a random history, which sees every step from the first: each change of status too. */
+const traced: Checks = {
+  admitted: async (w, admitted) => {
+    transitions(w, await w.callbacks());
+    await afterPass(w, admitted);
+  },
+  settled: async (w) => {
+    transitions(w, await w.callbacks());
+    await safety(w);
+  },
+};
 
 describe('the delivery statements on PostgreSQL, through random histories', () => {
   const suite = statementSuite();
@@ -77,12 +102,13 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
     const property = fc.asyncProperty(worldArb, async (spec) => {
       const w = await suite.world(spec.destinations, spec.workers);
       for (const step of spec.steps) {
-        await apply(w, step, checks);
-        await safety(w);
+        await apply(w, step, traced);
+        await traced.settled(w);
       }
-      await drain(w, checks);
+      await drain(w, traced);
       await w.redeliverFailed();
-      await drain(w, checks);
+      await traced.settled(w);
+      await drain(w, traced);
       // Those whose URL the partner removed stay failed: nowhere to send them.
       const left = (await w.callbacks()).filter((c) => c.status !== 'delivered' && !(c.status === 'failed' && /^callback URL removed/.test(c.last_error ?? '')));
       check(left.length === 0, () => `not delivered after a redelivery: ${JSON.stringify(left)}`);

@@ -1,4 +1,4 @@
-import { PARTNER_ACTIVITY } from '../src/callbacks/store/portal-activity.js';
+import { storeStatement } from '../src/callbacks/store/statements.js';
 import { literal, PlanNode, scansOf } from './support/plans.js';
 import { deliveryDatabase } from './support/delivery-statements.js';
 
@@ -67,7 +67,7 @@ describe(`the portal overview's chart over ${ATTEMPTS.toLocaleString('en')} atte
           )
         ).rows[0].n;
         await queue.query(`SET LOCAL plan_cache_mode = ${mode}`);
-        await queue.query(`PREPARE activity(uuid) AS ${PARTNER_ACTIVITY}`);
+        await queue.query(`PREPARE activity(uuid) AS ${storeStatement('partner-activity').text}`);
         const { rows } = await queue.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE activity(${literal(PARTNER)})`);
         plan = (rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan;
       } finally {

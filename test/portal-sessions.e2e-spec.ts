@@ -5,7 +5,7 @@
  * portal-browser.e2e-spec.ts.
  */
 import { Client } from 'pg';
-import { PARTNER_ACTIVITY } from '../src/callbacks/store/portal-activity.js';
+import { storeStatement } from '../src/callbacks/store/statements.js';
 import { PLANNER_SETTINGS } from '../src/platform/database/database.js';
 import { hashToken } from '../src/platform/crypto/tokens.js';
 import { PlanNode, scansOf } from './support/plans.js';
@@ -182,7 +182,7 @@ describe('partner portal links and sessions', () => {
     const pg = new Client({ connectionString: t.config.databaseUrl, options: PLANNER_SETTINGS });
     await pg.connect();
     try {
-      await pg.query(`PREPARE activity(uuid) AS ${PARTNER_ACTIVITY}`);
+      await pg.query(`PREPARE activity(uuid) AS ${storeStatement('partner-activity').text}`);
       const { rows } = await pg.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE activity('${partnerId}')`);
       const scans = scansOf((rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan, new Set(['callback_attempts', 'callbacks']));
       expect(scans.map((x) => `${x.relation} ${x.type} ${x.index}`).sort()).toEqual(['callback_attempts Index Scan callback_attempts_partner_started_idx', 'callbacks Index Scan callbacks_pkey']);

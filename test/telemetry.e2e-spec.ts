@@ -214,7 +214,7 @@ describe('tracing off', () => {
     const loaded = (env: Record<string, string>) =>
       execFileSync(
         process.execPath,
-        ['-e', "require('./dist/src/telemetry/tracing.js'); process.stdout.write(String(Object.keys(require.cache).filter((k) => k.includes('@opentelemetry')).length))"],
+        ['-e', "require('./dist/src/platform/telemetry/tracing.js'); process.stdout.write(String(Object.keys(require.cache).filter((k) => k.includes('@opentelemetry')).length))"],
         { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env } },
       ).toString();
     expect(loaded({})).toBe('0');

@@ -1,11 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import type { Pool } from 'pg';
 import { invalidProperty, SqlPool } from '../platform/index.js';
 import { Callback } from './callback.entity.js';
-import { FEED_PAGE } from './store/feed-page.js';
+import { FeedStore } from './store/feed-page.js';
 import { decodePosition, encodePosition, FEED_START, FeedPosition } from './feed-position.js';
-
-type PageRow = Partial<Callback> & { xmax: string; xact: string | null; seq: string | null };
 
 export interface FeedPage {
   items: { callback: Callback; position: string }[];
@@ -14,15 +11,15 @@ export interface FeedPage {
 
 @Injectable()
 export class CallbackFeed {
-  private readonly pool: Pool;
+  private readonly store: FeedStore;
 
   constructor(sql: SqlPool) {
-    this.pool = sql.pool;
+    this.store = new FeedStore(sql);
   }
 
   async page(partnerId: string, after: string | undefined, limit: number): Promise<FeedPage> {
     const from: FeedPosition = after === undefined ? FEED_START : decodePosition(after);
-    const { rows } = await this.pool.query<PageRow>({ name: 'callback-feed-page', text: FEED_PAGE, values: [partnerId, from.xact.toString(), from.seq.toString(), limit] });
+    const rows = await this.store.page(partnerId, from, limit);
     if (from.xact >= BigInt(rows[0].xmax)) throw invalidProperty('after is beyond every position the feed has returned');
     const items = rows
       .filter((r) => r.id !== null)

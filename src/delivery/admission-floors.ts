@@ -1,3 +1,5 @@
+import type { CandidateFloors } from '../callbacks/index.js';
+
 /**
  * A position in `callbacks_admission_idx (destination, next_attempt_at, seq)`: the due time in
  * microseconds since the epoch (as microsKey writes it) and the insertion number, as text.
@@ -32,10 +34,10 @@ export class AdmissionFloors {
   private floors = new Map<string, Floor>();
   private idle: string | null = null;
 
-  /** CANDIDATES' $1 to $4: the known floors as three arrays, and the idle one. */
-  params(): unknown[] {
+  /** The candidates' read's floors: the known ones as three arrays, and the idle one. */
+  params(): CandidateFloors {
     const floors = [...this.floors];
-    return [floors.map(([o]) => o), floors.map(([, f]) => f.at), floors.map(([, f]) => f.seq), this.idle];
+    return { keys: floors.map(([o]) => o), at: floors.map(([, f]) => f.at), seq: floors.map(([, f]) => f.seq), idle: this.idle };
   }
 
   /** The floors a pass's candidate rows give (each destination not among them starts idle, or from the head). */

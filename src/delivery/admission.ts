@@ -2,19 +2,15 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { APP_CONFIG, AppConfig, type SqlSession } from '../platform/index.js';
 import { Metrics } from '../operations/index.js';
 import { CallbackQueue } from './callback-queue.js';
-import { AdmissionFloors, FloorRow } from './admission-floors.js';
+import { AdmissionFloors } from './admission-floors.js';
 import { admissionRounds, Budget, Candidate, servedAfter } from './admission-plan.js';
-import { DestinationRow, stateOf } from './destination-store.js';
-import { ADMIT, CANDIDATES, EXPIRE, FLUSH_NOTICES, LAPSE, OPEN_DESTINATIONS, RELEASE } from '../callbacks/index.js';
+import { stateOf } from './destination-store.js';
+import { AdmissionStore, AdmittedRow, CandidateRow } from '../callbacks/index.js';
 import { outageError } from './settle-attempt.js';
 import { isFailing, isProven, WindowConfig, windowConfigOf } from './destination-window.js';
 
 /** A lease is the attempt's timeout and this much more (see the constructor). */
 export const LEASE_MARGIN_MS = 30_000;
-
-type CandidateRow = DestinationRow & FloorRow & { sending: number; oldest_due: number | null; worker_slots: number; workers: number; now: number };
-/** `lease` is the same for every row of a round (now() is the statement's). */
-type AdmittedRow = { id: string; destination: string; attempt_count: number; created_at: Date; lease: string };
 
 /**
  * One admission pass (run by the relay that leads admission, on its own connection): for every
@@ -29,6 +25,7 @@ export class Admission {
   private readonly leaseMs: number;
   private readonly scheduleTotalMs: number;
   private readonly floors = new AdmissionFloors();
+  private readonly store = new AdmissionStore();
   /** When each destination last had its turn, by this leader's pass count (admission-plan.ts, Served). */
   private served = new Map<string, number>();
   private passes = 0;
@@ -68,7 +65,7 @@ export class Admission {
   }
 
   private async admitDue(conn: SqlSession): Promise<number> {
-    const { rows } = await conn.query<CandidateRow>({ name: 'admission-candidates', text: CANDIDATES, values: this.floors.params() });
+    const rows = await this.store.candidates(conn, this.floors.params());
     this.noteOldestDue(rows);
     this.floors.note(rows);
     this.passes++;
@@ -98,7 +95,7 @@ export class Admission {
       for (const [lease, ids] of byLease(admitted)) await this.queue.add(ids, lease, rows[0].workers);
       this.served = servedAfter(this.served, candidates, countBy(admitted), this.passes);
     } catch (e) {
-      if (admitted.length > 0) await conn.query({ text: RELEASE, values: [admitted.map((r) => r.id)] }).catch(() => undefined);
+      if (admitted.length > 0) await this.store.release(conn, admitted.map((r) => r.id)).catch(() => undefined);
       throw e;
     }
     const at = Date.now();
@@ -106,12 +103,10 @@ export class Admission {
     return admitted.length;
   }
 
-  /** One round's ADMIT, each destination from the floor this pass read it at. */
-  private async admitPlan(conn: SqlSession, plan: Map<string, number>): Promise<AdmittedRow[]> {
-    const keys = [...plan.keys()];
-    const floors = keys.map((k) => this.floors.of(k));
-    const values = [keys, [...plan.values()], this.leaseMs, floors.map((f) => f?.at ?? null), floors.map((f) => f?.seq ?? null)];
-    return (await conn.query<AdmittedRow>({ name: 'admission-admit', text: ADMIT, values })).rows;
+  /** One round's admission, each destination from the floor this pass read it at. */
+  private admitPlan(conn: SqlSession, plan: Map<string, number>): Promise<AdmittedRow[]> {
+    const round = [...plan].map(([key, n]) => ({ key, n, at: this.floors.of(key)?.at ?? null, seq: this.floors.of(key)?.seq ?? null }));
+    return this.store.admit(conn, round, this.leaseMs);
   }
 
   /**
@@ -121,18 +116,17 @@ export class Admission {
    */
   async sweep(conn: SqlSession): Promise<void> {
     this.floors.forget();
-    const lapsed = await conn.query({ name: 'admission-lapse', text: LAPSE });
-    if (lapsed.rowCount) this.log.warn(`${lapsed.rowCount} callbacks back to waiting: their worker did not settle them within the lease`);
-    const { rows: open } = await conn.query<{ key: string; origin: string; opened_at: number; last_error: string | null }>({ name: 'admission-open', text: OPEN_DESTINATIONS });
+    const lapsed = await this.store.lapse(conn);
+    if (lapsed) this.log.warn(`${lapsed} callbacks back to waiting: their worker did not settle them within the lease`);
+    const open = await this.store.openDestinations(conn);
     if (open.length > 0) {
-      const errors = open.map((d) => outageError(d.origin, d.opened_at, d.last_error));
-      const expired = await conn.query({ name: 'admission-expire', text: EXPIRE, values: [this.scheduleTotalMs, open.map((d) => d.key), errors] });
-      if (expired.rowCount) {
-        this.metrics.expiredWhileWaiting.inc(expired.rowCount);
-        this.log.warn(`${expired.rowCount} callbacks failed: their schedule ended while their destination's circuit was open`);
+      const expired = await this.store.expire(conn, this.scheduleTotalMs, open.map((d) => ({ key: d.key, error: outageError(d.origin, d.opened_at, d.last_error) })));
+      if (expired) {
+        this.metrics.expiredWhileWaiting.inc(expired);
+        this.log.warn(`${expired} callbacks failed: their schedule ended while their destination's circuit was open`);
       }
     }
-    await conn.query({ name: 'admission-flush-notices', text: FLUSH_NOTICES });
+    await this.store.flushNotices(conn);
   }
 }
 

@@ -1,6 +1,5 @@
-import { LOAD, originOfKey } from '../callbacks/index.js';
+import { DeliveryLoads, LoadedCallback, originOfKey } from '../callbacks/index.js';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { Pool } from 'pg';
 import { APP_CONFIG, AppConfig, Batcher, inAttemptSpan, RepeatLimitedLog, SecretBox, signatureHeader, Signer, SqlPool } from '../platform/index.js';
 import { Metrics } from '../operations/index.js';
 import { ClientTlsStore } from '../partners/index.js';
@@ -9,28 +8,9 @@ import { SigningKeyCache } from './signing-key-cache.js';
 import { SettledAttempt, SettlingRow } from './settle-attempt.js';
 import { Settlement } from './settlement.js';
 
-interface DeliveryRow extends SettlingRow {
-  message: number;
-  /** The trace of the change that recorded it (null: tracing was off then). */
-  trace_parent: string | null;
-  url: string;
-  body: string;
-  status: string;
-  /** Epoch milliseconds, PostgreSQL's clock (numbers, not Dates: nothing to parse per row). */
-  created_at: number;
-  /** The partner whose row the keys below are sealed for. */
-  partner_id: string;
-  /** The partner's signing key, sealed (a `whsec_` secret or a `whsk_` Ed25519 key). */
-  signing_secret: string;
-  /** The key before the last rotation or switch, sealed, while it is still honoured (null once expired). */
-  previous_signing_secret: string | null;
-  /** Set by the load: the prepared signers of the keys above. */
+interface DeliveryRow extends LoadedCallback, SettlingRow {
+  /** Set by the load: the prepared signers of the partner's keys. */
   signers: Signer[];
-  /** The partner's client certificate upload, null without one. */
-  client_tls_id: string | null;
-  /** `lease_until` in microseconds (as the job carries it), and how long it has left, by PostgreSQL's clock. */
-  lease: string | null;
-  lease_left_ms: number | null;
 }
 
 /**
@@ -52,7 +32,7 @@ const ATTEMPT_RESULT: Record<SettledAttempt['status'], string> = { delivered: 'd
 @Injectable()
 export class CallbackDelivery {
   private readonly log = new Logger('CallbackDelivery');
-  private readonly pool: Pool;
+  private readonly store: DeliveryLoads;
   private readonly userAgent: string;
   private readonly loads = new Batcher<string, DeliveryRow | undefined>((ids) => this.loadMany(ids));
   private readonly attemptMs: number;
@@ -69,7 +49,7 @@ export class CallbackDelivery {
     private readonly clientTls: ClientTlsStore,
   ) {
     this.keys = new SigningKeyCache(box);
-    this.pool = sql.pool;
+    this.store = new DeliveryLoads(sql);
     this.userAgent = `funding-service-callbacks/${config.version}`;
     this.attemptMs = config.callbackTimeoutMs + LEASE_SPARE_MS;
   }
@@ -131,7 +111,7 @@ export class CallbackDelivery {
 
   /** Many deliveries' rows in one query (the hot path bypasses the ORM for the raw pool). */
   private async loadMany(ids: string[]): Promise<(DeliveryRow | undefined)[]> {
-    const { rows } = await this.pool.query<DeliveryRow>({ name: 'callback-delivery-load', text: LOAD, values: [ids] });
+    const rows = (await this.store.load(ids)) as DeliveryRow[];
     const byId = new Map<string, DeliveryRow>();
     // Signing keys are sealed at rest (secret-box.ts) and opened in memory only, once per key
     // (SigningKeyCache). A row whose key this process cannot open (its SECRETS_KEY entry missing, or

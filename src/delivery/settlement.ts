@@ -1,9 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { Pool } from 'pg';
 import { AdmissionSignal, APP_CONFIG, AppConfig, isDataError, RepeatLimitedLog, SerialBatcher, SqlPool } from '../platform/index.js';
 import { Metrics } from '../operations/index.js';
 import type { SendResult } from '../egress/index.js';
-import { AttemptRecord, DestinationRow, originOfKey, READ_DESTINATIONS, recordFor, recordParams, saveFor, saveParams } from '../callbacks/index.js';
+import { type AttemptRecord, originOfKey, SettlementStore } from '../callbacks/index.js';
 import { DestinationWrite, savesOf, stateOf } from './destination-store.js';
 import { newDestination, WindowConfig, windowConfigOf } from './destination-window.js';
 import { Attempt, settleAttempt, SettledAttempt } from './settle-attempt.js';
@@ -35,7 +34,7 @@ const RECORD_RETRY_MS = 500;
 export class Settlement {
   private readonly log = new Logger('Destinations');
   private readonly warnings = new RepeatLimitedLog((m) => this.log.warn(m));
-  private readonly pool: Pool;
+  private readonly store: SettlementStore;
   private readonly window: WindowConfig;
   private readonly policy: RetryPolicy;
   /** The destinations as this process last read or wrote them: a busy destination's settlements write without reading first. */
@@ -51,7 +50,7 @@ export class Settlement {
     private readonly metrics: Metrics,
     private readonly signal: AdmissionSignal,
   ) {
-    this.pool = sql.pool;
+    this.store = new SettlementStore(sql);
     this.window = windowConfigOf(config);
     this.policy = new RetryPolicy(config.callbackRetryScheduleMs);
   }
@@ -120,10 +119,8 @@ export class Settlement {
   private async write(items: Attempt[]): Promise<SettledAttempt[]> {
     await this.read([...new Set(items.map((i) => i.row.destination))].filter((k) => !this.known.has(k)));
     const folded = this.fold(items);
-    const values = [...recordParams(items.map((a, i) => attemptRecord(a, folded.settled[i]))), ...saveParams(savesOf(folded.writes))];
-    const record = recordFor({ circuit: reportsCircuit(folded), failures: folded.settled.some((x) => x.status === 'failed') });
-    const { rows } = await this.pool.query<{ key: string }>({ ...record, values });
-    await this.refold(this.commit(folded, rows), items);
+    const written = await this.store.record(items.map((a, i) => attemptRecord(a, folded.settled[i])), savesOf(folded.writes));
+    await this.refold(this.commit(folded, written), items);
     return folded.settled;
   }
 
@@ -150,8 +147,8 @@ export class Settlement {
    * What was written is what this process knows now, and its circuit transitions are logged; what
    * was not (written elsewhere meanwhile) is forgotten, and its keys returned to be folded again.
    */
-  private commit({ settled, writes }: Folded, rows: { key: string }[]): string[] {
-    const saved = new Set(rows.map((r) => r.key));
+  private commit({ settled, writes }: Folded, written: string[]): string[] {
+    const saved = new Set(written);
     for (const [key, w] of writes) {
       if (saved.has(key)) this.known.set(key, { state: w.state, version: String(BigInt(w.version) + 1n) });
       else this.known.delete(key);
@@ -164,7 +161,7 @@ export class Settlement {
   private async read(keys: string[]): Promise<void> {
     if (keys.length === 0) return;
     if (this.known.size > KNOWN_MAX) this.known.clear();
-    const { rows } = await this.pool.query<DestinationRow & { now: number }>({ name: 'settlement-read', text: READ_DESTINATIONS, values: [keys] });
+    const rows = await this.store.readDestinations(keys);
     for (const r of rows) this.known.set(r.key, { state: stateOf(r), version: r.version });
     if (rows.length > 0) this.skew = rows[0].now - Date.now();
   }
@@ -174,8 +171,7 @@ export class Settlement {
     for (let i = 0; i < REFOLDS && keys.length > 0; i++) {
       await this.read(keys);
       const folded = this.fold(items.filter((a) => keys.includes(a.row.destination) && this.known.has(a.row.destination)));
-      const { rows } = await this.pool.query<{ key: string }>({ ...saveFor({ circuit: reportsCircuit(folded) }), values: saveParams(savesOf(folded.writes)) });
-      keys = this.commit(folded, rows);
+      keys = this.commit(folded, await this.store.save(savesOf(folded.writes)));
     }
     if (keys.length > 0) this.warnings.warn(`outcomes not folded into ${keys.map(destinationName).join(', ')}: written by other processes ${REFOLDS} times in a row`);
   }
@@ -213,11 +209,6 @@ function attemptRecord(a: Attempt, s: SettledAttempt): AttemptRecord {
     ifRedelivered: s.ifRedelivered,
     ifUrlRemoved: s.ifUrlRemoved,
   };
-}
-
-/** Whether a fold opens or closes a circuit (its write then records the operational events). */
-function reportsCircuit({ writes }: Folded): boolean {
-  return [...writes.values()].some((w) => w.reported);
 }
 
 /** Last resort for one record PostgreSQL refused: keep the attempt and outcome, drop what the receiver sent. */

@@ -2,7 +2,7 @@
 // idempotency keys past their 24 h, and portal links and sessions no longer usable go, in small
 // batches, in the background. Failed and pending callbacks are kept whatever their age: they
 // still need an operator or a delivery.
-import { deliveriesUnderWay, PRUNE_UNSENT_EVENTS, pruneCallbacks, RETENTION_BATCH } from '../callbacks/index.js';
+import { RetentionStore, RETENTION_BATCH } from '../callbacks/index.js';
 import { PRUNE_PORTAL_LINKS, PRUNE_PORTAL_SESSIONS } from '../partners/index.js';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
@@ -11,7 +11,7 @@ import { Metrics } from './metrics.js';
 
 /** Time between two pruning passes of a process (a pass runs until nothing old is left). */
 export const RETENTION_INTERVAL_MS = Symbol('RETENTION_INTERVAL_MS');
-export { pruneCallbacks, RETENTION_BATCH };
+export { RETENTION_BATCH };
 export const DEFAULT_RETENTION_INTERVAL_MS = 60_000;
 /** The first pass comes soon after start: a deployment back from a long stop has catching up to do. */
 const FIRST_PASS_DELAY_MS = 5_000;
@@ -57,6 +57,7 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
   private readonly log = new Logger('CallbackRetention');
   private readonly errors = new RepeatLimitedLog((m) => this.log.warn(m));
   private readonly pool: Pool;
+  private readonly store: RetentionStore;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
   private stopping = false;
@@ -69,6 +70,7 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
     private readonly metrics: Metrics,
   ) {
     this.pool = sql.pool;
+    this.store = new RetentionStore(sql);
   }
 
   onApplicationBootstrap(): void {
@@ -123,7 +125,7 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
     while ((callbacksLeft || othersLeft) && !this.stopping) {
       const started = Date.now();
       if (callbacksLeft) {
-        const [r] = await pruneCallbacks(client, this.config.callbackRetentionMs);
+        const r = await this.store.pruneCallbacks(client, this.config.callbackRetentionMs);
         total.callbacks += r.callbacks;
         total.attempts += r.attempts;
         this.metrics.retentionPruned.inc({ table: 'callbacks' }, r.callbacks);
@@ -132,7 +134,7 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
       }
       if (othersLeft) {
         const keys = (await client.query(PRUNE_IDEMPOTENCY_KEYS)).rowCount ?? 0;
-        const events = (await client.query(PRUNE_UNSENT_EVENTS, [this.config.callbackRetentionMs])).rowCount ?? 0;
+        const events = await this.store.pruneUnsentEvents(client, this.config.callbackRetentionMs);
         const links = (await client.query(PRUNE_PORTAL_LINKS, [RETENTION_BATCH])).rowCount ?? 0;
         const sessions = (await client.query(PRUNE_PORTAL_SESSIONS, [RETENTION_BATCH])).rowCount ?? 0;
         total.idempotencyKeys += keys;
@@ -165,7 +167,7 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
 
   /** Whether deliveries are under way (admitted callbacks); PostgreSQL unreachable: as if none. */
   private async deliveriesWaiting(): Promise<boolean> {
-    return deliveriesUnderWay(this.pool).catch(() => false);
+    return this.store.deliveriesUnderWay().catch(() => false);
   }
 
   /** A pause that shutdown cuts short. */

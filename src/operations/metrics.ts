@@ -94,7 +94,7 @@ export class Metrics {
       labelNames: ['status'] as const,
       registers: [this.registry],
       async collect() {
-        const counts = await countPendingAndFailed(sql.pool, CALLBACK_GAUGE_CAP);
+        const counts = await countPendingAndFailed(sql, CALLBACK_GAUGE_CAP);
         this.reset();
         this.set({ status: 'pending' }, counts.pending);
         this.set({ status: 'failed' }, counts.failed);

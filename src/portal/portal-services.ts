@@ -28,6 +28,6 @@ export class PortalServices {
 
   /** The partner's last 24 hours of attempts (the overview's chart and counts). */
   activity(partnerId: string): Promise<PartnerActivity> {
-    return partnerActivity(this.sql.pool, partnerId);
+    return partnerActivity(this.sql, partnerId);
   }
 }

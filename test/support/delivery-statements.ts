@@ -1,22 +1,17 @@
 import { Client, ClientBase, PoolClient } from 'pg';
 import { destinationKey, originOfKey } from '../../src/callbacks/callback-destination.js';
 import { openDatabase } from '../../src/platform/database/database.js';
-import { COUNT_PENDING_AND_FAILED } from '../../src/callbacks/store/counts.js';
 import { SqlPool } from '../../src/platform/database/sql-pool.js';
 import { dataSourceOptions } from '../../src/data-source.js';
-import { ADMIT, CANDIDATES, EXPIRE, LAPSE, OPEN_DESTINATIONS, RELEASE } from '../../src/callbacks/store/admission.js';
 import { relayClient } from '../../src/delivery/callback-relay.js';
-import { LOAD } from '../../src/callbacks/store/delivery-load.js';
-import { DestinationSave, READ_DESTINATIONS, saveParams } from '../../src/callbacks/store/destination-states.js';
-import { FLUSH_NOTICES } from '../../src/callbacks/store/operational-events.js';
-import { AttemptRecord, recordFor, recordParams, saveFor } from '../../src/callbacks/store/settlement.js';
-import { PRUNE_CALLBACKS, PRUNE_PLANNER } from '../../src/callbacks/store/retention.js';
-import { FEED_PAGE } from '../../src/callbacks/store/feed-page.js';
+import { DestinationSave, saveParams } from '../../src/callbacks/store/destination-states.js';
+import { AttemptRecord, recordParams } from '../../src/callbacks/store/settlement.js';
+import { storeStatement } from '../../src/callbacks/store/statements.js';
 import { dropRunData, runIdentity, TEST_REDIS_URL } from './test-app.js';
 
 /**
  * The statements of the delivery path (and the partners' feed page and the callbacks gauge),
- * imported from the code, with their arguments as the code passes them and the connection it runs
+ * from the callback store's catalogue (src/callbacks/store/statements.ts), with their arguments as the code passes them and the connection it runs
  * each on (SqlPool's or the relay's), on a database of their own: what the plans tests run.
  */
 const PARTNER = '00000000-0000-0000-0000-000000000001';
@@ -115,30 +110,30 @@ export async function statements(queue: ClientBase, relay: Client): Promise<Stat
         fate: fate(status), ifRedelivered: fate(status), ifUrlRemoved: fate(status),
       })),
     );
-  // The variants that record operational events: a batch that closes a circuit and fails callbacks for good.
-  const withEvents = recordFor({ circuit: true, failures: true });
+  const text = (name: string) => storeStatement(name).text;
   return [
-    { name: 'admission candidates', on: relay, text: CANDIDATES, params: [[], [], [], null] },
-    { name: 'admission admit (big destination)', on: relay, text: ADMIT, params: [[BIG], [40], 45_000, [null], [null]] },
-    { name: 'admission admit (small destination)', on: relay, text: ADMIT, params: [[SMALL], [40], 45_000, [null], [null]] },
-    { name: 'admission release', on: relay, text: RELEASE, params: [ids] },
-    { name: 'admission lapse', on: relay, text: LAPSE, params: [] },
-    { name: 'admission open destinations', on: relay, text: OPEN_DESTINATIONS, params: [] },
-    { name: 'admission expire', on: relay, text: EXPIRE, params: [60_000, [BIG], ['destination unavailable']] },
-    { name: 'admission flush notices', on: relay, text: FLUSH_NOTICES, params: [] },
-    { name: 'delivery load', on: queue, text: LOAD, params: [ids] },
-    { name: 'settlement record', on: queue, text: recordFor({ circuit: false, failures: false }).text, params: [...records('delivered'), ...saves(null)] },
-    { name: 'settlement record with events', on: queue, text: withEvents.text, params: [...records('failed'), ...saves('closed')] },
-    { name: 'settlement read', on: queue, text: READ_DESTINATIONS, params: [[BIG]] },
-    { name: 'settlement refold', on: queue, text: saveFor({ circuit: false }).text, params: saves(null) },
-    { name: 'settlement refold with events', on: queue, text: saveFor({ circuit: true }).text, params: saves('opened') },
+    { name: 'admission candidates', on: relay, text: text('admission-candidates'), params: [[], [], [], null] },
+    { name: 'admission admit (big destination)', on: relay, text: text('admission-admit'), params: [[BIG], [40], 45_000, [null], [null]] },
+    { name: 'admission admit (small destination)', on: relay, text: text('admission-admit'), params: [[SMALL], [40], 45_000, [null], [null]] },
+    { name: 'admission release', on: relay, text: text('admission-release'), params: [ids] },
+    { name: 'admission lapse', on: relay, text: text('admission-lapse'), params: [] },
+    { name: 'admission open destinations', on: relay, text: text('admission-open'), params: [] },
+    { name: 'admission expire', on: relay, text: text('admission-expire'), params: [60_000, [BIG], ['destination unavailable']] },
+    { name: 'admission flush notices', on: relay, text: text('admission-flush-notices'), params: [] },
+    { name: 'delivery load', on: queue, text: text('callback-delivery-load'), params: [ids] },
+    { name: 'settlement record', on: queue, text: text('settlement-record'), params: [...records('delivered'), ...saves(null)] },
+    // The variant that records operational events: a batch that closes a circuit and fails callbacks for good.
+    { name: 'settlement record with events', on: queue, text: text('settlement-record+circuit+failures'), params: [...records('failed'), ...saves('closed')] },
+    { name: 'settlement read', on: queue, text: text('settlement-read'), params: [[BIG]] },
+    { name: 'settlement refold', on: queue, text: text('settlement-refold'), params: saves(null) },
+    { name: 'settlement refold with events', on: queue, text: text('settlement-refold+circuit'), params: saves('opened') },
     // Closing releases the destination's callbacks in backoff: a range past its callbacks due already.
-    { name: 'settlement refold closing a circuit', on: queue, text: saveFor({ circuit: true }).text, params: saves('closed') },
-    { name: 'retention prune', on: queue, text: PRUNE_CALLBACKS, params: [7 * 86_400_000], setup: PRUNE_PLANNER },
+    { name: 'settlement refold closing a circuit', on: queue, text: text('settlement-refold+circuit'), params: saves('closed') },
+    { name: 'retention prune', on: queue, text: text('retention-prune'), params: [7 * 86_400_000], setup: storeStatement('retention-prune').setup },
     // A partner's feed, from the start and from its middle (the API's, on the same connections).
-    { name: 'feed page from the start', on: queue, text: FEED_PAGE, params: [PARTNER, '0', '0', 100] },
-    { name: 'feed page from a position', on: queue, text: FEED_PAGE, params: [PARTNER, ...(await middleOfFeed(queue)), 100] },
+    { name: 'feed page from the start', on: queue, text: text('callback-feed-page'), params: [PARTNER, '0', '0', 100] },
+    { name: 'feed page from a position', on: queue, text: text('callback-feed-page'), params: [PARTNER, ...(await middleOfFeed(queue)), 100] },
     // The callbacks gauge, counting up to a cap below the backlog: it reads as far as the cap.
-    { name: 'callbacks gauge', on: queue, text: COUNT_PENDING_AND_FAILED, params: [1000] },
+    { name: 'callbacks gauge', on: queue, text: text('callbacks-gauge'), params: [1000] },
   ];
 }

@@ -12,8 +12,8 @@ import { destinationKey, originOfKey } from '../../src/callbacks/callback-destin
 import { CallbackMessage } from '../../src/callbacks/callback-message.js';
 import { Redelivery } from '../../src/callbacks/redelivery.js';
 import { BulkReplay, DEFAULT_REPLAY_LIMIT } from '../../src/callbacks/bulk-replay.js';
-import { DESTINATION_COLUMNS, DestinationRow } from '../../src/callbacks/store/destination-states.js';
-import { callbackRows } from '../../src/callbacks/store/recording.js';
+import type { DestinationRow } from '../../src/callbacks/store/destination-states.js';
+import { CallbackRecorder } from '../../src/callbacks/callback-recorder.js';
 import { followUrl } from '../../src/callbacks/store/url-changes.js';
 import type { AppConfig } from '../../src/platform/config/app-config.js';
 import { microsKey } from '../../src/platform/database/sql.js';
@@ -124,8 +124,8 @@ export class World {
 
   async commit(origin: string, company = 0): Promise<void> {
     const c = this.companies[company % this.companies.length];
-    const insert = callbackRows([{ message: CallbackMessage.CreditLimitUpdated, url: `${origin}/cb?token=t`, partnerId: c.partnerId, ids: { ...c, withdrawalId: null, limitRequestId: null, loanId: null } }]);
-    await this.s.pool.query(insert.text, insert.values);
+    const event = { message: CallbackMessage.CreditLimitUpdated, url: `${origin}/cb?token=t`, partnerId: c.partnerId, ids: { ...c, withdrawalId: null, limitRequestId: null, loanId: null } };
+    await this.writes.transaction((m) => new CallbackRecorder().record(m, [event]));
   }
 
   /** An open circuit of a company's partner's destination at the origin whose probe is due now (as settlement leaves one). */
@@ -244,7 +244,13 @@ export class World {
   }
 
   async destinations(): Promise<(DestinationRow & { now: number })[]> {
-    return (await this.s.pool.query(`SELECT ${DESTINATION_COLUMNS}, (extract(epoch FROM now()) * 1000)::float8 AS now FROM destinations d`)).rows;
+    const ms = (column: string) => `(extract(epoch FROM d.${column}) * 1000)::float8 AS ${column}`;
+    const times = ['opened_at', 'next_probe_at', 'last_ok_at'].map(ms).join(', ');
+    return (
+      await this.s.pool.query(
+        `SELECT d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error, d.version::text AS version, ${times}, (extract(epoch FROM now()) * 1000)::float8 AS now FROM destinations d`,
+      )
+    ).rows;
   }
 
   /** How long until anything is due: a retry, a probe, a lease lapsing; at most a second, at least a millisecond. */

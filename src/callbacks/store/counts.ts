@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import type { SqlPool } from '../../platform/index.js';
 import { DataSource } from 'typeorm';
 
 /**
@@ -18,7 +18,7 @@ const FEED_HELD = `(SELECT coalesce(extract(epoch FROM now() - least(
  * oldest due callback is the admission pass's, Metrics.noteOldestDue: walking the pending index
  * here would meet the dead entries a drain leaves, which admission skips by its floors.)
  */
-const STATE = `
+export const STATE = `
   SELECT (SELECT count(*) FROM delivery_workers WHERE expires_at > now())::int AS workers,
          (SELECT coalesce(extract(epoch FROM now() - min(opened_at)), 0) FROM destinations WHERE opened_at IS NOT NULL)::float8 AS open_longest,
          ${FEED_HELD}::float8 AS feed_held`;
@@ -41,7 +41,7 @@ export const COUNT_PENDING_AND_FAILED = `
          (SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE status = 'failed' LIMIT $1) f) AS failed`;
 
 /** Callbacks pending (sending included) and failed, each counted up to `cap` (a bounded index scan each: on SqlPool's connections, whose plans read by index). */
-export async function countPendingAndFailed(pool: Pool, cap: number): Promise<{ pending: number; failed: number }> {
-  const { rows: [row] } = await pool.query<{ pending: string; failed: string }>(COUNT_PENDING_AND_FAILED, [cap]);
+export async function countPendingAndFailed(sql: SqlPool, cap: number): Promise<{ pending: number; failed: number }> {
+  const { rows: [row] } = await sql.pool.query<{ pending: string; failed: string }>(COUNT_PENDING_AND_FAILED, [cap]);
   return { pending: Number(row.pending), failed: Number(row.failed) };
 }

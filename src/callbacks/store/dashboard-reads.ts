@@ -89,7 +89,34 @@ const COLUMNS = `c.id, c.message, c.company_id AS "companyId", ${originOfKeySql(
 const LAST_ATTEMPT = `LEFT JOIN LATERAL (
   SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = c.id ORDER BY number DESC LIMIT 1) a ON true`;
 
-const ONE_ROW = `SELECT ${COLUMNS}, now() AS "readAt" FROM callbacks c ${LAST_ATTEMPT} WHERE c.id = $1`;
+export const ONE_ROW = `SELECT ${COLUMNS}, now() AS "readAt" FROM callbacks c ${LAST_ATTEMPT} WHERE c.id = $1`;
+
+/** Each tab's count, up to the cap ($2; the completed tab's $3, its age $1), in one statement. */
+export const COUNTS = `SELECT ${DASHBOARD_TABS.map((t) => {
+  const cap = t === 'completed' ? '$3' : '$2';
+  return `(SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE ${TABS[t].where('$1')} ORDER BY ${orderOf(t)} LIMIT ${cap}) x) AS ${t}`;
+}).join(',\n')}`;
+
+/**
+ * A page of each tab ($1 rows from $2 on; the completed tab's age $3). The key goes out with the
+ * rows, so the outer ORDER BY is the order they come in: no sort.
+ */
+export const PAGES = Object.fromEntries(
+  DASHBOARD_TABS.map((tab) => {
+    const { where, key, dir } = TABS[tab];
+    return [
+      tab,
+      `SELECT ${COLUMNS}, now() AS "readAt"
+         FROM (SELECT ${ROW}, ${key} AS sort_key FROM callbacks WHERE ${where('$3')} ORDER BY ${key} ${dir} LIMIT $1 OFFSET $2) c ${LAST_ATTEMPT}
+        ORDER BY c.sort_key ${dir}`,
+    ];
+  }),
+) as Record<DashboardTab, string>;
+
+export const LOG = `SELECT number, started_at AS "startedAt", duration_ms AS "durationMs", status_code AS "statusCode", error, source_address AS "sourceAddress"
+           FROM callback_attempts WHERE callback_id = $1 ORDER BY number DESC LIMIT $2`;
+
+export const DELAYED_IDS = `SELECT id FROM callbacks WHERE ${TABS.delayed.where('')} ORDER BY ${orderOf('delayed')} LIMIT $1`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -104,11 +131,7 @@ export class DashboardStore {
 
   /** The number of callbacks on each tab, each counted up to the cap. */
   async counts(): Promise<Record<DashboardTab, number>> {
-    const select = DASHBOARD_TABS.map((t) => {
-      const cap = t === 'completed' ? '$3' : '$2';
-      return `(SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE ${TABS[t].where('$1')} ORDER BY ${orderOf(t)} LIMIT ${cap}) x) AS ${t}`;
-    });
-    const [row]: Record<DashboardTab, string>[] = await this.db.query(`SELECT ${select.join(',\n')}`, [
+    const [row]: Record<DashboardTab, string>[] = await this.db.query(COUNTS, [
       this.completed.ageMs,
       DASHBOARD_COUNT_CAP,
       Math.min(this.completed.count, DASHBOARD_COUNT_CAP),
@@ -122,14 +145,7 @@ export class DashboardStore {
     const last = Math.min(end, (tab === 'completed' ? Math.min(this.completed.count, DASHBOARD_COUNT_CAP) : DASHBOARD_COUNT_CAP) - 1);
     const limit = Math.max(0, last - start + 1);
     if (limit === 0) return { now: new Date(), rows: [] };
-    const { where, key, dir } = TABS[tab];
-    // The key goes out with the rows, so the outer ORDER BY is the order they come in: no sort.
-    const rows: (DashboardRow & { readAt: Date })[] = await this.db.query(
-      `SELECT ${COLUMNS}, now() AS "readAt"
-         FROM (SELECT ${ROW}, ${key} AS sort_key FROM callbacks WHERE ${where('$3')} ORDER BY ${key} ${dir} LIMIT $1 OFFSET $2) c ${LAST_ATTEMPT}
-        ORDER BY c.sort_key ${dir}`,
-      tab === 'completed' ? [limit, start, this.completed.ageMs] : [limit, start],
-    );
+    const rows: (DashboardRow & { readAt: Date })[] = await this.db.query(PAGES[tab], tab === 'completed' ? [limit, start, this.completed.ageMs] : [limit, start]);
     return { now: rows[0]?.readAt ?? new Date(), rows: rows.map(withoutReadAt) };
   }
 
@@ -146,18 +162,14 @@ export class DashboardStore {
     return this.db.transaction('REPEATABLE READ', async (m) => {
       const [row]: (DashboardRow & { readAt: Date })[] = await m.query(ONE_ROW, [id]);
       if (!row) return undefined;
-      const attempts: AttemptRow[] = await m.query(
-        `SELECT number, started_at AS "startedAt", duration_ms AS "durationMs", status_code AS "statusCode", error, source_address AS "sourceAddress"
-           FROM callback_attempts WHERE callback_id = $1 ORDER BY number DESC LIMIT $2`,
-        [id, LOG_ATTEMPTS],
-      );
+      const attempts: AttemptRow[] = await m.query(LOG, [id, LOG_ATTEMPTS]);
       return { row: withoutReadAt(row), attempts: attempts.reverse() };
     });
   }
 
   /** The ids of the soonest delayed callbacks. */
   async delayedIds(limit: number): Promise<string[]> {
-    const rows: { id: string }[] = await this.db.query(`SELECT id FROM callbacks WHERE ${TABS.delayed.where('')} ORDER BY ${orderOf('delayed')} LIMIT $1`, [limit]);
+    const rows: { id: string }[] = await this.db.query(DELAYED_IDS, [limit]);
     return rows.map((r) => r.id);
   }
 }

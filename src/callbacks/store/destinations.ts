@@ -9,7 +9,7 @@ export const WAITING_COUNT_CAP = 10_000;
  * Destinations (each one partner's origin) with their counts, filtered by partner (`$1`) and
  * origin (`$2`), either null for all.
  */
-const LIST = `
+export const LIST_DESTINATIONS = `
   SELECT ${DESTINATION_COLUMNS},
          (SELECT count(*) FROM callbacks c WHERE c.destination = d.key AND c.status = 'sending')::int AS sending,
          (SELECT count(*) FROM (SELECT 1 FROM callbacks c
@@ -23,22 +23,18 @@ export type DestinationListRow = DestinationRow & { sending: number; waiting: nu
 
 /** Destinations with their counts: every one, or one partner's, or those at one origin. */
 export function listDestinations(db: DataSource, f: { partnerId: string | null; origin: string | null }): Promise<DestinationListRow[]> {
-  return db.query(LIST, [f.partnerId, f.origin]);
+  return db.query(LIST_DESTINATIONS, [f.partnerId, f.origin]);
 }
 
 /** Destinations whose circuit is open or half-open. */
 export async function countOpenDestinations(db: DataSource): Promise<number> {
-  const [row]: { n: number }[] = await db.query(`SELECT count(*)::int AS n FROM destinations WHERE opened_at IS NOT NULL`);
+  const [row]: { n: number }[] = await db.query(COUNT_OPEN);
   return row.n;
 }
 
 /** Due callbacks waiting for their destination, behind an open circuit or for room in a window (each destination counted up to the cap). */
 export async function countWaitingByCircuit(db: DataSource): Promise<{ open: number; closed: number }> {
-  const rows: { open: boolean; n: number }[] = await db.query(
-    `SELECT d.opened_at IS NOT NULL AS open, count(*)::int AS n
-       FROM destinations d, LATERAL (SELECT 1 FROM callbacks c WHERE c.destination = d.key AND c.status = 'pending' AND c.next_attempt_at <= now() LIMIT ${WAITING_COUNT_CAP}) w
-      GROUP BY 1`,
-  );
+  const rows: { open: boolean; n: number }[] = await db.query(WAITING_BY_CIRCUIT);
   return { open: rows.find((r) => r.open)?.n ?? 0, closed: rows.find((r) => !r.open)?.n ?? 0 };
 }
 
@@ -51,18 +47,26 @@ export type Probed = { partnerId: string; before: Date | null; after: Date };
  * destination, or none of them open.
  */
 export async function probeNow(m: EntityManager, origin: string, partnerId: string | null): Promise<Probed[] | 'unknown' | 'closed'> {
-  const [rows]: [Probed[], number] = await m.query(
-    `UPDATE destinations d SET next_probe_at = now(), version = d.version + 1
-       FROM (SELECT key AS k, next_probe_at AS before FROM destinations
-              WHERE origin = $1 AND ($2::uuid IS NULL OR partner_id = $2) AND opened_at IS NOT NULL ORDER BY key FOR UPDATE) old
-      WHERE d.key = old.k
-      RETURNING d.partner_id AS "partnerId", old.before, d.next_probe_at AS after`,
-    [origin, partnerId],
-  );
+  const [rows]: [Probed[], number] = await m.query(PROBE_NOW, [origin, partnerId]);
   if (rows.length > 0) {
     noteDue(m, rows.length);
     return rows;
   }
-  const known: unknown[] = await m.query(`SELECT 1 FROM destinations WHERE origin = $1 AND ($2::uuid IS NULL OR partner_id = $2) LIMIT 1`, [origin, partnerId]);
+  const known: unknown[] = await m.query(KNOWN, [origin, partnerId]);
   return known.length === 0 ? 'unknown' : 'closed';
 }
+
+export const COUNT_OPEN = `SELECT count(*)::int AS n FROM destinations WHERE opened_at IS NOT NULL`;
+
+export const WAITING_BY_CIRCUIT = `SELECT d.opened_at IS NOT NULL AS open, count(*)::int AS n
+       FROM destinations d, LATERAL (SELECT 1 FROM callbacks c WHERE c.destination = d.key AND c.status = 'pending' AND c.next_attempt_at <= now() LIMIT ${WAITING_COUNT_CAP}) w
+      GROUP BY 1`;
+
+export const PROBE_NOW = `UPDATE destinations d SET next_probe_at = now(), version = d.version + 1
+       FROM (SELECT key AS k, next_probe_at AS before FROM destinations
+              WHERE origin = $1 AND ($2::uuid IS NULL OR partner_id = $2) AND opened_at IS NOT NULL ORDER BY key FOR UPDATE) old
+      WHERE d.key = old.k
+      RETURNING d.partner_id AS "partnerId", old.before, d.next_probe_at AS after`;
+
+/** Whether the origin has a destination (of that partner, or of any). */
+export const KNOWN = `SELECT 1 FROM destinations WHERE origin = $1 AND ($2::uuid IS NULL OR partner_id = $2) LIMIT 1`;

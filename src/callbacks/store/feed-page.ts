@@ -1,3 +1,7 @@
+import type { Pool } from 'pg';
+import type { SqlPool } from '../../platform/index.js';
+import type { Callback } from '../callback.entity.js';
+
 /**
  * A page of a partner's feed (feed-position.ts has the rule), and the snapshot it was read in.
  *
@@ -28,3 +32,21 @@ export const FEED_PAGE = `
        WHERE c.partner_id = $1 AND NOT c.test AND c.event_type IS NULL AND (c.xact, c.seq) > ($2::xid8, $3::bigint) AND c.xact < h.horizon
        ORDER BY c.xact, c.seq
        LIMIT $4) c ON true`;
+
+
+/** A row of a feed page: a callback (all null past the last one) with its position, and the snapshot's xmax. */
+export type FeedRow = Partial<Callback> & { xmax: string; xact: string | null; seq: string | null };
+
+/** The partners' feed, on SqlPool's connections (prepared, planned by index: the plans tests check FEED_PAGE there). */
+export class FeedStore {
+  private readonly pool: Pool;
+
+  constructor(sql: SqlPool) {
+    this.pool = sql.pool;
+  }
+
+  /** Up to `limit` of the partner's callbacks after the position (xact, seq); at least one row, for the snapshot's xmax. */
+  async page(partnerId: string, after: { xact: bigint; seq: bigint }, limit: number): Promise<FeedRow[]> {
+    return (await this.pool.query<FeedRow>({ name: 'callback-feed-page', text: FEED_PAGE, values: [partnerId, after.xact.toString(), after.seq.toString(), limit] })).rows;
+  }
+}

@@ -95,15 +95,14 @@ export const FLUSH_NOTICES = `
 
 /** A partner's events, newest first (operational_events_partner_seq_idx), with their delivery's state. */
 export function listEvents(db: DataSource, q: { partnerId: string; type?: string; beforeSeq?: string; rows: number }): Promise<EventRow[]> {
-  return db.query(
-    `SELECT e.id, e.seq::text AS seq, e.type, ${isoText('e.created_at')} AS timestamp, e.data, e.sent,
+  return db.query(LIST_EVENTS, [q.partnerId, q.type ?? null, q.beforeSeq ?? null, q.rows]);
+}
+
+export const LIST_EVENTS = `SELECT e.id, e.seq::text AS seq, e.type, ${isoText('e.created_at')} AS timestamp, e.data, e.sent,
             c.status, c.attempt_count AS "attemptCount", c.last_error AS "lastError", c.delivered_at AS "deliveredAt"
        FROM operational_events e LEFT JOIN callbacks c ON c.id = e.id
       WHERE e.partner_id = $1 AND ($2::text IS NULL OR e.type = $2) AND ($3::bigint IS NULL OR e.seq < $3)
-      ORDER BY e.seq DESC LIMIT $4`,
-    [q.partnerId, q.type ?? null, q.beforeSeq ?? null, q.rows],
-  );
-}
+      ORDER BY e.seq DESC LIMIT $4`;
 
 export interface EventRow {
   id: string;

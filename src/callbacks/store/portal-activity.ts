@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import type { SqlPool } from '../../platform/index.js';
 
 /** One hour of the portal's chart: attempts started in it that succeeded (2xx) and that failed. */
 export interface ActivityHour {
@@ -47,8 +47,8 @@ interface Row {
 }
 
 /** The partner's last 24 hours (on SqlPool's connections, which plan by index whatever the statistics). */
-export async function partnerActivity(pool: Pool, partnerId: string): Promise<PartnerActivity> {
-  const { rows } = await pool.query<Row>(PARTNER_ACTIVITY, [partnerId]);
+export async function partnerActivity(sql: SqlPool, partnerId: string): Promise<PartnerActivity> {
+  const { rows } = await sql.pool.query<Row>(PARTNER_ACTIVITY, [partnerId]);
   return {
     hours: rows.map((r) => ({ hour: r.hour, succeeded: r.succeeded, failed: r.failed })),
     delivered: rows[0]?.delivered_callbacks ?? 0,

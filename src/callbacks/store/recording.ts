@@ -10,17 +10,13 @@ export async function insertCallbacks(m: EntityManager, events: CallbackEvent[])
   await m.query(insert.text, insert.values);
 }
 
-/**
- * The INSERT of events' callbacks, one statement, its parameters numbered from `first` and its
- * rows written only `when` that condition holds (both for a place in a larger statement). The rows
- * go in in the order of the events (seq follows `ord`).
- */
-export function callbackRows(events: CallbackEvent[], first = 1, when = 'true'): { text: string; values: unknown[] } {
-  return { text: callbackInsert(first, when), values: callbackValues(events) };
+/** The INSERT of events' callbacks, one statement; the rows go in in the order of the events (seq follows `ord`). */
+function callbackRows(events: CallbackEvent[]): { text: string; values: unknown[] } {
+  return { text: INSERT_CALLBACKS, values: callbackValues(events) };
 }
 
-/** The text of {@link callbackRows}' statement, for a statement prepared once that embeds it. */
-export function callbackInsert(first = 1, when = 'true'): string {
+/** The INSERT's text, its parameters numbered from `first` and its rows written only `when` that condition holds. */
+function callbackInsert(first: number, when: string): string {
   return `INSERT INTO callbacks (${CALLBACK_INPUT.names}, status, next_attempt_at)
        SELECT ${CALLBACK_INPUT.names}, 'pending', now()
          FROM unnest(${CALLBACK_INPUT.arrays(first)}) WITH ORDINALITY AS e(${CALLBACK_INPUT.names}, ord)
@@ -28,7 +24,28 @@ export function callbackInsert(first = 1, when = 'true'): string {
         ORDER BY ord`;
 }
 
-/** The parameters of {@link callbackRows}' statement for `events` ({@link CALLBACK_PARAMS} of them). */
+/**
+ * Another table's statement that records its rows' callbacks in the same statement (a domain row
+ * write: domain/one-row-batches.ts), so that a row and its callbacks are written together or not
+ * at all. The caller's text goes around the store's INSERT: `before` ends where the INSERT goes (in
+ * a CTE of its own), `after` closes it. A callback is inserted only with its row: `owners` is the
+ * uuid[] parameter naming each callback's row, `written` the relation of the rows written.
+ */
+export interface CallbacksInStatement {
+  before: string;
+  after: string;
+  /** The callbacks' first parameter ({@link CALLBACK_PARAMS} of them, {@link callbackValues}). */
+  first: number;
+  owners: string;
+  written: string;
+}
+
+/** The text of a statement that records callbacks with another table's rows (CallbacksInStatement). */
+export function withCallbackRows(s: CallbacksInStatement): string {
+  return `${s.before}${callbackInsert(s.first, `(${s.owners}::uuid[])[e.ord::int] IN (${s.written})`)}${s.after}`;
+}
+
+/** The parameters of the INSERT for `events` ({@link CALLBACK_PARAMS} of them). */
 export function callbackValues(events: CallbackEvent[]): unknown[] {
   return CALLBACK_INPUT.params(events);
 }
@@ -43,5 +60,7 @@ const CALLBACK_INPUT = new InputColumns<CallbackEvent>([
   { name: 'trace_parent', type: 'text', value: (e) => e.trace ?? null },
 ]);
 
-/** How many parameters callbackRows's statement takes (a larger statement numbers its own after them). */
+/** How many parameters the INSERT takes (a larger statement numbers its own after them). */
 export const CALLBACK_PARAMS = CALLBACK_INPUT.count;
+
+export const INSERT_CALLBACKS = callbackInsert(1, 'true');

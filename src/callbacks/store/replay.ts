@@ -64,7 +64,13 @@ export async function replayFailed(m: EntityManager, s: ReplaySelection, limit: 
 
 /** How many failed callbacks a replay of this selection would take, counted up to `limit + 1`. */
 export async function countReplayable(m: EntityManager, s: ReplaySelection, limit: number): Promise<number> {
-  const { where, params } = conditions(s);
-  const [row]: { n: number }[] = await m.query(`SELECT count(*)::int AS n FROM (SELECT 1 FROM callbacks c WHERE ${where} LIMIT $${params.length + 1}::int + 1) x`, [...params, limit]);
+  const { text, params } = countStatement(s, limit);
+  const [row]: { n: number }[] = await m.query(text, params);
   return row.n;
+}
+
+/** The count of {@link countReplayable}: the selection's failed callbacks, up to `limit + 1`. */
+export function countStatement(s: ReplaySelection, limit: number): { text: string; params: unknown[] } {
+  const { where, params } = conditions(s);
+  return { text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM callbacks c WHERE ${where} LIMIT $${params.length + 1}::int + 1) x`, params: [...params, limit] };
 }

@@ -1,4 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
+import type { SqlPool } from '../../platform/index.js';
 
 /** Rows per statement: each batch is one short transaction holding few row locks. */
 export const RETENTION_BATCH = 1000;
@@ -35,21 +36,42 @@ export const PRUNE_CALLBACKS = `
  */
 export const PRUNE_PLANNER = 'SET LOCAL enable_sort = off';
 
-export async function pruneCallbacks(client: PoolClient, retentionMs: number): Promise<{ callbacks: number; attempts: number }[]> {
-  await client.query('BEGIN');
-  await client.query(PRUNE_PLANNER);
-  const { rows } = await client.query<{ callbacks: number; attempts: number }>(PRUNE_CALLBACKS, [retentionMs]);
-  await client.query('COMMIT');
-  return rows;
-}
-
-/** Whether deliveries are under way (admitted callbacks). */
-export async function deliveriesUnderWay(pool: Pool): Promise<boolean> {
-  const { rows } = await pool.query(`SELECT 1 FROM callbacks WHERE status = 'sending' LIMIT 1`);
-  return rows.length > 0;
-}
-
 /** Operational events never sent (the partner had no operationsUrl) older than the retention, a batch. */
 export const PRUNE_UNSENT_EVENTS = `
   DELETE FROM operational_events WHERE id IN (
     SELECT id FROM operational_events WHERE NOT sent AND created_at < now() - $1 * interval '1 millisecond' LIMIT ${RETENTION_BATCH})`;
+
+export const DELIVERIES_UNDER_WAY = `SELECT 1 FROM callbacks WHERE status = 'sending' LIMIT 1`;
+
+/**
+ * Retention's statements. A pass's deletes run on the pass's own connection (`client`, one of
+ * SqlPool's: it holds the retention lock, and a batch is its transaction); the check for
+ * deliveries under way on any of SqlPool's.
+ */
+export class RetentionStore {
+  private readonly pool: Pool;
+
+  constructor(sql: SqlPool) {
+    this.pool = sql.pool;
+  }
+
+  /** A batch of the oldest delivered callbacks, with their attempts and the events they delivered, in one transaction. */
+  async pruneCallbacks(client: PoolClient, retentionMs: number): Promise<{ callbacks: number; attempts: number }> {
+    await client.query('BEGIN');
+    await client.query(PRUNE_PLANNER);
+    const { rows } = await client.query<{ callbacks: number; attempts: number }>(PRUNE_CALLBACKS, [retentionMs]);
+    await client.query('COMMIT');
+    return rows[0];
+  }
+
+  /** A batch of the operational events never sent, older than the retention; how many. */
+  async pruneUnsentEvents(client: PoolClient, retentionMs: number): Promise<number> {
+    return (await client.query(PRUNE_UNSENT_EVENTS, [retentionMs])).rowCount ?? 0;
+  }
+
+  /** Whether deliveries are under way (admitted callbacks). */
+  async deliveriesUnderWay(): Promise<boolean> {
+    const { rows } = await this.pool.query(DELIVERIES_UNDER_WAY);
+    return rows.length > 0;
+  }
+}

@@ -9,13 +9,12 @@ import { Callback } from '../callback.entity.js';
  */
 export async function recentTests(m: EntityManager, partnerId: string, lockKey: number): Promise<{ n: number; free_in_s: number | null }> {
   await m.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [lockKey, partnerId]);
-  const [recent]: { n: number; free_in_s: number | null }[] = await m.query(
-    `SELECT count(*)::int AS n, ceil(extract(epoch FROM min(created_at) + interval '1 minute' - clock_timestamp()))::int AS free_in_s
-       FROM callbacks WHERE partner_id = $1 AND test AND created_at > clock_timestamp() - interval '1 minute'`,
-    [partnerId],
-  );
+  const [recent]: { n: number; free_in_s: number | null }[] = await m.query(RECENT_TESTS, [partnerId]);
   return recent;
 }
+
+export const RECENT_TESTS = `SELECT count(*)::int AS n, ceil(extract(epoch FROM min(created_at) + interval '1 minute' - clock_timestamp()))::int AS free_in_s
+       FROM callbacks WHERE partner_id = $1 AND test AND created_at > clock_timestamp() - interval '1 minute'`;
 
 export interface TestCallbackRow {
   partnerId: string;
@@ -27,25 +26,23 @@ export interface TestCallbackRow {
 
 /** The open circuit of the partner's destination for a URL, if it has one (its origin, since when, its last error). */
 export async function openCircuitOf(m: EntityManager, partnerId: string, url: string): Promise<{ origin: string; openedAt: number; lastError: string | null } | undefined> {
-  const [row]: { origin: string; openedAt: number; lastError: string | null }[] = await m.query(
-    `SELECT origin, (extract(epoch FROM opened_at) * 1000)::float8 AS "openedAt", last_error AS "lastError"
-       FROM destinations WHERE key = $1::uuid::text || ' ' || callback_origin($2) AND opened_at IS NOT NULL`,
-    [partnerId, url],
-  );
+  const [row]: { origin: string; openedAt: number; lastError: string | null }[] = await m.query(OPEN_CIRCUIT_OF, [partnerId, url]);
   return row;
 }
+
+export const OPEN_CIRCUIT_OF = `SELECT origin, (extract(epoch FROM opened_at) * 1000)::float8 AS "openedAt", last_error AS "lastError"
+       FROM destinations WHERE key = $1::uuid::text || ' ' || callback_origin($2) AND opened_at IS NOT NULL`;
 
 /**
  * A test callback: an ordinary row whose schedule allows one attempt and that no feed lists. Due
  * now, or (`notSent`: why, its destination's circuit being open) `failed` at once and unsent.
  */
 export async function insertTestCallback(m: EntityManager, t: TestCallbackRow, notSent: string | null): Promise<Callback> {
-  const [row]: { id: string }[] = await m.query(
-    `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, last_error, test, attempt_limit)
-     VALUES ($1, $2, $3, $4, $5, CASE WHEN $6::text IS NULL THEN 'pending' ELSE 'failed' END, CASE WHEN $6::text IS NULL THEN now() END, $6, true, 1)
-     RETURNING id`,
-    [t.partnerId, t.companyId, t.message, t.url, t.body, notSent],
-  );
+  const [row]: { id: string }[] = await m.query(INSERT_TEST_CALLBACK, [t.partnerId, t.companyId, t.message, t.url, t.body, notSent]);
   if (notSent === null) noteDue(m, 1);
   return m.findOneByOrFail(Callback, { id: row.id });
 }
+
+export const INSERT_TEST_CALLBACK = `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, last_error, test, attempt_limit)
+     VALUES ($1, $2, $3, $4, $5, CASE WHEN $6::text IS NULL THEN 'pending' ELSE 'failed' END, CASE WHEN $6::text IS NULL THEN now() END, $6, true, 1)
+     RETURNING id`;

@@ -32,14 +32,7 @@ const OF_URL = `c.company_id = $1 AND c.message = ANY($2::smallint[]) AND c.body
  * callbacks_note_moved_destination trigger when `url` changes. Returns how many callbacks follow it.
  */
 export async function moveCallbacks(m: EntityManager, of: CallbacksOfUrl, url: string): Promise<number> {
-  const [, count]: [unknown, number] = await m.query(
-    `UPDATE callbacks c
-        SET url = CASE WHEN c.status = 'sending' THEN c.url ELSE $5 END,
-            next_url = CASE WHEN c.status = 'sending' THEN $5 END,
-            url_removed_at = NULL
-      WHERE ${OF_URL}`,
-    [of.companyId, of.messages, of.key, of.resourceId, url],
-  );
+  const [, count]: [unknown, number] = await m.query(MOVE_URL, [of.companyId, of.messages, of.key, of.resourceId, url]);
   // Some may be due now at their new destination, whose window is its own.
   noteDue(m, count);
   return count;
@@ -52,18 +45,23 @@ export async function moveCallbacks(m: EntityManager, of: CallbacksOfUrl, url: s
  * attempt delivered it (the receiver has it), its lastError saying the URL was removed.
  */
 export async function failCallbacksOfRemovedUrl(m: EntityManager, of: CallbacksOfUrl): Promise<number> {
-  const [, count]: [unknown, number] = await m.query(
-    `UPDATE callbacks c
+  const [, count]: [unknown, number] = await m.query(REMOVE_URL, [of.companyId, of.messages, of.key, of.resourceId, `callback URL removed by the partner (${of.property} set to null); no further attempts`]);
+  return count;
+}
+
+export const MOVE_URL = `UPDATE callbacks c
+        SET url = CASE WHEN c.status = 'sending' THEN c.url ELSE $5 END,
+            next_url = CASE WHEN c.status = 'sending' THEN $5 END,
+            url_removed_at = NULL
+      WHERE ${OF_URL}`;
+
+export const REMOVE_URL = `UPDATE callbacks c
         SET url_removed_at = now(), next_url = NULL,
             last_error = CASE WHEN c.status = 'failed' THEN c.last_error ELSE $5 END,
             status = CASE WHEN c.status = 'sending' THEN c.status ELSE 'failed' END,
             next_attempt_at = CASE WHEN c.status = 'sending' THEN c.next_attempt_at END,
             lease_until = CASE WHEN c.status = 'sending' THEN c.lease_until END
-      WHERE ${OF_URL}`,
-    [of.companyId, of.messages, of.key, of.resourceId, `callback URL removed by the partner (${of.property} set to null); no further attempts`],
-  );
-  return count;
-}
+      WHERE ${OF_URL}`;
 
 /** The URL as the PATCH set it: moved to a new one, or removed (null). */
 export async function followUrl(m: EntityManager, of: CallbacksOfUrl, url: string | null): Promise<void> {

@@ -2,7 +2,7 @@ import type { Pool } from 'pg';
 import { DataSource, EntityMetadata, ObjectLiteral } from 'typeorm';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata.js';
 import { Batcher, isDataError, SerialBatcher, updatableColumns } from '../../platform/index.js';
-import { CALLBACK_PARAMS, CallbackEvent, callbackInsert, callbackValues } from '../../callbacks/index.js';
+import { CALLBACK_PARAMS, CallbackEvent, callbackValues, withCallbackRows } from '../../callbacks/index.js';
 import { auditRowsInsert, auditRowsValues } from '../../operators/index.js';
 
 /** A row as read, with its version (`xmin`: every UPDATE gives the row a new one). */
@@ -28,9 +28,6 @@ const MAX_BATCH = 200;
  */
 const TOGETHER = 'FOR NO KEY UPDATE OF t SKIP LOCKED';
 const ALONE = 'FOR NO KEY UPDATE OF t';
-
-/** A callback is inserted only with its row ($3 names each callback's row). */
-const WRITTEN_ONLY = '($3::uuid[])[e.ord::int] IN (SELECT id FROM written)';
 
 /** The callbacks' parameters start here (callbackValues), the audit entries' right after them (auditRowsValues). */
 const CALLBACKS_FIRST = 4;
@@ -146,7 +143,9 @@ export class OneRowBatches<T extends ObjectLiteral & { id: string }> {
     const table = `"${this.meta.tableName}"`;
     return {
       name: `row-write-${this.meta.tableName}-${name}`,
-      text: `
+      // A callback is inserted only with its row ($3 names each callback's row).
+      text: withCallbackRows({
+        before: `
         WITH input AS (
           SELECT r.*, ($2::text[])[r.ordinality::int]::xid AS row_version
             FROM json_populate_recordset(NULL::${table}, $1::json) WITH ORDINALITY AS r
@@ -159,9 +158,14 @@ export class OneRowBatches<T extends ObjectLiteral & { id: string }> {
             FROM input i
            WHERE t.id = ANY (ARRAY(SELECT id FROM locked)) AND t.id = i.id AND t.xmin = i.row_version
           RETURNING t.id
-        ), recorded AS (${callbackInsert(CALLBACKS_FIRST, WRITTEN_ONLY)}
+        ), recorded AS (`,
+        first: CALLBACKS_FIRST,
+        owners: '$3',
+        written: 'SELECT id FROM written',
+        after: `
         ), audited AS (${auditRowsInsert(AUDIT_FIRST, 'SELECT id FROM written')})
         SELECT l.id, EXISTS (SELECT 1 FROM written w WHERE w.id = l.id) AS written FROM locked l`,
+      }),
     };
   }
 }

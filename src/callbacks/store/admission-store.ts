@@ -1,0 +1,87 @@
+import type { SqlSession } from '../../platform/index.js';
+import { ADMIT, CANDIDATES, EXPIRE, LAPSE, OPEN_DESTINATIONS, RELEASE } from './admission.js';
+import type { DestinationRow } from './destination-states.js';
+import { FLUSH_NOTICES } from './operational-events.js';
+
+/** Where each destination's read starts (delivery/admission-floors.ts): three arrays by destination, and the idle floor. */
+export interface CandidateFloors {
+  keys: string[];
+  at: string[];
+  seq: string[];
+  idle: string | null;
+}
+
+/** A destination with room or callbacks in flight, as a pass reads it (admission.ts, CANDIDATES). */
+export type CandidateRow = DestinationRow & {
+  sending: number;
+  /** Its oldest due callback (epoch ms), null when its callbacks were not read or none is due. */
+  oldest_due: number | null;
+  worker_slots: number;
+  workers: number;
+  /** PostgreSQL's clock (epoch ms). */
+  now: number;
+  floor_at: string | null;
+  floor_seq: string | null;
+  idle_floor: string;
+};
+
+/** One destination's share of a round: how many of its due callbacks to admit, from its floor. */
+export interface AdmitPlan {
+  key: string;
+  n: number;
+  at: string | null;
+  seq: string | null;
+}
+
+/** An admitted callback; `lease` is the same for every row of a round (now() is the statement's). */
+export type AdmittedRow = { id: string; destination: string; attempt_count: number; created_at: Date; lease: string };
+
+/** An open destination, for the sweep's expiry. */
+export type OpenDestination = { key: string; origin: string; opened_at: number; last_error: string | null };
+
+/**
+ * Admission's statements. They run on the connection of the relay that leads admission (its
+ * SqlSession, each statement with a deadline): leadership is that connection's, so the caller
+ * passes it; its planner settings are SqlPool's (database.ts, PLANNER_SETTINGS), under which the
+ * plans tests check these statements. Each is prepared under its own name.
+ */
+export class AdmissionStore {
+  /** Every destination that may take a callback now or has some in flight, each read from its floor. */
+  async candidates(conn: SqlSession, f: CandidateFloors): Promise<CandidateRow[]> {
+    return (await conn.query<CandidateRow>({ name: 'admission-candidates', text: CANDIDATES, values: [f.keys, f.at, f.seq, f.idle] })).rows;
+  }
+
+  /** One round: each destination's oldest due callbacks, as many as planned, become `sending` under a lease of `leaseMs`. */
+  async admit(conn: SqlSession, plan: AdmitPlan[], leaseMs: number): Promise<AdmittedRow[]> {
+    const values = [plan.map((p) => p.key), plan.map((p) => p.n), leaseMs, plan.map((p) => p.at), plan.map((p) => p.seq)];
+    return (await conn.query<AdmittedRow>({ name: 'admission-admit', text: ADMIT, values })).rows;
+  }
+
+  /** Admitted callbacks whose jobs Redis refused: back to waiting, as they were (unprepared: a rare path). */
+  async release(conn: SqlSession, ids: string[]): Promise<void> {
+    await conn.query({ text: RELEASE, values: [ids] });
+  }
+
+  /** Leases that ran out back to waiting, no attempt spent; how many. */
+  async lapse(conn: SqlSession): Promise<number> {
+    return (await conn.query({ name: 'admission-lapse', text: LAPSE })).rowCount ?? 0;
+  }
+
+  async openDestinations(conn: SqlSession): Promise<OpenDestination[]> {
+    return (await conn.query<OpenDestination>({ name: 'admission-open', text: OPEN_DESTINATIONS })).rows;
+  }
+
+  /**
+   * The callbacks of these open destinations whose schedule (`scheduleTotalMs`) ended while they
+   * waited become `failed`, each with its destination's error; how many.
+   */
+  async expire(conn: SqlSession, scheduleTotalMs: number, open: { key: string; error: string }[]): Promise<number> {
+    const values = [scheduleTotalMs, open.map((d) => d.key), open.map((d) => d.error)];
+    return (await conn.query({ name: 'admission-expire', text: EXPIRE, values })).rowCount ?? 0;
+  }
+
+  /** The `callbacks.failed` windows that are over tell what they held back. */
+  async flushNotices(conn: SqlSession): Promise<void> {
+    await conn.query({ name: 'admission-flush-notices', text: FLUSH_NOTICES });
+  }
+}
