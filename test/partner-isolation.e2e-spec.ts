@@ -1,9 +1,8 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { DestinationView } from '../src/destinations/destinations.service.js';
-import { harness } from './support/harness.js';
 import { Receiver } from './support/receiver.js';
-import { companyWithCallback, createPartner, Partner, until } from './support/test-app.js';
+import { companyWithCallback, createPartner, harness, Partner, until } from './support/harness.js';
 
 /**
  * Two partners whose receivers share ONE origin (a hosted inbox: same host and port, different

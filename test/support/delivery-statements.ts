@@ -12,7 +12,7 @@ import { FLUSH_NOTICES } from '../../src/callbacks/store/operational-events.js';
 import { AttemptRecord, recordFor, recordParams, saveFor } from '../../src/callbacks/store/settlement.js';
 import { PRUNE_CALLBACKS, PRUNE_PLANNER } from '../../src/callbacks/store/retention.js';
 import { FEED_PAGE } from '../../src/callbacks/store/feed-page.js';
-import { dropRunData, runIdentity, TEST_REDIS_URL } from './test-app.js';
+import { dropRunData, runIdentity, TEST_REDIS_URL } from './run-identity.js';
 
 /**
  * The statements of the delivery path (and the partners' feed page and the callbacks gauge),
