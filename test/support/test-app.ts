@@ -129,7 +129,3 @@ export async function companyWithCallback(t: TestApp, p: Partner, url: string) {
     statuses: async () => (await t.sql<{ status: string }>('SELECT status FROM callbacks WHERE company_id = $1 ORDER BY seq', [c])).map((r) => r.status),
   };
 }
-
-// Moved to run-identity.ts and until.ts; re-exported until every suite starts through the harness.
-export { ADMIN_TOKEN, dropRunData, runIdentity, TEST_REDIS_URL } from './run-identity.js';
-export { until } from './until.js';
