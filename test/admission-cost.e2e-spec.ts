@@ -6,7 +6,7 @@ import { CallbackQueue } from '../src/delivery/callback-queue.js';
 import { relayClient, RELAY_TIMEOUT_MS } from '../src/delivery/callback-relay.js';
 import { Metrics } from '../src/operations/metrics.js';
 import { scratchDatabase, ScratchDatabase, seedCompany } from './support/scratch-database.js';
-import { ADMIN_TOKEN } from './support/test-app.js';
+import { ADMIN_TOKEN } from './support/run-identity.js';
 
 /**
  * What one admission pass reads, whatever waits behind open circuits: the real Admission runs its

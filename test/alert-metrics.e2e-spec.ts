@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { metric } from './support/metrics.js';
-import { createPartner, startTestApp, TestApp, until } from './support/test-app.js';
+import { createPartner, harness, TestApp, until } from './support/harness.js';
 
 // The gauges and counter that ops/alerts.yml watches and no other metric shows, against the
 // states they stand for. ROLE=api: admission runs, no worker does (so nothing due is sent).
@@ -16,10 +16,8 @@ const gauge = async (t: TestApp, name: string): Promise<number> => {
 describe('metrics for the alert rules', () => {
   let t: TestApp;
 
-  beforeAll(async () => {
-    t = await startTestApp({ ROLE: 'api' });
-  });
-  afterAll(() => t?.close());
+  const e2e = harness({ ROLE: 'api' }, { partner: null });
+  beforeAll(() => ({ t } = e2e));
 
   it('workers alive, admission passes, the longest open circuit, the longest-due callback of a closed destination (as admission sees it)', async () => {
     // No worker process: none alive. Admission leads and completes a pass each second.

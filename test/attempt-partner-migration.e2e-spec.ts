@@ -3,7 +3,7 @@ import { MIGRATIONS, openDatabase } from '../src/platform/database/database.js';
 import { AttemptPartner1764700500000 } from '../src/platform/database/migrations/1764700500000-attempt-partner.js';
 import { dataSourceOptions } from '../src/data-source.js';
 import { dropDatabase } from './support/scratch-database.js';
-import { runIdentity } from './support/test-app.js';
+import { runIdentity } from './support/run-identity.js';
 
 /** A partner with a company, a callback and two attempts of it, on the schema as it stands: the partner's id. */
 async function seed(db: DataSource, name: string): Promise<string> {

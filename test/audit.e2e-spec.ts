@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { createPartner, Partner, startTestApp, TestApp } from './support/test-app.js';
+import { createPartner, harness, Partner, TestApp } from './support/harness.js';
 
 /**
  * The audit log's atomicity: an entry for every committed change under /admin and for nothing
@@ -8,9 +8,9 @@ import { createPartner, Partner, startTestApp, TestApp } from './support/test-ap
 let t: TestApp;
 let p: Partner;
 let operator: { id: string; name: string; token: string };
+const e2e = harness({}, { partner: 'Audit Bank' });
 beforeAll(async () => {
-  t = await startTestApp();
-  p = await createPartner(t, 'Audit Bank');
+  ({ t, p } = e2e);
   operator = (await t.admin('post', '/admin/v1/operators', { name: 'olga', role: 'operator' }).expect(201)).body;
   // The injected failure: a deferred constraint trigger raising at commit, after the change and
   // its entry are written, for the targets listed in audit_fail.
@@ -22,7 +22,6 @@ beforeAll(async () => {
     END $$`);
   await t.sql(`CREATE CONSTRAINT TRIGGER audit_fail AFTER INSERT ON audit_entries DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION audit_fail()`);
 });
-afterAll(() => t?.close());
 
 const as = (method: 'get' | 'post' | 'patch', path: string, body?: object) => t.as(operator.token, method, path, body);
 /** Unchecked against the document: the injected failure answers an undocumented 500. */

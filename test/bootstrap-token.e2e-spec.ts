@@ -4,7 +4,7 @@
  * again (the break-glass path), with an `operator.bootstrap` audit entry written at start.
  */
 import { buildService, sparePort, startService, stop, workerEnv } from './support/processes.js';
-import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app.js';
+import { ADMIN_TOKEN, harness, TestApp } from './support/harness.js';
 
 const NEW_TOKEN = 'break-glass-token-9876543210';
 
@@ -25,14 +25,13 @@ describe('the bootstrap token', () => {
   };
   const status = async (token: string) => (await fetch(`${base}/admin/v1/operators`, { headers: { authorization: `Bearer ${token}` } })).status;
 
-  beforeAll(async () => {
-    buildService();
-    t = await startTestApp();
-  }, 180_000);
+  beforeAll(() => buildService(), 180_000);
+  // The second process stops before the app closes (hooks run in the order declared).
   afterAll(async () => {
     if (child) await stop(child, 'SIGTERM');
-    await t?.close();
   });
+  const e2e = harness({}, { partner: null });
+  beforeAll(() => ({ t } = e2e));
 
   it('is bootstrapped once at the first start (one operator.bootstrap entry), not again by a process with the same value', async () => {
     expect(await bootstrapEntries()).toBe(1);

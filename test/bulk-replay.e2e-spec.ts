@@ -6,15 +6,14 @@
 import { Client } from 'pg';
 import { DEFAULT_REPLAY_LIMIT, REPLAY_LIMIT } from '../src/callbacks/bulk-replay.js';
 import { replayStatement } from '../src/callbacks/store/statements.js';
-import { harness } from './support/harness.js';
 import { Receiver } from './support/receiver.js';
-import { companyWithCallback, createPartner, Partner, TestApp, until } from './support/test-app.js';
+import { companyWithCallback, createPartner, harness, Partner, TestApp, until } from './support/harness.js';
 
 /** The bound, lowered for this file (100,000 in the service): one replay may take 3, not 4. */
 const LIMIT = 3;
 
 describe('bulk replay of failed callbacks', () => {
-  const e2e = harness({ CALLBACK_RETRY_SCHEDULE: '1h' }, (b) => b.overrideProvider(REPLAY_LIMIT).useValue(LIMIT));
+  const e2e = harness({ CALLBACK_RETRY_SCHEDULE: '1h' }, { configure: (b) => b.overrideProvider(REPLAY_LIMIT).useValue(LIMIT) });
   let t: TestApp;
   let p: Partner;
   let rx: Receiver;

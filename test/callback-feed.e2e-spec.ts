@@ -1,5 +1,5 @@
 import { Client } from 'pg';
-import { createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
+import { createPartner, harness, Partner, TestApp, until } from './support/harness.js';
 
 interface Item {
   id: string;
@@ -27,15 +27,12 @@ describe('the callback feed', () => {
                   VALUES ($1::uuid, $2::uuid, 0, 'http://127.0.0.1:9/feed', '{"message":0,"withdrawalId":null,"companyId":"' || $2::text || '","limitRequestId":null,"loanId":null}', 'pending', now() + interval '1 day')
                   RETURNING id`;
 
+  // No worker: the callbacks wait, undelivered; the feed lists them whatever their status.
+  const e2e = harness({ ROLE: 'api' }, { partner: 'Acme Bank' });
   beforeAll(async () => {
-    // No worker: the callbacks wait, undelivered; the feed lists them whatever their status.
-    t = await startTestApp({ ROLE: 'api' });
-    acme = await createPartner(t, 'Acme Bank');
+    ({ t, p: acme } = e2e);
     other = await createPartner(t, 'Other Bank');
     dbUrl = t.config.databaseUrl;
-  });
-  afterAll(async () => {
-    await t?.close();
   });
 
   it('paged to the end with no gaps or repeats while 16 writers commit, including transactions held open across later commits', async () => {

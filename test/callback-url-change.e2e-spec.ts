@@ -1,5 +1,5 @@
 import { Receiver } from './support/receiver.js';
-import { createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
+import { createPartner, harness, Partner, TestApp, until } from './support/harness.js';
 
 interface Row {
   id: string;
@@ -38,14 +38,16 @@ describe('moving and removing callback URLs', () => {
       else answer();
     };
     moved = await Receiver.start();
-    // Retries a second apart; a circuit that does not open before the test moves the URL.
-    t = await startTestApp({ CALLBACK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s,1s,1s,1s,1s,1s', CALLBACK_BREAKER_THRESHOLD: '1000' });
-    acme = await createPartner(t, 'Acme Bank');
+  });
+  // Answers still held are given before the app closes (hooks run in the order declared).
+  afterAll(() => held.forEach((answer) => answer()));
+  // Retries a second apart; a circuit that does not open before the test moves the URL.
+  const e2e = harness({ CALLBACK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s,1s,1s,1s,1s,1s', CALLBACK_BREAKER_THRESHOLD: '1000' });
+  beforeAll(async () => {
+    ({ t, p: acme } = e2e);
     other = await createPartner(t, 'Other Bank');
   });
   afterAll(async () => {
-    held.forEach((answer) => answer());
-    await t?.close();
     await old?.close();
     await moved?.close();
   });
@@ -233,13 +235,8 @@ describe('moving and removing callback URLs', () => {
 describe('variant A: the company property is callback, withdrawals live at withdrawal-requests', () => {
   let t: TestApp;
   let p: Partner;
-  beforeAll(async () => {
-    t = await startTestApp({ API_VARIANT: 'A', ROLE: 'api' });
-    p = await createPartner(t);
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const e2e = harness({ API_VARIANT: 'A', ROLE: 'api' });
+  beforeAll(() => ({ t, p } = e2e));
 
   it('moves the company URL by callback, refuses status_callback naming callback, and serves only its own withdrawal path', async () => {
     const c = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'A Co', callback: 'http://127.0.0.1:9/a' }).expect(201)).body.id;

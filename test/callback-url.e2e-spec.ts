@@ -1,4 +1,4 @@
-import { createPartner, Partner, startTestApp, TestApp } from './support/test-app.js';
+import { harness, Partner, TestApp } from './support/harness.js';
 
 // Production defaults: https only, no private destinations. Nothing here connects anywhere:
 // registration checks syntax and (for host names) DNS only.
@@ -6,13 +6,8 @@ describe('callback URL checks at registration (production defaults)', () => {
   let t: TestApp;
   let p: Partner;
 
-  beforeAll(async () => {
-    t = await startTestApp({ ROLE: 'api', CALLBACK_ALLOW_HTTP: 'false', CALLBACK_ALLOW_PRIVATE_TARGETS: 'false' });
-    p = await createPartner(t);
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const e2e = harness({ ROLE: 'api', CALLBACK_ALLOW_HTTP: 'false', CALLBACK_ALLOW_PRIVATE_TARGETS: 'false' });
+  beforeAll(() => ({ t, p } = e2e));
 
   it.each([
     ['http://93.184.215.14/cb', 'https'],

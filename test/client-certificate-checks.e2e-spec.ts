@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { DomainError } from '../src/platform/http/domain-error.js';
 import { checkClientCertificate, ClientCertificateUpload } from '../src/partners/client-certificate.js';
 import { Pem, TestCertificates } from './support/test-certificates.js';
-import { startTestApp, TestApp } from './support/test-app.js';
+import { harness, TestApp } from './support/harness.js';
 
 // Certificates made here by openssl (test/support/test-certificates.ts), never checked in.
 let certs: TestCertificates;
@@ -98,10 +98,8 @@ describe('checking a client certificate on upload (node:crypto only)', () => {
 
 describe('PUT and DELETE /admin/v1/partners/{id}/client-certificate', () => {
   let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ ROLE: 'api' });
-  });
-  afterAll(() => t?.close());
+  const e2e = harness({ ROLE: 'api' }, { partner: null });
+  beforeAll(() => ({ t } = e2e));
 
   const partner = async () => (await t.admin('post', '/admin/v1/partners', { name: 'TLS Bank' }).expect(201)).body as { id: string; apiKey: string };
   const put = (id: string, body: object) => t.admin('put', `/admin/v1/partners/${id}/client-certificate`, body);

@@ -9,7 +9,7 @@ import { buildService, startService, stop, workerEnv } from './support/processes
 import { Receiver } from './support/receiver.js';
 import { Pem, TestCertificates } from './support/test-certificates.js';
 import { NodeTlsReceiver, TlsReceiver } from './support/tls-receiver.js';
-import { startTestApp, TestApp, until } from './support/test-app.js';
+import { harness, TestApp, until } from './support/harness.js';
 
 // Mutual TLS on real sockets: a receiver on 127.0.0.1 that requires a client certificate issued
 // by the partners' CA and serves one issued by another private CA; every certificate made here
@@ -36,10 +36,8 @@ afterAll(async () => {
 describe('callbacks over mutual TLS', () => {
   let t: TestApp;
   let n = 0;
-  beforeAll(async () => {
-    t = await startTestApp();
-  });
-  afterAll(() => t?.close());
+  const e2e = harness({}, { partner: null });
+  beforeAll(() => ({ t } = e2e));
 
   async function partner(certificate?: { pem: Pem; serverCa?: string }) {
     const p = (await t.admin('post', '/admin/v1/partners', { name: 'Mutual Bank' }).expect(201)).body as { id: string; apiKey: string };
@@ -156,15 +154,16 @@ describe('callbacks over mutual TLS', () => {
 describe('a receiver requiring a client certificate, reached without one', () => {
   let t: TestApp;
   let worker: Awaited<ReturnType<typeof startService>> | undefined;
-  beforeAll(async () => {
-    buildService();
-    t = await startTestApp({ ROLE: 'api' });
-    worker = await startService({ ...workerEnv(t), NODE_EXTRA_CA_CERTS: certs.file('receiver-ca.crt') });
-  }, 120_000);
+  beforeAll(() => buildService(), 120_000);
+  // The worker stops before the app closes (hooks run in the order declared).
   afterAll(async () => {
     if (worker) await stop(worker, 'SIGTERM');
-    await t?.close();
   });
+  const e2e = harness({ ROLE: 'api' }, { partner: null });
+  beforeAll(async () => {
+    ({ t } = e2e);
+    worker = await startService({ ...workerEnv(t), NODE_EXTRA_CA_CERTS: certs.file('receiver-ca.crt') });
+  }, 120_000);
 
   async function firstError(apiKey: string, path: string, url = rx.url(path)): Promise<string | null> {
     const c = (await t.as(apiKey, 'post', '/v1/companies', { name: 'Acme', status_callback: url }).expect(201)).body.id;

@@ -2,6 +2,7 @@
  * What keeps src/ readable, read from the source: no file over 300 lines, no class over 200, no
  * SQL on the callback tables outside the callback store (docs/architecture.md, "Module layout"). The module boundaries themselves are
  * dependency-cruiser's (.dependency-cruiser.cjs, `npm run depcruise` in `npm test`).
+ * And one thing of test/: the end-to-end suites boot the app through one harness only.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -86,5 +87,36 @@ describe('the shape of src/', () => {
       { name: 'B', lines: 1 },
       { name: 'C', lines: 2 },
     ]);
+  });
+});
+
+/** What boots the app in this process: the testing module, Nest's factory, the app module itself. */
+export const BOOTS_THE_APP = /@nestjs\/testing|\bNestFactory\b|\bcreateTestingModule\b|\bcreateNestApplication\b|\bAppModule\b|\bsetupApp\b|['"][./]*(support\/)?test-app(\.js)?['"]/;
+
+describe('the shape of test/', () => {
+  // test/support/test-app.ts boots the app, and is harness.ts's private part: every other file
+  // that wants the app running calls harness(), so a suite's set-up has one place to grow.
+  const BOOTERS = ['test/support/harness.ts', 'test/support/test-app.ts'];
+  const testFiles = [...sources('test'), ...readdirSync(path.join(ROOT, 'test')).filter((f) => f.endsWith('.spec.ts') && f !== 'code-shape.spec.ts').map((f) => `test/${f}`)];
+
+  it('boots the app only in the harness: no suite or helper imports test-app.ts, @nestjs/testing, NestFactory or AppModule', () => {
+    const outside = testFiles
+      .filter((f) => !BOOTERS.includes(f))
+      .flatMap((f) => readFileSync(path.join(ROOT, f), 'utf8').split('\n').map((line, i) => [f, i + 1, line] as const))
+      .filter(([, , line]) => BOOTS_THE_APP.test(line))
+      .map(([f, n, line]) => `${f}:${n}: ${line.trim()}`);
+    expect(outside).toEqual([]);
+  });
+
+  it('sees each way of booting the app', () => {
+    for (const line of [
+      "import { startTestApp } from './support/test-app.js';",
+      "import { createPartner } from './test-app.js';",
+      "import { Test } from '@nestjs/testing';",
+      'const app = await NestFactory.create(AppModule);',
+      'Test.createTestingModule({ imports: [x] })',
+    ])
+      expect([line, BOOTS_THE_APP.test(line)]).toEqual([line, true]);
+    expect(BOOTS_THE_APP.test("import { harness } from './support/harness.js';")).toBe(false);
   });
 });

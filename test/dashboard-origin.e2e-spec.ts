@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { openBrowser, TestBrowser } from './support/browser.js';
-import { ADMIN_TOKEN, createPartner, startTestApp, TestApp, until } from './support/test-app.js';
+import { ADMIN_TOKEN, createPartner, harness, TestApp, until } from './support/harness.js';
 
 const BASIC = `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`;
 const RETRY_ALL = '/admin/queues/api/queues/callbacks/retry/failed';
@@ -20,9 +20,10 @@ describe('the queue dashboard and other sites', () => {
   const failedCount = async () => Number((await t.sql<{ n: string }>(`SELECT count(*) AS n FROM callbacks WHERE status = 'failed'`))[0].n);
   const auditCount = async () => Number((await t.sql<{ n: string }>('SELECT count(*) AS n FROM audit_entries'))[0].n);
 
+  // ROLE=api: no worker, so the failed callbacks stay failed unless something redelivers them.
+  const e2e = harness({ ROLE: 'api' }, { partner: null });
   beforeAll(async () => {
-    // ROLE=api: no worker, so the failed callbacks stay failed unless something redelivers them.
-    t = await startTestApp({ ROLE: 'api' });
+    ({ t } = e2e);
     await t.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
     const p = await createPartner(t);
@@ -45,7 +46,6 @@ describe('the queue dashboard and other sites', () => {
   afterAll(async () => {
     await browser?.close();
     await new Promise((r) => evil?.close(r));
-    await t?.close();
   });
 
   it('sends its security headers: a content security policy forbidding framing, nosniff, no referrer', async () => {

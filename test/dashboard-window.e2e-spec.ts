@@ -1,7 +1,7 @@
 import { CallbackQueue } from '../src/delivery/callback-queue.js';
 import { DASHBOARD_TABS, DashboardStore } from '../src/callbacks/store/dashboard-reads.js';
 import { Receiver } from './support/receiver.js';
-import { ADMIN_TOKEN, companyWithCallback, createPartner, startTestApp, TestApp, until } from './support/test-app.js';
+import { ADMIN_TOKEN, companyWithCallback, createPartner, harness, TestApp, until } from './support/harness.js';
 
 const BASIC = `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`;
 
@@ -19,9 +19,9 @@ describe("the dashboard's window on delivered callbacks", () => {
     (await t.sql<{ id: string }>(`SELECT id FROM callbacks WHERE status = 'delivered' AND delivered_at > now() - interval '1 hour' ORDER BY delivered_at DESC, seq DESC`)).map((r) => r.id);
   const status = async (id: string) => (await t.sql<{ status: string }>('SELECT status FROM callbacks WHERE id = $1', [id]))[0].status;
 
+  const e2e = harness({ DASHBOARD_KEEP_COMPLETED: '2', DASHBOARD_KEEP_COMPLETED_FOR: '1h' }, { partner: null });
   beforeAll(async () => {
-    rx = await Receiver.start();
-    t = await startTestApp({ DASHBOARD_KEEP_COMPLETED: '2', DASHBOARD_KEEP_COMPLETED_FOR: '1h' });
+    ({ t, rx } = e2e);
     const p = await createPartner(t);
     const cb = await companyWithCallback(t, p, rx.url('/cb'));
     for (let i = 0; i < 4; i++) {
@@ -31,10 +31,6 @@ describe("the dashboard's window on delivered callbacks", () => {
     }
     // Redis holds no finished job (as in delivery core v2): the window is PostgreSQL's.
     await t.app.get(CallbackQueue).queue.clean(0, 0, 'completed');
-  });
-  afterAll(async () => {
-    await t?.close();
-    await rx?.close();
   });
 
   it('shows the DASHBOARD_KEEP_COMPLETED most recently delivered callbacks', async () => {

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { CallbackQueue } from '../src/delivery/callback-queue.js';
 import { openBrowser, TestBrowser } from './support/browser.js';
 import { Receiver } from './support/receiver.js';
-import { ADMIN_TOKEN, companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
+import { ADMIN_TOKEN, companyWithCallback, createPartner, harness, Partner, TestApp, until } from './support/harness.js';
 
 const BASIC = `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`;
 
@@ -58,8 +58,10 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
     (await t.sql<{ started_at: Date; duration_ms: number }>('SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = $1 ORDER BY number DESC LIMIT 1', [id]))[0];
   const settled = (id: string, status: string, what: string) => until(async () => (await row(id)).status === status, { what, timeoutMs: 20000 });
 
+  // One retry an hour away: the 500 leaves a delayed callback; three 503s open a circuit.
+  const e2e = harness({ CALLBACK_RETRY_SCHEDULE: '1h', CALLBACK_BREAKER_THRESHOLD: '3' }, { partner: null });
   beforeAll(async () => {
-    rx = await Receiver.start();
+    ({ t, rx } = e2e);
     rx.answer = (h, _req, res) => {
       if (h.path === '/gone') return goneFixed ? res.writeHead(204).end() : res.writeHead(410).end('this endpoint is gone');
       if (h.path === '/later') return rx.on('/later').length === 1 ? res.writeHead(500).end('busy') : res.writeHead(204).end();
@@ -67,8 +69,6 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
       if (h.path === '/bulk-later') return rx.on(h.path).length === 1 ? res.writeHead(500).end() : res.writeHead(204).end();
       res.writeHead(204).end();
     };
-    // One retry an hour away: the 500 leaves a delayed callback; three 503s open a circuit.
-    t = await startTestApp({ CALLBACK_RETRY_SCHEDULE: '1h', CALLBACK_BREAKER_THRESHOLD: '3' });
     await t.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${((t.app.getHttpServer() as Server).address() as AddressInfo).port}`;
     p = await createPartner(t);
@@ -96,8 +96,6 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
   });
   afterAll(async () => {
     await browser?.close();
-    await t?.close();
-    await rx?.close();
   });
 
   it('names each job by message, company and destination origin, never the path or query', async () => {

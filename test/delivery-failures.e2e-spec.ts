@@ -1,9 +1,8 @@
 import dns from 'node:dns';
 import { Webhook } from 'standardwebhooks';
 import { DNS_LOOKUP } from '../src/egress/callback-sender.js';
-import { harness } from './support/harness.js';
 import { Receiver } from './support/receiver.js';
-import { companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
+import { companyWithCallback, harness, Partner, TestApp, until } from './support/harness.js';
 
 interface Attempt {
   number: number;
@@ -172,16 +171,10 @@ describe('connect-time destination check (DNS rebinding)', () => {
   const { TCP } = (process as any).binding('tcp_wrap');
   let connectSpy: jest.SpyInstance;
 
-  beforeAll(async () => {
-    t = await startTestApp({ CALLBACK_ALLOW_HTTP: 'false', CALLBACK_ALLOW_PRIVATE_TARGETS: 'false' }, (b) =>
-      b.overrideProvider(DNS_LOOKUP).useValue(lookup),
-    );
-    p = await createPartner(t);
-  });
-  afterAll(async () => {
-    connectSpy?.mockRestore();
-    await t?.close();
-  });
+  // The spy goes before the app closes (hooks run in the order declared).
+  afterAll(() => connectSpy?.mockRestore());
+  const e2e = harness({ CALLBACK_ALLOW_HTTP: 'false', CALLBACK_ALLOW_PRIVATE_TARGETS: 'false' }, { configure: (b) => b.overrideProvider(DNS_LOOKUP).useValue(lookup) });
+  beforeAll(() => ({ t, p } = e2e));
 
   it('fails the callback at once, with a clear error and no connection attempt, when the name now resolves to 10.0.0.1', async () => {
     const c = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'Rebind', status_callback: 'https://partner.example/cb' }).expect(201)).body.id;

@@ -2,7 +2,8 @@ import { ChildProcess } from 'node:child_process';
 import { buildService, sparePort, startRedis, startService, stop, workerEnv } from './support/processes.js';
 import { Receiver } from './support/receiver.js';
 import { TcpProxy } from './support/tcp-proxy.js';
-import { ADMIN_TOKEN, companyWithCallback, createPartner, Partner, runIdentity, startTestApp, TestApp, until } from './support/test-app.js';
+import { companyWithCallback, harness, Partner, TestApp, until } from './support/harness.js';
+import { runIdentity } from './support/run-identity.js';
 
 describe('nothing is lost when Redis goes away', () => {
   let redisPort: number;
@@ -12,16 +13,14 @@ describe('nothing is lost when Redis goes away', () => {
   let rx: Receiver;
 
   beforeAll(async () => {
-    rx = await Receiver.start();
     redisPort = await sparePort();
     redis = await startRedis(redisPort);
-    t = await startTestApp({ REDIS_URL: `redis://127.0.0.1:${redisPort}` });
-    p = await createPartner(t);
   });
+  const e2e = harness(() => ({ REDIS_URL: `redis://127.0.0.1:${redisPort}` }));
+  beforeAll(() => ({ t, p, rx } = e2e));
+  // This suite's Redis stops after the app closes (hooks run in the order declared).
   afterAll(async () => {
-    await t?.close();
     if (redis) await stop(redis, 'SIGKILL');
-    await rx?.close();
   });
 
   it('commits changes while Redis is down and delivers every callback once it is back', async () => {
@@ -59,21 +58,20 @@ describe('nothing is lost when PostgreSQL goes away', () => {
   let p: Partner;
   let rx: Receiver;
 
+  let proxied: string;
+
   beforeAll(async () => {
-    rx = await Receiver.start();
     // The app reaches PostgreSQL through the proxy only; the test cuts it to make an outage.
     const url = new URL(runIdentity().databaseUrl);
     proxy = await TcpProxy.start(Number(url.port || 5432), url.hostname);
     url.port = String(proxy.port);
-    t = await startTestApp({ DATABASE_URL: url.toString() });
-    p = await createPartner(t);
+    proxied = url.toString();
   });
-  afterAll(async () => {
-    proxy?.restore();
-    await t?.close();
-    await proxy?.close();
-    await rx?.close();
-  });
+  // The proxy lets the app's connections through again before it closes, and goes after it.
+  afterAll(() => proxy?.restore());
+  const e2e = harness(() => ({ DATABASE_URL: proxied }));
+  beforeAll(() => ({ t, p, rx } = e2e));
+  afterAll(() => proxy?.close());
 
   it('the relay reconnects after an outage and relays what is committed afterwards', async () => {
     const { change, statuses } = await companyWithCallback(t, p, rx.url('/pg-outage'));
@@ -98,18 +96,14 @@ describe('worker processes stopped mid-delivery', () => {
     return w;
   };
 
-  beforeAll(async () => {
-    buildService();
-    rx = await Receiver.start();
-    // The API (and relay) in this process; deliveries only in child worker processes.
-    t = await startTestApp({ ROLE: 'api' });
-    p = await createPartner(t);
-  }, 180_000);
+  beforeAll(() => buildService(), 180_000);
+  // The workers stop before the app closes (hooks run in the order declared).
   afterAll(async () => {
     for (const w of workers) await stop(w, 'SIGKILL');
-    await t?.close();
-    await rx?.close();
   });
+  // The API (and relay) in this process; deliveries only in child worker processes.
+  const e2e = harness({ ROLE: 'api' });
+  beforeAll(() => ({ t, p, rx } = e2e));
 
   it('SIGKILL during a delivery: delivered after restart, duplicates only with the same webhook-id', async () => {
     const held: (() => void)[] = [];
@@ -162,20 +156,20 @@ describe('SIGTERM while Redis is down', () => {
   let rx: Receiver;
   let w: (ChildProcess & { output: string[] }) | undefined;
 
+  let redisPort: number;
+
   beforeAll(async () => {
     buildService();
-    rx = await Receiver.start();
-    const redisPort = await sparePort();
+    redisPort = await sparePort();
     redis = await startRedis(redisPort);
-    t = await startTestApp({ ROLE: 'api', REDIS_URL: `redis://127.0.0.1:${redisPort}` });
-    p = await createPartner(t);
   }, 180_000);
+  // The worker and this suite's Redis stop before the app closes, as a deployment's would.
   afterAll(async () => {
     if (w) await stop(w, 'SIGKILL');
     if (redis) await stop(redis, 'SIGKILL');
-    await t?.close();
-    await rx?.close();
   });
+  const e2e = harness(() => ({ ROLE: 'api', REDIS_URL: `redis://127.0.0.1:${redisPort}` }));
+  beforeAll(() => ({ t, p, rx } = e2e));
 
   it('records the in-flight delivery and exits without waiting for Redis', async () => {
     let release: () => void = () => undefined;

@@ -8,7 +8,8 @@ import { CallbackRelay, RELAY_TIMEOUT_MS } from '../src/delivery/callback-relay.
 import { buildService, sparePort, startRedis, startService, stop, workerEnv } from './support/processes.js';
 import { Received, Receiver, webhookHeaders } from './support/receiver.js';
 import { TcpProxy } from './support/tcp-proxy.js';
-import { ADMIN_TOKEN, companyWithCallback, createPartner, Partner, runIdentity, startTestApp, TestApp, until } from './support/test-app.js';
+import { ADMIN_TOKEN, companyWithCallback, harness, Partner, TestApp, until } from './support/harness.js';
+import { runIdentity } from './support/run-identity.js';
 
 // Restarts and outages of the delivery core's parts under a steady flow of committed changes:
 // a worker stopped (SIGTERM) or killed (SIGKILL), PostgreSQL cut away, the admission leader
@@ -194,24 +195,16 @@ async function expectEveryCallbackDelivered(t: TestApp, p: Partner, rx: Receiver
 
 /** The API in this process (ROLE=api) and deliveries in child worker processes, set up and torn down with the describe. */
 function apiWithWorkers() {
-  let t: TestApp;
-  let p: Partner;
-  let rx: Receiver;
   const children: Service[] = [];
-  beforeAll(async () => {
-    rx = await Receiver.start();
-    t = await startTestApp({ ROLE: 'api', ...delivery });
-    p = await createPartner(t);
-  }, 180_000);
+  // The workers stop before the app closes (hooks run in the order declared).
   afterAll(async () => {
     for (const c of children) await stop(c, 'SIGKILL');
-    await t?.close();
-    await rx?.close();
   });
+  const e2e = harness({ ROLE: 'api', ...delivery });
   return {
-    ctx: () => ({ t, p, rx }),
+    ctx: () => ({ t: e2e.t, p: e2e.p, rx: e2e.rx }),
     worker: async () => {
-      const w = await startService({ ...workerEnv(t), ...delivery, CALLBACK_CONCURRENCY: String(CONCURRENCY) });
+      const w = await startService({ ...workerEnv(e2e.t), ...delivery, CALLBACK_CONCURRENCY: String(CONCURRENCY) });
       children.push(w);
       return w;
     },
@@ -314,23 +307,26 @@ describe('PostgreSQL cut away under flow (ROLE=all through a proxy)', () => {
   /** A connection of the test's own, straight to PostgreSQL. */
   let direct: Client;
 
+  let proxied: string;
+
   beforeAll(async () => {
-    rx = await Receiver.start();
     const url = new URL(runIdentity().databaseUrl);
     direct = new Client({ connectionString: url.toString() });
     proxy = await TcpProxy.start(Number(url.port || 5432), url.hostname);
     url.port = String(proxy.port);
-    t = await startTestApp({ ROLE: 'all', DATABASE_URL: url.toString(), ...delivery, CALLBACK_CONCURRENCY: String(CONCURRENCY) });
-    p = await createPartner(t);
-    await direct.connect();
+    proxied = url.toString();
   });
+  // The proxy lets the app's connections through again before it closes, and goes after it.
   afterAll(async () => {
     proxy?.restore();
     await direct?.end().catch(() => undefined);
-    await t?.close();
-    await proxy?.close();
-    await rx?.close();
   });
+  const e2e = harness(() => ({ ROLE: 'all', DATABASE_URL: proxied, ...delivery, CALLBACK_CONCURRENCY: String(CONCURRENCY) }));
+  beforeAll(async () => {
+    ({ t, p, rx } = e2e);
+    await direct.connect();
+  });
+  afterAll(() => proxy?.close());
 
   it('every change the API accepted is delivered; what it refused during the cut is not counted', async () => {
     const t0 = Date.now();
@@ -429,18 +425,14 @@ describe('the admission leader killed under flow', () => {
     return s;
   };
 
-  beforeAll(async () => {
-    rx = await Receiver.start();
-    // The API in this process commits the flow but never leads admission (its relay is left out),
-    // so the leader is always one of the ROLE=api children, which the test can kill.
-    t = await startTestApp({ ROLE: 'api', ...delivery }, (b) => b.overrideProvider(CallbackRelay).useValue({}));
-    p = await createPartner(t);
-  }, 180_000);
+  // The children stop before the app closes (hooks run in the order declared).
   afterAll(async () => {
     for (const c of children) await stop(c, 'SIGKILL');
-    await t?.close();
-    await rx?.close();
   });
+  // The API in this process commits the flow but never leads admission (its relay is left out),
+  // so the leader is always one of the ROLE=api children, which the test can kill.
+  const e2e = harness({ ROLE: 'api', ...delivery }, { configure: (b) => b.overrideProvider(CallbackRelay).useValue({}) });
+  beforeAll(() => ({ t, p, rx } = e2e));
 
   it('a standby takes over within seconds, twice; callbacks committed after each takeover arrive within seconds; nothing lost', async () => {
     const t0 = Date.now();
@@ -509,20 +501,18 @@ describe("the admission leader's PostgreSQL connection gone silent", () => {
   let proxy: TcpProxy;
   const children: Service[] = [];
 
-  beforeAll(async () => {
-    rx = await Receiver.start();
-    // As above: the API in this process commits, and never leads admission.
-    t = await startTestApp({ ROLE: 'api', ...delivery }, (b) => b.overrideProvider(CallbackRelay).useValue({}));
-    p = await createPartner(t);
-    const url = new URL(t.config.databaseUrl);
-    proxy = await TcpProxy.start(Number(url.port || 5432), url.hostname);
-  }, 180_000);
+  // The proxy and the children go before the app closes (hooks run in the order declared).
   afterAll(async () => {
     proxy?.restore();
     for (const c of children) await stop(c, 'SIGKILL');
     await proxy?.close();
-    await t?.close();
-    await rx?.close();
+  });
+  // As above: the API in this process commits, and never leads admission.
+  const e2e = harness({ ROLE: 'api', ...delivery }, { configure: (b) => b.overrideProvider(CallbackRelay).useValue({}) });
+  beforeAll(async () => {
+    ({ t, p, rx } = e2e);
+    const url = new URL(t.config.databaseUrl);
+    proxy = await TcpProxy.start(Number(url.port || 5432), url.hostname);
   });
 
   it('the leader gives up its connection once a statement goes unanswered, and a standby leads and admits', async () => {
@@ -577,17 +567,17 @@ describe('Redis flushed while callbacks are sending', () => {
   const children: Service[] = [];
 
   beforeAll(async () => {
-    rx = await Receiver.start();
     redisPort = await sparePort();
     redis = await startRedis(redisPort);
-    t = await startTestApp({ ROLE: 'api', REDIS_URL: `redis://127.0.0.1:${redisPort}`, ...delivery });
-    p = await createPartner(t);
-  }, 180_000);
+  });
+  // The children stop before the app closes; this suite's Redis after it (hooks run in the order declared).
   afterAll(async () => {
     for (const c of children) await stop(c, 'SIGKILL');
-    await t?.close();
+  });
+  const e2e = harness(() => ({ ROLE: 'api', REDIS_URL: `redis://127.0.0.1:${redisPort}`, ...delivery }));
+  beforeAll(() => ({ t, p, rx } = e2e));
+  afterAll(async () => {
     if (redis) await stop(redis, 'SIGKILL');
-    await rx?.close();
   });
 
   it('callbacks whose jobs vanished come back when their lease lapses and are delivered; the others go on', async () => {

@@ -1,7 +1,6 @@
 import { Webhook } from 'standardwebhooks';
-import { harness } from './support/harness.js';
 import { Receiver, Received, webhookHeaders } from './support/receiver.js';
-import { Partner, TestApp, until } from './support/test-app.js';
+import { harness, Partner, TestApp, until } from './support/harness.js';
 
 describe.each(['A', 'B'] as const)('callback delivery, variant %s', (variant) => {
   const companyProp = variant === 'A' ? 'callback' : 'status_callback';

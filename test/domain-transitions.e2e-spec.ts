@@ -5,20 +5,15 @@ import { companyOfRow, DomainTransitions, StatusChangeSpec } from '../src/fundin
 import { StatusResource } from '../src/funding/domain/resource.js';
 import { LimitRequest } from '../src/funding/limit-requests/limit-request.entity.js';
 import { LIMIT_REQUEST_TRANSITIONS, LimitRequestStatus } from '../src/funding/limit-requests/limit-request-status.js';
-import { createPartner, Partner, startTestApp, TestApp } from './support/test-app.js';
+import { harness, Partner, TestApp } from './support/harness.js';
 
 /** The transition template itself (DomainTransitions), driven directly inside a transaction. */
 describe('the domain transition template', () => {
   let t: TestApp;
   let p: Partner;
 
-  beforeAll(async () => {
-    t = await startTestApp();
-    p = await createPartner(t);
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const e2e = harness();
+  beforeAll(() => ({ t, p } = e2e));
 
   const REQUEST: StatusResource<LimitRequest, LimitRequestStatus> = {
     entity: LimitRequest,

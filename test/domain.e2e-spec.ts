@@ -1,5 +1,5 @@
 import { SecretBox } from '../src/platform/crypto/secret-box.js';
-import { createPartner, Partner, startTestApp, TestApp } from './support/test-app.js';
+import { createPartner, harness, Partner, TestApp } from './support/harness.js';
 
 const NIL = '00000000-0000-4000-8000-000000000000';
 
@@ -23,14 +23,11 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
   let p: Partner;
   let other: Partner;
 
+  // The API role only: records stay pending here; delivery has its own tests.
+  const e2e = harness({ API_VARIANT: variant, ROLE: 'api' });
   beforeAll(async () => {
-    // The API role only: records stay pending here; delivery has its own tests.
-    t = await startTestApp({ API_VARIANT: variant, ROLE: 'api' });
-    p = await createPartner(t, 'Acme Bank');
+    ({ t, p } = e2e);
     other = await createPartner(t, 'Other Bank');
-  });
-  afterAll(async () => {
-    await t?.close();
   });
 
   /** The callback records an action creates, in order. */

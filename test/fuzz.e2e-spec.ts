@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import request from 'supertest';
-import { ADMIN_TOKEN, createPartner, Partner, startTestApp, TestApp } from './support/test-app.js';
+import { ADMIN_TOKEN, harness, Partner, TestApp } from './support/harness.js';
 
 /**
  * Random and mutated requests against every route: never a 5xx, and a 4xx leaves every table as
@@ -86,9 +86,9 @@ describe.each(['A', 'B'] as const)('fuzzing every route, variant %s', (variant) 
   const ownProp = variant === 'A' ? 'callback' : 'status_callback';
   const counts = async () => (await t.sql(`SELECT ${TABLES.map((x) => `(SELECT count(*)::int FROM ${x}) AS ${x}`).join(', ')}`))[0];
 
+  const e2e = harness({ API_VARIANT: variant, ROLE: 'api' });
   beforeAll(async () => {
-    t = await startTestApp({ API_VARIANT: variant, ROLE: 'api' });
-    p = await createPartner(t);
+    ({ t, p } = e2e);
     const wSeg = variant === 'A' ? 'withdrawal-requests' : 'withdrawal';
     const c = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'Fuzz', [ownProp]: 'http://127.0.0.1:9/c' }).expect(201)).body.id;
     const l = (await t.as(p.apiKey, 'post', `/v1/companies/${c}/limit-requests`, { amount: '100000' }).expect(201)).body.id;
@@ -154,9 +154,6 @@ describe.each(['A', 'B'] as const)('fuzzing every route, variant %s', (variant) 
       { method: 'get', path: '/metrics', auth: 'none' },
       { method: 'get', path: '/docs-json', auth: 'none' },
     ];
-  });
-  afterAll(async () => {
-    await t?.close();
   });
 
   /**

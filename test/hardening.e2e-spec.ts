@@ -4,7 +4,7 @@ import http from 'node:http';
 import request from 'supertest';
 import { keyId, SecretBox } from '../src/platform/crypto/secret-box.js';
 import { SecretsReencryption } from '../src/partners/secrets-reencryption.js';
-import { ADMIN_TOKEN, createPartner, Partner, startTestApp, TestApp } from './support/test-app.js';
+import { ADMIN_TOKEN, createPartner, harness, Partner, TestApp } from './support/harness.js';
 
 /** Every line the Nest logger prints while the suite runs, as the service would print it, unredacted. */
 class CapturingLogger extends ConsoleLogger {
@@ -31,16 +31,15 @@ describe('hostile input, idempotency and secrets', () => {
   const raw = (path: string, body: string | Buffer, auth = `Bearer ${p.apiKey}`) =>
     t.http().post(path).set('Authorization', auth).set('Content-Type', 'application/json').send(body);
 
+  // The partner comes after the logger is in place.
+  const e2e = harness({ ROLE: 'api' }, { partner: null });
   beforeAll(async () => {
-    t = await startTestApp({ ROLE: 'api' });
+    ({ t } = e2e);
     t.app.useLogger(logger);
     p = await createPartner(t);
     company = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'Acme' }).expect(201)).body.id;
     const limit = (await t.as(p.apiKey, 'post', `/v1/companies/${company}/limit-requests`, { amount: '100000' }).expect(201)).body.id;
     await t.admin('post', `/admin/v1/limit-requests/${limit}/approve`).expect(200);
-  });
-  afterAll(async () => {
-    await t?.close();
   });
 
   describe('no 5xx from any input, one error shape', () => {
@@ -264,12 +263,9 @@ describe('hostile input, idempotency and secrets', () => {
     const OLD = 'old-secrets-key-for-the-rotation-test-0001';
     const NEW = 'new-secrets-key-for-the-rotation-test-0002';
     let t2: TestApp;
-    beforeAll(async () => {
-      t2 = await startTestApp({ ROLE: 'api', SECRETS_KEY: `${NEW},${OLD}` });
-    });
-    afterAll(async () => {
-      await t2?.close();
-    });
+    // A second app beside the first, on a database of its own.
+    const second = harness({ ROLE: 'api', SECRETS_KEY: `${NEW},${OLD}` }, { partner: null });
+    beforeAll(() => ({ t: t2 } = second));
 
     it('re-seals at start what an older key sealed, and what was still in clear', async () => {
       const partner = await createPartner(t2, 'Rotated');

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { buildService, startService, stop } from './support/processes.js';
-import { ADMIN_TOKEN, dropRunData, runIdentity, TEST_REDIS_URL, until } from './support/test-app.js';
+import { ADMIN_TOKEN, dropRunData, runIdentity, TEST_REDIS_URL } from './support/run-identity.js';
+import { until } from './support/until.js';
 
 /** The service's own HTTP server (`node dist/src/main.js`), as clients and load balancers meet it. */
 describe('HTTP server connections', () => {

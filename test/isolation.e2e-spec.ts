@@ -4,10 +4,9 @@ import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import type { DestinationView } from '../src/delivery/destinations/destinations.service.js';
 import { buildService, startService, stop, workerEnv } from './support/processes.js';
-import { harness } from './support/harness.js';
 import { metric } from './support/metrics.js';
 import { Receiver, webhookHeaders } from './support/receiver.js';
-import { companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
+import { companyWithCallback, createPartner, harness, Partner, TestApp, until } from './support/harness.js';
 
 type Destination = DestinationView;
 
@@ -54,21 +53,21 @@ describe('a dead destination beside a healthy one', () => {
   beforeAll(async () => {
     [dead, ok] = await Promise.all([Receiver.start(), Receiver.start()]);
     hole = blackhole(dead);
-    // 10 deliveries in flight per worker, at most 3 to one destination; 3 failures open a circuit.
-    t = await startTestApp({
-      CALLBACK_CONCURRENCY: '10',
-      CALLBACK_DESTINATION_CONCURRENCY: '3',
-      CALLBACK_BREAKER_THRESHOLD: '3',
-      CALLBACK_BREAKER_PROBE: '500ms..1s',
-      CALLBACK_TIMEOUT_MS: '3000',
-      // Short first retries (a retry that comes due while the circuit is open waits with the rest).
-      CALLBACK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s,1m',
-    });
-    p = await createPartner(t);
   });
+  // The hanging requests are let go before the app closes (hooks run in the order declared).
+  afterAll(() => hole?.release());
+  // 10 deliveries in flight per worker, at most 3 to one destination; 3 failures open a circuit.
+  const e2e = harness({
+    CALLBACK_CONCURRENCY: '10',
+    CALLBACK_DESTINATION_CONCURRENCY: '3',
+    CALLBACK_BREAKER_THRESHOLD: '3',
+    CALLBACK_BREAKER_PROBE: '500ms..1s',
+    CALLBACK_TIMEOUT_MS: '3000',
+    // Short first retries (a retry that comes due while the circuit is open waits with the rest).
+    CALLBACK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s,1m',
+  });
+  beforeAll(() => ({ t, p } = e2e));
   afterAll(async () => {
-    hole?.release();
-    await t?.close();
     await dead?.close();
     await ok?.close();
   });
@@ -258,10 +257,10 @@ describe('bytes a receiver answers never cost another callback its record', () =
   beforeAll(async () => {
     odd = await Receiver.start();
     for (let i = 0; i < 20; i++) healthy.push(await Receiver.start());
-    t = await startTestApp();
   });
+  const e2e = harness({}, { partner: null });
+  beforeAll(() => ({ t } = e2e));
   afterAll(async () => {
-    await t?.close();
     await odd?.close();
     for (const r of healthy) await r.close();
   });
@@ -301,17 +300,13 @@ describe('destination state shared by worker processes', () => {
   };
   const shared = { CALLBACK_DESTINATION_CONCURRENCY: '4', CALLBACK_BREAKER_THRESHOLD: '2', CALLBACK_BREAKER_PROBE: '1s..1s', CALLBACK_RETRY_SCHEDULE: '100ms,100ms,1m' };
 
-  beforeAll(async () => {
-    buildService();
-    rx = await Receiver.start();
-    t = await startTestApp({ ROLE: 'api', ...shared });
-    p = await createPartner(t);
-  }, 180_000);
+  beforeAll(() => buildService(), 180_000);
+  // The worker processes stop before the app closes (hooks run in the order declared).
   afterAll(async () => {
     for (const w of workers) await stop(w, 'SIGKILL');
-    await t?.close();
-    await rx?.close();
   });
+  const e2e = harness({ ROLE: 'api', ...shared });
+  beforeAll(() => ({ t, p, rx } = e2e));
 
   it('two workers together keep at most 4 requests open at one destination', async () => {
     const answers = slowAnswers(rx, 150);
@@ -358,12 +353,11 @@ describe('a storm of dead destinations beside a healthy one', () => {
       dead.push(r);
     }
     ok = await Receiver.start();
-    // 10 delivery slots in all: 8 new destinations whose requests hang could hold them all.
-    t = await startTestApp({ CALLBACK_CONCURRENCY: '10', CALLBACK_TIMEOUT_MS: '5000', CALLBACK_BREAKER_THRESHOLD: '3' });
-    p = await createPartner(t);
   });
+  // 10 delivery slots in all: 8 new destinations whose requests hang could hold them all.
+  const e2e = harness({ CALLBACK_CONCURRENCY: '10', CALLBACK_TIMEOUT_MS: '5000', CALLBACK_BREAKER_THRESHOLD: '3' });
+  beforeAll(() => ({ t, p } = e2e));
   afterAll(async () => {
-    await t?.close();
     for (const r of [...dead, ok]) await r?.close();
   });
 

@@ -4,10 +4,10 @@ import { DomainTransitions } from '../src/funding/domain/domain-transitions.js';
 import { CallbackEvent } from '../src/callbacks/callback-recorder.js';
 import { Company } from '../src/funding/companies/company.entity.js';
 import { SqlPool } from '../src/platform/database/sql-pool.js';
-import { harness } from './support/harness.js';
 import { Receiver } from './support/receiver.js';
 import { TcpProxy } from './support/tcp-proxy.js';
-import { companyWithCallback, createPartner, Partner, runIdentity, startTestApp, TestApp, until } from './support/test-app.js';
+import { companyWithCallback, createPartner, harness, Partner, TestApp, until } from './support/harness.js';
+import { runIdentity } from './support/run-identity.js';
 
 /**
  * Waits until another backend waits for a lock `holder` holds. `holder` is inside its transaction,
@@ -194,20 +194,20 @@ describe('a one-row change whose connection is reset', () => {
   let rx: Receiver;
   let direct: string;
 
+  let proxied: string;
+
   beforeAll(async () => {
-    rx = await Receiver.start();
     direct = runIdentity().databaseUrl;
     const url = new URL(direct);
     proxy = await TcpProxy.start(Number(url.port || 5432), url.hostname);
     url.port = String(proxy.port);
-    t = await startTestApp({ ROLE: 'api', DATABASE_URL: url.toString() });
+    proxied = url.toString();
   });
-  afterAll(async () => {
-    proxy?.restore();
-    await t?.close();
-    await proxy?.close();
-    await rx?.close();
-  });
+  // The proxy lets the app's connections through again before it closes, and goes after it.
+  afterAll(() => proxy?.restore());
+  const e2e = harness(() => ({ ROLE: 'api', DATABASE_URL: proxied }), { partner: null });
+  beforeAll(() => ({ t, rx } = e2e));
+  afterAll(() => proxy?.close());
 
   it('answers 503 with Retry-After while its write waits: the socket error of a raw query is an outage, not a fault', async () => {
     const p = await createPartner(t);

@@ -2,7 +2,7 @@ import { ERROR_CODES } from '../src/platform/http/error-codes.js';
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import request from 'supertest';
 import { checked, loadApiContract } from './support/openapi-contract.js';
-import { createPartner, Partner, startTestApp, TestApp } from './support/test-app.js';
+import { harness, Partner, TestApp } from './support/harness.js';
 
 const NIL = '00000000-0000-4000-8000-000000000000';
 
@@ -33,13 +33,10 @@ describe.each(['A', 'B'] as const)('the OpenAPI document, variant %s', (variant)
   let p: Partner;
   let doc: Doc;
 
+  const e2e = harness({ API_VARIANT: variant, ROLE: 'api' });
   beforeAll(async () => {
-    t = await startTestApp({ API_VARIANT: variant, ROLE: 'api' });
-    p = await createPartner(t);
+    ({ t, p } = e2e);
     doc = (await t.http().get('/docs-json').expect(200)).body as Doc;
-  });
-  afterAll(async () => {
-    await t?.close();
   });
 
   const operations = () =>
@@ -208,12 +205,8 @@ describe.each(['A', 'B'] as const)('the OpenAPI document, variant %s', (variant)
 
 describe('the response check', () => {
   let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ ROLE: 'api' });
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const e2e = harness({ ROLE: 'api' }, { partner: null });
+  beforeAll(() => ({ t } = e2e));
 
   const json = (status: number, body: unknown, headers: Record<string, string> = {}) => ({
     status,

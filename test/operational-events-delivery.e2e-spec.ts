@@ -4,9 +4,8 @@
  * webhook-id the event's id, and is listed for the partner and for operators.
  */
 import { Webhook } from 'standardwebhooks';
-import { harness } from './support/harness.js';
 import { Received, Receiver, webhookHeaders } from './support/receiver.js';
-import { companyWithCallback, createPartner, Partner, TestApp, until } from './support/test-app.js';
+import { companyWithCallback, createPartner, harness, Partner, TestApp, until } from './support/harness.js';
 
 interface Event {
   type: string;

@@ -8,13 +8,11 @@ import { PARTNER_KEY_CACHE_MS } from '../src/partners/partners.service.js';
 import { DataSource } from 'typeorm';
 import { AdminRoute, documentedAdminRoutes, expectedRole, nestAdminRoutes } from './support/admin-routes.js';
 import { buildService, sparePort, startService, stop, workerEnv } from './support/processes.js';
-import { ADMIN_TOKEN, createPartner, startTestApp, TestApp, until } from './support/test-app.js';
+import { ADMIN_TOKEN, createPartner, harness, TestApp, until } from './support/harness.js';
 
 let t: TestApp;
-beforeAll(async () => {
-  t = await startTestApp();
-});
-afterAll(() => t?.close());
+const e2e = harness({}, { partner: null });
+beforeAll(() => ({ t } = e2e));
 
 type Method = AdminRoute['method'];
 const bearer = (token: string) => `Bearer ${token}`;

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { MIGRATIONS } from '../src/platform/database/database.js';
 import { buildService, requireRegistry, sparePort, startService, stop } from './support/processes.js';
-import { ADMIN_TOKEN, dropRunData, runIdentity, TEST_REDIS_URL, until } from './support/test-app.js';
+import { ADMIN_TOKEN, dropRunData, runIdentity, TEST_REDIS_URL } from './support/run-identity.js';
+import { until } from './support/until.js';
 
 const ROOT = path.resolve(__dirname, '..');
 const SECRETS_KEY = 'packaging-test-secrets-key-0123456789';

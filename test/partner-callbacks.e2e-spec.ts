@@ -1,5 +1,5 @@
 import { Receiver } from './support/receiver.js';
-import { companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
+import { companyWithCallback, createPartner, harness, Partner, TestApp, until } from './support/harness.js';
 
 interface Item {
   id: string;
@@ -24,16 +24,15 @@ describe("the partner's own delivery log (/v1/callbacks)", () => {
   const list = (p: Partner, query = '') => t.as(p.apiKey, 'get', `/v1/callbacks${query}`);
   const statusOf = async (id: string) => (await t.sql<{ status: string }>('SELECT status FROM callbacks WHERE id = $1', [id]))[0].status;
 
+  // One retry an hour away: a callback answered 500 stays pending for the whole file.
+  const e2e = harness({ CALLBACK_RETRY_SCHEDULE: '1h' });
   beforeAll(async () => {
-    rx = await Receiver.start();
+    ({ t, rx, p: acme } = e2e);
     rx.answer = (h, _req, res) => {
       if (h.path === '/gone') return res.writeHead(410).end('gone');
       if (h.path === '/down') return res.writeHead(500).end('down');
       res.writeHead(204).end();
     };
-    // One retry an hour away: a callback answered 500 stays pending for the whole file.
-    t = await startTestApp({ CALLBACK_RETRY_SCHEDULE: '1h' });
-    acme = await createPartner(t, 'Acme Bank');
     other = await createPartner(t, 'Other Bank');
 
     a = await companyWithCallback(t, acme, rx.url('/a'));
@@ -49,10 +48,6 @@ describe("the partner's own delivery log (/v1/callbacks)", () => {
     await until(async () => (await statusOf(failed)) === 'failed', { what: 'one failed' });
     await until(async () => (await t.sql('SELECT 1 FROM callback_attempts WHERE callback_id = $1', [pending])).length === 1, { what: 'a first attempt of the pending one' });
     await until(async () => (await statusOf(theirs)) === 'delivered', { what: "the other partner's" });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await rx?.close();
   });
 
   it('lists only the partner’s own callbacks, newest first', async () => {

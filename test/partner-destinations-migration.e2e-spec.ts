@@ -3,7 +3,7 @@ import { MIGRATIONS, openDatabase } from '../src/platform/database/database.js';
 import { PartnerDestinations1764700000000 } from '../src/platform/database/migrations/1764700000000-partner-destinations.js';
 import { dataSourceOptions } from '../src/data-source.js';
 import { dropDatabase } from './support/scratch-database.js';
-import { runIdentity } from './support/test-app.js';
+import { runIdentity } from './support/run-identity.js';
 
 /** A partner and a company of it, on the schema as it stands. */
 async function seed(db: DataSource, name: string): Promise<{ partnerId: string; companyId: string }> {

@@ -1,9 +1,8 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import type { DestinationView } from '../src/delivery/destinations/destinations.service.js';
-import { harness } from './support/harness.js';
 import { Receiver } from './support/receiver.js';
-import { companyWithCallback, createPartner, Partner, until } from './support/test-app.js';
+import { companyWithCallback, createPartner, harness, Partner, until } from './support/harness.js';
 
 /**
  * Two partners whose receivers share ONE origin (a hosted inbox: same host and port, different
@@ -111,7 +110,8 @@ describe("two partners on one receiver origin: one's failures are its own", () =
     await until(() => p2Hits() > hitsBefore, { what: "the probe of partner 2's destination" });
     await t.admin('post', '/admin/v1/destinations/probe', { origin }).expect(202);
     const audit = await t.sql<{ target_id: string }>(`SELECT target_id FROM audit_entries WHERE action = 'destination.probe'`);
-    expect(audit.map((a) => a.target_id)).toEqual([origin, origin]);
+    // Each entry names the destination probed: partner 2's at the origin, never partner 1's.
+    expect(audit.map((a) => a.target_id)).toEqual([`${p2.id} ${origin}`, `${p2.id} ${origin}`]);
     // Partner 1's destination was never touched by partner 2's probes.
     expect((await views(`?partnerId=${p1.id}`))[0]).toMatchObject({ state: 'closed', consecutiveFailures: 0 });
   });

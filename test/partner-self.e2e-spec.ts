@@ -1,15 +1,11 @@
-import { startTestApp, TestApp } from './support/test-app.js';
+import { harness, TestApp } from './support/harness.js';
 
 // Production defaults for URLs (https only, no private destinations): nothing here connects anywhere.
 describe('the partner itself: GET and PATCH /v1/partner', () => {
   let t: TestApp;
 
-  beforeAll(async () => {
-    t = await startTestApp({ ROLE: 'api', CALLBACK_ALLOW_HTTP: 'false', CALLBACK_ALLOW_PRIVATE_TARGETS: 'false' });
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const e2e = harness({ ROLE: 'api', CALLBACK_ALLOW_HTTP: 'false', CALLBACK_ALLOW_PRIVATE_TARGETS: 'false' }, { partner: null });
+  beforeAll(() => ({ t } = e2e));
 
   const create = async (body: object = {}) => (await t.admin('post', '/admin/v1/partners', { name: 'Self Bank', ...body }).expect(201)).body as Record<string, string>;
   const me = async (apiKey: string) => (await t.as(apiKey, 'get', '/v1/partner').expect(200)).body;

@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { openBrowser, TestBrowser } from './support/browser.js';
 import { Receiver } from './support/receiver.js';
-import { companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
+import { companyWithCallback, createPartner, harness, Partner, TestApp, until } from './support/harness.js';
 
 /** What a receiver's answer and a company's name try to run: each sets a global if it ever does. */
 const ANSWER_MARKUP = '<script>window.__fromAnswer = 1</script><img src="/x" onerror="window.__fromAnswerImg = 1">';
@@ -43,18 +43,18 @@ describe('the partner portal in a browser', () => {
   // Strings: the test compiles without the DOM's types; these run in the page.
   const globalsSet = (on: Page = page) => on.evaluate<string[]>(`${JSON.stringify(GLOBALS)}.filter((n) => window[n] !== undefined)`);
 
+  // Two attempts each; three failures in a row open a destination, probed again within a second.
+  const e2e = harness({ CALLBACK_RETRY_SCHEDULE: '1s', CALLBACK_BREAKER_THRESHOLD: '3', CALLBACK_BREAKER_PROBE: '300ms..1s' }, { partner: 'Portal Bank' });
   beforeAll(async () => {
+    ({ t, p } = e2e);
     rx.down = await Receiver.start();
     rx.down.answer = (_h, _req, res) => res.writeHead(503).end('down for maintenance');
     rx.flaky = await Receiver.start();
     rx.flaky.answer = (_h, _req, res) => (fixed.flaky ? res.writeHead(204).end() : res.writeHead(500, { 'content-type': 'text/html' }).end(ANSWER_MARKUP));
     rx.replay = await Receiver.start();
     rx.replay.answer = (_h, _req, res) => (fixed.replay ? res.writeHead(204).end() : res.writeHead(500).end('replay me later'));
-    // Two attempts each; three failures in a row open a destination, probed again within a second.
-    t = await startTestApp({ CALLBACK_RETRY_SCHEDULE: '1s', CALLBACK_BREAKER_THRESHOLD: '3', CALLBACK_BREAKER_PROBE: '300ms..1s' });
     await t.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${((t.app.getHttpServer() as Server).address() as AddressInfo).port}`;
-    p = await createPartner(t, 'Portal Bank');
 
     const flaky = await companyWithCallback(t, p, rx.flaky.url('/hook'));
     flakyCompany = flaky.c;
@@ -74,7 +74,6 @@ describe('the partner portal in a browser', () => {
 
   afterAll(async () => {
     await browser?.close();
-    await t?.close();
     for (const r of Object.values(rx)) await r?.close();
   });
 

@@ -10,8 +10,7 @@ import { PLANNER_SETTINGS } from '../src/platform/database/database.js';
 import { hashToken } from '../src/platform/crypto/tokens.js';
 import { PlanNode, scansOf } from './support/plans.js';
 import { PortalServices } from '../src/portal/portal-services.js';
-import { harness } from './support/harness.js';
-import { ADMIN_TOKEN, createPartner, TestApp } from './support/test-app.js';
+import { ADMIN_TOKEN, createPartner, harness, TestApp } from './support/harness.js';
 
 const e2e = harness({ ROLE: 'api' });
 

@@ -1,14 +1,10 @@
 import { PARTNER_RATE_LIMIT } from '../src/partners/rate-limiter.js';
-import { createPartner, startTestApp, TestApp } from './support/test-app.js';
+import { createPartner, harness, TestApp } from './support/harness.js';
 
 describe('partner rate limit', () => {
   let t: TestApp;
-  beforeAll(async () => {
-    t = await startTestApp({ ROLE: 'api' }, (b) => b.overrideProvider(PARTNER_RATE_LIMIT).useValue(5));
-  });
-  afterAll(async () => {
-    await t?.close();
-  });
+  const e2e = harness({ ROLE: 'api' }, { configure: (b) => b.overrideProvider(PARTNER_RATE_LIMIT).useValue(5), partner: null });
+  beforeAll(() => ({ t } = e2e));
 
   it('answers 429 with Retry-After past the limit, per partner', async () => {
     const [p, other] = [await createPartner(t, 'Busy'), await createPartner(t, 'Calm')];

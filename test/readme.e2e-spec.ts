@@ -5,7 +5,8 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { commandLines, DocBlock, docPages, fencedBlocks, ROOT } from './support/doc-blocks.js';
 import { buildService, requireExecutable, sparePort } from './support/processes.js';
-import { dropRunData, runIdentity, TEST_REDIS_URL, until } from './support/test-app.js';
+import { dropRunData, runIdentity, TEST_REDIS_URL } from './support/run-identity.js';
+import { until } from './support/until.js';
 
 /**
  * The README's curl flow and the runnable blocks of docs/, run as written, so the pages cannot

@@ -3,8 +3,7 @@
  * `destination.recovered`): callbacks waiting in a retry's backoff when the circuit opened are due as
  * soon as the probe's 2xx closes it, not at their retry, and `destination.recovered` counts them.
  */
-import { harness } from './support/harness.js';
-import { companyWithCallback, Partner, TestApp, until } from './support/test-app.js';
+import { companyWithCallback, harness, Partner, TestApp, until } from './support/harness.js';
 
 describe('a closing circuit releases the callbacks waiting in a backoff', () => {
   let t: TestApp;

@@ -3,7 +3,7 @@ import { isCluster, redisNamespace, withRedisOnce } from '../src/platform/databa
 import { PARTNER_RATE_LIMIT } from '../src/partners/rate-limiter.js';
 import { Receiver, webhookHeaders } from './support/receiver.js';
 import { RedisCluster, startRedisCluster } from './support/redis-cluster.js';
-import { companyWithCallback, createPartner, startTestApp, TestApp, until } from './support/test-app.js';
+import { companyWithCallback, createPartner, harness, TestApp, until } from './support/harness.js';
 
 describe('on a 3-master Redis Cluster (REDIS_URL names its seed nodes)', () => {
   let cluster: RedisCluster;
@@ -12,7 +12,14 @@ describe('on a 3-master Redis Cluster (REDIS_URL names its seed nodes)', () => {
 
   beforeAll(async () => {
     cluster = await startRedisCluster(3);
-    rx = await Receiver.start();
+  }, 60_000);
+  const e2e = harness(() => ({ REDIS_URL: cluster.url, CALLBACK_RETRY_SCHEDULE: '100ms' }), { configure: (b) => b.overrideProvider(PARTNER_RATE_LIMIT).useValue(5), partner: null });
+  // The cluster stops after the app closes (hooks run in the order declared).
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+  beforeAll(() => {
+    ({ t, rx } = e2e);
     let failedOnce = false;
     rx.answer = (hit, _req, res) => {
       if (hit.path === '/flaky' && !failedOnce) {
@@ -20,12 +27,6 @@ describe('on a 3-master Redis Cluster (REDIS_URL names its seed nodes)', () => {
         res.writeHead(500).end();
       } else res.writeHead(204).end();
     };
-    t = await startTestApp({ REDIS_URL: cluster.url, CALLBACK_RETRY_SCHEDULE: '100ms' }, (b) => b.overrideProvider(PARTNER_RATE_LIMIT).useValue(5));
-  }, 60_000);
-  afterAll(async () => {
-    await t?.close();
-    await rx?.close();
-    await cluster?.stop();
   });
 
   it('is ready: /ready asks the node holding the deployment keys', async () => {

@@ -7,9 +7,8 @@ import { DataSource } from 'typeorm';
 import { CallbackRecorder } from '../src/callbacks/callback-recorder.js';
 import { CallbackMessage } from '../src/callbacks/callback-message.js';
 import { DeliveryWorker } from '../src/delivery/delivery-worker.js';
-import { harness } from './support/harness.js';
 import { Receiver } from './support/receiver.js';
-import { companyWithCallback, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
+import { companyWithCallback, harness, Partner, TestApp, until } from './support/harness.js';
 
 /** How admission learns of new rows, with its 1-second timer stopped so only the wake-ups count. */
 describe('relay wake-ups', () => {
@@ -17,16 +16,11 @@ describe('relay wake-ups', () => {
   let p: Partner;
   let rx: Receiver;
 
+  // The timer once an hour: only the wake-ups admit (the relay leads from its start).
+  const e2e = harness({}, { configure: (b) => b.overrideProvider(ADMISSION_INTERVAL).useValue(3_600_000) });
   beforeAll(async () => {
-    rx = await Receiver.start();
-    // The timer once an hour: only the wake-ups admit (the relay leads from its start).
-    t = await startTestApp({}, (b) => b.overrideProvider(ADMISSION_INTERVAL).useValue(3_600_000));
-    p = await createPartner(t);
+    ({ t, p, rx } = e2e);
     await until(() => t.app.get(CallbackRelay).isLeader, { what: 'this process leads admission' });
-  });
-  afterAll(async () => {
-    await t?.close();
-    await rx?.close();
   });
 
   it('admits the callbacks of a change right after its commit', async () => {

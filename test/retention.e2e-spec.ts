@@ -1,24 +1,20 @@
 import { CallbackRetention, RETENTION_INTERVAL_MS } from '../src/operations/callback-retention.js';
 import { Receiver } from './support/receiver.js';
-import { companyWithCallback, createPartner, startTestApp, TestApp, until } from './support/test-app.js';
+import { companyWithCallback, createPartner, harness, TestApp, until } from './support/harness.js';
 
 describe('retention (CALLBACK_RETENTION=1s)', () => {
   let t: TestApp;
   let rx: Receiver;
 
-  beforeAll(async () => {
-    rx = await Receiver.start();
+  const e2e = harness({ CALLBACK_RETENTION: '1s', CALLBACK_RETRY_SCHEDULE: '100ms' }, { configure: (b) => b.overrideProvider(RETENTION_INTERVAL_MS).useValue(300), partner: null });
+  beforeAll(() => {
+    ({ t, rx } = e2e);
     rx.answer = (hit, _req, res) => {
       if (hit.path === '/fail') res.writeHead(500).end();
       // Retry-After is honoured as a minimum: this callback stays pending for the whole test.
       else if (hit.path === '/later') res.writeHead(503, { 'retry-after': '3600' }).end();
       else res.writeHead(204).end();
     };
-    t = await startTestApp({ CALLBACK_RETENTION: '1s', CALLBACK_RETRY_SCHEDULE: '100ms' }, (b) => b.overrideProvider(RETENTION_INTERVAL_MS).useValue(300));
-  });
-  afterAll(async () => {
-    await t?.close();
-    await rx?.close();
   });
 
   const count = async (table: string, where: string, params: unknown[]) => Number((await t.sql<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`, params))[0].n);

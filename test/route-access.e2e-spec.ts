@@ -15,7 +15,7 @@ import { roleAllows } from '../src/operators/access/operator-role.js';
 import { accessOf, RouteAccess } from '../src/operators/access/route-access.js';
 import { CallbackQueue } from '../src/delivery/callback-queue.js';
 import { expectedRole } from './support/admin-routes.js';
-import { ADMIN_TOKEN, createPartner, startTestApp, TestApp } from './support/test-app.js';
+import { ADMIN_TOKEN, createPartner, harness, TestApp } from './support/harness.js';
 
 /** The routes anyone may call: exactly these (a route added here must be public on purpose). */
 const PUBLIC = [/^\/health$/, /^\/ready$/, /^\/metrics$/, /^\/v1\/callbacks\/source-ips$/, /^\/docs(-json|-yaml)?(\/.*)?$/, /^\/portal\/(login|signed-out|portal\.css)$/];
@@ -160,13 +160,13 @@ describe.each(['A', 'B'] as const)('variant %s: every route of the route table',
   let port: number;
   const routes: RouteOptions[] = [];
 
+  const record = (app: NestFastifyApplication) => app.getHttpAdapter().getInstance().addHook('onRoute', (r: RouteOptions) => void routes.push(r));
+  const e2e = harness({ API_VARIANT: variant, ROLE: 'api' }, { beforeSetup: record, partner: null });
   beforeAll(async () => {
-    const record = (app: NestFastifyApplication) => app.getHttpAdapter().getInstance().addHook('onRoute', (r: RouteOptions) => void routes.push(r));
-    t = await startTestApp({ API_VARIANT: variant, ROLE: 'api' }, (b) => b, record);
+    ({ t } = e2e);
     await new Promise<void>((resolve) => t.app.getHttpServer().listen(0, '127.0.0.1', resolve));
     port = (t.app.getHttpServer().address() as AddressInfo).port;
   }, 60_000);
-  afterAll(() => t?.close());
 
   it('declares the access the rule gives it, on every route (the dashboard, docs and HEAD routes included)', () => {
     const problems: string[] = [];

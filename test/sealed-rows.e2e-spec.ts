@@ -10,10 +10,9 @@ import { Webhook } from 'standardwebhooks';
 import { keyId, SecretBox } from '../src/platform/crypto/secret-box.js';
 import { SealedValuesBoundToRows1764700100000 } from '../src/platform/database/migrations/1764700100000-sealed-values-bound-to-rows.js';
 import { SecretsReencryption } from '../src/partners/secrets-reencryption.js';
-import { harness } from './support/harness.js';
 import { webhookHeaders } from './support/receiver.js';
 import { TestCertificates } from './support/test-certificates.js';
-import { companyWithCallback, createPartner, until } from './support/test-app.js';
+import { companyWithCallback, createPartner, harness, until } from './support/harness.js';
 
 const OLD = 'old-secrets-key-for-the-sealed-rows-test-01';
 const NEW = 'new-secrets-key-for-the-sealed-rows-test-02';

@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { harness } from './support/harness.js';
 import { Receiver } from './support/receiver.js';
-import { companyWithCallback, Partner, TestApp, until } from './support/test-app.js';
+import { companyWithCallback, harness, Partner, TestApp, until } from './support/harness.js';
 
 /** Settlement never loops: a record PostgreSQL keeps refusing is lost, and the others go on. */
 describe('settlement of a record PostgreSQL refuses', () => {

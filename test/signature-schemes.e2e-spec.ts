@@ -4,7 +4,7 @@ import { SecretBox } from '../src/platform/crypto/secret-box.js';
 import { ed25519PublicKey } from '../src/platform/crypto/signing-keys.js';
 import { fencedBlocks } from './support/doc-blocks.js';
 import { Receiver, Received, webhookHeaders } from './support/receiver.js';
-import { startTestApp, TestApp, until } from './support/test-app.js';
+import { harness, TestApp, until } from './support/harness.js';
 
 /** Whether a v1a entry of the hit's signature list verifies with the whpk_ key (crypto.verify(null, …), as a receiver does). */
 function v1aVerifies(hit: Received, whpk: string): boolean {
@@ -39,14 +39,8 @@ describe('signature schemes: hmac-sha256 (v1) and ed25519 (v1a)', () => {
   let rx: Receiver;
   let n = 0;
 
-  beforeAll(async () => {
-    rx = await Receiver.start();
-    t = await startTestApp();
-  });
-  afterAll(async () => {
-    await t?.close();
-    await rx?.close();
-  });
+  const e2e = harness({}, { partner: null });
+  beforeAll(() => ({ t, rx } = e2e));
 
   async function partner(body: object) {
     return (await t.admin('post', '/admin/v1/partners', { name: 'Signing Bank', ...body }).expect(201)).body as Record<string, string>;

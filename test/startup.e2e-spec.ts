@@ -5,7 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { buildService, sparePorts, stop } from './support/processes.js';
 import { RedisCluster, startClusterNodesWithoutSlots } from './support/redis-cluster.js';
-import { ADMIN_TOKEN, dropRunData, runIdentity, until } from './support/test-app.js';
+import { ADMIN_TOKEN, dropRunData, runIdentity } from './support/run-identity.js';
+import { until } from './support/until.js';
 
 const ROOT = path.resolve(__dirname, '..');
 

@@ -4,7 +4,8 @@ import { Client } from 'pg';
 import { OtlpReceiver, ReceivedSpan } from './support/otlp-receiver.js';
 import { buildService, startService, stop } from './support/processes.js';
 import { Receiver } from './support/receiver.js';
-import { ADMIN_TOKEN, dropRunData, runIdentity, TEST_REDIS_URL, until } from './support/test-app.js';
+import { ADMIN_TOKEN, dropRunData, runIdentity, TEST_REDIS_URL } from './support/run-identity.js';
+import { until } from './support/until.js';
 
 // Traces and logs of the built service, run as `npm start` runs it: an API process and worker
 // processes as children (ROLE=api, ROLE=worker), exporting to an OTLP receiver on loopback

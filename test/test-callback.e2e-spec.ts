@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { Receiver, webhookHeaders } from './support/receiver.js';
-import { ADMIN_TOKEN, createPartner, Partner, startTestApp, TestApp, until } from './support/test-app.js';
+import { ADMIN_TOKEN, createPartner, harness, Partner, TestApp, until } from './support/harness.js';
 
 /** POST /v1/callbacks/test: one signed attempt through the ordinary delivery path. */
 describe('test callbacks', () => {
@@ -20,18 +20,13 @@ describe('test callbacks', () => {
       t.sql('SELECT id, status FROM callbacks WHERE NOT test ORDER BY id'),
     ]);
 
+  // A schedule with retries a second apart: a test callback that fails must not use them.
+  const e2e = harness({ CALLBACK_RETRY_SCHEDULE: '1s,1s,1s' });
   beforeAll(async () => {
-    rx = await Receiver.start();
+    ({ t, rx, p: acme } = e2e);
     rx.answer = (h, _req, res) => (h.path.startsWith('/down') ? res.writeHead(500).end('no') : res.writeHead(204).end());
-    // A schedule with retries a second apart: a test callback that fails must not use them.
-    t = await startTestApp({ CALLBACK_RETRY_SCHEDULE: '1s,1s,1s' });
-    acme = await createPartner(t, 'Acme Bank');
     other = await createPartner(t, 'Other Bank');
     c = (await t.as(acme.apiKey, 'post', '/v1/companies', { name: 'Acme Trading', status_callback: rx.url('/company') }).expect(201)).body.id;
-  });
-  afterAll(async () => {
-    await t?.close();
-    await rx?.close();
   });
 
   it('sends one attempt at once to the company URL, signed and verifiable, with the five-key body; changes nothing', async () => {

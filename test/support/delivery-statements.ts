@@ -7,7 +7,7 @@ import { relayClient } from '../../src/delivery/callback-relay.js';
 import { DestinationSave, saveParams } from '../../src/callbacks/store/destination-states.js';
 import { AttemptRecord, recordParams } from '../../src/callbacks/store/settlement.js';
 import { storeStatement } from '../../src/callbacks/store/statements.js';
-import { dropRunData, runIdentity, TEST_REDIS_URL } from './test-app.js';
+import { dropRunData, runIdentity, TEST_REDIS_URL } from './run-identity.js';
 
 /**
  * The statements of the delivery path (and the partners' feed page and the callbacks gauge),

@@ -1,4 +1,4 @@
-import type { TestApp } from './test-app.js';
+import type { TestApp } from './harness.js';
 
 /**
  * One series' value in the service's /metrics (`name` or `name{label="value"}`, as exposed);

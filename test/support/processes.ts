@@ -4,7 +4,8 @@ import { accessSync, constants } from 'node:fs';
 import net, { AddressInfo } from 'node:net';
 import path from 'node:path';
 
-import { ADMIN_TOKEN, TestApp } from './test-app.js';
+import type { TestApp } from './harness.js';
+import { ADMIN_TOKEN } from './run-identity.js';
 
 const ROOT = path.resolve(__dirname, '../..');
 

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { requireExecutable, sparePorts } from './processes.js';
-import { until } from './test-app.js';
+import { until } from './until.js';
 
 const run = promisify(execFile);
 

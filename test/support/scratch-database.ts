@@ -4,7 +4,7 @@ import type { DataSource } from 'typeorm';
 import { openDatabase } from '../../src/platform/database/database.js';
 import { dataSourceOptions } from '../../src/data-source.js';
 import { SqlPool } from '../../src/platform/database/sql-pool.js';
-import { runIdentity } from './test-app.js';
+import { runIdentity } from './run-identity.js';
 
 export interface ScratchDatabase {
   db: DataSource;

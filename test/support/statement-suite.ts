@@ -7,7 +7,7 @@ import { Logger } from '@nestjs/common';
 import { AppConfig, loadConfig } from '../../src/platform/config/app-config.js';
 import { Metrics } from '../../src/operations/metrics.js';
 import { scratchDatabase, ScratchDatabase, seedCompany } from './scratch-database.js';
-import { ADMIN_TOKEN, TEST_REDIS_URL } from './test-app.js';
+import { ADMIN_TOKEN, TEST_REDIS_URL } from './run-identity.js';
 import { PROBE_LAST, READY_WINDOW, SCHEDULE, settlementFaults, TIMEOUT_MS, WINDOW_MAX, World } from './statement-world.js';
 
 /** The service's configuration for these histories: short timeouts and schedules, small windows. */

@@ -1,18 +1,15 @@
+// The app booted in this process: private to harness.ts, which every end-to-end suite starts it through
+// (test/code-shape.spec.ts holds that).
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test, TestingModuleBuilder } from '@nestjs/testing';
-import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module.js';
 import { PARTNER_RATE_LIMIT } from '../../src/partners/rate-limiter.js';
 import { AppConfig, loadConfig } from '../../src/platform/config/app-config.js';
-import { deletePrefixKeys, withRedisOnce } from '../../src/platform/database/redis.js';
 import { createHttpAdapter, setupApp } from '../../src/setup-app.js';
 import { ApiContract, checked, loadApiContract } from './openapi-contract.js';
-
-export const ADMIN_TOKEN = 'test-admin-token-0123456789';
-const BASE_DB = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/funding_service_test';
-export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+import { ADMIN_TOKEN, BASE_DB, dropRunData, runIdentity, TEST_REDIS_URL } from './run-identity.js';
 
 export interface TestApp {
   app: NestFastifyApplication;
@@ -103,29 +100,6 @@ export async function startTestApp(
   };
 }
 
-/** A database URL and queue prefix of their own, beside the base test database. */
-export function runIdentity(): { databaseUrl: string; queuePrefix: string } {
-  const suffix = randomBytes(5).toString('hex');
-  const url = new URL(BASE_DB);
-  url.pathname = `/${url.pathname.slice(1)}_${suffix}`;
-  return { databaseUrl: url.toString(), queuePrefix: `test-${suffix}` };
-}
-
-/** Drops a run's database and its BullMQ keys. */
-export async function dropRunData(c: { databaseUrl: string; redisUrl: string; queuePrefix: string }): Promise<void> {
-  await dropQueueKeys(c.redisUrl, c.queuePrefix);
-  const admin = new Client({ connectionString: BASE_DB.replace(/\/[^/]*$/, '/postgres') });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "${new URL(c.databaseUrl).pathname.slice(1)}" WITH (FORCE)`).catch(() => undefined);
-  await admin.end();
-}
-
-/** Removes this run's BullMQ keys, so test runs leave nothing behind in the shared Redis. */
-async function dropQueueKeys(url: string, prefix: string): Promise<void> {
-  // A test that stopped its own Redis (or cluster) has nothing left to clean.
-  await withRedisOnce(url, (redis) => deletePrefixKeys(redis, prefix)).catch(() => undefined);
-}
-
 export interface Partner {
   id: string;
   apiKey: string;
@@ -135,17 +109,6 @@ export interface Partner {
 export async function createPartner(t: TestApp, name = 'Acme Bank'): Promise<Partner> {
   const res = await t.admin('post', '/admin/v1/partners', { name }).expect(201);
   return res.body as Partner;
-}
-
-/** Waits for a condition with a deadline, polling: never a bare sleep. */
-export async function until<T>(fn: () => T | Promise<T>, { timeoutMs = 10000, intervalMs = 20, what = 'condition' } = {}): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
 }
 
 /**
