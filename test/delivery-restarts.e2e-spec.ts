@@ -370,7 +370,9 @@ describe('PostgreSQL cut away under flow (ROLE=all through a proxy)', () => {
         async () =>
           (
             await t.sql(
-              `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND pid <> $1 AND wait_event_type = 'Lock' AND query ILIKE '%destinations%'`,
+              // Blocked by this connection, which holds only that row's lock (a statement's text in
+              // pg_stat_activity is cut at track_activity_query_size: it may not name the table).
+              `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND pid <> $1 AND $1 = ANY (pg_blocking_pids(pid))`,
               [(await direct.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid],
             )
           ).length > 0,
