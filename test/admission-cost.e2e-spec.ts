@@ -102,3 +102,70 @@ describe('an admission pass costs O(destinations with room) + O(callbacks admitt
     expect(passes.filter((p) => p.read > p.bound)).toEqual([]);
   });
 });
+
+/**
+ * The fresh lane (Admission.admitFresh): after a full pass found destinations catching up (their
+ * callbacks due for longer than FRESH_MS), a pass that reads none of their callbacks' entries,
+ * however many they are, and admits what became due elsewhere. Counted, never timed.
+ */
+describe('the fresh lane reads no callback of a destination catching up', () => {
+  const CATCHING_UP = 100;
+  let s: ScratchDatabase;
+  let relay: Client;
+  let company: { partnerId: string; companyId: string };
+
+  beforeAll(async () => {
+    s = await scratchDatabase();
+    relay = relayClient(s.databaseUrl);
+    await relay.connect();
+    company = await seedCompany(s.pool);
+    const { partnerId, companyId } = company;
+    await s.pool.query(
+      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
+       SELECT $1, $2, 0, 'https://behind' || ((g - 1) / 20) || '.test/cb', '{}', 'pending', now() - interval '1 minute'
+         FROM generate_series(1, $3::int * 20) g`,
+      [partnerId, companyId, CATCHING_UP],
+    );
+    await s.pool.query(`UPDATE destinations SET window_size = 2, last_ok_at = now()`);
+    await s.pool.query(`INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ('w', 1000, now() + interval '1 hour')`);
+    await s.pool.query('ANALYZE');
+  }, 60_000);
+
+  afterAll(async () => {
+    await relay?.end();
+    await s?.close();
+  });
+
+  /** Entries `callbacks_admission_idx` returned so far in this connection's transaction. */
+  const admissionEntries = async () =>
+    Number((await relay.query<{ n: string }>(`SELECT pg_stat_get_xact_tuples_returned('callbacks_admission_idx'::regclass)::text AS n`)).rows[0].n);
+
+  it('admits a new callback of another destination, reading a few entries where a full pass reads one per destination catching up', async () => {
+    const admitted: string[] = [];
+    const queue = { add: async (ids: string[]) => void admitted.push(...ids) } as unknown as CallbackQueue;
+    const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, new Metrics(s.db, s.sql));
+    const session = sessionWithDeadline(relay, RELAY_TIMEOUT_MS);
+    const counted = async (pass: () => Promise<number>) => {
+      await relay.query('BEGIN');
+      const before = await admissionEntries();
+      const n = await pass();
+      const read = (await admissionEntries()) - before;
+      await relay.query('COMMIT');
+      return { n, read };
+    };
+    // Nothing catches up before a full pass has found it: the fresh lane has nothing to do.
+    expect(await counted(() => admission.admitFresh(session))).toEqual({ n: 0, read: 0 });
+    const full = await counted(() => admission.admit(session));
+    expect(full.n).toBe(CATCHING_UP * 2);
+    expect(full.read).toBeGreaterThanOrEqual(CATCHING_UP);
+    const { rows } = await s.pool.query<{ id: string }>(
+      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
+       VALUES ($1, $2, 0, 'https://fresh.test/cb', '{}', 'pending', now()) RETURNING id`,
+      [company.partnerId, company.companyId],
+    );
+    admitted.length = 0;
+    const fresh = await counted(() => admission.admitFresh(session));
+    expect(admitted).toEqual([rows[0].id]);
+    expect(fresh.read).toBeLessThanOrEqual(3);
+  });
+});

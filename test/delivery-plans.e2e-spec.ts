@@ -103,8 +103,8 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
         return scans.reduce((sum, x) => sum + x.pages, 0);
       };
       // The head of BIG's backlog, delivered (beforeAll), left 5,000 dead entries there.
-      const fromTheStart = await pages([[], [], [], null]);
-      const fromFloors = await pages([[BIG, SMALL], [at, '0'], [seq, '0'], '0']);
+      const fromTheStart = await pages([[], [], [], null, []]);
+      const fromFloors = await pages([[BIG, SMALL], [at, '0'], [seq, '0'], '0', []]);
       // About 30 pages of them: read from the start, not from the floor.
       expect(fromTheStart - fromFloors).toBeGreaterThan(20);
     });

@@ -34,9 +34,9 @@ export class AdmissionFloors {
   private floors = new Map<string, Floor>();
   private idle: string | null = null;
 
-  /** The candidates' read's floors: the known ones as three arrays, and the idle one. */
-  params(): CandidateFloors {
-    const floors = [...this.floors];
+  /** The candidates' read's floors: the known ones (but those of `skipped`, destinations the read leaves out) as three arrays, and the idle one. */
+  params(skipped: ReadonlySet<string> = new Set()): CandidateFloors {
+    const floors = [...this.floors].filter(([key]) => !skipped.has(key));
     return { keys: floors.map(([o]) => o), at: floors.map(([, f]) => f.at), seq: floors.map(([, f]) => f.seq), idle: this.idle };
   }
 

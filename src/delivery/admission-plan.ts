@@ -47,6 +47,21 @@ export interface Budget {
 }
 
 /**
+ * The budget once `admitted` (callbacks by destination) are in flight too: each counts where its
+ * destination does (admissionRounds keeps the same account between its rounds).
+ */
+export function spentAfter(budget: Budget, candidates: Candidate[], admitted: ReadonlyMap<string, number>, now: number): Budget {
+  const spent = { ...budget };
+  for (const c of candidates) {
+    const n = admitted.get(c.key) ?? 0;
+    spent.sending += n;
+    if (!isProven(c.state, now)) spent.riskySending += n;
+    if (isFailing(c.state)) spent.failingSending += n;
+  }
+  return spent;
+}
+
+/**
  * Destinations that are not proven (new, idle, failing, open: their requests may hang until the
  * timeout) share at most half the slots, so they can never take the last free ones from
  * healthy destinations.
@@ -128,22 +143,22 @@ export const ADMIT_ROUNDS = 4;
  * nothing, or after ADMIT_ROUNDS (the next pass goes on).
  */
 export function* admissionRounds(candidates: Candidate[], budget: Budget, now: number, cfg: WindowConfig, served: Served): Generator<Map<string, number>, void, Map<string, number>> {
-  const spent = { ...budget };
+  let spent = budget;
   let left = candidates.map((c) => ({ ...c }));
   for (let round = 0; round < ADMIT_ROUNDS; round++) {
     const plan = planAdmission(left, spent, now, cfg, served);
     if (plan.size === 0) return;
     const admitted = yield plan;
+    const took = new Map<string, number>();
     const short = new Set<string>();
     for (const c of left) {
       const planned = plan.get(c.key) ?? 0;
       const n = Math.min(planned, admitted.get(c.key) ?? 0);
       c.sending += n;
-      spent.sending += n;
-      if (!isProven(c.state, now)) spent.riskySending += n;
-      if (isFailing(c.state)) spent.failingSending += n;
+      took.set(c.key, n);
       if (n < planned) short.add(c.key);
     }
+    spent = spentAfter(spent, left, took, now);
     if (short.size === 0) return;
     left = left.filter((c) => !short.has(c.key));
   }

@@ -3,7 +3,7 @@ import { APP_CONFIG, AppConfig, type SqlSession } from '../platform/index.js';
 import { Metrics } from '../operations/index.js';
 import { CallbackQueue } from './callback-queue.js';
 import { AdmissionFloors } from './admission-floors.js';
-import { admissionRounds, Budget, Candidate, servedAfter } from './admission-plan.js';
+import { admissionRounds, Budget, Candidate, isFresh, servedAfter } from './admission-plan.js';
 import { stateOf } from './destination-store.js';
 import { AdmissionStore, AdmittedRow, CandidateRow } from '../callbacks/index.js';
 import { outageError } from './settle-attempt.js';
@@ -29,6 +29,8 @@ export class Admission {
   /** When each destination last had its turn, by this leader's pass count (admission-plan.ts, Served). */
   private served = new Map<string, number>();
   private passes = 0;
+  /** The destinations the last full pass found catching up (admission-plan.ts, isFresh): the fresh lane skips them (admitFresh). */
+  private catchingUp: ReadonlySet<string> = NONE;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -65,14 +67,38 @@ export class Admission {
   }
 
   private async admitDue(conn: SqlSession): Promise<number> {
-    const rows = await this.store.candidates(conn, this.floors.params());
+    const rows = await this.store.candidates(conn, this.floors.params(), NONE);
     this.noteOldestDue(rows);
     this.floors.note(rows);
     this.passes++;
-    if (rows.length === 0) {
-      this.served.clear();
-      return 0;
-    }
+    const { candidates, admitted, now } = await this.admitFrom(conn, rows);
+    this.served = servedAfter(this.served, candidates, admitted, this.passes);
+    this.catchingUp = new Set(candidates.filter((c) => !isFresh(c.oldestDue, now)).map((c) => c.key));
+    return sum(admitted);
+  }
+
+  /**
+   * The fresh lane: a pass that reads the callbacks of every destination but those the last full
+   * pass found catching up (their callbacks in flight still counted), run by the relay after a
+   * full pass that something woke it during. While a thousand backlogs drain, a full pass reads
+   * each of them and takes tens of milliseconds, and a change's first callback would wait for the
+   * one under way and then for a whole one of its own; it goes out right after the one under way
+   * instead. Plans and turns as a full pass's, among the destinations it read; floors and the
+   * oldest-due gauge are the full pass's. Nothing to do while none catches up: the full pass is it.
+   */
+  async admitFresh(conn: SqlSession): Promise<number> {
+    if (this.catchingUp.size === 0) return 0;
+    const rows = await this.store.candidates(conn, this.floors.params(this.catchingUp), this.catchingUp);
+    this.passes++;
+    this.metrics.admissionPasses.inc();
+    const { candidates, admitted } = await this.admitFrom(conn, rows);
+    for (const [key, turn] of servedAfter(this.served, candidates, admitted, this.passes)) this.served.set(key, turn);
+    return sum(admitted);
+  }
+
+  /** The slots and candidates `rows` give, admitted in rounds; how many of each destination. */
+  private async admitFrom(conn: SqlSession, rows: CandidateRow[]): Promise<{ candidates: Candidate[]; admitted: Map<string, number>; now: number }> {
+    if (rows.length === 0) return { candidates: [], admitted: new Map(), now: 0 };
     const now = rows[0].now;
     const budget: Budget = { slots: Math.min(this.config.callbackReadyWindow, rows[0].worker_slots), sending: 0, riskySending: 0, failingSending: 0 };
     const candidates: Candidate[] = [];
@@ -83,6 +109,12 @@ export class Admission {
       if (isFailing(state)) budget.failingSending += r.sending;
       if (r.oldest_due !== null) candidates.push({ key: r.key, state, sending: r.sending, oldestDue: r.oldest_due });
     }
+    const admitted = countBy(await this.admitRounds(conn, candidates, budget, now, rows[0].workers));
+    return { candidates, admitted, now };
+  }
+
+  /** A pass's rounds of ADMIT and their jobs; on a failure what it admitted goes back to waiting. */
+  private async admitRounds(conn: SqlSession, candidates: Candidate[], budget: Budget, now: number, workers: number): Promise<AdmittedRow[]> {
     const admitted: AdmittedRow[] = [];
     try {
       const rounds = admissionRounds(candidates, budget, now, this.window, this.served);
@@ -92,15 +124,14 @@ export class Admission {
         round = rounds.next(countBy(got));
       }
       // Each round's statement has its own now(), so its own lease: a job carries one.
-      for (const [lease, ids] of byLease(admitted)) await this.queue.add(ids, lease, rows[0].workers);
-      this.served = servedAfter(this.served, candidates, countBy(admitted), this.passes);
+      for (const [lease, ids] of byLease(admitted)) await this.queue.add(ids, lease, workers);
     } catch (e) {
       if (admitted.length > 0) await this.store.release(conn, admitted.map((r) => r.id)).catch(() => undefined);
       throw e;
     }
     const at = Date.now();
     for (const r of admitted) if (r.attempt_count === 0) this.metrics.relayLag.observe(Math.max(0, at - r.created_at.getTime()) / 1000);
-    return admitted.length;
+    return admitted;
   }
 
   /** One round's admission, each destination from the floor this pass read it at. */
@@ -136,6 +167,10 @@ function countBy(admitted: AdmittedRow[]): Map<string, number> {
   for (const r of admitted) n.set(r.destination, (n.get(r.destination) ?? 0) + 1);
   return n;
 }
+
+const NONE: ReadonlySet<string> = new Set();
+
+const sum = (counts: Map<string, number>): number => [...counts.values()].reduce((a, b) => a + b, 0);
 
 /** Admitted callbacks' ids by their lease. */
 function byLease(admitted: AdmittedRow[]): Map<string, string[]> {

@@ -5,7 +5,7 @@
  * constants and job shape.
  */
 import { destinationKey } from '../../src/callbacks/callback-destination.js';
-import { admissionRounds, Budget, Candidate, servedAfter } from '../../src/delivery/admission-plan.js';
+import { admissionRounds, Budget, Candidate, isFresh, servedAfter } from '../../src/delivery/admission-plan.js';
 import { LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
 import { LEASE_SPARE_MS } from '../../src/delivery/callback-delivery.js';
 import { JOB_CALLBACKS, jobsOf } from '../../src/delivery/callback-queue.js';
@@ -65,7 +65,8 @@ export interface Job { cb: Callback; dest: string; admittedAs: Callback['admitte
 export interface End { cb: Callback; by: 'attempt' | 'expire' | 'removed'; status: Status; final: boolean; probe: boolean; scheduleAttempts: number; attemptCount: number; open: boolean; lastError: string }
 /** A destination as a pass found it (`lastServed`: the pass admission remembered it last got a slot at, null: never or idle since) and what it admitted. */
 export interface Row { state: DestinationState; sending: number; due: number; oldestDue: number | null; room: number; proven: boolean; failing: boolean; lastServed: number | null; admitted: number }
-export interface PassReport { now: number; slots: number; rows: Map<string, Row> }
+/** `skipped`: the destinations whose callbacks the pass did not read (the fresh lane's catching up). */
+export interface PassReport { now: number; slots: number; rows: Map<string, Row>; skipped: ReadonlySet<string> }
 
 /** The tables `callbacks`, `destinations`, `delivery_workers` and the Redis jobs, in memory. */
 export class World {
@@ -81,6 +82,8 @@ export class World {
   /** Admission's memory between passes: when each destination last got a slot (admission-plan.ts, Served). */
   private served = new Map<string, number>();
   private passes = 0;
+  /** The destinations the last full pass found catching up (Admission's `catchingUp`): the fresh lane skips them. */
+  private catchingUp: ReadonlySet<string> = new Set();
 
   constructor(destinations: number, workerSlots: number[], seed = 1) {
     for (const o of DESTINATIONS.slice(0, destinations)) this.dests.set(o, { state: newDestination(cfg), behaviour: 'ok' });
@@ -104,12 +107,27 @@ export class World {
    * admitted callback.
    */
   pass(): PassReport {
-    const report: PassReport = { now: this.now, slots: this.slots(), rows: new Map() };
+    const { report, candidates, admitted } = this.admit(new Set());
+    this.served = servedAfter(this.served, candidates, admitted, ++this.passes);
+    this.catchingUp = new Set(candidates.filter((c) => !isFresh(c.oldestDue, report.now)).map((c) => c.key));
+    return report;
+  }
+
+  /** Admission.admitFresh(): a pass that reads no callbacks of the destinations the last full pass found catching up; none while none did. */
+  freshPass(): PassReport[] {
+    if (this.catchingUp.size === 0) return [];
+    const { candidates, admitted, report } = this.admit(this.catchingUp);
+    for (const [key, turn] of servedAfter(this.served, candidates, admitted, ++this.passes)) this.served.set(key, turn);
+    return [report];
+  }
+
+  private admit(skipped: ReadonlySet<string>): { report: PassReport; candidates: Candidate[]; admitted: Map<string, number> } {
+    const report: PassReport = { now: this.now, slots: this.slots(), rows: new Map(), skipped };
     const budget: Budget = { slots: report.slots, sending: 0, riskySending: 0, failingSending: 0 };
     const candidates: Candidate[] = [];
     for (const [origin, { state }] of this.dests) {
       const sending = this.of(origin, 'sending').length;
-      const read = state.openedAt === null || state.nextProbeAt! <= this.now;
+      const read = (state.openedAt === null || state.nextProbeAt! <= this.now) && !skipped.has(origin);
       const due = read ? this.dueOf(origin) : [];
       const row: Row = { state, sending, due: due.length, oldestDue: due[0]?.nextAttemptAt ?? null, room: roomOf(state, sending, this.now, cfg), proven: isProven(state, this.now), failing: isFailing(state), lastServed: this.served.get(origin) ?? null, admitted: 0 };
       report.rows.set(origin, row);
@@ -134,11 +152,10 @@ export class World {
       }
       round = rounds.next(got);
     }
-    this.served = servedAfter(this.served, candidates, new Map([...report.rows].map(([o, r]) => [o, r.admitted])), ++this.passes);
     const live = this.workers.map((_, i) => i).filter((i) => this.workers[i].up);
     for (const ids of jobsOf(admitted.map((c) => String(c.id)), live.length)) this.enqueue(ids.map((id) => this.callbacks[Number(id)]), live);
     this.start();
-    return report;
+    return { report, candidates, admitted: new Map([...report.rows].map(([o, r]) => [o, r.admitted])) };
   }
 
   /** A job goes to the live worker holding the fewest callbacks (BullMQ: whichever asks first). */

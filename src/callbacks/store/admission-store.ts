@@ -46,9 +46,9 @@ export type OpenDestination = { key: string; origin: string; opened_at: number; 
  * plans tests check these statements. Each is prepared under its own name.
  */
 export class AdmissionStore {
-  /** Every destination that may take a callback now or has some in flight, each read from its floor. */
-  async candidates(conn: SqlSession, f: CandidateFloors): Promise<CandidateRow[]> {
-    return (await conn.query<CandidateRow>({ name: 'admission-candidates', text: CANDIDATES, values: [f.keys, f.at, f.seq, f.idle] })).rows;
+  /** Every destination that may take a callback now or has some in flight, each read from its floor but those `skipped` (their callbacks in flight still counted). */
+  async candidates(conn: SqlSession, f: CandidateFloors, skipped: ReadonlySet<string>): Promise<CandidateRow[]> {
+    return (await conn.query<CandidateRow>({ name: 'admission-candidates', text: CANDIDATES, values: [f.keys, f.at, f.seq, f.idle, [...skipped]] })).rows;
   }
 
   /** One round: each destination's oldest due callbacks, as many as planned, become `sending` under a lease of `leaseMs`. */

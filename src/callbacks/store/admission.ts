@@ -20,7 +20,9 @@ const fromFloor = (at: string, seq: string): string => `(c.next_attempt_at, c.se
  * from its floor: see AdmissionFloors): a closed one, or an open one whose probe is due (roomOf
  * says the rest of it). The callbacks waiting behind open circuits cost nothing, however many,
  * and a pass costs O(destinations with room) whatever their backlogs: how many a destination gets
- * is for admissionRounds to find out as it admits them.
+ * is for admissionRounds to find out as it admits them. The destinations of $5 are not read
+ * either (the fresh lane skips those catching up: delivery/admission.ts, admitFresh); their
+ * callbacks in flight still count.
  *
  * A destination's due callbacks are read from `callbacks_admission_idx (destination,
  * next_attempt_at, seq)` with an equality on the destination, the only index on the due time
@@ -47,7 +49,8 @@ export const CANDIDATES = `
          CASE WHEN NOT a.read THEN NULL WHEN due.at < now() - ${LATE_COMMIT} THEN due.seq::text ELSE '0' END AS floor_seq,
          ${microsKey(`now() - ${LATE_COMMIT}`)} AS idle_floor
     FROM destinations d
-    CROSS JOIN LATERAL (SELECT (d.opened_at IS NULL OR d.next_probe_at <= now()) IS TRUE AS read) a
+    LEFT JOIN unnest($5::text[]) AS skip(key) ON skip.key = d.key
+    CROSS JOIN LATERAL (SELECT (d.opened_at IS NULL OR d.next_probe_at <= now()) IS TRUE AND skip.key IS NULL AS read) a
     LEFT JOIN sending s ON s.destination = d.key
     LEFT JOIN unnest($1::text[], $2::bigint[], $3::bigint[]) AS f(key, at, seq) ON f.key = d.key
     LEFT JOIN LATERAL (SELECT c.next_attempt_at AS at, c.seq FROM callbacks c

@@ -13,7 +13,8 @@ WITH sending AS (SELECT destination, count(*)::int AS n FROM callbacks WHERE sta
          CASE WHEN NOT a.read THEN NULL WHEN due.at < now() - interval '10 seconds' THEN due.seq::text ELSE '0' END AS floor_seq,
          (extract(epoch FROM now() - interval '10 seconds') * 1000000)::bigint::text AS idle_floor
     FROM destinations d
-    CROSS JOIN LATERAL (SELECT (d.opened_at IS NULL OR d.next_probe_at <= now()) IS TRUE AS read) a
+    LEFT JOIN unnest($5::text[]) AS skip(key) ON skip.key = d.key
+    CROSS JOIN LATERAL (SELECT (d.opened_at IS NULL OR d.next_probe_at <= now()) IS TRUE AND skip.key IS NULL AS read) a
     LEFT JOIN sending s ON s.destination = d.key
     LEFT JOIN unnest($1::text[], $2::bigint[], $3::bigint[]) AS f(key, at, seq) ON f.key = d.key
     LEFT JOIN LATERAL (SELECT c.next_attempt_at AS at, c.seq FROM callbacks c
