@@ -1,4 +1,4 @@
-import type { Transition } from '../callback-lifecycle.js';
+import type { LifeEvent } from '../callback-lifecycle.js';
 
 /**
  * The one file of the service whose SQL writes a callback's `status`: what each event of the
@@ -9,7 +9,7 @@ import type { Transition } from '../callback-lifecycle.js';
  * writes `status`).
  */
 
-export type LifeEvent = Transition['event'];
+export type { LifeEvent };
 
 /** The columns of `callbacks` a callback's life writes, in the order a statement lists them. */
 const COLUMNS = ['status', 'schedule_attempts', 'schedule_started_at', 'next_attempt_at', 'last_error', 'delivered_at', 'lease_until'] as const;
