@@ -106,8 +106,11 @@ export function insert(w: Writes): { columns: string; values: string } {
 /** A new callback, due now. */
 export const RECORD = insert(EVENT_WRITES.record);
 
-/** A test callback: recorded, or failed at once when `notSent` (its reason, written beside) is not null. */
-export const recordOrFail = (notSent: string) => insert(choose(`${notSent} IS NULL`, EVENT_WRITES.record, fail()));
+/**
+ * A test callback: recorded, or failed at once when `notSent` (its reason, written beside) is not
+ * null. A column one of them leaves out is the new row's default, NULL.
+ */
+export const recordOrFail = (notSent: string) => insert(choose(`${notSent} IS NULL`, EVENT_WRITES.record, fail(), () => 'NULL'));
 
 /** Leaving `sending` without an attempt (release, lapse): back to waiting, or failed if its URL was removed meanwhile (the removal wrote why). */
 export const backToWaiting = (event: 'release' | 'lapse'): string => set(choose('url_removed_at IS NULL', EVENT_WRITES[event], { ...fail(), ...UNLEASED }), '  ');
