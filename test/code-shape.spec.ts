@@ -30,11 +30,17 @@ export function classLengths(text: string): { name: string; lines: number }[] {
 const LIFECYCLE = 'src/callbacks/store/lifecycle.ts';
 
 /**
- * The writes of a `status` column in a text: an assignment in a SET list, an INSERT INTO callbacks
- * naming the column, or a write through the ORM's Callback entity.
+ * The writes of a `status` column in a text: an assignment in a SET list, a fragment of one (a
+ * template that starts with `status = CASE` or with `status = '…',`, which no condition does), an
+ * INSERT INTO callbacks naming the column, or a write through the ORM's Callback entity.
  */
 export function statusWrites(text: string): string[] {
-  const ways = [/(?:\bSET\s+|,\s*)status\s*=[^\n]*/g, /INSERT INTO callbacks\s*\([^)]*\bstatus\b[^)]*\)/g, /\.(?:update|insert|save|upsert)\(\s*Callback\b[^\n]*/g];
+  const ways = [
+    /(?:\bSET\s+|,\s*)status\s*=[^\n]*/g,
+    /`\s*status\s*=\s*(?:CASE\b|'\w+'\s*,)[^\n]*/g,
+    /INSERT INTO callbacks\s*\([^)]*\bstatus\b[^)]*\)/g,
+    /\.(?:update|insert|save|upsert)\(\s*Callback\b[^\n]*/g,
+  ];
   return ways.flatMap((re) => [...text.matchAll(re)].map((m) => m[0].trim()));
 }
 
@@ -72,6 +78,8 @@ describe('the shape of src/', () => {
     // The check sees each way of writing it.
     for (const text of [
       "UPDATE callbacks SET status = 'failed' WHERE id = $1",
+      "const RESET = `status = CASE WHEN status = 'sending' THEN 'sending' ELSE 'pending' END, next_attempt_at = now()`;",
+      "const ADMITTED = `status = 'sending', lease_until = now()`;",
       "UPDATE callbacks c\n   SET url = $2,\n       status = CASE WHEN c.status = 'sending' THEN c.status ELSE 'failed' END",
       'UPDATE callbacks SET next_attempt_at = NULL, status = ${s} WHERE id = $1',
       "INSERT INTO callbacks (id, partner_id, status)\n VALUES ($1, $2, 'pending')",
@@ -79,6 +87,7 @@ describe('the shape of src/', () => {
     ])
       expect([text, statusWrites(text).length]).toEqual([text, 1]);
     expect(statusWrites("SELECT id FROM callbacks WHERE status = 'pending' AND c.status IN ('sending')")).toEqual([]);
+    expect(statusWrites("failed: { where: () => `status = 'failed'`, key: 'seq' }")).toEqual([]);
   });
 
   it('imports no SQL text from the callback store outside it: the service calls its methods, tests read its catalogue', async () => {
