@@ -4,6 +4,7 @@
  * and a callback becomes `failed` by the table's one event, `fail`.
  */
 import { CALLBACK_TRANSITIONS, LifeState, permits } from '../src/callbacks/callback-lifecycle.js';
+import { EVENT_WRITES, FATE_STATUSES, LifeEvent, set, settle, Writes } from '../src/callbacks/store/lifecycle.js';
 import { STORE_STATEMENTS } from '../src/callbacks/store/statements.js';
 
 const STATUS = /'(pending|sending|delivered|failed)'/g;
@@ -29,6 +30,14 @@ function statusesWritten(text: string): Set<string> {
     for (const s of m[2].matchAll(STATUS)) out.add(s[1]);
   }
   return out;
+}
+
+/** An event's SQL, a builder's with `$1` for what it takes (settlement's with the fate of its input row `s`). */
+function sqlOf(event: LifeEvent): string {
+  const writes = EVENT_WRITES[event];
+  if (writes === null) return '';
+  if (writes === settle) return settle((column) => `s.${column}`);
+  return set(typeof writes === 'function' ? (writes as (sql: string) => Writes)('$1') : writes);
 }
 
 const byStatement = (name: string) => CALLBACK_TRANSITIONS.filter((t) => t.statements.includes(name));
@@ -66,6 +75,29 @@ describe('the lifecycle table of a callback', () => {
     expect(toFailed.filter((t) => t.event !== 'fail' || !t.reason)).toEqual([]);
     const failing = writers.filter((w) => w.written.has('failed')).map((w) => w.name);
     expect(failing.filter((n) => !byStatement(n).some((t) => t.event === 'fail'))).toEqual([]);
+  });
+
+  it('has the SQL of each of its events in the store\'s lifecycle, and SQL of no other event', () => {
+    expect(Object.keys(EVENT_WRITES).sort()).toEqual([...new Set(CALLBACK_TRANSITIONS.map((t) => t.event))].sort());
+  });
+
+  it("writes, for each event, the statuses the table's rows of that event go to (settlement's from the fates of settle-attempt.ts)", () => {
+    const wrong = (Object.keys(EVENT_WRITES) as LifeEvent[]).flatMap((event) => {
+      const writes = EVENT_WRITES[event];
+      const written = statusesWritten(`UPDATE callbacks SET ${sqlOf(event)}`);
+      if (written.delete('input')) FATE_STATUSES.forEach((f) => written.add(f));
+      written.delete('same');
+      const rows = CALLBACK_TRANSITIONS.filter((t) => t.event === event);
+      const to = new Set(rows.flatMap((t) => (t.to === 'same' ? [] : t.to.filter((x): x is NonNullable<LifeState> => x !== null))));
+      // A status the event keeps (due now: pending stays pending) need not be written.
+      const kept = (st: string) => rows.some((t) => t.to !== 'same' && t.to.every((x) => t.from.includes(x)) && t.to.includes(st as never));
+      const settles = writes === settle;
+      return [
+        ...[...written].filter((st) => !to.has(st as never) && !settles).map((st) => `${event} writes ${st}, which none of its rows goes to`),
+        ...[...to].filter((st) => !written.has(st) && !kept(st)).map((st) => `${event} goes to ${st}, which its SQL does not write`),
+      ];
+    });
+    expect(wrong).toEqual([]);
   });
 
   it('permits the changes it lists and no other', () => {

@@ -26,6 +26,24 @@ export function classLengths(text: string): { name: string; lines: number }[] {
   return found;
 }
 
+/** The one file whose SQL writes a callback's status: the lifecycle's events as SQL. */
+const LIFECYCLE = 'src/callbacks/store/lifecycle.ts';
+
+/**
+ * The writes of a `status` column in a text: an assignment in a SET list, a fragment of one (a
+ * template that starts with `status = CASE` or with `status = '…',`, which no condition does), an
+ * INSERT INTO callbacks naming the column, or a write through the ORM's Callback entity.
+ */
+export function statusWrites(text: string): string[] {
+  const ways = [
+    /(?:\bSET\s+|,\s*)status\s*=[^\n]*/g,
+    /`\s*status\s*=\s*(?:CASE\b|'\w+'\s*,)[^\n]*/g,
+    /INSERT INTO callbacks\s*\([^)]*\bstatus\b[^)]*\)/g,
+    /\.(?:update|insert|save|upsert)\(\s*Callback\b[^\n]*/g,
+  ];
+  return ways.flatMap((re) => [...text.matchAll(re)].map((m) => m[0].trim()));
+}
+
 describe('the shape of src/', () => {
   const files = sources('src');
 
@@ -49,6 +67,27 @@ describe('the shape of src/', () => {
     expect(outside).toEqual([]);
     // The check sees SQL where it is.
     expect(tables.test('SELECT 1 FROM callbacks WHERE id = $1')).toBe(true);
+  });
+
+  it("writes a callback's status in the SQL of the store's lifecycle alone (src/callbacks/store/lifecycle.ts)", () => {
+    const outside = files
+      // The migrations are history: each ran once, as it was written.
+      .filter((f) => f !== LIFECYCLE && !f.startsWith('src/platform/database/migrations/'))
+      .flatMap((f) => statusWrites(readFileSync(path.join(ROOT, f), 'utf8')).map((w) => `${f}: ${w}`));
+    expect(outside).toEqual([]);
+    // The check sees each way of writing it.
+    for (const text of [
+      "UPDATE callbacks SET status = 'failed' WHERE id = $1",
+      "const RESET = `status = CASE WHEN status = 'sending' THEN 'sending' ELSE 'pending' END, next_attempt_at = now()`;",
+      "const ADMITTED = `status = 'sending', lease_until = now()`;",
+      "UPDATE callbacks c\n   SET url = $2,\n       status = CASE WHEN c.status = 'sending' THEN c.status ELSE 'failed' END",
+      'UPDATE callbacks SET next_attempt_at = NULL, status = ${s} WHERE id = $1',
+      "INSERT INTO callbacks (id, partner_id, status)\n VALUES ($1, $2, 'pending')",
+      "await m.update(Callback, { id }, { status: 'failed' });",
+    ])
+      expect([text, statusWrites(text).length]).toEqual([text, 1]);
+    expect(statusWrites("SELECT id FROM callbacks WHERE status = 'pending' AND c.status IN ('sending')")).toEqual([]);
+    expect(statusWrites("failed: { where: () => `status = 'failed'`, key: 'seq' }")).toEqual([]);
   });
 
   it('imports no SQL text from the callback store outside it: the service calls its methods, tests read its catalogue', async () => {

@@ -6,7 +6,9 @@
  * job shape: the lease (LEASE_MARGIN_MS), jobs of up to JOB_CALLBACKS callbacks spread over the
  * live workers (jobsOf), each worker's slots, and a callback that waited for a slot until too
  * little lease was left not sent (LEASE_SPARE_MS). The statements themselves are driven through
- * random histories on PostgreSQL by delivery-statements.e2e-spec.ts. FC_SEED=<seed> replays a
+ * random histories on PostgreSQL by delivery-statements.e2e-spec.ts. The random steps are drawn
+ * from the events of the lifecycle table (src/callbacks/callback-lifecycle.ts, EVENT_STEPS), and
+ * every change the model makes is checked to be one of that table's rows. FC_SEED=<seed> replays a
  * failure.
  */
 import fc from 'fast-check';
@@ -14,24 +16,61 @@ import { failingSlots, isFresh, riskySlots } from '../src/delivery/admission-pla
 import { JOB_CALLBACKS } from '../src/delivery/callback-queue.js';
 import { newDestination, PROVEN_FOR_MS } from '../src/delivery/destination-window.js';
 import { originOfKey } from '../src/callbacks/callback-destination.js';
-import { permits } from '../src/callbacks/callback-lifecycle.js';
-import { Behaviour, BEHAVIOURS, Callback, cfg, LEASE_MS, MAX_ATTEMPTS, DESTINATIONS, PassReport, Row, SCHEDULE, SCHEDULE_TOTAL, TIMEOUT_MS, World, answer } from './support/delivery-model.js';
+import { CALLBACK_TRANSITIONS, LifeEvent, permits } from '../src/callbacks/callback-lifecycle.js';
+import { Behaviour, BEHAVIOURS, Callback, Change, cfg, LEASE_MS, MAX_ATTEMPTS, DESTINATIONS, PassReport, Row, SCHEDULE, SCHEDULE_TOTAL, TIMEOUT_MS, World, answer } from './support/delivery-model.js';
 
 // ---- steps ----
 const k = <K extends string>(...ks: K[]) => fc.constantFrom(...ks);
-const stepArb = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ k: k('commit'), d: fc.nat(3), b: fc.constant<Behaviour>('ok') }) },
-  { weight: 2, arbitrary: fc.record({ k: k('behave'), d: fc.nat(3), b: fc.constantFrom(...BEHAVIOURS) }) },
-  { weight: 6, arbitrary: fc.record({ k: k('pass', 'pass', 'fresh', 'sweep') }) },
+/** Each step a random history can take, with how often. */
+const STEPS = {
+  commit: { weight: 4, arbitrary: fc.record({ k: k('commit'), d: fc.nat(3), b: fc.constant<Behaviour>('ok') }) },
+  behave: { weight: 2, arbitrary: fc.record({ k: k('behave'), d: fc.nat(3), b: fc.constantFrom(...BEHAVIOURS) }) },
+  pass: { weight: 4, arbitrary: fc.record({ k: k('pass') }) },
+  // The fresh lane's pass (Admission.admitFresh): every destination but those the last full pass found catching up.
+  fresh: { weight: 2, arbitrary: fc.record({ k: k('fresh') }) },
+  // A pass whose jobs Redis refuses: what it admitted is released.
+  refuse: { weight: 1, arbitrary: fc.record({ k: k('refuse') }) },
+  sweep: { weight: 2, arbitrary: fc.record({ k: k('sweep') }) },
   // Random answers are retryable ones: 410 and refused come from behaviours (else schedules never run out).
-  { weight: 5, arbitrary: fc.record({ k: k('settle'), pick: fc.nat(), as: fc.option(fc.constantFrom<Behaviour>('ok', '5xx', '429', 'hang', '4xx'), { freq: 4 }), late: fc.nat(50) }) },
-  { weight: 1, arbitrary: fc.record({ k: k('crash', 'restart'), w: fc.nat(1) }) },
-  { weight: 3, arbitrary: fc.record({ k: k('tick'), ms: fc.oneof(fc.constant(10), fc.integer({ min: 100, max: 3000 }), fc.constantFrom(LEASE_MS + 1, SCHEDULE_TOTAL + 1, cfg.probe.last, PROVEN_FOR_MS, 3_600_000)) }) },
-  { weight: 2, arbitrary: fc.record({ k: k('timers'), n: fc.integer({ min: 1, max: 8 }) }) },
-  { weight: 1, arbitrary: fc.record({ k: k('redeliver'), pick: fc.nat() }) },
+  settle: { weight: 5, arbitrary: fc.record({ k: k('settle'), pick: fc.nat(), as: fc.option(fc.constantFrom<Behaviour>('ok', '5xx', '429', 'hang', '4xx'), { freq: 4 }), late: fc.nat(50) }) },
+  crash: { weight: 1, arbitrary: fc.record({ k: k('crash', 'restart'), w: fc.nat(1) }) },
+  tick: { weight: 3, arbitrary: fc.record({ k: k('tick'), ms: fc.oneof(fc.constant(10), fc.integer({ min: 100, max: 3000 }), fc.constantFrom(LEASE_MS + 1, SCHEDULE_TOTAL + 1, cfg.probe.last, PROVEN_FOR_MS, 3_600_000)) }) },
+  timers: { weight: 2, arbitrary: fc.record({ k: k('timers'), n: fc.integer({ min: 1, max: 8 }) }) },
+  redeliver: { weight: 1, arbitrary: fc.record({ k: k('redeliver'), pick: fc.nat() }) },
+  promote: { weight: 1, arbitrary: fc.record({ k: k('promote'), pick: fc.nat() }) },
   // The partner moves a callback's URL to another destination, or removes it (a PATCH).
-  { weight: 3, arbitrary: fc.record({ k: k('move', 'move', 'remove'), pick: fc.nat(), d: fc.nat(3) }) },
-);
+  move: { weight: 2, arbitrary: fc.record({ k: k('move'), pick: fc.nat(), d: fc.nat(3) }) },
+  remove: { weight: 1, arbitrary: fc.record({ k: k('remove'), pick: fc.nat(), d: fc.nat(3) }) },
+  prune: { weight: 1, arbitrary: fc.record({ k: k('prune') }) },
+};
+type StepName = keyof typeof STEPS;
+
+/**
+ * The steps that cause each event of the lifecycle table (src/callbacks/callback-lifecycle.ts):
+ * a random history is drawn from the table's events, so an event the table gains has no step until
+ * one is named here, and the test below fails.
+ */
+export const EVENT_STEPS: Record<LifeEvent, StepName[]> = {
+  record: ['commit'],
+  // A refused pass admits, then releases.
+  admit: ['pass', 'fresh', 'timers', 'refuse'],
+  release: ['refuse'],
+  lapse: ['sweep', 'timers'],
+  deliver: ['settle', 'tick', 'timers'],
+  retry: ['settle', 'tick', 'timers'],
+  // An attempt's last failure or final answer (tick and timers settle too), an outage outlasting the schedule, a removed URL.
+  fail: ['settle', 'tick', 'timers', 'sweep', 'remove', 'refuse'],
+  // An operator's Promote, or a probe's answer closing the circuit.
+  'due now': ['promote', 'settle', 'tick', 'timers'],
+  redeliver: ['redeliver'],
+  'move URL': ['move'],
+  'remove URL': ['remove'],
+  prune: ['prune'],
+};
+/** The steps of the world around the callbacks, which cause no event of their own: answers change, workers crash, time passes. */
+const WORLD_STEPS: StepName[] = ['behave', 'crash', 'tick'];
+const tableSteps = [...new Set([...CALLBACK_TRANSITIONS.flatMap((t) => EVENT_STEPS[t.event] ?? []), ...WORLD_STEPS])];
+const stepArb = fc.oneof(...tableSteps.map((name) => STEPS[name]));
 type Step = typeof stepArb extends fc.Arbitrary<infer T> ? T : never;
 
 /** Applies a step; returns the admission passes it ran. */
@@ -53,6 +92,11 @@ function apply(w: World, s: Step): PassReport[] {
   const movable = w.callbacks.filter((c) => c.status !== 'delivered');
   if (s.k === 'move' && movable.length > 0) w.move(movable[s.pick % movable.length], origin(s.d));
   if (s.k === 'remove' && movable.length > 0) w.remove(movable[s.pick % movable.length]);
+  const pending = w.callbacks.filter((c) => c.status === 'pending');
+  if (s.k === 'promote' && pending.length > 0) w.promote(pending[s.pick % pending.length]);
+  if (s.k === 'prune') w.prune();
+  // Redis refused the jobs: no pass a check could see (admission remembers nothing of it).
+  if (s.k === 'refuse') w.pass(true);
   if (s.k === 'timers') return Array.from({ length: s.n }, () => w.timer());
   if (s.k === 'fresh') return w.freshPass();
   return s.k === 'pass' ? [w.pass()] : [];
@@ -221,12 +265,27 @@ const lastSeen = new WeakMap<World, Map<number, Callback['status']>>();
 const statusChangesAreTransitions: Check = (w) => {
   const before = lastSeen.get(w) ?? new Map<number, Callback['status']>();
   for (const c of w.callbacks) check(permits(before.get(c.id) ?? null, c.status), () => `callback ${c.id} went from ${before.get(c.id) ?? 'no row'} to ${c.status}: ${JSON.stringify(c)}`);
+  const now = new Set(w.callbacks.map((c) => c.id));
+  for (const [id, from] of before) check(now.has(id) || permits(from, null), () => `callback ${id} was deleted from ${from}: no transition of callback-lifecycle.ts`);
   lastSeen.set(w, new Map(w.callbacks.map((c) => [c.id, c.status])));
+};
+
+/** Whether a change is a row of the lifecycle table: its event, from one of the row's states, to one of them (or as it was). */
+export const isTableRow = (ch: Change) =>
+  CALLBACK_TRANSITIONS.some((t) => t.event === ch.event && t.from.includes(ch.from) && (t.to === 'same' ? ch.to === ch.from : t.to.includes(ch.to)));
+
+/** How many of each world's changes were checked. */
+const changesSeen = new WeakMap<World, number>();
+
+/** Every change the model made is a row of the lifecycle table, by its event: not only a change of status the table permits. */
+const changesAreTableRows: Check = (w) => {
+  for (const ch of w.changes.slice(changesSeen.get(w) ?? 0)) check(isTableRow(ch), () => `callback ${ch.id}: ${ch.event} from ${ch.from ?? 'no row'} to ${ch.to ?? 'no row'} is no row of callback-lifecycle.ts`);
+  changesSeen.set(w, w.changes.length);
 };
 
 const SAFETY: Check[] = [eachCallbackHasOneConsistentState, jobsFitTheLiveWorkers, inFlightWithinWindows, unprovenWithinTheirShare, failuresHaveACause];
 /** A random history's checks: it sees every step from the first, so each change of status too. */
-const TRACED: Check[] = [...SAFETY, statusChangesAreTransitions];
+const TRACED: Check[] = [...SAFETY, statusChangesAreTransitions, changesAreTableRows];
 
 /** Every destination answers 2xx, crashed workers restart, timers and settlements drive admission until nothing waits. */
 function drain(w: World, checks: Check[]): void {
@@ -279,6 +338,32 @@ function run(spec: Spec, checks: Check[]): World {
 }
 
 describe('delivery core against an in-memory model of admission and settlement', () => {
+  it("draws its random steps from the lifecycle table's events: each event has steps that cause it, and every step is an event's or the world's", () => {
+    const events = [...new Set(CALLBACK_TRANSITIONS.map((t) => t.event))].sort();
+    expect(Object.keys(EVENT_STEPS).sort()).toEqual(events);
+    expect(events.filter((e) => (EVENT_STEPS[e] ?? []).length === 0)).toEqual([]);
+    expect(Object.keys(STEPS).filter((n) => !tableSteps.includes(n as StepName))).toEqual([]);
+  });
+
+  it('makes every event of the lifecycle table in its random histories, each by a step named for it, and each change a row of the table', () => {
+    const made = new Map<LifeEvent, Set<string>>();
+    fc.assert(
+      fc.property(worldArb, (spec) => {
+        const w = new World(spec.destinations, spec.workers, spec.seed);
+        for (const s of spec.steps) {
+          const from = w.changes.length;
+          for (const pass of [...apply(w, s), null]) for (const c of TRACED) c(w, pass);
+          for (const ch of w.changes.slice(from)) made.set(ch.event, (made.get(ch.event) ?? new Set()).add(s.k === 'restart' ? 'crash' : s.k));
+        }
+      }),
+      { ...PARAMS, numRuns: 100 },
+    );
+    const events = [...new Set(CALLBACK_TRANSITIONS.map((t) => t.event))];
+    expect(events.filter((e) => !made.has(e))).toEqual([]);
+    // A step made an event only if it is named for it: the mapping says what the model does.
+    expect([...made].flatMap(([e, steps]) => [...steps].filter((st) => !EVENT_STEPS[e].includes(st as StepName)).map((st) => `${st} made ${e}`))).toEqual([]);
+  });
+
   it('keeps each callback in one state, in-flight within windows, workers and the unproven and failing shares, and fails callbacks only for a cause', () => {
     fc.assert(fc.property(worldArb, (spec) => void run(spec, TRACED)), PARAMS);
   });

@@ -1,20 +1,21 @@
 /**
  * The delivery core's statements themselves, driven through random histories on PostgreSQL: the
- * real admission pass (CANDIDATES, ADMIT), sweep (LAPSE, EXPIRE), record (settlement's RECORD
- * and destination writes), the recorder's INSERT and the operators' redelivery, imported from the
- * code, on a scratch database (test/support/statement-world.ts); every change of a callback's status
- * they see is one of src/callbacks/callback-lifecycle.ts. Fewer runs than
- * test/delivery-model.spec.ts, which checks the same invariants on a model hundreds of times a
- * second. FC_SEED=<seed> replays a failure.
+ * real admission pass (CANDIDATES, ADMIT, RELEASE when Redis refuses), sweep (LAPSE, EXPIRE),
+ * record (settlement's RECORD and destination writes), the recorder's INSERT, the operators'
+ * redelivery and Promote and retention's prune, imported from the code, on a scratch database
+ * (test/support/statement-world.ts). The steps are drawn from the events of
+ * src/callbacks/callback-lifecycle.ts, and every change of a callback's status they see is one of
+ * it. Fewer runs than test/delivery-model.spec.ts, which checks the same invariants on a model
+ * hundreds of times a second. FC_SEED=<seed> replays a failure.
  */
 import fc from 'fast-check';
-import { permits } from '../src/callbacks/callback-lifecycle.js';
+import { CALLBACK_TRANSITIONS, permits } from '../src/callbacks/callback-lifecycle.js';
 import type { CallbackStatus } from '../src/callbacks/callback-status.js';
 import { riskySlots } from '../src/delivery/admission-plan.js';
 import { stateOf } from '../src/delivery/destination-store.js';
 import { INITIAL_WINDOW, isProven } from '../src/delivery/destination-window.js';
-import { apply, check, Checks, drain, stepArb } from './support/statement-steps.js';
-import { LEASE_MS, MAX_ATTEMPTS, ORIGINS, READY_WINDOW, SCHEDULE, SCHEDULE_TOTAL, WINDOW_MAX, World } from './support/statement-world.js';
+import { apply, check, Checks, drain, EVENT_STEPS, stepArb, STEPS, tableSteps } from './support/statement-steps.js';
+import { LEASE_MS, MAX_ATTEMPTS, ORIGINS, READY_WINDOW, RETENTION_MS, SCHEDULE, SCHEDULE_TOTAL, WINDOW_MAX, World } from './support/statement-world.js';
 import { statementSuite } from './support/statement-suite.js';
 
 /** Each world's callbacks' statuses as last seen: every change since must be one the lifecycle table permits. */
@@ -98,6 +99,13 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
     steps: fc.array(stepArb, { minLength: 1, maxLength: 40 }),
   });
 
+  it("draws its random steps from the lifecycle table's events: each event has steps that make it, and every step is an event's or the world's", () => {
+    const events = [...new Set(CALLBACK_TRANSITIONS.map((t) => t.event))].sort();
+    expect(Object.keys(EVENT_STEPS).sort()).toEqual(events);
+    expect(events.filter((e) => (EVENT_STEPS[e] ?? []).length === 0)).toEqual([]);
+    expect(Object.keys(STEPS).filter((n) => !tableSteps().includes(n as keyof typeof STEPS))).toEqual([]);
+  });
+
   it('keeps every callback in one consistent state and in-flight within windows, slots and the unproven share; fails only for a cause; delivers everything once destinations answer, and a redelivery delivers what failed', async () => {
     const property = fc.asyncProperty(worldArb, async (spec) => {
       const w = await suite.world(spec.destinations, spec.workers);
@@ -112,6 +120,14 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
       // Those whose URL the partner removed stay failed: nowhere to send them.
       const left = (await w.callbacks()).filter((c) => c.status !== 'delivered' && !(c.status === 'failed' && /^callback URL removed/.test(c.last_error ?? '')));
       check(left.length === 0, () => `not delivered after a redelivery: ${JSON.stringify(left)}`);
+      // Retention deletes what was delivered, once it is old enough, and nothing else.
+      const states = async () => (await w.callbacks()).map((c) => `${c.id} ${c.status}`).join(', ');
+      const kept = (await w.callbacks()).filter((c) => c.status !== 'delivered').map((c) => `${c.id} ${c.status}`).join(', ');
+      await w.tick(RETENTION_MS + 1);
+      await w.prune();
+      await traced.settled(w);
+      const after = await states();
+      check(after === kept, () => `retention left ${after}, not ${kept}`);
     });
     await fc.assert(property, { interruptAfterTimeLimit: 200_000, numRuns: Number(process.env.FC_RUNS ?? 25), seed: Number(process.env.FC_SEED ?? 20_261_125) });
   }, 240_000);

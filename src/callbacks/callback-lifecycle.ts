@@ -6,7 +6,8 @@ export type LifeState = CallbackStatus | null;
 /**
  * One way a callback's state changes: from which states, on what event, to which, what else the
  * same statement writes, who may cause it, and the store's statements that make it (by their
- * names in src/callbacks/store/statements.ts). A callback becomes `failed` only by the event
+ * names in src/callbacks/store/statements.ts). What each event writes is SQL of one file,
+ * src/callbacks/store/lifecycle.ts, the only one whose SQL writes a callback's status. A callback becomes `failed` only by the event
  * `fail`, each row of it with its reason (the `last_error` it leaves).
  */
 export interface Transition {
@@ -57,6 +58,9 @@ export const CALLBACK_TRANSITIONS: Transition[] = [
   { from: ['sending'], event: 'remove URL', to: 'same', writes: 'url_removed_at: it fails when it settles, unless delivered', by: 'the partner, removing its URL', statements: ['url-remove'] },
   { from: ['delivered'], event: 'prune', to: [null], writes: 'its attempts and operational event deleted', by: 'retention, past CALLBACK_RETENTION', statements: ['retention-prune'] },
 ];
+
+/** An event of the table: what changes a callback's state (store/lifecycle.ts writes each one's SQL). */
+export type LifeEvent = Transition['event'];
 
 /** Whether the table has a way from one state to another (a state may also stay as it is). */
 export function permits(from: LifeState, to: LifeState): boolean {

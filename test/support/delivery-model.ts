@@ -1,10 +1,12 @@
 /**
  * The in-memory model of the delivery tables (callbacks, destinations, delivery_workers) and of
  * the Redis jobs that test/delivery-model.spec.ts drives: what admission.ts (CANDIDATES, ADMIT,
- * LAPSE, EXPIRE) and settlement.ts (RECORD) do in PostgreSQL, over the code's own pure functions,
- * constants and job shape.
+ * LAPSE, EXPIRE, RELEASE) and settlement.ts (RECORD) do in PostgreSQL, with the partners' URL
+ * changes, redelivery, Promote and retention, over the code's own pure functions, constants and
+ * job shape. Each change it makes to a callback is noted by the lifecycle table's event.
  */
 import { destinationKey } from '../../src/callbacks/callback-destination.js';
+import type { LifeEvent } from '../../src/callbacks/callback-lifecycle.js';
 import { admissionRounds, Budget, Candidate, isFresh, servedAfter } from '../../src/delivery/admission-plan.js';
 import { LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
 import { LEASE_SPARE_MS } from '../../src/delivery/callback-delivery.js';
@@ -67,6 +69,8 @@ export interface End { cb: Callback; by: 'attempt' | 'expire' | 'removed'; statu
 export interface Row { state: DestinationState; sending: number; due: number; oldestDue: number | null; room: number; proven: boolean; failing: boolean; lastServed: number | null; admitted: number }
 /** `skipped`: the destinations whose callbacks the pass did not read (the fresh lane's catching up). */
 export interface PassReport { now: number; slots: number; rows: Map<string, Row>; skipped: ReadonlySet<string> }
+/** A change the model made to a callback, named by the lifecycle table's event (src/callbacks/callback-lifecycle.ts). */
+export interface Change { event: LifeEvent; id: number; from: Status | null; to: Status | null }
 
 /** The tables `callbacks`, `destinations`, `delivery_workers` and the Redis jobs, in memory. */
 export class World {
@@ -76,6 +80,8 @@ export class World {
   readonly jobs = new Map<number, Job>();
   readonly workers: { slots: number; up: boolean }[];
   readonly ends: End[] = [];
+  /** Every change made to a callback, in order, by its event. */
+  readonly changes: Change[] = [];
   /** The callbacks of each job added to the queue, for checking the job shape. */
   readonly jobSizes: number[] = [];
   private readonly policy: RetryPolicy;
@@ -84,6 +90,7 @@ export class World {
   private passes = 0;
   /** The destinations the last full pass found catching up (Admission's `catchingUp`): the fresh lane skips them. */
   private catchingUp: ReadonlySet<string> = new Set();
+  private ids = 0;
 
   constructor(destinations: number, workerSlots: number[], seed = 1) {
     for (const o of DESTINATIONS.slice(0, destinations)) this.dests.set(o, { state: newDestination(cfg), behaviour: 'ok' });
@@ -97,17 +104,23 @@ export class World {
   slots = () => Math.min(READY_WINDOW, this.workers.reduce((n, w) => n + (w.up ? w.slots : 0), 0));
   busy = () => this.callbacks.some((c) => c.status === 'pending' || c.status === 'sending');
 
+  private note(event: LifeEvent, c: Callback, from: Status | null, to: Status | null = c.status): void {
+    this.changes.push({ event, id: c.id, from, to });
+  }
+
   commit(origin: string): void {
-    this.callbacks.push({ id: this.callbacks.length, dest: origin, status: 'pending', nextAttemptAt: this.now, leaseUntil: null, scheduleStartedAt: this.now, scheduleAttempts: 0, attemptCount: 0, lastError: null, nextDest: null, removed: false, admittedAs: null });
+    this.callbacks.push({ id: this.ids++, dest: origin, status: 'pending', nextAttemptAt: this.now, leaseUntil: null, scheduleStartedAt: this.now, scheduleAttempts: 0, attemptCount: 0, lastError: null, nextDest: null, removed: false, admittedAs: null });
+    this.note('record', this.callbacks.at(-1)!, null);
   }
 
   /**
    * Admission.admit(): CANDIDATES (an open destination's callbacks read only once its probe is
    * due), then admissionRounds' plans, each ADMIT taking what a destination has, and a job per
-   * admitted callback.
+   * admitted callback; or, `refused` (Redis refused the jobs), RELEASE of what it admitted.
    */
-  pass(): PassReport {
-    const { report, candidates, admitted } = this.admit(new Set());
+  pass(refused = false): PassReport {
+    const { report, candidates, admitted } = this.admit(new Set(), refused);
+    if (refused) return report;
     this.served = servedAfter(this.served, candidates, admitted, ++this.passes);
     this.catchingUp = new Set(candidates.filter((c) => !isFresh(c.oldestDue, report.now)).map((c) => c.key));
     return report;
@@ -116,12 +129,12 @@ export class World {
   /** Admission.admitFresh(): a pass that reads no callbacks of the destinations the last full pass found catching up; none while none did. */
   freshPass(): PassReport[] {
     if (this.catchingUp.size === 0) return [];
-    const { candidates, admitted, report } = this.admit(this.catchingUp);
+    const { candidates, admitted, report } = this.admit(this.catchingUp, false);
     for (const [key, turn] of servedAfter(this.served, candidates, admitted, ++this.passes)) this.served.set(key, turn);
     return [report];
   }
 
-  private admit(skipped: ReadonlySet<string>): { report: PassReport; candidates: Candidate[]; admitted: Map<string, number> } {
+  private admit(skipped: ReadonlySet<string>, refused: boolean): { report: PassReport; candidates: Candidate[]; admitted: Map<string, number> } {
     const report: PassReport = { now: this.now, slots: this.slots(), rows: new Map(), skipped };
     const budget: Budget = { slots: report.slots, sending: 0, riskySending: 0, failingSending: 0 };
     const candidates: Candidate[] = [];
@@ -145,6 +158,7 @@ export class World {
         const row = report.rows.get(origin)!;
         for (const cb of this.dueOf(origin).slice(0, n)) {
           Object.assign(cb, { status: 'sending', leaseUntil: this.now + LEASE_MS, admittedAs: row.state.openedAt !== null ? 'open' : row.proven ? 'proven' : 'unproven' });
+          this.note('admit', cb, 'pending');
           row.admitted++;
           got.set(origin, (got.get(origin) ?? 0) + 1);
           admitted.push(cb);
@@ -152,10 +166,16 @@ export class World {
       }
       round = rounds.next(got);
     }
+    const counts = new Map([...report.rows].map(([o, r]) => [o, r.admitted]));
+    if (refused) {
+      for (const cb of admitted) this.backToWaiting(cb, 'release');
+      return { report, candidates, admitted: counts };
+    }
     const live = this.workers.map((_, i) => i).filter((i) => this.workers[i].up);
-    for (const ids of jobsOf(admitted.map((c) => String(c.id)), live.length)) this.enqueue(ids.map((id) => this.callbacks[Number(id)]), live);
+    const byId = new Map(admitted.map((c) => [String(c.id), c]));
+    for (const ids of jobsOf([...byId.keys()], live.length)) this.enqueue(ids.map((id) => byId.get(id)!), live);
     this.start();
-    return { report, candidates, admitted: new Map([...report.rows].map(([o, r]) => [o, r.admitted])) };
+    return { report, candidates, admitted: counts };
   }
 
   /** A job goes to the live worker holding the fewest callbacks (BullMQ: whichever asks first). */
@@ -192,19 +212,21 @@ export class World {
   started = () => [...this.jobs.values()].filter((j) => j.startedAt !== null);
 
   /** LAPSE and RELEASE: back to waiting with the URL it was moved to, or failed if its URL was removed meanwhile. */
-  private backToWaiting(c: Callback): void {
+  private backToWaiting(c: Callback, event: 'release' | 'lapse'): void {
+    this.note(c.removed ? 'fail' : event, c, c.status, c.removed ? 'failed' : 'pending');
     Object.assign(c, { status: c.removed ? 'failed' : 'pending', nextAttemptAt: c.removed ? null : c.nextAttemptAt, leaseUntil: null, dest: c.nextDest ?? c.dest, nextDest: null });
     if (c.removed) this.ends.push({ cb: c, by: 'removed', status: 'failed', final: false, probe: false, scheduleAttempts: c.scheduleAttempts, attemptCount: c.attemptCount, open: false, lastError: c.lastError ?? '' });
   }
 
   /** Admission.sweep(): LAPSE, then EXPIRE. */
   sweep(): void {
-    for (const c of this.callbacks) if (c.status === 'sending' && c.leaseUntil! < this.now) this.backToWaiting(c);
+    for (const c of this.callbacks) if (c.status === 'sending' && c.leaseUntil! < this.now) this.backToWaiting(c, 'lapse');
     for (const c of this.callbacks) {
       const { state } = this.dests.get(c.dest)!;
       if (c.status !== 'pending' || state.openedAt === null || !(c.scheduleStartedAt < this.now - SCHEDULE_TOTAL)) continue;
       const lastError = `destination ${c.dest} unavailable (circuit open since ${new Date(state.openedAt).toISOString()}${state.lastError ? `, last error: ${state.lastError}` : ''}); attempt schedule ended while waiting`;
       Object.assign(c, { status: 'failed', nextAttemptAt: null, lastError });
+      this.note('fail', c, 'pending');
       this.ends.push({ cb: c, by: 'expire', status: 'failed', final: false, probe: false, scheduleAttempts: c.scheduleAttempts, attemptCount: c.attemptCount, open: true, lastError });
     }
   }
@@ -225,16 +247,22 @@ export class World {
     dest.state = s.destination;
     this.jobs.delete(c.id);
     // RECORD's circuitEvents: a closing makes the destination's callbacks waiting in a backoff due now.
-    if (closed) for (const w of this.of(job.dest, 'pending')) if (w !== c && w.nextAttemptAt! > this.now) w.nextAttemptAt = this.now;
+    for (const w of closed ? this.of(job.dest, 'pending') : []) {
+      if (w === c || w.nextAttemptAt! <= this.now) continue;
+      w.nextAttemptAt = this.now;
+      this.note('due now', w, 'pending');
+    }
     // RECORD: a row failed meanwhile (its URL removed while the attempt was under way) takes only a delivery.
     if ((c.status !== 'sending' && c.status !== 'pending' && s.status !== 'delivered') || c.attemptCount !== job.attemptCount) return;
     const same = c.scheduleStartedAt === job.scheduleKey;
     const delivered = s.status === 'delivered';
     const removed = c.removed && !delivered;
+    const from = c.status;
     c.status = delivered ? s.status : removed ? 'failed' : same ? s.status : 'pending';
     c.scheduleAttempts += same && s.counts ? 1 : 0;
     c.nextAttemptAt = delivered || removed ? null : !same ? this.now : s.delayMs === null ? null : this.now + s.delayMs;
     Object.assign(c, { attemptCount: c.attemptCount + 1, lastError: removed ? c.lastError : s.lastError, leaseUntil: null, dest: c.nextDest ?? c.dest, nextDest: null });
+    this.note(delivered ? 'deliver' : c.status === 'failed' ? 'fail' : 'retry', c, from);
     if (removed) {
       this.ends.push({ cb: c, by: 'removed', status: 'failed', final: false, probe, scheduleAttempts: c.scheduleAttempts, attemptCount: c.attemptCount, open: false, lastError: c.lastError ?? '' });
     } else if (c.status === 'failed' || (same && isFinal(result))) {
@@ -268,7 +296,24 @@ export class World {
   restart = (i: number) => void (this.workers[i].up = true);
 
   redeliver(c: Callback): void {
-    if (!c.removed && (c.status === 'delivered' || c.status === 'failed')) Object.assign(c, { status: 'pending', scheduleAttempts: 0, scheduleStartedAt: this.now, nextAttemptAt: this.now });
+    if (c.removed || (c.status !== 'delivered' && c.status !== 'failed')) return;
+    this.note('redeliver', c, c.status, 'pending');
+    Object.assign(c, { status: 'pending', scheduleAttempts: 0, scheduleStartedAt: this.now, nextAttemptAt: this.now });
+  }
+
+  /** An operator's Promote (store/repairs.ts, DUE_NOW): a pending callback due now, its schedule kept. */
+  promote(c: Callback): void {
+    if (c.status !== 'pending') return;
+    c.nextAttemptAt = this.now;
+    this.note('due now', c, 'pending');
+  }
+
+  /** Retention (store/retention.ts): delivered callbacks past CALLBACK_RETENTION, here every delivered one, deleted. */
+  prune(): void {
+    for (const c of this.callbacks.filter((x) => x.status === 'delivered')) {
+      this.callbacks.splice(this.callbacks.indexOf(c), 1);
+      this.note('prune', c, 'delivered', null);
+    }
   }
 
   /**
@@ -277,6 +322,7 @@ export class World {
    */
   move(c: Callback, origin: string): void {
     if (c.status === 'delivered') return;
+    this.note('move URL', c, c.status);
     if (c.status === 'sending') Object.assign(c, { nextDest: origin, removed: false });
     else Object.assign(c, { dest: origin, removed: false });
   }
@@ -285,6 +331,8 @@ export class World {
   remove(c: Callback): void {
     if (c.status === 'delivered') return;
     const lastError = 'callback URL removed by the partner (status_callback set to null); no further attempts';
+    // REMOVE_URL: a waiting or failed one fails (again) now, one in flight when it comes back.
+    this.note(c.status === 'sending' ? 'remove URL' : 'fail', c, c.status, c.status === 'sending' ? 'sending' : 'failed');
     if (c.status === 'pending') {
       Object.assign(c, { status: 'failed', nextAttemptAt: null, lastError, removed: true, nextDest: null });
       this.ends.push({ cb: c, by: 'removed', status: 'failed', final: false, probe: false, scheduleAttempts: c.scheduleAttempts, attemptCount: c.attemptCount, open: false, lastError });

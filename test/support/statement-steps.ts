@@ -1,8 +1,9 @@
 /**
  * The steps of a random history over the statement world (statement-world.ts): what can happen
- * (stepArb), how each step is applied, what a history checks as it goes, and the drain that ends it.
+ * (stepArb, drawn from the lifecycle table's events), how each step is applied, what a history checks as it goes, and the drain that ends it.
  */
 import fc from 'fast-check';
+import { CALLBACK_TRANSITIONS, type LifeEvent } from '../../src/callbacks/callback-lifecycle.js';
 import { PROVEN_FOR_MS } from '../../src/delivery/destination-window.js';
 import { Behaviour, BEHAVIOURS } from './delivery-model.js';
 import { LEASE_MS, PROBE_LAST, SCHEDULE_TOTAL, World } from './statement-world.js';
@@ -12,18 +13,55 @@ export function check(ok: boolean, message: () => string): void {
 }
 
 const k = <K extends string>(...ks: K[]) => fc.constantFrom(...ks);
-export const stepArb = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ k: k('commit'), d: fc.nat(2), c: fc.nat(2) }) },
+/** Each step a random history can take, with how often. */
+export const STEPS = {
+  commit: { weight: 4, arbitrary: fc.record({ k: k('commit'), d: fc.nat(2), c: fc.nat(2) }) },
   // A partner moves a company's URL to another destination, or removes it.
-  { weight: 2, arbitrary: fc.record({ k: k('move', 'move', 'remove'), d: fc.nat(2), c: fc.nat(2) }) },
+  url: { weight: 2, arbitrary: fc.record({ k: k('move', 'move', 'remove'), d: fc.nat(2), c: fc.nat(2) }) },
   // One partner's destination at an origin answers otherwise (the other partner's there keeps its own behaviour).
-  { weight: 2, arbitrary: fc.record({ k: k('behave'), d: fc.nat(5), b: fc.constantFrom(...BEHAVIOURS) }) },
-  { weight: 5, arbitrary: fc.record({ k: k('pass', 'pass', 'sweep') }) },
-  { weight: 4, arbitrary: fc.record({ k: k('settle'), pick: fc.nat(), as: fc.option(fc.constantFrom<Behaviour>('ok', '5xx', '429', 'hang', '4xx'), { freq: 4 }), late: fc.nat(50) }) },
-  { weight: 1, arbitrary: fc.record({ k: k('crash', 'restart'), w: fc.nat(1) }) },
-  { weight: 3, arbitrary: fc.record({ k: k('tick'), ms: fc.oneof(fc.integer({ min: 100, max: 3000 }), fc.constantFrom(LEASE_MS + 1, SCHEDULE_TOTAL + 1, PROBE_LAST, PROVEN_FOR_MS)) }) },
-  { weight: 1, arbitrary: fc.record({ k: k('redeliver'), pick: fc.nat() }) },
-);
+  behave: { weight: 2, arbitrary: fc.record({ k: k('behave'), d: fc.nat(5), b: fc.constantFrom(...BEHAVIOURS) }) },
+  admission: { weight: 5, arbitrary: fc.record({ k: k('pass', 'pass', 'sweep') }) },
+  // A pass whose jobs Redis refuses: what it admitted is released.
+  refuse: { weight: 2, arbitrary: fc.record({ k: k('refuse') }) },
+  settle: { weight: 4, arbitrary: fc.record({ k: k('settle'), pick: fc.nat(), as: fc.option(fc.constantFrom<Behaviour>('ok', '5xx', '429', 'hang', '4xx'), { freq: 4 }), late: fc.nat(50) }) },
+  crash: { weight: 1, arbitrary: fc.record({ k: k('crash', 'restart'), w: fc.nat(1) }) },
+  tick: { weight: 3, arbitrary: fc.record({ k: k('tick'), ms: fc.oneof(fc.integer({ min: 100, max: 3000 }), fc.constantFrom(LEASE_MS + 1, SCHEDULE_TOTAL + 1, PROBE_LAST, PROVEN_FOR_MS)) }) },
+  redeliver: { weight: 1, arbitrary: fc.record({ k: k('redeliver'), pick: fc.nat() }) },
+  promote: { weight: 1, arbitrary: fc.record({ k: k('promote'), pick: fc.nat() }) },
+  prune: { weight: 1, arbitrary: fc.record({ k: k('prune') }) },
+};
+export type StepName = keyof typeof STEPS;
+
+/**
+ * The steps that make each event of the lifecycle table (src/callbacks/callback-lifecycle.ts): the
+ * random histories are drawn from the table's events, so an event the table gains has no step
+ * until one is named here (test/delivery-statements.e2e-spec.ts checks that each has one).
+ */
+export const EVENT_STEPS: Record<LifeEvent, StepName[]> = {
+  record: ['commit'],
+  admit: ['admission', 'refuse'],
+  release: ['refuse'],
+  lapse: ['admission'],
+  deliver: ['settle', 'tick'],
+  retry: ['settle', 'tick'],
+  // An attempt's last failure or final answer, an outage outlasting the schedule (the sweep), a removed URL.
+  fail: ['settle', 'tick', 'admission', 'url', 'refuse'],
+  // An operator's Promote, or a probe's answer closing the circuit.
+  'due now': ['promote', 'settle', 'tick'],
+  redeliver: ['redeliver'],
+  'move URL': ['url'],
+  'remove URL': ['url'],
+  prune: ['prune'],
+};
+/** The steps of the world around the callbacks: answers change, workers crash and restart, time passes. */
+export const WORLD_STEPS: StepName[] = ['behave', 'crash', 'tick'];
+
+/** The steps of the table's events and of the world, but those left out (`except`). */
+export function tableSteps(except: StepName[] = []): StepName[] {
+  return [...new Set([...CALLBACK_TRANSITIONS.flatMap((t) => EVENT_STEPS[t.event] ?? []), ...WORLD_STEPS])].filter((n) => !except.includes(n));
+}
+export const stepsOf = (names: StepName[]) => fc.oneof(...names.map((n) => STEPS[n]));
+export const stepArb = stepsOf(tableSteps());
 export type Step = typeof stepArb extends fc.Arbitrary<infer T> ? T : never;
 
 export async function apply(w: World, s: Step, checks: Checks): Promise<void> {
@@ -38,6 +76,12 @@ export async function apply(w: World, s: Step, checks: Checks): Promise<void> {
   if (s.k === 'crash') await w.crash(s.w % w.workers.length);
   if (s.k === 'restart') await w.restart(s.w % w.workers.length);
   if (s.k === 'tick') await w.tick(s.ms);
+  if (s.k === 'refuse') await w.refusedPass();
+  if (s.k === 'prune') await w.prune();
+  if (s.k === 'promote') {
+    const pending = (await w.callbacks()).filter((c) => c.status === 'pending');
+    if (pending.length > 0) await w.promote(pending[s.pick % pending.length].id);
+  }
   if (s.k === 'redeliver') {
     const done = (await w.callbacks()).filter((c) => (c.status === 'delivered' || c.status === 'failed') && c.url_removed_at === null);
     const c = done[s.pick % done.length];

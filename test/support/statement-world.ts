@@ -12,6 +12,8 @@ import { destinationKey, originOfKey } from '../../src/callbacks/callback-destin
 import { CallbackMessage } from '../../src/callbacks/callback-message.js';
 import { Redelivery } from '../../src/callbacks/redelivery.js';
 import { BulkReplay, DEFAULT_REPLAY_LIMIT } from '../../src/callbacks/bulk-replay.js';
+import { CallbackRepairs } from '../../src/callbacks/callback-repairs.js';
+import { RetentionStore } from '../../src/callbacks/store/retention.js';
 import type { DestinationRow } from '../../src/callbacks/store/destination-states.js';
 import { CallbackRecorder } from '../../src/callbacks/callback-recorder.js';
 import { followUrl } from '../../src/callbacks/store/url-changes.js';
@@ -36,6 +38,11 @@ export const LEASE_MS = TIMEOUT_MS + LEASE_MARGIN_MS;
 export const WINDOW_MAX = 4;
 export const READY_WINDOW = 6;
 export const PROBE_LAST = 4000;
+/**
+ * Retention's CALLBACK_RETENTION: as long as an attempt may take, so that no job left in the
+ * world (a lapsed one's) holds a callback retention deleted; a deployment's is days.
+ */
+export const RETENTION_MS = TIMEOUT_MS;
 
 /** A destination's answer, as the model's (no Retry-After: this test's time moves by hand). */
 export const answerOf = (b: Behaviour) => answer(b, TIMEOUT_MS, null);
@@ -77,6 +84,9 @@ export class World {
   private readonly admission: Admission;
   private readonly admin: Redelivery;
   private readonly replay: BulkReplay;
+  private readonly repairs: CallbackRepairs;
+  /** Whether the queue refuses the jobs of a pass (Redis down). */
+  private refusing = false;
   private readonly writes: Writes;
   private admitted: string[] = [];
 
@@ -92,12 +102,18 @@ export class World {
     const partners = [...new Set(companies.map((c) => c.partnerId))];
     for (const o of ORIGINS.slice(0, destinations)) for (const p of partners) this.behaviour.set(destinationKey(p, o), 'ok');
     this.workers = workerSlots.map((slots) => ({ slots, up: true }));
-    const queue = { add: async (ids: string[], lease: string, workers: number) => this.take(jobsOf(ids, workers), lease, await this.destinationsOf(ids)) } as unknown as CallbackQueue;
+    const queue = {
+      add: async (ids: string[], lease: string, workers: number) => {
+        if (this.refusing) throw REFUSED;
+        this.take(jobsOf(ids, workers), lease, await this.destinationsOf(ids));
+      },
+    } as unknown as CallbackQueue;
     this.admission = new Admission(config, queue, metrics);
     this.settlements = this.workers.map(() => new Settlement(s.sql, config, metrics, { wake: () => undefined } as never));
     this.writes = new Writes(s.db, { wake: () => undefined });
     this.admin = new Redelivery(this.writes, new AuditLog(s.db));
     this.replay = new BulkReplay(s.db, this.writes, new AuditLog(s.db), DEFAULT_REPLAY_LIMIT);
+    this.repairs = new CallbackRepairs(this.writes, new AuditLog(s.db));
   }
 
   /** The destinations' keys (callbacks.destination): one per partner and origin. */
@@ -158,6 +174,28 @@ export class World {
   }
 
   sweep = () => this.admission.sweep(this.s.pool as unknown as SqlSession);
+
+  /** Admission's pass while Redis refuses its jobs: what it admitted goes back (RELEASE), and the pass fails. */
+  async refusedPass(): Promise<void> {
+    this.refusing = true;
+    try {
+      await this.admission.admit(this.s.pool as unknown as SqlSession);
+    } catch (e) {
+      if (e !== REFUSED) throw e;
+    } finally {
+      this.refusing = false;
+    }
+  }
+
+  /** Retention's batch (store/retention.ts): delivered callbacks older than RETENTION_MS deleted, with their attempts and events. */
+  async prune(): Promise<void> {
+    const client = await this.s.sql.pool.connect();
+    try {
+      await new RetentionStore(this.s.sql).pruneCallbacks(client, RETENTION_MS);
+    } finally {
+      client.release();
+    }
+  }
 
   /** BullMQ hands each job to a live worker: here the one holding the fewest callbacks. */
   private take(jobs: string[][], lease: string, destinations: Map<string, string>): void {
@@ -224,6 +262,12 @@ export class World {
     await this.admin.redeliver(id, { actor: { operator: { id: operator.id, name: 'admin', role: 'admin' }, action: 'callback.redeliver' } });
   };
 
+  /** The operator's Promote of a pending callback (callback-repairs.ts): due now, its schedule kept. */
+  promote = async (id: string) => {
+    const [operator] = (await this.s.pool.query<{ id: string }>(`SELECT id FROM operators WHERE name = 'admin'`)).rows;
+    await this.repairs.promote({ operator: { id: operator.id, name: 'admin', role: 'admin' }, action: 'callback.promote' }, id);
+  };
+
   /**
    * The operator's bulk redelivery of every failed callback, as the bootstrap operator: those of a
    * destination still open are taken too (one at a time they are refused) and wait for its probe.
@@ -269,3 +313,6 @@ export class World {
  * fails the history, rather than being retried until it passes (settlement.ts waits out outages).
  */
 export const settlementFaults: string[] = [];
+
+/** What the queue throws while it refuses jobs. */
+const REFUSED = new Error('the queue refused the jobs (a test step)');

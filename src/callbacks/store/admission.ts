@@ -1,5 +1,6 @@
 import { microsKey } from '../../platform/index.js';
 import { DESTINATION_COLUMNS } from './destination-states.js';
+import { backToWaiting, EVENT_WRITES, fail, set } from './lifecycle.js';
 import { emitEvents, noteFailures } from './operational-events.js';
 
 /**
@@ -66,7 +67,7 @@ export const CANDIDATES = `
  * hash the whole table.
  */
 export const ADMIT = `
-  UPDATE callbacks c SET status = 'sending', lease_until = now() + $3 * interval '1 millisecond'
+  UPDATE callbacks c SET ${set(EVENT_WRITES.admit('$3'))}
    WHERE c.id = ANY (ARRAY(
            SELECT p.id FROM unnest($1::text[], $2::int[], $4::bigint[], $5::bigint[]) AS w(key, n, at, seq),
              LATERAL (SELECT c.id FROM callbacks c
@@ -80,18 +81,11 @@ export const ADMIT = `
  */
 export const FOLLOW_MOVE = `url = coalesce(next_url, url), next_url = NULL`;
 
-/**
- * Back to waiting, no attempt spent, with the URL it was moved to meanwhile; or, its URL removed
- * meanwhile, `failed` (its lastError says so already).
- */
-const BACK_TO_WAITING = `status = CASE WHEN url_removed_at IS NULL THEN 'pending' ELSE 'failed' END,
-  next_attempt_at = CASE WHEN url_removed_at IS NULL THEN next_attempt_at END, lease_until = NULL, ${FOLLOW_MOVE}`;
+/** Admitted rows whose jobs Redis refused go back to waiting, as they were, with the URL they were moved to meanwhile. */
+export const RELEASE = `UPDATE callbacks SET ${backToWaiting('release')}, ${FOLLOW_MOVE} WHERE id = ANY($1::uuid[]) AND status = 'sending'`;
 
-/** Admitted rows whose jobs Redis refused go back to waiting, as they were. */
-export const RELEASE = `UPDATE callbacks SET ${BACK_TO_WAITING} WHERE id = ANY($1::uuid[]) AND status = 'sending'`;
-
-/** A lease that ran out: its process died or its job was lost. Back to waiting, no attempt spent. */
-export const LAPSE = `UPDATE callbacks SET ${BACK_TO_WAITING} WHERE status = 'sending' AND lease_until < now()`;
+/** A lease that ran out: its process died or its job was lost. Back to waiting, no attempt spent, as RELEASE. */
+export const LAPSE = `UPDATE callbacks SET ${backToWaiting('lapse')}, ${FOLLOW_MOVE} WHERE status = 'sending' AND lease_until < now()`;
 
 /** The destinations whose circuit is open (a small table's scan), for the sweep's expiry. */
 export const OPEN_DESTINATIONS = `
@@ -107,7 +101,7 @@ export const OPEN_DESTINATIONS = `
  */
 export const EXPIRE = `
   WITH expired AS (
-  UPDATE callbacks c SET status = 'failed', next_attempt_at = NULL, last_error = o.error
+  UPDATE callbacks c SET ${set(fail('o.error'))}
     FROM unnest($2::text[], $3::text[]) AS o(key, error)
    WHERE c.destination = o.key AND c.id = ANY (ARRAY(
            SELECT p.id FROM unnest($2::text[]) AS d(key),

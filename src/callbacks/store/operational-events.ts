@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { FAILED_NOTICE_WINDOW } from '../operational-events/operational-event.js';
+import { EVENT_WRITES, RECORD, set } from './lifecycle.js';
 
 /** PostgreSQL's timestamps as the API writes them: ISO-8601 UTC with milliseconds. */
 export const isoText = (t: string) => `to_char(${t} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -20,8 +21,8 @@ export function emitEvents(name: string, source: string): string {
     INSERT INTO operational_events (id, partner_id, type, created_at, data, sent)
     SELECT id, partner_id, type, at, data::jsonb, operations_url IS NOT NULL FROM ${name}_src
   ), ${name}_deliveries AS (
-    INSERT INTO callbacks (id, partner_id, url, body, event_type, status, next_attempt_at)
-    SELECT id, partner_id, operations_url, ${compactBody('type', isoText('at'), 'data')}, type, 'pending', now()
+    INSERT INTO callbacks (id, partner_id, url, body, event_type, ${RECORD.columns})
+    SELECT id, partner_id, operations_url, ${compactBody('type', isoText('at'), 'data')}, type, ${RECORD.values}
       FROM ${name}_src WHERE operations_url IS NOT NULL
   )`;
 }
@@ -140,7 +141,7 @@ export const NONE_SETTLED = `(SELECT NULL::uuid AS id, NULL::uuid AS partner_id,
 function releaseOnClosing(saved: string, settled: string): string {
   return `
   circuit_released AS (
-    UPDATE callbacks c SET next_attempt_at = now()
+    UPDATE callbacks c SET ${set(EVENT_WRITES['due now'])}
      WHERE c.id = ANY (ARRAY(
              SELECT p.id FROM ${saved} t,
                LATERAL (SELECT x.id FROM callbacks x

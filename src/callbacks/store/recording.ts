@@ -2,6 +2,7 @@ import { EntityManager } from 'typeorm';
 import { InputColumns, noteDue } from '../../platform/index.js';
 import type { CallbackEvent } from '../callback-event.js';
 import { buildCallbackBody } from '../callback-message.js';
+import { RECORD } from './lifecycle.js';
 
 /** Inserts the events' callbacks, due now, inside a change's transaction (Writes), which then wakes admission. */
 export async function insertCallbacks(m: EntityManager, events: CallbackEvent[]): Promise<void> {
@@ -17,8 +18,8 @@ function callbackRows(events: CallbackEvent[]): { text: string; values: unknown[
 
 /** The INSERT's text, its parameters numbered from `first` and its rows written only `when` that condition holds. */
 function callbackInsert(first: number, when: string): string {
-  return `INSERT INTO callbacks (${CALLBACK_INPUT.names}, status, next_attempt_at)
-       SELECT ${CALLBACK_INPUT.names}, 'pending', now()
+  return `INSERT INTO callbacks (${CALLBACK_INPUT.names}, ${RECORD.columns})
+       SELECT ${CALLBACK_INPUT.names}, ${RECORD.values}
          FROM unnest(${CALLBACK_INPUT.arrays(first)}) WITH ORDINALITY AS e(${CALLBACK_INPUT.names}, ord)
         WHERE ${when}
         ORDER BY ord`;

@@ -2,12 +2,13 @@ import { EntityManager } from 'typeorm';
 import { noteDue } from '../../platform/index.js';
 import type { CallbackStatus } from '../callback-status.js';
 import { REDELIVERABLE, RedeliveryFacts } from '../redelivery-rules.js';
+import { EVENT_WRITES, set } from './lifecycle.js';
 
 /**
  * A fresh schedule, due now: admission takes it from here. A callback whose attempt is in flight
  * (`sending`) stays so: that attempt settles it, under the fresh schedule (settlement.ts).
  */
-export const RESET = `status = CASE WHEN status = 'sending' THEN 'sending' ELSE 'pending' END, schedule_attempts = 0, schedule_started_at = now(), next_attempt_at = now(), delivered_at = NULL`;
+export const RESET = set(EVENT_WRITES.redeliver);
 
 /** A callback's status and next attempt before and after a repair. */
 export type Moved = { old_status: CallbackStatus; old_next: Date | null; status: CallbackStatus; next_attempt_at: Date | null };
@@ -48,7 +49,7 @@ const moveStatement = (set: string, when: string): string =>
       RETURNING old.old_status, old.old_next, c.status, c.next_attempt_at`;
 
 export const RESTART = moveStatement(RESET, `AND ${REDELIVERABLE}`);
-export const DUE_NOW = moveStatement(`next_attempt_at = now()`, `AND status = 'pending'`);
+export const DUE_NOW = moveStatement(set(EVENT_WRITES['due now']), `AND status = 'pending'`);
 
 async function move(m: EntityManager, statement: string, ids: string[]): Promise<Moved[]> {
   const [rows]: [Moved[], number] = await m.query(statement, [ids]);

@@ -1,11 +1,12 @@
 import { InputColumns, microsKey } from '../../platform/index.js';
 import { FOLLOW_MOVE } from './admission.js';
 import { saveDestinations } from './destination-states.js';
+import { FATE_STATUSES, set, settle, UNLEASED } from './lifecycle.js';
 import { circuitEvents, emitEvents, NONE_SETTLED, noteFailures } from './operational-events.js';
 
 /** What becomes of a callback (delivery/settle-attempt.ts decides; this statement takes it). */
 export interface RecordedFate {
-  status: 'delivered' | 'pending' | 'failed';
+  status: (typeof FATE_STATUSES)[number];
   delayMs: number | null;
   lastError: string | null;
   keepsError: boolean;
@@ -100,13 +101,9 @@ function recordStatement(reports: Reports): string {
   ), settled AS (
   UPDATE callbacks c
      SET attempt_count = c.attempt_count + 1,
-         status = ${CASE('status')},
-         schedule_attempts = c.schedule_attempts + ${CASE('counts')},
-         next_attempt_at = now() + ${CASE('delay_ms')} * interval '1 millisecond', -- no delay (delivered, failed): NULL
-         last_error = CASE WHEN ${CASE('keeps_error')} THEN c.last_error ELSE ${CASE('last_error')} END,
-         delivered_at = CASE WHEN ${CASE('status')} = 'delivered' THEN now() ELSE c.delivered_at END,
+         ${settle(CASE)},
          ${FOLLOW_MOVE},
-         lease_until = NULL
+         ${set(UNLEASED)}
     FROM input s
    -- The attempts' callbacks by primary-key probes (an array, as ADMIT's): a join alone lets a generic plan read the table.
    WHERE c.id = ANY (ARRAY(SELECT id FROM input)) AND c.id = s.id AND c.attempt_count = s.attempt_count

@@ -1,6 +1,7 @@
 import { EntityManager } from 'typeorm';
 import { noteDue } from '../../platform/index.js';
 import { Callback } from '../callback.entity.js';
+import { recordOrFail } from './lifecycle.js';
 
 /**
  * How many test callbacks the partner had accepted in the last minute, and in how many seconds
@@ -43,6 +44,7 @@ export async function insertTestCallback(m: EntityManager, t: TestCallbackRow, n
   return m.findOneByOrFail(Callback, { id: row.id });
 }
 
-export const INSERT_TEST_CALLBACK = `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, last_error, test, attempt_limit)
-     VALUES ($1, $2, $3, $4, $5, CASE WHEN $6::text IS NULL THEN 'pending' ELSE 'failed' END, CASE WHEN $6::text IS NULL THEN now() END, $6, true, 1)
+const RECORDED = recordOrFail('$6::text');
+export const INSERT_TEST_CALLBACK = `INSERT INTO callbacks (partner_id, company_id, message, url, body, ${RECORDED.columns}, last_error, test, attempt_limit)
+     VALUES ($1, $2, $3, $4, $5, ${RECORDED.values}, $6, true, 1)
      RETURNING id`;

@@ -1,6 +1,7 @@
 import { EntityManager } from 'typeorm';
 import { noteDue } from '../../platform/index.js';
 import { CallbackMessage } from '../callback-message.js';
+import { removeUrl } from './lifecycle.js';
 
 /**
  * The callbacks a resource's URL property receives: its company's callbacks of these messages
@@ -58,9 +59,7 @@ export const MOVE_URL = `UPDATE callbacks c
 export const REMOVE_URL = `UPDATE callbacks c
         SET url_removed_at = now(), next_url = NULL,
             last_error = CASE WHEN c.status = 'failed' THEN c.last_error ELSE $5 END,
-            status = CASE WHEN c.status = 'sending' THEN c.status ELSE 'failed' END,
-            next_attempt_at = CASE WHEN c.status = 'sending' THEN c.next_attempt_at END,
-            lease_until = CASE WHEN c.status = 'sending' THEN c.lease_until END
+            ${removeUrl('            ')}
       WHERE ${OF_URL}`;
 
 /** The URL as the PATCH set it: moved to a new one, or removed (null). */
