@@ -104,12 +104,13 @@ describe('an admission pass costs O(destinations with room) + O(callbacks admitt
 });
 
 /**
- * The fresh lane (Admission.admitFresh): after a full pass found destinations catching up (their
- * callbacks due for longer than FRESH_MS), a pass that reads none of their callbacks' entries,
- * however many they are, and admits what became due elsewhere. Counted, never timed.
+ * A thousand backlogs recovering at once: a pass reads the heads of only as many destinations
+ * catching up as there are slots (src/delivery/catch-up.ts), each in turn, and every other
+ * destination's, however many catch up. Counted, never timed.
  */
-describe('the fresh lane reads no callback of a destination catching up', () => {
+describe('a pass reads the heads of as many destinations catching up as there are slots, in turn', () => {
   const CATCHING_UP = 100;
+  const SLOTS = 10;
   let s: ScratchDatabase;
   let relay: Client;
   let company: { partnerId: string; companyId: string };
@@ -119,15 +120,14 @@ describe('the fresh lane reads no callback of a destination catching up', () => 
     relay = relayClient(s.databaseUrl);
     await relay.connect();
     company = await seedCompany(s.pool);
-    const { partnerId, companyId } = company;
     await s.pool.query(
       `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
        SELECT $1, $2, 0, 'https://behind' || ((g - 1) / 20) || '.test/cb', '{}', 'pending', now() - interval '1 minute'
          FROM generate_series(1, $3::int * 20) g`,
-      [partnerId, companyId, CATCHING_UP],
+      [company.partnerId, company.companyId, CATCHING_UP],
     );
     await s.pool.query(`UPDATE destinations SET window_size = 2, last_ok_at = now()`);
-    await s.pool.query(`INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ('w', 1000, now() + interval '1 hour')`);
+    await s.pool.query(`INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ('w', $1, now() + interval '1 hour')`, [SLOTS]);
     await s.pool.query('ANALYZE');
   }, 60_000);
 
@@ -140,32 +140,45 @@ describe('the fresh lane reads no callback of a destination catching up', () => 
   const admissionEntries = async () =>
     Number((await relay.query<{ n: string }>(`SELECT pg_stat_get_xact_tuples_returned('callbacks_admission_idx'::regclass)::text AS n`)).rows[0].n);
 
-  it('admits a new callback of another destination, reading a few entries where a full pass reads one per destination catching up', async () => {
+  it('admits a fresh callback at once beside them, and each of them within a turn of passes', async () => {
     const admitted: string[] = [];
     const queue = { add: async (ids: string[]) => void admitted.push(...ids) } as unknown as CallbackQueue;
     const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, new Metrics(s.db, s.sql));
     const session = sessionWithDeadline(relay, RELAY_TIMEOUT_MS);
-    const counted = async (pass: () => Promise<number>) => {
+    const destinationsOf = async (ids: string[]) =>
+      (await s.pool.query<{ url: string }>(`SELECT url FROM callbacks WHERE id = ANY($1::uuid[])`, [ids])).rows.map((r) => new URL(r.url).host);
+    /** One pass in a transaction of its own; what it admitted (then delivered, freeing the slots) and the entries it read. */
+    const counted = async () => {
+      admitted.length = 0;
       await relay.query('BEGIN');
       const before = await admissionEntries();
-      const n = await pass();
+      await admission.admit(session);
       const read = (await admissionEntries()) - before;
       await relay.query('COMMIT');
-      return { n, read };
+      const hosts = await destinationsOf(admitted);
+      await s.pool.query(`UPDATE callbacks SET status = 'delivered', next_attempt_at = NULL, lease_until = NULL, delivered_at = now() WHERE id = ANY($1::uuid[])`, [admitted]);
+      return { hosts, read };
     };
-    // Nothing catches up before a full pass has found it: the fresh lane has nothing to do.
-    expect(await counted(() => admission.admitFresh(session))).toEqual({ n: 0, read: 0 });
-    const full = await counted(() => admission.admit(session));
-    expect(full.n).toBe(CATCHING_UP * 2);
-    expect(full.read).toBeGreaterThanOrEqual(CATCHING_UP);
-    const { rows } = await s.pool.query<{ id: string }>(
-      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
-       VALUES ($1, $2, 0, 'https://fresh.test/cb', '{}', 'pending', now()) RETURNING id`,
+    // The first pass knows none of them: it reads every head.
+    const first = await counted();
+    expect(first.read).toBeGreaterThanOrEqual(CATCHING_UP);
+    expect(first.hosts).toHaveLength(SLOTS);
+    const served = new Set(first.hosts);
+    await s.pool.query(
+      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at) VALUES ($1, $2, 0, 'https://fresh.test/cb', '{}', 'pending', now())`,
       [company.partnerId, company.companyId],
     );
-    admitted.length = 0;
-    const fresh = await counted(() => admission.admitFresh(session));
-    expect(admitted).toEqual([rows[0].id]);
-    expect(fresh.read).toBeLessThanOrEqual(3);
+    const second = await counted();
+    expect(second.hosts).toContain('fresh.test');
+    // Their heads, a few entries each (a floor's dead entries among them), and the fresh one's: not a hundred.
+    expect(second.read).toBeLessThanOrEqual(3 * SLOTS + 3);
+    second.hosts.forEach((h) => served.add(h));
+    // Each of them within ⌈100 / 10⌉ passes more.
+    for (let i = 0; i < CATCHING_UP / SLOTS; i++) {
+      const pass = await counted();
+      expect(pass.read).toBeLessThanOrEqual(3 * SLOTS);
+      pass.hosts.forEach((h) => served.add(h));
+    }
+    expect([...served].filter((h) => h.startsWith('behind'))).toHaveLength(CATCHING_UP);
   });
 });

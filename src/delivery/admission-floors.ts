@@ -40,9 +40,10 @@ export class AdmissionFloors {
     return { keys: floors.map(([o]) => o), at: floors.map(([, f]) => f.at), seq: floors.map(([, f]) => f.seq), idle: this.idle };
   }
 
-  /** The floors a pass's candidate rows give (each destination not among them starts idle, or from the head). */
-  note(rows: FloorRow[]): void {
-    this.floors = new Map(rows.filter((r) => r.floor_at !== null).map((r) => [r.key, { at: r.floor_at!, seq: r.floor_seq! }]));
+  /** The floors a pass's candidate rows give (each destination not among them starts idle, or from the head); those it left `unread` keep theirs. */
+  note(rows: FloorRow[], unread: ReadonlySet<string>): void {
+    const kept = [...unread].flatMap((key): [string, Floor][] => (this.floors.has(key) ? [[key, this.floors.get(key)!]] : []));
+    this.floors = new Map([...kept, ...rows.filter((r) => r.floor_at !== null).map((r): [string, Floor] => [r.key, { at: r.floor_at!, seq: r.floor_seq! }])]);
     if (rows.length > 0) this.idle = rows[0].idle_floor;
   }
 

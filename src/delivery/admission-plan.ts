@@ -22,12 +22,14 @@ export type Served = ReadonlyMap<string, number>;
  * The served-state after a pass numbered `pass`: the destinations it admitted callbacks of had
  * their turn at `pass`, and so did the newly active ones it passed over while it gave slots to
  * others (a thousand destinations back at once take their first turns in order, not all before
- * one that arrives after them); the other candidates keep theirs, and a destination that was not a
- * candidate (nothing due) is forgotten. Its size is the candidates', whatever came before.
+ * one that arrives after them); the other candidates keep theirs, and so do the destinations the
+ * pass left `unread` (catch-up.ts); a destination read and not a candidate (nothing due) is
+ * forgotten. Its size is the candidates' and the unread ones', whatever came before.
  */
-export function servedAfter(served: Served, candidates: Candidate[], admitted: ReadonlyMap<string, number>, pass: number): Map<string, number> {
+export function servedAfter(served: Served, candidates: Candidate[], admitted: ReadonlyMap<string, number>, pass: number, unread: ReadonlySet<string> = new Set()): Map<string, number> {
   const gave = [...admitted.values()].some((n) => n > 0);
   const next = new Map<string, number>();
+  for (const key of unread) if (served.has(key)) next.set(key, served.get(key)!);
   for (const { key } of candidates) {
     const last = (admitted.get(key) ?? 0) > 0 ? pass : (served.get(key) ?? (gave ? pass : undefined));
     if (last !== undefined) next.set(key, last);

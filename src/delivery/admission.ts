@@ -3,7 +3,8 @@ import { APP_CONFIG, AppConfig, type SqlSession } from '../platform/index.js';
 import { Metrics } from '../operations/index.js';
 import { CallbackQueue } from './callback-queue.js';
 import { AdmissionFloors } from './admission-floors.js';
-import { admissionRounds, Budget, Candidate, isFresh, servedAfter } from './admission-plan.js';
+import { admissionRounds, Budget, Candidate, servedAfter } from './admission-plan.js';
+import { CatchUp } from './catch-up.js';
 import { stateOf } from './destination-store.js';
 import { AdmissionStore, AdmittedRow, CandidateRow } from '../callbacks/index.js';
 import { outageError } from './settle-attempt.js';
@@ -29,8 +30,10 @@ export class Admission {
   /** When each destination last had its turn, by this leader's pass count (admission-plan.ts, Served). */
   private served = new Map<string, number>();
   private passes = 0;
-  /** The destinations the last full pass found catching up (admission-plan.ts, isFresh): the fresh lane skips them (admitFresh). */
-  private catchingUp: ReadonlySet<string> = NONE;
+  /** The destinations catching up, and which of them a pass reads (the `readAhead` read least recently). */
+  private readonly catchUp = new CatchUp();
+  /** The slots the last pass found: a pass reads as many destinations catching up. */
+  private readAhead = Infinity;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -57,48 +60,32 @@ export class Admission {
 
   /**
    * How long the longest-due callback of a destination whose circuit is closed has been due, from
-   * this pass's candidates (no statement of its own): funding_callback_oldest_due_seconds.
-   * Callbacks of open destinations wait on purpose.
+   * this pass's candidates and, for those it did not read, as a pass last read them (no statement
+   * of its own): funding_callback_oldest_due_seconds. Callbacks of open destinations wait on purpose.
    */
-  private noteOldestDue(rows: CandidateRow[]): void {
-    let oldest: number | null = null;
+  private noteOldestDue(rows: CandidateRow[], unread: number | null): void {
+    let oldest = unread;
     for (const r of rows) if (r.oldest_due !== null && r.opened_at === null && (oldest === null || r.oldest_due < oldest)) oldest = r.oldest_due;
-    this.metrics.noteOldestDue(oldest === null ? 0 : Math.max(0, rows[0].now - oldest) / 1000);
+    this.metrics.noteOldestDue(oldest === null || rows.length === 0 ? 0 : Math.max(0, rows[0].now - oldest) / 1000);
   }
 
+  /** One pass: every destination but those catching up beyond the read-ahead (CatchUp) is read, planned and admitted. */
   private async admitDue(conn: SqlSession): Promise<number> {
-    const rows = await this.store.candidates(conn, this.floors.params(), NONE);
-    this.noteOldestDue(rows);
-    this.floors.note(rows);
+    const unread = this.catchUp.unread(this.readAhead);
+    const rows = await this.store.candidates(conn, this.floors.params(unread), unread);
+    this.noteOldestDue(rows, this.catchUp.oldestDue(unread));
+    this.floors.note(rows, unread);
     this.passes++;
-    const { candidates, admitted, now } = await this.admitFrom(conn, rows);
-    this.served = servedAfter(this.served, candidates, admitted, this.passes);
-    this.catchingUp = new Set(candidates.filter((c) => !isFresh(c.oldestDue, now)).map((c) => c.key));
-    return sum(admitted);
-  }
-
-  /**
-   * The fresh lane: a pass that reads the callbacks of every destination but those the last full
-   * pass found catching up (their callbacks in flight still counted), run by the relay after a
-   * full pass that something woke it during. While a thousand backlogs drain, a full pass reads
-   * each of them and takes tens of milliseconds, and a change's first callback would wait for the
-   * one under way and then for a whole one of its own; it goes out right after the one under way
-   * instead. Plans and turns as a full pass's, among the destinations it read; floors and the
-   * oldest-due gauge are the full pass's. Nothing to do while none catches up: the full pass is it.
-   */
-  async admitFresh(conn: SqlSession): Promise<number> {
-    if (this.catchingUp.size === 0) return 0;
-    const rows = await this.store.candidates(conn, this.floors.params(this.catchingUp), this.catchingUp);
-    this.passes++;
-    this.metrics.admissionPasses.inc();
-    const { candidates, admitted } = await this.admitFrom(conn, rows);
-    for (const [key, turn] of servedAfter(this.served, candidates, admitted, this.passes)) this.served.set(key, turn);
+    const { candidates, admitted, now, slots } = await this.admitFrom(conn, rows);
+    this.served = servedAfter(this.served, candidates, admitted, this.passes, unread);
+    this.catchUp.note(this.passes, unread, candidates, now);
+    if (rows.length > 0) this.readAhead = Math.max(1, slots);
     return sum(admitted);
   }
 
   /** The slots and candidates `rows` give, admitted in rounds; how many of each destination. */
-  private async admitFrom(conn: SqlSession, rows: CandidateRow[]): Promise<{ candidates: Candidate[]; admitted: Map<string, number>; now: number }> {
-    if (rows.length === 0) return { candidates: [], admitted: new Map(), now: 0 };
+  private async admitFrom(conn: SqlSession, rows: CandidateRow[]): Promise<{ candidates: Candidate[]; admitted: Map<string, number>; now: number; slots: number }> {
+    if (rows.length === 0) return { candidates: [], admitted: new Map(), now: 0, slots: 0 };
     const now = rows[0].now;
     const budget: Budget = { slots: Math.min(this.config.callbackReadyWindow, rows[0].worker_slots), sending: 0, riskySending: 0, failingSending: 0 };
     const candidates: Candidate[] = [];
@@ -110,7 +97,7 @@ export class Admission {
       if (r.oldest_due !== null) candidates.push({ key: r.key, state, sending: r.sending, oldestDue: r.oldest_due });
     }
     const admitted = countBy(await this.admitRounds(conn, candidates, budget, now, rows[0].workers));
-    return { candidates, admitted, now };
+    return { candidates, admitted, now, slots: budget.slots };
   }
 
   /** A pass's rounds of ADMIT and their jobs; on a failure what it admitted goes back to waiting. */
@@ -167,8 +154,6 @@ function countBy(admitted: AdmittedRow[]): Map<string, number> {
   for (const r of admitted) n.set(r.destination, (n.get(r.destination) ?? 0) + 1);
   return n;
 }
-
-const NONE: ReadonlySet<string> = new Set();
 
 const sum = (counts: Map<string, number>): number => [...counts.values()].reduce((a, b) => a + b, 0);
 

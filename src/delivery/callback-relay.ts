@@ -127,9 +127,7 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
 
   /**
    * One pass, at least PASS_SPACING_MS after the last: the sweep first on a tick (the connection
-   * takes one statement at a time), then admission; then, if something woke the loop meanwhile,
-   * the fresh lane (Admission.admitFresh), and the next full pass after the spacing. After a
-   * failure the next tick tries again.
+   * takes one statement at a time), then admission. After a failure the next tick tries again.
    */
   private async pass(tick: boolean): Promise<void> {
     const wait = this.lastPassEnd + PASS_SPACING_MS - performance.now();
@@ -144,7 +142,6 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
         if (this.state !== 'leading') return; // the sweep timed out and ended the connection
       }
       await this.admission.admit(session);
-      if (this.woken) await this.admission.admitFresh(session);
     } catch (e) {
       this.woken = false;
       this.failed(conn, 'admission pass failed, trying again within a second', e as Error);

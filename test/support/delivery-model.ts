@@ -7,7 +7,8 @@
  */
 import { destinationKey } from '../../src/callbacks/callback-destination.js';
 import type { LifeEvent } from '../../src/callbacks/callback-lifecycle.js';
-import { admissionRounds, Budget, Candidate, isFresh, servedAfter } from '../../src/delivery/admission-plan.js';
+import { admissionRounds, Budget, Candidate, servedAfter } from '../../src/delivery/admission-plan.js';
+import { CatchUp } from '../../src/delivery/catch-up.js';
 import { LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
 import { LEASE_SPARE_MS } from '../../src/delivery/callback-delivery.js';
 import { JOB_CALLBACKS, jobsOf } from '../../src/delivery/callback-queue.js';
@@ -67,7 +68,7 @@ export interface Job { cb: Callback; dest: string; admittedAs: Callback['admitte
 export interface End { cb: Callback; by: 'attempt' | 'expire' | 'removed'; status: Status; final: boolean; probe: boolean; scheduleAttempts: number; attemptCount: number; open: boolean; lastError: string }
 /** A destination as a pass found it (`lastServed`: the pass admission remembered it last got a slot at, null: never or idle since) and what it admitted. */
 export interface Row { state: DestinationState; sending: number; due: number; oldestDue: number | null; room: number; proven: boolean; failing: boolean; lastServed: number | null; admitted: number }
-/** `skipped`: the destinations whose callbacks the pass did not read (the fresh lane's catching up). */
+/** `skipped`: the destinations catching up whose callbacks the pass did not read (src/delivery/catch-up.ts). */
 export interface PassReport { now: number; slots: number; rows: Map<string, Row>; skipped: ReadonlySet<string> }
 /** A change the model made to a callback, named by the lifecycle table's event (src/callbacks/callback-lifecycle.ts). */
 export interface Change { event: LifeEvent; id: number; from: Status | null; to: Status | null }
@@ -88,8 +89,9 @@ export class World {
   /** Admission's memory between passes: when each destination last got a slot (admission-plan.ts, Served). */
   private served = new Map<string, number>();
   private passes = 0;
-  /** The destinations the last full pass found catching up (Admission's `catchingUp`): the fresh lane skips them. */
-  private catchingUp: ReadonlySet<string> = new Set();
+  /** Admission's destinations catching up, and how many of them a pass reads (src/delivery/catch-up.ts). */
+  private readonly catchUp = new CatchUp();
+  private readAhead = Infinity;
   private ids = 0;
 
   constructor(destinations: number, workerSlots: number[], seed = 1) {
@@ -119,19 +121,13 @@ export class World {
    * admitted callback; or, `refused` (Redis refused the jobs), RELEASE of what it admitted.
    */
   pass(refused = false): PassReport {
-    const { report, candidates, admitted } = this.admit(new Set(), refused);
+    const unread = this.catchUp.unread(this.readAhead);
+    const { report, candidates, admitted } = this.admit(unread, refused);
     if (refused) return report;
-    this.served = servedAfter(this.served, candidates, admitted, ++this.passes);
-    this.catchingUp = new Set(candidates.filter((c) => !isFresh(c.oldestDue, report.now)).map((c) => c.key));
+    this.served = servedAfter(this.served, candidates, admitted, ++this.passes, unread);
+    this.catchUp.note(this.passes, unread, candidates, report.now);
+    if ([...report.rows.values()].some((r) => r.due > 0 || r.sending > 0)) this.readAhead = Math.max(1, report.slots);
     return report;
-  }
-
-  /** Admission.admitFresh(): a pass that reads no callbacks of the destinations the last full pass found catching up; none while none did. */
-  freshPass(): PassReport[] {
-    if (this.catchingUp.size === 0) return [];
-    const { candidates, admitted, report } = this.admit(this.catchingUp, false);
-    for (const [key, turn] of servedAfter(this.served, candidates, admitted, ++this.passes)) this.served.set(key, turn);
-    return [report];
   }
 
   private admit(skipped: ReadonlySet<string>, refused: boolean): { report: PassReport; candidates: Candidate[]; admitted: Map<string, number> } {

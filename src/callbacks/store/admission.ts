@@ -22,8 +22,8 @@ const fromFloor = (at: string, seq: string): string => `(c.next_attempt_at, c.se
  * says the rest of it). The callbacks waiting behind open circuits cost nothing, however many,
  * and a pass costs O(destinations with room) whatever their backlogs: how many a destination gets
  * is for admissionRounds to find out as it admits them. The destinations of $5 are not read
- * either (the fresh lane skips those catching up: delivery/admission.ts, admitFresh); their
- * callbacks in flight still count.
+ * either (those catching up beyond the pass's read-ahead: delivery/catch-up.ts); their callbacks
+ * in flight still count.
  *
  * A destination's due callbacks are read from `callbacks_admission_idx (destination,
  * next_attempt_at, seq)` with an equality on the destination, the only index on the due time
