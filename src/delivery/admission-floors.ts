@@ -35,7 +35,7 @@ export class AdmissionFloors {
   private idle: string | null = null;
 
   /** The candidates' read's floors: the known ones (but those of `skipped`, destinations the read leaves out) as three arrays, and the idle one. */
-  params(skipped: ReadonlySet<string> = new Set()): CandidateFloors {
+  params(skipped: ReadonlySet<string>): CandidateFloors {
     const floors = [...this.floors].filter(([key]) => !skipped.has(key));
     return { keys: floors.map(([o]) => o), at: floors.map(([, f]) => f.at), seq: floors.map(([, f]) => f.seq), idle: this.idle };
   }

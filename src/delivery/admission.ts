@@ -66,7 +66,7 @@ export class Admission {
   private noteOldestDue(rows: CandidateRow[], unread: number | null): void {
     let oldest = unread;
     for (const r of rows) if (r.oldest_due !== null && r.opened_at === null && (oldest === null || r.oldest_due < oldest)) oldest = r.oldest_due;
-    this.metrics.noteOldestDue(oldest === null || rows.length === 0 ? 0 : Math.max(0, rows[0].now - oldest) / 1000);
+    this.metrics.noteOldestDue(oldest === null ? 0 : Math.max(0, (rows[0]?.now ?? Date.now()) - oldest) / 1000);
   }
 
   /** One pass: every destination but those catching up beyond the read-ahead (CatchUp) is read, planned and admitted. */

@@ -21,10 +21,6 @@ interface Behind {
 export class CatchUp {
   private behind = new Map<string, Behind>();
 
-  get size(): number {
-    return this.behind.size;
-  }
-
   /** The destinations a pass leaves unread: all catching up but the `readAhead` read least recently. */
   unread(readAhead: number): Set<string> {
     if (this.behind.size <= readAhead) return new Set();
