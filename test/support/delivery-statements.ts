@@ -113,8 +113,8 @@ export async function statements(queue: ClientBase, relay: Client): Promise<Stat
   const text = (name: string) => storeStatement(name).text;
   return [
     { name: 'admission candidates', on: relay, text: text('admission-candidates'), params: [[], [], [], null, []] },
-    // The fresh lane: every destination but the one catching up.
-    { name: 'admission candidates (fresh lane)', on: relay, text: text('admission-candidates'), params: [[], [], [], null, [BIG]] },
+    // A pass that leaves a destination catching up unread (src/delivery/catch-up.ts).
+    { name: 'admission candidates (one catching up unread)', on: relay, text: text('admission-candidates'), params: [[], [], [], null, [BIG]] },
     { name: 'admission admit (big destination)', on: relay, text: text('admission-admit'), params: [[BIG], [40], 45_000, [null], [null]] },
     { name: 'admission admit (small destination)', on: relay, text: text('admission-admit'), params: [[SMALL], [40], 45_000, [null], [null]] },
     { name: 'admission release', on: relay, text: text('admission-release'), params: [ids] },
