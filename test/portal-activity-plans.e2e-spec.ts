@@ -16,7 +16,8 @@ const PARTNER = '00000000-0000-0000-0000-000000000001';
  * attempts spread evenly over PARTNERS partners and two days, analysed, its plan (as SqlPool's
  * connections run it: PLANNER_SETTINGS; custom and generic) reads one range of
  * `callback_attempts_partner_started_idx` holding exactly the partner's attempts of the window,
- * and each of their callbacks by its primary key; nothing else of either table.
+ * and each of their callbacks by its primary key (once per attempt, or once per callback when the
+ * planner memoizes the lookup); nothing else of either table.
  */
 describe(`the portal overview's chart over ${ATTEMPTS.toLocaleString('en')} attempts of ${PARTNERS} partners`, () => {
   const db = deliveryDatabase(async (queue) => {
@@ -57,15 +58,17 @@ describe(`the portal overview's chart over ${ATTEMPTS.toLocaleString('en')} atte
       const { queue } = db;
       let plan: PlanNode;
       let inWindow: number;
+      let callbacksInWindow: number;
       // In one transaction: the count and the statement see the same now(), so the same window.
       await queue.query('BEGIN');
       try {
-        inWindow = (
+        ({ n: inWindow, callbacks: callbacksInWindow } = (
           await queue.query(
-            `SELECT count(*)::int AS n FROM callback_attempts WHERE partner_id = $1 AND started_at >= date_trunc('hour', now()) - interval '23 hours'`,
+            `SELECT count(*)::int AS n, count(DISTINCT callback_id)::int AS callbacks FROM callback_attempts
+              WHERE partner_id = $1 AND started_at >= date_trunc('hour', now()) - interval '23 hours'`,
             [PARTNER],
           )
-        ).rows[0].n;
+        ).rows[0]);
         await queue.query(`SET LOCAL plan_cache_mode = ${mode}`);
         await queue.query(`PREPARE activity(uuid) AS ${storeStatement('partner-activity').text}`);
         const { rows } = await queue.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE activity(${literal(PARTNER)})`);
@@ -84,7 +87,10 @@ describe(`the portal overview's chart over ${ATTEMPTS.toLocaleString('en')} atte
       expect(attempts.cond).toMatch(/partner_id = .*started_at >= /);
       expect(inWindow).toBeGreaterThan(ATTEMPTS / PARTNERS / 3);
       expect(attempts.examined).toBe(inWindow);
-      expect(scans.find((x) => x.relation === 'callbacks')!.examined).toBe(inWindow);
+      // Each attempt's callback by key: once per attempt, or once per callback where the plan memoizes the lookup (attempts of one callback share it).
+      const callbacks = scans.find((x) => x.relation === 'callbacks')!.examined;
+      expect(callbacks).toBeGreaterThanOrEqual(callbacksInWindow);
+      expect(callbacks).toBeLessThanOrEqual(inWindow);
     });
   }
 });
