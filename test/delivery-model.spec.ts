@@ -94,7 +94,7 @@ function apply(w: World, s: Step): PassReport[] {
   if (s.k === 'promote' && pending.length > 0) w.promote(pending[s.pick % pending.length]);
   if (s.k === 'prune') w.prune();
   // Redis refused the jobs: no pass a check could see (admission remembers nothing of it).
-  if (s.k === 'refuse') w.pass(true);
+  if (s.k === 'refuse') w.refusedPass();
   if (s.k === 'timers') return Array.from({ length: s.n }, () => w.timer());
   return s.k === 'pass' ? [w.pass()] : [];
 }

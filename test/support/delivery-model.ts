@@ -118,19 +118,28 @@ export class World {
   /**
    * Admission.admit(): CANDIDATES (an open destination's callbacks read only once its probe is
    * due), then admissionRounds' plans, each ADMIT taking what a destination has, and a job per
-   * admitted callback; or, `refused` (Redis refused the jobs), RELEASE of what it admitted.
+   * admitted callback.
    */
-  pass(refused = false): PassReport {
+  pass(): PassReport {
     const unread = this.catchUp.unread(this.readAhead);
-    const { report, candidates, admitted } = this.admit(unread, refused);
-    if (refused) return report;
+    const { report, candidates, admitted, callbacks } = this.admit(unread);
+    const live = this.workers.map((_, i) => i).filter((i) => this.workers[i].up);
+    const byId = new Map(callbacks.map((c) => [String(c.id), c]));
+    for (const ids of jobsOf([...byId.keys()], live.length)) this.enqueue(ids.map((id) => byId.get(id)!), live);
+    this.start();
     this.served = servedAfter(this.served, candidates, admitted, ++this.passes, unread);
     this.catchUp.note(this.passes, unread, candidates, report.now);
     if ([...report.rows.values()].some((r) => r.due > 0 || r.sending > 0)) this.readAhead = Math.max(1, report.slots);
     return report;
   }
 
-  private admit(skipped: ReadonlySet<string>, refused: boolean): { report: PassReport; candidates: Candidate[]; admitted: Map<string, number> } {
+  /** A pass whose jobs Redis refused: RELEASE of what it admitted; admission remembers nothing of it. */
+  refusedPass(): void {
+    for (const cb of this.admit(this.catchUp.unread(this.readAhead)).callbacks) this.backToWaiting(cb, 'release');
+  }
+
+  /** CANDIDATES and the ADMIT rounds: the callbacks it moved to `sending`, and how many of each destination. */
+  private admit(skipped: ReadonlySet<string>): { report: PassReport; candidates: Candidate[]; admitted: Map<string, number>; callbacks: Callback[] } {
     const report: PassReport = { now: this.now, slots: this.slots(), rows: new Map(), skipped };
     const budget: Budget = { slots: report.slots, sending: 0, riskySending: 0, failingSending: 0 };
     const candidates: Candidate[] = [];
@@ -162,16 +171,7 @@ export class World {
       }
       round = rounds.next(got);
     }
-    const counts = new Map([...report.rows].map(([o, r]) => [o, r.admitted]));
-    if (refused) {
-      for (const cb of admitted) this.backToWaiting(cb, 'release');
-      return { report, candidates, admitted: counts };
-    }
-    const live = this.workers.map((_, i) => i).filter((i) => this.workers[i].up);
-    const byId = new Map(admitted.map((c) => [String(c.id), c]));
-    for (const ids of jobsOf([...byId.keys()], live.length)) this.enqueue(ids.map((id) => byId.get(id)!), live);
-    this.start();
-    return { report, candidates, admitted: counts };
+    return { report, candidates, admitted: new Map([...report.rows].map(([o, r]) => [o, r.admitted])), callbacks: admitted };
   }
 
   /** A job goes to the live worker holding the fewest callbacks (BullMQ: whichever asks first). */
