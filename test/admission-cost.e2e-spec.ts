@@ -140,7 +140,7 @@ describe('a pass reads the heads of as many destinations catching up as there ar
   const admissionEntries = async () =>
     Number((await relay.query<{ n: string }>(`SELECT pg_stat_get_xact_tuples_returned('callbacks_admission_idx'::regclass)::text AS n`)).rows[0].n);
 
-  it('admits a fresh callback at once beside them, and each of them within a turn of passes', async () => {
+  it('admits a fresh callback at once beside them, and each of them within a turn of passes, the timer\'s pass between', async () => {
     const admitted: string[] = [];
     const queue = { add: async (ids: string[]) => void admitted.push(...ids) } as unknown as CallbackQueue;
     const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, new Metrics(s.db, s.sql));
@@ -173,6 +173,8 @@ describe('a pass reads the heads of as many destinations catching up as there ar
     // Their heads, a few entries each (a floor's dead entries among them), and the fresh one's: not a hundred.
     expect(second.read).toBeLessThanOrEqual(3 * SLOTS + 3);
     second.hosts.forEach((h) => served.add(h));
+    // The timer's pass forgets every floor: those left unread meanwhile start from their heads when read, not idle.
+    await admission.sweep(session);
     // Each of them within ⌈100 / 10⌉ passes more.
     for (let i = 0; i < CATCHING_UP / SLOTS; i++) {
       const pass = await counted();

@@ -9,6 +9,14 @@ export interface Floor {
   seq: string;
 }
 
+/**
+ * The head of a destination's callbacks (the epoch, insertion 0): the floor of one left unread
+ * (delivery/catch-up.ts) since the floors were forgotten. Without a floor it would start idle, as
+ * if the last pass had read it and found nothing due, and its whole backlog would wait, unseen,
+ * for the timer's next pass.
+ */
+const HEAD: Floor = { at: '0', seq: '0' };
+
 /** What a candidate row says of its destination's floor: null when its callbacks were not read (an open circuit whose probe is not due). */
 export interface FloorRow {
   /** The destination's key. */
@@ -40,9 +48,12 @@ export class AdmissionFloors {
     return { keys: floors.map(([o]) => o), at: floors.map(([, f]) => f.at), seq: floors.map(([, f]) => f.seq), idle: this.idle };
   }
 
-  /** The floors a pass's candidate rows give (each destination not among them starts idle, or from the head); those it left `unread` keep theirs. */
+  /**
+   * The floors a pass's candidate rows give (each destination not among them starts idle, or from
+   * the head); those it left `unread` keep theirs, or start from the head if they had none.
+   */
   note(rows: FloorRow[], unread: ReadonlySet<string>): void {
-    const kept = [...unread].flatMap((key): [string, Floor][] => (this.floors.has(key) ? [[key, this.floors.get(key)!]] : []));
+    const kept = [...unread].map((key): [string, Floor] => [key, this.floors.get(key) ?? HEAD]);
     this.floors = new Map([...kept, ...rows.filter((r) => r.floor_at !== null).map((r): [string, Floor] => [r.key, { at: r.floor_at!, seq: r.floor_seq! }])]);
     if (rows.length > 0) this.idle = rows[0].idle_floor;
   }
