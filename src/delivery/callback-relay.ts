@@ -8,9 +8,11 @@ export const ADMISSION_INTERVAL_MS = 1000;
 /** The timer's period, as a provider: a test stops the timer to see what the wake-ups alone do. */
 export const ADMISSION_INTERVAL = Symbol('ADMISSION_INTERVAL');
 /**
- * The least time between the end of an admission pass and the start of the next. A job costs Redis
- * and its worker the same whatever it carries; back-to-back passes under a steady flow each
- * admitted the two or three slots the last settlement freed.
+ * The least time between the starts of two admission passes. A job costs Redis and its worker the
+ * same whatever it carries; back-to-back passes under a steady flow each admitted the two or three
+ * slots the last settlement freed. Counted from the start, not the end: a pass that took longer
+ * (a thousand backlogs catching up) is followed at once, and a fresh callback that came during
+ * it waits for no gap besides.
  */
 const PASS_SPACING_MS = 5;
 /** Any fixed number (migrations use 727_001, retention 727_002): one process at a time leads admission. */
@@ -55,7 +57,8 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
   /** Ends the loop's wait early (set while it waits). */
   private alarm: (() => void) | null = null;
   private loop: Promise<void> | null = null;
-  private lastPassEnd = -Infinity;
+  /** When the last admission (after the sweep, on a tick) started (performance.now()). */
+  private lastAdmitStart = -Infinity;
   /** When the timer next ticks (performance.now()). */
   private tickAt = 0;
   private stopped = false;
@@ -126,11 +129,11 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
   }
 
   /**
-   * One pass, at least PASS_SPACING_MS after the last: the sweep first on a tick (the connection
+   * One pass, its admission at least PASS_SPACING_MS after the last one's: the sweep first on a tick (the connection
    * takes one statement at a time), then admission. After a failure the next tick tries again.
    */
   private async pass(tick: boolean): Promise<void> {
-    const wait = this.lastPassEnd + PASS_SPACING_MS - performance.now();
+    const wait = this.lastAdmitStart + PASS_SPACING_MS - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     if (this.state !== 'leading' || this.stopped) return; // the connection was lost meanwhile
     this.woken = false; // what woke the loop so far is seen by this pass
@@ -141,12 +144,11 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
         await this.admission.sweep(session).catch((e: Error) => this.failed(conn, 'admission sweep failed', e));
         if (this.state !== 'leading') return; // the sweep timed out and ended the connection
       }
+      this.lastAdmitStart = performance.now();
       await this.admission.admit(session);
     } catch (e) {
       this.woken = false;
       this.failed(conn, 'admission pass failed, trying again within a second', e as Error);
-    } finally {
-      this.lastPassEnd = performance.now();
     }
   }
 
