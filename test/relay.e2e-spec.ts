@@ -110,7 +110,7 @@ describe('relay wake-ups', () => {
     const admission = t.app.get(Admission);
     const admit = admission.admit.bind(admission);
     const passes: { start: number }[] = [];
-    // The real pass, timed.
+    // The real pass; when each started.
     const timed = jest.spyOn(admission, 'admit').mockImplementation(async (conn) => {
       passes.push({ start: performance.now() });
       return admit(conn);
