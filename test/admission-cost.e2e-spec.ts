@@ -3,7 +3,7 @@ import { loadConfig } from '../src/platform/config/app-config.js';
 import { sessionWithDeadline } from '../src/platform/database/sql-session.js';
 import { Admission } from '../src/delivery/admission.js';
 import { CallbackQueue } from '../src/delivery/callback-queue.js';
-import { relayClient, RELAY_TIMEOUT_MS } from '../src/delivery/callback-relay.js';
+import { relayClient, RELAY_TIMEOUT_MS } from '../src/delivery/relay-connection.js';
 import { Metrics } from '../src/operations/metrics.js';
 import { scratchDatabase, ScratchDatabase, seedCompany } from './support/scratch-database.js';
 import { ADMIN_TOKEN } from './support/run-identity.js';
@@ -173,7 +173,7 @@ describe('a pass reads the heads of as many destinations catching up as there ar
     // Their heads, a few entries each (a floor's dead entries among them), and the fresh one's: not a hundred.
     expect(second.read).toBeLessThanOrEqual(3 * SLOTS + 3);
     second.hosts.forEach((h) => served.add(h));
-    // The timer's pass forgets every floor: those left unread meanwhile start from their heads when read, not idle.
+    // The pass after a sweep forgets every floor: those left unread meanwhile start from their heads when read, not idle.
     await admission.sweep(session);
     // Each of them within ⌈100 / 10⌉ passes more.
     for (let i = 0; i < CATCHING_UP / SLOTS; i++) {

@@ -1,8 +1,11 @@
 import { Admission } from '../src/delivery/admission.js';
 import { AdmissionSignal } from '../src/platform/database/admission-signal.js';
 import { CallbackQueue } from '../src/delivery/callback-queue.js';
-import { ADMISSION_INTERVAL, CallbackRelay, relayClient } from '../src/delivery/callback-relay.js';
+import { ADMISSION_INTERVAL, CallbackRelay } from '../src/delivery/callback-relay.js';
+import { relayClient } from '../src/delivery/relay-connection.js';
 import { Writes } from '../src/platform/database/writes.js';
+import { storeStatement } from '../src/callbacks/store/statements.js';
+import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { CallbackRecorder } from '../src/callbacks/callback-recorder.js';
 import { CallbackMessage } from '../src/callbacks/callback-message.js';
@@ -158,7 +161,7 @@ describe('admission on its timer', () => {
     expect(rx.on('/lapsed')).toHaveLength(1);
   });
 
-  it("admits a callback due below its destination's floor (a long transaction's, a bulk load's) on the timer's pass", async () => {
+  it("admits a callback due below its destination's floor (a long transaction's, a bulk load's) on the pass after the timer's sweep", async () => {
     const { c, change, statuses } = await companyWithCallback(t, p, rx.url('/floor'));
     await change();
     await until(async () => (await statuses()).every((s) => s === 'delivered'), { what: 'the first callback delivered' });
@@ -169,7 +172,52 @@ describe('admission on its timer', () => {
       [p.id, c, rx.url('/floor')],
     );
     await t.sql(`SELECT pg_notify('funding_callbacks', '')`);
-    await until(() => rx.on('/floor').some((h) => h.headers['webhook-id'] === row.id), { timeoutMs: 5000, what: "delivered by the timer's pass" });
+    await until(() => rx.on('/floor').some((h) => h.headers['webhook-id'] === row.id), { timeoutMs: 5000, what: "delivered by the pass after the sweep" });
+  });
+
+  // The sweep runs beside the passes: one that waits (here on a row lock, in production on a slow
+  // LAPSE) holds no callback back. On the relay's own connection, the pass after it waited too.
+  it('admits while the sweep waits on its own connection, and the lapsed callback it waited for once it ends', async () => {
+    const { c, change } = await companyWithCallback(t, p, rx.url('/beside'));
+    const [row] = await t.sql<{ id: string }>(
+      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, lease_until)
+       VALUES ($1, $2, 0, $3, '{}', 'sending', now(), now() + interval '1 second') RETURNING id`,
+      [p.id, c, rx.url('/beside-lapsed')],
+    );
+    const holder = new Client({ connectionString: t.config.databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      const [{ pid }] = (await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid FROM callbacks WHERE id = $1 FOR UPDATE', [row.id])).rows;
+      // Its lease runs out: the next sweep's LAPSE waits for the lock.
+      await until(async () => (await t.sql('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [pid])).length > 0, { timeoutMs: 5000, what: 'the sweep waiting' });
+      const fresh = await change();
+      await until(() => rx.on('/beside').some((h) => h.headers['webhook-id'] === fresh), { timeoutMs: 3000, what: 'the fresh callback delivered while the sweep waits' });
+      expect(rx.on('/beside-lapsed')).toHaveLength(0);
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+    await until(() => rx.on('/beside-lapsed').length === 1, { timeoutMs: 5000, what: 'the lapsed callback delivered after the sweep' });
+  });
+
+  it("makes the sweep's connection again once it is lost: a lease that runs out after is still returned", async () => {
+    const SWEEP = ['admission-lapse', 'admission-open', 'admission-expire', 'admission-flush-notices'].map((name) => storeStatement(name).text);
+    // The sweep's backend: the one whose last statement is one of the sweep's (pg_stat_activity may cut a long text short).
+    const sweepers = async () =>
+      (await t.sql<{ pid: number; query: string }>('SELECT pid, query FROM pg_stat_activity WHERE datname = current_database()'))
+        .filter((b) => b.query.length > 0 && SWEEP.some((s) => s.startsWith(b.query)))
+        .map((b) => b.pid);
+    const [before] = await until(async () => ((await sweepers()).length === 1 ? await sweepers() : undefined), { timeoutMs: 5000, what: "the sweep's connection" });
+    await t.sql('SELECT pg_terminate_backend($1)', [before]);
+    const { c } = await companyWithCallback(t, p, rx.url('/unused'));
+    const [row] = await t.sql<{ id: string }>(
+      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, lease_until)
+       VALUES ($1, $2, 0, $3, '{}', 'sending', now(), now() - interval '1 second') RETURNING id`,
+      [p.id, c, rx.url('/after-loss')],
+    );
+    await until(() => rx.on('/after-loss').some((h) => h.headers['webhook-id'] === row.id), { timeoutMs: 5000, what: 'the lapsed callback delivered' });
+    expect(await sweepers()).not.toContain(before);
   });
 
   // A partitioned leader's session would hold the admission lock until PostgreSQL noticed; the

@@ -29,7 +29,7 @@ describe('AdmissionFloors: where a pass starts each destination', () => {
     const f = new AdmissionFloors();
     f.note([row('a', '500'), row('b', '600')], new Set());
     f.forget();
-    // The timer's pass reads b from its head and leaves a, catching up, unread.
+    // The pass after the sweep reads b from its head and leaves a, catching up, unread.
     f.note([row('b', '600')], new Set(['a']));
     // Idle, a's backlog (all of it older than the idle floor) would look empty to the next pass that reads it.
     expect(floorsOf(f)).toEqual({ a: '0', b: '600' });

@@ -35,8 +35,9 @@ export interface FloorRow {
  * records callbacks commits within LATE_COMMIT of its start, so none of them can land below).
  * A closed destination the last pass found nothing due for starts LATE_COMMIT before it
  * (`idle`); one whose callbacks were not read (an open circuit) starts from the head. Forgotten
- * by the timer's pass, which reads from the head: a callback due below a floor (released, its
- * lease lapsed, a late commit, a bulk load, moved to another URL) waits for it at most.
+ * by the first pass after each sweep (once a second), which reads from the head: a callback due
+ * below a floor (released, its lease lapsed, a late commit, a bulk load, moved to another URL)
+ * waits for it at most.
  */
 export class AdmissionFloors {
   private floors = new Map<string, Floor>();

@@ -26,6 +26,8 @@ export class Admission {
   private readonly leaseMs: number;
   private readonly scheduleTotalMs: number;
   private readonly floors = new AdmissionFloors();
+  /** A sweep ended since the last pass began: the next one forgets the floors first. */
+  private swept = false;
   private readonly store = new AdmissionStore();
   /** When each destination last had its turn, by this leader's pass count (admission-plan.ts, Served). */
   private served = new Map<string, number>();
@@ -71,6 +73,8 @@ export class Admission {
 
   /** One pass: every destination but those catching up beyond the read-ahead (CatchUp) is read, planned and admitted. */
   private async admitDue(conn: SqlSession): Promise<number> {
+    if (this.swept) this.floors.forget();
+    this.swept = false;
     const unread = this.catchUp.unread(this.readAhead);
     const rows = await this.store.candidates(conn, this.floors.params(unread), unread);
     this.noteOldestDue(rows, this.catchUp.oldestDue(unread));
@@ -128,23 +132,31 @@ export class Admission {
   }
 
   /**
-   * The timer's part: leases that ran out return to waiting; outages past a schedule's end fail
-   * (their lastError settle-attempt.ts's outageError); the `callbacks.failed` windows that are
-   * over tell what they held back.
+   * The timer's part (timer-sweep.ts runs it beside the passes, on a connection of its own): leases
+   * that ran out return to waiting; outages past a schedule's end fail (their lastError
+   * settle-attempt.ts's outageError); the `callbacks.failed` windows that are over tell what they
+   * held back. Then, whatever it did, the first pass to begin after it reads every destination from
+   * its head (AdmissionFloors): it sees what the sweep returned, and what a floor hid meanwhile.
    */
   async sweep(conn: SqlSession): Promise<void> {
-    this.floors.forget();
-    const lapsed = await this.store.lapse(conn);
-    if (lapsed) this.log.warn(`${lapsed} callbacks back to waiting: their worker did not settle them within the lease`);
-    const open = await this.store.openDestinations(conn);
-    if (open.length > 0) {
-      const expired = await this.store.expire(conn, this.scheduleTotalMs, open.map((d) => ({ key: d.key, error: outageError(d.origin, d.opened_at, d.last_error) })));
-      if (expired) {
-        this.metrics.expiredWhileWaiting.inc(expired);
-        this.log.warn(`${expired} callbacks failed: their schedule ended while their destination's circuit was open`);
-      }
+    try {
+      const lapsed = await this.store.lapse(conn);
+      if (lapsed) this.log.warn(`${lapsed} callbacks back to waiting: their worker did not settle them within the lease`);
+      await this.expireOutages(conn);
+      await this.store.flushNotices(conn);
+    } finally {
+      this.swept = true;
     }
-    await this.store.flushNotices(conn);
+  }
+
+  /** The callbacks of open destinations whose schedule ended while they waited fail. */
+  private async expireOutages(conn: SqlSession): Promise<void> {
+    const open = await this.store.openDestinations(conn);
+    if (open.length === 0) return;
+    const expired = await this.store.expire(conn, this.scheduleTotalMs, open.map((d) => ({ key: d.key, error: outageError(d.origin, d.opened_at, d.last_error) })));
+    if (!expired) return;
+    this.metrics.expiredWhileWaiting.inc(expired);
+    this.log.warn(`${expired} callbacks failed: their schedule ended while their destination's circuit was open`);
   }
 }
 

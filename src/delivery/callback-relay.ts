@@ -1,7 +1,9 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Client } from 'pg';
-import { AdmissionSignal, APP_CONFIG, AppConfig, CALLBACKS_CHANNEL, PLANNER_SETTINGS, RepeatLimitedLog, sessionWithDeadline, SqlSession, StatementTimeout } from '../platform/index.js';
+import { AdmissionSignal, APP_CONFIG, AppConfig, CALLBACKS_CHANNEL, RepeatLimitedLog, sessionWithDeadline, SqlSession, StatementTimeout } from '../platform/index.js';
 import { Admission } from './admission.js';
+import { relayClient, RELAY_TIMEOUT_MS } from './relay-connection.js';
+import { TimerSweep } from './timer-sweep.js';
 
 /** Admission runs at least this often, whatever else wakes it (≤ 1 s: docs/architecture.md, "Delivery invariants", 2). */
 export const ADMISSION_INTERVAL_MS = 1000;
@@ -17,20 +19,6 @@ export const ADMISSION_INTERVAL = Symbol('ADMISSION_INTERVAL');
 const PASS_SPACING_MS = 5;
 /** Any fixed number (migrations use 727_001, retention 727_002): one process at a time leads admission. */
 const ADMISSION_LOCK = 727_003;
-/**
- * A relay statement or connect that has not answered in this long means the connection went
- * silent (a network partition, a server that stopped answering; no reset ever comes): the
- * connection is dropped and made again, and leadership with it. A pass takes milliseconds: its
- * statement probes an index per destination, whatever the backlog (docs/architecture.md, "Admission").
- */
-export const RELAY_TIMEOUT_MS = 10_000;
-/**
- * Asks PostgreSQL to end the relay's session once its client is unreachable: keepalive probes
- * after 10 s idle, three 5 s apart, and at most 20 s of unacknowledged data. Otherwise a
- * partitioned leader's session, and the advisory lock it holds, outlive it by the operating
- * system's defaults (hours), and no standby can lead meanwhile. (Ignored over a Unix socket.)
- */
-const SERVER_SIDE_TIMEOUTS = '-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3 -c tcp_user_timeout=20000';
 
 /** Where the relay stands: `reconnecting` (no connection), `standing-by` (connected, without the lock) or `leading`. */
 type RelayState = 'reconnecting' | 'standing-by' | 'leading';
@@ -39,10 +27,11 @@ type RelayState = 'reconnecting' | 'standing-by' | 'leading';
  * The admission loop. Every process of role `api` or `all` runs one: it waits for a wake-up or the
  * timer, then takes one step for its state. The one holding the advisory lock on its own
  * PostgreSQL connection leads: it runs an admission pass on every wake-up (AdmissionSignal: this
- * process's commits and settlements; NOTIFY from the others), and on each tick regardless, with
- * the sweep first, so a due callback whose destination has room is admitted within a second
- * whatever restarted before. The others stand by and try the lock on each tick: when the leader's
- * connection ends (it stopped, died, lost PostgreSQL, went silent), one of them takes over.
+ * process's commits and settlements; NOTIFY from the others), and on each tick regardless, which
+ * also starts the sweep (TimerSweep; a pass follows its end), so a due callback whose destination
+ * has room is admitted within a second whatever restarted before. The others stand by and try
+ * the lock on each tick: when the leader's connection ends (it stopped, died, lost PostgreSQL,
+ * went silent), one of them takes over.
  */
 @Injectable()
 export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
@@ -57,18 +46,22 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
   /** Ends the loop's wait early (set while it waits). */
   private alarm: (() => void) | null = null;
   private loop: Promise<void> | null = null;
-  /** When the last admission (after the sweep, on a tick) started (performance.now()). */
-  private lastAdmitStart = -Infinity;
+  /** When the last pass started (performance.now()). */
+  private lastPassStart = -Infinity;
   /** When the timer next ticks (performance.now()). */
   private tickAt = 0;
   private stopped = false;
+  /** The leader's sweep, started by each tick on a connection of its own; a pass follows it. */
+  private readonly sweep: TimerSweep;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(ADMISSION_INTERVAL) private readonly intervalMs: number,
     private readonly admission: Admission,
     private readonly signal: AdmissionSignal,
-  ) {}
+  ) {
+    this.sweep = new TimerSweep(config.databaseUrl, admission, (m) => this.warnings.warn(m), () => this.wake());
+  }
 
   async onModuleInit(): Promise<void> {
     await this.reconnect();
@@ -79,12 +72,13 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
     return this.state === 'leading';
   }
 
-  /** Stops admitting and lets the step under way end, before the workers drain. */
+  /** Stops admitting and lets the step and the sweep under way end, before the workers drain. */
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     this.signal.lead(null);
     this.alarm?.();
     await this.loop;
+    await this.sweep.stop();
   }
 
   /** Ends the connection, and with it the lock: a standby leads within a second. */
@@ -129,22 +123,19 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
   }
 
   /**
-   * One pass, its admission at least PASS_SPACING_MS after the last one's: the sweep first on a tick (the connection
-   * takes one statement at a time), then admission. After a failure the next tick tries again.
+   * One pass, at least PASS_SPACING_MS after the last one's start; a tick starts the sweep beside
+   * it (TimerSweep). After a failure the next tick tries again.
    */
   private async pass(tick: boolean): Promise<void> {
-    const wait = this.lastAdmitStart + PASS_SPACING_MS - performance.now();
+    const wait = this.lastPassStart + PASS_SPACING_MS - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     if (this.state !== 'leading' || this.stopped) return; // the connection was lost meanwhile
     this.woken = false; // what woke the loop so far is seen by this pass
     const conn = this.conn!;
     const session = this.session!;
+    if (tick) this.sweep.start();
     try {
-      if (tick) {
-        await this.admission.sweep(session).catch((e: Error) => this.failed(conn, 'admission sweep failed', e));
-        if (this.state !== 'leading') return; // the sweep timed out and ended the connection
-      }
-      this.lastAdmitStart = performance.now();
+      this.lastPassStart = performance.now();
       await this.admission.admit(session);
     } catch (e) {
       this.woken = false;
@@ -211,32 +202,4 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
     this.enter('standing-by');
     await this.tryToLead();
   }
-}
-
-/**
- * The relay's connection: no connect waits past RELAY_TIMEOUT_MS (its statements have the same
- * deadline, sessionWithDeadline), PostgreSQL ends the session of a client it cannot reach
- * (SERVER_SIDE_TIMEOUTS), and a pass's commit lost to a database crash (`synchronous_commit = off`)
- * only means its rows are admitted again when their leases lapse.
- * No sequential or bitmap scans, as on every connection of hand-written SQL (PLANNER_SETTINGS). Bitmap scans here
- * especially: every callback passes through `sending`, so that partial index holds many dead
- * entries until vacuum; a bitmap scan visits each one's heap page on every pass, a plain index
- * scan marks them dead once and skips them after.
- * No JIT either (PLANNER_SETTINGS): a pass runs many times a second, and a generic plan's row
- * estimates (a `LIMIT` it cannot know counts as a tenth of the table) priced it past
- * `jit_above_cost`: compiling would cost many times the pass itself.
- * No sorts: every relay statement reads a destination's callbacks in the order of an index and
- * stops at its limit; a plan that sorts them has read them all first. With statistics that put
- * one row behind each destination, the planner priced sorting a destination's pending callbacks
- * read from the expiry's index (`callbacks_pending_schedule_idx`, narrower) below reading them in
- * order from admission's, and kept that plan as the table grew.
- */
-export function relayClient(databaseUrl: string): Client {
-  return new Client({
-    connectionString: databaseUrl,
-    options: `${PLANNER_SETTINGS} -c synchronous_commit=off -c enable_sort=off ${SERVER_SIDE_TIMEOUTS}`,
-    connectionTimeoutMillis: RELAY_TIMEOUT_MS,
-    keepAlive: true,
-    keepAliveInitialDelayMillis: RELAY_TIMEOUT_MS,
-  });
 }

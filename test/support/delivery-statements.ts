@@ -3,7 +3,7 @@ import { destinationKey, originOfKey } from '../../src/callbacks/callback-destin
 import { openDatabase } from '../../src/platform/database/database.js';
 import { SqlPool } from '../../src/platform/database/sql-pool.js';
 import { dataSourceOptions } from '../../src/data-source.js';
-import { relayClient } from '../../src/delivery/callback-relay.js';
+import { relayClient } from '../../src/delivery/relay-connection.js';
 import { DestinationSave, saveParams } from '../../src/callbacks/store/destination-states.js';
 import { AttemptRecord, recordParams } from '../../src/callbacks/store/settlement.js';
 import { storeStatement } from '../../src/callbacks/store/statements.js';

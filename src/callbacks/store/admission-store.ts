@@ -42,8 +42,9 @@ export type OpenDestination = { key: string; origin: string; opened_at: number; 
 /**
  * Admission's statements. They run on the connection of the relay that leads admission (its
  * SqlSession, each statement with a deadline): leadership is that connection's, so the caller
- * passes it; its planner settings are SqlPool's (database.ts, PLANNER_SETTINGS), under which the
- * plans tests check these statements. Each is prepared under its own name.
+ * passes it (the sweep's, lapse to flushNotices, go on another with the same settings); its
+ * planner settings are SqlPool's (database.ts, PLANNER_SETTINGS), under which the plans tests
+ * check these statements. Each is prepared under its own name.
  */
 export class AdmissionStore {
   /** Every destination that may take a callback now or has some in flight, each read from its floor but those `skipped` (their callbacks in flight still counted). */

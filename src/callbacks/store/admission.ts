@@ -6,7 +6,7 @@ import { emitEvents, noteFailures } from './operational-events.js';
 /**
  * A transaction that records callbacks takes less than this from its start (their due time, its
  * now()) to its commit; one that takes longer may find its callbacks below a destination's floor,
- * and they wait for the timer's pass (within a second).
+ * and they wait for the pass after the timer's sweep (within a second).
  */
 const LATE_COMMIT = `interval '10 seconds'`;
 /** A floor's due time (microseconds since the epoch, as microsKey writes them) as a bound; none: from the head. */

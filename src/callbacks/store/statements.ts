@@ -26,9 +26,10 @@ import { MOVE_URL, REMOVE_URL } from './url-changes.js';
 const EVERY_CONDITION = { partnerId: 'p', companyId: 'c', since: new Date(0), until: new Date(0), origin: 'o' };
 
 /**
- * The connection a statement runs on: the leading relay's (planner settings of SqlPool's, a
- * deadline per statement), one of SqlPool's (PLANNER_SETTINGS, prepared by name), or the ORM's
- * (inside Writes.transaction or a read of the data source: planned for its values).
+ * The connection a statement runs on: one of the leading relay's (its passes' or its sweep's, both
+ * relayClient's: planner settings of SqlPool's, a deadline per statement), one of SqlPool's
+ * (PLANNER_SETTINGS, prepared by name), or the ORM's (inside Writes.transaction or a read of the
+ * data source: planned for its values).
  */
 export type Connection = 'relay' | 'sql-pool' | 'orm';
 
