@@ -140,7 +140,7 @@ describe('a pass reads the heads of as many destinations catching up as there ar
   const admissionEntries = async () =>
     Number((await relay.query<{ n: string }>(`SELECT pg_stat_get_xact_tuples_returned('callbacks_admission_idx'::regclass)::text AS n`)).rows[0].n);
 
-  it('admits a fresh callback at once beside them, and each of them within a turn of passes, the timer\'s pass between', async () => {
+  it('admits a fresh callback at once beside them, and each of them within a turn of passes, a sweep between', async () => {
     const admitted: string[] = [];
     const queue = { add: async (ids: string[]) => void admitted.push(...ids) } as unknown as CallbackQueue;
     const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, new Metrics(s.db, s.sql));

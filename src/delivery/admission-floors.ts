@@ -13,7 +13,7 @@ export interface Floor {
  * The head of a destination's callbacks (the epoch, insertion 0): the floor of one left unread
  * (delivery/catch-up.ts) since the floors were forgotten. Without a floor it would start idle, as
  * if the last pass had read it and found nothing due, and its whole backlog would wait, unseen,
- * for the timer's next pass.
+ * for the pass after the next sweep.
  */
 const HEAD: Floor = { at: '0', seq: '0' };
 

@@ -5,9 +5,8 @@ import { relayClient, RELAY_TIMEOUT_MS } from './relay-connection.js';
 
 /**
  * The leader's sweep (Admission.sweep), started on each tick of its timer, on a connection of its
- * own: a pass never waits for it. (On the pass's connection it ran ahead of that tick's pass, and
- * while a thousand backlogs drained it took up to 55 ms once a second, which every callback that
- * arrived meanwhile waited for as well.) One sweep at a time: a tick that finds one under way
+ * own: a pass never waits for it, though a sweep takes tens of milliseconds while many backlogs
+ * drain and its LAPSE may wait on a row lock another transaction holds. One sweep at a time: a tick that finds one under way
  * starts none. Each of its statements and its connect has the relay's deadline (RELAY_TIMEOUT_MS),
  * so a sweep ends within a few of them whatever PostgreSQL does; any failure ends the connection,
  * and the next tick makes a new one. When it ends, `after` wakes admission, whose next pass reads
