@@ -2,7 +2,8 @@ import { Admission } from '../src/delivery/admission.js';
 import { AdmissionSignal } from '../src/platform/database/admission-signal.js';
 import { CallbackQueue } from '../src/delivery/callback-queue.js';
 import { ADMISSION_INTERVAL, CallbackRelay } from '../src/delivery/callback-relay.js';
-import { relayClient } from '../src/delivery/relay-connection.js';
+import { relayClient, RELAY_TIMEOUT_MS } from '../src/delivery/relay-connection.js';
+import { sessionWithDeadline, SqlSession } from '../src/platform/database/sql-session.js';
 import { Writes } from '../src/platform/database/writes.js';
 import { storeStatement } from '../src/callbacks/store/statements.js';
 import { Client } from 'pg';
@@ -247,6 +248,62 @@ describe('admission on its timer', () => {
     expect(await statuses()).toEqual(['pending']);
     registry.join();
     await until(async () => (await statuses()).join() === 'delivered', { timeoutMs: 5000, what: 'delivered once the worker announces its slots' });
+  });
+});
+
+/** A pass admits in rounds (admission-plan.ts); each round's jobs go to Redis as it ends. */
+describe('admission rounds', () => {
+  let t: TestApp;
+  let p: Partner;
+  let rx: Receiver;
+  let other: Receiver;
+
+  // 10 slots: a first round cannot give a destination with 30 due all of its room, so a second follows.
+  const e2e = harness({ CALLBACK_CONCURRENCY: '10' }, { configure: (b) => b.overrideProvider(ADMISSION_INTERVAL).useValue(3_600_000) });
+  beforeAll(async () => {
+    ({ t, p, rx } = e2e);
+    other = await Receiver.start();
+    await until(() => t.app.get(CallbackRelay).isLeader, { what: 'this process leads admission' });
+  });
+  afterAll(() => other.close());
+
+  it("puts a round's jobs in Redis before the next round's statement: a fresh callback waits for no later round", async () => {
+    const { c } = await companyWithCallback(t, p, rx.url('/unused'));
+    const idle = async () => (await t.sql(`SELECT 1 FROM callbacks WHERE status IN ('pending', 'sending')`)).length === 0;
+    await until(idle, { what: 'nothing waiting or in flight' });
+    // Written without NOTIFY (and the timer stopped): only the pass below admits them.
+    const insert = (url: string, n: number) =>
+      t.sql<{ id: string }>(`INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at) SELECT $1, $2, 0, $3, '{}', 'pending', now() FROM generate_series(1, $4) RETURNING id`, [p.id, c, url, n]);
+    const [fresh] = await insert(rx.url('/fresh'), 1);
+    await insert(other.url('/busy'), 30);
+    // Both proven, with room for 40 each: more than the 10 slots.
+    await t.sql(`UPDATE destinations SET window_size = 40, failures = 0, last_ok_at = now() WHERE partner_id = $1`, [p.id]);
+    const events: string[] = [];
+    const queue = t.app.get(CallbackQueue);
+    const add = queue.add.bind(queue);
+    const spy = jest.spyOn(queue, 'add').mockImplementation((ids, lease, workers) => {
+      events.push(ids.includes(fresh.id) ? 'jobs of the fresh callback' : 'jobs');
+      return add(ids, lease, workers);
+    });
+    const ADMIT = storeStatement('admission-admit').text;
+    const client = relayClient(t.config.databaseUrl);
+    try {
+      await client.connect();
+      const session = sessionWithDeadline(client, RELAY_TIMEOUT_MS);
+      const recorded: SqlSession = {
+        query: (q) => {
+          if (q.text === ADMIT) events.push('ADMIT');
+          return session.query(q);
+        },
+      };
+      expect(await t.app.get(Admission).admit(recorded)).toBe(6);
+    } finally {
+      spy.mockRestore();
+      await client.end();
+    }
+    // Round 1: the fresh one and 3 of the busy one (the slots left free bound it); round 2: 2 more.
+    expect(events).toEqual(['ADMIT', 'jobs of the fresh callback', 'ADMIT', 'jobs']);
+    await until(() => rx.on('/fresh').length === 1, { what: 'the fresh callback delivered' });
   });
 });
 

@@ -16,8 +16,9 @@ export const LEASE_MARGIN_MS = 30_000;
 /**
  * One admission pass (run by the relay that leads admission, on its own connection): for every
  * destination with room, its oldest due `pending` callbacks become `sending` (a statement per
- * round of admissionRounds) and their jobs go to Redis. If Redis refuses them they are released
- * at once; if this process dies in between, their leases run out and the sweep returns them.
+ * round of admissionRounds) and each round's jobs go to Redis as it ends. If Redis refuses them
+ * they are released at once; if this process dies in between, their leases run out and the sweep
+ * returns them.
  */
 @Injectable()
 export class Admission {
@@ -104,25 +105,36 @@ export class Admission {
     return { candidates, admitted, now, slots: budget.slots };
   }
 
-  /** A pass's rounds of ADMIT and their jobs; on a failure what it admitted goes back to waiting. */
+  /**
+   * A pass's rounds of ADMIT, each round's jobs in Redis as soon as it is admitted: fresh work
+   * (admitted in the first round, admission-plan.ts) waits for no later round's statement.
+   */
   private async admitRounds(conn: SqlSession, candidates: Candidate[], budget: Budget, now: number, workers: number): Promise<AdmittedRow[]> {
     const admitted: AdmittedRow[] = [];
-    try {
-      const rounds = admissionRounds(candidates, budget, now, this.window, this.served);
-      for (let round = rounds.next(); !round.done; ) {
-        const got = await this.admitPlan(conn, round.value);
-        admitted.push(...got);
-        round = rounds.next(countBy(got));
-      }
-      // Each round's statement has its own now(), so its own lease: a job carries one.
-      for (const [lease, ids] of byLease(admitted)) await this.queue.add(ids, lease, workers);
-    } catch (e) {
-      if (admitted.length > 0) await this.store.release(conn, admitted.map((r) => r.id)).catch(() => undefined);
-      throw e;
+    const rounds = admissionRounds(candidates, budget, now, this.window, this.served);
+    for (let round = rounds.next(); !round.done; ) {
+      const got = await this.admitPlan(conn, round.value);
+      await this.enqueue(conn, got, workers);
+      admitted.push(...got);
+      round = rounds.next(countBy(got));
     }
     const at = Date.now();
     for (const r of admitted) if (r.attempt_count === 0) this.metrics.relayLag.observe(Math.max(0, at - r.created_at.getTime()) / 1000);
     return admitted;
+  }
+
+  /**
+   * One round's callbacks in their jobs (a round's statement has its own now(), so its own lease,
+   * which a job carries). If Redis refuses them they go back to waiting at once; the rounds before
+   * are in Redis already, and their jobs deliver them.
+   */
+  private async enqueue(conn: SqlSession, rows: AdmittedRow[], workers: number): Promise<void> {
+    try {
+      for (const [lease, ids] of byLease(rows)) await this.queue.add(ids, lease, workers);
+    } catch (e) {
+      if (rows.length > 0) await this.store.release(conn, rows.map((r) => r.id)).catch(() => undefined);
+      throw e;
+    }
   }
 
   /** One round's admission, each destination from the floor this pass read it at. */

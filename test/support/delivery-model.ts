@@ -117,15 +117,17 @@ export class World {
 
   /**
    * Admission.admit(): CANDIDATES (an open destination's callbacks read only once its probe is
-   * due), then admissionRounds' plans, each ADMIT taking what a destination has, and a job per
-   * admitted callback.
+   * due), then admissionRounds' plans, each ADMIT taking what a destination has, and each round's
+   * callbacks in jobs as soon as it is admitted.
    */
   pass(): PassReport {
     const unread = this.catchUp.unread(this.readAhead);
-    const { report, candidates, admitted, callbacks } = this.admit(unread);
     const live = this.workers.map((_, i) => i).filter((i) => this.workers[i].up);
-    const byId = new Map(callbacks.map((c) => [String(c.id), c]));
-    for (const ids of jobsOf([...byId.keys()], live.length)) this.enqueue(ids.map((id) => byId.get(id)!), live);
+    const { report, candidates, admitted } = this.admit(unread, (callbacks) => {
+      const byId = new Map(callbacks.map((c) => [String(c.id), c]));
+      for (const ids of jobsOf([...byId.keys()], live.length)) this.enqueue(ids.map((id) => byId.get(id)!), live);
+      return true;
+    });
     this.start();
     this.served = servedAfter(this.served, candidates, admitted, ++this.passes, unread);
     this.catchUp.note(this.passes, unread, candidates, report.now);
@@ -133,13 +135,19 @@ export class World {
     return report;
   }
 
-  /** A pass whose jobs Redis refused: RELEASE of what it admitted; admission remembers nothing of it. */
+  /** A pass whose first round's jobs Redis refused: RELEASE of what that round admitted, and the pass ends; admission remembers nothing of it. */
   refusedPass(): void {
-    for (const cb of this.admit(this.catchUp.unread(this.readAhead)).callbacks) this.backToWaiting(cb, 'release');
+    this.admit(this.catchUp.unread(this.readAhead), (callbacks) => {
+      for (const cb of callbacks) this.backToWaiting(cb, 'release');
+      return false;
+    });
   }
 
-  /** CANDIDATES and the ADMIT rounds: the callbacks it moved to `sending`, and how many of each destination. */
-  private admit(skipped: ReadonlySet<string>): { report: PassReport; candidates: Candidate[]; admitted: Map<string, number>; callbacks: Callback[] } {
+  /**
+   * CANDIDATES and the ADMIT rounds, each round's callbacks (moved to `sending`) handed to
+   * `enqueued`, which says whether the pass goes on: how many of each destination it admitted.
+   */
+  private admit(skipped: ReadonlySet<string>, enqueued: (callbacks: Callback[]) => boolean): { report: PassReport; candidates: Candidate[]; admitted: Map<string, number> } {
     const report: PassReport = { now: this.now, slots: this.slots(), rows: new Map(), skipped };
     const budget: Budget = { slots: report.slots, sending: 0, riskySending: 0, failingSending: 0 };
     const candidates: Candidate[] = [];
@@ -155,10 +163,10 @@ export class World {
       if (row.failing) budget.failingSending += sending;
       if (due.length > 0) candidates.push({ key: origin, state, sending, oldestDue: row.oldestDue! });
     }
-    const admitted: Callback[] = [];
     const rounds = admissionRounds(candidates, budget, this.now, cfg, this.served);
     for (let round = rounds.next(); !round.done; ) {
       const got = new Map<string, number>();
+      const admitted: Callback[] = [];
       for (const [origin, n] of round.value) {
         const row = report.rows.get(origin)!;
         for (const cb of this.dueOf(origin).slice(0, n)) {
@@ -169,9 +177,10 @@ export class World {
           admitted.push(cb);
         }
       }
+      if (!enqueued(admitted)) break;
       round = rounds.next(got);
     }
-    return { report, candidates, admitted: new Map([...report.rows].map(([o, r]) => [o, r.admitted])), callbacks: admitted };
+    return { report, candidates, admitted: new Map([...report.rows].map(([o, r]) => [o, r.admitted])) };
   }
 
   /** A job goes to the live worker holding the fewest callbacks (BullMQ: whichever asks first). */
