@@ -7,7 +7,12 @@ import { PartnerLookup } from './partner-lookup.js';
 import { PartnerPageResponse, PartnerViewResponse } from './partner-view.responses.js';
 
 export class ListPartnersQuery {
-  @ApiPropertyOptional({ minLength: 1, maxLength: 200, example: 'acme', description: 'a part of the name, any case (taken literally: % and _ are characters)' })
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 200,
+    example: 'acme',
+    description: 'a part of the name, any case (taken literally: % and _ are characters)',
+  })
   @IsOptional()
   @IsString()
   @Length(1, 200)
@@ -32,14 +37,14 @@ export class ListPartnersQuery {
 export class PartnerLookupController {
   constructor(private readonly lookup: PartnerLookup) {}
 
-  @Doc('List partners, newest first (by a part of the name): account, certificate, destinations; never a secret', PartnerPageResponse, [400])
+  @Doc('List partners, newest first (by a part of the name); never a secret', PartnerPageResponse, [400])
   @Access.operator('viewer')
   @Get()
   list(@Query() q: ListPartnersQuery) {
     return this.lookup.page({ name: q.name, cursor: q.cursor, limit: q.limit ?? 50 });
   }
 
-  @Doc('Show a partner: account, certificate, destinations open and in all; never a secret', PartnerViewResponse, [400, 404])
+  @Doc('Show a partner: account, certificate, destinations open and in all; no secret', PartnerViewResponse, [400, 404])
   @Access.operator('viewer')
   @NoQuery()
   @Get(':partnerId')

@@ -29,12 +29,13 @@ export interface DestinationCounts {
 
 /** Each partner's destinations, open and in all (zero for a partner with none), by partner id. */
 export async function destinationCounts(db: DataSource, partnerIds: string[]): Promise<Map<string, DestinationCounts>> {
-  const rows: ({ partner_id: string } & DestinationCounts)[] = partnerIds.length === 0 ? [] : await db.query(DESTINATIONS_BY_PARTNER, [partnerIds]);
+  if (partnerIds.length === 0) return new Map();
+  const rows: ({ partner_id: string } & DestinationCounts)[] = await db.query(DESTINATIONS_BY_PARTNER, [partnerIds]);
   const counts = new Map(rows.map((r) => [r.partner_id, { open: r.open, total: r.total }]));
   return new Map(partnerIds.map((id) => [id, counts.get(id) ?? { open: 0, total: 0 }]));
 }
 
-/** An open destination as the alert gauge names it: its partner's name and id, its origin, how long it has been open. */
+/** An open destination as the alert gauge names it: its partner's name and id, its origin, for how long. */
 export interface OpenDestination {
   partner: string;
   partner_id: string;

@@ -13,7 +13,8 @@ export class PartnerKeyRotatedAt1764810000000 implements MigrationInterface {
     await q.query('ALTER TABLE partners ADD COLUMN api_key_rotated_at timestamptz');
     await q.query(`
       UPDATE partners p SET api_key_rotated_at = r.at
-        FROM (SELECT target_id, max(at) AS at FROM audit_entries WHERE action = 'partner.api-key.rotate' GROUP BY target_id) r
+        FROM (SELECT target_id, max(at) AS at FROM audit_entries
+               WHERE action = 'partner.api-key.rotate' GROUP BY target_id) r
        WHERE r.target_id = p.id::text`);
   }
 

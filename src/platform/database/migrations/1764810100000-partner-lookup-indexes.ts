@@ -23,8 +23,10 @@ export class PartnerLookupIndexes1764810100000 implements MigrationInterface {
   async up(q: QueryRunner): Promise<void> {
     await q.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
     await buildIndexConcurrently(q, 'partners_created_idx', 'partners (created_at, id)');
-    await buildIndexConcurrently(q, 'partners_name_trgm_idx', 'partners USING gin (name gin_trgm_ops) WITH (fastupdate = off)');
-    await buildIndexConcurrently(q, 'destinations_open_idx', 'destinations (opened_at, key) WHERE opened_at IS NOT NULL');
+    const trigrams = 'partners USING gin (name gin_trgm_ops) WITH (fastupdate = off)';
+    await buildIndexConcurrently(q, 'partners_name_trgm_idx', trigrams);
+    const open = 'destinations (opened_at, key) WHERE opened_at IS NOT NULL';
+    await buildIndexConcurrently(q, 'destinations_open_idx', open);
   }
 
   async down(q: QueryRunner): Promise<void> {
