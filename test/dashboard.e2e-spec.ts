@@ -67,7 +67,6 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
       if (h.path === '/later') return rx.on('/later').length === 1 ? res.writeHead(500).end('busy') : res.writeHead(204).end();
       if (h.path.startsWith('/bulk-gone')) return rx.on(h.path).length === 1 ? res.writeHead(410).end() : res.writeHead(204).end();
       if (h.path === '/bulk-later') return rx.on(h.path).length === 1 ? res.writeHead(500).end() : res.writeHead(204).end();
-      if (h.path.startsWith('/ops/')) return res.writeHead(410).end();
       res.writeHead(204).end();
     };
     await t.app.listen(0, '127.0.0.1');
@@ -314,42 +313,6 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
       );
       expect(description).toContain(`Open circuits (1): http://127.0.0.1:${down.port} open since`);
       expect(description).toContain('(last error: HTTP 503)');
-    } finally {
-      await down.close();
-    }
-  });
-
-  it("shows an operational event's failed delivery as the event: type, partner, Operations URL origin", async () => {
-    const down = await Receiver.start();
-    try {
-      down.answer = (_h, _req, res) => res.writeHead(503).end('down');
-      const nordlicht = await createPartner(t, 'Nordlicht Kredit');
-      // Its Operations URL answers 410: the event's delivery fails at once, a dead letter.
-      await t.as(nordlicht.apiKey, 'patch', '/v1/partner', { operationsUrl: rx.url('/ops/tok_7?key=k3') }).expect(200);
-      const outage = await companyWithCallback(t, nordlicht, down.url('/hook'));
-      for (let i = 0; i < 3; i++) await outage.change();
-      const failedEvent = async () => {
-        const sql = `SELECT id FROM callbacks WHERE event_type = 'destination.failing' AND partner_id = $1
-                      AND status = 'failed'`;
-        return (await t.sql<{ id: string }>(sql, [nordlicht.id]))[0];
-      };
-      const event = await until(failedEvent, { what: 'the event delivery failed', timeoutMs: 20000 });
-      const job = (await boardJobs('failed')).find((j) => j.id === event.id)!;
-      const origin = `http://127.0.0.1:${rx.port}`;
-      expect(job.name).toBe(`event destination.failing · partner Nordlicht Kredit · operations URL ${origin}`);
-      expect(job.failedReason).toBe('HTTP 410');
-      expect(`${job.name} ${job.failedReason}`).not.toMatch(/null|Unknown|company|tok_7|key=/);
-      const a = await lastAttempt(event.id);
-      const attempt = `attempt 1 at ${a.started_at.toISOString()}: HTTP 410 in ${a.duration_ms} ms from 127.0.0.1`;
-      expect(await logs(event.id)).toEqual([`${attempt} → failed: HTTP 410`]);
-      // Its partner's callbacks, waiting behind the open circuit, name the partner too.
-      const held: BoardJob[] = [];
-      for (const tab of ['waiting', 'delayed', 'active']) {
-        held.push(...(await boardJobs(tab)).filter((j) => j.name.endsWith(`:${down.port}`)));
-      }
-      expect(held.length).toBeGreaterThan(0);
-      const named = `0 CreditLimitUpdated · partner Nordlicht Kredit · company ${outage.c} · ${down.url('')}`;
-      for (const j of held) expect(j.name).toBe(named);
     } finally {
       await down.close();
     }
