@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { SqlPool } from '../src/platform/database/sql-pool.js';
 import { parse } from 'yaml';
 import { Metrics } from '../src/operations/metrics.js';
+import { OPEN_DESTINATION_SERIES } from '../src/operations/open-destinations-gauge.js';
 import { ROOT } from './support/doc-blocks.js';
 
 /**
@@ -17,6 +18,9 @@ interface Rule {
   labels: Record<string, string>;
   annotations: Record<string, string>;
 }
+
+/** A prom-client metric's declared label names. */
+type Labelled = { labelNames: string[] };
 
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 const rules = (parse(read('ops/alerts.yml')) as { groups: { rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
@@ -66,6 +70,17 @@ describe('ops/alerts.yml', () => {
     const read_ = new Set(rules.flatMap((r) => [...r.expr.matchAll(/\b(funding_[a-z_]+)/g)].map((m) => m[1])));
     expect(read_.size).toBeGreaterThan(0);
     expect([...read_].filter((name) => !exported.has(name))).toEqual([]);
+  });
+
+  it('pages on a destination naming its partner and origin, from a gauge of bounded series', () => {
+    const rule = rules.find((r) => r.alert === 'FundingDestinationCircuitOpenLong')!;
+    expect(rule.expr).toBe('max by (partner, partner_id, origin) (funding_destination_circuit_open_seconds) > 1800');
+    expect(rule.annotations.summary).toContain('{{ $labels.partner }}');
+    expect(rule.annotations.summary).toContain('{{ $labels.origin }}');
+    const registry = new Metrics({} as DataSource, {} as SqlPool).registry;
+    const gauge = registry.getSingleMetric('funding_destination_circuit_open_seconds') as unknown as Labelled;
+    expect(gauge.labelNames).toEqual(['partner', 'partner_id', 'origin']);
+    expect(OPEN_DESTINATION_SERIES).toBeLessThanOrEqual(20);
   });
 
   it('has a firing case for every alert in ops/alerts.test.yml', () => {

@@ -97,6 +97,8 @@ describe("the dashboard's window on delivered callbacks", () => {
       expect(counts).toMatch(ranges[tab]);
       expect(pages[i]).toMatch(ranges[tab]);
       expect(pages[i]).not.toMatch(/Sort/);
+      // Each row shown names its partner: one lookup by the partners key per row, never a scan.
+      expect(pages[i]).toMatch(/Index Scan using partners_pkey on partners/);
     });
   });
 });

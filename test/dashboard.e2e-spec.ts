@@ -98,11 +98,11 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
     await browser?.close();
   });
 
-  it('names each job by message, company and destination origin, never the path or query', async () => {
+  it('names each job by message, partner, company and destination origin, never the path or query', async () => {
     const completed = await boardJobs('completed');
     const [{ company_id: c }] = await t.sql<{ company_id: string }>('SELECT company_id FROM callbacks WHERE id = $1', [deliveredIds[0]]);
     const job = completed.find((j) => j.id === deliveredIds[0])!;
-    expect(job.name).toBe(`0 CreditLimitUpdated · company ${c} · http://127.0.0.1:${rx.port}`);
+    expect(job.name).toBe(`0 CreditLimitUpdated · partner Acme Bank · company ${c} · http://127.0.0.1:${rx.port}`);
     expect(job.data).toEqual({ callbackId: deliveredIds[0] });
     for (const j of [...completed, ...(await boardJobs('failed'))]) expect(`${j.name} ${j.failedReason}`).not.toMatch(/secret-token|tok_123|key=/);
   });

@@ -127,6 +127,8 @@ describe.each(['A', 'B'] as const)('fuzzing every route, variant %s', (variant) 
       { method: 'post', path: '/admin/v1/partners/{partner}/rotate-signing-secret', auth: 'admin' },
       { method: 'post', path: '/admin/v1/partners/{partner}/signature-scheme', auth: 'admin', body: { scheme: 'ed25519' } },
       { method: 'put', path: '/admin/v1/partners/{partner}/client-certificate', auth: 'admin', body: { certificate: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----', privateKey: 'k', serverCa: 'c' } },
+      { method: 'get', path: '/admin/v1/partners', auth: 'admin' },
+      { method: 'get', path: '/admin/v1/partners/{partner}', auth: 'admin' },
       { method: 'get', path: '/v1/partner', auth: 'partner' },
       { method: 'patch', path: '/v1/partner', auth: 'partner', body: { operationsUrl: url } },
       { method: 'patch', path: '/admin/v1/companies/{c}/credit', auth: 'admin', body: { creditLimit: '100000', creditStatus: 'active', annualInterestRate: '7.50', repaymentTermDays: 30 } },
@@ -214,7 +216,7 @@ describe.each(['A', 'B'] as const)('fuzzing every route, variant %s', (variant) 
 
   it('fuzzed query strings', async () => {
     const param = fc.tuple(
-      fc.oneof(fc.constantFrom('status', 'companyId', 'message', 'limit', 'cursor', 'state', 'partnerId', 'destination'), fc.string({ maxLength: 6 })),
+      fc.oneof(fc.constantFrom('status', 'companyId', 'message', 'limit', 'cursor', 'state', 'partnerId', 'destination', 'name'), fc.string({ maxLength: 6 })),
       fc.oneof(nasty, fc.constantFrom('failed', 'pending', '0', '4', '200', '201', ids.c ?? '', Buffer.from('seq:1').toString('base64url')), fc.nat().map(String)),
     );
     await fc.assert(

@@ -174,6 +174,21 @@ describe.each(['A', 'B'] as const)('the OpenAPI document, variant %s', (variant)
     expect(queryOf('/v1/callbacks')).not.toContain('partnerId');
   });
 
+  it("documents the operators' partner look-up: its query, a viewer's role, and a view without any secret", () => {
+    const list = doc.paths['/admin/v1/partners'].get;
+    const one = doc.paths['/admin/v1/partners/{partnerId}'].get;
+    expect((list.parameters ?? []).filter((x) => x.in === 'query').map((x) => x.name)).toEqual(['name', 'limit', 'cursor']);
+    for (const op of [list, one]) expect((op as Record<string, unknown>)['x-required-role']).toBe('viewer');
+    expect(Object.keys(one.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '403', '404']));
+    const view = doc.components.schemas.PartnerViewResponse;
+    const fields = ['id', 'name', 'createdAt', 'signatureScheme', 'operationsUrl', 'apiKeyRotatedAt', 'clientCertificate', 'destinations'];
+    expect(Object.keys(view.properties)).toEqual(fields);
+    expect(view.required).toEqual(fields);
+    expect(Object.keys(doc.components.schemas.PartnerCertificateSummary.properties)).toEqual(['subject', 'notAfter']);
+    expect(Object.keys(doc.components.schemas.PartnerDestinationCounts.properties)).toEqual(['open', 'total']);
+    expect(Object.keys(doc.components.schemas.PartnerPageResponse.properties)).toEqual(['items', 'nextCursor']);
+  });
+
   it('matches a loan before its first payment (lastPayment null) and after it', async () => {
     const c = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'Loan Co' }).expect(201)).body.id;
     const l = (await t.as(p.apiKey, 'post', `/v1/companies/${c}/limit-requests`, { amount: '1000' }).expect(201)).body.id;

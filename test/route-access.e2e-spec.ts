@@ -183,6 +183,9 @@ describe.each(['A', 'B'] as const)('variant %s: every route of the route table',
     expect(problems).toEqual([]);
     const urls = new Set(routes.map((r) => r.url));
     for (const u of ['/admin/queues', '/admin/queues/api/queues', '/admin/queues/static/*', '/docs', '/docs-json', '/health', '/admin/v1/audit', '/portal', '/portal/callbacks/:callbackId', '/portal/replay']) expect(urls).toContain(u);
+    // The operators' partner look-up, walked as every other viewer's read.
+    const reads = routes.filter((r) => [r.method].flat().includes('GET')).map((r) => r.url);
+    expect(reads).toEqual(expect.arrayContaining(['/admin/v1/partners', '/admin/v1/partners/:partnerId']));
     expect(routes.length).toBeGreaterThan(80);
   });
 

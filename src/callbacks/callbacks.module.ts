@@ -11,6 +11,8 @@ import { CallbacksController } from './callbacks.controller.js';
 import { PartnerEventsAdminController, PartnerEventsController } from './operational-events/operational-events.controllers.js';
 import { OperationalEvents } from './operational-events/operational-events.service.js';
 import { PartnerSelfController } from './operational-events/partner-self.controller.js';
+import { PartnerLookupController } from './partner-lookup/partner-lookup.controller.js';
+import { PartnerLookup } from './partner-lookup/partner-lookup.js';
 import { Redelivery } from './redelivery.js';
 import { SourceIpsController } from './source-ips.controller.js';
 
@@ -24,10 +26,10 @@ export class CallbacksModule {
     return moduleFor(CallbacksModule, config, {
       controllers: {
         // SourceIpsController before any `v1/callbacks/:callbackId` route (CallbacksController).
-        api: [SourceIpsController, CallbackFeedController, CallbacksController, PartnerSelfController, CallbacksAdminController, PartnerEventsController, PartnerEventsAdminController],
+        api: [SourceIpsController, CallbackFeedController, CallbacksController, PartnerSelfController, CallbacksAdminController, PartnerEventsController, PartnerEventsAdminController, PartnerLookupController],
       },
       providers: {
-        api: [CallbackRecorder, CallbackReads, CallbackRepairs, Redelivery, BulkReplay, { provide: REPLAY_LIMIT, useValue: DEFAULT_REPLAY_LIMIT }, OperationalEvents, CallbackFeed],
+        api: [CallbackRecorder, CallbackReads, CallbackRepairs, Redelivery, BulkReplay, { provide: REPLAY_LIMIT, useValue: DEFAULT_REPLAY_LIMIT }, OperationalEvents, CallbackFeed, PartnerLookup],
       },
       exports: [CallbackRecorder, CallbackReads, CallbackRepairs, Redelivery, BulkReplay, OperationalEvents],
     });

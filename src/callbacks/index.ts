@@ -27,6 +27,8 @@ export type { AttemptRow, DashboardRow, DashboardTab } from './store/dashboard-r
 export { DeliveryLoads } from './store/delivery-load.js';
 export type { LoadedCallback } from './store/delivery-load.js';
 export type { DestinationColumns, DestinationRow, DestinationSave } from './store/destination-states.js';
+export { destinationCounts, longestOpenDestinations } from './store/destination-summaries.js';
+export type { DestinationCounts, OpenDestination } from './store/destination-summaries.js';
 export { WAITING_COUNT_CAP, countOpenDestinations, countWaitingByCircuit, listDestinations, probeNow } from './store/destinations.js';
 export { partnerActivity } from './store/portal-activity.js';
 export type { PartnerActivity } from './store/portal-activity.js';

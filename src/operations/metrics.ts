@@ -8,6 +8,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { registerClientCertificateGauge } from './client-certificate-gauge.js';
 import { registerDeliveryGauges } from './delivery-gauges.js';
+import { registerOpenDestinationsGauge } from './open-destinations-gauge.js';
 
 /** One registry per application instance (tests boot several in one process). */
 @Injectable()
@@ -85,6 +86,7 @@ export class Metrics {
   constructor(@InjectDataSource() db: DataSource, sql: SqlPool) {
     registerDeliveryGauges(this.registry, db);
     registerClientCertificateGauge(this.registry, db);
+    registerOpenDestinationsGauge(this.registry, db);
     // Two bounded index scans per scrape, whatever the table's size (counting every row by status
     // grows with the table). Delivered callbacks are counted by
     // funding_callback_attempts_total{result="delivered"} instead.

@@ -2,6 +2,8 @@
 // The public face of the module: other modules import only this file (.dependency-cruiser.cjs).
 export { ClientTlsStore } from './client-tls-store.js';
 export { CurrentPartner } from './current-partner.js';
+export { PartnerDirectory } from './partner-directory.js';
+export type { PartnerPageQuery, PartnerRecord } from './partner-directory.js';
 export { PartnerProfile } from './partner-profile.js';
 export { PartnerResponse } from './partner-responses.js';
 export { Partner } from './partner.entity.js';

@@ -21,6 +21,8 @@ export class Partner {
   /** sha256 of the API key a rotation replaced; it authenticates until previousKeyExpiresAt. */
   @Column('text', { name: 'previous_api_key_hash', nullable: true }) previousApiKeyHash: string | null;
   @Column('timestamptz', { name: 'previous_key_expires_at', nullable: true }) previousKeyExpiresAt: Date | null;
+  /** When the API key was last replaced (null: never): shown to operators, never the key. */
+  @Column('timestamptz', { name: 'api_key_rotated_at', nullable: true }) apiKeyRotatedAt: Date | null;
   /** Where the partner's operational events go (checked as a callback URL); null: none sent. */
   @Column('text', { name: 'operations_url', nullable: true }) operationsUrl: string | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;

@@ -3,6 +3,7 @@ import { AppConfig, moduleFor } from '../platform/index.js';
 import { ClientCertificateController } from './client-certificate.controller.js';
 import { ClientCertificates } from './client-certificates.service.js';
 import { ClientTlsStore } from './client-tls-store.js';
+import { PartnerDirectory } from './partner-directory.js';
 import { PartnerProfile } from './partner-profile.js';
 import { PartnerSigning } from './partner-signing.service.js';
 import { PartnersController } from './partners.controller.js';
@@ -26,6 +27,7 @@ export class PartnersModule {
           PartnersService,
           PartnerSigning,
           PartnerProfile,
+          PartnerDirectory,
           PortalLinks,
           PortalSessions,
           ClientCertificates,
@@ -34,7 +36,7 @@ export class PartnersModule {
         ],
         worker: [ClientTlsStore],
       },
-      exports: [PartnersService, PartnerProfile, PortalLinks, PortalSessions, RateLimiter, ClientTlsStore],
+      exports: [PartnersService, PartnerProfile, PartnerDirectory, PortalLinks, PortalSessions, RateLimiter, ClientTlsStore],
     });
   }
 }

@@ -55,6 +55,7 @@ export class PartnersService {
           previousSecretExpiresAt: null,
           previousApiKeyHash: null,
           previousKeyExpiresAt: null,
+          apiKeyRotatedAt: null,
           operationsUrl: null,
         }),
       );
@@ -79,6 +80,7 @@ export class PartnersService {
       const expiresAt = new Date(now.getTime() + previousKeyValidHours * 3600 * 1000);
       partner.previousApiKeyHash = previousKeyValidHours > 0 ? partner.apiKeyHash : null;
       partner.previousKeyExpiresAt = expiresAt;
+      partner.apiKeyRotatedAt = now;
       partner.apiKeyHash = hashToken(apiKey);
       await writeBack(m, Partner, partner);
       // A key that stops at once (a leak) ends the portal sessions too: a link made with it must not outlive it.

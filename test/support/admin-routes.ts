@@ -60,8 +60,9 @@ function dedupe(routes: AdminRoute[]): AdminRoute[] {
 
 /**
  * The role a route needs, by the rule of docs/operations.md (not read from the route's own
- * declaration, which this checks): reads are for viewers; partners and operators are managed by
- * admins; every other change is an operator's.
+ * declaration, which this checks): reads are for viewers (the partner look-up, GET
+ * /admin/v1/partners and /admin/v1/partners/:partnerId, included: on call finds who an alert names);
+ * partners and operators are managed by admins; every other change is an operator's.
  */
 export function expectedRole(route: AdminRoute): OperatorRole {
   if (route.method === 'get') return 'viewer';

@@ -20,8 +20,13 @@ export type DashboardTab = 'active' | 'waiting' | 'completed' | 'failed' | 'dela
 /** A callback as the dashboard shows it. */
 export interface DashboardRow {
   id: string;
-  message: number;
-  companyId: string;
+  /** Null on an operational event's delivery (eventType), which has no message and no company. */
+  message: number | null;
+  companyId: string | null;
+  /** Whose it is: the partner's name. */
+  partnerName: string;
+  /** The operational event this row delivers (`destination.failing`, …), or null for a callback. */
+  eventType: string | null;
   /** Its destination's origin (of callbacks.destination, the partner's id and the origin): a job names no key. */
   destination: string;
   status: string;
@@ -81,11 +86,13 @@ const orderOf = (tab: DashboardTab) => `${TABS[tab].key} ${TABS[tab].dir}`;
 
 /** The callbacks columns a page reads (not the body). */
 const ROW = `id, seq, message, company_id, destination, status, attempt_count, next_attempt_at, last_error, created_at, delivered_at,
-  schedule_started_at, schedule_attempts`;
+  schedule_started_at, schedule_attempts, partner_id, event_type`;
+/** Whose the row is (its partner's name, by the partners key: a lookup per row shown), and the event it delivers. */
+const WHO = `(SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType"`;
 const COLUMNS = `c.id, c.message, c.company_id AS "companyId", ${originOfKeySql('c.destination')} AS destination, c.status, c.attempt_count AS "attemptCount",
   c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError", c.created_at AS "createdAt", c.delivered_at AS "deliveredAt",
   c.schedule_started_at AS "scheduleStartedAt", c.schedule_attempts AS "scheduleAttempts",
-  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs"`;
+  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", ${WHO}`;
 const LAST_ATTEMPT = `LEFT JOIN LATERAL (
   SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = c.id ORDER BY number DESC LIMIT 1) a ON true`;
 

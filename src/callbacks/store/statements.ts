@@ -10,6 +10,7 @@ import { COUNT_PENDING_AND_FAILED, STATE } from './counts.js';
 import { COUNTS, DASHBOARD_TABS, DELAYED_IDS, LOG, ONE_ROW, PAGES } from './dashboard-reads.js';
 import { LOAD } from './delivery-load.js';
 import { READ_DESTINATIONS } from './destination-states.js';
+import { DESTINATIONS_BY_PARTNER, LONGEST_OPEN } from './destination-summaries.js';
 import { COUNT_OPEN, KNOWN, LIST_DESTINATIONS, PROBE_NOW, WAITING_BY_CIRCUIT } from './destinations.js';
 import { FEED_PAGE } from './feed-page.js';
 import { FLUSH_NOTICES, LIST_EVENTS } from './operational-events.js';
@@ -96,6 +97,8 @@ export const STATEMENT_GROUPS: Record<string, StoreStatement[]> = {
     statement('destinations-waiting-by-circuit', 'orm', WAITING_BY_CIRCUIT),
     statement('callbacks-gauge', 'sql-pool', COUNT_PENDING_AND_FAILED),
     statement('delivery-state', 'orm', STATE),
+    statement('destinations-by-partner', 'orm', DESTINATIONS_BY_PARTNER),
+    statement('destinations-longest-open', 'orm', LONGEST_OPEN),
   ],
   dashboard: [
     statement('dashboard-counts', 'orm', COUNTS),

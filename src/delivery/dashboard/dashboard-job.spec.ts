@@ -1,4 +1,15 @@
-import { AttemptRow, attemptLog, attemptLogLine, callbackJobName, dashboardJobJson, DashboardRow, dashboardState, destinationOrigin, withoutUrlPaths } from './dashboard-job';
+import {
+  AttemptRow,
+  attemptLog,
+  attemptLogLine,
+  callbackJobName,
+  dashboardJobJson,
+  DashboardRow,
+  dashboardState,
+  destinationOrigin,
+  jobName,
+  withoutUrlPaths,
+} from './dashboard-job';
 
 const NOW = new Date('2026-11-23T10:00:00.000Z');
 const at = (s: number) => new Date(NOW.getTime() + s * 1000);
@@ -9,6 +20,8 @@ const row = (over: Partial<DashboardRow> = {}): DashboardRow => ({
   id: 'c0ffee00-0000-4000-8000-000000000001',
   message: 0,
   companyId: COMPANY,
+  partnerName: 'Acme Bank',
+  eventType: null,
   destination: 'https://bank.example',
   status: 'pending',
   attemptCount: 1,
@@ -72,7 +85,7 @@ describe('a callback row as a dashboard job', () => {
     const job = dashboardJobJson(r, NOW);
     expect(job).toEqual({
       id: r.id,
-      name: `0 CreditLimitUpdated · company ${COMPANY} · https://bank.example`,
+      name: `0 CreditLimitUpdated · partner Acme Bank · company ${COMPANY} · https://bank.example`,
       data: { callbackId: r.id },
       opts: expected.delay > 0 ? { delay: expected.delay } : {},
       delay: expected.delay,
@@ -99,12 +112,25 @@ describe('a callback row as a dashboard job', () => {
     expect(destinationOrigin(url)).toBe(origin);
   });
 
+  const who = `partner Acme Bank · company ${COMPANY}`;
   it.each([
-    [3, 'https://bank.example/cb/tok_123?key=abc', '3 LimitRequestStatusChanged · company 6f1c9a52-0d7e-4c55-9d6f-2b2f0a1d9e11 · https://bank.example'],
-    [0, 'https://bank.example', '0 CreditLimitUpdated · company 6f1c9a52-0d7e-4c55-9d6f-2b2f0a1d9e11 · https://bank.example'],
-    [9, 'mailto:x', '9 Unknown · company 6f1c9a52-0d7e-4c55-9d6f-2b2f0a1d9e11 · (no origin)'],
-  ])('names a message %s job to %s by code, name, company and origin only', (message, destination, name) => {
-    expect(callbackJobName({ message, companyId: COMPANY, destination })).toBe(name);
+    [3, 'https://bank.example/cb/tok_123?key=abc', `3 LimitRequestStatusChanged · ${who} · https://bank.example`],
+    [0, 'https://bank.example', `0 CreditLimitUpdated · ${who} · https://bank.example`],
+    [9, 'mailto:x', `9 Unknown · ${who} · (no origin)`],
+  ])('names a message %s job to %s by code, name, partner, company and origin only', (message, destination, name) => {
+    expect(callbackJobName({ message, companyId: COMPANY, destination, partnerName: 'Acme Bank' })).toBe(name);
+    expect(jobName({ message, companyId: COMPANY, destination, partnerName: 'Acme Bank', eventType: null })).toBe(name);
+  });
+
+  it.each([
+    ['destination.failing', 'https://ops.acme.example/events/tok_9?key=k', 'https://ops.acme.example'],
+    ['callbacks.failed', 'https://ops.acme.example:8443', 'https://ops.acme.example:8443'],
+  ])('names an operational event %s sent to %s by type, partner and origin %s', (eventType, destination, origin) => {
+    const name = `event ${eventType} · partner Acme Bank · operations URL ${origin}`;
+    const event = row({ message: null, companyId: null, eventType, destination, status: 'failed' });
+    expect(jobName(event)).toBe(name);
+    expect(dashboardJobJson(event, NOW).name).toBe(name);
+    expect(name).not.toMatch(/null|Unknown|company|tok_9|key=/);
   });
 
   it('cuts any URL quoted in a message to its origin', () => {

@@ -28,10 +28,21 @@ export function withoutUrlPaths(text: string): string {
   return text.replace(/\bhttps?:\/\/[^\s"'<>]+/gi, (u) => destinationOrigin(u));
 }
 
-/** The job's name: which callback this is, readable in a list of thousands. */
-export function callbackJobName(c: { message: number; companyId: string; destination: string }): string {
-  const name = CallbackMessage[c.message] ?? 'Unknown';
-  return `${c.message} ${name} · company ${c.companyId} · ${destinationOrigin(c.destination)}`;
+/** The job's name: which callback or operational event this is and whose, readable in a list of thousands. */
+export function jobName(r: Pick<DashboardRow, 'message' | 'companyId' | 'destination' | 'partnerName' | 'eventType'>) {
+  return r.eventType === null ? callbackJobName(r) : eventJobName({ ...r, eventType: r.eventType });
+}
+
+/** A callback: its message (code and name), partner, company and destination origin. */
+export function callbackJobName(c: Pick<DashboardRow, 'message' | 'companyId' | 'destination' | 'partnerName'>) {
+  const name = (c.message !== null && CallbackMessage[c.message]) || 'Unknown';
+  const origin = destinationOrigin(c.destination);
+  return `${c.message} ${name} · partner ${c.partnerName} · company ${c.companyId} · ${origin}`;
+}
+
+/** An operational event's delivery: its type, partner, and the origin of the partner's Operations URL. */
+export function eventJobName(e: { eventType: string; partnerName: string; destination: string }): string {
+  return `event ${e.eventType} · partner ${e.partnerName} · operations URL ${destinationOrigin(e.destination)}`;
 }
 
 /**
@@ -81,7 +92,7 @@ export function dashboardJobJson(r: DashboardRow, now: Date): QueueJobJson {
   const delay = state === 'delayed' ? r.nextAttemptAt!.getTime() - r.createdAt.getTime() : 0;
   return {
     id: r.id,
-    name: callbackJobName(r),
+    name: jobName(r),
     data: { callbackId: r.id },
     opts: delay > 0 ? { delay } : {},
     delay,

@@ -26,6 +26,8 @@ import { ReplayIndex1764700300000 } from './migrations/1764700300000-replay-inde
 import { giveSecretsKeys } from './migration-secrets.js';
 import { PartnerPortal1764700400000 } from './migrations/1764700400000-partner-portal.js';
 import { AttemptPartner1764700500000 } from './migrations/1764700500000-attempt-partner.js';
+import { PartnerKeyRotatedAt1764810000000 } from './migrations/1764810000000-partner-key-rotated-at.js';
+import { PartnerLookupIndexes1764810100000 } from './migrations/1764810100000-partner-lookup-indexes.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -52,6 +54,8 @@ export const MIGRATIONS = [
   ReplayIndex1764700300000,
   PartnerPortal1764700400000,
   AttemptPartner1764700500000,
+  PartnerKeyRotatedAt1764810000000,
+  PartnerLookupIndexes1764810100000,
 ];
 
 

@@ -11,9 +11,9 @@ SELECT (SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE status = 'sending' O
 SELECT c.id, c.message, c.company_id AS "companyId", substr(c.destination, strpos(c.destination, ' ') + 1) AS destination, c.status, c.attempt_count AS "attemptCount",
   c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError", c.created_at AS "createdAt", c.delivered_at AS "deliveredAt",
   c.schedule_started_at AS "scheduleStartedAt", c.schedule_attempts AS "scheduleAttempts",
-  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", now() AS "readAt"
+  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", (SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType", now() AS "readAt"
          FROM (SELECT id, seq, message, company_id, destination, status, attempt_count, next_attempt_at, last_error, created_at, delivered_at,
-  schedule_started_at, schedule_attempts, seq AS sort_key FROM callbacks WHERE status = 'sending' ORDER BY seq ASC LIMIT $1 OFFSET $2) c LEFT JOIN LATERAL (
+  schedule_started_at, schedule_attempts, partner_id, event_type, seq AS sort_key FROM callbacks WHERE status = 'sending' ORDER BY seq ASC LIMIT $1 OFFSET $2) c LEFT JOIN LATERAL (
   SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = c.id ORDER BY number DESC LIMIT 1) a ON true
         ORDER BY c.sort_key ASC;
 
@@ -21,9 +21,9 @@ SELECT c.id, c.message, c.company_id AS "companyId", substr(c.destination, strpo
 SELECT c.id, c.message, c.company_id AS "companyId", substr(c.destination, strpos(c.destination, ' ') + 1) AS destination, c.status, c.attempt_count AS "attemptCount",
   c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError", c.created_at AS "createdAt", c.delivered_at AS "deliveredAt",
   c.schedule_started_at AS "scheduleStartedAt", c.schedule_attempts AS "scheduleAttempts",
-  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", now() AS "readAt"
+  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", (SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType", now() AS "readAt"
          FROM (SELECT id, seq, message, company_id, destination, status, attempt_count, next_attempt_at, last_error, created_at, delivered_at,
-  schedule_started_at, schedule_attempts, (next_attempt_at AT TIME ZONE 'UTC') AS sort_key FROM callbacks WHERE status = 'pending' AND (next_attempt_at AT TIME ZONE 'UTC') <= (now() AT TIME ZONE 'UTC') ORDER BY (next_attempt_at AT TIME ZONE 'UTC') ASC LIMIT $1 OFFSET $2) c LEFT JOIN LATERAL (
+  schedule_started_at, schedule_attempts, partner_id, event_type, (next_attempt_at AT TIME ZONE 'UTC') AS sort_key FROM callbacks WHERE status = 'pending' AND (next_attempt_at AT TIME ZONE 'UTC') <= (now() AT TIME ZONE 'UTC') ORDER BY (next_attempt_at AT TIME ZONE 'UTC') ASC LIMIT $1 OFFSET $2) c LEFT JOIN LATERAL (
   SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = c.id ORDER BY number DESC LIMIT 1) a ON true
         ORDER BY c.sort_key ASC;
 
@@ -31,9 +31,9 @@ SELECT c.id, c.message, c.company_id AS "companyId", substr(c.destination, strpo
 SELECT c.id, c.message, c.company_id AS "companyId", substr(c.destination, strpos(c.destination, ' ') + 1) AS destination, c.status, c.attempt_count AS "attemptCount",
   c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError", c.created_at AS "createdAt", c.delivered_at AS "deliveredAt",
   c.schedule_started_at AS "scheduleStartedAt", c.schedule_attempts AS "scheduleAttempts",
-  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", now() AS "readAt"
+  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", (SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType", now() AS "readAt"
          FROM (SELECT id, seq, message, company_id, destination, status, attempt_count, next_attempt_at, last_error, created_at, delivered_at,
-  schedule_started_at, schedule_attempts, delivered_at AS sort_key FROM callbacks WHERE status = 'delivered' AND delivered_at >= now() - $3 * interval '1 millisecond' ORDER BY delivered_at DESC LIMIT $1 OFFSET $2) c LEFT JOIN LATERAL (
+  schedule_started_at, schedule_attempts, partner_id, event_type, delivered_at AS sort_key FROM callbacks WHERE status = 'delivered' AND delivered_at >= now() - $3 * interval '1 millisecond' ORDER BY delivered_at DESC LIMIT $1 OFFSET $2) c LEFT JOIN LATERAL (
   SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = c.id ORDER BY number DESC LIMIT 1) a ON true
         ORDER BY c.sort_key DESC;
 
@@ -41,9 +41,9 @@ SELECT c.id, c.message, c.company_id AS "companyId", substr(c.destination, strpo
 SELECT c.id, c.message, c.company_id AS "companyId", substr(c.destination, strpos(c.destination, ' ') + 1) AS destination, c.status, c.attempt_count AS "attemptCount",
   c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError", c.created_at AS "createdAt", c.delivered_at AS "deliveredAt",
   c.schedule_started_at AS "scheduleStartedAt", c.schedule_attempts AS "scheduleAttempts",
-  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", now() AS "readAt"
+  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", (SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType", now() AS "readAt"
          FROM (SELECT id, seq, message, company_id, destination, status, attempt_count, next_attempt_at, last_error, created_at, delivered_at,
-  schedule_started_at, schedule_attempts, seq AS sort_key FROM callbacks WHERE status = 'failed' ORDER BY seq DESC LIMIT $1 OFFSET $2) c LEFT JOIN LATERAL (
+  schedule_started_at, schedule_attempts, partner_id, event_type, seq AS sort_key FROM callbacks WHERE status = 'failed' ORDER BY seq DESC LIMIT $1 OFFSET $2) c LEFT JOIN LATERAL (
   SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = c.id ORDER BY number DESC LIMIT 1) a ON true
         ORDER BY c.sort_key DESC;
 
@@ -51,9 +51,9 @@ SELECT c.id, c.message, c.company_id AS "companyId", substr(c.destination, strpo
 SELECT c.id, c.message, c.company_id AS "companyId", substr(c.destination, strpos(c.destination, ' ') + 1) AS destination, c.status, c.attempt_count AS "attemptCount",
   c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError", c.created_at AS "createdAt", c.delivered_at AS "deliveredAt",
   c.schedule_started_at AS "scheduleStartedAt", c.schedule_attempts AS "scheduleAttempts",
-  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", now() AS "readAt"
+  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", (SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType", now() AS "readAt"
          FROM (SELECT id, seq, message, company_id, destination, status, attempt_count, next_attempt_at, last_error, created_at, delivered_at,
-  schedule_started_at, schedule_attempts, (next_attempt_at AT TIME ZONE 'UTC') AS sort_key FROM callbacks WHERE status = 'pending' AND (next_attempt_at AT TIME ZONE 'UTC') > (now() AT TIME ZONE 'UTC') ORDER BY (next_attempt_at AT TIME ZONE 'UTC') ASC LIMIT $1 OFFSET $2) c LEFT JOIN LATERAL (
+  schedule_started_at, schedule_attempts, partner_id, event_type, (next_attempt_at AT TIME ZONE 'UTC') AS sort_key FROM callbacks WHERE status = 'pending' AND (next_attempt_at AT TIME ZONE 'UTC') > (now() AT TIME ZONE 'UTC') ORDER BY (next_attempt_at AT TIME ZONE 'UTC') ASC LIMIT $1 OFFSET $2) c LEFT JOIN LATERAL (
   SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = c.id ORDER BY number DESC LIMIT 1) a ON true
         ORDER BY c.sort_key ASC;
 
@@ -61,7 +61,7 @@ SELECT c.id, c.message, c.company_id AS "companyId", substr(c.destination, strpo
 SELECT c.id, c.message, c.company_id AS "companyId", substr(c.destination, strpos(c.destination, ' ') + 1) AS destination, c.status, c.attempt_count AS "attemptCount",
   c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError", c.created_at AS "createdAt", c.delivered_at AS "deliveredAt",
   c.schedule_started_at AS "scheduleStartedAt", c.schedule_attempts AS "scheduleAttempts",
-  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", now() AS "readAt" FROM callbacks c LEFT JOIN LATERAL (
+  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", (SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType", now() AS "readAt" FROM callbacks c LEFT JOIN LATERAL (
   SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = c.id ORDER BY number DESC LIMIT 1) a ON true WHERE c.id = $1;
 
 -- dashboard-log (on orm)

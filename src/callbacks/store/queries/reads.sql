@@ -70,3 +70,14 @@ SELECT (SELECT count(*) FROM delivery_workers WHERE expires_at > now())::int AS 
          (SELECT coalesce(extract(epoch FROM now() - least(
       (SELECT min(xact_start) FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()),
       (SELECT min(prepared) FROM pg_prepared_xacts WHERE database = current_database()))), 0))::float8 AS feed_held;
+
+-- destinations-by-partner (on orm)
+SELECT partner_id, count(*) FILTER (WHERE opened_at IS NOT NULL)::int AS open, count(*)::int AS total
+    FROM destinations WHERE partner_id = ANY($1::uuid[]) GROUP BY partner_id;
+
+-- destinations-longest-open (on orm)
+SELECT p.name AS partner, d.partner_id, d.origin, extract(epoch FROM now() - d.opened_at)::float8 AS seconds
+    FROM destinations d JOIN partners p ON p.id = d.partner_id
+   WHERE d.opened_at IS NOT NULL
+   ORDER BY d.opened_at, d.key
+   LIMIT $1;
