@@ -1,12 +1,12 @@
 import { answerRouterRefusal, AppConfig, bearerToken, buildApiDocument, MAX_BODY_BYTES, registerBodyParsers, RouteSpanInterceptor, StrictValidationPipe, tracingActive } from './platform/index.js';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import { AccessGate, Credentials, installRouteAccess, MountAccess, OperatorCredentials } from './operators/index.js';
 import { BulkReplay, CallbackBody, CallbackRepairs, OPERATIONAL_EVENT_MODELS, Redelivery } from './callbacks/index.js';
 import { DASHBOARD_ACCESS, dashboardDocument, DestinationsService, mountQueueDashboard } from './delivery/index.js';
 import { PartnersService, PortalSessions, RateLimiter } from './partners/index.js';
-import { mountPortal, PORTAL_COOKIE, signInPage } from './portal/index.js';
-import type { FastifyRequest } from 'fastify';
+import { cookieValues, mountPortal, portalCookie, portalHeadersFor, refusalPage } from './portal/index.js';
 
 /**
  * Idle keep-alive connections stay open this long. Node's default (5 s) is shorter than the idle
@@ -29,7 +29,11 @@ const MAX_PARAM_LENGTH = 8 * 1024;
 export function createHttpAdapter(): FastifyAdapter {
   return new FastifyAdapter({
     bodyLimit: MAX_BODY_BYTES,
-    frameworkErrors: answerRouterRefusal,
+    // The router's refusals run no hook: one under /portal gets the portal's headers here.
+    frameworkErrors: (error: Error, req: FastifyRequest, reply: FastifyReply) => {
+      portalHeadersFor(req.raw.url, reply);
+      answerRouterRefusal(error, req, reply);
+    },
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH, ignoreTrailingSlash: true, caseSensitive: false },
   });
@@ -43,10 +47,12 @@ const DOCS_ACCESS: MountAccess[] = ['', '-json', '-yaml'].map((suffix) => ({ pre
 const NO_CREDENTIALS: Credentials = {
   partner: async () => null,
   partnerWithinRate: async () => false,
+  portalWithinRate: async () => false,
+  visitorWithinRate: async () => false,
   operator: async () => null,
   operatorOrBasic: async () => null,
   portalSession: async () => null,
-  portalSignInPage: () => '',
+  portalRefusalPage: () => '',
 };
 
 /** The partners' and operators' own credential checks, for the access gate. */
@@ -56,16 +62,19 @@ function credentialsOf(app: NestFastifyApplication, config: AppConfig): Credenti
   const limiter = app.get(RateLimiter);
   const operators = app.get(OperatorCredentials);
   const sessions = app.get(PortalSessions);
+  const cookie = portalCookie(config.portalBaseUrl);
   return {
     partner: async (authorization) => {
       const key = bearerToken(authorization);
       return key === null ? null : partners.authenticate(key);
     },
     partnerWithinRate: (partnerId) => limiter.withinLimit(partnerId),
+    portalWithinRate: (partnerId) => limiter.portalWithinLimit(partnerId),
+    visitorWithinRate: (address) => limiter.visitorWithinLimit(address),
     operator: (authorization) => operators.bearer(authorization),
     operatorOrBasic: (authorization) => operators.bearerOrBasic(authorization),
-    portalSession: (req) => sessions.find((req as FastifyRequest & { cookies?: Record<string, string | undefined> }).cookies?.[PORTAL_COOKIE]),
-    portalSignInPage: signInPage,
+    portalSession: (req) => sessions.find(cookieValues(req.headers.cookie, cookie.name)),
+    portalRefusalPage: refusalPage,
   };
 }
 

@@ -40,6 +40,12 @@ describe('the partner portal in a browser', () => {
     const url = new URL((await t.as(apiKey, 'post', '/v1/partner/portal-links', {}).expect(201)).body.url as string);
     return `${base}${url.pathname}${url.search}`;
   };
+  /** Follows a link and presses its Sign in: the portal's overview. */
+  const signIn = async (link: string, on: Page = page) => {
+    expect((await on.goto(link))!.status()).toBe(200);
+    await on.getByRole('button', { name: 'Sign in' }).click();
+    await on.waitForURL(`${base}/portal`);
+  };
   // Strings: the test compiles without the DOM's types; these run in the page.
   const globalsSet = (on: Page = page) => on.evaluate<string[]>(`${JSON.stringify(GLOBALS)}.filter((n) => window[n] !== undefined)`);
 
@@ -80,7 +86,9 @@ describe('the partner portal in a browser', () => {
   it('follows a link once: the second use, an expired link and an unknown one open nothing', async () => {
     const link = await linkPath();
     expect((await page.goto(link))!.status()).toBe(200);
-    expect(new URL(page.url()).pathname).toBe('/portal');
+    await page.getByText('Portal Bank').waitFor();
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${base}/portal`);
     await page.getByRole('heading', { name: 'Overview' }).waitFor();
     await page.context().clearCookies();
     const again = (await page.goto(link))!;
@@ -92,7 +100,7 @@ describe('the partner portal in a browser', () => {
     expect((await page.goto(`${base}/portal/login?token=fsp_unknown`))!.status()).toBe(404);
     expect((await page.goto(`${base}/portal`))!.status()).toBe(401);
     await page.getByText('POST /v1/partner/portal-links').waitFor();
-    expect((await page.goto(await linkPath()))!.status()).toBe(200);
+    await signIn(await linkPath());
   });
 
   it('shows the failing destination, its banner, the counts and the chart with its table', async () => {
@@ -191,12 +199,12 @@ describe('the partner portal in a browser', () => {
   it("answers another partner's callback 404", async () => {
     const other = await createPartner(t, 'Other Bank');
     const theirs = await (await companyWithCallback(t, other, rx.down.url('/theirs'))).change();
-    await page.goto(await linkPath());
+    await signIn(await linkPath());
     expect((await page.goto(`${base}/portal/callbacks/${theirs}`))!.status()).toBe(404);
   });
 
   it("ends a live session within a second of an operator's DELETE …/portal-sessions", async () => {
-    await page.goto(await linkPath());
+    await signIn(await linkPath());
     expect((await page.goto(`${base}/portal/callbacks`))!.status()).toBe(200);
     await t.admin('delete', `/admin/v1/partners/${p.id}/portal-sessions`).expect(204);
     // No process caches a session: the very next request after the DELETE's answer is refused.
@@ -208,7 +216,7 @@ describe('the partner portal in a browser', () => {
     const narrow = await openBrowser(undefined, { bypassCSP: true, viewport: { width: 390, height: 844 } });
     try {
       const n = narrow.page;
-      await n.goto(await linkPath());
+      await signIn(await linkPath(), n);
       const problems: string[] = [];
       for (const path of ['/portal', '/portal/callbacks', `/portal/callbacks/${flakyId}`, '/portal/replay', '/portal/test', '/portal/settings']) {
         await n.goto(`${base}${path}`);

@@ -11,28 +11,16 @@ import { hashToken } from '../src/platform/crypto/tokens.js';
 import { PlanNode, scansOf } from './support/plans.js';
 import { PortalServices } from '../src/portal/portal-services.js';
 import { ADMIN_TOKEN, createPartner, harness, TestApp } from './support/harness.js';
+import { csrfOf, linkTarget as target, linkToken, portalLink as link } from './support/portal.js';
+import { pressSignIn, signInWith } from './support/portal.js';
 
 const e2e = harness({ ROLE: 'api' });
 
-/** The path and query of a link (the app is called in-process, not at PORTAL_BASE_URL). */
-const target = (url: string) => new URL(url).pathname + new URL(url).search;
-
-async function link(t: TestApp, apiKey: string, body: object = {}) {
-  return (await t.as(apiKey, 'post', '/v1/partner/portal-links', body).expect(201)).body as { url: string; expiresAt: string };
-}
-
-/** Follows a link: the session's cookie header. */
+/** Follows a new link and signs in: the session's cookie header. */
 async function signIn(t: TestApp, apiKey: string): Promise<string> {
-  const res = await t.http().get(target((await link(t, apiKey)).url)).expect(303);
-  expect(res.headers.location).toBe('/portal');
-  return String(res.headers['set-cookie']).split(';')[0];
+  return signInWith(t, (await link(t, apiKey)).url);
 }
 
-/** A page's CSRF token, as its forms carry it. */
-async function csrfOf(t: TestApp, cookie: string, page = '/portal/settings'): Promise<string> {
-  const html = (await t.http().get(page).set('Cookie', cookie).expect(200)).text;
-  return /name="_csrf" value="([^"]+)"/.exec(html)![1];
-}
 
 describe('partner portal links and sessions', () => {
   let t: TestApp;
@@ -50,10 +38,14 @@ describe('partner portal links and sessions', () => {
     expect(url).toMatch(new RegExp(`^${t.config.portalBaseUrl}/portal/login\\?token=fsp_[A-Za-z0-9_-]{43}$`));
     expect(Date.parse(expiresAt) - before).toBeGreaterThan(14 * 60_000);
     expect(Date.parse(expiresAt) - before).toBeLessThan(16 * 60_000);
-    const token = new URL(url).searchParams.get('token')!;
+    const token = linkToken(url);
     const stored = await t.sql<Record<string, unknown>>('SELECT * FROM portal_links');
     expect(JSON.stringify(stored)).not.toContain(token);
-    const res = await t.http().get(target(url)).expect(303);
+    // The link's page names the partner and sets nothing; its Sign in opens the session.
+    const page = await t.http().get(target(url)).expect(200);
+    expect(page.headers['set-cookie']).toBeUndefined();
+    expect(page.text).toContain('Acme Bank');
+    const res = await pressSignIn(t, token).expect(303);
     const cookie = String(res.headers['set-cookie']);
     expect(cookie).toMatch(/^portal_session=fss_[A-Za-z0-9_-]+;/);
     expect(cookie).toMatch(/; Path=\/portal/);
@@ -63,15 +55,17 @@ describe('partner portal links and sessions', () => {
     const sessions = await t.sql<Record<string, unknown>>('SELECT * FROM portal_sessions');
     expect(JSON.stringify(sessions)).not.toContain(cookie.split(';')[0].split('=')[1]);
     // The second use, an unknown token and an expired link open nothing, with a page saying so.
-    const again = await t.http().get(target(url)).expect(410);
+    const again = await pressSignIn(t, token).expect(410);
     expect(again.headers['set-cookie']).toBeUndefined();
     expect(again.text).toContain('used already');
+    expect((await t.http().get(target(url)).expect(410)).text).toContain('used already');
     expect((await t.http().get('/portal/login?token=fsp_nothing').expect(404)).text).toContain('not a sign-in link');
     expect((await t.http().get('/portal/login').expect(404)).headers['set-cookie']).toBeUndefined();
     const late = await link(t, apiKey, { ttlMinutes: 1 });
     const lateHash = hashToken(new URL(late.url).searchParams.get('token')!);
     await t.sql(`UPDATE portal_links SET expires_at = now() - interval '1 second' WHERE token_hash = $1`, [lateHash]);
     expect((await t.http().get(target(late.url)).expect(410)).text).toContain('expired');
+    expect((await pressSignIn(t, linkToken(late.url)).expect(410)).text).toContain('expired');
   });
 
   it('refuses a ttlMinutes outside 1–60 and other properties, naming them', async () => {
@@ -160,15 +154,15 @@ describe('partner portal links and sessions', () => {
     await t.as(viewer, 'post', `/admin/v1/partners/${partnerId}/portal-links`, {}).expect(403);
     await t.admin('post', '/admin/v1/partners/00000000-0000-4000-8000-000000000000/portal-links', {}).expect(404);
     const made = (await t.admin('post', `/admin/v1/partners/${partnerId}/portal-links`, { ttlMinutes: 5 }).expect(201)).body as { url: string };
-    const res = await t.http().get(target(made.url)).expect(303);
-    const cookie = String(res.headers['set-cookie']).split(';')[0];
+    const cookie = await signInWith(t, made.url);
     const second = await signIn(t, apiKey);
     await t.http().get('/portal').set('Cookie', cookie).expect(200);
     await t.admin('delete', `/admin/v1/partners/${partnerId}/portal-sessions`).expect(204);
     await t.http().get('/portal').set('Cookie', cookie).expect(401);
     await t.http().get('/portal').set('Cookie', second).expect(401);
     const audit = (await t.admin('get', `/admin/v1/audit?targetId=${partnerId}`).expect(200)).body.items as { action: string; operator: { name: string } }[];
-    expect(audit.map((a) => a.action).slice(0, 2)).toEqual(['partner.portal-sessions.end', 'partner.portal-link.create']);
+    const actions = ['partner.portal-sessions.end', 'portal.session.open', 'partner.portal-link.create'];
+    expect(audit.map((a) => a.action).slice(0, 3)).toEqual(actions);
     expect(JSON.stringify(audit)).not.toContain(new URL(made.url).searchParams.get('token'));
     expect(ADMIN_TOKEN).toBeTruthy();
   });
@@ -210,13 +204,14 @@ describe('partner portal links and sessions', () => {
 describe('partner portal at an https PORTAL_BASE_URL', () => {
   const https = harness({ ROLE: 'api', PORTAL_BASE_URL: 'https://portal.example' });
 
-  it('the session cookie carries Secure (with the same other attributes), and links point at the https origin', async () => {
+  it('the session cookie is __Host- prefixed, Secure, Path=/, HttpOnly, SameSite=Strict; links are https', async () => {
     const { url } = await link(https.t, https.p.apiKey);
     expect(url).toMatch(/^https:\/\/portal\.example\/portal\/login\?token=fsp_/);
-    const cookie = String((await https.t.http().get(target(url)).expect(303)).headers['set-cookie']);
-    expect(cookie).toMatch(/^portal_session=fss_[A-Za-z0-9_-]+;/);
+    await https.t.http().get(target(url)).expect(200);
+    const cookie = String((await pressSignIn(https.t, linkToken(url)).expect(303)).headers['set-cookie']);
+    expect(cookie).toMatch(/^__Host-portal_session=fss_[A-Za-z0-9_-]+;/);
     expect(cookie).toMatch(/; Secure(;|$)/);
-    expect(cookie).toMatch(/; Path=\/portal/);
+    expect(cookie).toMatch(/; Path=\/(;|$)/);
     expect(cookie).toMatch(/; HttpOnly/);
     expect(cookie).toMatch(/; SameSite=Strict/);
     await https.t.http().get('/portal').set('Cookie', cookie.split(';')[0]).expect(200);

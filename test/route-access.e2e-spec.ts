@@ -17,13 +17,23 @@ import { CallbackQueue } from '../src/delivery/callback-queue.js';
 import { CallbackRetention } from '../src/operations/callback-retention.js';
 import { expectedRole } from './support/admin-routes.js';
 import { ADMIN_TOKEN, createPartner, harness, TestApp } from './support/harness.js';
+import { signInWith } from './support/portal.js';
 
 /** The routes anyone may call: exactly these (a route added here must be public on purpose). */
-const PUBLIC = [/^\/health$/, /^\/ready$/, /^\/metrics$/, /^\/v1\/callbacks\/source-ips$/, /^\/docs(-json|-yaml)?(\/.*)?$/, /^\/portal\/(login|signed-out|portal\.css)$/];
+const PUBLIC = [
+  /^\/health$/,
+  /^\/ready$/,
+  /^\/metrics$/,
+  /^\/v1\/callbacks\/source-ips$/,
+  /^\/docs(-json|-yaml)?(\/.*)?$/,
+];
+/** The portal's pages without a session (its sign-in): no credential, but a browser's, limited per address. */
+const PORTAL_VISITOR = /^\/portal\/(login|signed-out|portal\.css)$/;
 
 /** The access each route must declare, by the rule of docs/security.md (not by its own declaration). */
 function expectedAccess(method: string, url: string): RouteAccess {
   if (PUBLIC.some((p) => p.test(url))) return { to: 'anyone' };
+  if (PORTAL_VISITOR.test(url)) return { to: 'portal-visitor' };
   const read = method === 'GET' || method === 'HEAD';
   if (url === '/portal' || url.startsWith('/portal/')) return { to: 'portal-session' };
   if (url === '/admin/queues' || url.startsWith('/admin/queues/')) return { to: 'browser-operator', role: read ? 'viewer' : 'operator' };
@@ -42,7 +52,7 @@ const basic = (name: string, token: string) => `Basic ${Buffer.from(`${name}:${t
 /** The credentials a route must refuse: none, wrong ones, and every one of the wrong kind or a weaker role. */
 function refused(access: RouteAccess, f: Fixtures): string[] {
   const always = ['none', 'wrong bearer', 'wrong basic'];
-  if (access.to === 'anyone') return [];
+  if (access.to === 'anyone' || access.to === 'portal-visitor') return [];
   if (access.to === 'partner') return [...always, 'viewer', 'operator', 'bootstrap admin'];
   // The portal's credential is its session cookie: none, a made-up one, an ended one, or any API credential.
   if (access.to === 'portal-session') return [...always, 'partner', 'viewer', 'operator', 'bootstrap admin', 'made-up session', 'ended session'];
@@ -125,9 +135,7 @@ async function fixtures(t: TestApp, variant: 'A' | 'B'): Promise<Fixtures> {
     operators[role] = (await t.admin('post', '/admin/v1/operators', { name: `walker-${role}`, role }).expect(201)).body;
   }
   // A portal session, opened from a link and then ended by an operator: its cookie opens nothing.
-  const link = (await key('post', '/v1/partner/portal-links', {}).expect(201)).body.url as string;
-  const login = await t.http().get(new URL(link).pathname + new URL(link).search).expect(303);
-  const ended = String(login.headers['set-cookie']).split(';')[0];
+  const ended = await signInWith(t, (await key('post', '/v1/partner/portal-links', {}).expect(201)).body.url as string);
   await t.admin('delete', `/admin/v1/partners/${p.id}/portal-sessions`).expect(204);
   return {
     params: { companyId, limitRequestId, withdrawalRequestId, loanId, callbackId: callback.id, jobId: callback.id, partnerId: p.id, operatorId: operators.viewer.id, queueName: 'callbacks', queueStatus: 'failed' },
@@ -197,9 +205,12 @@ describe.each(['A', 'B'] as const)('variant %s: every route of the route table',
       for (const method of [r.method].flat()) {
         const access = expectedAccess(method, r.url);
         const path = concrete(r.url, f.params);
-        const credentials = access.to === 'anyone' ? ['none'] : refused(access, f);
+        const open = access.to === 'anyone' || access.to === 'portal-visitor';
+        const credentials = open ? ['none'] : refused(access, f);
         for (const target of spellings(path, `127.0.0.1:${port}`)) {
-          for (const credential of credentials) calls.push({ method, target, credential, mustRefuse: access.to !== 'anyone', route: `${method} ${r.url}` });
+          for (const credential of credentials) {
+            calls.push({ method, target, credential, mustRefuse: !open, route: `${method} ${r.url}` });
+          }
         }
       }
     }

@@ -112,6 +112,13 @@ describe('a change traced from its API request to every attempt of its callback,
     expect(partner.status).toBe(201);
     const company = await call('POST', '/v1/companies', `Bearer ${partner.body.apiKey}`, { name: 'T', status_callback: rx.url(`/hook?token=${QUERY_SECRET}`) });
     expect(company.status).toBe(201);
+    // A portal link's token in spellings of the query Fastify reads as it: the page answers; no span holds it.
+    const link = await call('POST', '/v1/partner/portal-links', `Bearer ${partner.body.apiKey}`, {});
+    const linkToken = new URL(link.body.url).searchParams.get('token')!;
+    const encoded = [...linkToken].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('');
+    for (const query of [`tok%65n=${linkToken}`, `token[]=${linkToken}`, `token=x&token=${linkToken}`, `next=${encoded}`]) {
+      expect((await fetch(`${apiUrl}/portal/login?${query}`)).status).toBeLessThan(500);
+    }
 
     rx.answer = (_hit, _req, res) => res.writeHead(rx.hits.length === 1 ? 503 : 204).end();
     const change = await call('PATCH', `/admin/v1/companies/${company.body.id}/credit`, `Bearer ${ADMIN_TOKEN}`, { repaymentTermDays: 45 });
@@ -192,14 +199,17 @@ describe('a change traced from its API request to every attempt of its callback,
     // Probes and scrapes are not traced; nothing but traces is exported.
     expect(otlp.spans.filter((s) => s.kind === 2 && ['/health', '/ready', '/metrics'].includes(String(s.attributes['url.path'])))).toEqual([]);
     expect(otlp.unexpected).toEqual([]);
-    // No span holds the callback URL's query string.
+    // No span holds the callback URL's query string, nor a portal link's token.
     expect(JSON.stringify(otlp.spans)).not.toContain(QUERY_SECRET);
+    expect(JSON.stringify(otlp.spans)).not.toContain(linkToken.slice(4));
+    expect(JSON.stringify(otlp.spans)).not.toContain(encoded.slice(12));
 
     // Logs: every line of every process is JSON, none holds a secret, and the warning written
     // inside the first attempt (the circuit opening) carries that attempt's trace and span.
     const lines = [api, worker1, worker2].flatMap(jsonLines);
     const all = [api, worker1, worker2].map((s) => s.output.join('')).join('\n');
-    for (const secret of [ADMIN_TOKEN, WRONG_ADMIN_TOKEN, WRONG_API_KEY, partner.body.apiKey, partner.body.signingSecret, QUERY_SECRET]) {
+    const secrets = [ADMIN_TOKEN, WRONG_ADMIN_TOKEN, WRONG_API_KEY, partner.body.apiKey, partner.body.signingSecret, QUERY_SECRET];
+    for (const secret of [...secrets, linkToken.slice(4)]) {
       expect(`${secret}: ${all.includes(secret)}`).toBe(`${secret}: false`);
     }
     expect(api.err.join('') + worker1.err.join('') + worker2.err.join('')).toBe('');

@@ -6,8 +6,11 @@ import { shownStatus } from './callback-status.js';
 import { redeliveryOf, RedeliveryMove } from './redelivery-rules.js';
 import { lockForRedelivery, makeDueNow, Moved, restartSchedules } from './store/repairs.js';
 
-/** Who redelivers: an operator (any callback, audited), or a partner (its own). */
-export type Redeliverer = { actor: Actor } | { partnerId: string };
+/**
+ * Who redelivers: an operator (any callback, audited), a partner (its own), or an operator in the
+ * partner's portal (the partner's own, audited naming the operator).
+ */
+export type Redeliverer = { actor: Actor } | { partnerId: string } | { partnerId: string; actor: Actor };
 
 /** Each move's statement (store/repairs.ts); one under way is left to its attempt. */
 const STATEMENTS: Record<RedeliveryMove, (m: EntityManager, ids: string[]) => Promise<Moved[]>> = {

@@ -9,6 +9,7 @@ export { PartnerResponse } from './partner-responses.js';
 export { Partner } from './partner.entity.js';
 export { PartnersService } from './partners.service.js';
 export { PortalLinks, PRUNE_PORTAL_LINKS } from './portal-links.js';
+export type { LinkRefusal } from './portal-links.js';
 export { PORTAL_MAX_HOURS, PortalSessions, PRUNE_PORTAL_SESSIONS } from './portal-sessions.js';
 export { RateLimiter } from './rate-limiter.js';
 export { PartnersModule } from './partners.module.js';

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CallbackUrlValidator } from '../egress/index.js';
-import { notFound, type SignatureScheme } from '../platform/index.js';
+import { type Actor, AuditLog } from '../operators/index.js';
+import { notFound, type SignatureScheme, Writes } from '../platform/index.js';
 import { clientCertificateView, ClientCertificateView } from './client-certificates.service.js';
 
 export interface PartnerView {
@@ -43,6 +44,8 @@ export class PartnerProfile {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly urls: CallbackUrlValidator,
+    private readonly writes: Writes,
+    private readonly audit: AuditLog,
   ) {}
 
   async view(partnerId: string): Promise<PartnerView> {
@@ -58,10 +61,27 @@ export class PartnerProfile {
     };
   }
 
-  /** Checked exactly as a callback URL is (400 naming operationsUrl); null removes it. */
-  async setOperationsUrl(partnerId: string, url: string | null): Promise<PartnerView> {
+  /**
+   * Checked exactly as a callback URL is (400 naming operationsUrl); null removes it. Set by an
+   * operator in the partner's portal (`actor`), audited naming the operator in the same
+   * transaction: the URL's origin before and after, never its path or query (a token may be there).
+   */
+  async setOperationsUrl(partnerId: string, url: string | null, actor?: Actor): Promise<PartnerView> {
     const checked = await this.urls.check('operationsUrl', url);
-    await this.db.query('UPDATE partners SET operations_url = $2 WHERE id = $1', [partnerId, checked]);
+    await this.writes.transaction(async (m) => {
+      const [was]: { operations_url: string | null }[] = await m.query(
+        'SELECT operations_url FROM partners WHERE id = $1 FOR UPDATE',
+        [partnerId],
+      );
+      await m.query('UPDATE partners SET operations_url = $2 WHERE id = $1', [partnerId, checked]);
+      if (!was || !actor) return;
+      const before = { operationsOrigin: originOf(was.operations_url) };
+      const after = { operationsOrigin: originOf(checked) };
+      await this.audit.record(m, actor, { targetType: 'partner', targetId: partnerId, before, after });
+    });
     return this.view(partnerId);
   }
 }
+
+/** A URL's origin (what an audit entry may hold of it), or null. */
+const originOf = (url: string | null): string | null => (url === null ? null : new URL(url).origin);

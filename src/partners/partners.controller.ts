@@ -31,7 +31,15 @@ export class SwitchSignatureSchemeDto {
 export const DEFAULT_PREVIOUS_KEY_VALID_HOURS = 24;
 
 export class RotateApiKeyDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 72, default: DEFAULT_PREVIOUS_KEY_VALID_HOURS, description: 'hours the current key keeps working; 0 stops it within a second, in every process' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: 72,
+    default: DEFAULT_PREVIOUS_KEY_VALID_HOURS,
+    description:
+      'hours the current key keeps working; 0 stops it within a second, in every process, '
+      + "and ends the partner's portal sessions and unused portal links",
+  })
   @IsOmittable()
   @IsInt()
   @Min(0)

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { hashToken, lockOrNotFound, newApiKey, newSigningKey, safeEqual, SecretBox, SignatureScheme, writeBack, Writes } from '../platform/index.js';
 import { Partner } from './partner.entity.js';
-import { PortalSessions } from './portal-sessions.js';
+import { PortalLinks } from './portal-links.js';
 
 /**
  * How long a process trusts a key it verified as a partner's current key, without reading the
@@ -26,7 +26,7 @@ export class PartnersService {
     private readonly writes: Writes,
     private readonly box: SecretBox,
     private readonly audit: AuditLog,
-    private readonly portalSessions: PortalSessions,
+    private readonly portalLinks: PortalLinks,
     @Optional() @Inject(CREDENTIAL_CLOCK) clock?: MonotonicClock,
   ) {
     this.verified = new CredentialCache(PARTNER_KEY_CACHE_MS, KEY_CACHE_LIMIT, clock);
@@ -67,7 +67,8 @@ export class PartnersService {
 
   /**
    * A new API key (shown once); the current one keeps working for `previousKeyValidHours` (0: not
-   * at all; then the partner's portal sessions end too). A key replaced by an earlier rotation stops at once: one previous key at a time.
+   * at all; then the partner's portal sessions and unused links end too). A key replaced by an
+   * earlier rotation stops at once: one previous key at a time.
    */
   async rotateApiKey(actor: Actor, partnerId: string, previousKeyValidHours: number) {
     const { replaced, ...rotated } = await this.writes.transaction(async (m) => {
@@ -83,8 +84,8 @@ export class PartnersService {
       partner.apiKeyRotatedAt = now;
       partner.apiKeyHash = hashToken(apiKey);
       await writeBack(m, Partner, partner);
-      // A key that stops at once (a leak) ends the portal sessions too: a link made with it must not outlive it.
-      if (previousKeyValidHours === 0) await this.portalSessions.endAll(m, partnerId);
+      // A key that stops at once (a leak) ends the portal sessions too, and every link made with it and not yet used.
+      if (previousKeyValidHours === 0) await this.portalLinks.endAll(m, partnerId);
       await this.audit.record(m, actor, {
         targetType: 'partner',
         targetId: partnerId,

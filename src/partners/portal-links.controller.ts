@@ -17,7 +17,13 @@ export class PortalLinkDto {
 }
 
 export class PortalLinkResponse {
-  @ApiProperty({ description: 'open it in a browser, once, before expiresAt: <PORTAL_BASE_URL>/portal/login?token=… (the token is a credential: do not log or share it)', example: 'https://portal.example.com/portal/login?token=fsp_…' })
+  @ApiProperty({
+    description:
+      '<PORTAL_BASE_URL>/portal/login?token=…: in a browser, a page naming the partner whose Sign in '
+      + 'button uses the link, once, before expiresAt (opening it uses nothing). The token is a '
+      + 'credential: do not log or share it',
+    example: 'https://portal.example.com/portal/login?token=fsp_…',
+  })
   url: string;
   @ApiProperty(timestamp) expiresAt: string;
 }
@@ -50,7 +56,13 @@ export class PortalAdminController {
     return this.links.createAs(actor, id, dto?.ttlMinutes ?? DEFAULT_PORTAL_LINK_MINUTES);
   }
 
-  @Doc("End every portal session of the partner (the next request of each answers 401)", null, [400, 404], { status: 204 })
+  @Doc(
+    'End every portal session of the partner (the next request of each answers 401) and every '
+      + 'portal link of it not yet used',
+    null,
+    [400, 404],
+    { status: 204 },
+  )
   @Access.operator('operator')
   @AuditAction('partner.portal-sessions.end')
   @Delete('portal-sessions')

@@ -1,5 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { buildCallbackBody, Callback, CallbackMessage, insertTestCallback, openCircuitOf } from '../../callbacks/index.js';
+import {
+  buildCallbackBody,
+  Callback,
+  CallbackMessage,
+  callbackOrigin,
+  insertTestCallback,
+  openCircuitOf,
+} from '../../callbacks/index.js';
+import { type Actor, AuditLog } from '../../operators/index.js';
 import { testNotSentError } from '../settle-attempt.js';
 import { Writes } from '../../platform/index.js';
 import { CallbackUrlValidator } from '../../egress/index.js';
@@ -17,16 +25,18 @@ export interface TestCallbackRequest {
  * (`attempt_limit` 1) and that no feed lists (`test`): admission, the worker, signing, the
  * source addresses, the attempt log, windows and breaker treat it like any other, and settlement
  * fails it after that one attempt. While its destination's circuit is open it is recorded
- * `failed` at once, unsent.
+ * `failed` at once, unsent. Sent by an operator in the partner's portal (`actor`), it is audited
+ * naming the operator in the same transaction (its origin, never the URL's path or query).
  */
 @Injectable()
 export class TestCallbacks {
   constructor(
     private readonly urls: CallbackUrlValidator,
     private readonly writes: Writes,
+    private readonly audit: AuditLog,
   ) {}
 
-  async send(partnerId: string, req: TestCallbackRequest): Promise<Callback> {
+  async send(partnerId: string, req: TestCallbackRequest, actor?: Actor): Promise<Callback> {
     const message: CallbackMessage = req.message ?? CallbackMessage.CreditLimitUpdated;
     const given = await this.urls.check('url', req.url);
     return this.writes.transaction(async (m) => {
@@ -37,7 +47,14 @@ export class TestCallbacks {
       // Read in the same transaction: while its destination's circuit is open it is failed at once, unsent.
       const circuit = await openCircuitOf(m, partnerId, url);
       const notSent = circuit ? testNotSentError(circuit.origin, circuit.openedAt, circuit.lastError) : null;
-      return insertTestCallback(m, { partnerId, companyId: req.companyId, message, url, body: buildCallbackBody(message, target.ids) }, notSent);
+      const body = buildCallbackBody(message, target.ids);
+      const sent = await insertTestCallback(m, { partnerId, companyId: req.companyId, message, url, body }, notSent);
+      if (actor) {
+        // A new row is pending, or failed at once (its circuit open): never `sending`, which the API shows as pending.
+        const after = { status: sent.status, message, companyId: req.companyId, destination: callbackOrigin(url) };
+        await this.audit.record(m, actor, { targetType: 'callback', targetId: sent.id, before: {}, after });
+      }
+      return sent;
     });
   }
 }

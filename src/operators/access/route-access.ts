@@ -15,11 +15,14 @@ import { OperatorRole } from './operator-role.js';
  * - `browser-operator`: the same, or HTTP Basic `<name>:<token>`, which a browser remembers: so an
  *   unsafe request from another site is refused whatever it carries (the queue dashboard);
  * - `portal-session`: a partner portal session's cookie (src/portal); without one, a 401 page saying
- *   how to get a sign-in link.
+ *   how to get a sign-in link. Rate limited per partner, apart from its API requests;
+ * - `portal-visitor`: no credential, a browser on the portal's sign-in pages: a change (the sign-in
+ *   itself) only from the portal's own origin; rate limited per client address.
  */
 export type RouteAccess =
   | { to: 'anyone' }
   | { to: 'portal-session' }
+  | { to: 'portal-visitor' }
   | { to: 'partner' }
   | { to: 'operator'; role: OperatorRole }
   | { to: 'browser-operator'; role: OperatorRole };

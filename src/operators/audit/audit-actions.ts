@@ -2,6 +2,7 @@
  * Every audit action, by the kind of resource it changes: the stable dotted names an entry's
  * `action` takes. Each changing /admin route declares its own (`@AuditAction`, the OpenAPI
  * document's `x-audit-action`); docs/operations.md lists them all, and a test checks both.
+ * `portal.*`: what an operator does in a partner portal session its link opened (src/portal).
  */
 export const AUDIT_ACTIONS = {
   'partner.create': 'partner',
@@ -26,6 +27,12 @@ export const AUDIT_ACTIONS = {
   'callback.redeliver-failed': 'callback',
   'callback.promote': 'callback',
   'destination.probe': 'destination',
+  'portal.session.open': 'partner',
+  'portal.session.end': 'partner',
+  'portal.callback.redeliver': 'callback',
+  'portal.callback.redeliver-failed': 'callback',
+  'portal.test-callback.send': 'callback',
+  'portal.operations-url.set': 'partner',
 } as const;
 
 export type AuditActionName = keyof typeof AUDIT_ACTIONS;

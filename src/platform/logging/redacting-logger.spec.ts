@@ -58,7 +58,9 @@ describe('RedactingLogger, json', () => {
     const log = new RedactingLogger('json', ['error']);
     const { out } = capture(() => log.error('GET /portal/login?token=fsp_AbC-1 then /PORTAL/login?x=1&TOKEN=anything; cookie fss_Xy-9', undefined, 'X'));
     expect(out).not.toMatch(/AbC-1|anything|Xy-9/);
-    expect(JSON.parse(out).msg).toBe('GET /portal/login?token=[redacted] then /PORTAL/login?x=1&TOKEN=[redacted] cookie fss_[redacted]');
+    expect(JSON.parse(out).msg).toBe(
+      'GET /portal/login?[redacted] then /PORTAL/login?[redacted] cookie fss_[redacted]',
+    );
   });
 
   it("the service's own lines whatever the enabled levels", () => {

@@ -8,7 +8,7 @@ import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import type { IncomingMessage } from 'node:http';
-import { redactSecrets } from '../logging/redact.js';
+import { redactSecrets, targetCarriesLinkToken } from '../logging/redact.js';
 import { AttemptSpanAttributes, formatTraceparent, installTraceHooks, parseTraceparent, TraceHooks } from './trace-context.js';
 
 /** Requests that are not worth a trace: probes and scrapes every few seconds. */
@@ -45,9 +45,11 @@ export function startTracing(env: NodeJS.ProcessEnv): TracingSdk {
         // into them and no span holds their URL (query strings may carry partners' secrets).
         // The attempt span (below) stands for each.
         disableOutgoingRequestInstrumentation: true,
-        // A request carrying a portal link's token (`/portal/login?token=`, in any spelling) is no
-        // trace either: the span's target would hold the token, a credential.
-        ignoreIncomingRequestHook: (req: IncomingMessage) => UNTRACED_PATHS.has((req.url ?? '').split('?')[0]) || /[?&;]token=/i.test(req.url ?? ''),
+        // A request carrying a portal link's token (`/portal/login?token=`) is no trace either: the
+        // span's target would hold the token, a credential. Read as Fastify reads the query, so no
+        // spelling of it (`tok%65n=`, `token[]=`, `%66sp_…`) is traced.
+        ignoreIncomingRequestHook: (req: IncomingMessage) =>
+          UNTRACED_PATHS.has((req.url ?? '').split('?')[0]) || targetCarriesLinkToken(req.url ?? ''),
       }),
       // Only inside a request or an attempt: the relay's and the workers' own polling is no trace.
       new PgInstrumentation({ requireParentSpan: true }),
