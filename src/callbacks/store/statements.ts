@@ -12,6 +12,7 @@ import { LOAD } from './delivery-load.js';
 import { READ_DESTINATIONS } from './destination-states.js';
 import { COUNT_OPEN, KNOWN, LIST_DESTINATIONS, PROBE_NOW, WAITING_BY_CIRCUIT } from './destinations.js';
 import { FEED_PAGE } from './feed-page.js';
+import { OPEN_CIRCUITS } from './reads.js';
 import { FLUSH_NOTICES, LIST_EVENTS } from './operational-events.js';
 import { PARTNER_ACTIVITY } from './portal-activity.js';
 import { INSERT_CALLBACKS, withCallbackRows } from './recording.js';
@@ -96,6 +97,7 @@ export const STATEMENT_GROUPS: Record<string, StoreStatement[]> = {
     statement('partner-activity', 'sql-pool', PARTNER_ACTIVITY),
     statement('operational-events-list', 'orm', LIST_EVENTS),
     statement('destinations-list', 'orm', LIST_DESTINATIONS),
+    statement('callbacks-open-circuits', 'orm', OPEN_CIRCUITS),
     statement('destinations-count-open', 'orm', COUNT_OPEN),
     statement('destinations-waiting-by-circuit', 'orm', WAITING_BY_CIRCUIT),
     statement('callbacks-gauge', 'sql-pool', COUNT_PENDING_AND_FAILED),

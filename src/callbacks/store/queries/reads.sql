@@ -11,6 +11,7 @@ WITH snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s),
   SELECT h.xmax::text AS xmax, c.*
     FROM h LEFT JOIN LATERAL (
       SELECT c.id, c.seq::text AS seq, c.xact::text AS xact, c.partner_id AS "partnerId", c.company_id AS "companyId", c.message, c.url, c.body,
+             c.destination,
              c.status, c.attempt_count AS "attemptCount", c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError",
              c.created_at AS "createdAt", c.delivered_at AS "deliveredAt", c.test
         FROM callbacks c
@@ -53,6 +54,12 @@ SELECT d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.l
     FROM destinations d
    WHERE ($1::uuid IS NULL OR d.partner_id = $1) AND ($2::text IS NULL OR d.origin = $2)
    ORDER BY d.origin, d.partner_id;
+
+-- callbacks-open-circuits (on orm)
+SELECT d.key, (extract(epoch FROM d.opened_at) * 1000)::float8 AS "openedAt",
+         (extract(epoch FROM d.next_probe_at) * 1000)::float8 AS "nextProbeAt", d.probe_id IS NOT NULL AS "probeAsked",
+         (extract(epoch FROM now()) * 1000)::float8 AS now
+    FROM destinations d WHERE d.key = ANY ($1::text[]) AND d.opened_at IS NOT NULL;
 
 -- destinations-count-open (on orm)
 SELECT count(*)::int AS n FROM destinations WHERE opened_at IS NOT NULL;
