@@ -27,7 +27,7 @@ export async function lockForRedelivery(m: EntityManager, id: string, partnerId:
 }
 
 /** The callbacks a redelivery may find: a partner's own ($2; an operator's: any), no operational event's delivery. */
-const REDELIVERY_SCOPE = `c.id = $1 AND ($2::uuid IS NULL OR c.partner_id = $2)`;
+const REDELIVERY_SCOPE = `c.id = $1 AND ($2::uuid IS NULL OR c.partner_id = $2) AND c.event_type IS NULL`;
 
 export const LOCK_OPEN_DESTINATION = `SELECT 1 FROM destinations d
       WHERE d.key = (SELECT c.destination FROM callbacks c WHERE ${REDELIVERY_SCOPE})

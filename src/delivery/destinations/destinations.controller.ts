@@ -3,7 +3,7 @@ import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsUUID } from 'class-validator';
 import { OriginField } from '../../callbacks/index.js';
-import { Doc } from '../../platform/index.js';
+import { Doc, NoQuery } from '../../platform/index.js';
 import { CurrentPartner, Partner } from '../../partners/index.js';
 import { CircuitState, DestinationsService } from './destinations.service.js';
 
@@ -102,6 +102,7 @@ export class PartnerDestinationsController {
   constructor(private readonly destinations: DestinationsService) {}
 
   @Doc("The partner's destinations: circuit state, and its own waiting and in-flight callbacks", DestinationListResponse, [])
+  @NoQuery()
   @Get()
   async list(@CurrentPartner() partner: Partner) {
     return { items: await this.destinations.listForPartner(partner.id) };

@@ -2,14 +2,14 @@
 
 -- redelivery-lock-destination (on orm)
 SELECT 1 FROM destinations d
-      WHERE d.key = (SELECT c.destination FROM callbacks c WHERE c.id = $1 AND ($2::uuid IS NULL OR c.partner_id = $2))
+      WHERE d.key = (SELECT c.destination FROM callbacks c WHERE c.id = $1 AND ($2::uuid IS NULL OR c.partner_id = $2) AND c.event_type IS NULL)
         AND d.opened_at IS NOT NULL
         FOR NO KEY UPDATE OF d;
 
 -- redelivery-lock (on orm)
 SELECT c.status, c.test, c.url_removed_at AS "urlRemovedAt"
        FROM callbacks c
-      WHERE c.id = $1 AND ($2::uuid IS NULL OR c.partner_id = $2)
+      WHERE c.id = $1 AND ($2::uuid IS NULL OR c.partner_id = $2) AND c.event_type IS NULL
         FOR UPDATE OF c;
 
 -- redelivery-ask-probe (on orm)
