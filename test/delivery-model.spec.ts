@@ -146,7 +146,7 @@ const inFlightWithinWindows: Check = (w, pass) => {
 };
 
 /**
- * An open destination always has a wake-up (DESIGN.md, invariant 7): its probe in flight; or
+ * An open destination always has a wake-up (docs/architecture.md, invariant 9): its probe in flight; or
  * half-open, its probe due or asked for, so its next callback, fresh or redelivered, is the probe
  * (it has room for one the moment nothing is in flight); or open with a probe time still to come.
  * What is shown says so: the state (circuitOf) and the next probe, never a time already past, and

@@ -52,7 +52,7 @@ async function safety(w: World): Promise<void> {
 }
 
 /**
- * An open destination always has a wake-up (DESIGN.md, invariant 7), read from the tables: its
+ * An open destination always has a wake-up (docs/architecture.md, invariant 9), read from the tables: its
  * probe in flight, or half-open (its probe due or asked for: its next callback is the probe), or
  * open with a probe time still to come; never a next probe or a held callback's next attempt
  * already past.
