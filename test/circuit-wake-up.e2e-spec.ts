@@ -10,7 +10,7 @@
 import type { DestinationView } from '../src/delivery/destinations/destinations.service.js';
 import { timeLabel } from '../src/portal/portal-format.js';
 import { Receiver } from './support/receiver.js';
-import { companyWithCallback, harness, Partner, TestApp, until } from './support/harness.js';
+import { ADMIN_TOKEN, companyWithCallback, harness, Partner, TestApp, until } from './support/harness.js';
 
 type Company = Awaited<ReturnType<typeof companyWithCallback>>;
 
@@ -57,7 +57,7 @@ describe('a circuit open with nothing waiting', () => {
     return ids;
   }
 
-  it("shows a held callback's next attempt as its destination's next probe, and a probe due with nothing waiting as half-open, never a time already past", async () => {
+  it("shows a held callback's next attempt as its destination's next probe (API, portal, dashboard), and a probe due with nothing waiting as half-open, never a time already past", async () => {
     const { rx, company } = await failingReceiver();
     await openWithNothingWaiting(rx, company);
     const held = await company.change();
@@ -72,6 +72,11 @@ describe('a circuit open with nothing waiting', () => {
     const cookie = await portalSession();
     const page = (await t.http().get(`/portal/callbacks/${held}`).set('Cookie', cookie).expect(200)).text;
     expect(page).toContain(`<dt>Next attempt</dt><dd>${timeLabel(nextProbeAt)}</dd>`);
+    // The queue dashboard says why the job waits, and until when.
+    const log = (await t.http().get(`/admin/queues/api/queues/callbacks/${held}/logs`).set('Authorization', `Bearer ${ADMIN_TOKEN}`).expect(200)).body as string[];
+    const { openedAt } = await destination(rx);
+    expect(log.at(-1)).toMatch(/, no attempt since → /);
+    expect(log.at(-1)!.split(' → ')[1]).toBe(`waiting: circuit open since ${openedAt}, next probe at ${nextProbeAt}`);
     await t.sql(`UPDATE callbacks SET schedule_started_at = now() - interval '1 hour' WHERE id = $1`, [held]);
     await until(async () => (await statusOf(held)) === 'failed', { what: 'the held one failed at the end of its schedule', timeoutMs: 8000 });
 
