@@ -12,8 +12,9 @@ type Doc = {
   components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>>; required?: string[] }>; securitySchemes: Record<string, object> };
 };
 type Operation = {
+  summary?: string;
   security?: Record<string, string[]>[];
-  responses: Record<string, { description?: string; headers?: Record<string, { required?: boolean; schema?: object }> }>;
+  responses: Record<string, { description?: string; headers?: Record<string, { required?: boolean; schema?: object }>; content?: Record<string, { schema: { $ref: string } }> }>;
   parameters?: { name: string; in: string }[];
   requestBody?: { content: Record<string, { schema: { $ref: string } }> };
   callbacks?: Record<string, Record<string, { post: CallbackPost }>>;
@@ -165,7 +166,7 @@ describe.each(['A', 'B'] as const)('the OpenAPI document, variant %s', (variant)
     expect(Object.keys(ERROR_CODES)).not.toContain('destination_open');
     // The operators' probe answers the destinations it brought forward.
     const probe = doc.paths['/admin/v1/destinations/probe'].post.responses['202'];
-    expect(probe.content['application/json'].schema.$ref).toBe('#/components/schemas/DestinationListResponse');
+    expect(probe.content?.['application/json'].schema.$ref).toBe('#/components/schemas/DestinationListResponse');
     const bulk: [string, string[]][] = [
       ['/v1/callbacks/redeliver', ['status', 'since', 'until', 'destination']],
       ['/admin/v1/callbacks/redeliver', ['status', 'since', 'until', 'destination', 'partnerId', 'companyId']],
