@@ -14,7 +14,8 @@
 import fc from 'fast-check';
 import { failingSlots, isFresh, riskySlots } from '../src/delivery/admission-plan.js';
 import { JOB_CALLBACKS } from '../src/delivery/callback-queue.js';
-import { newDestination, PROVEN_FOR_MS } from '../src/delivery/destination-window.js';
+import { circuitOf, newDestination, PROVEN_FOR_MS, roomOf } from '../src/delivery/destination-window.js';
+import { nextAttemptShown, nextProbeShown, probeReady } from '../src/callbacks/circuit-wait.js';
 import { originOfKey } from '../src/callbacks/callback-destination.js';
 import { CALLBACK_TRANSITIONS, LifeEvent, permits } from '../src/callbacks/callback-lifecycle.js';
 import { Behaviour, BEHAVIOURS, Callback, Change, cfg, LEASE_MS, MAX_ATTEMPTS, DESTINATIONS, PassReport, Row, SCHEDULE, SCHEDULE_TOTAL, TIMEOUT_MS, World, answer } from './support/delivery-model.js';
@@ -34,7 +35,8 @@ const STEPS = {
   crash: { weight: 1, arbitrary: fc.record({ k: k('crash', 'restart'), w: fc.nat(1) }) },
   tick: { weight: 3, arbitrary: fc.record({ k: k('tick'), ms: fc.oneof(fc.constant(10), fc.integer({ min: 100, max: 3000 }), fc.constantFrom(LEASE_MS + 1, SCHEDULE_TOTAL + 1, cfg.probe.last, PROVEN_FOR_MS, 3_600_000)) }) },
   timers: { weight: 2, arbitrary: fc.record({ k: k('timers'), n: fc.integer({ min: 1, max: 8 }) }) },
-  redeliver: { weight: 1, arbitrary: fc.record({ k: k('redeliver'), pick: fc.nat() }) },
+  // A partner's or an operator's redelivery: of a failed callback (its repair after an outage), or of any.
+  redeliver: { weight: 2, arbitrary: fc.record({ k: k('redeliver'), pick: fc.nat(), failed: fc.boolean() }) },
   promote: { weight: 1, arbitrary: fc.record({ k: k('promote'), pick: fc.nat() }) },
   // The partner moves a callback's URL to another destination, or removes it (a PATCH).
   move: { weight: 2, arbitrary: fc.record({ k: k('move'), pick: fc.nat(), d: fc.nat(3) }) },
@@ -85,8 +87,8 @@ function apply(w: World, s: Step): PassReport[] {
     const j = started[s.pick % started.length];
     w.settle(j, answer(s.as ?? w.dests.get(j.cb.dest)!.behaviour), Math.min(w.now, j.startedAt! + s.late));
   }
-  const done = w.callbacks.filter((c) => c.status === 'delivered' || c.status === 'failed');
-  if (s.k === 'redeliver' && done.length > 0) w.redeliver(done[s.pick % done.length]);
+  const redeliverable = w.callbacks.filter((c) => (s.k === 'redeliver' && s.failed ? c.status === 'failed' : true));
+  if (s.k === 'redeliver' && redeliverable.length > 0) w.redeliver(redeliverable[s.pick % redeliverable.length]);
   const movable = w.callbacks.filter((c) => c.status !== 'delivered');
   if (s.k === 'move' && movable.length > 0) w.move(movable[s.pick % movable.length], origin(s.d));
   if (s.k === 'remove' && movable.length > 0) w.remove(movable[s.pick % movable.length]);
@@ -138,10 +140,33 @@ const inFlightWithinWindows: Check = (w, pass) => {
   for (const [origin, r] of pass?.rows ?? []) {
     if (r.admitted === 0) continue;
     const s = r.state;
-    if (s.openedAt !== null) check(r.admitted === 1 && r.sending === 0 && s.nextProbeAt! <= pass!.now, () => `${origin} open: ${r.sending} sending, admitted ${r.admitted} at ${pass!.now} (${JSON.stringify(s)})`);
+    if (s.openedAt !== null) check(r.admitted === 1 && r.sending === 0 && probeReady(s, pass!.now), () => `${origin} open: ${r.sending} sending, admitted ${r.admitted} at ${pass!.now} (${JSON.stringify(s)})`);
     else check(after(r) <= Math.min(cfg.max, r.proven ? s.window : Math.min(s.window, cfg.initial)), () => `${origin}: ${after(r)} sending after a pass, window ${s.window}, proven ${r.proven}`);
   }
 };
+
+/**
+ * An open destination always has a wake-up (docs/architecture.md, invariant 9): its probe in flight; or
+ * half-open, its probe due or asked for, so its next callback, fresh or redelivered, is the probe
+ * (it has room for one the moment nothing is in flight); or open with a probe time still to come.
+ * What is shown says so: the state (circuitOf) and the next probe, never a time already past, and
+ * every callback it holds shows that probe as its next attempt.
+ */
+const openDestinationsHaveAWakeUp: Check = (w) => {
+  for (const [origin, { state }] of w.dests) {
+    if (state.openedAt === null) continue;
+    const inFlight = w.of(origin, 'sending').length;
+    const shown = circuitOf(state, inFlight, w.now);
+    const what = () => `${origin} shown ${shown} at ${w.now}, ${inFlight} in flight (${JSON.stringify(state)})`;
+    if (inFlight === 0 && shown === 'half_open') check(roomOf(state, 0, w.now, cfg) === 1, () => `half-open with no room for its probe: ${what()}`);
+    if (shown === 'open') check(inFlight === 0 && state.nextProbeAt !== null && state.nextProbeAt > w.now, () => `open with no wake-up: ${what()}`);
+    check((nextProbeShown(state, w.now) ?? -Infinity) >= w.now, () => `next probe shown in the past: ${what()}`);
+    for (const c of w.of(origin, 'pending')) check((nextAttemptShown(c, state, w.now) ?? -Infinity) >= w.now, () => `callback ${c.id} held there shows a next attempt in the past: ${what()}`);
+  }
+};
+
+/** A manual redelivery is refused only for its URL removed (the model sends no test callback): never for an open circuit. */
+const redeliveriesAreTaken: Check = (w) => check(w.refusals.every((r) => / URL removed/.test(r)), () => `redeliveries refused: ${w.refusals.join('; ')}`);
 
 const unprovenWithinTheirShare: Check = (_w, pass) => {
   if (!pass) return;
@@ -296,7 +321,7 @@ const changesAreTableRows: Check = (w) => {
   changesSeen.set(w, w.changes.length);
 };
 
-const SAFETY: Check[] = [eachCallbackHasOneConsistentState, jobsFitTheLiveWorkers, inFlightWithinWindows, unprovenWithinTheirShare, failuresHaveACause];
+const SAFETY: Check[] = [eachCallbackHasOneConsistentState, jobsFitTheLiveWorkers, inFlightWithinWindows, unprovenWithinTheirShare, failuresHaveACause, openDestinationsHaveAWakeUp, redeliveriesAreTaken];
 /** A random history's checks: it sees every step from the first, so each change of status too. */
 const TRACED: Check[] = [...SAFETY, statusChangesAreTransitions, changesAreTableRows];
 
@@ -377,7 +402,7 @@ describe('delivery core against an in-memory model of admission and settlement',
     expect([...made].flatMap(([e, steps]) => [...steps].filter((st) => !EVENT_STEPS[e].includes(st as StepName)).map((st) => `${st} made ${e}`))).toEqual([]);
   });
 
-  it('keeps each callback in one state, in-flight within windows, workers and the unproven and failing shares, and fails callbacks only for a cause', () => {
+  it('keeps each callback in one state, in-flight within windows, workers and the unproven and failing shares, fails callbacks only for a cause, and gives every open destination a wake-up', () => {
     fc.assert(fc.property(worldArb, (spec) => void run(spec, TRACED)), PARAMS);
   });
 
@@ -452,6 +477,59 @@ describe('delivery core against an in-memory model of admission and settlement',
     w.callbacks.forEach((c) => w.redeliver(c));
     timers(w, cfg.probe.last / 1000 + 2);
     expect(w.callbacks.map((c) => c.status)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
+  });
+
+  /** A destination whose circuit opened and whose callbacks then ran out of schedule: open, nothing waiting, its probe due. */
+  const openWithNothingWaiting = () => {
+    const w = new World(1, [4]);
+    const a = DESTINATIONS[0];
+    for (let i = 0; i < 3; i++) w.commit(a);
+    timers(w, 3, '5xx');
+    timers(w, SCHEDULE_TOTAL / 1000 + cfg.probe.last / 1000 + 2, '5xx');
+    return { w, a, d: w.dests.get(a)! };
+  };
+
+  it('shows an open destination with nothing waiting as half-open: a redelivery of a failed callback goes at once as its probe and closes it', () => {
+    const { w, a, d } = openWithNothingWaiting();
+    expect(w.callbacks.map((c) => c.status)).toEqual(['failed', 'failed', 'failed']);
+    expect(circuitOf(d.state, 0, w.now)).toBe('half_open');
+    d.behaviour = 'ok';
+    const [first] = w.callbacks;
+    expect(w.redeliver(first)).toBe(true);
+    expect(w.pass().rows.get(a)!.admitted).toBe(1);
+    expect(first.status).toBe('sending');
+    w.settle(w.jobs.get(first.id)!, answer('ok'), w.now);
+    expect([first.status, d.state.openedAt, d.probe]).toEqual(['delivered', null, null]);
+  });
+
+  it('sends each redelivery to a destination still down as the next probe, one at a time: never a burst, the automatic interval still doubling', () => {
+    const { w, a, d } = openWithNothingWaiting();
+    const requests = () => w.callbacks.reduce((n, c) => n + c.attemptCount, 0);
+    const before = requests();
+    for (const c of w.callbacks) {
+      w.tick(10);
+      expect(w.redeliver(c)).toBe(true);
+      const probeMs = d.state.probeMs;
+      expect(w.pass().rows.get(a)!.admitted).toBe(1);
+      expect(d.probe).toBeNull(); // the request is answered by the probe admitted
+      expect(w.pass().rows.get(a)!.admitted).toBe(0); // one in flight at a time
+      w.settle(w.jobs.get(c.id)!, answer('5xx'), w.now);
+      expect(d.state).toMatchObject({ probeMs: Math.min(cfg.probe.last, probeMs * 2), nextProbeAt: w.now + Math.min(cfg.probe.last, probeMs * 2) });
+      expect(w.pass().rows.get(a)!.admitted).toBe(0); // nothing more until the next redelivery or the probe's time
+    }
+    expect(requests() - before).toBe(3);
+    // Two redeliveries during a probe in flight: one request, as soon as it settles, not at the doubled interval.
+    const [x, y, z] = w.callbacks;
+    w.redeliver(x);
+    w.pass();
+    w.redeliver(y);
+    w.redeliver(z);
+    expect(w.pass().rows.get(a)!.admitted).toBe(0);
+    w.settle(w.jobs.get(x.id)!, answer('5xx'), w.now);
+    expect(d.state.nextProbeAt).toBeGreaterThan(w.now);
+    expect(w.pass().rows.get(a)!.admitted).toBe(1);
+    expect(z.status).toBe('sending');
+    expect(w.pass().rows.get(a)!.admitted).toBe(0);
   });
 
   it("keeps two partners' destinations at one origin apart: one's failures open its circuit only, the other's callbacks go at once", () => {

@@ -13,9 +13,11 @@ import { CALLBACK_TRANSITIONS, permits } from '../src/callbacks/callback-lifecyc
 import type { CallbackStatus } from '../src/callbacks/callback-status.js';
 import { riskySlots } from '../src/delivery/admission-plan.js';
 import { stateOf } from '../src/delivery/destination-store.js';
-import { INITIAL_WINDOW, isProven } from '../src/delivery/destination-window.js';
-import { apply, check, Checks, drain, EVENT_STEPS, stepArb, STEPS, tableSteps } from './support/statement-steps.js';
-import { LEASE_MS, MAX_ATTEMPTS, ORIGINS, READY_WINDOW, RETENTION_MS, SCHEDULE, SCHEDULE_TOTAL, WINDOW_MAX, World } from './support/statement-world.js';
+import { circuitOf, INITIAL_WINDOW, isProven } from '../src/delivery/destination-window.js';
+import { nextAttemptShown, nextProbeShown } from '../src/callbacks/circuit-wait.js';
+import { apply, check, Checks, drain, EVENT_STEPS, Step, stepArb, STEPS, tableSteps } from './support/statement-steps.js';
+import type { Behaviour } from './support/delivery-model.js';
+import { CallbackRow, LEASE_MS, MAX_ATTEMPTS, ORIGINS, READY_WINDOW, RETENTION_MS, SCHEDULE, SCHEDULE_TOTAL, WINDOW_MAX, World } from './support/statement-world.js';
 import { statementSuite } from './support/statement-suite.js';
 
 /** Each world's callbacks' statuses as last seen: every change since must be one the lifecycle table permits. */
@@ -46,6 +48,28 @@ async function safety(w: World): Promise<void> {
     check(sending <= WINDOW_MAX && requests <= WINDOW_MAX, () => `${o}: ${sending} sending, ${requests} requests, at most ${WINDOW_MAX}`);
   }
   for (const e of w.entries) check(rows.some((c) => c.id === e.id), () => `a job holds ${e.id}, which is no callback`);
+  await openDestinationsHaveAWakeUp(w, rows);
+}
+
+/**
+ * An open destination always has a wake-up (docs/architecture.md, invariant 9), read from the tables: its
+ * probe in flight, or half-open (its probe due or asked for: its next callback is the probe), or
+ * open with a probe time still to come; never a next probe or a held callback's next attempt
+ * already past.
+ */
+async function openDestinationsHaveAWakeUp(w: World, rows: CallbackRow[]): Promise<void> {
+  for (const d of (await w.destinations()).filter((x) => x.opened_at !== null)) {
+    const s = stateOf(d);
+    const sending = rows.filter((c) => c.destination === d.key && c.status === 'sending').length;
+    const shown = circuitOf(s, sending, d.now);
+    const what = () => `${d.key} shown ${shown}, ${sending} in flight: ${JSON.stringify(d)}`;
+    if (shown === 'open') check(sending === 0 && d.next_probe_at !== null && d.next_probe_at > d.now, () => `open with no wake-up: ${what()}`);
+    check((nextProbeShown(s, d.now) ?? -Infinity) >= d.now, () => `next probe shown in the past: ${what()}`);
+    for (const c of rows.filter((x) => x.destination === d.key && x.status === 'pending')) {
+      const next = nextAttemptShown({ status: c.status, nextAttemptAt: c.next_attempt_at?.getTime() ?? null }, s, d.now);
+      check((next ?? -Infinity) >= d.now, () => `callback ${c.id} held there shows a next attempt in the past: ${what()}`);
+    }
+  }
 }
 
 /** What a pass that admitted must leave: within the slots, the unproven share, each destination's room; each job with its callbacks' lease. */
@@ -106,20 +130,57 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
     expect(Object.keys(STEPS).filter((n) => !tableSteps().includes(n as keyof typeof STEPS))).toEqual([]);
   });
 
-  it('keeps every callback in one consistent state and in-flight within windows, slots and the unproven share; fails only for a cause; delivers everything once destinations answer, and a redelivery delivers what failed', async () => {
+  /** A history's steps, checked after each; then every destination answers, what failed is redelivered, and all is delivered. */
+  async function history(w: World, steps: Step[]): Promise<void> {
+    for (const step of steps) {
+      await apply(w, step, traced);
+      await traced.settled(w);
+    }
+    await drain(w, traced);
+    await w.redeliverFailed();
+    await traced.settled(w);
+    await drain(w, traced);
+    // Those whose URL the partner removed stay failed: nowhere to send them.
+    const left = (await w.callbacks()).filter((c) => c.status !== 'delivered' && !(c.status === 'failed' && /^callback URL removed/.test(c.last_error ?? '')));
+    check(left.length === 0, () => `not delivered after a redelivery: ${JSON.stringify(left)}`);
+  }
+
+  /**
+   * Around an outage: the destinations at one origin are open and answer as their behaviour says
+   * (5xx at first, now and then back up or hanging); their callbacks wait, run out of schedule or
+   * lose their URL, and are redelivered.
+   */
+  const outageArb = fc.record({
+    workers: fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 2 }),
+    steps: fc.array(
+      fc.oneof(
+        { weight: 3, arbitrary: STEPS.commit.arbitrary },
+        { weight: 4, arbitrary: STEPS.admission.arbitrary },
+        { weight: 4, arbitrary: fc.record({ k: fc.constant('settle' as const), pick: fc.nat(), as: fc.constant<Behaviour | null>(null), late: fc.nat(50) }) },
+        { weight: 3, arbitrary: STEPS.tick.arbitrary },
+        { weight: 2, arbitrary: STEPS.redeliver.arbitrary },
+        { weight: 1, arbitrary: STEPS.url.arbitrary },
+        { weight: 1, arbitrary: fc.record({ k: fc.constant('behave' as const), d: fc.nat(5), b: fc.constantFrom<Behaviour>('5xx', 'hang', 'ok') }) },
+      ),
+      { minLength: 10, maxLength: 50 },
+    ),
+  });
+
+  it('gives every open destination a wake-up through an outage whose callbacks run out of schedule, lose their URL and are redelivered', async () => {
+    const property = fc.asyncProperty(outageArb, async (spec) => {
+      const w = await suite.world(1, spec.workers);
+      for (const key of w.keys) w.behaviour.set(key, '5xx');
+      // Both partners' destinations there open, their probe due, nothing waiting yet.
+      for (const company of [0, 1]) await w.openCircuit(ORIGINS[0], company);
+      await history(w, spec.steps);
+    });
+    await fc.assert(property, { interruptAfterTimeLimit: 100_000, numRuns: Number(process.env.FC_RUNS ?? 15), seed: Number(process.env.FC_SEED ?? 20_261_207) });
+  }, 140_000);
+
+  it('keeps every callback in one consistent state and in-flight within windows, slots and the unproven share; fails only for a cause; delivers everything once destinations answer, and a redelivery delivers what failed; every open destination has a wake-up', async () => {
     const property = fc.asyncProperty(worldArb, async (spec) => {
       const w = await suite.world(spec.destinations, spec.workers);
-      for (const step of spec.steps) {
-        await apply(w, step, traced);
-        await traced.settled(w);
-      }
-      await drain(w, traced);
-      await w.redeliverFailed();
-      await traced.settled(w);
-      await drain(w, traced);
-      // Those whose URL the partner removed stay failed: nowhere to send them.
-      const left = (await w.callbacks()).filter((c) => c.status !== 'delivered' && !(c.status === 'failed' && /^callback URL removed/.test(c.last_error ?? '')));
-      check(left.length === 0, () => `not delivered after a redelivery: ${JSON.stringify(left)}`);
+      await history(w, spec.steps);
       // Retention deletes what was delivered, once it is old enough, and nothing else.
       const states = async () => (await w.callbacks()).map((c) => `${c.id} ${c.status}`).join(', ');
       const kept = (await w.callbacks()).filter((c) => c.status !== 'delivered').map((c) => `${c.id} ${c.status}`).join(', ');
@@ -165,7 +226,7 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
     expect((await w.callbacks()).filter((c) => c.status === 'delivered')).toHaveLength(4);
   });
 
-  it('fails the callbacks waiting on an open circuit once their schedule ends (EXPIRE), naming the outage; a redelivery after recovery delivers them', async () => {
+  it('fails the callbacks waiting on an open circuit once their schedule ends (EXPIRE), naming the outage; a redelivery goes at once as the probe, one at a time, and a bulk one closes it', async () => {
     const w = await fresh(1, [4]);
     w.behaviour.set(w.keyOf(ORIGINS[0]), '5xx');
     for (let i = 0; i < 3; i++) await w.commit(ORIGINS[0]);
@@ -181,11 +242,27 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
     const rows = await w.callbacks();
     expect(rows.map((c) => c.status)).toEqual(['failed', 'failed', 'failed', 'failed']);
     expect(rows.every((c) => /^destination https:\/\/a\.test unavailable \(circuit open since .*, last error: HTTP 503\); attempt schedule ended while waiting$/.test(c.last_error!))).toBe(true);
-    // One at a time, refused while the circuit is open (naming its probe); in bulk, they wait for it.
-    await expect(w.redeliver(rows[0].id)).rejects.toMatchObject({ code: 'destination_open' });
-    expect(await w.redeliverFailed()).toBe(4);
+    // One redelivered while the circuit is open: it goes at once as the probe (ADMIT takes it first, CLEAR_ASKS ends the request).
+    const [first, second] = rows;
+    await w.redeliver(second.id);
+    expect((await w.destinations())[0].probe_id).toBe(second.id);
+    expect(await w.pass()).toEqual([second.id]);
+    expect((await w.destinations())[0].probe_id).toBeNull();
+    // Redelivered during that probe: it waits its turn, and goes as soon as the probe fails, not at the doubled interval.
+    await w.redeliver(first.id);
+    expect(await w.pass()).toEqual([]);
+    await w.settle(w.entries[0], '5xx');
+    const d = (await w.destinations())[0];
+    expect(d.next_probe_at! - d.now).toBeGreaterThan(500);
+    expect(await w.pass()).toEqual([first.id]);
+    await w.settle(w.entries[0], '5xx');
+    expect(await w.pass()).toEqual([]);
+    // In bulk, the oldest of an open destination's goes as its probe: the circuit closes, and the rest follow.
+    expect(await w.redeliverFailed()).toBe(2);
+    expect((await w.destinations())[0].probe_id).toBe(rows[2].id);
     await drain(w, checks);
     expect((await w.callbacks()).map((c) => c.status)).toEqual(['delivered', 'delivered', 'delivered', 'delivered']);
+    expect((await w.destinations())[0]).toMatchObject({ opened_at: null, probe_id: null });
   });
 
   it('keeps callbacks moved while in flight in their old destination\'s window (MOVE, ADMIT, RECORD): no request beyond it, and no second probe of an open circuit', async () => {

@@ -12,8 +12,9 @@ type Doc = {
   components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>>; required?: string[] }>; securitySchemes: Record<string, object> };
 };
 type Operation = {
+  summary?: string;
   security?: Record<string, string[]>[];
-  responses: Record<string, { description?: string; headers?: Record<string, { required?: boolean; schema?: object }> }>;
+  responses: Record<string, { description?: string; headers?: Record<string, { required?: boolean; schema?: object }>; content?: Record<string, { schema: { $ref: string } }> }>;
   parameters?: { name: string; in: string }[];
   requestBody?: { content: Record<string, { schema: { $ref: string } }> };
   callbacks?: Record<string, Record<string, { post: CallbackPost }>>;
@@ -154,10 +155,18 @@ describe.each(['A', 'B'] as const)('the OpenAPI document, variant %s', (variant)
     for (const [name, meaning] of Object.entries(ERROR_CODES)) expect(code.description).toContain(`\`${name}\`: ${meaning}`);
   });
 
-  it('documents redelivery (one rule, both routes) and bulk replay with its bound and filters', () => {
+  it('documents redelivery (one rule, both routes: refused for a test callback or a removed URL, never for an open circuit) and bulk replay with its bound and filters', () => {
     for (const path of ['/v1/callbacks/{callbackId}/redeliver', '/admin/v1/callbacks/{callbackId}/redeliver']) {
-      expect(doc.paths[path].post.responses['409'].description).toContain('destination_open');
+      const refused = doc.paths[path].post.responses['409'].description;
+      expect(refused).toContain('test_callback_not_redeliverable');
+      expect(refused).toContain('callback_url_removed');
+      expect(refused).not.toContain('destination_open');
+      expect(doc.paths[path].post.summary).toContain('while its destination is open, it is sent now as the probe');
     }
+    expect(Object.keys(ERROR_CODES)).not.toContain('destination_open');
+    // The operators' probe answers the destinations it brought forward.
+    const probe = doc.paths['/admin/v1/destinations/probe'].post.responses['202'];
+    expect(probe.content?.['application/json'].schema.$ref).toBe('#/components/schemas/DestinationListResponse');
     const bulk: [string, string[]][] = [
       ['/v1/callbacks/redeliver', ['status', 'since', 'until', 'destination']],
       ['/admin/v1/callbacks/redeliver', ['status', 'since', 'until', 'destination', 'partnerId', 'companyId']],

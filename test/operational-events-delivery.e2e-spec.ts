@@ -72,6 +72,23 @@ describe('operational events, delivered to the partner’s operationsUrl', () =>
     expect(admin.items.map((e: { id: string }) => e.id)).toEqual([opened.id]);
   }, 60_000);
 
+  it("reads and repairs an event as an event: its delivery is no callback to read or to redeliver, on the partner's routes and the operators' alike (404)", async () => {
+    const { items } = (await t.as(p.apiKey, 'get', '/v1/partner/events').expect(200)).body as { items: { id: string; status: string }[] };
+    expect(items.length).toBeGreaterThan(0);
+    const before = await t.sql('SELECT status, next_attempt_at, schedule_started_at FROM callbacks WHERE id = ANY($1::uuid[]) ORDER BY id', [items.map((e) => e.id)]);
+    for (const { id } of items) {
+      for (const ask of [
+        () => t.as(p.apiKey, 'get', `/v1/callbacks/${id}`),
+        () => t.as(p.apiKey, 'post', `/v1/callbacks/${id}/redeliver`),
+        () => t.admin('get', `/admin/v1/callbacks/${id}`),
+        () => t.admin('post', `/admin/v1/callbacks/${id}/redeliver`),
+      ]) {
+        expect((await ask().expect(404)).body).toMatchObject({ code: 'not_found' });
+      }
+    }
+    expect(await t.sql('SELECT status, next_attempt_at, schedule_started_at FROM callbacks WHERE id = ANY($1::uuid[]) ORDER BY id', [items.map((e) => e.id)])).toEqual(before);
+  });
+
   it('tells callbacks.failed at once for a callback that failed for good, counting it', async () => {
     const company = await companyWithCallback(t, p, dead.url('/gone'));
     await company.change();

@@ -161,6 +161,12 @@ describe("the partner's own delivery log (/v1/callbacks)", () => {
     await until(async () => (await statusOf(failed)) === 'delivered', { what: 'delivered after redelivery' });
   });
 
+  it('refuses an unknown query parameter of its destinations list, naming it, as every list does', async () => {
+    const res = await t.as(acme.apiKey, 'get', '/v1/callbacks/destinations?foo=1').expect(400);
+    expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: ['query parameter foo is not accepted; this operation takes none'], code: 'invalid_request' });
+    await t.as(acme.apiKey, 'get', '/v1/callbacks/destinations').expect(200);
+  });
+
   it('is in the OpenAPI document', async () => {
     const paths = (await t.http().get('/docs-json').expect(200)).body.paths;
     expect(paths['/v1/callbacks'].get.responses['200']).toBeDefined();

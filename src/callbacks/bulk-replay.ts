@@ -28,7 +28,8 @@ export interface OperatorReplayFilter extends ReplayWindow {
  * redelivery sends one (redelivery-rules.ts: the same `webhook-id`, a fresh schedule, due now),
  * test callbacks, those whose URL was removed and operational events' deliveries left out. One
  * statement, bounded: over the limit, nothing is done (422) and the caller narrows the window. A
- * callback whose destination is open is replayed too: it waits for the probe like the rest.
+ * replay is a manual redelivery: of each open destination among them, the oldest goes as the next
+ * probe (brought forward), and the rest follow once it closes the circuit.
  */
 @Injectable()
 export class BulkReplay {

@@ -42,6 +42,7 @@ export class CallbackFeedController {
   @Get('feed')
   async page(@CurrentPartner() partner: Partner, @Query() q: FeedQuery) {
     const page = await this.feed.page(partner.id, q.after, q.limit ?? 100);
-    return { items: page.items.map((i) => ({ ...callbackView(i.callback), position: i.position })), next: page.next };
+    const items = page.items.map((i) => ({ ...callbackView(i.callback, page.open), position: i.position }));
+    return { items, next: page.next };
   }
 }

@@ -1,19 +1,28 @@
 import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { invalidProperty, SqlPool } from '../platform/index.js';
 import { Callback } from './callback.entity.js';
+import type { OpenCircuits } from './circuit-wait.js';
 import { FeedStore } from './store/feed-page.js';
+import { openCircuitsOf } from './store/reads.js';
 import { decodePosition, encodePosition, FEED_START, FeedPosition } from './feed-position.js';
 
 export interface FeedPage {
   items: { callback: Callback; position: string }[];
   next: string;
+  /** The open circuits the page's callbacks wait behind (callbackView). */
+  open: OpenCircuits;
 }
 
 @Injectable()
 export class CallbackFeed {
   private readonly store: FeedStore;
 
-  constructor(sql: SqlPool) {
+  constructor(
+    sql: SqlPool,
+    @InjectDataSource() private readonly db: DataSource,
+  ) {
     this.store = new FeedStore(sql);
   }
 
@@ -24,6 +33,7 @@ export class CallbackFeed {
     const items = rows
       .filter((r) => r.id !== null)
       .map((r) => ({ callback: r as Callback, position: encodePosition({ xact: BigInt(r.xact!), seq: BigInt(r.seq!) }) }));
-    return { items, next: items.length > 0 ? items[items.length - 1].position : encodePosition(from) };
+    const open = await openCircuitsOf(this.db, items.map((i) => i.callback.destination));
+    return { items, next: items.length > 0 ? items[items.length - 1].position : encodePosition(from), open };
   }
 }

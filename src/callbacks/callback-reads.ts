@@ -5,7 +5,8 @@ import { invalidProperty, notFound } from '../platform/index.js';
 import { Callback, CallbackAttempt } from './callback.entity.js';
 import { ShownStatus, storedStatuses } from './callback-status.js';
 import { CallbackMessage } from './callback-message.js';
-import { callbackWithAttempts, listCallbacks } from './store/reads.js';
+import type { OpenCircuits } from './circuit-wait.js';
+import { callbackWithAttempts, listCallbacks, openCircuitsOf } from './store/reads.js';
 
 /**
  * Whose callbacks a caller may see and repair: an operator sees all (no scope), a partner only
@@ -30,6 +31,11 @@ export interface CallbackFilter {
   cursor?: string;
 }
 
+/** A page of callbacks, and the open circuits they may wait behind (callbackView shows their next attempt by them). */
+export type CallbackPage = { items: Callback[]; nextCursor: string | null; open: OpenCircuits };
+/** One callback, its attempts, and its destination's circuit if it is open. */
+export type CallbackWithAttempts = { callback: Callback; attempts: CallbackAttempt[]; open: OpenCircuits };
+
 /** The cursor is the last row's sequence number, opaque to clients. */
 const encodeCursor = (seq: string) => Buffer.from(`seq:${seq}`).toString('base64url');
 const MAX_SEQ = 2n ** 63n - 1n; // bigint's upper bound: a larger number would be a 500 from PostgreSQL
@@ -48,7 +54,8 @@ export function decodeCursor(cursor: string): string {
 export class CallbackReads {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  async list(f: CallbackFilter, scope?: CallbackScope): Promise<{ items: Callback[]; nextCursor: string | null }> {
+  /** A page, and the open circuits its callbacks wait behind (what their next attempt shows: callbackView). */
+  async list(f: CallbackFilter, scope?: CallbackScope): Promise<CallbackPage> {
     const rows = await listCallbacks(this.db, {
       partnerId: scope ? scope.partnerId : f.partnerId,
       statuses: f.status && storedStatuses(f.status),
@@ -61,12 +68,14 @@ export class CallbackReads {
       rows: f.limit + 1,
     });
     const items = rows.slice(0, f.limit);
-    return { items, nextCursor: rows.length > f.limit ? encodeCursor(items[items.length - 1].seq) : null };
+    const open = await openCircuitsOf(this.db, items.map((c) => c.destination));
+    return { items, nextCursor: rows.length > f.limit ? encodeCursor(items[items.length - 1].seq) : null, open };
   }
 
-  async get(id: string, scope?: CallbackScope): Promise<{ callback: Callback; attempts: CallbackAttempt[] }> {
+  /** One callback, its attempts, and its destination's circuit if it is open. */
+  async get(id: string, scope?: CallbackScope): Promise<CallbackWithAttempts> {
     const found = await callbackWithAttempts(this.db, id, scope?.partnerId);
     if (!found) throw notFound('Callback');
-    return found;
+    return { ...found, open: await openCircuitsOf(this.db, [found.callback.destination]) };
   }
 }

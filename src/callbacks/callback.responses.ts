@@ -79,7 +79,9 @@ export class RedeliverCountResponse {
 
 /** Why a redelivery of one callback is refused (redelivery-rules.ts), for both routes' documents. */
 export const REDELIVER_REFUSALS = {
-  409: "it is a test callback (test_callback_not_redeliverable), its callback URL was removed (callback_url_removed), or its destination's circuit is open (destination_open: the message names the next probe's time)",
+  409:
+    'it is a test callback (test_callback_not_redeliverable), or its callback URL was removed (callback_url_removed). '
+    + 'An open destination refuses nothing: the callback goes as its next probe',
 } as const;
 
 /** Why a bulk redelivery is refused. */

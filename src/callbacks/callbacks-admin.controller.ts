@@ -23,11 +23,17 @@ export class CallbacksAdminController {
   @Get()
   async list(@Query() q: AdminListCallbacksQuery) {
     const page = await this.callbacks.list({ ...q, limit: q.limit ?? 50 });
-    return { items: page.items.map(callbackView), nextCursor: page.nextCursor };
+    return { items: page.items.map((c) => callbackView(c, page.open)), nextCursor: page.nextCursor };
   }
 
   /** The partners' rule (redelivery-rules.ts), on any partner's callback, audited. */
-  @Doc('Redeliver one callback: same webhook-id; a delivered or failed one on a fresh schedule, a pending one attempted now', null, [400, 404, 413, REDELIVER_REFUSALS], { status: 202 })
+  @Doc(
+    'Redeliver one callback: same webhook-id; a delivered or failed one on a fresh schedule, '
+      + 'a pending one attempted now; while its destination is open, it is sent now as the probe (one probe at a time)',
+    null,
+    [400, 404, 413, REDELIVER_REFUSALS],
+    { status: 202 },
+  )
   @Access.operator('operator')
   @AuditAction('callback.redeliver')
   @Post(':callbackId/redeliver')
@@ -49,7 +55,7 @@ export class CallbacksAdminController {
   @Access.operator('viewer')
   @Get(':callbackId')
   async get(@Param('callbackId', ParseUuid) id: string) {
-    const { callback, attempts } = await this.callbacks.get(id);
-    return { ...callbackView(callback), attempts: attempts.map(attemptView) };
+    const { callback, attempts, open } = await this.callbacks.get(id);
+    return { ...callbackView(callback, open), attempts: attempts.map(attemptView) };
   }
 }

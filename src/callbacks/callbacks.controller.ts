@@ -37,18 +37,24 @@ export class CallbacksController {
   @Get()
   async list(@CurrentPartner() partner: Partner, @Query() q: ListCallbacksQuery) {
     const page = await this.callbacks.list({ ...q, limit: q.limit ?? 50 }, { partnerId: partner.id });
-    return { items: page.items.map(callbackView), nextCursor: page.nextCursor };
+    return { items: page.items.map((c) => callbackView(c, page.open)), nextCursor: page.nextCursor };
   }
 
   @Doc('Show one of your callbacks with its attempts', CallbackWithAttemptsResponse, [400, 401, 404])
   @Get(':callbackId')
   async get(@CurrentPartner() partner: Partner, @Param('callbackId', ParseUuid) id: string) {
-    const { callback, attempts } = await this.callbacks.get(id, { partnerId: partner.id });
-    return { ...callbackView(callback), attempts: attempts.map(attemptView) };
+    const { callback, attempts, open } = await this.callbacks.get(id, { partnerId: partner.id });
+    return { ...callbackView(callback, open), attempts: attempts.map(attemptView) };
   }
 
   /** The operators' rule (redelivery-rules.ts), on the partner's own callbacks. */
-  @Doc('Redeliver one of your callbacks: same webhook-id; a delivered or failed one on a fresh schedule, a pending one attempted now', null, [400, 401, 404, REDELIVER_REFUSALS], { status: 202 })
+  @Doc(
+    'Redeliver one of your callbacks: same webhook-id; a delivered or failed one on a fresh schedule, '
+      + 'a pending one attempted now; while its destination is open, it is sent now as the probe (one probe at a time)',
+    null,
+    [400, 401, 404, REDELIVER_REFUSALS],
+    { status: 202 },
+  )
   @Post(':callbackId/redeliver')
   @HttpCode(202)
   async redeliver(@CurrentPartner() partner: Partner, @Param('callbackId', ParseUuid) id: string): Promise<void> {

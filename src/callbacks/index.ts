@@ -8,6 +8,8 @@ export type { CallbackTarget } from './callback-document.js';
 export { CallbackMessage, buildCallbackBody } from './callback-message.js';
 export type { CallbackIds } from './callback-message.js';
 export { CallbackReads } from './callback-reads.js';
+export { nextAttemptShown, nextProbeShown, probeReady } from './circuit-wait.js';
+export type { Circuit } from './circuit-wait.js';
 export { CallbackRecorder, traced } from './callback-recorder.js';
 export type { CallbackEvent } from './callback-recorder.js';
 export { CallbackRepairs } from './callback-repairs.js';
@@ -19,7 +21,7 @@ export { OPERATIONAL_EVENT_MODELS } from './operational-events/operational-event
 export { OperationalEvents } from './operational-events/operational-events.service.js';
 export { Redelivery } from './redelivery.js';
 export { AdmissionStore } from './store/admission-store.js';
-export type { AdmittedRow, CandidateFloors, CandidateRow } from './store/admission-store.js';
+export type { AdmittedRow, AskedProbe, CandidateFloors, CandidateRow } from './store/admission-store.js';
 export { countPendingAndFailed, deliveryState } from './store/counts.js';
 export type { DeliveryState } from './store/counts.js';
 export { DASHBOARD_COUNT_CAP, DASHBOARD_TABS, DashboardStore } from './store/dashboard-reads.js';

@@ -4,7 +4,7 @@ import { type Actor, AuditLog, trackedValues } from '../operators/index.js';
 import { DomainError, notFound, Writes } from '../platform/index.js';
 import { shownStatus } from './callback-status.js';
 import { redeliveryOf, RedeliveryMove } from './redelivery-rules.js';
-import { lockForRedelivery, makeDueNow, Moved, restartSchedules } from './store/repairs.js';
+import { askProbe, lockForRedelivery, makeDueNow, Moved, restartSchedules } from './store/repairs.js';
 
 /**
  * Who redelivers: an operator (any callback, audited), a partner (its own), or an operator in the
@@ -20,10 +20,12 @@ const STATEMENTS: Record<RedeliveryMove, (m: EntityManager, ids: string[]) => Pr
 };
 
 /**
- * The one redelivery path, for partners, operators and the dashboard's Retry, under the one rule
- * of redelivery-rules.ts: the same id (so the same `webhook-id`), a settled one on a fresh
- * schedule, a pending one due now. Refused (409) for a test callback, one whose URL was removed,
- * or one whose destination is open. An operator's writes its audit entry in the same transaction.
+ * The one redelivery path, for partners, operators, the portal's Redeliver and the dashboard's
+ * Retry, under the one rule of redelivery-rules.ts: the same id (so the same `webhook-id`), a
+ * settled one on a fresh schedule, a pending one due now; while its destination is open, it goes as
+ * the next probe (brought forward). Refused (409) for a test callback or one whose URL was removed;
+ * an operational event's delivery is no callback here (404). An operator's writes its audit entry
+ * in the same transaction.
  */
 @Injectable()
 export class Redelivery {
@@ -36,9 +38,10 @@ export class Redelivery {
     await this.writes.transaction(async (m) => {
       const facts = await lockForRedelivery(m, id, 'partnerId' in by ? by.partnerId : null);
       if (!facts) throw notFound('Callback');
-      const move = redeliveryOf(facts, new Date());
+      const move = redeliveryOf(facts);
       if (move instanceof DomainError) throw move;
       const [row] = await STATEMENTS[move](m, [id]);
+      await askProbe(m, id);
       if ('actor' in by && row) {
         await this.audit.record(m, by.actor, {
           targetType: 'callback',

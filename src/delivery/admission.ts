@@ -101,20 +101,33 @@ export class Admission {
       if (isFailing(state)) budget.failingSending += r.sending;
       if (r.oldest_due !== null) candidates.push({ key: r.key, state, sending: r.sending, oldestDue: r.oldest_due });
     }
-    const admitted = countBy(await this.admitRounds(conn, candidates, budget, now, rows[0].workers));
+    const asks = new Map(rows.filter((r) => r.probe_id !== null).map((r) => [r.key, r.probe_id!]));
+    const admitted = countBy(await this.admitRounds(conn, candidates, budget, now, rows[0].workers, asks));
     return { candidates, admitted, now, slots: budget.slots };
   }
 
   /**
    * A pass's rounds of ADMIT, each round's jobs in Redis as soon as it is admitted: fresh work
-   * (admitted in the first round, admission-plan.ts) waits for no later round's statement.
+   * (admitted in the first round, admission-plan.ts) waits for no later round's statement. `asks`:
+   * the probes redeliveries asked for (destination → callback), each admitted first and its
+   * request ended once its job is in Redis (a request whose probe Redis refused stands).
    */
-  private async admitRounds(conn: SqlSession, candidates: Candidate[], budget: Budget, now: number, workers: number): Promise<AdmittedRow[]> {
+  private async admitRounds(
+    conn: SqlSession,
+    candidates: Candidate[],
+    budget: Budget,
+    now: number,
+    workers: number,
+    asks: Map<string, string>,
+  ): Promise<AdmittedRow[]> {
     const admitted: AdmittedRow[] = [];
     const rounds = admissionRounds(candidates, budget, now, this.window, this.served);
     for (let round = rounds.next(); !round.done; ) {
-      const got = await this.admitPlan(conn, round.value);
+      const got = await this.admitPlan(conn, round.value, asks);
       await this.enqueue(conn, got, workers);
+      const answered = [...new Set(got.map((r) => r.destination))].filter((key) => asks.has(key));
+      const probes = answered.map((key) => ({ key, probe: asks.get(key)! }));
+      if (probes.length > 0) await this.store.clearAsks(conn, probes);
       admitted.push(...got);
       round = rounds.next(countBy(got));
     }
@@ -137,10 +150,17 @@ export class Admission {
     }
   }
 
-  /** One round's admission, each destination from the floor this pass read it at. */
-  private admitPlan(conn: SqlSession, plan: Map<string, number>): Promise<AdmittedRow[]> {
-    const round = [...plan].map(([key, n]) => ({ key, n, at: this.floors.of(key)?.at ?? null, seq: this.floors.of(key)?.seq ?? null }));
-    return this.store.admit(conn, round, this.leaseMs);
+  /**
+   * One round's admission, each destination from the floor this pass read it at; an open one's
+   * probe a redelivery asked for first (an open destination takes one: it takes no more).
+   */
+  private async admitPlan(conn: SqlSession, plan: Map<string, number>, asks: Map<string, string>) {
+    const asked = [...plan.keys()].filter((key) => asks.has(key)).map((key) => ({ key, probe: asks.get(key)! }));
+    const probes = asked.length > 0 ? await this.store.admitProbes(conn, asked, this.leaseMs) : [];
+    const probed = new Set(probes.map((r) => r.destination));
+    const floor = (key: string) => ({ at: this.floors.of(key)?.at ?? null, seq: this.floors.of(key)?.seq ?? null });
+    const round = [...plan].filter(([key]) => !probed.has(key)).map(([key, n]) => ({ key, n, ...floor(key) }));
+    return [...probes, ...(round.length > 0 ? await this.store.admit(conn, round, this.leaseMs) : [])];
   }
 
   /**

@@ -2,7 +2,7 @@ import type { DestinationColumns, DestinationRow, DestinationSave } from '../cal
 import { DestinationState } from './destination-window.js';
 
 /** A destination's state as stored (callbacks/store/destination-states.ts) and as the pure window and breaker keep it. */
-export const stateOf = (r: DestinationColumns): DestinationState => ({
+export const stateOf = (r: DestinationColumns & Pick<DestinationRow, 'probe_id'>): DestinationState => ({
   window: r.window_size,
   failures: r.failures,
   openedAt: r.opened_at,
@@ -10,8 +10,10 @@ export const stateOf = (r: DestinationColumns): DestinationState => ({
   probeMs: r.probe_ms,
   lastError: r.last_error,
   lastOkAt: r.last_ok_at,
+  probeAsked: r.probe_id !== null,
 });
 
+/** The columns settlement writes: probe_id is not among them (a closing clears it: saveDestinations). */
 const columnsOf = (s: DestinationState): DestinationColumns => ({
   window_size: s.window,
   failures: s.failures,

@@ -20,6 +20,9 @@ describe('settleDestination: one outcome folded into a window and breaker', () =
     ['a failed probe doubles the interval', open(100, 1100, 1000), at('fail', 1200, 1150), { openedAt: 100, probeMs: 2000, nextProbeAt: 3200 }, 'reopened'],
     ['the interval stops at its last', open(100, 1100, 8000), at('fail', 1200, 1150), { probeMs: 8000, nextProbeAt: 9200 }, 'reopened'],
     ['no request sent (refused) changes nothing', open(100, 1100), at('none', 1200, 1150), { openedAt: 100, nextProbeAt: 1100 }, null],
+    // A redelivery asked for while a probe was in flight goes next, whatever the doubled interval says.
+    ['a failed probe keeps a probe asked for meanwhile', { ...open(100, 1100), probeAsked: true }, at('fail', 1200, 1150), { probeMs: 2000, nextProbeAt: 3200, probeAsked: true }, 'reopened'],
+    ['a closing ends a probe asked for', { ...open(100, 1100), probeAsked: true }, at('ok', 1200, 1150), { openedAt: null, probeAsked: false }, 'closed'],
   ])('%s', (_name, s, a, expected, transition) => {
     const r = settleDestination(s, a, cfg);
     expect(r.state).toMatchObject(expected);
@@ -37,9 +40,19 @@ describe('roomOf: how many more a destination may have in flight', () => {
     ['open, probe due, nothing in flight: one probe', open(0, 1000), 0, 1000, 1],
     ['open, probe not yet due', open(0, 1000), 0, 999, 0],
     ['open, its probe in flight', open(0, 1000), 1, 5000, 0],
+    ['open, its probe not due but asked for: one probe now', { ...open(0, 9000), probeAsked: true }, 0, 1000, 1],
+    ['open, a probe asked for while one is in flight: none until it settles', { ...open(0, 9000), probeAsked: true }, 1, 1000, 0],
   ])('%s', (_name, s, sending, now, room) => expect(roomOf(s, sending, now, cfg)).toBe(room));
 
-  it('reads half-open while the probe is in flight', () => {
-    expect([circuitOf(fresh, 3), circuitOf(open(0, 0), 0), circuitOf(open(0, 0), 1)]).toEqual(['closed', 'open', 'half_open']);
+  it('reads open only while a probe time is still to come; half-open while the probe is in flight, due or asked for', () => {
+    const asked = { ...open(0, 9000), probeAsked: true };
+    expect([circuitOf(fresh, 3, 500), circuitOf(open(0, 1000), 0, 500), circuitOf(open(0, 1000), 1, 500), circuitOf(open(0, 1000), 0, 1000), circuitOf(asked, 0, 500)]).toEqual([
+      'closed',
+      'open',
+      'half_open',
+      // Due with nothing waiting: its next callback, fresh or redelivered, is the probe.
+      'half_open',
+      'half_open',
+    ]);
   });
 });

@@ -5,6 +5,7 @@
  * settlement.ts folds each batch of outcomes through `settleDestination`, and admission asks
  * `roomOf` how many more callbacks a destination may have in flight.
  */
+import { probeReady } from '../callbacks/index.js';
 import type { BreakerResult } from '../egress/index.js';
 
 export interface DestinationState {
@@ -21,6 +22,12 @@ export interface DestinationState {
   lastError: string | null;
   /** The last 2xx or other answer with no failure since (ms). */
   lastOkAt: number | null;
+  /**
+   * A person asked for the next probe (a manual redelivery while open: destinations.probe_id):
+   * it goes as soon as nothing is in flight, whatever nextProbeAt says. Kept by the fold (admission
+   * clears it as it admits a probe), gone with the circuit when it closes.
+   */
+  probeAsked: boolean;
 }
 
 export interface WindowConfig {
@@ -54,6 +61,7 @@ export const newDestination = (cfg: WindowConfig): DestinationState => ({
   probeMs: 0,
   lastError: null,
   lastOkAt: null,
+  probeAsked: false,
 });
 
 /**
@@ -92,19 +100,23 @@ export function isFailing(s: DestinationState): boolean {
 
 /**
  * How many more of its callbacks may be admitted now, with `sending` in flight: an open circuit
- * takes one probe when it is due and nothing is in flight; a closed one fills its window, an
- * unproven one no more than the initial window.
+ * takes one probe when nothing is in flight and its probe is due or was asked for (probeReady); a
+ * closed one fills its window, an unproven one no more than the initial window.
  */
 export function roomOf(s: DestinationState, sending: number, now: number, cfg: WindowConfig): number {
-  if (s.openedAt !== null) return sending === 0 && s.nextProbeAt !== null && s.nextProbeAt <= now ? 1 : 0;
+  if (s.openedAt !== null) return sending === 0 && probeReady(s, now) ? 1 : 0;
   const window = Math.min(cfg.max, isProven(s, now) ? s.window : Math.min(s.window, cfg.initial));
   return Math.max(0, window - sending);
 }
 
-/** The state operators see: half-open while an open circuit's probe is in flight. */
-export function circuitOf(s: DestinationState, sending: number): 'closed' | 'open' | 'half_open' {
+/**
+ * The state operators and partners see: half-open while an open circuit's probe is in flight or
+ * ready to go (due, or asked for: its next callback is the probe, whether or not one waits); open
+ * while it waits for a probe time still to come.
+ */
+export function circuitOf(s: DestinationState, sending: number, now: number): 'closed' | 'open' | 'half_open' {
   if (s.openedAt === null) return 'closed';
-  return sending > 0 ? 'half_open' : 'open';
+  return sending > 0 || probeReady(s, now) ? 'half_open' : 'open';
 }
 
 export function windowConfigOf(c: { callbackDestinationConcurrency: number; callbackBreakerThreshold: number; callbackBreakerProbeMs: { first: number; last: number } }): WindowConfig {

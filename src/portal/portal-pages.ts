@@ -38,7 +38,7 @@ export function registerPortalPages(scope: FastifyInstance, services: PortalServ
   scope.get('/', withSession, async (req, reply) => {
     const partnerId = partnerOf(req);
     const [destinations, activity] = await Promise.all([services.destinations.listForPartner(partnerId), services.activity(partnerId)]);
-    const open = destinations.filter((d) => d.state === 'open');
+    const open = destinations.filter((d) => d.state !== 'closed');
     return render(reply, 200, 'overview', { ...helpers, title: 'Overview', nav: 'overview', destinations, open, activity, chart: chartOf(activity.hours) });
   });
 
@@ -53,13 +53,13 @@ export function registerPortalPages(scope: FastifyInstance, services: PortalServ
     const page = await services.callbacks.list({ status, message, companyId, from, to, cursor, limit: PORTAL_PAGE_SIZE }, { partnerId: partnerOf(req) });
     const filters = { status, message: message === undefined ? undefined : String(message), companyId, from: from && timeField(from), to: to && timeField(to) };
     const next = page.nextCursor === null ? null : `/portal/callbacks?${new URLSearchParams({ ...definedOnly(filters), cursor: page.nextCursor })}`;
-    return render(reply, 200, 'callbacks', { ...helpers, title: 'Callbacks', nav: 'callbacks', items: page.items.map(callbackView), filters, messages: MESSAGES, next, pageSize: PORTAL_PAGE_SIZE });
+    return render(reply, 200, 'callbacks', { ...helpers, title: 'Callbacks', nav: 'callbacks', items: page.items.map((c) => callbackView(c, page.open)), filters, messages: MESSAGES, next, pageSize: PORTAL_PAGE_SIZE });
   });
 
   scope.get('/callbacks/:callbackId', withSession, async (req, reply) => {
     const id = callbackIdOf(req);
-    const { callback, attempts } = await services.callbacks.get(id, { partnerId: partnerOf(req) });
-    const c = callbackView(callback);
+    const { callback, attempts, open } = await services.callbacks.get(id, { partnerId: partnerOf(req) });
+    const c = callbackView(callback, open);
     const company = await services.companies.get(partnerOf(req), callback.companyId);
     const done = DONE[single(query(req), 'done') ?? ''];
     return render(reply, 200, 'callback', { ...helpers, title: `Callback ${c.id}`, nav: 'callbacks', c, companyName: company.name, json: callback.body, attempts: attempts.map(attemptView), done, csrf: reply.generateCsrf() });
@@ -69,8 +69,8 @@ export function registerPortalPages(scope: FastifyInstance, services: PortalServ
     const id = parseUuid('callback', single(query(req), 'callback'));
     let sent = null;
     if (id) {
-      const { callback, attempts } = await services.callbacks.get(id, { partnerId: partnerOf(req) });
-      const c = callbackView(callback);
+      const { callback, attempts, open } = await services.callbacks.get(id, { partnerId: partnerOf(req) });
+      const c = callbackView(callback, open);
       sent = { c, attempts: attempts.map(attemptView), settled: c.status !== 'pending' };
     }
     return render(reply, 200, 'test', { ...helpers, title: 'Test callback', nav: 'test', sent, messages: MESSAGES, companyId: sent?.c.companyId, csrf: reply.generateCsrf() });

@@ -2,8 +2,10 @@
  * The in-memory model of the delivery tables (callbacks, destinations, delivery_workers) and of
  * the Redis jobs that test/delivery-model.spec.ts drives: what admission.ts (CANDIDATES, ADMIT,
  * LAPSE, EXPIRE, RELEASE) and settlement.ts (RECORD) do in PostgreSQL, with the partners' URL
- * changes, redelivery, Promote and retention, over the code's own pure functions, constants and
- * job shape. Each change it makes to a callback is noted by the lifecycle table's event.
+ * changes, redelivery (the code's rule, redelivery-rules.ts, and the probe it asks an open
+ * destination for: destinations.probe_id), Promote and retention, over the code's own pure
+ * functions, constants and job shape. Each change it makes to a callback is noted by the lifecycle
+ * table's event.
  */
 import { destinationKey } from '../../src/callbacks/callback-destination.js';
 import type { LifeEvent } from '../../src/callbacks/callback-lifecycle.js';
@@ -15,6 +17,8 @@ import { JOB_CALLBACKS, jobsOf } from '../../src/delivery/callback-queue.js';
 import { AttemptOutcome, isFinal as finalOutcome } from '../../src/egress/attempt-outcome.js';
 import type { SendResult } from '../../src/egress/callback-sender.js';
 import { DestinationState, isFailing, isProven, newDestination, PROVEN_FOR_MS, roomOf, WindowConfig } from '../../src/delivery/destination-window.js';
+import { redeliveryOf } from '../../src/callbacks/redelivery-rules.js';
+import { DomainError } from '../../src/platform/http/domain-error.js';
 import { settleAttempt } from '../../src/delivery/settle-attempt.js';
 import { RetryPolicy } from '../../src/delivery/retry-policy.js';
 
@@ -70,13 +74,21 @@ export interface End { cb: Callback; by: 'attempt' | 'expire' | 'removed'; statu
 export interface Row { state: DestinationState; sending: number; due: number; oldestDue: number | null; room: number; proven: boolean; failing: boolean; lastServed: number | null; admitted: number }
 /** `skipped`: the destinations catching up whose callbacks the pass did not read (src/delivery/catch-up.ts). */
 export interface PassReport { now: number; slots: number; rows: Map<string, Row>; skipped: ReadonlySet<string> }
+/** A destination: its window and breaker, what its receiver does, and the callback a redelivery asked to go as its next probe (probe_id). */
+export interface Dest {
+  state: DestinationState;
+  behaviour: Behaviour;
+  probe: number | null;
+}
 /** A change the model made to a callback, named by the lifecycle table's event (src/callbacks/callback-lifecycle.ts). */
 export interface Change { event: LifeEvent; id: number; from: Status | null; to: Status | null }
 
 /** The tables `callbacks`, `destinations`, `delivery_workers` and the Redis jobs, in memory. */
 export class World {
   now = Date.UTC(2030, 0, 1);
-  readonly dests = new Map<string, { state: DestinationState; behaviour: Behaviour }>();
+  readonly dests = new Map<string, Dest>();
+  /** Redeliveries the code's rule refused, with why (none may be refused for an open circuit). */
+  readonly refusals: string[] = [];
   readonly callbacks: Callback[] = [];
   readonly jobs = new Map<number, Job>();
   readonly workers: { slots: number; up: boolean }[];
@@ -95,7 +107,7 @@ export class World {
   private ids = 0;
 
   constructor(destinations: number, workerSlots: number[], seed = 1) {
-    for (const o of DESTINATIONS.slice(0, destinations)) this.dests.set(o, { state: newDestination(cfg), behaviour: 'ok' });
+    for (const o of DESTINATIONS.slice(0, destinations)) this.dests.set(o, { state: newDestination(cfg), behaviour: 'ok', probe: null });
     this.workers = workerSlots.map((slots) => ({ slots, up: true }));
     let r = seed;
     this.policy = new RetryPolicy(SCHEDULE, () => (r = (r * 48271) % 0x7fffffff) / 0x7fffffff, () => this.now);
@@ -151,9 +163,10 @@ export class World {
     const report: PassReport = { now: this.now, slots: this.slots(), rows: new Map(), skipped };
     const budget: Budget = { slots: report.slots, sending: 0, riskySending: 0, failingSending: 0 };
     const candidates: Candidate[] = [];
+    const asks = new Map([...this.dests].filter(([, d]) => d.probe !== null).map(([o, d]) => [o, d.probe!]));
     for (const [origin, { state }] of this.dests) {
       const sending = this.of(origin, 'sending').length;
-      const read = (state.openedAt === null || state.nextProbeAt! <= this.now) && !skipped.has(origin);
+      const read = (state.openedAt === null || state.nextProbeAt! <= this.now || state.probeAsked) && !skipped.has(origin);
       const due = read ? this.dueOf(origin) : [];
       const row: Row = { state, sending, due: due.length, oldestDue: due[0]?.nextAttemptAt ?? null, room: roomOf(state, sending, this.now, cfg), proven: isProven(state, this.now), failing: isFailing(state), lastServed: this.served.get(origin) ?? null, admitted: 0 };
       report.rows.set(origin, row);
@@ -169,7 +182,9 @@ export class World {
       const admitted: Callback[] = [];
       for (const [origin, n] of round.value) {
         const row = report.rows.get(origin)!;
-        for (const cb of this.dueOf(origin).slice(0, n)) {
+        // ADMIT: the probe a redelivery asked for first, while it still waits there; then the oldest due.
+        const asked = this.callbacks.filter((c) => c.id === asks.get(origin) && c.dest === origin && c.status === 'pending');
+        for (const cb of [...asked, ...this.dueOf(origin).filter((c) => !asked.includes(c))].slice(0, n)) {
           Object.assign(cb, { status: 'sending', leaseUntil: this.now + LEASE_MS, admittedAs: row.state.openedAt !== null ? 'open' : row.proven ? 'proven' : 'unproven' });
           this.note('admit', cb, 'pending');
           row.admitted++;
@@ -178,6 +193,8 @@ export class World {
         }
       }
       if (!enqueued(admitted)) break;
+      // CLEAR_ASKS: a probe admitted ends the request CANDIDATES read (not one made since).
+      for (const origin of got.keys()) if (asks.has(origin) && this.dests.get(origin)!.probe === asks.get(origin)) this.ask(origin, null);
       round = rounds.next(got);
     }
     return { report, candidates, admitted: new Map([...report.rows].map(([o, r]) => [o, r.admitted])) };
@@ -250,6 +267,8 @@ export class World {
     const s = settleAttempt(dest.state, { row: { destination: job.dest, schedule_attempts: job.scheduleAttempts, attempt_limit: null }, startedAt, answeredAt: this.now, result }, 0, this.policy, cfg);
     const closed = dest.state.openedAt !== null && s.destination.openedAt === null;
     dest.state = s.destination;
+    // saveDestinations: a closing ends a probe asked for (the fold keeps it otherwise).
+    if (closed) this.ask(job.dest, null);
     this.jobs.delete(c.id);
     // RECORD's circuitEvents: a closing makes the destination's callbacks waiting in a backoff due now.
     for (const w of closed ? this.of(job.dest, 'pending') : []) {
@@ -300,10 +319,33 @@ export class World {
   }
   restart = (i: number) => void (this.workers[i].up = true);
 
-  redeliver(c: Callback): void {
-    if (c.removed || (c.status !== 'delivered' && c.status !== 'failed')) return;
-    this.note('redeliver', c, c.status, 'pending');
-    Object.assign(c, { status: 'pending', scheduleAttempts: 0, scheduleStartedAt: this.now, nextAttemptAt: this.now });
+  /** The callback a redelivery asked to go as a destination's next probe (null: none), in its row and its state. */
+  ask(origin: string, id: number | null): void {
+    const d = this.dests.get(origin)!;
+    d.probe = id;
+    d.state = { ...d.state, probeAsked: id !== null };
+  }
+
+  /**
+   * A redelivery, one callback of any status, as redelivery.ts makes it under the code's rule
+   * (redelivery-rules.ts): settled ones on a fresh schedule, a pending one due now, one in flight
+   * left to its attempt; its destination, if open, asked for it as the next probe (askProbe).
+   * Refused, it changes nothing and the refusal is noted.
+   */
+  redeliver(c: Callback): boolean {
+    const { state } = this.dests.get(c.dest)!;
+    // What the lock reads; the circuit too (the rule once refused an open one: it must not look at it).
+    const facts = { status: c.status, test: false, urlRemovedAt: c.removed ? new Date(this.now) : null, origin: c.dest, openedAt: state.openedAt === null ? null : new Date(state.openedAt), nextProbeAt: state.nextProbeAt === null ? null : new Date(state.nextProbeAt) };
+    const move = redeliveryOf(facts);
+    if (move instanceof DomainError) {
+      this.refusals.push(`${c.id} (${c.status}${c.removed ? ', URL removed' : ''}, destination ${state.openedAt === null ? 'closed' : 'open'}): ${move.code}`);
+      return false;
+    }
+    if (move !== 'under_way') this.note('redeliver', c, c.status, 'pending');
+    if (move === 'fresh_schedule') Object.assign(c, { status: 'pending', scheduleAttempts: 0, scheduleStartedAt: this.now, nextAttemptAt: this.now });
+    if (move === 'due_now') c.nextAttemptAt = this.now;
+    if (state.openedAt !== null) this.ask(c.dest, c.id);
+    return true;
   }
 
   /** An operator's Promote (store/repairs.ts, DUE_NOW): a pending callback due now, its schedule kept. */

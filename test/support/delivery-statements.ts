@@ -111,12 +111,17 @@ export async function statements(queue: ClientBase, relay: Client): Promise<Stat
       })),
     );
   const text = (name: string) => storeStatement(name).text;
+  // The newest of the big destination's waiting callbacks, asked for as its probe: the last of its index range.
+  const asked = (await queue.query(`SELECT id FROM callbacks WHERE destination = $1 AND status = 'pending' ORDER BY seq DESC LIMIT 1`, [BIG])).rows[0]?.id ?? null;
   return [
     { name: 'admission candidates', on: relay, text: text('admission-candidates'), params: [[], [], [], null, []] },
     // A pass that leaves a destination catching up unread (src/delivery/catch-up.ts).
     { name: 'admission candidates (one catching up unread)', on: relay, text: text('admission-candidates'), params: [[], [], [], null, [BIG]] },
     { name: 'admission admit (big destination)', on: relay, text: text('admission-admit'), params: [[BIG], [40], 45_000, [null], [null]] },
     { name: 'admission admit (small destination)', on: relay, text: text('admission-admit'), params: [[SMALL], [40], 45_000, [null], [null]] },
+    // Open destinations' probes redeliveries asked for (primary-key probes): one waiting, one no longer there.
+    { name: 'admission admit asked-for probes', on: relay, text: text('admission-admit-probes'), params: [[BIG, SMALL], [asked, asked], 45_000] },
+    { name: 'admission clear asks', on: relay, text: text('admission-clear-asks'), params: [[BIG], [asked]] },
     { name: 'admission release', on: relay, text: text('admission-release'), params: [ids] },
     { name: 'admission lapse', on: relay, text: text('admission-lapse'), params: [] },
     { name: 'admission open destinations', on: relay, text: text('admission-open'), params: [] },

@@ -269,8 +269,8 @@ export class World {
   };
 
   /**
-   * The operator's bulk redelivery of every failed callback, as the bootstrap operator: those of a
-   * destination still open are taken too (one at a time they are refused) and wait for its probe.
+   * The operator's bulk redelivery of every failed callback, as the bootstrap operator: of each
+   * destination still open, the oldest goes as its next probe, the rest wait for it.
    */
   redeliverFailed = async (): Promise<number> => {
     const [operator] = (await this.s.pool.query<{ id: string }>(`SELECT id FROM operators WHERE name = 'admin'`)).rows;
@@ -292,7 +292,8 @@ export class World {
     const times = ['opened_at', 'next_probe_at', 'last_ok_at'].map(ms).join(', ');
     return (
       await this.s.pool.query(
-        `SELECT d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error, d.version::text AS version, ${times}, (extract(epoch FROM now()) * 1000)::float8 AS now FROM destinations d`,
+        `SELECT d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error, d.version::text AS version, d.probe_id, ${times},
+                (extract(epoch FROM now()) * 1000)::float8 AS now FROM destinations d`,
       )
     ).rows;
   }

@@ -1,5 +1,5 @@
 import type { SqlSession } from '../../platform/index.js';
-import { ADMIT, CANDIDATES, EXPIRE, LAPSE, OPEN_DESTINATIONS, RELEASE } from './admission.js';
+import { ADMIT, ADMIT_PROBES, CANDIDATES, CLEAR_ASKS, EXPIRE, LAPSE, OPEN_DESTINATIONS, RELEASE } from './admission.js';
 import type { DestinationRow } from './destination-states.js';
 import { FLUSH_NOTICES } from './operational-events.js';
 
@@ -33,6 +33,12 @@ export interface AdmitPlan {
   seq: string | null;
 }
 
+/** An open destination's probe a redelivery asked for (its probe_id). */
+export interface AskedProbe {
+  key: string;
+  probe: string;
+}
+
 /** An admitted callback; `lease` is the same for every row of a round (now() is the statement's). */
 export type AdmittedRow = { id: string; destination: string; attempt_count: number; created_at: Date; lease: string };
 
@@ -56,6 +62,21 @@ export class AdmissionStore {
   async admit(conn: SqlSession, plan: AdmitPlan[], leaseMs: number): Promise<AdmittedRow[]> {
     const values = [plan.map((p) => p.key), plan.map((p) => p.n), leaseMs, plan.map((p) => p.at), plan.map((p) => p.seq)];
     return (await conn.query<AdmittedRow>({ name: 'admission-admit', text: ADMIT, values })).rows;
+  }
+
+  /** The probes redeliveries asked for, each still waiting at its destination, become `sending` under a lease. */
+  async admitProbes(conn: SqlSession, asked: AskedProbe[], leaseMs: number): Promise<AdmittedRow[]> {
+    const values = [asked.map((a) => a.key), asked.map((a) => a.probe), leaseMs];
+    return (await conn.query<AdmittedRow>({ name: 'admission-admit-probes', text: ADMIT_PROBES, values })).rows;
+  }
+
+  /**
+   * The probe requests these destinations' admitted probes answered (each the probe_id CANDIDATES
+   * read), unless another came since.
+   */
+  async clearAsks(conn: SqlSession, answered: AskedProbe[]): Promise<void> {
+    const values = [answered.map((a) => a.key), answered.map((a) => a.probe)];
+    await conn.query({ name: 'admission-clear-asks', text: CLEAR_ASKS, values });
   }
 
   /** Admitted callbacks whose jobs Redis refused: back to waiting, as they were (unprepared: a rare path). */

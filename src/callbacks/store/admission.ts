@@ -18,10 +18,11 @@ const fromFloor = (at: string, seq: string): string => `(c.next_attempt_at, c.se
  * Every destination that may have room or has callbacks in flight, its state and in-flight count,
  * its oldest due callback, and the live workers' slots, in one statement. Only a destination that
  * can take a callback now has its callbacks read, and only its oldest due one (one index entry
- * from its floor: see AdmissionFloors): a closed one, or an open one whose probe is due (roomOf
- * says the rest of it). The callbacks waiting behind open circuits cost nothing, however many,
- * and a pass costs O(destinations with room) whatever their backlogs: how many a destination gets
- * is for admissionRounds to find out as it admits them. The destinations of $5 are not read
+ * from its floor: see AdmissionFloors): a closed one, or an open one whose probe is due or was
+ * asked for by a redelivery (circuit-wait.ts, probeReady; roomOf says the rest of it). The
+ * callbacks waiting behind open circuits cost nothing, however many, and a pass costs
+ * O(destinations with room) whatever their backlogs: how many a destination gets is for
+ * admissionRounds to find out as it admits them. The destinations of $5 are not read
  * either (those catching up beyond the pass's read-ahead: delivery/catch-up.ts); their callbacks
  * in flight still count.
  *
@@ -51,7 +52,8 @@ export const CANDIDATES = `
          ${microsKey(`now() - ${LATE_COMMIT}`)} AS idle_floor
     FROM destinations d
     LEFT JOIN unnest($5::text[]) AS skip(key) ON skip.key = d.key
-    CROSS JOIN LATERAL (SELECT (d.opened_at IS NULL OR d.next_probe_at <= now()) IS TRUE AND skip.key IS NULL AS read) a
+    CROSS JOIN LATERAL (SELECT (d.opened_at IS NULL OR d.next_probe_at <= now() OR d.probe_id IS NOT NULL) IS TRUE
+                               AND skip.key IS NULL AS read) a
     LEFT JOIN sending s ON s.destination = d.key
     LEFT JOIN unnest($1::text[], $2::bigint[], $3::bigint[]) AS f(key, at, seq) ON f.key = d.key
     LEFT JOIN LATERAL (SELECT c.next_attempt_at AS at, c.seq FROM callbacks c
@@ -74,6 +76,35 @@ export const ADMIT = `
                        WHERE c.destination = w.key AND c.status = 'pending' AND c.next_attempt_at <= now() AND ${fromFloor('w.at', 'w.seq')}
                        ORDER BY c.next_attempt_at, c.seq LIMIT w.n FOR UPDATE SKIP LOCKED) p))
   RETURNING c.id, c.destination, c.attempt_count, c.created_at, ${microsKey('c.lease_until')} AS lease`;
+
+/**
+ * Open destinations' probes that redeliveries asked for ($2: each one's probe_id as CANDIDATES read
+ * it, $1 its destination), admitted as ADMIT admits, before a round's ADMIT: each while it still
+ * waits at its destination; one that does not leaves its destination to ADMIT's oldest. Each is
+ * locked by its primary key alone (a LIMIT keeps the conditions on the row found out of that
+ * probe: with them, a plan made on small tables read a partial index of every pending callback),
+ * and updated by primary-key probes over the array, as ADMIT's. A statement of its own, run only
+ * when a pass read such a request: ADMIT's plans stay as they are.
+ */
+export const ADMIT_PROBES = `
+  UPDATE callbacks c SET ${set(EVENT_WRITES.admit('$3'))}
+   WHERE c.id = ANY (ARRAY(
+           SELECT x.id FROM unnest($1::text[], $2::uuid[]) AS w(key, probe),
+             LATERAL (SELECT c.id, c.destination, c.status FROM callbacks c
+                       WHERE c.id = w.probe LIMIT 1 FOR UPDATE SKIP LOCKED) x
+            WHERE x.destination = w.key AND x.status = 'pending'))
+  RETURNING c.id, c.destination, c.attempt_count, c.created_at, ${microsKey('c.lease_until')} AS lease`;
+
+/**
+ * A probe admitted ends the request that asked for it (each destination's probe_id as CANDIDATES
+ * read it, $2): a stale id never makes a destination probe again, and a request made since (another
+ * id) waits for the probe after. Its own statement, after ADMIT's, holding no callback's lock
+ * while it waits for a settlement's on the destination.
+ */
+export const CLEAR_ASKS = `
+  UPDATE destinations d SET probe_id = NULL
+    FROM unnest($1::text[], $2::uuid[]) AS a(key, probe)
+   WHERE d.key = a.key AND d.probe_id = a.probe`;
 
 /**
  * A callback leaving `sending` takes the URL the partner moved it to meanwhile (store/url-changes.ts):

@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import type { Circuit } from '../circuit-wait.js';
 import { originOfKeySql } from './operational-events.js';
 
 /**
@@ -41,6 +42,8 @@ export interface DashboardRow {
   scheduleAttempts: number;
   lastAttemptStartedAt: Date | null;
   lastAttemptDurationMs: number | null;
+  /** Its destination's circuit while open (times in ms), null while closed: why a pending one waits, until when. */
+  circuit: Circuit | null;
 }
 
 /** One row of callback_attempts. */
@@ -92,9 +95,15 @@ const WHO = `(SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName
 const COLUMNS = `c.id, c.message, c.company_id AS "companyId", ${originOfKeySql('c.destination')} AS destination, c.status, c.attempt_count AS "attemptCount",
   c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError", c.created_at AS "createdAt", c.delivered_at AS "deliveredAt",
   c.schedule_started_at AS "scheduleStartedAt", c.schedule_attempts AS "scheduleAttempts",
-  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", ${WHO}`;
+  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", ${WHO},
+  CASE WHEN d.opened_at IS NOT NULL THEN json_build_object(
+    'openedAt', (extract(epoch FROM d.opened_at) * 1000)::float8,
+    'nextProbeAt', (extract(epoch FROM d.next_probe_at) * 1000)::float8,
+    'probeAsked', d.probe_id IS NOT NULL) END AS circuit`;
+/** The last attempt and the destination's circuit (by its key: one primary-key probe), of each row. */
 const LAST_ATTEMPT = `LEFT JOIN LATERAL (
-  SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = c.id ORDER BY number DESC LIMIT 1) a ON true`;
+  SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = c.id ORDER BY number DESC LIMIT 1) a ON true
+  LEFT JOIN destinations d ON d.key = c.destination`;
 
 export const ONE_ROW = `SELECT ${COLUMNS}, now() AS "readAt" FROM callbacks c ${LAST_ATTEMPT} WHERE c.id = $1`;
 
@@ -164,13 +173,13 @@ export class DashboardStore {
   }
 
   /** A callback and its latest attempts (oldest first), in one snapshot: the log agrees with the row. */
-  async log(id: string): Promise<{ row: DashboardRow; attempts: AttemptRow[] } | undefined> {
+  async log(id: string): Promise<(ReadAt & { row: DashboardRow; attempts: AttemptRow[] }) | undefined> {
     if (!UUID.test(id)) return undefined;
     return this.db.transaction('REPEATABLE READ', async (m) => {
       const [row]: (DashboardRow & { readAt: Date })[] = await m.query(ONE_ROW, [id]);
       if (!row) return undefined;
       const attempts: AttemptRow[] = await m.query(LOG, [id, LOG_ATTEMPTS]);
-      return { row: withoutReadAt(row), attempts: attempts.reverse() };
+      return { now: row.readAt, row: withoutReadAt(row), attempts: attempts.reverse() };
     });
   }
 

@@ -2,6 +2,7 @@ import { InputColumns } from '../../platform/index.js';
 
 /** How `destinations` rows are read: times as epoch milliseconds (PostgreSQL's clock). */
 export const DESTINATION_COLUMNS = `d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error, d.version::text AS version,
+  d.probe_id,
   (extract(epoch FROM d.opened_at) * 1000)::float8 AS opened_at,
   (extract(epoch FROM d.next_probe_at) * 1000)::float8 AS next_probe_at,
   (extract(epoch FROM d.last_ok_at) * 1000)::float8 AS last_ok_at`;
@@ -25,6 +26,11 @@ export interface DestinationRow extends DestinationColumns {
   origin: string;
   /** Bumped by every write: a settlement writes only over the version it read. */
   version: string;
+  /**
+   * The callback a person asked to go as its next probe (a manual redelivery while it is open),
+   * until admission admits a probe or the circuit closes; never written by settlement's fold.
+   */
+  probe_id: string | null;
 }
 
 /**
@@ -48,12 +54,13 @@ export const READ_DESTINATIONS = `
  * Writes states back, one statement for many destinations (its parameters numbered from
  * `first`), each only over the version it was read at. Yields the destinations written (and what the
  * operational events of an opening or closing need): another process's settlement in between
- * leaves one out, to be folded again.
+ * leaves one out, to be folded again. A closed circuit has no probe to ask for: a request a
+ * redelivery made (probe_id, which no version covers) ends with it, as the row stands when written.
  */
 export const saveDestinations = (first: number): string =>
   `UPDATE destinations d SET window_size = s.window_size, failures = s.failures, probe_ms = s.probe_ms, last_error = s.last_error,
          opened_at = to_timestamp(s.opened_at / 1000), next_probe_at = to_timestamp(s.next_probe_at / 1000), last_ok_at = to_timestamp(s.last_ok_at / 1000),
-         version = d.version + 1
+         probe_id = CASE WHEN s.opened_at IS NULL THEN NULL ELSE d.probe_id END, version = d.version + 1
     FROM ${SAVE_INPUT.unnest('s', first)}
    WHERE d.key = s.key AND d.version = s.version
   RETURNING d.key, d.partner_id, d.origin, s.reported, s.failing_since, d.opened_at, d.last_error`;

@@ -13,13 +13,14 @@ export const LIST_DESTINATIONS = `
   SELECT ${DESTINATION_COLUMNS},
          (SELECT count(*) FROM callbacks c WHERE c.destination = d.key AND c.status = 'sending')::int AS sending,
          (SELECT count(*) FROM (SELECT 1 FROM callbacks c
-                                 WHERE c.destination = d.key AND c.status = 'pending' AND c.next_attempt_at <= now() LIMIT ${WAITING_COUNT_CAP}) w)::int AS waiting
+                                 WHERE c.destination = d.key AND c.status = 'pending' AND c.next_attempt_at <= now() LIMIT ${WAITING_COUNT_CAP}) w)::int AS waiting,
+         (extract(epoch FROM now()) * 1000)::float8 AS now
     FROM destinations d
    WHERE ($1::uuid IS NULL OR d.partner_id = $1) AND ($2::text IS NULL OR d.origin = $2)
    ORDER BY d.origin, d.partner_id`;
 
-/** A destination as its list shows it: its state, and its callbacks in flight and waiting. */
-export type DestinationListRow = DestinationRow & { sending: number; waiting: number };
+/** A destination as its list shows it: its state, its callbacks in flight and waiting, and PostgreSQL's clock (ms). */
+export type DestinationListRow = DestinationRow & { sending: number; waiting: number; now: number };
 
 /** Destinations with their counts: every one, or one partner's, or those at one origin. */
 export function listDestinations(db: DataSource, f: { partnerId: string | null; origin: string | null }): Promise<DestinationListRow[]> {

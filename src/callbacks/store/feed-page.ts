@@ -26,6 +26,7 @@ export const FEED_PAGE = `
   SELECT h.xmax::text AS xmax, c.*
     FROM h LEFT JOIN LATERAL (
       SELECT c.id, c.seq::text AS seq, c.xact::text AS xact, c.partner_id AS "partnerId", c.company_id AS "companyId", c.message, c.url, c.body,
+             c.destination,
              c.status, c.attempt_count AS "attemptCount", c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError",
              c.created_at AS "createdAt", c.delivered_at AS "deliveredAt", c.test
         FROM callbacks c

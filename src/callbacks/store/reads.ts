@@ -1,4 +1,5 @@
 import { DataSource, IsNull } from 'typeorm';
+import type { Circuit, OpenCircuits } from '../circuit-wait.js';
 import { Callback, CallbackAttempt } from '../callback.entity.js';
 import { CallbackMessage } from '../callback-message.js';
 import { CallbackStatus } from '../callback-status.js';
@@ -42,3 +43,20 @@ export async function callbackWithAttempts(db: DataSource, id: string, partnerId
   const attempts = await db.getRepository(CallbackAttempt).find({ where: { callbackId: id }, order: { number: 'ASC' } });
   return { callback, attempts };
 }
+
+/**
+ * The open circuits among these destinations (a page's, by key: one primary-key probe each), with
+ * PostgreSQL's clock: what the next attempt a page's callbacks show depends on (circuit-wait.ts).
+ */
+export async function openCircuitsOf(db: DataSource, keys: string[]): Promise<OpenCircuits> {
+  if (keys.length === 0) return { now: Date.now(), byKey: new Map() };
+  const rows: (Circuit & { key: string; now: number })[] = await db.query(OPEN_CIRCUITS, [[...new Set(keys)]]);
+  const byKey = new Map<string, Circuit>();
+  for (const r of rows) byKey.set(r.key, { openedAt: r.openedAt, nextProbeAt: r.nextProbeAt, probeAsked: r.probeAsked });
+  return { now: rows[0]?.now ?? Date.now(), byKey };
+}
+
+export const OPEN_CIRCUITS = `SELECT d.key, (extract(epoch FROM d.opened_at) * 1000)::float8 AS "openedAt",
+         (extract(epoch FROM d.next_probe_at) * 1000)::float8 AS "nextProbeAt", d.probe_id IS NOT NULL AS "probeAsked",
+         (extract(epoch FROM now()) * 1000)::float8 AS now
+    FROM destinations d WHERE d.key = ANY ($1::text[]) AND d.opened_at IS NOT NULL`;

@@ -1,7 +1,7 @@
 import { EntityManager } from 'typeorm';
 import { noteDue } from '../../platform/index.js';
 import { REDELIVERABLE } from '../redelivery-rules.js';
-import { RESET } from './repairs.js';
+import { askProbes, RESET } from './repairs.js';
 
 /** Which failed callbacks a bulk redelivery takes; every property narrows it. */
 export interface ReplaySelection {
@@ -40,7 +40,8 @@ function conditions(s: ReplaySelection): { where: string; params: unknown[] } {
 /**
  * The bulk statement: restarts the selected failed callbacks' schedules (same ids: the same
  * webhook-ids), due now, bounded: it locks at most `limit + 1` of them and moves them only when
- * they are at most `limit`. Yields how many matched (up to `limit + 1`) and how many moved (0 when over).
+ * they are at most `limit`; of each open destination among them, the oldest is asked to go as its
+ * next probe (askProbes). Yields how many matched (up to `limit + 1`) and how many moved (0 when over).
  */
 export function replayStatement(s: ReplaySelection, limit: number): { text: string; params: unknown[] } {
   const { where, params } = conditions(s);
@@ -48,7 +49,9 @@ export function replayStatement(s: ReplaySelection, limit: number): { text: stri
   return {
     text: `WITH picked AS (SELECT c.id FROM callbacks c WHERE ${where} LIMIT ${cap}::int + 1 FOR UPDATE OF c),
           size AS (SELECT count(*)::int AS n FROM picked),
-          moved AS (UPDATE callbacks u SET ${RESET} FROM picked WHERE u.id = picked.id AND (SELECT n FROM size) <= ${cap}::int RETURNING 1)
+          moved AS (UPDATE callbacks u SET ${RESET} FROM picked WHERE u.id = picked.id AND (SELECT n FROM size) <= ${cap}::int
+                    RETURNING u.id, u.destination, u.seq),
+          asked AS (${askProbes('moved')})
      SELECT (SELECT n FROM size) AS matched, (SELECT count(*)::int FROM moved) AS moved`,
     params: [...params, limit],
   };

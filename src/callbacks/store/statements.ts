@@ -5,7 +5,7 @@
  * outside it may import is this catalogue's, and only a test or the snapshot script does
  * (test/code-shape.spec.ts): the service calls the store's methods.
  */
-import { ADMIT, CANDIDATES, EXPIRE, LAPSE, OPEN_DESTINATIONS, RELEASE } from './admission.js';
+import { ADMIT, ADMIT_PROBES, CANDIDATES, CLEAR_ASKS, EXPIRE, LAPSE, OPEN_DESTINATIONS, RELEASE } from './admission.js';
 import { COUNT_PENDING_AND_FAILED, STATE } from './counts.js';
 import { COUNTS, DASHBOARD_TABS, DELAYED_IDS, LOG, ONE_ROW, PAGES } from './dashboard-reads.js';
 import { LOAD } from './delivery-load.js';
@@ -13,10 +13,11 @@ import { READ_DESTINATIONS } from './destination-states.js';
 import { DESTINATIONS_BY_PARTNER, LONGEST_OPEN } from './destination-summaries.js';
 import { COUNT_OPEN, KNOWN, LIST_DESTINATIONS, PROBE_NOW, WAITING_BY_CIRCUIT } from './destinations.js';
 import { FEED_PAGE } from './feed-page.js';
+import { OPEN_CIRCUITS } from './reads.js';
 import { FLUSH_NOTICES, LIST_EVENTS } from './operational-events.js';
 import { PARTNER_ACTIVITY } from './portal-activity.js';
 import { INSERT_CALLBACKS, withCallbackRows } from './recording.js';
-import { DUE_NOW, LOCK_FOR_REDELIVERY, RESTART } from './repairs.js';
+import { ASK_PROBE, DUE_NOW, LOCK_FOR_REDELIVERY, LOCK_OPEN_DESTINATION, RESTART } from './repairs.js';
 import { countStatement, replayStatement } from './replay.js';
 import { DELIVERIES_UNDER_WAY, PRUNE_CALLBACKS, PRUNE_PLANNER, PRUNE_UNSENT_EVENTS } from './retention.js';
 import { recordFor, saveFor } from './settlement.js';
@@ -56,6 +57,8 @@ export const STATEMENT_GROUPS: Record<string, StoreStatement[]> = {
   admission: [
     statement('admission-candidates', 'relay', CANDIDATES),
     statement('admission-admit', 'relay', ADMIT),
+    statement('admission-admit-probes', 'relay', ADMIT_PROBES),
+    statement('admission-clear-asks', 'relay', CLEAR_ASKS),
     statement('admission-release', 'relay', RELEASE),
     statement('admission-lapse', 'relay', LAPSE),
     statement('admission-open', 'relay', OPEN_DESTINATIONS),
@@ -78,7 +81,9 @@ export const STATEMENT_GROUPS: Record<string, StoreStatement[]> = {
     statement('test-callbacks-insert', 'orm', INSERT_TEST_CALLBACK),
   ],
   repairs: [
+    statement('redelivery-lock-destination', 'orm', LOCK_OPEN_DESTINATION),
     statement('redelivery-lock', 'orm', LOCK_FOR_REDELIVERY),
+    statement('redelivery-ask-probe', 'orm', ASK_PROBE),
     statement('redelivery-restart', 'orm', RESTART),
     statement('callbacks-due-now', 'orm', DUE_NOW),
     statement('replay-failed', 'orm', replayStatement(EVERY_CONDITION, 100).text),
@@ -93,6 +98,7 @@ export const STATEMENT_GROUPS: Record<string, StoreStatement[]> = {
     statement('partner-activity', 'sql-pool', PARTNER_ACTIVITY),
     statement('operational-events-list', 'orm', LIST_EVENTS),
     statement('destinations-list', 'orm', LIST_DESTINATIONS),
+    statement('callbacks-open-circuits', 'orm', OPEN_CIRCUITS),
     statement('destinations-count-open', 'orm', COUNT_OPEN),
     statement('destinations-waiting-by-circuit', 'orm', WAITING_BY_CIRCUIT),
     statement('callbacks-gauge', 'sql-pool', COUNT_PENDING_AND_FAILED),

@@ -33,6 +33,7 @@ const row = (over: Partial<DashboardRow> = {}): DashboardRow => ({
   scheduleAttempts: 1,
   lastAttemptStartedAt: at(-30),
   lastAttemptDurationMs: 40,
+  circuit: null,
   ...over,
 });
 
@@ -184,6 +185,25 @@ describe('a callback row as a dashboard job', () => {
         `attempt 1500 at ${T(-30)}: HTTP 410 in 40 ms from 20.93.102.228 → failed: HTTP 410`,
       ],
     ],
+    // Held by its destination's open circuit: why it waits, and until when (never a time already past).
+    [
+      'held by an open circuit whose probe is to come',
+      row({ nextAttemptAt: at(-20), circuit: { openedAt: at(-25).getTime(), nextProbeAt: at(40).getTime(), probeAsked: false } }),
+      [attempt()],
+      [`attempt 1 at ${T(-30)}: HTTP 500 in 40 ms from 20.93.102.228 → waiting: circuit open since ${T(-25)}, next probe at ${T(40)}`],
+    ],
+    [
+      'held by an open circuit whose probe time has passed (half-open)',
+      row({ nextAttemptAt: at(-20), circuit: { openedAt: at(-25).getTime(), nextProbeAt: at(-5).getTime(), probeAsked: false } }),
+      [attempt()],
+      [`attempt 1 at ${T(-30)}: HTTP 500 in 40 ms from 20.93.102.228 → waiting: circuit open since ${T(-25)}, next probe now (half-open: it or the next callback goes as the probe)`],
+    ],
+    [
+      'redelivered while its destination is open (the probe asked for)',
+      row({ scheduleStartedAt: at(-5), scheduleAttempts: 0, nextAttemptAt: at(-5), circuit: { openedAt: at(-25).getTime(), nextProbeAt: at(600).getTime(), probeAsked: true } }),
+      [attempt()],
+      [`attempt 1 at ${T(-30)}: HTTP 500 in 40 ms from 20.93.102.228`, `redelivered at ${T(-5)}, no attempt since → waiting: circuit open since ${T(-25)}, next probe now (half-open: it or the next callback goes as the probe)`],
+    ],
     // The worker's clock may run behind PostgreSQL's: the attempt counter decides.
     [
       'attempted right after creation by a worker whose clock is behind',
@@ -192,6 +212,6 @@ describe('a callback row as a dashboard job', () => {
       [`attempt 1 at ${T(-30)}: HTTP 410 in 40 ms from 20.93.102.228 → failed: HTTP 410`],
     ],
   ] as const)('logs %s', (_what, r, attempts, lines) => {
-    expect(attemptLog(r, [...attempts])).toEqual(lines);
+    expect(attemptLog(r, [...attempts], NOW)).toEqual(lines);
   });
 });

@@ -1,5 +1,6 @@
 import type { JobState, QueueJobJson } from '@bull-board/api/typings/app';
 import { type AttemptRow, CallbackMessage, callbackOrigin, type DashboardRow } from '../../callbacks/index.js';
+import { nextAttemptShown, probeReady } from '../../callbacks/index.js';
 import { isSuccessStatus } from '../../egress/index.js';
 
 /**
@@ -108,8 +109,8 @@ export function dashboardJobJson(r: DashboardRow, now: Date): QueueJobJson {
   };
 }
 
-/** What the row's state says comes after the attempt it follows from. */
-function outcome(r: DashboardRow): string {
+/** What the row's state says comes after the attempt it follows from, as of `now` (the read's). */
+function outcome(r: DashboardRow, now: Date): string {
   switch (r.status) {
     case 'delivered':
       return 'delivered';
@@ -118,10 +119,25 @@ function outcome(r: DashboardRow): string {
     case 'sending':
       return 'being sent now';
     case 'pending':
-      return r.nextAttemptAt ? `next attempt at ${r.nextAttemptAt.toISOString()}` : 'next attempt due now';
+      return waitsFor(r, now);
     default:
       return r.status;
   }
+}
+
+/**
+ * When a pending callback's next attempt comes (nextAttemptShown, as the API shows it), and, held
+ * by its destination's open circuit, why: nothing goes there before the next probe.
+ */
+function waitsFor(r: DashboardRow, now: Date): string {
+  const own = { status: r.status, nextAttemptAt: r.nextAttemptAt?.getTime() ?? null };
+  const next = nextAttemptShown(own, r.circuit, now.getTime());
+  const at = next === null ? null : new Date(next).toISOString();
+  if (r.circuit?.openedAt == null) return at ? `next attempt at ${at}` : 'next attempt due now';
+  const since = new Date(r.circuit.openedAt).toISOString();
+  const ready = probeReady(r.circuit, now.getTime());
+  const probe = ready ? 'next probe now (half-open: it or the next callback goes as the probe)' : `next probe at ${at}`;
+  return `waiting: circuit open since ${since}, ${probe}`;
 }
 
 /** One line of the job's log: when one attempt started, what it got, and (given) what followed. */
@@ -138,16 +154,16 @@ export function attemptLogLine(a: AttemptRow, then?: string): string {
  * says "delivered" if it was (the callback was redelivered since); otherwise the next line is
  * what followed. `attempts` may be the latest ones only: a first line then says which are left out.
  */
-export function attemptLog(r: DashboardRow, attempts: AttemptRow[]): string[] {
+export function attemptLog(r: DashboardRow, attempts: AttemptRow[], now: Date): string[] {
   const follows = followsAttempt(r, attempts.at(-1)?.startedAt);
   const omitted = attempts.length > 0 && attempts[0].number > 1 ? [`attempts 1 to ${attempts[0].number - 1} not shown (GET /admin/v1/callbacks/${r.id} lists every attempt)`] : [];
   const lines = attempts.map((a, i) => {
-    if (i === attempts.length - 1 && follows) return attemptLogLine(a, outcome(r));
+    if (i === attempts.length - 1 && follows) return attemptLogLine(a, outcome(r, now));
     return attemptLogLine(a, isSuccessStatus(a.statusCode) ? 'delivered' : undefined);
   });
   if (!follows) {
     const since = r.scheduleStartedAt.getTime() === r.createdAt.getTime() ? 'created' : 'redelivered';
-    lines.push(withoutUrlPaths(`${since} at ${r.scheduleStartedAt.toISOString()}, no attempt since → ${outcome(r)}`));
+    lines.push(withoutUrlPaths(`${since} at ${r.scheduleStartedAt.toISOString()}, no attempt since → ${outcome(r, now)}`));
   }
   return [...omitted, ...lines];
 }

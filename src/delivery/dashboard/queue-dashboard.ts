@@ -115,7 +115,7 @@ export class CallbackQueueAdapter extends BullMQAdapter {
 
   override async getJobLogs(id: string): Promise<string[]> {
     const log = await this.store.log(id);
-    return log ? attemptLog(log.row, log.attempts) : [];
+    return log ? attemptLog(log.row, log.attempts, log.now) : [];
   }
 
   /** Which tab a callback is on now (for the request policy); `unknown` when there is none. */

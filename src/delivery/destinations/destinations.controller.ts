@@ -3,7 +3,7 @@ import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsUUID } from 'class-validator';
 import { OriginField } from '../../callbacks/index.js';
-import { Doc } from '../../platform/index.js';
+import { Doc, NoQuery } from '../../platform/index.js';
 import { CurrentPartner, Partner } from '../../partners/index.js';
 import { CircuitState, DestinationsService } from './destinations.service.js';
 
@@ -14,11 +14,23 @@ export class DestinationResponse {
   partnerId: string;
   @ApiProperty({ example: 'https://hooks.example.com', description: "a callback URL's origin (scheme, host, port): never a path or query" })
   origin: string;
-  @ApiProperty({ enum: STATES, description: 'closed: delivering within its window; open: its callbacks wait and one probe goes at nextProbeAt; half_open: that probe is in flight' })
+  @ApiProperty({
+    enum: STATES,
+    description:
+      'closed: delivering within its window; open: its callbacks wait and one probe goes at nextProbeAt; '
+      + 'half_open: its probe is in flight, or due or asked for (a redelivery) with none in flight: '
+      + 'its next callback, fresh or redelivered, is the probe',
+  })
   state: CircuitState;
   @ApiProperty({ type: 'integer', minimum: 0, description: 'consecutive failed attempts (timeout, network error, 5xx, 429)' }) consecutiveFailures: number;
   @ApiProperty({ type: 'string', format: 'date-time', nullable: true }) openedAt: string | null;
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'when the next probe goes (open circuit)' }) nextProbeAt: string | null;
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    nullable: true,
+    description: 'when the next probe goes (open circuit): never a time already past; while half_open, the time of this read (now)',
+  })
+  nextProbeAt: string | null;
   @ApiProperty({ type: 'string', nullable: true }) lastError: string | null;
   @ApiProperty({ type: 'integer', minimum: 0, description: 'callbacks due and waiting for this destination (no room in its window, or the circuit open), counted up to 10,000' }) waiting: number;
   @ApiProperty({ type: 'integer', minimum: 0, description: 'callbacks admitted to a worker for it: at most its window, one probe while the circuit is open' }) inFlight: number;
@@ -66,13 +78,20 @@ export class DestinationsAdminController {
   }
 
   /** Probes open destinations within a second instead of at their next probe time. */
-  @Doc("Probe an open destination now (without partnerId: every partner's open destination at the origin)", null, [400, { 404: 'no destination with this origin (of this partner)', 409: 'no destination at this origin (of this partner) is open' }, 413], { status: 202 })
+  @Doc(
+    "Probe an open destination now (without partnerId: every partner's open destination at the origin): "
+      + 'its oldest waiting callback is sent within a second; one with nothing waiting becomes half_open '
+      + '(its next callback is the probe). The items are the destinations brought forward',
+    DestinationListResponse,
+    [400, { 404: 'no destination with this origin (of this partner)', 409: 'no destination at this origin (of this partner) is open' }, 413],
+    { status: 202 },
+  )
   @Access.operator('operator')
   @AuditAction('destination.probe')
   @Post('probe')
   @HttpCode(202)
-  async probe(@CurrentActor() actor: Actor, @Body() dto: ProbeDestinationDto): Promise<void> {
-    await this.destinations.probe(actor, dto.origin, dto.partnerId ?? null);
+  async probe(@CurrentActor() actor: Actor, @Body() dto: ProbeDestinationDto) {
+    return { items: await this.destinations.probe(actor, dto.origin, dto.partnerId ?? null) };
   }
 }
 
@@ -83,6 +102,7 @@ export class PartnerDestinationsController {
   constructor(private readonly destinations: DestinationsService) {}
 
   @Doc("The partner's destinations: circuit state, and its own waiting and in-flight callbacks", DestinationListResponse, [])
+  @NoQuery()
   @Get()
   async list(@CurrentPartner() partner: Partner) {
     return { items: await this.destinations.listForPartner(partner.id) };

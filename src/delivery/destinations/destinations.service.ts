@@ -5,7 +5,15 @@ import { Gauge } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { DomainError, ErrorCode, notFound, Writes } from '../../platform/index.js';
 import { Metrics } from '../../operations/index.js';
-import { countOpenDestinations, countWaitingByCircuit, destinationKey, listDestinations, probeNow, WAITING_COUNT_CAP } from '../../callbacks/index.js';
+import {
+  countOpenDestinations,
+  countWaitingByCircuit,
+  destinationKey,
+  listDestinations,
+  nextProbeShown,
+  probeNow,
+  WAITING_COUNT_CAP,
+} from '../../callbacks/index.js';
 import { stateOf } from '../destination-store.js';
 import { circuitOf } from '../destination-window.js';
 
@@ -76,18 +84,21 @@ export class DestinationsService implements OnModuleInit {
 
   /**
    * An operator's "probe now" for the open destinations at an origin (one partner's, or every
-   * partner's): admission sends each within a second. Audited in its transaction, an entry per
-   * destination probed.
+   * partner's): each one's probe is due now, so admission sends its oldest waiting callback within
+   * a second, and one with nothing waiting is half-open (its next callback is the probe). Audited in
+   * its transaction, an entry per destination; yields those it brought forward, as they stand after.
    */
-  async probe(actor: Actor, origin: string, partnerId: string | null): Promise<void> {
-    await this.writes.transaction(async (m) => {
-      const probed = await probeNow(m, origin, partnerId);
-      if (probed === 'unknown') throw notFound('Destination');
-      if (probed === 'closed') throw new DomainError('conflict', ErrorCode.destination_not_open, `Destination ${origin}${partnerId ? ` of partner ${partnerId}` : ''} is closed: there is nothing to probe`);
-      for (const p of probed) {
+  async probe(actor: Actor, origin: string, partnerId: string | null): Promise<DestinationView[]> {
+    const probed = await this.writes.transaction(async (m) => {
+      const done = await probeNow(m, origin, partnerId);
+      if (done === 'unknown') throw notFound('Destination');
+      if (done === 'closed') throw new DomainError('conflict', ErrorCode.destination_not_open, `Destination ${origin}${partnerId ? ` of partner ${partnerId}` : ''} is closed: there is nothing to probe`);
+      for (const p of done) {
         await this.audit.record(m, actor, { targetType: 'destination', targetId: destinationKey(p.partnerId, origin), before: trackedValues({ nextProbeAt: p.before }), after: trackedValues({ nextProbeAt: p.after }) });
       }
+      return new Set(done.map((p) => p.partnerId));
     });
+    return (await this.read(partnerId, origin)).filter((d) => probed.has(d.partnerId));
   }
 
   private async read(partnerId: string | null, origin: string | null): Promise<DestinationView[]> {
@@ -97,10 +108,10 @@ export class DestinationsService implements OnModuleInit {
       return {
         partnerId: r.partner_id,
         origin: r.origin,
-        state: circuitOf(s, r.sending),
+        state: circuitOf(s, r.sending, r.now),
         consecutiveFailures: s.failures,
         openedAt: iso(s.openedAt),
-        nextProbeAt: iso(s.nextProbeAt),
+        nextProbeAt: iso(nextProbeShown(s, r.now)),
         lastError: s.lastError,
         waiting: r.waiting,
         inFlight: r.sending,

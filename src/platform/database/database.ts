@@ -26,6 +26,7 @@ import { ReplayIndex1764700300000 } from './migrations/1764700300000-replay-inde
 import { giveSecretsKeys } from './migration-secrets.js';
 import { PartnerPortal1764700400000 } from './migrations/1764700400000-partner-portal.js';
 import { AttemptPartner1764700500000 } from './migrations/1764700500000-attempt-partner.js';
+import { DestinationProbeRequest1764700610000 } from './migrations/1764700610000-destination-probe-request.js';
 import { PortalLinkOwners1764700650000 } from './migrations/1764700650000-portal-link-owners.js';
 import { PartnerKeyRotatedAt1764810000000 } from './migrations/1764810000000-partner-key-rotated-at.js';
 import { PartnerLookupIndexes1764810100000 } from './migrations/1764810100000-partner-lookup-indexes.js';
@@ -55,6 +56,7 @@ export const MIGRATIONS = [
   ReplayIndex1764700300000,
   PartnerPortal1764700400000,
   AttemptPartner1764700500000,
+  DestinationProbeRequest1764700610000,
   PortalLinkOwners1764700650000,
   PartnerKeyRotatedAt1764810000000,
   PartnerLookupIndexes1764810100000,

@@ -13,7 +13,6 @@ export const ERROR_CODES = {
   method_not_allowed: 'an action the queue dashboard switched off (405)',
   status_transition_not_allowed: 'the resource cannot change from its current status; the message names it (409)',
   concurrent_changes: 'other requests changed the resource after each of this change\'s reads; nothing was written, try again (409)',
-  destination_open: 'the callback\'s destination (its URL\'s origin) has its circuit open: nothing is attempted there before its next probe, whose time the message names; redeliver after it (409)',
   callback_url_removed: 'the callback\'s URL was removed by the partner: it cannot be redelivered until a URL is set again (409)',
   test_callback_not_redeliverable: 'a test callback gets one attempt: send a new one (409)',
   destination_not_open: 'the destination\'s circuit is not open: there is nothing to probe (409)',

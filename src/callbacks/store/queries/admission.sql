@@ -3,6 +3,7 @@
 -- admission-candidates (on relay)
 WITH sending AS (SELECT destination, count(*)::int AS n FROM callbacks WHERE status = 'sending' GROUP BY destination)
   SELECT d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error, d.version::text AS version,
+  d.probe_id,
   (extract(epoch FROM d.opened_at) * 1000)::float8 AS opened_at,
   (extract(epoch FROM d.next_probe_at) * 1000)::float8 AS next_probe_at,
   (extract(epoch FROM d.last_ok_at) * 1000)::float8 AS last_ok_at, coalesce(s.n, 0) AS sending, (extract(epoch FROM due.at) * 1000)::float8 AS oldest_due,
@@ -14,7 +15,8 @@ WITH sending AS (SELECT destination, count(*)::int AS n FROM callbacks WHERE sta
          (extract(epoch FROM now() - interval '10 seconds') * 1000000)::bigint::text AS idle_floor
     FROM destinations d
     LEFT JOIN unnest($5::text[]) AS skip(key) ON skip.key = d.key
-    CROSS JOIN LATERAL (SELECT (d.opened_at IS NULL OR d.next_probe_at <= now()) IS TRUE AND skip.key IS NULL AS read) a
+    CROSS JOIN LATERAL (SELECT (d.opened_at IS NULL OR d.next_probe_at <= now() OR d.probe_id IS NOT NULL) IS TRUE
+                               AND skip.key IS NULL AS read) a
     LEFT JOIN sending s ON s.destination = d.key
     LEFT JOIN unnest($1::text[], $2::bigint[], $3::bigint[]) AS f(key, at, seq) ON f.key = d.key
     LEFT JOIN LATERAL (SELECT c.next_attempt_at AS at, c.seq FROM callbacks c
@@ -31,6 +33,20 @@ UPDATE callbacks c SET status = 'sending', lease_until = now() + $3 * interval '
                        WHERE c.destination = w.key AND c.status = 'pending' AND c.next_attempt_at <= now() AND (c.next_attempt_at, c.seq) >= (coalesce(timestamptz 'epoch' + w.at * interval '1 microsecond', '-infinity'), coalesce(w.seq, 0))
                        ORDER BY c.next_attempt_at, c.seq LIMIT w.n FOR UPDATE SKIP LOCKED) p))
   RETURNING c.id, c.destination, c.attempt_count, c.created_at, (extract(epoch FROM c.lease_until) * 1000000)::bigint::text AS lease;
+
+-- admission-admit-probes (on relay)
+UPDATE callbacks c SET status = 'sending', lease_until = now() + $3 * interval '1 millisecond'
+   WHERE c.id = ANY (ARRAY(
+           SELECT x.id FROM unnest($1::text[], $2::uuid[]) AS w(key, probe),
+             LATERAL (SELECT c.id, c.destination, c.status FROM callbacks c
+                       WHERE c.id = w.probe LIMIT 1 FOR UPDATE SKIP LOCKED) x
+            WHERE x.destination = w.key AND x.status = 'pending'))
+  RETURNING c.id, c.destination, c.attempt_count, c.created_at, (extract(epoch FROM c.lease_until) * 1000000)::bigint::text AS lease;
+
+-- admission-clear-asks (on relay)
+UPDATE destinations d SET probe_id = NULL
+    FROM unnest($1::text[], $2::uuid[]) AS a(key, probe)
+   WHERE d.key = a.key AND d.probe_id = a.probe;
 
 -- admission-release (on relay)
 UPDATE callbacks SET status = CASE WHEN url_removed_at IS NULL THEN 'pending' ELSE 'failed' END,

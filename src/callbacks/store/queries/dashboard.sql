@@ -11,58 +11,88 @@ SELECT (SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE status = 'sending' O
 SELECT c.id, c.message, c.company_id AS "companyId", substr(c.destination, strpos(c.destination, ' ') + 1) AS destination, c.status, c.attempt_count AS "attemptCount",
   c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError", c.created_at AS "createdAt", c.delivered_at AS "deliveredAt",
   c.schedule_started_at AS "scheduleStartedAt", c.schedule_attempts AS "scheduleAttempts",
-  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", (SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType", now() AS "readAt"
+  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", (SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType",
+  CASE WHEN d.opened_at IS NOT NULL THEN json_build_object(
+    'openedAt', (extract(epoch FROM d.opened_at) * 1000)::float8,
+    'nextProbeAt', (extract(epoch FROM d.next_probe_at) * 1000)::float8,
+    'probeAsked', d.probe_id IS NOT NULL) END AS circuit, now() AS "readAt"
          FROM (SELECT id, seq, message, company_id, destination, status, attempt_count, next_attempt_at, last_error, created_at, delivered_at,
   schedule_started_at, schedule_attempts, partner_id, event_type, seq AS sort_key FROM callbacks WHERE status = 'sending' ORDER BY seq ASC LIMIT $1 OFFSET $2) c LEFT JOIN LATERAL (
   SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = c.id ORDER BY number DESC LIMIT 1) a ON true
+  LEFT JOIN destinations d ON d.key = c.destination
         ORDER BY c.sort_key ASC;
 
 -- dashboard-page-waiting (on orm)
 SELECT c.id, c.message, c.company_id AS "companyId", substr(c.destination, strpos(c.destination, ' ') + 1) AS destination, c.status, c.attempt_count AS "attemptCount",
   c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError", c.created_at AS "createdAt", c.delivered_at AS "deliveredAt",
   c.schedule_started_at AS "scheduleStartedAt", c.schedule_attempts AS "scheduleAttempts",
-  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", (SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType", now() AS "readAt"
+  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", (SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType",
+  CASE WHEN d.opened_at IS NOT NULL THEN json_build_object(
+    'openedAt', (extract(epoch FROM d.opened_at) * 1000)::float8,
+    'nextProbeAt', (extract(epoch FROM d.next_probe_at) * 1000)::float8,
+    'probeAsked', d.probe_id IS NOT NULL) END AS circuit, now() AS "readAt"
          FROM (SELECT id, seq, message, company_id, destination, status, attempt_count, next_attempt_at, last_error, created_at, delivered_at,
   schedule_started_at, schedule_attempts, partner_id, event_type, (next_attempt_at AT TIME ZONE 'UTC') AS sort_key FROM callbacks WHERE status = 'pending' AND (next_attempt_at AT TIME ZONE 'UTC') <= (now() AT TIME ZONE 'UTC') ORDER BY (next_attempt_at AT TIME ZONE 'UTC') ASC LIMIT $1 OFFSET $2) c LEFT JOIN LATERAL (
   SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = c.id ORDER BY number DESC LIMIT 1) a ON true
+  LEFT JOIN destinations d ON d.key = c.destination
         ORDER BY c.sort_key ASC;
 
 -- dashboard-page-completed (on orm)
 SELECT c.id, c.message, c.company_id AS "companyId", substr(c.destination, strpos(c.destination, ' ') + 1) AS destination, c.status, c.attempt_count AS "attemptCount",
   c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError", c.created_at AS "createdAt", c.delivered_at AS "deliveredAt",
   c.schedule_started_at AS "scheduleStartedAt", c.schedule_attempts AS "scheduleAttempts",
-  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", (SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType", now() AS "readAt"
+  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", (SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType",
+  CASE WHEN d.opened_at IS NOT NULL THEN json_build_object(
+    'openedAt', (extract(epoch FROM d.opened_at) * 1000)::float8,
+    'nextProbeAt', (extract(epoch FROM d.next_probe_at) * 1000)::float8,
+    'probeAsked', d.probe_id IS NOT NULL) END AS circuit, now() AS "readAt"
          FROM (SELECT id, seq, message, company_id, destination, status, attempt_count, next_attempt_at, last_error, created_at, delivered_at,
   schedule_started_at, schedule_attempts, partner_id, event_type, delivered_at AS sort_key FROM callbacks WHERE status = 'delivered' AND delivered_at >= now() - $3 * interval '1 millisecond' ORDER BY delivered_at DESC LIMIT $1 OFFSET $2) c LEFT JOIN LATERAL (
   SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = c.id ORDER BY number DESC LIMIT 1) a ON true
+  LEFT JOIN destinations d ON d.key = c.destination
         ORDER BY c.sort_key DESC;
 
 -- dashboard-page-failed (on orm)
 SELECT c.id, c.message, c.company_id AS "companyId", substr(c.destination, strpos(c.destination, ' ') + 1) AS destination, c.status, c.attempt_count AS "attemptCount",
   c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError", c.created_at AS "createdAt", c.delivered_at AS "deliveredAt",
   c.schedule_started_at AS "scheduleStartedAt", c.schedule_attempts AS "scheduleAttempts",
-  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", (SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType", now() AS "readAt"
+  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", (SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType",
+  CASE WHEN d.opened_at IS NOT NULL THEN json_build_object(
+    'openedAt', (extract(epoch FROM d.opened_at) * 1000)::float8,
+    'nextProbeAt', (extract(epoch FROM d.next_probe_at) * 1000)::float8,
+    'probeAsked', d.probe_id IS NOT NULL) END AS circuit, now() AS "readAt"
          FROM (SELECT id, seq, message, company_id, destination, status, attempt_count, next_attempt_at, last_error, created_at, delivered_at,
   schedule_started_at, schedule_attempts, partner_id, event_type, seq AS sort_key FROM callbacks WHERE status = 'failed' ORDER BY seq DESC LIMIT $1 OFFSET $2) c LEFT JOIN LATERAL (
   SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = c.id ORDER BY number DESC LIMIT 1) a ON true
+  LEFT JOIN destinations d ON d.key = c.destination
         ORDER BY c.sort_key DESC;
 
 -- dashboard-page-delayed (on orm)
 SELECT c.id, c.message, c.company_id AS "companyId", substr(c.destination, strpos(c.destination, ' ') + 1) AS destination, c.status, c.attempt_count AS "attemptCount",
   c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError", c.created_at AS "createdAt", c.delivered_at AS "deliveredAt",
   c.schedule_started_at AS "scheduleStartedAt", c.schedule_attempts AS "scheduleAttempts",
-  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", (SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType", now() AS "readAt"
+  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", (SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType",
+  CASE WHEN d.opened_at IS NOT NULL THEN json_build_object(
+    'openedAt', (extract(epoch FROM d.opened_at) * 1000)::float8,
+    'nextProbeAt', (extract(epoch FROM d.next_probe_at) * 1000)::float8,
+    'probeAsked', d.probe_id IS NOT NULL) END AS circuit, now() AS "readAt"
          FROM (SELECT id, seq, message, company_id, destination, status, attempt_count, next_attempt_at, last_error, created_at, delivered_at,
   schedule_started_at, schedule_attempts, partner_id, event_type, (next_attempt_at AT TIME ZONE 'UTC') AS sort_key FROM callbacks WHERE status = 'pending' AND (next_attempt_at AT TIME ZONE 'UTC') > (now() AT TIME ZONE 'UTC') ORDER BY (next_attempt_at AT TIME ZONE 'UTC') ASC LIMIT $1 OFFSET $2) c LEFT JOIN LATERAL (
   SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = c.id ORDER BY number DESC LIMIT 1) a ON true
+  LEFT JOIN destinations d ON d.key = c.destination
         ORDER BY c.sort_key ASC;
 
 -- dashboard-job (on orm)
 SELECT c.id, c.message, c.company_id AS "companyId", substr(c.destination, strpos(c.destination, ' ') + 1) AS destination, c.status, c.attempt_count AS "attemptCount",
   c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError", c.created_at AS "createdAt", c.delivered_at AS "deliveredAt",
   c.schedule_started_at AS "scheduleStartedAt", c.schedule_attempts AS "scheduleAttempts",
-  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", (SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType", now() AS "readAt" FROM callbacks c LEFT JOIN LATERAL (
-  SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = c.id ORDER BY number DESC LIMIT 1) a ON true WHERE c.id = $1;
+  a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", (SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType",
+  CASE WHEN d.opened_at IS NOT NULL THEN json_build_object(
+    'openedAt', (extract(epoch FROM d.opened_at) * 1000)::float8,
+    'nextProbeAt', (extract(epoch FROM d.next_probe_at) * 1000)::float8,
+    'probeAsked', d.probe_id IS NOT NULL) END AS circuit, now() AS "readAt" FROM callbacks c LEFT JOIN LATERAL (
+  SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = c.id ORDER BY number DESC LIMIT 1) a ON true
+  LEFT JOIN destinations d ON d.key = c.destination WHERE c.id = $1;
 
 -- dashboard-log (on orm)
 SELECT number, started_at AS "startedAt", duration_ms AS "durationMs", status_code AS "statusCode", error, source_address AS "sourceAddress"

@@ -12,6 +12,7 @@ SELECT c.id, c.message, c.trace_parent, c.url, c.destination, c.body, c.status, 
 
 -- settlement-read (on sql-pool)
 SELECT d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error, d.version::text AS version,
+  d.probe_id,
   (extract(epoch FROM d.opened_at) * 1000)::float8 AS opened_at,
   (extract(epoch FROM d.next_probe_at) * 1000)::float8 AS next_probe_at,
   (extract(epoch FROM d.last_ok_at) * 1000)::float8 AS last_ok_at, (extract(epoch FROM now()) * 1000)::float8 AS now FROM destinations d WHERE d.key = ANY($1::text[]);
@@ -24,7 +25,7 @@ WITH input AS (
     SELECT id, partner_id, number, to_timestamp(started_at / 1000), duration_ms, status_code, error, response_body, source_address FROM input
   ), saved AS (UPDATE destinations d SET window_size = s.window_size, failures = s.failures, probe_ms = s.probe_ms, last_error = s.last_error,
          opened_at = to_timestamp(s.opened_at / 1000), next_probe_at = to_timestamp(s.next_probe_at / 1000), last_ok_at = to_timestamp(s.last_ok_at / 1000),
-         version = d.version + 1
+         probe_id = CASE WHEN s.opened_at IS NULL THEN NULL ELSE d.probe_id END, version = d.version + 1
     FROM unnest($27::text[], $28::int[], $29::int[], $30::int[], $31::text[], $32::float8[], $33::float8[], $34::float8[], $35::bigint[], $36::text[], $37::float8[]) AS s(key, window_size, failures, probe_ms, last_error, opened_at, next_probe_at, last_ok_at, version, reported, failing_since)
    WHERE d.key = s.key AND d.version = s.version
   RETURNING d.key, d.partner_id, d.origin, s.reported, s.failing_since, d.opened_at, d.last_error
@@ -61,7 +62,7 @@ WITH input AS (
     SELECT id, partner_id, number, to_timestamp(started_at / 1000), duration_ms, status_code, error, response_body, source_address FROM input
   ), saved AS (UPDATE destinations d SET window_size = s.window_size, failures = s.failures, probe_ms = s.probe_ms, last_error = s.last_error,
          opened_at = to_timestamp(s.opened_at / 1000), next_probe_at = to_timestamp(s.next_probe_at / 1000), last_ok_at = to_timestamp(s.last_ok_at / 1000),
-         version = d.version + 1
+         probe_id = CASE WHEN s.opened_at IS NULL THEN NULL ELSE d.probe_id END, version = d.version + 1
     FROM unnest($27::text[], $28::int[], $29::int[], $30::int[], $31::text[], $32::float8[], $33::float8[], $34::float8[], $35::bigint[], $36::text[], $37::float8[]) AS s(key, window_size, failures, probe_ms, last_error, opened_at, next_probe_at, last_ok_at, version, reported, failing_since)
    WHERE d.key = s.key AND d.version = s.version
   RETURNING d.key, d.partner_id, d.origin, s.reported, s.failing_since, d.opened_at, d.last_error
@@ -139,7 +140,7 @@ WITH input AS (
     SELECT id, partner_id, number, to_timestamp(started_at / 1000), duration_ms, status_code, error, response_body, source_address FROM input
   ), saved AS (UPDATE destinations d SET window_size = s.window_size, failures = s.failures, probe_ms = s.probe_ms, last_error = s.last_error,
          opened_at = to_timestamp(s.opened_at / 1000), next_probe_at = to_timestamp(s.next_probe_at / 1000), last_ok_at = to_timestamp(s.last_ok_at / 1000),
-         version = d.version + 1
+         probe_id = CASE WHEN s.opened_at IS NULL THEN NULL ELSE d.probe_id END, version = d.version + 1
     FROM unnest($27::text[], $28::int[], $29::int[], $30::int[], $31::text[], $32::float8[], $33::float8[], $34::float8[], $35::bigint[], $36::text[], $37::float8[]) AS s(key, window_size, failures, probe_ms, last_error, opened_at, next_probe_at, last_ok_at, version, reported, failing_since)
    WHERE d.key = s.key AND d.version = s.version
   RETURNING d.key, d.partner_id, d.origin, s.reported, s.failing_since, d.opened_at, d.last_error
@@ -205,7 +206,7 @@ WITH input AS (
     SELECT id, partner_id, number, to_timestamp(started_at / 1000), duration_ms, status_code, error, response_body, source_address FROM input
   ), saved AS (UPDATE destinations d SET window_size = s.window_size, failures = s.failures, probe_ms = s.probe_ms, last_error = s.last_error,
          opened_at = to_timestamp(s.opened_at / 1000), next_probe_at = to_timestamp(s.next_probe_at / 1000), last_ok_at = to_timestamp(s.last_ok_at / 1000),
-         version = d.version + 1
+         probe_id = CASE WHEN s.opened_at IS NULL THEN NULL ELSE d.probe_id END, version = d.version + 1
     FROM unnest($27::text[], $28::int[], $29::int[], $30::int[], $31::text[], $32::float8[], $33::float8[], $34::float8[], $35::bigint[], $36::text[], $37::float8[]) AS s(key, window_size, failures, probe_ms, last_error, opened_at, next_probe_at, last_ok_at, version, reported, failing_since)
    WHERE d.key = s.key AND d.version = s.version
   RETURNING d.key, d.partner_id, d.origin, s.reported, s.failing_since, d.opened_at, d.last_error
@@ -307,7 +308,7 @@ WITH input AS (
 -- settlement-refold (on sql-pool)
 UPDATE destinations d SET window_size = s.window_size, failures = s.failures, probe_ms = s.probe_ms, last_error = s.last_error,
          opened_at = to_timestamp(s.opened_at / 1000), next_probe_at = to_timestamp(s.next_probe_at / 1000), last_ok_at = to_timestamp(s.last_ok_at / 1000),
-         version = d.version + 1
+         probe_id = CASE WHEN s.opened_at IS NULL THEN NULL ELSE d.probe_id END, version = d.version + 1
     FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::text[], $6::float8[], $7::float8[], $8::float8[], $9::bigint[], $10::text[], $11::float8[]) AS s(key, window_size, failures, probe_ms, last_error, opened_at, next_probe_at, last_ok_at, version, reported, failing_since)
    WHERE d.key = s.key AND d.version = s.version
   RETURNING d.key, d.partner_id, d.origin, s.reported, s.failing_since, d.opened_at, d.last_error;
@@ -315,7 +316,7 @@ UPDATE destinations d SET window_size = s.window_size, failures = s.failures, pr
 -- settlement-refold+circuit (on sql-pool)
 WITH saved AS (UPDATE destinations d SET window_size = s.window_size, failures = s.failures, probe_ms = s.probe_ms, last_error = s.last_error,
          opened_at = to_timestamp(s.opened_at / 1000), next_probe_at = to_timestamp(s.next_probe_at / 1000), last_ok_at = to_timestamp(s.last_ok_at / 1000),
-         version = d.version + 1
+         probe_id = CASE WHEN s.opened_at IS NULL THEN NULL ELSE d.probe_id END, version = d.version + 1
     FROM unnest($1::text[], $2::int[], $3::int[], $4::int[], $5::text[], $6::float8[], $7::float8[], $8::float8[], $9::bigint[], $10::text[], $11::float8[]) AS s(key, window_size, failures, probe_ms, last_error, opened_at, next_probe_at, last_ok_at, version, reported, failing_since)
    WHERE d.key = s.key AND d.version = s.version
   RETURNING d.key, d.partner_id, d.origin, s.reported, s.failing_since, d.opened_at, d.last_error),

@@ -11,6 +11,7 @@ WITH snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s),
   SELECT h.xmax::text AS xmax, c.*
     FROM h LEFT JOIN LATERAL (
       SELECT c.id, c.seq::text AS seq, c.xact::text AS xact, c.partner_id AS "partnerId", c.company_id AS "companyId", c.message, c.url, c.body,
+             c.destination,
              c.status, c.attempt_count AS "attemptCount", c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError",
              c.created_at AS "createdAt", c.delivered_at AS "deliveredAt", c.test
         FROM callbacks c
@@ -42,15 +43,23 @@ SELECT e.id, e.seq::text AS seq, e.type, to_char(e.created_at AT TIME ZONE 'UTC'
 
 -- destinations-list (on orm)
 SELECT d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error, d.version::text AS version,
+  d.probe_id,
   (extract(epoch FROM d.opened_at) * 1000)::float8 AS opened_at,
   (extract(epoch FROM d.next_probe_at) * 1000)::float8 AS next_probe_at,
   (extract(epoch FROM d.last_ok_at) * 1000)::float8 AS last_ok_at,
          (SELECT count(*) FROM callbacks c WHERE c.destination = d.key AND c.status = 'sending')::int AS sending,
          (SELECT count(*) FROM (SELECT 1 FROM callbacks c
-                                 WHERE c.destination = d.key AND c.status = 'pending' AND c.next_attempt_at <= now() LIMIT 10000) w)::int AS waiting
+                                 WHERE c.destination = d.key AND c.status = 'pending' AND c.next_attempt_at <= now() LIMIT 10000) w)::int AS waiting,
+         (extract(epoch FROM now()) * 1000)::float8 AS now
     FROM destinations d
    WHERE ($1::uuid IS NULL OR d.partner_id = $1) AND ($2::text IS NULL OR d.origin = $2)
    ORDER BY d.origin, d.partner_id;
+
+-- callbacks-open-circuits (on orm)
+SELECT d.key, (extract(epoch FROM d.opened_at) * 1000)::float8 AS "openedAt",
+         (extract(epoch FROM d.next_probe_at) * 1000)::float8 AS "nextProbeAt", d.probe_id IS NOT NULL AS "probeAsked",
+         (extract(epoch FROM now()) * 1000)::float8 AS now
+    FROM destinations d WHERE d.key = ANY ($1::text[]) AND d.opened_at IS NOT NULL;
 
 -- destinations-count-open (on orm)
 SELECT count(*)::int AS n FROM destinations WHERE opened_at IS NOT NULL;
