@@ -6,6 +6,8 @@ export { OriginField } from './callback-filters.js';
 export { callbackDocs } from './callback-document.js';
 export type { CallbackTarget } from './callback-document.js';
 export { CallbackMessage, buildCallbackBody } from './callback-message.js';
+export { CALLBACK_MESSAGES, OPERATIONAL_EVENTS, catalogueEntry, readNextText } from './event-catalogue.js';
+export type { CallbackBodyExample, CallbackMessageEntry, OperationalEventEntry, ReadPath } from './event-catalogue.js';
 export type { CallbackIds } from './callback-message.js';
 export { CallbackReads } from './callback-reads.js';
 export { CallbackRecorder, traced } from './callback-recorder.js';
