@@ -4,6 +4,7 @@ export { ClientTlsStore } from './client-tls-store.js';
 export { CurrentPartner } from './current-partner.js';
 export { PartnerProfile } from './partner-profile.js';
 export { PartnerResponse } from './partner-responses.js';
+export { PartnerSigning } from './partner-signing.service.js';
 export { Partner } from './partner.entity.js';
 export { PartnersService } from './partners.service.js';
 export { PortalLinks, PRUNE_PORTAL_LINKS } from './portal-links.js';

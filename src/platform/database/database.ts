@@ -26,6 +26,7 @@ import { ReplayIndex1764700300000 } from './migrations/1764700300000-replay-inde
 import { giveSecretsKeys } from './migration-secrets.js';
 import { PartnerPortal1764700400000 } from './migrations/1764700400000-partner-portal.js';
 import { AttemptPartner1764700500000 } from './migrations/1764700500000-attempt-partner.js';
+import { AuditPartnerActor1764800100000 } from './migrations/1764800100000-audit-partner-actor.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -52,6 +53,7 @@ export const MIGRATIONS = [
   ReplayIndex1764700300000,
   PartnerPortal1764700400000,
   AttemptPartner1764700500000,
+  AuditPartnerActor1764800100000,
 ];
 
 
