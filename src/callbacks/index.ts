@@ -2,12 +2,14 @@
 // The public face of the module: other modules import only this file (.dependency-cruiser.cjs).
 export { BulkReplay } from './bulk-replay.js';
 export { callbackOrigin, destinationKey, originOfKey } from './callback-destination.js';
+export { DestinationCircuits } from './destination-circuits.js';
+export type { CircuitState } from './destination-circuits.js';
 export { OriginField } from './callback-filters.js';
 export { callbackDocs } from './callback-document.js';
 export type { CallbackTarget } from './callback-document.js';
 export { CallbackMessage, buildCallbackBody } from './callback-message.js';
 export { CALLBACK_MESSAGES, OPERATIONAL_EVENTS, catalogueEntry, readNextText } from './event-catalogue.js';
-export type { CallbackBodyExample, CallbackMessageEntry, OperationalEventEntry, ReadPath } from './event-catalogue.js';
+export type { CallbackBodyExample, CallbackMessageEntry, OperationalEventEntry, ReadPath, UrlProperty } from './event-catalogue.js';
 export type { CallbackIds } from './callback-message.js';
 export { CallbackReads } from './callback-reads.js';
 export { CallbackRecorder, traced } from './callback-recorder.js';
@@ -29,7 +31,7 @@ export type { AttemptRow, DashboardRow, DashboardTab } from './store/dashboard-r
 export { DeliveryLoads } from './store/delivery-load.js';
 export type { LoadedCallback } from './store/delivery-load.js';
 export type { DestinationColumns, DestinationRow, DestinationSave } from './store/destination-states.js';
-export { WAITING_COUNT_CAP, countOpenDestinations, countWaitingByCircuit, listDestinations, probeNow } from './store/destinations.js';
+export { WAITING_COUNT_CAP, countOpenDestinations, countWaitingByCircuit, destinationStates, listDestinations, probeNow } from './store/destinations.js';
 export { partnerActivity } from './store/portal-activity.js';
 export type { PartnerActivity } from './store/portal-activity.js';
 export { CALLBACK_PARAMS, callbackValues, withCallbackRows } from './store/recording.js';
@@ -38,4 +40,6 @@ export { SettlementStore } from './store/settlement-store.js';
 export type { AttemptRecord } from './store/settlement.js';
 export { insertTestCallback, openCircuitOf, recentTests } from './store/test-callbacks.js';
 export { followUrl } from './store/url-changes.js';
+export { lastDeliveries } from './store/url-deliveries.js';
+export type { ResourceRef } from './store/url-changes.js';
 export { CallbacksModule } from './callbacks.module.js';

@@ -10,7 +10,7 @@ import { COUNT_PENDING_AND_FAILED, STATE } from './counts.js';
 import { COUNTS, DASHBOARD_TABS, DELAYED_IDS, LOG, ONE_ROW, PAGES } from './dashboard-reads.js';
 import { LOAD } from './delivery-load.js';
 import { READ_DESTINATIONS } from './destination-states.js';
-import { COUNT_OPEN, KNOWN, LIST_DESTINATIONS, PROBE_NOW, WAITING_BY_CIRCUIT } from './destinations.js';
+import { COUNT_OPEN, DESTINATION_STATES, KNOWN, LIST_DESTINATIONS, PROBE_NOW, WAITING_BY_CIRCUIT } from './destinations.js';
 import { FEED_PAGE } from './feed-page.js';
 import { FLUSH_NOTICES, LIST_EVENTS } from './operational-events.js';
 import { PARTNER_ACTIVITY } from './portal-activity.js';
@@ -21,6 +21,7 @@ import { DELIVERIES_UNDER_WAY, PRUNE_CALLBACKS, PRUNE_PLANNER, PRUNE_UNSENT_EVEN
 import { recordFor, saveFor } from './settlement.js';
 import { INSERT_TEST_CALLBACK, OPEN_CIRCUIT_OF, RECENT_TESTS } from './test-callbacks.js';
 import { MOVE_URL, REMOVE_URL } from './url-changes.js';
+import { LAST_DELIVERIES } from './url-deliveries.js';
 
 /** A bulk redelivery's selection with every condition, for the snapshots (each condition is left out when not given). */
 const EVERY_CONDITION = { partnerId: 'p', companyId: 'c', since: new Date(0), until: new Date(0), origin: 'o' };
@@ -92,6 +93,8 @@ export const STATEMENT_GROUPS: Record<string, StoreStatement[]> = {
     statement('partner-activity', 'sql-pool', PARTNER_ACTIVITY),
     statement('operational-events-list', 'orm', LIST_EVENTS),
     statement('destinations-list', 'orm', LIST_DESTINATIONS),
+    statement('destinations-states', 'orm', DESTINATION_STATES),
+    statement('callback-urls-last-delivered', 'orm', LAST_DELIVERIES),
     statement('destinations-count-open', 'orm', COUNT_OPEN),
     statement('destinations-waiting-by-circuit', 'orm', WAITING_BY_CIRCUIT),
     statement('callbacks-gauge', 'sql-pool', COUNT_PENDING_AND_FAILED),

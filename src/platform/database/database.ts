@@ -27,6 +27,7 @@ import { giveSecretsKeys } from './migration-secrets.js';
 import { PartnerPortal1764700400000 } from './migrations/1764700400000-partner-portal.js';
 import { AttemptPartner1764700500000 } from './migrations/1764700500000-attempt-partner.js';
 import { AuditPartnerActor1764800100000 } from './migrations/1764800100000-audit-partner-actor.js';
+import { UrlDeliveredIndex1764800200000 } from './migrations/1764800200000-url-delivered-index.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -54,6 +55,7 @@ export const MIGRATIONS = [
   PartnerPortal1764700400000,
   AttemptPartner1764700500000,
   AuditPartnerActor1764800100000,
+  UrlDeliveredIndex1764800200000,
 ];
 
 
