@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Post, UseInterceptors } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiTags } from '@nestjs/swagger';
 import { Access, Actor, AuditAction, CurrentActor } from '../operators/index.js';
 import { Doc, IdempotencyInterceptor } from '../platform/index.js';
 import { CurrentPartner } from './current-partner.js';
@@ -7,6 +7,9 @@ import { PartnerSigning } from './partner-signing.service.js';
 import { SwitchSignatureSchemeDto } from './partners.controller.js';
 import { Partner } from './partner.entity.js';
 import { SignatureSchemeResponse, SigningKeyResponse } from './partner.responses.js';
+
+/** A roll takes no body: any property in one is refused (400 naming it), never ignored. */
+export class RollSigningKeyDto {}
 
 const OVERLAP = 'the replaced key signs too for 24 h (a change within them replaces the key it replaced, at once)';
 const AUDITED = 'audited with the partner as actor';
@@ -26,11 +29,12 @@ export class PartnerSigningController {
   @Doc(`Roll your signing key: a new secret (hmac-sha256) or key pair (ed25519), shown once; ${OVERLAP}; ${AUDITED}`, SigningKeyResponse, [400, 413], {
     idempotent: true,
   })
+  @ApiBody({ type: RollSigningKeyDto, required: false, description: 'none, or an empty object' })
   @AuditAction('partner.signing-secret.rotate')
   @Post('rotate-signing-secret')
   @HttpCode(200)
   @UseInterceptors(IdempotencyInterceptor)
-  rotate(@CurrentActor() actor: Actor, @CurrentPartner() p: Partner) {
+  rotate(@CurrentActor() actor: Actor, @CurrentPartner() p: Partner, @Body() _none: RollSigningKeyDto) {
     return this.signing.rotate(actor, p.id);
   }
 

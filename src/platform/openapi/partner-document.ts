@@ -42,7 +42,7 @@ export function partnerDocument(document: OpenAPIObject): OpenAPIObject {
     }
     pending = next;
   }
-  const tags = new Set(Object.values(paths).flatMap((item) => Object.values(item as Record<string, { tags?: string[] }>).flatMap((op) => op.tags ?? [])));
+  const tags = new Set(Object.values(paths).flatMap(tagsOf));
   const schemes = document.components?.securitySchemes ?? {};
   const used = new Set(Object.values(paths).flatMap((item) => Object.values(item as Record<string, { security?: object[] }>).flatMap((op) => (op.security ?? []).flatMap(Object.keys))));
   return {
@@ -58,6 +58,9 @@ export function partnerDocument(document: OpenAPIObject): OpenAPIObject {
   };
 }
 
+/** The tags of a path's operations. */
+const tagsOf = (item: unknown): string[] => Object.values(item as Record<string, { tags?: string[] }>).flatMap((op) => op.tags ?? []);
+
 /**
  * The full document (/docs) with the partners' routes first: /v1 paths, then the rest in their
  * order; tags likewise, so Swagger UI shows a partner's groups before the operators'.
@@ -65,10 +68,9 @@ export function partnerDocument(document: OpenAPIObject): OpenAPIObject {
 export function partnersFirst(document: OpenAPIObject): OpenAPIObject {
   const entries = Object.entries(document.paths);
   const paths = Object.fromEntries([...entries.filter(([p]) => isPartnerPath(p)), ...entries.filter(([p]) => !isPartnerPath(p))]);
-  const order: string[] = [];
-  for (const item of Object.values(paths)) {
-    for (const op of Object.values(item as Record<string, { tags?: string[] }>)) for (const t of op.tags ?? []) if (!order.includes(t)) order.push(t);
-  }
+  const order = [...new Set(Object.values(paths).flatMap(tagsOf))];
   const known = new Map((document.tags ?? []).map((t) => [t.name, t]));
-  return { ...document, paths, tags: order.map((name) => known.get(name) ?? { name }) };
+  const partners = new Set(Object.entries(paths).filter(([p]) => isPartnerPath(p)).flatMap(([, item]) => tagsOf(item)));
+  const described = (name: string) => ({ name, description: partners.has(name) ? `For partners: the /v1 routes of ${name}` : `For operators: ${name}` });
+  return { ...document, paths, tags: order.map((name) => known.get(name) ?? described(name)) };
 }
