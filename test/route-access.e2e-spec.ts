@@ -183,6 +183,8 @@ describe.each(['A', 'B'] as const)('variant %s: every route of the route table',
     expect(problems).toEqual([]);
     const urls = new Set(routes.map((r) => r.url));
     for (const u of ['/admin/queues', '/admin/queues/api/queues', '/admin/queues/static/*', '/docs', '/docs-json', '/health', '/admin/v1/audit', '/portal', '/portal/callbacks/:callbackId', '/portal/replay']) expect(urls).toContain(u);
+    for (const u of ['/docs/partners', '/docs/partners/guide.css', '/docs/partners/portal-overview.png', '/docs/partners/api', '/docs/partners/api-json']) expect(urls).toContain(u);
+    for (const u of ['/v1/callback-urls', '/v1/callback-urls/move', '/v1/partner/rotate-signing-secret', '/v1/partner/signature-scheme']) expect(urls).toContain(u);
     expect(routes.length).toBeGreaterThan(80);
   });
 
