@@ -52,7 +52,7 @@ describe('the documentation a partner can reach', () => {
       const asset = await t.http().get(src).expect(200);
       expect(asset.headers['content-security-policy']).toBe(csp);
     }
-    await t.http().get('/docs/partners/operations.md').expect(404);
+    await t.http().get('/docs/partners/missing.png').expect(404);
   });
 
   it('serves the partners\' routes alone at /docs/partners/api: /v1 with their callbacks, none of /admin', async () => {
