@@ -4,10 +4,10 @@ import { invalidProperty } from '../../platform/index.js';
 import { DomainTransitions } from '../domain/domain-transitions.js';
 
 /**
- * At most this many resources move at once: measured at 100,000 (each company with a waiting
- * callback) on the development machine, one move held those companies locked for about 25 s, most
- * of it rewriting the callbacks that follow; 10,000 took about 3 s (docs/partners.md, "Moving your
- * receiver").
+ * At most this many resources move at once. Measured on the development machine (2 shared cores),
+ * each company with a waiting callback: 100,000 held their companies locked for 12–14 s, most of it
+ * rewriting the callbacks that follow, while their other changes waited; 10,000 took 2–3.5 s
+ * (docs/architecture.md, "Changing a callback URL").
  */
 export const URL_MOVE_LIMIT = 10_000;
 
