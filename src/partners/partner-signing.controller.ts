@@ -26,9 +26,12 @@ const AUDITED = 'audited with the partner as actor';
 export class PartnerSigningController {
   constructor(private readonly signing: PartnerSigning) {}
 
-  @Doc(`Roll your signing key: a new secret (hmac-sha256) or key pair (ed25519), shown once; ${OVERLAP}; ${AUDITED}`, SigningKeyResponse, [400, 413], {
-    idempotent: true,
-  })
+  @Doc(
+    `Roll your signing key: a new secret (hmac-sha256) or key pair (ed25519), shown once; ${OVERLAP}; ${AUDITED}`,
+    SigningKeyResponse,
+    [400, 413],
+    { idempotent: true },
+  )
   @ApiBody({ type: RollSigningKeyDto, required: false, description: 'none, or an empty object' })
   @AuditAction('partner.signing-secret.rotate')
   @Post('rotate-signing-secret')
@@ -38,11 +41,12 @@ export class PartnerSigningController {
     return this.signing.rotate(actor, p.id);
   }
 
-  @Doc(`Switch your signature scheme: a new key of that scheme, shown once; ${OVERLAP}; ${AUDITED}`, SignatureSchemeResponse, [
-    400,
-    413,
-    { 409: 'you sign with that scheme already (a new key of it is rotate-signing-secret)' },
-  ], { idempotent: true })
+  @Doc(
+    `Switch your signature scheme: a new key of that scheme, shown once; ${OVERLAP}; ${AUDITED}`,
+    SignatureSchemeResponse,
+    [400, 413, { 409: 'you sign with that scheme already (a new key of it is rotate-signing-secret)' }],
+    { idempotent: true },
+  )
   @AuditAction('partner.signature-scheme.switch')
   @Post('signature-scheme')
   @HttpCode(200)

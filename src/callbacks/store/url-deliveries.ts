@@ -13,8 +13,10 @@ export const LAST_DELIVERIES = `
            ORDER BY c.delivered_at DESC LIMIT 1) AS delivered_at
     FROM unnest($2::text[]) AS u(url)`;
 
+type LastDeliveries = Map<string, Date | null>;
+
 /** The last delivery to each URL of the partner's, by URL (null: none within the retention). */
-export async function lastDeliveries(db: DataSource, partnerId: string, urls: string[]): Promise<Map<string, Date | null>> {
+export async function lastDeliveries(db: DataSource, partnerId: string, urls: string[]): Promise<LastDeliveries> {
   const rows: { url: string; delivered_at: Date | null }[] = await db.query(LAST_DELIVERIES, [partnerId, urls]);
   return new Map(rows.map((r) => [r.url, r.delivered_at]));
 }

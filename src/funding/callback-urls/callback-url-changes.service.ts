@@ -47,7 +47,8 @@ export class CallbackUrlChanges {
       effects: async (company, change) => {
         company.callbackUrl = url;
         const messages = messagesOf(urlColumn('companies', 'callback_url'));
-        await change.run((m) => followUrl(m, { property: own, messages, key: 'companyId', resources: [{ companyId, id: companyId }] }, url));
+        const resources = [{ companyId, id: companyId }];
+        await change.run((m) => followUrl(m, { property: own, messages, key: 'companyId', resources }, url));
       },
     });
     return row;
@@ -62,7 +63,8 @@ export class CallbackUrlChanges {
       effects: async (request, change) => {
         request.statusCallback = url;
         const messages = messagesOf(urlColumn('limit_requests', 'status_callback'));
-        await change.run((m) => followUrl(m, { property: 'status_callback', messages, key: 'limitRequestId', resources: [{ companyId, id }] }, url));
+        const of = { property: 'status_callback', messages, key: 'limitRequestId' as const, resources: [{ companyId, id }] };
+        await change.run((m) => followUrl(m, of, url));
       },
     });
     return { request, company };
@@ -81,7 +83,8 @@ export class CallbackUrlChanges {
           if (property === 'status_callback') withdrawal.statusCallback = urls[i];
           else withdrawal.loanStatusCallback = urls[i];
           const messages = messagesOf(urlColumn('withdrawal_requests', property));
-          await change.run((m) => followUrl(m, { property, messages, key: 'withdrawalId', resources: [{ companyId, id }] }, urls[i]));
+          const of = { property, messages, key: 'withdrawalId' as const, resources: [{ companyId, id }] };
+          await change.run((m) => followUrl(m, of, urls[i]));
         }
       },
     });

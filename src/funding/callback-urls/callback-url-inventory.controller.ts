@@ -9,7 +9,10 @@ import { CallbackUrlMove, URL_MOVE_LIMIT } from './callback-url-move.service.js'
 
 const LIMIT = URL_MOVE_LIMIT.toLocaleString('en');
 
-/** A partner's callback URLs as a whole: which are in use, and moving one to another (docs/partners.md, "Moving your receiver"). */
+/**
+ * A partner's callback URLs as a whole: which are in use, and moving one to another
+ * (docs/partners.md, "Moving your receiver").
+ */
 @ApiTags('callback URLs')
 @Access.partner()
 @Controller('v1/callback-urls')
@@ -19,7 +22,7 @@ export class CallbackUrlInventoryController {
     private readonly moves: CallbackUrlMove,
   ) {}
 
-  @Doc('Your callback URLs in use: how many resources use each, its destination state, its last delivery', CallbackUrlListResponse, [])
+  @Doc('Your callback URLs in use: resources using each, destination state, last delivery', CallbackUrlListResponse, [])
   @NoQuery()
   @Get()
   async list(@CurrentPartner() p: Partner) {
@@ -28,10 +31,11 @@ export class CallbackUrlInventoryController {
 
   /** A retry whose answer was lost would find `from` unused (404): the Idempotency-Key gives it the first answer. */
   @Doc(
-    `Move every resource registered with from (any property) to to, each as its own PATCH would (waiting callbacks follow), in one transaction`,
+    'Move every resource registered with from (any property) to to, each as its own PATCH would ' +
+      '(waiting callbacks follow), in one transaction',
     MovedResponse,
     [
-      { 400: 'from or to missing or malformed, to refused as a callback URL (the message names to), or to equal to from' },
+      { 400: 'from or to missing or malformed, to refused as a callback URL (naming to), or to equal to from' },
       { 404: 'none of your resources uses from' },
       413,
       { 422: `more than ${LIMIT} resources use from: nothing was moved (code url_move_over_limit)` },

@@ -43,7 +43,10 @@ export class CallbackUrlList {
   ) {}
 
   async list(partnerId: string): Promise<CallbackUrlView[]> {
-    const uses: { url: string; resources: number }[] = await this.db.query(URLS_IN_USE, [partnerId, CALLBACK_URL_LIST_LIMIT]);
+    const uses: { url: string; resources: number }[] = await this.db.query(URLS_IN_USE, [
+      partnerId,
+      CALLBACK_URL_LIST_LIMIT,
+    ]);
     const urls = uses.map((u) => u.url);
     const [states, delivered] = await Promise.all([
       this.circuits.statesOf(partnerId, [...new Set(urls.map(callbackOrigin))]),
@@ -51,7 +54,8 @@ export class CallbackUrlList {
     ]);
     return uses.map(({ url, resources }) => {
       const origin = callbackOrigin(url);
-      return { url, resources, destination: { origin, state: states.get(origin)! }, lastDeliveredAt: delivered.get(url)?.toISOString() ?? null };
+      const lastDeliveredAt = delivered.get(url)?.toISOString() ?? null;
+      return { url, resources, destination: { origin, state: states.get(origin)! }, lastDeliveredAt };
     });
   }
 }

@@ -1,7 +1,7 @@
 import { EntityManager } from 'typeorm';
 import { followUrl, ResourceRef } from '../../callbacks/index.js';
 import { DomainError, ErrorCode, notFound } from '../../platform/index.js';
-import { messagesOf, urlColumn } from './url-properties.js';
+import { messagesOf, UrlColumn, urlColumn } from './url-properties.js';
 
 /** A partner's move of every resource registered with one URL to another (POST /v1/callback-urls/move). */
 export interface UrlMoveSpec {
@@ -17,7 +17,8 @@ export interface UrlMoveSpec {
 const USES = `
   SELECT c.id FROM companies c WHERE c.partner_id = $1 AND c.callback_url = $2
   UNION ALL
-  SELECT l.id FROM limit_requests l JOIN companies c ON c.id = l.company_id WHERE c.partner_id = $1 AND l.status_callback = $2
+  SELECT l.id FROM limit_requests l JOIN companies c ON c.id = l.company_id
+   WHERE c.partner_id = $1 AND l.status_callback = $2
   UNION ALL
   SELECT w.id FROM withdrawal_requests w JOIN companies c ON c.id = w.company_id
    WHERE c.partner_id = $1 AND (w.status_callback = $2 OR w.loan_status_callback = $2)`;
@@ -47,7 +48,8 @@ export const MOVE_LIMIT_REQUESTS = `UPDATE limit_requests SET status_callback = 
 export const MOVE_WITHDRAWALS = `
   WITH old AS (
     SELECT id, coalesce(status_callback = $2, false) AS status, coalesce(loan_status_callback = $2, false) AS loan
-      FROM withdrawal_requests WHERE company_id = ANY($1::uuid[]) AND (status_callback = $2 OR loan_status_callback = $2)
+      FROM withdrawal_requests
+     WHERE company_id = ANY($1::uuid[]) AND (status_callback = $2 OR loan_status_callback = $2)
        FOR UPDATE)
   UPDATE withdrawal_requests w
      SET status_callback = CASE WHEN old.status THEN $3 ELSE w.status_callback END,
@@ -87,7 +89,7 @@ export async function moveUrlIn(m: EntityManager, spec: UrlMoveSpec): Promise<nu
   const count = moved.length + requests.length + withdrawals.length;
   // A change committed while this waited for a lock moved them all away first.
   if (count === 0) throw notFound('Callback URL');
-  const follow = async (table: 'companies' | 'limit_requests' | 'withdrawal_requests', column: string, resources: Moved[]) => {
+  const follow = async (table: UrlColumn['table'], column: string, resources: Moved[]) => {
     if (resources.length === 0) return;
     const c = urlColumn(table, column as never);
     const refs = resources.map(({ companyId, id }) => ({ companyId, id }));

@@ -1,10 +1,10 @@
-import { CALLBACK_MESSAGES, CallbackMessage, UrlProperty } from '../../callbacks/index.js';
+import { CALLBACK_MESSAGES, CallbackMessage, CallbackMessageEntry, UrlProperty } from '../../callbacks/index.js';
 
 /** A callback URL property of the funding resources: where it is stored and what it receives. */
 export interface UrlColumn {
   /** The resource, as the event catalogue names the one whose URL a message goes to. */
   resource: 'company' | 'limit request' | 'withdrawal request';
-  /** The catalogue's name of the property (`company`: the organization's, `callback` or `status_callback` by variant). */
+  /** The catalogue's name of the property (`company`: the organization's, named per variant). */
   property: UrlProperty;
   table: 'companies' | 'limit_requests' | 'withdrawal_requests';
   column: 'callback_url' | 'status_callback' | 'loan_status_callback';
@@ -15,7 +15,13 @@ export interface UrlColumn {
 /** Every callback URL property of a partner's resources (API §3, "Changing a callback URL"). */
 export const URL_COLUMNS: readonly UrlColumn[] = [
   { resource: 'company', property: 'company', table: 'companies', column: 'callback_url', key: 'companyId' },
-  { resource: 'limit request', property: 'status_callback', table: 'limit_requests', column: 'status_callback', key: 'limitRequestId' },
+  {
+    resource: 'limit request',
+    property: 'status_callback',
+    table: 'limit_requests',
+    column: 'status_callback',
+    key: 'limitRequestId',
+  },
   {
     resource: 'withdrawal request',
     property: 'status_callback',
@@ -34,7 +40,8 @@ export const URL_COLUMNS: readonly UrlColumn[] = [
 
 /** The messages a URL property receives: the event catalogue's, its one source. */
 export function messagesOf(c: UrlColumn): CallbackMessage[] {
-  return CALLBACK_MESSAGES.filter((e) => e.sentTo.resource === c.resource && e.sentTo.property === c.property).map((e) => e.code);
+  const sentHere = (e: CallbackMessageEntry) => e.sentTo.resource === c.resource && e.sentTo.property === c.property;
+  return CALLBACK_MESSAGES.filter(sentHere).map((e) => e.code);
 }
 
 /** The URL property stored in `column` of `table`. */

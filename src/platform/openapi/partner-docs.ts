@@ -19,7 +19,8 @@ const DOCS_DIR = path.join(__dirname, '../../../docs');
 /** The pictures the guide shows (`![…](name.png)`, files of docs/), by name. */
 function picturesOf(markdown: string): Map<string, Buffer> {
   const names = [...markdown.matchAll(/!\[[^\]]*\]\(([\w.-]+\.png)\)/g)].map((m) => m[1]);
-  return new Map(names.filter((n) => existsSync(path.join(DOCS_DIR, n))).map((n) => [n, readFileSync(path.join(DOCS_DIR, n))]));
+  const found = names.filter((n) => existsSync(path.join(DOCS_DIR, n)));
+  return new Map(found.map((n) => [n, readFileSync(path.join(DOCS_DIR, n))]));
 }
 
 /**
@@ -28,7 +29,11 @@ function picturesOf(markdown: string): Map<string, Buffer> {
  * framed or cached, no referrer), and the OpenAPI view of the partners' routes at
  * /docs/partners/api. Both are public: they hold no partner's data (docs/security.md).
  */
-export function mountPartnerDocs(app: NestFastifyApplication, document: OpenAPIObject, headers: FastifyHelmetOptions): void {
+export function mountPartnerDocs(
+  app: NestFastifyApplication,
+  document: OpenAPIObject,
+  headers: FastifyHelmetOptions,
+): void {
   const markdown = readFileSync(path.join(DOCS_DIR, 'partners.md'), 'utf8');
   const pictures = picturesOf(markdown);
   const page = guidePage(renderGuide(markdown, new Set(pictures.keys())), PARTNER_API_PATH);
@@ -41,7 +46,10 @@ export function mountPartnerDocs(app: NestFastifyApplication, document: OpenAPIO
     });
     scope.get(GUIDE_PATH, async (_req, reply) => reply.type('text/html; charset=utf-8').send(page));
     scope.get(`${GUIDE_PATH}/guide.css`, async (_req, reply) => reply.type('text/css; charset=utf-8').send(stylesheet));
-    for (const [name, bytes] of pictures) scope.get(`${GUIDE_PATH}/${name}`, async (_req, reply) => reply.type('image/png').send(bytes));
+    for (const [name, bytes] of pictures) {
+      scope.get(`${GUIDE_PATH}/${name}`, async (_req, reply) => reply.type('image/png').send(bytes));
+    }
   });
-  SwaggerModule.setup(PARTNER_API_PATH.slice(1), app, partnerDocument(document), { jsonDocumentUrl: `${PARTNER_API_PATH.slice(1)}-json` });
+  const at = PARTNER_API_PATH.slice(1);
+  SwaggerModule.setup(at, app, partnerDocument(document), { jsonDocumentUrl: `${at}-json` });
 }

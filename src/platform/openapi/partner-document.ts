@@ -15,9 +15,11 @@ function refsIn(value: unknown, out: Set<string>): Set<string> {
 const SCHEMA_REF = '#/components/schemas/';
 
 const PARTNER_DESCRIPTION =
-  'The partner API (/v1) and the signed callbacks and operational events it sends, described as OpenAPI callbacks on the ' +
-  'operations that register their URLs. The guide to integrating (verifying signatures, de-duplicating on webhook-id, retries, ' +
-  'redelivery, moving a receiver): /docs/partners.';
+  'The partner API (/v1) and the signed callbacks and operational events it sends, described as OpenAPI ' +
+  'callbacks on the operations that register their URLs. The guide to integrating (verifying signatures, ' +
+  'de-duplicating on webhook-id, retries, redelivery, moving a receiver): /docs/partners.';
+
+type Secured = { security?: object[] };
 
 /** Whether a path is the partners' (the /v1 API, whose operations carry the callbacks they send). */
 export const isPartnerPath = (path: string) => path.startsWith('/v1/');
@@ -44,7 +46,8 @@ export function partnerDocument(document: OpenAPIObject): OpenAPIObject {
   }
   const tags = new Set(Object.values(paths).flatMap(tagsOf));
   const schemes = document.components?.securitySchemes ?? {};
-  const used = new Set(Object.values(paths).flatMap((item) => Object.values(item as Record<string, { security?: object[] }>).flatMap((op) => (op.security ?? []).flatMap(Object.keys))));
+  const operations = Object.values(paths).flatMap((item) => Object.values(item as Record<string, Secured>));
+  const used = new Set(operations.flatMap((op) => (op.security ?? []).flatMap(Object.keys)));
   return {
     ...document,
     info: { ...document.info, title: `${document.info.title}: partner API`, description: PARTNER_DESCRIPTION },
@@ -59,7 +62,8 @@ export function partnerDocument(document: OpenAPIObject): OpenAPIObject {
 }
 
 /** The tags of a path's operations. */
-const tagsOf = (item: unknown): string[] => Object.values(item as Record<string, { tags?: string[] }>).flatMap((op) => op.tags ?? []);
+const tagsOf = (item: unknown): string[] =>
+  Object.values(item as Record<string, { tags?: string[] }>).flatMap((op) => op.tags ?? []);
 
 /**
  * The full document (/docs) with the partners' routes first: /v1 paths, then the rest in their
@@ -67,10 +71,14 @@ const tagsOf = (item: unknown): string[] => Object.values(item as Record<string,
  */
 export function partnersFirst(document: OpenAPIObject): OpenAPIObject {
   const entries = Object.entries(document.paths);
-  const paths = Object.fromEntries([...entries.filter(([p]) => isPartnerPath(p)), ...entries.filter(([p]) => !isPartnerPath(p))]);
+  const partners = entries.filter(([p]) => isPartnerPath(p));
+  const paths = Object.fromEntries([...partners, ...entries.filter(([p]) => !isPartnerPath(p))]);
   const order = [...new Set(Object.values(paths).flatMap(tagsOf))];
   const known = new Map((document.tags ?? []).map((t) => [t.name, t]));
-  const partners = new Set(Object.entries(paths).filter(([p]) => isPartnerPath(p)).flatMap(([, item]) => tagsOf(item)));
-  const described = (name: string) => ({ name, description: partners.has(name) ? `For partners: the /v1 routes of ${name}` : `For operators: ${name}` });
+  const partnerTags = new Set(partners.flatMap(([, item]) => tagsOf(item)));
+  const described = (name: string) => ({
+    name,
+    description: partnerTags.has(name) ? `For partners: the /v1 routes of ${name}` : `For operators: ${name}`,
+  });
   return { ...document, paths, tags: order.map((name) => known.get(name) ?? described(name)) };
 }

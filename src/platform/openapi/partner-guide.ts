@@ -68,7 +68,8 @@ export function renderGuide(markdown: string, images: ReadonlySet<string>): Rend
 
 /** The whole page: the contents first, links to the API reference of the partners' routes. */
 export function guidePage(guide: RenderedGuide, apiPath: string): string {
-  const contents = guide.sections.map((s) => `<li><a href="#${escapeHtml(s.id)}">${escapeHtml(s.text)}</a></li>`).join('');
+  const item = (s: { id: string; text: string }) => `<li><a href="#${escapeHtml(s.id)}">${escapeHtml(s.text)}</a></li>`;
+  const contents = guide.sections.map(item).join('');
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(guide.title)} · Funding service</title><link rel="stylesheet" href="${GUIDE_PATH}/guide.css"></head>

@@ -15,12 +15,14 @@ export class AuditPartnerActor1764800100000 implements MigrationInterface {
       ALTER COLUMN operator_id DROP NOT NULL,
       ADD COLUMN partner_id uuid REFERENCES partners (id),
       ADD COLUMN partner_name text,
-      ADD CONSTRAINT audit_entries_one_actor CHECK ((operator_id IS NULL) <> (partner_id IS NULL) AND (partner_id IS NULL) = (partner_name IS NULL))`);
+      ADD CONSTRAINT audit_entries_one_actor
+        CHECK ((operator_id IS NULL) <> (partner_id IS NULL) AND (partner_id IS NULL) = (partner_name IS NULL))`);
   }
 
   /** Refused while a partner's entry exists: entries are never deleted, and operator_id would be null. */
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE audit_entries DROP CONSTRAINT audit_entries_one_actor, DROP COLUMN partner_name, DROP COLUMN partner_id`);
+    await q.query(`ALTER TABLE audit_entries
+      DROP CONSTRAINT audit_entries_one_actor, DROP COLUMN partner_name, DROP COLUMN partner_id`);
     await q.query(`ALTER TABLE audit_entries ALTER COLUMN operator_id SET NOT NULL`);
   }
 }

@@ -16,7 +16,8 @@ export class UrlDeliveredIndex1764800200000 implements MigrationInterface {
   transaction = false;
 
   async up(q: QueryRunner): Promise<void> {
-    await buildIndexConcurrently(q, 'callbacks_url_delivered_idx', `callbacks (partner_id, md5(url), delivered_at) WHERE status = 'delivered'`);
+    const on = `callbacks (partner_id, md5(url), delivered_at) WHERE status = 'delivered'`;
+    await buildIndexConcurrently(q, 'callbacks_url_delivered_idx', on);
   }
 
   async down(q: QueryRunner): Promise<void> {
