@@ -35,13 +35,17 @@ describe(`a partner's callback URLs over ${(OTHERS + RECENT).toLocaleString('en'
         [partner, url, n, ago],
       );
     const { rows } = await s.pool.query<{ id: string }>(
-      `WITH p AS (INSERT INTO partners (name, api_key_hash, signing_secret) SELECT 'p' || g, md5(g::text), 's' FROM generate_series(1, 50) g RETURNING id)
-       INSERT INTO companies (partner_id, name, currency, credit_status) SELECT id, 'c', 'EUR', 'active' FROM p RETURNING partner_id AS id`,
+      `WITH p AS (INSERT INTO partners (name, api_key_hash, signing_secret)
+                  SELECT 'p' || g, md5(g::text), 's' FROM generate_series(1, 50) g RETURNING id)
+       INSERT INTO companies (partner_id, name, currency, credit_status)
+       SELECT id, 'c', 'EUR', 'active' FROM p RETURNING partner_id AS id`,
     );
-    for (const [i, other] of rows.entries()) await deliver(other.id, `https://hooks.example.com/${i % 5}`, OTHERS / rows.length, '1 hour');
+    for (const [i, other] of rows.entries())
+      await deliver(other.id, `https://hooks.example.com/${i % 5}`, OTHERS / rows.length, '1 hour');
     // Many destinations of the others (a table too small is read whole, rightly).
     await s.pool.query(
-      `INSERT INTO destinations (key, partner_id, origin) SELECT c.partner_id || ' https://d' || g || '.example', c.partner_id, 'https://d' || g || '.example'
+      `INSERT INTO destinations (key, partner_id, origin)
+       SELECT c.partner_id || ' https://d' || g || '.example', c.partner_id, 'https://d' || g || '.example'
          FROM companies c, generate_series(1, $1::int) g WHERE c.partner_id <> $2`,
       [DESTINATIONS / rows.length, partnerId],
     );
@@ -53,7 +57,11 @@ describe(`a partner's callback URLs over ${(OTHERS + RECENT).toLocaleString('en'
 
   const explain = async (name: string, params: unknown[]): Promise<{ plan: PlanNode; rows: unknown[] }> => {
     const text = storeStatement(name).text;
-    const [{ 'QUERY PLAN': [{ Plan: plan }] }] = await s.db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`, params);
+    const [
+      {
+        'QUERY PLAN': [{ Plan: plan }],
+      },
+    ] = await s.db.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`, params);
     return { plan, rows: await s.db.query(text, params) };
   };
 
@@ -65,14 +73,22 @@ describe(`a partner's callback URLs over ${(OTHERS + RECENT).toLocaleString('en'
     expect(scans[0].examined).toBeLessThanOrEqual(3);
     expect(scans[0].pages).toBeLessThan(30);
     const byUrl = new Map((rows as { url: string; delivered_at: Date | null }[]).map((r) => [r.url, r.delivered_at]));
-    const [{ at }] = (await s.pool.query<{ at: Date }>(`SELECT max(delivered_at) AS at FROM callbacks WHERE partner_id = $1 AND url = $2`, [partnerId, quiet])).rows;
+    const [{ at }] = (
+      await s.pool.query<{ at: Date }>(
+        `SELECT max(delivered_at) AS at FROM callbacks WHERE partner_id = $1 AND url = $2`,
+        [partnerId, quiet],
+      )
+    ).rows;
     expect(byUrl.get(quiet)).toEqual(at);
     expect(byUrl.get(busy)!.getTime()).toBeGreaterThan(at.getTime());
     expect(byUrl.get(never)).toBeNull();
   });
 
   it("reads the partner's destinations at the URLs' origins by its index", async () => {
-    const { plan, rows } = await explain('destinations-states', [partnerId, ['https://hooks.example.com', 'https://other.example.com']]);
+    const { plan, rows } = await explain('destinations-states', [
+      partnerId,
+      ['https://hooks.example.com', 'https://other.example.com'],
+    ]);
     const scans = scansOf(plan, new Set(['destinations']));
     expect(scans.map((x) => `${x.type} ${x.index}`)).toEqual(['Index Scan destinations_partner_idx']);
     expect((rows as { origin: string }[]).map((r) => r.origin)).toEqual(['https://hooks.example.com']);

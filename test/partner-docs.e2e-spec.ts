@@ -6,9 +6,16 @@ import { Receiver } from './support/receiver.js';
 type Example = { summary: string; value: Record<string, unknown> };
 type Operation = {
   tags?: string[];
-  callbacks?: Record<string, Record<string, { post: { requestBody: { content: Record<string, { examples: Record<string, Example> }> } } }>>;
+  callbacks?: Record<
+    string,
+    Record<string, { post: { requestBody: { content: Record<string, { examples: Record<string, Example> }> } } }>
+  >;
 };
-type Doc = { paths: Record<string, Record<string, Operation>>; tags?: { name: string }[]; components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> } };
+type Doc = {
+  paths: Record<string, Record<string, Operation>>;
+  tags?: { name: string }[];
+  components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> };
+};
 
 const FIVE_KEYS = ['message', 'withdrawalId', 'companyId', 'limitRequestId', 'loanId'];
 
@@ -26,7 +33,7 @@ describe('the documentation a partner can reach', () => {
 
   const doc = async (path: string) => (await t.http().get(path).expect(200)).body as Doc;
 
-  it('serves the guide at /docs/partners to anyone: its sections linked, its pictures served, no script, the portal\'s headers', async () => {
+  it("serves the guide at /docs/partners to anyone: sections linked, no script, the portal's headers", async () => {
     const res = await t.http().get('/docs/partners').expect(200);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(res.text).toContain('<h1 id="integrating-as-a-partner">Integrating as a partner</h1>');
@@ -45,7 +52,11 @@ describe('the documentation a partner can reach', () => {
     expect(targets.length).toBeGreaterThan(10);
     expect(targets.filter((id) => !ids.has(id))).toEqual([]);
     // No link to a file of the repository, which a partner does not have.
-    expect([...res.text.matchAll(/href="([^"#][^"]*)"/g)].map((m) => m[1]).filter((h) => !/^(https?:\/\/|\/docs\/partners\/)/.test(h))).toEqual([]);
+    expect(
+      [...res.text.matchAll(/href="([^"#][^"]*)"/g)]
+        .map((m) => m[1])
+        .filter((h) => !/^(https?:\/\/|\/docs\/partners\/)/.test(h)),
+    ).toEqual([]);
     const pictures = [...res.text.matchAll(/<img src="([^"]+)"/g)].map((m) => m[1]);
     expect(pictures).toContain('/docs/partners/portal-overview.png');
     for (const src of [...pictures, '/docs/partners/guide.css']) {
@@ -55,27 +66,33 @@ describe('the documentation a partner can reach', () => {
     await t.http().get('/docs/partners/missing.png').expect(404);
   });
 
-  it('serves the partners\' routes alone at /docs/partners/api: /v1 with their callbacks, none of /admin', async () => {
+  it("serves the partners' routes alone at /docs/partners/api: /v1 with their callbacks, none of /admin", async () => {
     const partner = await doc('/docs/partners/api-json');
     const paths = Object.keys(partner.paths);
     expect(paths.length).toBeGreaterThan(20);
     expect(paths.filter((path) => !path.startsWith('/v1/'))).toEqual([]);
-    expect(paths).toEqual(expect.arrayContaining(['/v1/callback-urls', '/v1/callback-urls/move', '/v1/partner/rotate-signing-secret']));
+    expect(paths).toEqual(
+      expect.arrayContaining(['/v1/callback-urls', '/v1/callback-urls/move', '/v1/partner/rotate-signing-secret']),
+    );
     expect(Object.keys(partner.components.securitySchemes)).toEqual(['partnerApiKey']);
-    expect(Object.keys(partner.components.schemas)).toEqual(expect.arrayContaining(['CallbackBody', 'OperationalEventBody', 'ErrorResponse']));
+    expect(Object.keys(partner.components.schemas)).toEqual(
+      expect.arrayContaining(['CallbackBody', 'OperationalEventBody', 'ErrorResponse']),
+    );
     expect(Object.keys(partner.components.schemas)).not.toContain('AuditEntryResponse');
     expect(JSON.stringify(partner)).not.toContain('/admin/');
     const ui = await t.http().get('/docs/partners/api').expect(200);
     expect(ui.text).toContain('swagger');
   });
 
-  it('lists the partners\' routes before the operators\' in /docs', async () => {
+  it("lists the partners' routes before the operators' in /docs", async () => {
     const full = await doc('/docs-json');
     const paths = Object.keys(full.paths);
     const firstOther = paths.findIndex((path) => !path.startsWith('/v1/'));
     expect(paths.slice(firstOther).filter((path) => path.startsWith('/v1/'))).toEqual([]);
     expect(paths[0]).toMatch(/^\/v1\//);
-    const partnerTags = new Set(paths.slice(0, firstOther).flatMap((path) => Object.values(full.paths[path]).flatMap((op) => op.tags ?? [])));
+    const partnerTags = new Set(
+      paths.slice(0, firstOther).flatMap((path) => Object.values(full.paths[path]).flatMap((op) => op.tags ?? [])),
+    );
     const tags = (full.tags ?? []).map((tag) => tag.name);
     expect(tags.slice(0, partnerTags.size).sort()).toEqual([...partnerTags].sort());
   });
@@ -88,7 +105,8 @@ describe('the documentation a partner can reach', () => {
         for (const callback of Object.values(op.callbacks ?? {})) {
           for (const [expression, post] of Object.entries(callback)) {
             if (!expression.startsWith('{')) continue;
-            for (const [name, example] of Object.entries(post.post.requestBody.content['application/json'].examples)) seen.set(name, example);
+            for (const [name, example] of Object.entries(post.post.requestBody.content['application/json'].examples))
+              seen.set(name, example);
           }
         }
       }
@@ -104,15 +122,24 @@ describe('the documentation a partner can reach', () => {
     expect(seen.size).toBe(CALLBACK_MESSAGES.length + OPERATIONAL_EVENTS.length);
   });
 
-  it("shapes each message's example as the body a receiver gets: the same keys in the same order, the same ids set", async () => {
-    const c = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'Docs', status_callback: rx.url('/docs/cb') }).expect(201)).body.id;
-    await t.admin('patch', `/admin/v1/companies/${c}/credit`, { creditLimit: '100', creditStatus: 'active' }).expect(200);
-    const hits = await until(() => (rx.on('/docs/cb').length >= 2 ? rx.on('/docs/cb') : null), { what: 'messages 0 and 2' });
+  it("shapes each message's example as the body a receiver gets: the same keys, order and ids set", async () => {
+    const c = (
+      await t.as(p.apiKey, 'post', '/v1/companies', { name: 'Docs', status_callback: rx.url('/docs/cb') }).expect(201)
+    ).body.id;
+    await t
+      .admin('patch', `/admin/v1/companies/${c}/credit`, { creditLimit: '100', creditStatus: 'active' })
+      .expect(200);
+    const hits = await until(() => (rx.on('/docs/cb').length >= 2 ? rx.on('/docs/cb') : null), {
+      what: 'messages 0 and 2',
+    });
     for (const hit of hits) {
       const body = JSON.parse(hit.body) as Record<string, unknown>;
       const entry = CALLBACK_MESSAGES.find((e) => e.code === (body.message as CallbackMessage))!;
       expect(Object.keys(body)).toEqual(Object.keys(entry.example));
-      const setOf = (o: object) => Object.entries(o).filter(([, v]) => v !== null).map(([k]) => k);
+      const setOf = (o: object) =>
+        Object.entries(o)
+          .filter(([, v]) => v !== null)
+          .map(([k]) => k);
       expect(setOf(body)).toEqual(setOf(entry.example));
     }
   });

@@ -19,18 +19,24 @@ describe('the event catalogue', () => {
     expect(CALLBACK_MESSAGES.map((e) => [e.code, e.name])).toEqual([0, 1, 2, 3, 4].map((c) => [c, CallbackMessage[c]]));
   });
 
-  it.each(CALLBACK_MESSAGES.map((e) => [e.code, e] as const))('message %s: its example is the five keys in order, as the body builder writes them', (code, e) => {
-    expect(Object.keys(e.example)).toEqual(FIVE_KEYS);
-    expect(e.example.message).toBe(code);
-    const { message, ...ids } = e.example;
-    expect(JSON.stringify(e.example)).toBe(buildCallbackBody(message, ids));
-    const set = Object.entries(ids).filter(([, v]) => v !== null).map(([k]) => k);
-    expect(set).toEqual(IDS_SET[code]);
-  });
+  it.each(CALLBACK_MESSAGES.map((e) => [e.code, e] as const))(
+    'message %s: its example is the five keys in order, as the body builder writes them',
+    (code, e) => {
+      expect(Object.keys(e.example)).toEqual(FIVE_KEYS);
+      expect(e.example.message).toBe(code);
+      const { message, ...ids } = e.example;
+      expect(JSON.stringify(e.example)).toBe(buildCallbackBody(message, ids));
+      const set = Object.entries(ids)
+        .filter(([, v]) => v !== null)
+        .map(([k]) => k);
+      expect(set).toEqual(IDS_SET[code]);
+    },
+  );
 
   it('names a read for every message, per variant where the paths differ', () => {
     for (const e of CALLBACK_MESSAGES) {
-      for (const variant of ['A', 'B'] as const) expect(readNextText(e, variant)).toMatch(/^GET \/v1\/companies\/\{companyId\}/);
+      for (const variant of ['A', 'B'] as const)
+        expect(readNextText(e, variant)).toMatch(/^GET \/v1\/companies\/\{companyId\}/);
     }
     const withdrawal = CALLBACK_MESSAGES[CallbackMessage.WithdrawalRequestStatusChanged];
     expect(readNextText(withdrawal, 'A')).toBe('GET /v1/companies/{companyId}/withdrawal-requests/{withdrawalId}');

@@ -13,12 +13,13 @@ describe('the partner guide as HTML', () => {
     expect(html).toContain('<a href="#moving-your-receiver">moving</a>');
   });
 
-  it('passes no markup of the file through: raw HTML is text, links only to sections or http(s), pictures only those served', () => {
+  it('passes no markup through: raw HTML is text, links only to sections or http(s), only served pictures', () => {
     const html = render(
       [
         '<script>alert(1)</script>',
         '',
-        'Inline <img src=x onerror=alert(1)> and [a trick](javascript:alert(1)), [a file](operations.md), [a site](https://example.com/x).',
+        'Inline <img src=x onerror=alert(1)> and [a trick](javascript:alert(1)),',
+        '[a file](operations.md), [a site](https://example.com/x).',
         '',
         '![served](portal-overview.png) ![not served](../secret.png)',
       ].join('\n'),
@@ -35,7 +36,10 @@ describe('the partner guide as HTML', () => {
   });
 
   it('escapes code, and makes a page with the title, the contents and the link to the partner API reference', () => {
-    const guide = renderGuide('# Integrating as a partner\n\n## The request\n\n```sh\ncurl -H "a<b"\n```\n\n## Retries\n', new Set());
+    const guide = renderGuide(
+      '# Integrating as a partner\n\n## The request\n\n```sh\ncurl -H "a<b"\n```\n\n## Retries\n',
+      new Set(),
+    );
     expect(guide.html).toContain('curl -H &quot;a&lt;b&quot;');
     const page = guidePage(guide, '/docs/partners/api');
     expect(page).toContain('<title>Integrating as a partner · Funding service</title>');
