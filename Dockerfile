@@ -2,8 +2,9 @@
 # The funding service: one image for every role (ROLE=api, worker or all).
 #   docker build -t funding-service .
 # The build stage compiles with the dev dependencies; the runtime stage holds the production
-# dependencies and dist/src only, runs as the unprivileged `node` user, and starts node itself
-# (no npm, no shell in between), so SIGTERM reaches the service and it drains before exiting.
+# dependencies, dist/src and the partner guide it serves (dist/docs) only, runs as the unprivileged
+# `node` user, and starts node itself (no npm, no shell in between), so SIGTERM reaches the service
+# and it drains before exiting.
 ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
@@ -14,6 +15,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY bench ./bench
 COPY src ./src
+COPY docs ./docs
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS runtime
@@ -22,6 +24,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund
 COPY --from=build /app/dist/src ./dist/src
+COPY --from=build /app/dist/docs ./dist/docs
 USER node
 EXPOSE 3000
 # /ready: PostgreSQL and Redis answer. Every role serves it (a worker serves only the operations

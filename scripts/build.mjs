@@ -17,9 +17,11 @@ const STAMP = '.build-inputs';
 // What the compiled output depends on: the TypeScript under src and bench (tsconfig.build.json
 // compiles those; nothing else there is built, and a bench run rewrites bench/results.json) and the
 // build's settings. Besides TypeScript, the portal's templates and stylesheet (ASSETS) are copied
-// beside the compiled code, where it reads them (src/portal/views → dist/src/portal/views).
+// beside the compiled code, where it reads them (src/portal/views → dist/src/portal/views); and the
+// partner guide the service serves with its pictures (GUIDE: docs/ → dist/docs).
 const SOURCES = ['src', 'bench'];
 const ASSETS = ['.eta', '.css'];
+const GUIDE = () => files('docs').filter((f) => f === path.join('docs', 'partners.md') || f.endsWith('.png'));
 const SETTINGS = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json', 'scripts/build.mjs'];
 
 function files(rel) {
@@ -34,7 +36,7 @@ function files(rel) {
 
 export function inputsHash() {
   const hash = createHash('sha256');
-  for (const rel of [...SOURCES.flatMap(files).filter((f) => f.endsWith('.ts') || isAsset(f)), ...SETTINGS.flatMap(files)]) {
+  for (const rel of [...SOURCES.flatMap(files).filter((f) => f.endsWith('.ts') || isAsset(f)), ...GUIDE(), ...SETTINGS.flatMap(files)]) {
     hash.update(`${rel.split(path.sep).join('/')}\0`);
     hash.update(fs.readFileSync(path.join(ROOT, rel)));
     hash.update('\0');
@@ -46,9 +48,9 @@ function isAsset(rel) {
   return ASSETS.some((ext) => rel.endsWith(ext));
 }
 
-/** The assets, copied beside the compiled code in `out`, at the same relative paths. */
+/** The assets and the guide, copied into `out` at the same relative paths. */
 function copyAssets(out) {
-  for (const rel of SOURCES.flatMap(files).filter(isAsset)) {
+  for (const rel of [...SOURCES.flatMap(files).filter(isAsset), ...GUIDE()]) {
     fs.mkdirSync(path.dirname(path.join(out, rel)), { recursive: true });
     fs.copyFileSync(path.join(ROOT, rel), path.join(out, rel));
   }

@@ -1,4 +1,16 @@
-import { answerRouterRefusal, AppConfig, bearerToken, buildApiDocument, MAX_BODY_BYTES, registerBodyParsers, RouteSpanInterceptor, StrictValidationPipe, tracingActive } from './platform/index.js';
+import {
+  answerRouterRefusal,
+  AppConfig,
+  bearerToken,
+  buildApiDocument,
+  GUIDE_PATH,
+  MAX_BODY_BYTES,
+  mountPartnerDocs,
+  registerBodyParsers,
+  RouteSpanInterceptor,
+  StrictValidationPipe,
+  tracingActive,
+} from './platform/index.js';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SwaggerModule } from '@nestjs/swagger';
@@ -6,7 +18,7 @@ import { AccessGate, Credentials, installRouteAccess, MountAccess, OperatorCrede
 import { BulkReplay, CallbackBody, CallbackRepairs, OPERATIONAL_EVENT_MODELS, Redelivery } from './callbacks/index.js';
 import { DASHBOARD_ACCESS, dashboardDocument, DestinationsService, mountQueueDashboard } from './delivery/index.js';
 import { PartnersService, PortalSessions, RateLimiter } from './partners/index.js';
-import { cookieValues, mountPortal, portalCookie, portalHeadersFor, refusalPage } from './portal/index.js';
+import { cookieValues, mountPortal, PORTAL_HEADERS, portalCookie, portalHeadersFor, refusalPage } from './portal/index.js';
 
 /**
  * Idle keep-alive connections stay open this long. Node's default (5 s) is shorter than the idle
@@ -39,9 +51,15 @@ export function createHttpAdapter(): FastifyAdapter {
   });
 }
 
-/** Where the OpenAPI document and Swagger UI are served: to anyone (they hold no partner's data). */
+/**
+ * Where the OpenAPI document and Swagger UI are served, and the partner guide with the partners'
+ * routes alone below it: to anyone (they hold no partner's data).
+ */
 const DOCS_PATH = 'docs';
-const DOCS_ACCESS: MountAccess[] = ['', '-json', '-yaml'].map((suffix) => ({ prefix: `/${DOCS_PATH}${suffix}`, access: () => ({ to: 'anyone' }) }));
+const DOCS_ACCESS: MountAccess[] = [GUIDE_PATH, ...['', '-json', '-yaml'].map((suffix) => `/${DOCS_PATH}${suffix}`)].map((prefix) => ({
+  prefix,
+  access: () => ({ to: 'anyone' }),
+}));
 
 /** A worker serves no partner or operator route: it knows no credential. */
 const NO_CREDENTIALS: Credentials = {
@@ -103,5 +121,7 @@ export function setupApp(app: NestFastifyApplication, config: AppConfig): void {
   if (tracingActive()) app.useGlobalInterceptors(new RouteSpanInterceptor());
   app.useGlobalPipes(new StrictValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
   const parts = { models: [CallbackBody, ...OPERATIONAL_EVENT_MODELS], paths: config.role === 'worker' ? {} : dashboardDocument() };
-  SwaggerModule.setup(DOCS_PATH, app, buildApiDocument(app, config, parts), { jsonDocumentUrl: 'docs-json' });
+  const document = buildApiDocument(app, config, parts);
+  SwaggerModule.setup(DOCS_PATH, app, document, { jsonDocumentUrl: 'docs-json' });
+  if (config.role !== 'worker') mountPartnerDocs(app, document, PORTAL_HEADERS);
 }

@@ -131,6 +131,10 @@ describe.each(['A', 'B'] as const)('fuzzing every route, variant %s', (variant) 
       { method: 'get', path: '/admin/v1/partners/{partner}', auth: 'admin' },
       { method: 'get', path: '/v1/partner', auth: 'partner' },
       { method: 'patch', path: '/v1/partner', auth: 'partner', body: { operationsUrl: url } },
+      { method: 'post', path: '/v1/partner/rotate-signing-secret', auth: 'partner' },
+      { method: 'post', path: '/v1/partner/signature-scheme', auth: 'partner', body: { scheme: 'ed25519' } },
+      { method: 'get', path: '/v1/callback-urls', auth: 'partner' },
+      { method: 'post', path: '/v1/callback-urls/move', auth: 'partner', body: { from: 'http://127.0.0.1:9/c', to: url } },
       { method: 'patch', path: '/admin/v1/companies/{c}/credit', auth: 'admin', body: { creditLimit: '100000', creditStatus: 'active', annualInterestRate: '7.50', repaymentTermDays: 30 } },
       { method: 'post', path: '/admin/v1/limit-requests/{l}/approve', auth: 'admin' },
       { method: 'post', path: '/admin/v1/limit-requests/{l}/reject', auth: 'admin' },
@@ -155,6 +159,8 @@ describe.each(['A', 'B'] as const)('fuzzing every route, variant %s', (variant) 
       { method: 'get', path: '/ready', auth: 'none' },
       { method: 'get', path: '/metrics', auth: 'none' },
       { method: 'get', path: '/docs-json', auth: 'none' },
+      { method: 'get', path: '/docs/partners', auth: 'none' },
+      { method: 'get', path: '/docs/partners/api-json', auth: 'none' },
     ];
   });
 

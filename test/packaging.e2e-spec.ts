@@ -100,7 +100,8 @@ describe('packaging', () => {
       }
       expect(fs.existsSync(path.join(dir, 'node_modules/@nestjs/core'))).toBe(true);
       expect(fs.existsSync(path.join(dir, 'node_modules/jest'))).toBe(false); // dev dependencies pruned
-      expect(fs.readdirSync(path.join(dir, 'dist'))).toEqual(['src']);
+      // The compiled service, and the partner guide it serves (docs/partners.md and its pictures).
+      expect(fs.readdirSync(path.join(dir, 'dist'))).toEqual(['docs', 'src']);
 
       const run = newRun();
       const port = await sparePort();
@@ -123,6 +124,8 @@ describe('packaging', () => {
         expect(output.join('')).toContain(`ready: role=all`);
         const res = await fetch(`http://127.0.0.1:${port}/ready`);
         expect(res.status).toBe(200);
+        const guide = await fetch(`http://127.0.0.1:${port}/docs/partners`);
+        expect([guide.status, (await guide.text()).includes('<h1 id="integrating-as-a-partner">')]).toEqual([200, true]);
         const check = spawnSync(process.execPath, healthcheck.slice(1), { cwd: dir, env, encoding: 'utf8', timeout: 10_000 });
         expect(check.status).toBe(0);
         expect(await stop(child, 'SIGTERM')).toBe(0);

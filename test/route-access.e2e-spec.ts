@@ -194,6 +194,8 @@ describe.each(['A', 'B'] as const)('variant %s: every route of the route table',
     // The operators' partner look-up, walked as every other viewer's read.
     const reads = routes.filter((r) => [r.method].flat().includes('GET')).map((r) => r.url);
     expect(reads).toEqual(expect.arrayContaining(['/admin/v1/partners', '/admin/v1/partners/:partnerId']));
+    for (const u of ['/docs/partners', '/docs/partners/guide.css', '/docs/partners/portal-overview.png', '/docs/partners/api', '/docs/partners/api-json']) expect(urls).toContain(u);
+    for (const u of ['/v1/callback-urls', '/v1/callback-urls/move', '/v1/partner/rotate-signing-secret', '/v1/partner/signature-scheme']) expect(urls).toContain(u);
     expect(routes.length).toBeGreaterThan(80);
   });
 

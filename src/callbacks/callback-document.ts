@@ -1,23 +1,33 @@
 import type { ApiOperationOptions } from '@nestjs/swagger';
 import { variantOnly } from '../platform/index.js';
+import { CallbackMessage } from './callback-message.js';
 import { CallbackBody } from './callback.responses.js';
+import { catalogueEntry, readNextText } from './event-catalogue.js';
 
 /** Where a callback is sent: the request body property holding its URL, and its messages. */
 export interface CallbackTarget {
   /** The request body property whose URL receives these callbacks. */
   property: string;
-  /** Which messages go there, in words (docs/partners.md, "Registering callback URLs"). */
-  messages: string;
+  /** Which messages go there (their descriptions and examples come from the event catalogue). */
+  messages: CallbackMessage[];
   /** Only in this API variant (the organization's URL property is named per variant). */
   variant?: 'A' | 'B';
 }
 
-/** What a signed POST carries: its summary, what its body is, and the body's schema. */
+/** An example body of a signed POST, as OpenAPI `examples` name one. */
+export interface BodyExample {
+  summary: string;
+  value: object;
+}
+
+/** What a signed POST carries: its summary, what its body is, the body's schema and its examples. */
 export interface SignedPostDoc {
   summary: string;
   /** The body and what the receiver does with it, after the signing and retry rules every signed POST shares. */
   body: string;
   schema: string;
+  /** Example bodies by name (the event catalogue's). */
+  examples: Record<string, BodyExample>;
 }
 
 /**
@@ -47,7 +57,10 @@ export function signedPost(doc: SignedPostDoc) {
         ),
         header('user-agent', 'funding-service-callbacks/<service version>', { type: 'string', pattern: '^funding-service-callbacks/' }),
       ],
-      requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${doc.schema}` } } } },
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: { $ref: `#/components/schemas/${doc.schema}` }, examples: doc.examples } },
+      },
       responses: {
         '2XX': { description: `success: any 2xx within CALLBACK_TIMEOUT_MS (default 15 s); the body is read up to 1 KiB for the attempt log` },
         '410': { description: 'Gone: no more retries; it is failed at once' },
@@ -61,15 +74,19 @@ export function signedPost(doc: SignedPostDoc) {
   };
 }
 
-/** The callback POST to a registered URL. */
-const callbackOperation = (target: CallbackTarget) =>
-  signedPost({
-    summary: `POST to the URL in ${target.property}: ${target.messages}`,
+/** The callback POST to a registered URL: its messages, when each is sent and what to read next, from the catalogue. */
+function callbackOperation(target: CallbackTarget) {
+  const entries = target.messages.map(catalogueEntry);
+  const each = entries.map((e) => `${e.name} (${e.code}) when ${e.when}: read ${readNextText(e, target.variant)}`);
+  return signedPost({
+    summary: `POST to the URL in ${target.property}: ${entries.map((e) => `${e.name} (${e.code})`).join(', ')}`,
     body:
-      'the body is exactly the five keys of CallbackBody, in that order. A callback says "read the current state" through the ' +
-      'follow-up endpoints; a failed one is redeliverable.',
+      `the body is exactly the five keys of CallbackBody, in that order. ${each.join('; ')}. A callback says "read the ` +
+      'current state" through these follow-up endpoints; a failed one is redeliverable.',
     schema: CallbackBody.name,
+    examples: Object.fromEntries(entries.map((e) => [e.name, { summary: `${e.code}: ${e.when}`, value: e.example }])),
   });
+}
 
 /**
  * The OpenAPI `callbacks` of an operation registering callback URLs (`@Doc(..., { callbacks })`):

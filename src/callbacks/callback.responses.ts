@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { CallbackMessage } from './callback-message.js';
+import { CALLBACK_MESSAGES } from './event-catalogue.js';
 import { nullableTimestamp, nullableUuid, timestamp, url, uuid } from '../platform/index.js';
 
 const MESSAGE_NAMES = Object.values(CallbackMessage).filter((v) => typeof v === 'string');
@@ -17,8 +18,8 @@ export class CallbackAttemptResponse {
 export class CallbackBody {
   @ApiProperty({
     type: 'integer',
-    enum: [0, 1, 2, 3, 4],
-    description: '0 CreditLimitUpdated, 1 WithdrawalRequestStatusChanged, 2 CreditBalanceUpdated, 3 LimitRequestStatusChanged, 4 LoanPaymentRegistered',
+    enum: CALLBACK_MESSAGES.map((e) => e.code),
+    description: CALLBACK_MESSAGES.map((e) => `${e.code} ${e.name}`).join(', '),
   })
   message: number;
   @ApiProperty(nullableUuid) withdrawalId: string | null;

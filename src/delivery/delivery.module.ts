@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { DestinationCircuits } from '../callbacks/index.js';
 import { AppConfig, moduleFor } from '../platform/index.js';
 import { Admission } from './admission.js';
 import { CallbackDelivery } from './callback-delivery.js';
@@ -22,10 +23,18 @@ export class DeliveryModule {
     return moduleFor(DeliveryModule, config, {
       controllers: { api: [PartnerDestinationsController, DestinationsAdminController, TestCallbacksController] },
       providers: {
-        api: [CallbackQueue, Admission, CallbackRelay, { provide: ADMISSION_INTERVAL, useValue: ADMISSION_INTERVAL_MS }, DestinationsService, TestCallbacks],
+        api: [
+          CallbackQueue,
+          Admission,
+          CallbackRelay,
+          { provide: ADMISSION_INTERVAL, useValue: ADMISSION_INTERVAL_MS },
+          DestinationsService,
+          { provide: DestinationCircuits, useExisting: DestinationsService },
+          TestCallbacks,
+        ],
         worker: [Settlement, CallbackDelivery, DeliveryWorker],
       },
-      exports: [DestinationsService, TestCallbacks],
+      exports: [DestinationsService, DestinationCircuits, TestCallbacks],
     });
   }
 }

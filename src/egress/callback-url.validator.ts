@@ -20,6 +20,18 @@ export class CallbackUrlValidator {
   }
 
   /**
+   * `value` in the form a registered URL is stored in (as `check` returns it), to find it among the
+   * stored ones without checking it again; text that is no URL as it is (it matches none).
+   */
+  storedForm(value: string): string {
+    try {
+      return new URL(value).href;
+    } catch {
+      return value;
+    }
+  }
+
+  /**
    * Returns the URL to store, in its normalised (WHATWG-serialised) form, or null when absent;
    * a refused URL is a 400 naming the property.
    */

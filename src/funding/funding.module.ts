@@ -1,6 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig, moduleFor } from '../platform/index.js';
 import { CallbackUrlChanges } from './callback-urls/callback-url-changes.service.js';
+import { CallbackUrlInventoryController } from './callback-urls/callback-url-inventory.controller.js';
+import { CallbackUrlList } from './callback-urls/callback-url-list.service.js';
+import { CallbackUrlMove } from './callback-urls/callback-url-move.service.js';
 import { CompanyCallbackController, LimitRequestCallbackController, WithdrawalCallbackControllerA, WithdrawalCallbackControllerB } from './callback-urls/callback-url.controllers.js';
 import { CompaniesController, CreditAdminController, CreditTermsController } from './companies/companies.controller.js';
 import { CompaniesService } from './companies/companies.service.js';
@@ -32,12 +35,15 @@ export class FundingModule {
           LimitRequestCallbackController,
           WithdrawalCallbackControllerA,
           WithdrawalCallbackControllerB,
+          CallbackUrlInventoryController,
           LoansController,
           LoansAdminController,
         ],
       },
-      providers: { api: [CompaniesService, LimitRequestsService, WithdrawalsService, LoansService, DomainTransitions, CompanyChanges, CallbackUrlChanges] },
-      exports: [CompaniesService],
+      providers: {
+        api: [CompaniesService, LimitRequestsService, WithdrawalsService, LoansService, DomainTransitions, CompanyChanges, CallbackUrlChanges, CallbackUrlList, CallbackUrlMove],
+      },
+      exports: [CompaniesService, CallbackUrlList, CallbackUrlMove],
     });
   }
 }

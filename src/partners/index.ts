@@ -6,6 +6,7 @@ export { PartnerDirectory } from './partner-directory.js';
 export type { PartnerPageQuery, PartnerRecord } from './partner-directory.js';
 export { PartnerProfile } from './partner-profile.js';
 export { PartnerResponse } from './partner-responses.js';
+export { PartnerSigning } from './partner-signing.service.js';
 export { Partner } from './partner.entity.js';
 export { PartnersService } from './partners.service.js';
 export { PortalLinks, PRUNE_PORTAL_LINKS } from './portal-links.js';

@@ -10,7 +10,14 @@ import { Partner } from './partner.entity.js';
  */
 export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 
+/** A partner acts on its own key only: a call for another's is a fault of the caller, never a request to honour. */
+function ownKeyOnly(actor: Actor, partnerId: string): void {
+  if ('partner' in actor && actor.partner.id !== partnerId) throw new Error(`partner ${actor.partner.id} cannot change partner ${partnerId}'s key`);
+}
+
 /**
+ * The one owner of a partner's key changes: the operators' routes (/admin/v1/partners/…) and the
+ * partner's own (/v1/partner/…) call it, each with its actor for the audit entry.
  * A partner's signing key replaced: by a new one of its scheme (a rotation) or of the other
  * scheme (a switch). Either way the replaced key keeps signing beside the new one for
  * {@link ROTATION_OVERLAP_MS}, so the receiver changes its verifier without a gap; a key replaced
@@ -27,6 +34,7 @@ export class PartnerSigning {
 
   /** `{signingSecret}` under `hmac-sha256`, `{signingPublicKey}` under `ed25519`. */
   async rotate(actor: Actor, partnerId: string): Promise<ShownKey> {
+    ownKeyOnly(actor, partnerId);
     return this.writes.transaction(async (m) => {
       const partner = await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
       const before = partner.previousSecretExpiresAt?.toISOString() ?? null;
@@ -43,6 +51,7 @@ export class PartnerSigning {
 
   /** `409` when the partner signs with `scheme` already: a new key of the same scheme is a rotation. */
   async switchScheme(actor: Actor, partnerId: string, scheme: SignatureScheme): Promise<{ signatureScheme: SignatureScheme } & ShownKey> {
+    ownKeyOnly(actor, partnerId);
     return this.writes.transaction(async (m) => {
       const partner = await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
       const was = partner.signatureScheme;

@@ -5,6 +5,7 @@ import { ClientCertificates } from './client-certificates.service.js';
 import { ClientTlsStore } from './client-tls-store.js';
 import { PartnerDirectory } from './partner-directory.js';
 import { PartnerProfile } from './partner-profile.js';
+import { PartnerSigningController } from './partner-signing.controller.js';
 import { PartnerSigning } from './partner-signing.service.js';
 import { PartnersController } from './partners.controller.js';
 import { PartnersService } from './partners.service.js';
@@ -19,7 +20,7 @@ import { SecretsReencryption } from './secrets-reencryption.js';
 export class PartnersModule {
   static forRoot(config: AppConfig): DynamicModule {
     return moduleFor(PartnersModule, config, {
-      controllers: { api: [PartnersController, PartnerPortalLinksController, PortalAdminController, ClientCertificateController] },
+      controllers: { api: [PartnersController, PartnerSigningController, PartnerPortalLinksController, PortalAdminController, ClientCertificateController] },
       providers: {
         // Every role: a process whose SECRETS_KEY cannot open a stored secret stops at start.
         any: [SecretsReencryption],
@@ -36,7 +37,7 @@ export class PartnersModule {
         ],
         worker: [ClientTlsStore],
       },
-      exports: [PartnersService, PartnerProfile, PartnerDirectory, PortalLinks, PortalSessions, RateLimiter, ClientTlsStore],
+      exports: [PartnersService, PartnerProfile, PartnerDirectory, PartnerSigning, PortalLinks, PortalSessions, RateLimiter, ClientTlsStore],
     });
   }
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
-import { type Actor, AuditLog } from '../operators/index.js';
+import { type Actor, AuditLog, type OperatorIdentity } from '../operators/index.js';
 import { APP_CONFIG, AppConfig, hashToken, notFound, Writes } from '../platform/index.js';
 import { MADE_BY_ACTIVE, PortalSessions } from './portal-sessions.js';
 
@@ -75,7 +75,7 @@ export class PortalLinks {
     return this.writes.transaction(async (m) => {
       const [partner]: { id: string }[] = await m.query('SELECT id FROM partners WHERE id = $1', [partnerId]);
       if (!partner) throw notFound('Partner');
-      const link = await this.insert(m, partnerId, ttlMinutes, actor.operator.id);
+      const link = await this.insert(m, partnerId, ttlMinutes, 'operator' in actor ? actor.operator.id : null);
       const after = { portalLinkExpiresAt: link.expiresAt };
       await this.audit.record(m, actor, { targetType: 'partner', targetId: partnerId, before: {}, after });
       return link;
@@ -141,7 +141,7 @@ export class PortalLinks {
   }
 
   private async auditOpening(m: EntityManager, operatorId: string, partnerId: string, sessionId: string) {
-    const [operator]: Actor['operator'][] = await m.query('SELECT id, name, role FROM operators WHERE id = $1', [
+    const [operator]: OperatorIdentity[] = await m.query('SELECT id, name, role FROM operators WHERE id = $1', [
       operatorId,
     ]);
     await this.audit.record(m, { operator, action: 'portal.session.open' }, {

@@ -43,6 +43,8 @@ export { RedactingLogger } from './logging/redacting-logger.js';
 export { RepeatLimitedLog } from './logging/repeat-limited-log.js';
 export { ApiErrors, Doc, SECURITY } from './openapi/api-doc.js';
 export { buildApiDocument } from './openapi/api-document.js';
+export { mountPartnerDocs, PARTNER_API_PATH } from './openapi/partner-docs.js';
+export { GUIDE_PATH } from './openapi/partner-guide.js';
 export { variantOnly } from './openapi/api-variant-doc.js';
 export { CALLBACK_URL, currency, money, nullableTimestamp, nullableUuid, timestamp, url, uuid } from './openapi/schema.js';
 export { RouteSpanInterceptor } from './telemetry/route-span.interceptor.js';

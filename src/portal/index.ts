@@ -1,7 +1,7 @@
 // portal/: the partner portal's pages.
 // The public face of the module: other modules import only this file (.dependency-cruiser.cjs).
 export { cookieValues, portalCookie } from './portal-cookie.js';
-export { portalHeadersFor } from './portal-headers.js';
+export { PORTAL_HEADERS, portalHeadersFor } from './portal-headers.js';
 export { mountPortal } from './portal-mount.js';
 export { refusalPage } from './portal-views.js';
 export { PortalModule } from './portal.module.js';

@@ -157,7 +157,8 @@ export class World {
   /** The partner's PATCH of a company's URL (store/url-changes.ts): moved to another destination, or removed (null). */
   async moveUrl(company: number, origin: string | null): Promise<void> {
     const c = this.companies[company % this.companies.length];
-    const of = { property: 'status_callback', companyId: c.companyId, messages: [CallbackMessage.CreditLimitUpdated], key: 'companyId' as const, resourceId: c.companyId };
+    const resources = [{ companyId: c.companyId, id: c.companyId }];
+    const of = { property: 'status_callback', messages: [CallbackMessage.CreditLimitUpdated], key: 'companyId' as const, resources };
     await this.writes.transaction((m) => followUrl(m, of, origin === null ? null : `${origin}/moved`));
   }
 

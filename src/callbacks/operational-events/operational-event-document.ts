@@ -1,30 +1,37 @@
 import { ApiProperty, ApiOperationOptions, getSchemaPath } from '@nestjs/swagger';
 import { signedPost } from '../callback-document.js';
+import { OPERATIONAL_EVENTS } from '../event-catalogue.js';
 import { timestamp } from '../../platform/index.js';
-import { OPERATIONAL_EVENT_TYPES } from './operational-event.js';
+import { OPERATIONAL_EVENT_TYPES, OperationalEventType } from './operational-event.js';
 
-const destination = { type: 'string', description: "the destination's origin (scheme, host and port of its callback URLs)", example: 'https://hooks.example.com' } as const;
-const waiting = { type: 'integer', minimum: 0, description: "your callbacks waiting for it at that moment (counted among 1000 of its waiting callbacks; at that cap: at least that many)" } as const;
+/** A property of an event's `data`, described as the event catalogue describes it. */
+function dataProperty(type: OperationalEventType, key: string, schema: object) {
+  const entry = OPERATIONAL_EVENTS.find((e) => e.type === type)!;
+  return ApiProperty({ ...schema, description: entry.data[key], example: entry.example.data[key] });
+}
+
+const origin = { type: 'string' } as const;
+const count = { type: 'integer', minimum: 0 } as const;
 
 export class DestinationFailingData {
-  @ApiProperty(destination) destination: string;
-  @ApiProperty({ ...timestamp, description: 'when its circuit opened' }) since: string;
-  @ApiProperty({ type: 'string', description: 'the last failed attempt, as in the delivery log', example: 'HTTP 503' }) lastError: string;
-  @ApiProperty(waiting) waiting: number;
+  @dataProperty('destination.failing', 'destination', origin) destination: string;
+  @dataProperty('destination.failing', 'since', timestamp) since: string;
+  @dataProperty('destination.failing', 'lastError', { type: 'string' }) lastError: string;
+  @dataProperty('destination.failing', 'waiting', count) waiting: number;
 }
 
 export class DestinationRecoveredData {
-  @ApiProperty(destination) destination: string;
-  @ApiProperty({ ...timestamp, description: 'when its circuit had opened (the since of its destination.failing)' }) failingSince: string;
-  @ApiProperty({ ...timestamp, description: 'when a probe was answered and its circuit closed' }) recoveredAt: string;
-  @ApiProperty(waiting) waiting: number;
+  @dataProperty('destination.recovered', 'destination', origin) destination: string;
+  @dataProperty('destination.recovered', 'failingSince', timestamp) failingSince: string;
+  @dataProperty('destination.recovered', 'recoveredAt', timestamp) recoveredAt: string;
+  @dataProperty('destination.recovered', 'waiting', count) waiting: number;
 }
 
 export class CallbacksFailedData {
-  @ApiProperty(destination) destination: string;
-  @ApiProperty({ type: 'integer', minimum: 1, description: 'callbacks that became failed (after their last attempt, or their outage) between from and to' }) count: number;
-  @ApiProperty({ ...timestamp, description: 'the first of them failed' }) from: string;
-  @ApiProperty({ ...timestamp, description: 'the last of them failed' }) to: string;
+  @dataProperty('callbacks.failed', 'destination', origin) destination: string;
+  @dataProperty('callbacks.failed', 'count', { type: 'integer', minimum: 1 }) count: number;
+  @dataProperty('callbacks.failed', 'from', timestamp) from: string;
+  @dataProperty('callbacks.failed', 'to', timestamp) to: string;
 }
 
 /** The body of an operational event's POST to the partner's operationsUrl. */
@@ -43,12 +50,14 @@ export const OPERATIONAL_EVENT_MODELS = [OperationalEventBody, DestinationFailin
 
 /** The OpenAPI `callbacks` of the operation that sets operationsUrl: the events' POST. */
 export function operationalEventDocs(): ApiOperationOptions['callbacks'] {
+  const whens = OPERATIONAL_EVENTS.map((e) => `${e.type}: ${e.when}`).join('; ');
   const post = signedPost({
-    summary: 'POST to operationsUrl: an operational event (destination.failing, destination.recovered, callbacks.failed)',
+    summary: `POST to operationsUrl: an operational event (${OPERATIONAL_EVENTS.map((e) => e.type).join(', ')})`,
     body:
-      'the body is {"type","timestamp","data"} (OperationalEventBody): one of your receivers failing, recovering, or callbacks failed for good ' +
-      '(docs/partners.md, "Operational events"); webhook-id is the event\'s id in GET /v1/partner/events.',
+      `the body is {"type","timestamp","data"} (OperationalEventBody). ${whens}. ` +
+      'webhook-id is the event\'s id in GET /v1/partner/events (docs/partners.md, "Operational events").',
     schema: OperationalEventBody.name,
+    examples: Object.fromEntries(OPERATIONAL_EVENTS.map((e) => [e.type, { summary: e.when, value: e.example }])),
   });
   return { operationsUrl: { '{$request.body#/operationsUrl}': post } } as ApiOperationOptions['callbacks'];
 }

@@ -27,6 +27,23 @@ export function listDestinations(db: DataSource, f: { partnerId: string | null; 
   return db.query(LIST_DESTINATIONS, [f.partnerId, f.origin]);
 }
 
+/**
+ * One partner's destinations at these origins ($1 the partner, $2 the origins), with their
+ * callbacks in flight (an open circuit's probe under way is half-open): what their states are made
+ * of, without the waiting counts. One range of `destinations_partner_idx` per origin.
+ */
+export const DESTINATION_STATES = `
+  SELECT ${DESTINATION_COLUMNS},
+         (SELECT count(*) FROM callbacks c WHERE c.destination = d.key AND c.status = 'sending')::int AS sending,
+         (extract(epoch FROM now()) * 1000)::float8 AS now
+    FROM destinations d
+   WHERE d.partner_id = $1 AND d.origin = ANY($2::text[])`;
+
+/** The partner's destinations at these origins, with their callbacks in flight (those it has: a URL never used has none). */
+export function destinationStates(db: DataSource, partnerId: string, origins: string[]): Promise<(DestinationRow & { sending: number; now: number })[]> {
+  return db.query(DESTINATION_STATES, [partnerId, origins]);
+}
+
 /** Destinations whose circuit is open or half-open. */
 export async function countOpenDestinations(db: DataSource): Promise<number> {
   const [row]: { n: number }[] = await db.query(COUNT_OPEN);

@@ -11,7 +11,7 @@ import { COUNTS, DASHBOARD_TABS, DELAYED_IDS, LOG, ONE_ROW, PAGES } from './dash
 import { LOAD } from './delivery-load.js';
 import { READ_DESTINATIONS } from './destination-states.js';
 import { DESTINATIONS_BY_PARTNER, LONGEST_OPEN } from './destination-summaries.js';
-import { COUNT_OPEN, KNOWN, LIST_DESTINATIONS, PROBE_NOW, WAITING_BY_CIRCUIT } from './destinations.js';
+import { COUNT_OPEN, DESTINATION_STATES, KNOWN, LIST_DESTINATIONS, PROBE_NOW, WAITING_BY_CIRCUIT } from './destinations.js';
 import { FEED_PAGE } from './feed-page.js';
 import { OPEN_CIRCUITS } from './reads.js';
 import { FLUSH_NOTICES, LIST_EVENTS } from './operational-events.js';
@@ -23,6 +23,7 @@ import { DELIVERIES_UNDER_WAY, PRUNE_CALLBACKS, PRUNE_PLANNER, PRUNE_UNSENT_EVEN
 import { recordFor, saveFor } from './settlement.js';
 import { INSERT_TEST_CALLBACK, OPEN_CIRCUIT_OF, RECENT_TESTS } from './test-callbacks.js';
 import { MOVE_URL, REMOVE_URL } from './url-changes.js';
+import { LAST_DELIVERIES } from './url-deliveries.js';
 
 /** A bulk redelivery's selection with every condition, for the snapshots (each condition is left out when not given). */
 const EVERY_CONDITION = { partnerId: 'p', companyId: 'c', since: new Date(0), until: new Date(0), origin: 'o' };
@@ -99,6 +100,8 @@ export const STATEMENT_GROUPS: Record<string, StoreStatement[]> = {
     statement('operational-events-list', 'orm', LIST_EVENTS),
     statement('destinations-list', 'orm', LIST_DESTINATIONS),
     statement('callbacks-open-circuits', 'orm', OPEN_CIRCUITS),
+    statement('destinations-states', 'orm', DESTINATION_STATES),
+    statement('callback-urls-last-delivered', 'orm', LAST_DELIVERIES),
     statement('destinations-count-open', 'orm', COUNT_OPEN),
     statement('destinations-waiting-by-circuit', 'orm', WAITING_BY_CIRCUIT),
     statement('callbacks-gauge', 'sql-pool', COUNT_PENDING_AND_FAILED),

@@ -6,9 +6,12 @@ import { DataSource } from 'typeorm';
 import { DomainError, ErrorCode, notFound, Writes } from '../../platform/index.js';
 import { Metrics } from '../../operations/index.js';
 import {
+  CircuitState,
   countOpenDestinations,
   countWaitingByCircuit,
+  DestinationCircuits,
   destinationKey,
+  destinationStates,
   listDestinations,
   nextProbeShown,
   probeNow,
@@ -18,8 +21,7 @@ import { stateOf } from '../destination-store.js';
 import { circuitOf } from '../destination-window.js';
 
 export { WAITING_COUNT_CAP };
-
-export type CircuitState = 'closed' | 'open' | 'half_open';
+export type { CircuitState };
 
 export interface DestinationView {
   partnerId: string;
@@ -42,13 +44,15 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
  * and counts are its callbacks' alone, whoever else's receivers share the origin.
  */
 @Injectable()
-export class DestinationsService implements OnModuleInit {
+export class DestinationsService extends DestinationCircuits implements OnModuleInit {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly metrics: Metrics,
     private readonly writes: Writes,
     private readonly audit: AuditLog,
-  ) {}
+  ) {
+    super();
+  }
 
   onModuleInit(): void {
     const db = this.db;
@@ -80,6 +84,13 @@ export class DestinationsService implements OnModuleInit {
   /** The partner's own destinations. */
   listForPartner(partnerId: string): Promise<DestinationView[]> {
     return this.read(partnerId, null);
+  }
+
+  /** The circuit states of the partner's destinations at these origins (DestinationCircuits: the funding module's URL list asks). */
+  async statesOf(partnerId: string, origins: string[]): Promise<Map<string, CircuitState>> {
+    const states = new Map<string, CircuitState>(origins.map((o) => [o, 'closed']));
+    for (const r of await destinationStates(this.db, partnerId, origins)) states.set(r.origin, circuitOf(stateOf(r), r.sending, r.now));
+    return states;
   }
 
   /**

@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { CallbackMessage, followUrl } from '../../callbacks/index.js';
+import { followUrl } from '../../callbacks/index.js';
 import { CallbackUrlValidator } from '../../egress/index.js';
 import { APP_CONFIG, AppConfig, invalidProperty, VariantNames, VARIANTS } from '../../platform/index.js';
 import { companyCallbackProperty } from '../companies/company-callback-property.js';
 import { DomainTransitions, partnersCompany } from '../domain/domain-transitions.js';
 import { Resource } from '../domain/resource.js';
+import { messagesOf, urlColumn } from '../domain/url-properties.js';
 import { Company } from '../companies/company.entity.js';
 import { LimitRequest } from '../limit-requests/limit-request.entity.js';
 import { WithdrawalRequest } from '../withdrawals/withdrawal-request.entity.js';
@@ -45,7 +46,9 @@ export class CallbackUrlChanges {
       company: partnersCompany(partnerId, companyId),
       effects: async (company, change) => {
         company.callbackUrl = url;
-        await change.run((m) => followUrl(m, { property: own, companyId, messages: [CallbackMessage.CreditLimitUpdated, CallbackMessage.CreditBalanceUpdated], key: 'companyId', resourceId: companyId }, url));
+        const messages = messagesOf(urlColumn('companies', 'callback_url'));
+        const resources = [{ companyId, id: companyId }];
+        await change.run((m) => followUrl(m, { property: own, messages, key: 'companyId', resources }, url));
       },
     });
     return row;
@@ -59,7 +62,9 @@ export class CallbackUrlChanges {
       company: partnersCompany(partnerId, companyId),
       effects: async (request, change) => {
         request.statusCallback = url;
-        await change.run((m) => followUrl(m, { property: 'status_callback', companyId, messages: [CallbackMessage.LimitRequestStatusChanged], key: 'limitRequestId', resourceId: id }, url));
+        const messages = messagesOf(urlColumn('limit_requests', 'status_callback'));
+        const of = { property: 'status_callback', messages, key: 'limitRequestId' as const, resources: [{ companyId, id }] };
+        await change.run((m) => followUrl(m, of, url));
       },
     });
     return { request, company };
@@ -75,11 +80,11 @@ export class CallbackUrlChanges {
       company: partnersCompany(partnerId, companyId),
       effects: async (withdrawal, change) => {
         for (const [i, property] of properties.entries()) {
-          const status = property === 'status_callback';
-          if (status) withdrawal.statusCallback = urls[i];
+          if (property === 'status_callback') withdrawal.statusCallback = urls[i];
           else withdrawal.loanStatusCallback = urls[i];
-          const messages = [status ? CallbackMessage.WithdrawalRequestStatusChanged : CallbackMessage.LoanPaymentRegistered];
-          await change.run((m) => followUrl(m, { property, companyId, messages, key: 'withdrawalId', resourceId: id }, urls[i]));
+          const messages = messagesOf(urlColumn('withdrawal_requests', property));
+          const of = { property, messages, key: 'withdrawalId' as const, resources: [{ companyId, id }] };
+          await change.run((m) => followUrl(m, of, urls[i]));
         }
       },
     });

@@ -1,6 +1,6 @@
 import { Access, Actor, AuditAction, CurrentActor } from '../../operators/index.js';
 import { Doc, IdempotencyInterceptor, OnlyVariant, ParseUuid, VARIANTS } from '../../platform/index.js';
-import { callbackDocs, CallbackTarget } from '../../callbacks/index.js';
+import { callbackDocs, CallbackMessage, CallbackTarget } from '../../callbacks/index.js';
 import { CompanyResponse, CreditStatusResponse, TermsResponse } from './company.responses.js';
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
@@ -12,7 +12,7 @@ import { companyView, creditStatusView, termsView } from './company.views.js';
 /** The organization's URL gets 0 and 2; its property is named per variant (docs/partners.md, "Registering callback URLs"). */
 const COMPANY_CALLBACKS: CallbackTarget[] = (['A', 'B'] as const).map((variant) => ({
   property: VARIANTS[variant].companyCallbackProperty,
-  messages: 'CreditLimitUpdated (0) when credit limit, status or terms change; CreditBalanceUpdated (2) when the credit balance changes',
+  messages: [CallbackMessage.CreditLimitUpdated, CallbackMessage.CreditBalanceUpdated],
   variant,
 }));
 

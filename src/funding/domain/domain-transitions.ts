@@ -10,6 +10,7 @@ import { ChangeSet } from './change-set.js';
 import { CompanyChanges, CompanyChangeSpec } from './company-changes.js';
 import { type Actor, AUDIT_ACTIONS, AuditActionName, AuditLog, rowChangesAudit } from '../../operators/index.js';
 import { Writes } from '../../platform/index.js';
+import { moveUrlIn, UrlMoveSpec } from './url-moves.js';
 
 /** How a change finds and locks its company: every path locks the company first, then the company's rows. */
 export type CompanyLock = (m: EntityManager, resource: Resource<CompanyRow>, id: string) => Promise<Company>;
@@ -119,6 +120,15 @@ export class DomainTransitions {
       const row = await m.save(m.create(entity, build(parent)));
       return { row, company: parent };
     });
+  }
+
+  /**
+   * A partner's move of one URL to another across its resources, in one transaction: the companies
+   * locked first (in id order), then their rows, each changed as its own PATCH changes it
+   * (url-moves.ts). No tracked property changes: no callback is recorded, no audit entry written.
+   */
+  moveUrl(spec: UrlMoveSpec): Promise<number> {
+    return this.transaction((m) => moveUrlIn(m, spec));
   }
 
   /** A change of a company's own credit, steps 3 to 6 in one statement over the row's version (CompanyChanges). */

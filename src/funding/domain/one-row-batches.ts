@@ -137,7 +137,7 @@ export class OneRowBatches<T extends ObjectLiteral & { id: string }> {
   /**
    * The write statement, locking its rows `lock`. Parameters: the rows as JSON ($1), their versions
    * ($2), each callback's row ($3), the callbacks (callbackValues, from $4), then the audit entries
-   * (the seven after those): a row, its callbacks and its audit entry are written together or not at all.
+   * (the nine after those): a row, its callbacks and its audit entry are written together or not at all.
    */
   private writeSql(name: string, lock: string): Sql {
     const table = `"${this.meta.tableName}"`;

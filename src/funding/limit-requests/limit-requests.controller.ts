@@ -1,6 +1,6 @@
 import { Access, Actor, AuditAction, CurrentActor } from '../../operators/index.js';
 import { Doc, IdempotencyInterceptor, ParseUuid } from '../../platform/index.js';
-import { callbackDocs } from '../../callbacks/index.js';
+import { callbackDocs, CallbackMessage } from '../../callbacks/index.js';
 import { LimitRequestResponse, LimitRequestStatusResponse } from './limit-request.responses.js';
 import { Body, Controller, Get, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
@@ -20,7 +20,7 @@ export class LimitRequestsController {
   @Doc('Request a credit limit', LimitRequestResponse, [400, 404, 413, { 422: 'the company credit is closed' }], {
     status: 201,
     idempotent: true,
-    callbacks: callbackDocs([{ property: 'status_callback', messages: 'LimitRequestStatusChanged (3) when the limit request status changes' }]),
+    callbacks: callbackDocs([{ property: 'status_callback', messages: [CallbackMessage.LimitRequestStatusChanged] }]),
   })
   @Post()
   @UseInterceptors(IdempotencyInterceptor)

@@ -1,6 +1,6 @@
 import { Access, Actor, AuditAction, CurrentActor } from '../../operators/index.js';
 import { Doc, IdempotencyInterceptor, OnlyVariant, ParseUuid } from '../../platform/index.js';
-import { callbackDocs } from '../../callbacks/index.js';
+import { callbackDocs, CallbackMessage } from '../../callbacks/index.js';
 import { WithdrawalResponse, WithdrawalStatusResponse } from './withdrawal.responses.js';
 import { Body, Controller, Get, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
@@ -20,8 +20,8 @@ abstract class WithdrawalsRoutes {
     status: 201,
     idempotent: true,
     callbacks: callbackDocs([
-      { property: 'status_callback', messages: 'WithdrawalRequestStatusChanged (1) when the withdrawal request status changes' },
-      { property: 'loan_status_callback', messages: 'LoanPaymentRegistered (4) when a payment is registered on its loan' },
+      { property: 'status_callback', messages: [CallbackMessage.WithdrawalRequestStatusChanged] },
+      { property: 'loan_status_callback', messages: [CallbackMessage.LoanPaymentRegistered] },
     ]),
   })
   @Post()

@@ -27,7 +27,9 @@ export interface AuditFilter {
 export interface AuditEntryView {
   id: string;
   at: string;
-  operator: { id: string; name: string };
+  /** Who made the change: an operator, or (its own signing key) a partner; the other is null. */
+  operator: { id: string; name: string } | null;
+  partner: { id: string; name: string } | null;
   action: string;
   targetType: string;
   targetId: string | null;
@@ -35,13 +37,13 @@ export interface AuditEntryView {
   after: TrackedProperties;
 }
 
-const AUDIT_COLUMNS = 'operator_id, action, target_type, target_id, before, after';
+const AUDIT_COLUMNS = 'operator_id, partner_id, partner_name, action, target_type, target_id, before, after';
 
 /** The INSERT of one entry, for a place inside a change's own statement or transaction. */
-export const AUDIT_INSERT = `INSERT INTO audit_entries (${AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb)`;
+export const AUDIT_INSERT = `INSERT INTO audit_entries (${AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb)`;
 
-/** The array types of {@link auditRowsInsert}'s parameters: each entry's owner, then {@link auditValues}' six. */
-const AUDIT_ROW_TYPES = ['uuid', 'uuid', 'text', 'text', 'text', 'text', 'text'];
+/** The array types of {@link auditRowsInsert}'s parameters: each entry's owner, then {@link auditValues}' eight. */
+const AUDIT_ROW_TYPES = ['uuid', 'uuid', 'uuid', 'text', 'text', 'text', 'text', 'text', 'text'];
 
 /** How many parameters {@link auditRowsInsert} takes. */
 export const AUDIT_ROWS_PARAMS = AUDIT_ROW_TYPES.length;
@@ -54,7 +56,7 @@ export const AUDIT_ROWS_PARAMS = AUDIT_ROW_TYPES.length;
  */
 export function auditRowsInsert(first: number, owners: string): string {
   return `INSERT INTO audit_entries (${AUDIT_COLUMNS})
-       SELECT a.operator_id, a.action, a.target_type, a.target_id, a.before::jsonb, a.after::jsonb
+       SELECT a.operator_id, a.partner_id, a.partner_name, a.action, a.target_type, a.target_id, a.before::jsonb, a.after::jsonb
          FROM unnest(${AUDIT_ROW_TYPES.map((type, i) => `$${first + i}::${type}[]`).join(', ')}) WITH ORDINALITY
               AS a(owner, ${AUDIT_COLUMNS}, ord)
         WHERE a.owner IN (${owners})
@@ -63,7 +65,7 @@ export function auditRowsInsert(first: number, owners: string): string {
 
 /** The parameters of {@link auditRowsInsert} for entries (auditValues each), each with its owner's id. */
 export function auditRowsValues(entries: { owner: string; values: unknown[] }[]): unknown[] {
-  return [entries.map((e) => e.owner), ...[0, 1, 2, 3, 4, 5].map((i) => entries.map((e) => e.values[i]))];
+  return [entries.map((e) => e.owner), ...AUDIT_ROW_TYPES.slice(1).map((_, i) => entries.map((e) => e.values[i]))];
 }
 
 /** The parameters of {@link AUDIT_INSERT} for a change, only its changed properties kept. */
@@ -71,7 +73,8 @@ export function auditValues(actor: Actor, change: AuditChange): unknown[] {
   const expected = AUDIT_ACTIONS[actor.action as AuditActionName];
   if (expected !== change.targetType) throw new Error(`audit action ${actor.action} is not a change of a ${change.targetType}`);
   const { before, after } = changedProperties(change.before, change.after);
-  return [actor.operator.id, actor.action, change.targetType, change.targetId, JSON.stringify(before), JSON.stringify(after)];
+  const who = 'operator' in actor ? [actor.operator.id, null, null] : [null, actor.partner.id, actor.partner.name];
+  return [...who, actor.action, change.targetType, change.targetId, JSON.stringify(before), JSON.stringify(after)];
 }
 
 const encodeCursor = (seq: string) => Buffer.from(`audit:${seq}`).toString('base64url');
@@ -81,10 +84,24 @@ function decodeCursor(cursor: string): string {
   return m[1];
 }
 
-type Row = { seq: string; id: string; at: Date; operator_id: string; operator_name: string; action: string; target_type: string; target_id: string | null; before: TrackedProperties; after: TrackedProperties };
+type Row = {
+  seq: string;
+  id: string;
+  at: Date;
+  operator_id: string | null;
+  operator_name: string | null;
+  partner_id: string | null;
+  partner_name: string | null;
+  action: string;
+  target_type: string;
+  target_id: string | null;
+  before: TrackedProperties;
+  after: TrackedProperties;
+};
 
 /**
- * The audit log: one entry per change made under /admin, written by the change itself inside its
+ * The audit log: one entry per change made under /admin (and per partner's roll of its own
+ * signing key, the partner its actor), written by the change itself inside its
  * transaction (so a change that is refused or fails writes none), read newest first. Entries are
  * never changed or deleted: no route does, and the table refuses UPDATE and DELETE.
  */
@@ -112,8 +129,9 @@ export class AuditLog {
     if (f.cursor !== undefined) add('a.seq < ?', decodeCursor(f.cursor));
     values.push(f.limit + 1);
     const rows: Row[] = await this.db.query(
-      `SELECT a.seq::text AS seq, a.id, a.at, a.operator_id, o.name AS operator_name, a.action, a.target_type, a.target_id, a.before, a.after
-         FROM audit_entries a JOIN operators o ON o.id = a.operator_id
+      `SELECT a.seq::text AS seq, a.id, a.at, a.operator_id, o.name AS operator_name, a.partner_id, a.partner_name,
+              a.action, a.target_type, a.target_id, a.before, a.after
+         FROM audit_entries a LEFT JOIN operators o ON o.id = a.operator_id
         ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
         ORDER BY a.seq DESC LIMIT $${values.length}`,
       values,
@@ -123,7 +141,8 @@ export class AuditLog {
       items: items.map((r) => ({
         id: r.id,
         at: r.at.toISOString(),
-        operator: { id: r.operator_id, name: r.operator_name },
+        operator: r.operator_id === null ? null : { id: r.operator_id, name: r.operator_name! },
+        partner: r.partner_id === null ? null : { id: r.partner_id, name: r.partner_name! },
         action: r.action,
         targetType: r.target_type,
         targetId: r.target_id,

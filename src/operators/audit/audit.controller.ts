@@ -42,6 +42,11 @@ export class AuditOperatorResponse {
   @ApiProperty({ example: 'alice' }) name: string;
 }
 
+export class AuditPartnerResponse {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ example: 'Acme Bank', description: "the partner's name when it made the change" }) name: string;
+}
+
 /** The target's properties, and those of other rows the change touched by their name (`company`: an object of its own). */
 const TRACKED = {
   type: 'object' as const,
@@ -51,7 +56,14 @@ const TRACKED = {
 export class AuditEntryResponse {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ format: 'date-time' }) at: string;
-  @ApiProperty({ type: AuditOperatorResponse }) operator: AuditOperatorResponse;
+  @ApiProperty({ type: AuditOperatorResponse, nullable: true, description: 'the operator who made the change; null when a partner did' })
+  operator: AuditOperatorResponse | null;
+  @ApiProperty({
+    type: AuditPartnerResponse,
+    nullable: true,
+    description: 'the partner who made the change (rolling its own signing key through /v1/partner); null when an operator did',
+  })
+  partner: AuditPartnerResponse | null;
   @ApiProperty({ enum: Object.keys(AUDIT_ACTIONS), description: 'a stable dotted name; docs/operations.md lists each with its route' }) action: string;
   @ApiProperty({ enum: AUDIT_TARGET_TYPES }) targetType: string;
   @ApiProperty({ type: 'string', nullable: true, description: "the changed resource's id (a destination's origin); null for a bulk change" }) targetId: string | null;
@@ -70,7 +82,7 @@ export class AuditController {
   constructor(private readonly audit: AuditLog) {}
 
   /** Read-only: no route changes or deletes an entry. */
-  @Doc('The audit log: one entry per change made under /admin, newest first', AuditPageResponse, [400])
+  @Doc('The audit log: one entry per change made under /admin or by a partner to its signing key, newest first', AuditPageResponse, [400])
   @Access.operator('viewer')
   @Get()
   list(@Query() q: ListAuditQuery) {

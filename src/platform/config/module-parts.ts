@@ -1,4 +1,4 @@
-import { DynamicModule, Provider, Type } from '@nestjs/common';
+import { Abstract, DynamicModule, Provider, Type } from '@nestjs/common';
 import type { AppConfig } from './app-config.js';
 import { controllersOf } from './variant-controllers.js';
 
@@ -6,8 +6,8 @@ import { controllersOf } from './variant-controllers.js';
 export type ModuleParts = {
   controllers?: { any?: Type[]; api?: Type[] };
   providers: { any?: Provider[]; api?: Provider[]; worker?: Provider[] };
-  /** What other modules may inject; each role exports those of them it runs. */
-  exports?: Array<Type | symbol>;
+  /** What other modules may inject; each role exports those of them it runs (an abstract class: a face another provides). */
+  exports?: Array<Type | Abstract<unknown> | symbol>;
 };
 
 const tokenOf = (p: Provider) => (typeof p === 'function' ? p : p.provide);

@@ -28,6 +28,8 @@ import { PartnerPortal1764700400000 } from './migrations/1764700400000-partner-p
 import { AttemptPartner1764700500000 } from './migrations/1764700500000-attempt-partner.js';
 import { DestinationProbeRequest1764700610000 } from './migrations/1764700610000-destination-probe-request.js';
 import { PortalLinkOwners1764700650000 } from './migrations/1764700650000-portal-link-owners.js';
+import { AuditPartnerActor1764800100000 } from './migrations/1764800100000-audit-partner-actor.js';
+import { UrlDeliveredIndex1764800200000 } from './migrations/1764800200000-url-delivered-index.js';
 import { PartnerKeyRotatedAt1764810000000 } from './migrations/1764810000000-partner-key-rotated-at.js';
 import { PartnerLookupIndexes1764810100000 } from './migrations/1764810100000-partner-lookup-indexes.js';
 
@@ -58,6 +60,8 @@ export const MIGRATIONS = [
   AttemptPartner1764700500000,
   DestinationProbeRequest1764700610000,
   PortalLinkOwners1764700650000,
+  AuditPartnerActor1764800100000,
+  UrlDeliveredIndex1764800200000,
   PartnerKeyRotatedAt1764810000000,
   PartnerLookupIndexes1764810100000,
 ];

@@ -33,6 +33,7 @@ export const ERROR_CODES = {
   insufficient_credit_balance: 'the amount exceeds the credit balance (422)',
   overpayment: 'the payment exceeds the loan\'s outstanding amount (422)',
   replay_over_limit: 'more than 100,000 failed callbacks match a bulk redelivery: nothing was done; narrow the window (since, until, destination) and replay it in parts (422)',
+  url_move_over_limit: 'more resources use the URL than one move may change: nothing was moved; change them with PATCH (422)',
   test_callback_no_url: 'no URL given, and none registered for that message (422)',
   rate_limited: 'over the partner rate limit; retry after Retry-After seconds (429)',
   test_callback_rate_limited: 'over 10 test callbacks in a rolling minute; retry after Retry-After seconds (429)',

@@ -5,6 +5,7 @@ import { VARIANTS } from '../config/variant.js';
 import { securitySchemes } from './api-doc.js';
 import { keepVariant } from './api-variant-doc.js';
 import { ErrorResponse } from '../http/error-response.js';
+import { partnersFirst } from './partner-document.js';
 
 /**
  * The OpenAPI document served at /docs-json: what this deployment answers, for its API variant
@@ -27,8 +28,8 @@ export function buildApiDocument(app: INestApplication, config: AppConfig, parts
         `organization callback property "${names.companyCallbackProperty}", withdrawal collection "${names.withdrawalsSegment}"` +
         `${names.hasTerms ? ', credit terms endpoint' : ''}. The callbacks a partner receives are described as OpenAPI callbacks on ` +
         'the operations that register their URLs. Errors share one shape (ErrorResponse); money is a decimal string, ids are UUIDs. ' +
-        'Integrating as a partner (verifying signatures, de-duplicating on webhook-id, retries, redelivery): `docs/partners.md` in the ' +
-        "service's source repository.",
+        'Integrating as a partner (verifying signatures, de-duplicating on webhook-id, retries, redelivery): the partner guide at ' +
+        '/docs/partners (docs/partners.md), and the partners\' routes alone at /docs/partners/api.',
     )
     .setVersion(config.version)
     // The service is deployed at addresses this document cannot know: its paths are relative to
@@ -41,7 +42,7 @@ export function buildApiDocument(app: INestApplication, config: AppConfig, parts
   // (OpenAPI 3.1's `identifier`, which the 3.0 types of @nestjs/swagger do not know.)
   document.info.license = { name: 'Proprietary (UNLICENSED)', identifier: 'LicenseRef-Proprietary' } as OpenAPIObject['info']['license'];
   markPublicOperations(document);
-  return keepVariant(document, config.variant);
+  return partnersFirst(keepVariant(document, config.variant));
 }
 
 const ERROR_REF = `#/components/schemas/${ErrorResponse.name}`;

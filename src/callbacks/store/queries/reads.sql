@@ -61,6 +61,24 @@ SELECT d.key, (extract(epoch FROM d.opened_at) * 1000)::float8 AS "openedAt",
          (extract(epoch FROM now()) * 1000)::float8 AS now
     FROM destinations d WHERE d.key = ANY ($1::text[]) AND d.opened_at IS NOT NULL;
 
+-- destinations-states (on orm)
+SELECT d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error, d.version::text AS version,
+  d.probe_id,
+  (extract(epoch FROM d.opened_at) * 1000)::float8 AS opened_at,
+  (extract(epoch FROM d.next_probe_at) * 1000)::float8 AS next_probe_at,
+  (extract(epoch FROM d.last_ok_at) * 1000)::float8 AS last_ok_at,
+         (SELECT count(*) FROM callbacks c WHERE c.destination = d.key AND c.status = 'sending')::int AS sending,
+         (extract(epoch FROM now()) * 1000)::float8 AS now
+    FROM destinations d
+   WHERE d.partner_id = $1 AND d.origin = ANY($2::text[]);
+
+-- callback-urls-last-delivered (on orm)
+SELECT u.url,
+         (SELECT c.delivered_at FROM callbacks c
+           WHERE c.partner_id = $1 AND md5(c.url) = md5(u.url) AND c.url = u.url AND c.status = 'delivered'
+           ORDER BY c.delivered_at DESC LIMIT 1) AS delivered_at
+    FROM unnest($2::text[]) AS u(url);
+
 -- destinations-count-open (on orm)
 SELECT count(*)::int AS n FROM destinations WHERE opened_at IS NOT NULL;
 

@@ -49,8 +49,9 @@ UPDATE callbacks c
         SET url = CASE WHEN c.status = 'sending' THEN c.url ELSE $5 END,
             next_url = CASE WHEN c.status = 'sending' THEN $5 END,
             url_removed_at = NULL
-      WHERE c.company_id = $1 AND c.message = ANY($2::smallint[]) AND c.body::json ->> $3 = $4 AND NOT c.test
-                AND c.status IN ('pending', 'sending', 'failed');
+       FROM unnest($1::uuid[], $2::text[]) AS r(company_id, resource_id)
+      WHERE c.company_id = r.company_id AND c.message = ANY($3::smallint[]) AND c.body::json ->> $4 = r.resource_id
+                AND NOT c.test AND c.status IN ('pending', 'sending', 'failed');
 
 -- url-remove (on orm)
 UPDATE callbacks c
@@ -59,8 +60,9 @@ UPDATE callbacks c
             status = CASE WHEN c.status = 'sending' THEN c.status ELSE 'failed' END,
             next_attempt_at = CASE WHEN c.status = 'sending' THEN c.next_attempt_at END,
             lease_until = CASE WHEN c.status = 'sending' THEN c.lease_until END
-      WHERE c.company_id = $1 AND c.message = ANY($2::smallint[]) AND c.body::json ->> $3 = $4 AND NOT c.test
-                AND c.status IN ('pending', 'sending', 'failed');
+       FROM unnest($1::uuid[], $2::text[]) AS r(company_id, resource_id)
+      WHERE c.company_id = r.company_id AND c.message = ANY($3::smallint[]) AND c.body::json ->> $4 = r.resource_id
+                AND NOT c.test AND c.status IN ('pending', 'sending', 'failed');
 
 -- destinations-probe-now (on orm)
 UPDATE destinations d SET next_probe_at = now(), version = d.version + 1
