@@ -40,7 +40,8 @@ describe('the migration giving each attempt its partner', () => {
     partners = [await seed(old, 'A'), await seed(old, 'B')];
     before = await indexes(old);
     await old.destroy();
-    db = await openDatabase(options);
+    // Up to this migration only: the test reverts it as the last one run.
+    db = await openDatabase({ ...options, migrations: MIGRATIONS.slice(0, MIGRATIONS.indexOf(AttemptPartner1764700500000) + 1) });
   }, 60_000);
   afterAll(async () => {
     await db?.destroy();
