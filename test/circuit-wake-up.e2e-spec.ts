@@ -23,6 +23,19 @@ describe('a circuit open with nothing waiting', () => {
   // (long next to a request here: a redelivery waiting its turn behind a probe in flight is not failed meanwhile).
   const e2e = harness({ CALLBACK_BREAKER_THRESHOLD: '1', CALLBACK_BREAKER_PROBE: '10m..10m', CALLBACK_RETRY_SCHEDULE: '2s' });
   beforeAll(() => ({ t, p } = e2e));
+  // Whether a callback's destination was still open when the statement that delivered it ended
+  // (an AFTER trigger sees the whole statement's writes): a probe's delivery closes the circuit in
+  // the same statement, so no reader sees the probe delivered and its circuit still open.
+  beforeAll(async () => {
+    await t.sql(`CREATE TABLE delivered_with_circuit (callback_id uuid PRIMARY KEY, still_open boolean NOT NULL)`);
+    await t.sql(`CREATE FUNCTION note_delivered_with_circuit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO delivered_with_circuit SELECT NEW.id, d.opened_at IS NOT NULL FROM destinations d WHERE d.key = NEW.destination;
+        RETURN NULL;
+      END $$`);
+    await t.sql(`CREATE TRIGGER note_delivered_with_circuit AFTER UPDATE OF status ON callbacks FOR EACH ROW
+      WHEN (NEW.status = 'delivered' AND OLD.status <> 'delivered') EXECUTE FUNCTION note_delivered_with_circuit()`);
+  });
   afterAll(async () => {
     for (const r of receivers) await r.close();
   });
@@ -30,6 +43,13 @@ describe('a circuit open with nothing waiting', () => {
   const origin = (rx: Receiver) => `http://127.0.0.1:${rx.port}`;
   const destination = async (rx: Receiver) => ((await t.as(p.apiKey, 'get', '/v1/callbacks/destinations').expect(200)).body.items as DestinationView[]).find((d) => d.origin === origin(rx))!;
   const statusOf = async (id: string) => (await t.sql<{ status: string }>('SELECT status FROM callbacks WHERE id = $1', [id]))[0].status;
+
+  /** Waits for the callback to be delivered as its destination's probe, which closed the circuit in the same statement. */
+  async function deliveredAsProbe(id: string, what: string): Promise<void> {
+    await until(async () => (await statusOf(id)) === 'delivered', { what, timeoutMs: 5000 });
+    const sql = 'SELECT still_open AS "stillOpen" FROM delivered_with_circuit WHERE callback_id = $1';
+    expect(await t.sql<{ stillOpen: boolean }>(sql, [id])).toEqual([{ stillOpen: false }]);
+  }
 
   /** A receiver that answers 500 until `up`, counting the requests it holds at once; a company sending to it. */
   async function failingReceiver(delayMs = 0) {
@@ -99,7 +119,7 @@ describe('a circuit open with nothing waiting', () => {
     const [id] = await openWithNothingWaiting(rx, company);
     state.up = true;
     await t.as(p.apiKey, 'post', `/v1/callbacks/${id}/redeliver`).expect(202);
-    await until(async () => (await statusOf(id)) === 'delivered', { what: 'delivered as the probe', timeoutMs: 5000 });
+    await deliveredAsProbe(id, 'delivered as the probe');
     expect(await destination(rx)).toMatchObject({ state: 'closed', openedAt: null, nextProbeAt: null, waiting: 0 });
     expect(rx.hits.filter((h) => h.headers['webhook-id'] === id)).toHaveLength(2);
   });
@@ -109,7 +129,7 @@ describe('a circuit open with nothing waiting', () => {
     const [id] = await openWithNothingWaiting(rx, company);
     state.up = true;
     await t.admin('post', `/admin/v1/callbacks/${id}/redeliver`).expect(202);
-    await until(async () => (await statusOf(id)) === 'delivered', { what: 'delivered as the probe', timeoutMs: 5000 });
+    await deliveredAsProbe(id, 'delivered as the probe');
     expect((await destination(rx)).state).toBe('closed');
   });
 
@@ -122,7 +142,7 @@ describe('a circuit open with nothing waiting', () => {
     state.up = true;
     const done = await t.http().post(`/portal/callbacks/${id}/redeliver`).set('Cookie', cookie).type('form').send({ _csrf: csrf }).expect(303);
     expect(done.headers.location).toBe(`/portal/callbacks/${id}?done=redelivered`);
-    await until(async () => (await statusOf(id)) === 'delivered', { what: 'delivered as the probe', timeoutMs: 5000 });
+    await deliveredAsProbe(id, 'delivered as the probe');
     expect((await destination(rx)).state).toBe('closed');
   });
 
@@ -158,7 +178,7 @@ describe('a circuit open with nothing waiting', () => {
     expect(Date.parse(items[0].nextProbeAt!)).toBeGreaterThanOrEqual(asked - 1000);
     state.up = true;
     const fresh = await company.change();
-    await until(async () => (await statusOf(fresh)) === 'delivered', { what: 'the fresh callback delivered as the probe', timeoutMs: 5000 });
+    await deliveredAsProbe(fresh, 'the fresh callback delivered as the probe');
     expect((await destination(rx)).state).toBe('closed');
   });
 

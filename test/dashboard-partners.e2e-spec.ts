@@ -7,6 +7,8 @@ interface BoardJob {
   id: string;
   name: string;
   failedReason: string;
+  /** bull-board's page offers Retry on a job exactly when it is failed by this. */
+  isFailed: boolean;
 }
 
 /**
@@ -52,7 +54,8 @@ describe("the queue dashboard names each job's partner, and shows operational ev
 
     const job = (await board('failed')).find((j) => j.id === event.id)!;
     expect(job.name).toBe(`event destination.failing · partner Nordlicht Kredit · operations URL ${rx.url('')}`);
-    expect(job.failedReason).toBe('HTTP 410');
+    // Its error is in its log: no failed reason, so bull-board offers no Retry on it (an event is not redelivered).
+    expect(job).toMatchObject({ failedReason: '', isFailed: false });
     expect(`${job.name} ${job.failedReason}`).not.toMatch(/null|Unknown|company|tok_7|key=/);
     const [a] = await t.sql<{ started_at: Date; duration_ms: number }>(
       'SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = $1',
@@ -69,6 +72,64 @@ describe("the queue dashboard names each job's partner, and shows operational ev
     expect(held.length).toBe(3);
     const named = `0 CreditLimitUpdated · partner Nordlicht Kredit · company ${outage.c} · ${down.url('')}`;
     for (const j of held) expect(j.name).toBe(named);
+  });
+
+  const SWITCHED_OFF_FOR_EVENTS =
+    "switches Retry off on an event's failed delivery (no button, 405 saying why, nothing changed), " +
+    'keeps it for callbacks; Retry all replays callbacks only';
+  it(SWITCHED_OFF_FOR_EVENTS, async () => {
+    const partner = await createPartner(t, 'Kestrel Credit');
+    await t.as(partner.apiKey, 'patch', '/v1/partner', { operationsUrl: rx.url('/ops/events') }).expect(200);
+    // Its receiver answers 410: the callback fails at once, and so does the callbacks.failed event telling of it.
+    const gone = await companyWithCallback(t, partner, rx.url('/ops/gone'));
+    const callback = await gone.change();
+    type Failed = { id: string; eventType: string | null; scheduleStartedAt: Date; attemptCount: number };
+    const failed = async (attempts: number) => {
+      const sql = `SELECT id, event_type AS "eventType", schedule_started_at AS "scheduleStartedAt",
+                          attempt_count AS "attemptCount"
+                     FROM callbacks WHERE partner_id = $1 AND status = 'failed' AND attempt_count = $2`;
+      const rows = await t.sql<Failed>(sql, [partner.id, attempts]);
+      return rows.length === 2 ? rows : null;
+    };
+    const what = 'the callback and its callbacks.failed event failed';
+    const rows = await until(() => failed(1), { what, timeoutMs: 20000 });
+    const event = rows.find((r) => r.eventType === 'callbacks.failed')!;
+    const jobs = await board('failed');
+    expect(jobs.find((j) => j.id === event.id)).toMatchObject({ failedReason: '', isFailed: false });
+    expect(jobs.find((j) => j.id === callback)).toMatchObject({ failedReason: 'HTTP 410', isFailed: true });
+
+    const audited = async (id: string) =>
+      (await t.sql('SELECT 1 FROM audit_entries WHERE target_id = $1', [id])).length;
+    const put = (path: string) =>
+      t.http().put(`/admin/queues/api/queues/callbacks/${path}`).set('Authorization', BASIC);
+    const retry = (id: string) => put(`${id}/retry`);
+    const refused = await retry(event.id).expect(405);
+    const why = expect.stringContaining('operational event is not redelivered');
+    expect(refused.body).toMatchObject({ code: 'method_not_allowed', message: why });
+    expect(refused.body.message).toContain('GET /admin/v1/partners/{partnerId}/events');
+    const now = async (id: string) =>
+      (await t.sql<Omit<Failed, 'id' | 'eventType'> & { status: string }>(
+        `SELECT status, schedule_started_at AS "scheduleStartedAt", attempt_count AS "attemptCount"
+           FROM callbacks WHERE id = $1`,
+        [id],
+      ))[0];
+    const { scheduleStartedAt, attemptCount } = event;
+    const unchanged = { status: 'failed', scheduleStartedAt, attemptCount };
+    expect(await now(event.id)).toEqual(unchanged);
+    expect(await audited(event.id)).toBe(0);
+
+    // A failed callback's Retry still redelivers it (sent again: 410 again, failed after a second attempt).
+    await retry(callback).expect(204);
+    expect(await audited(callback)).toBe(1);
+    const again = async () => (await now(callback)).status === 'failed' && (await now(callback)).attemptCount === 2;
+    await until(again, { what: 'the callback redelivered and failed again', timeoutMs: 20000 });
+
+    // Retry all: every failed callback (of every partner) again, never an event's delivery.
+    const failedCallbacks = `SELECT count(*)::int AS n FROM callbacks WHERE status = 'failed' AND event_type IS NULL`;
+    const [{ n }] = await t.sql<{ n: number }>(failedCallbacks);
+    const all = await put('retry/failed').expect(200);
+    expect(all.body.retried).toBe(n);
+    expect(await now(event.id)).toEqual(unchanged);
   });
 
   it('names two partners sharing a receiver apart, each job by its own partner', async () => {

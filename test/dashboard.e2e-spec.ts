@@ -67,6 +67,7 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
       if (h.path === '/later') return rx.on('/later').length === 1 ? res.writeHead(500).end('busy') : res.writeHead(204).end();
       if (h.path.startsWith('/bulk-gone')) return rx.on(h.path).length === 1 ? res.writeHead(410).end() : res.writeHead(204).end();
       if (h.path === '/bulk-later') return rx.on(h.path).length === 1 ? res.writeHead(500).end() : res.writeHead(204).end();
+      if (h.path.startsWith('/ops-gone')) return res.writeHead(410).end();
       res.writeHead(204).end();
     };
     await t.app.listen(0, '127.0.0.1');
@@ -316,5 +317,31 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
     } finally {
       await down.close();
     }
+  });
+
+  it("in a real browser: an event's failed delivery offers no Retry, a failed callback beside it does", async () => {
+    // A partner whose receiver and Operations URL answer 410: its callback fails, and so does the event telling of it.
+    const kestrel = await createPartner(t, 'Kestrel Credit');
+    await t.as(kestrel.apiKey, 'patch', '/v1/partner', { operationsUrl: rx.url('/ops-gone/events') }).expect(200);
+    const callbackId = await (await companyWithCallback(t, kestrel, rx.url('/ops-gone/hook'))).change();
+    const eventOf = `SELECT id FROM callbacks
+                      WHERE partner_id = $1 AND event_type = 'callbacks.failed' AND status = 'failed'`;
+    const failedEvent = async () => (await t.sql<{ id: string }>(eventOf, [kestrel.id]))[0]?.id;
+    const eventId = await until(failedEvent, { what: "the event's delivery failed", timeoutMs: 20000 });
+    await settled(callbackId, 'failed', 'the callback failed');
+
+    browser ??= await openBrowser({ username: 'admin', password: ADMIN_TOKEN });
+    const { page } = browser;
+    const card = (id: string) => page.locator('[class*="card-"]', { has: page.locator(`a[href*="/callbacks/${id}"]`) });
+    await page.goto(`${base}/admin/queues/queue/callbacks?status=failed`);
+    const event = card(eventId);
+    await event.getByText(/→ failed: HTTP 410/).waitFor();
+    await expect(event.textContent()).resolves.toContain('event callbacks.failed · partner Kestrel Credit');
+    expect(await event.locator('[class*="jobActions-"] button:visible').count()).toBe(0);
+    const callback = card(callbackId);
+    await callback.getByText(/→ failed: HTTP 410/).waitFor();
+    const retry = callback.locator('[class*="jobActions-"] button:visible');
+    expect(await retry.count()).toBe(1);
+    expect(await retry.locator('.lucide-refresh-cw').count()).toBe(1);
   });
 });

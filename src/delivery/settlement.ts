@@ -117,7 +117,7 @@ export class Settlement {
   }
 
   private async write(items: Attempt[]): Promise<SettledAttempt[]> {
-    await this.read([...new Set(items.map((i) => i.row.destination))].filter((k) => !this.known.has(k)));
+    await this.read([...new Set(items.map((i) => i.row.destination))].filter((k) => this.mayBeStale(k)));
     const folded = this.fold(items);
     const written = await this.store.record(items.map((a, i) => attemptRecord(a, folded.settled[i])), savesOf(folded.writes));
     await this.refold(this.commit(folded, written), items);
@@ -155,6 +155,18 @@ export class Settlement {
     }
     for (const s of settled) if (saved.has(s.key)) this.noteTransition(s);
     return [...writes.keys()].filter((k) => !saved.has(k));
+  }
+
+  /**
+   * Whether a destination must be read before its outcomes are folded: one not known here, or one
+   * known open. An open destination is written by others too (an operator's probe brings its next
+   * probe forward), and its outcomes are few (its probe, attempts under way when it opened): read
+   * first, a probe's answer closes the circuit in the statement that delivers it, instead of in a
+   * refold after it, between which a reader would see the probe delivered and its circuit open.
+   */
+  private mayBeStale(key: string): boolean {
+    const known = this.known.get(key);
+    return known === undefined || known.state.openedAt !== null;
   }
 
   /** Reads destinations into `known`, and PostgreSQL's clock against this process's. */

@@ -102,6 +102,19 @@ describe('a callback row as a dashboard job', () => {
     if (job.delay) expect(job.timestamp + job.delay).toBe(r.nextAttemptAt!.getTime());
   });
 
+  it("gives a failed event's delivery no failed reason (so no Retry on it), its error in its log", () => {
+    const failed = { status: 'failed', nextAttemptAt: null, lastError: 'HTTP 410' };
+    const event = row({ ...failed, message: null, companyId: null, eventType: 'destination.failing' });
+    expect(dashboardJobJson(event, NOW)).toMatchObject({
+      failedReason: '',
+      stacktrace: [],
+      data: { eventId: event.id, eventType: 'destination.failing' },
+    });
+    expect(attemptLog(event, [attempt({ statusCode: 410, error: null })], NOW).at(-1)).toMatch(/→ failed: HTTP 410$/);
+    // A failed callback keeps its reason, and so its Retry.
+    expect(dashboardJobJson(row(failed), NOW).failedReason).toBe('HTTP 410');
+  });
+
   it.each([
     ['https://partner.example/hooks/abc?token=s3cret', 'https://partner.example'],
     ['https://partner.example:8443/x', 'https://partner.example:8443'],

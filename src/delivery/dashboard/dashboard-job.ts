@@ -29,6 +29,12 @@ export function withoutUrlPaths(text: string): string {
   return text.replace(/\bhttps?:\/\/[^\s"'<>]+/gi, (u) => destinationOrigin(u));
 }
 
+/** What a job delivers: a callback, or an operational event (read at its partner's events, never redelivered). */
+export type DashboardJobKind = 'callback' | 'operational-event';
+
+export const jobKind = (r: Pick<DashboardRow, 'eventType'>): DashboardJobKind =>
+  r.eventType === null ? 'callback' : 'operational-event';
+
 /** The job's name: which callback or operational event this is and whose, readable in a list of thousands. */
 export function jobName(r: Pick<DashboardRow, 'message' | 'companyId' | 'destination' | 'partnerName' | 'eventType'>) {
   return r.eventType === null ? callbackJobName(r) : eventJobName({ ...r, eventType: r.eventType });
@@ -94,19 +100,28 @@ export function dashboardJobJson(r: DashboardRow, now: Date): QueueJobJson {
   return {
     id: r.id,
     name: jobName(r),
-    data: { callbackId: r.id },
+    data: jobKind(r) === 'callback' ? { callbackId: r.id } : { eventId: r.id, eventType: r.eventType },
     opts: delay > 0 ? { delay } : {},
     delay,
     timestamp: r.createdAt.getTime(),
     processedOn: r.lastAttemptStartedAt?.getTime() ?? null,
     finishedOn: finishedAt(r),
     attemptsMade: r.attemptCount,
-    // Only a dead letter is a failed job; a pending callback's last error is in its log.
-    failedReason: state === 'failed' ? withoutUrlPaths(r.lastError ?? 'failed (no error recorded)') : '',
+    failedReason: failedReason(r, state),
     stacktrace: [],
     returnvalue: null,
     progress: 0,
   };
+}
+
+/**
+ * Only a dead letter is a failed job; a pending callback's last error is in its log. bull-board's
+ * page offers Retry on a job exactly when it has a failed reason, and an operational event is not
+ * redelivered: a dead event has none, its error is in its log (the Logs tab, opened first).
+ */
+function failedReason(r: DashboardRow, state: DashboardState): string {
+  if (state !== 'failed' || jobKind(r) === 'operational-event') return '';
+  return withoutUrlPaths(r.lastError ?? 'failed (no error recorded)');
 }
 
 /** What the row's state says comes after the attempt it follows from, as of `now` (the read's). */

@@ -1,33 +1,53 @@
-import { circuitsDescription, DASHBOARD_CSS, dashboardPage, dashboardRequestAllowed } from './dashboard-policy';
+import {
+  circuitsDescription,
+  DASHBOARD_CSS,
+  dashboardPage,
+  dashboardRefusal,
+  EVENT_NOT_REDELIVERED,
+  SWITCHED_OFF,
+} from './dashboard-policy';
+
+const ALLOWED = null;
+const OFF = SWITCHED_OFF;
 
 describe('queue dashboard policy', () => {
   it.each([
-    ['get', '/api/queues', {}, true],
-    ['get', '/api/queues/:queueName/:jobId/logs', {}, true],
-    ['put', '/api/queues/:queueName/:jobId/retry', { jobState: 'failed' }, true],
-    ['put', '/api/queues/:queueName/:jobId/retry', { jobState: 'completed' }, false],
-    ['put', '/api/queues/:queueName/retry/:queueStatus', { queueStatus: 'failed' }, true],
-    ['put', '/api/queues/:queueName/retry/:queueStatus', { queueStatus: 'completed' }, false],
-    ['put', '/api/queues/:queueName/:jobId/retry', { jobState: 'delayed' }, false],
-    ['put', '/api/queues/:queueName/:jobId/promote', { jobState: 'delayed' }, true],
-    ['put', '/api/queues/:queueName/:jobId/promote', { jobState: 'waiting' }, false],
-    ['put', '/api/queues/:queueName/:jobId/promote', { jobState: 'failed' }, false],
-    ['put', '/api/queues/:queueName/:jobId/promote', { jobState: 'unknown' }, false],
-    ['put', '/api/queues/:queueName/promote', {}, true],
-    ['post', '/api/queues/:queueName/add', {}, false],
-    ['patch', '/api/queues/:queueName/:jobId/update-data', {}, false],
-    ['patch', '/api/queues/:queueName/:jobId/delay', {}, false],
-    ['patch', '/api/queues/:queueName/:jobId/priority', {}, false],
-    ['put', '/api/queues/:queueName/:jobId/clean', {}, false],
-    ['put', '/api/queues/:queueName/clean/:queueStatus', { queueStatus: 'completed' }, false],
-    ['put', '/api/queues/:queueName/empty', {}, false],
-    ['put', '/api/queues/:queueName/obliterate', {}, false],
-    ['put', '/api/queues/:queueName/pause', {}, false],
-    ['put', '/api/queues/pause', {}, false],
-    ['put', '/api/queues/:queueName/concurrency', {}, false],
-    ['put', '/api/queues/:queueName/rate-limit', {}, false],
-  ])('%s %s %j → allowed %s', (method, route, params, allowed) => {
-    expect(dashboardRequestAllowed(method, route, params)).toBe(allowed);
+    ['get', '/api/queues', {}, ALLOWED],
+    ['get', '/api/queues/:queueName/:jobId/logs', {}, ALLOWED],
+    ['put', '/api/queues/:queueName/:jobId/retry', { jobState: 'failed', jobKind: 'callback' }, ALLOWED],
+    ['put', '/api/queues/:queueName/:jobId/retry', { jobState: 'completed', jobKind: 'callback' }, OFF],
+    ['put', '/api/queues/:queueName/:jobId/retry', { jobState: 'delayed', jobKind: 'callback' }, OFF],
+    ['put', '/api/queues/:queueName/:jobId/retry', { jobState: 'unknown' }, OFF],
+    ['put', '/api/queues/:queueName/retry/:queueStatus', { queueStatus: 'failed' }, ALLOWED],
+    ['put', '/api/queues/:queueName/retry/:queueStatus', { queueStatus: 'completed' }, OFF],
+    ['put', '/api/queues/:queueName/:jobId/promote', { jobState: 'delayed', jobKind: 'callback' }, ALLOWED],
+    ['put', '/api/queues/:queueName/:jobId/promote', { jobState: 'delayed', jobKind: 'operational-event' }, ALLOWED],
+    ['put', '/api/queues/:queueName/:jobId/promote', { jobState: 'waiting' }, OFF],
+    ['put', '/api/queues/:queueName/:jobId/promote', { jobState: 'failed' }, OFF],
+    ['put', '/api/queues/:queueName/:jobId/promote', { jobState: 'unknown' }, OFF],
+    ['put', '/api/queues/:queueName/promote', {}, ALLOWED],
+    ['post', '/api/queues/:queueName/add', {}, OFF],
+    ['patch', '/api/queues/:queueName/:jobId/update-data', {}, OFF],
+    ['patch', '/api/queues/:queueName/:jobId/delay', {}, OFF],
+    ['patch', '/api/queues/:queueName/:jobId/priority', {}, OFF],
+    ['put', '/api/queues/:queueName/:jobId/clean', {}, OFF],
+    ['put', '/api/queues/:queueName/clean/:queueStatus', { queueStatus: 'completed' }, OFF],
+    ['put', '/api/queues/:queueName/empty', {}, OFF],
+    ['put', '/api/queues/:queueName/obliterate', {}, OFF],
+    ['put', '/api/queues/pause', {}, OFF],
+    ['put', '/api/queues/:queueName/pause', {}, OFF],
+    ['put', '/api/queues/:queueName/concurrency', {}, OFF],
+    ['put', '/api/queues/:queueName/rate-limit', {}, OFF],
+  ] as const)('%s %s %j → refused: %s', (method, route, params, refusal) => {
+    expect(dashboardRefusal(method, route, params)).toBe(refusal);
+  });
+
+  it("refuses Retry on a failed operational event's delivery, saying why and where the event is read", () => {
+    const failedEvent = { jobState: 'failed', jobKind: 'operational-event' } as const;
+    const refusal = dashboardRefusal('put', '/api/queues/:queueName/:jobId/retry', failedEvent);
+    expect(refusal).toBe(EVENT_NOT_REDELIVERED);
+    expect(refusal).toMatch(/operational event is not redelivered/);
+    expect(refusal).toContain('GET /admin/v1/partners/{partnerId}/events');
   });
 
   it('serves the page without stylesheets from the internet and with the rules hiding switched-off buttons', () => {

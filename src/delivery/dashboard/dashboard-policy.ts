@@ -1,33 +1,50 @@
+import type { DashboardJobKind } from './dashboard-job.js';
+
 /**
  * What the queue dashboard lets an operator do. PostgreSQL is the record of every callback, so
- * an action either has a meaning there or is switched off: Retry on a failed job (a redelivery)
- * and Promote on a delayed one (attempt now) stay, one job or all of a tab; adding, editing,
- * duplicating, rescheduling, removing, cleaning, emptying, pausing, rate limits and concurrency
- * would change Redis behind the database's back and are refused.
+ * an action either has a meaning there or is switched off: Retry on a failed callback (a
+ * redelivery) and Promote on a delayed job (attempt now) stay, one job or all of a tab; adding,
+ * editing, duplicating, rescheduling, removing, cleaning, emptying, pausing, rate limits and
+ * concurrency would change Redis behind the database's back and are refused.
  */
 export const SWITCHED_OFF =
   'Switched off: the queue follows PostgreSQL. Retry a failed job or promote a delayed one here; anything else through the operator API (/admin/v1/callbacks).';
 
-/** bull-board route patterns (as its router declares them) that write and stay allowed. */
-const ALLOWED_WRITES: Record<string, (p: DashboardRequestParams) => boolean> = {
-  'put /api/queues/:queueName/:jobId/retry': (p) => p.jobState === 'failed',
-  'put /api/queues/:queueName/retry/:queueStatus': (p) => p.queueStatus === 'failed',
+/**
+ * An operational event is never redelivered (the callback routes answer 404 for its delivery):
+ * it tells a state that has passed, and the next change sends a new one.
+ */
+export const EVENT_NOT_REDELIVERED =
+  "Retry is switched off for an operational event's delivery: an operational event is not redelivered " +
+  '(the next change sends a new one); read it at GET /admin/v1/partners/{partnerId}/events.';
+
+/** A rule's answer: null to allow, else why it is refused. */
+const allowedIf = (allowed: boolean): string | null => (allowed ? null : SWITCHED_OFF);
+
+/** bull-board route patterns (as its router declares them) that write and stay allowed, and when. */
+const ALLOWED_WRITES: Record<string, (p: DashboardRequestParams) => string | null> = {
+  'put /api/queues/:queueName/:jobId/retry': (p) =>
+    p.jobKind === 'operational-event' ? EVENT_NOT_REDELIVERED : allowedIf(p.jobState === 'failed'),
+  // Retry all replays failed callbacks only (never an operational event's delivery).
+  'put /api/queues/:queueName/retry/:queueStatus': (p) => allowedIf(p.queueStatus === 'failed'),
   // Promote means "attempt now": a callback already due only waits for room at its destination.
-  'put /api/queues/:queueName/:jobId/promote': (p) => p.jobState === 'delayed',
-  'put /api/queues/:queueName/promote': () => true,
+  'put /api/queues/:queueName/:jobId/promote': (p) => allowedIf(p.jobState === 'delayed'),
+  'put /api/queues/:queueName/promote': () => null,
 };
 
 export interface DashboardRequestParams {
   queueStatus?: string;
   /** The job's current state (its callback's tab), looked up for a single-job retry or promote. */
   jobState?: string;
+  /** What the job delivers, looked up with its state. */
+  jobKind?: DashboardJobKind;
 }
 
-/** Reads are allowed; a write only when listed above. */
-export function dashboardRequestAllowed(method: string, route: string, params: DashboardRequestParams): boolean {
-  if (method.toLowerCase() === 'get') return true;
+/** Why a request is refused, or null: reads are allowed; a write only when listed above. */
+export function dashboardRefusal(method: string, route: string, params: DashboardRequestParams): string | null {
+  if (method.toLowerCase() === 'get') return null;
   const rule = ALLOWED_WRITES[`${method.toLowerCase()} ${route}`];
-  return rule !== undefined && rule(params);
+  return rule === undefined ? SWITCHED_OFF : rule(params);
 }
 
 /**

@@ -1,7 +1,8 @@
 import { codeOfStatus } from '../../platform/index.js';
 import type { Actor, OperatorIdentity } from '../../operators/index.js';
 import { CALLBACK_QUEUE } from '../callback-queue.js';
-import { SWITCHED_OFF } from './dashboard-policy.js';
+import type { DashboardJobKind } from './dashboard-job.js';
+import { dashboardRefusal } from './dashboard-policy.js';
 
 /** An answer of the dashboard's own handlers, in bull-board's shapes. */
 export interface DashboardAnswer {
@@ -14,10 +15,16 @@ const refusal = (status: 404 | 405, error: string, message: string): DashboardAn
   body: { statusCode: status, error, message, code: codeOfStatus(status) },
 });
 
+/** A job as the request policy needs it: its tab now and what it delivers. */
+export interface DashboardJobFacts {
+  state: string;
+  kind: DashboardJobKind;
+}
+
 /** What the dashboard's writes do, each with the operator as its actor (its audit entry). */
 export interface DashboardWriteActions {
-  /** Which tab a callback is on now; `unknown` when there is none. */
-  jobState(id: string): Promise<string>;
+  /** Which tab a job is on now and what it delivers; undefined when there is none. */
+  job(id: string): Promise<DashboardJobFacts | undefined>;
   redeliver(actor: Actor, callbackId: string): Promise<void>;
   redeliverFailed(actor: Actor): Promise<number>;
   promote(actor: Actor, callbackId: string): Promise<void>;
@@ -35,11 +42,17 @@ export interface DashboardWrite {
 const actor = (operator: OperatorIdentity, action: string): Actor => ({ operator, action });
 const done = (status: number): DashboardAnswer => ({ status, body: {} });
 
-/** A single-job action on a job in any other state is switched off, as the request policy says. */
-async function inState(actions: DashboardWriteActions, id: string, state: string, then: () => Promise<DashboardAnswer>): Promise<DashboardAnswer> {
-  const current = await actions.jobState(id);
-  if (current === 'unknown') return refusal(404, 'Not Found', `Job ${id} not found`);
-  return current === state ? then() : refusal(405, 'Method Not Allowed', SWITCHED_OFF);
+/** A single-job action (bull-board's `route`), done only on a job the request policy allows it on. */
+async function onJob(
+  actions: DashboardWriteActions,
+  route: string,
+  id: string,
+  then: () => Promise<DashboardAnswer>,
+): Promise<DashboardAnswer> {
+  const job = await actions.job(id);
+  if (job === undefined) return refusal(404, 'Not Found', `Job ${id} not found`);
+  const refused = dashboardRefusal('put', route, { jobState: job.state, jobKind: job.kind });
+  return refused === null ? then() : refusal(405, 'Method Not Allowed', refused);
 }
 
 /**
@@ -52,7 +65,7 @@ export const DASHBOARD_WRITES: DashboardWrite[] = [
   {
     path: `/api/queues/${CALLBACK_QUEUE}/:jobId/retry`,
     run: (a, op, p) =>
-      inState(a, p.jobId, 'failed', async () => {
+      onJob(a, '/api/queues/:queueName/:jobId/retry', p.jobId, async () => {
         await a.redeliver(actor(op, 'callback.redeliver'), p.jobId);
         return done(204);
       }),
@@ -60,7 +73,7 @@ export const DASHBOARD_WRITES: DashboardWrite[] = [
   {
     path: `/api/queues/${CALLBACK_QUEUE}/:jobId/promote`,
     run: (a, op, p) =>
-      inState(a, p.jobId, 'delayed', async () => {
+      onJob(a, '/api/queues/:queueName/:jobId/promote', p.jobId, async () => {
         await a.promote(actor(op, 'callback.promote'), p.jobId);
         return done(204);
       }),

@@ -11,9 +11,16 @@ import type { DataSource } from 'typeorm';
 import { AppConfig, DomainError, sendDomainError, UnexpectedErrorAnswer } from '../../platform/index.js';
 import type { Actor, MountAccess, OperatorIdentity } from '../../operators/index.js';
 import { CallbackQueue } from '../callback-queue.js';
-import { DASHBOARD_WRITES, DashboardWriteActions } from './dashboard-writes.js';
-import { attemptLog, DashboardRow, dashboardJobJson, dashboardState } from './dashboard-job.js';
-import { CircuitView, circuitsDescription, DASHBOARD_HEADERS, dashboardPage, dashboardRequestAllowed, SWITCHED_OFF } from './dashboard-policy.js';
+import { DASHBOARD_WRITES, DashboardJobFacts, DashboardWriteActions } from './dashboard-writes.js';
+import { attemptLog, DashboardRow, dashboardJobJson, dashboardState, jobKind } from './dashboard-job.js';
+import {
+  CircuitView,
+  circuitsDescription,
+  DASHBOARD_HEADERS,
+  dashboardPage,
+  dashboardRefusal,
+  SWITCHED_OFF,
+} from './dashboard-policy.js';
 import { DASHBOARD_COUNT_CAP, DASHBOARD_TABS, DashboardStore, DashboardTab } from '../../callbacks/index.js';
 
 export const DASHBOARD_PATH = '/admin/queues';
@@ -52,7 +59,7 @@ const isTab = (s: string): s is DashboardTab => (DASHBOARD_TABS as string[]).inc
  * ever existed, and "will run at" is next_attempt_at. The BullMQ queue is still behind it for
  * what only Redis knows (memory, workers, paused). Retry and Promote go through the database
  * ({@link DashboardActions}); every other write bull-board knows is refused here as a second line
- * behind the request policy ({@link dashboardRequestAllowed}).
+ * behind the request policy ({@link dashboardRefusal}).
  */
 export class CallbackQueueAdapter extends BullMQAdapter {
   constructor(
@@ -118,10 +125,10 @@ export class CallbackQueueAdapter extends BullMQAdapter {
     return log ? attemptLog(log.row, log.attempts, log.now) : [];
   }
 
-  /** Which tab a callback is on now (for the request policy); `unknown` when there is none. */
-  async jobState(id: string): Promise<string> {
+  /** Which tab a job is on now and what it delivers (for the request policy); undefined when there is none. */
+  async jobFacts(id: string): Promise<DashboardJobFacts | undefined> {
     const read = await this.store.job(id);
-    return read ? dashboardState(read.row, read.now) : 'unknown';
+    return read && { state: dashboardState(read.row, read.now), kind: jobKind(read.row) };
   }
 
   /** Promote all: every delayed callback due now, a page at a time (each page leaves the tab, with its audit entry). */
@@ -214,9 +221,11 @@ const JOB_ACTIONS = new Set(['/api/queues/:queueName/:jobId/retry', '/api/queues
 export const dashboardHooks = (adapter: CallbackQueueAdapter): BoardHooks => ({
   before: async (ctx: HookContext) => {
     if (ctx.route === '/api/queues') await adapter.refreshCircuits();
-    const jobState = JOB_ACTIONS.has(ctx.route) ? await adapter.jobState(String(ctx.request.params.jobId)) : undefined;
-    if (dashboardRequestAllowed(ctx.method, ctx.route, { ...ctx.request.params, jobState })) return { allow: true };
-    return { allow: false, status: 405, errorKey: 'ERRORS.QUEUE_READ_ONLY', message: SWITCHED_OFF };
+    const job = JOB_ACTIONS.has(ctx.route) ? await adapter.jobFacts(String(ctx.request.params.jobId)) : undefined;
+    const facts = { jobState: job?.state, jobKind: job?.kind };
+    const refused = dashboardRefusal(ctx.method, ctx.route, { ...ctx.request.params, ...facts });
+    if (refused === null) return { allow: true };
+    return { allow: false, status: 405, errorKey: 'ERRORS.QUEUE_READ_ONLY', message: refused };
   },
 });
 
@@ -249,7 +258,11 @@ export function mountQueueDashboard(app: NestFastifyApplication, config: AppConf
   });
   const instance: FastifyInstance = app.getHttpAdapter().getInstance();
   const unexpected = new UnexpectedErrorAnswer();
-  const writeActions: DashboardWriteActions = { ...actions, jobState: (id) => queueAdapter.jobState(id), promoteAll: (actor) => queueAdapter.promoteAllAs(actor) };
+  const writeActions: DashboardWriteActions = {
+    ...actions,
+    job: (id) => queueAdapter.jobFacts(id),
+    promoteAll: (actor) => queueAdapter.promoteAllAs(actor),
+  };
   instance.register(
     async (scope: FastifyInstance) => {
       await scope.register(helmet, DASHBOARD_HEADERS);
