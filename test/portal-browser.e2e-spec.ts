@@ -110,9 +110,18 @@ describe('the partner portal in a browser', () => {
     await page.getByRole('alert').filter({ hasText: rx.down.url('') }).waitFor();
     const row = page.getByRole('row').filter({ hasText: rx.down.url('') });
     await row.getByText('open').waitFor();
+    // Its last error with the time it happened, in the one format.
+    await row.getByText('HTTP 503').waitFor();
+    await row.getByText(/^at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/).waitFor();
     expect(await page.locator('svg.chart rect.bad').evaluateAll((rects) => rects.some((r) => Number(r.getAttribute('height')) > 0))).toBe(true);
     const hours = page.getByRole('table', { name: /Attempts per hour/ });
     expect(await hours.getByRole('row').count()).toBe(25);
+    // Newest hour first, dated; the chart's axis dated too, oldest hour left.
+    const shown = await hours.locator('tbody th').allTextContents();
+    expect(shown[0]).toBe(`${new Date().toISOString().slice(0, 13).replace('T', ' ')}:00:00 UTC`);
+    expect([...shown].sort().reverse()).toEqual(shown);
+    const axis = await page.locator('svg.chart text.label').allTextContents();
+    expect(axis).toEqual([shown[23], shown[0], expect.stringMatching(/^max /)]);
     const failedAttempts = (await hours.locator('tbody tr td:nth-child(3)').allTextContents()).reduce((n, c) => n + Number(c), 0);
     // The flaky callback's two; at least three each where a circuit opened after three in a row.
     expect(failedAttempts).toBeGreaterThanOrEqual(2 + 3 + 3);
