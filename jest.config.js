@@ -25,7 +25,7 @@ const common = {
  * leaves its files out for a machine that lacks it. `npm test` and .ci/run run them all.
  */
 const NEEDS = {
-  chromium: ['dashboard', 'dashboard-origin', 'portal-browser', 'portal-sign-in-browser'],
+  chromium: ['dashboard', 'dashboard-origin', 'portal-browser', 'portal-pages-browser', 'portal-sign-in-browser'],
   'redis-server': ['redis-cluster', 'delivery-faults', 'delivery-restarts', 'startup'],
   jq: ['readme'],
   registry: ['packaging'],

@@ -16,11 +16,11 @@ const LOCK = path.join(ROOT, '.dist.lock');
 const STAMP = '.build-inputs';
 // What the compiled output depends on: the TypeScript under src and bench (tsconfig.build.json
 // compiles those; nothing else there is built, and a bench run rewrites bench/results.json) and the
-// build's settings. Besides TypeScript, the portal's templates and stylesheet (ASSETS) are copied
+// build's settings. Besides TypeScript, the portal's templates, stylesheet and script (ASSETS) are copied
 // beside the compiled code, where it reads them (src/portal/views → dist/src/portal/views); and the
 // partner guide the service serves with its pictures (GUIDE: docs/ → dist/docs).
 const SOURCES = ['src', 'bench'];
-const ASSETS = ['.eta', '.css'];
+const ASSETS = ['.eta', '.css', '.js'];
 const GUIDE = () => files('docs').filter((f) => f === path.join('docs', 'partners.md') || f.endsWith('.png'));
 const SETTINGS = ['tsconfig.json', 'tsconfig.build.json', 'package-lock.json', 'scripts/build.mjs'];
 

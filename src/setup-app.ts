@@ -18,7 +18,7 @@ import { AccessGate, Credentials, installRouteAccess, MountAccess, OperatorCrede
 import { BulkReplay, CallbackBody, CallbackRepairs, OPERATIONAL_EVENT_MODELS, Redelivery } from './callbacks/index.js';
 import { DASHBOARD_ACCESS, dashboardDocument, DestinationsService, mountQueueDashboard } from './delivery/index.js';
 import { PartnersService, PortalSessions, RateLimiter } from './partners/index.js';
-import { cookieValues, mountPortal, PORTAL_HEADERS, portalCookie, portalHeadersFor, refusalPage } from './portal/index.js';
+import { cookieValues, portalCookie, portalHeadersFor, refusalPage, SCRIPTLESS_PAGE_HEADERS } from './portal/index.js';
 
 /**
  * Idle keep-alive connections stay open this long. Node's default (5 s) is shorter than the idle
@@ -116,12 +116,11 @@ export function setupApp(app: NestFastifyApplication, config: AppConfig): void {
       promotePage: (actor, ids) => repairs.promotePage(actor, ids),
       destinations: () => destinations.list({}),
     });
-    mountPortal(app, config);
   }
   if (tracingActive()) app.useGlobalInterceptors(new RouteSpanInterceptor());
   app.useGlobalPipes(new StrictValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
   const parts = { models: [CallbackBody, ...OPERATIONAL_EVENT_MODELS], paths: config.role === 'worker' ? {} : dashboardDocument() };
   const document = buildApiDocument(app, config, parts);
   SwaggerModule.setup(DOCS_PATH, app, document, { jsonDocumentUrl: 'docs-json' });
-  if (config.role !== 'worker') mountPartnerDocs(app, document, PORTAL_HEADERS);
+  if (config.role !== 'worker') mountPartnerDocs(app, document, SCRIPTLESS_PAGE_HEADERS);
 }

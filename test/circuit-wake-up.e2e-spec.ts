@@ -110,7 +110,7 @@ describe('a circuit open with nothing waiting', () => {
     expect(admin).toEqual([expect.objectContaining({ state: 'half_open', nextProbeAt: expect.any(String) })]);
     expect((await t.admin('get', '/admin/v1/destinations?state=half_open').expect(200)).body.items.map((x: DestinationView) => x.origin)).toContain(origin(rx));
     const overview = (await t.http().get('/portal').set('Cookie', cookie).expect(200)).text;
-    expect(overview).toContain(`<th scope="row">${origin(rx)}</th><td><span class="state state-half_open">half_open</span>`);
+    expect(overview).toContain(`<th scope="row" class="url origin">${origin(rx)}</th><td><span class="state state-half_open">half_open</span>`);
     expect(overview).toContain('goes now as the probe');
   });
 

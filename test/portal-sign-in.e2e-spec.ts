@@ -23,7 +23,8 @@ type AuditItem = {
 function expectPortalHeaders(res: Response, what: string, page = true): void {
   const csp = String(res.headers['content-security-policy']);
   expect(`${what}: ${csp}`).toContain("frame-ancestors 'none'");
-  expect(`${what}: ${csp}`).toContain("script-src 'none'");
+  expect(`${what}: ${csp}`).toContain("script-src 'self'");
+  expect(`${what}: ${csp}`).not.toMatch(/unsafe-(inline|eval)/);
   expect(`${what}: ${res.headers['cache-control']}`).toBe(`${what}: no-store`);
   expect(`${what}: ${res.headers['referrer-policy']}`).toBe(`${what}: no-referrer`);
   expect(`${what}: ${res.headers['x-frame-options']}`).toBe(`${what}: DENY`);
@@ -211,22 +212,29 @@ describe("an operator's portal session, audited", () => {
   let t: TestApp;
   beforeAll(() => ({ t } = e2e));
 
-  /** Every action of the portal, in the session of this cookie; each answers 303. */
-  async function act(cookie: string, company: string, callback: string): Promise<void> {
-    const post = async (path: string, form: Record<string, string>, page = '/portal/settings') =>
+  /**
+   * Every action of the portal, in the session of this cookie: each answers 303 but a key change,
+   * whose page shows the new key (200). `move`: the URL moved from and to; `scheme`: switched to.
+   */
+  async function act(cookie: string, company: string, callback: string, move: [string, string], scheme: string) {
+    const send = async (path: string, form: Record<string, string>, status = 303) =>
       t
         .http()
         .post(path)
         .set('Cookie', cookie)
         .type('form')
-        .send({ ...form, _csrf: await csrfOf(t, cookie, page) })
-        .expect(303);
+        .send({ ...form, _csrf: await csrfOf(t, cookie, '/portal/settings') })
+        .expect(status);
     const hour = (offset: number) => new Date(Date.now() + offset).toISOString().slice(0, 16);
-    await post(`/portal/callbacks/${callback}/redeliver`, {});
-    await post('/portal/replay', { from: hour(-3_600_000), to: hour(3_600_000) });
-    await post('/portal/test', { companyId: company, url: 'http://127.0.0.1:9/test?token=receiver-secret' });
-    await post('/portal/settings', { operationsUrl: 'http://127.0.0.1:9/ops?token=ops-secret' });
-    await post('/portal/logout', {});
+    await send(`/portal/callbacks/${callback}/redeliver`, {});
+    await send('/portal/replay', { from: hour(-3_600_000), to: hour(3_600_000) });
+    await send('/portal/test', { companyId: company, url: 'http://127.0.0.1:9/test?token=receiver-secret' });
+    await send('/portal/settings', { operationsUrl: 'http://127.0.0.1:9/ops?token=ops-secret' });
+    await send('/portal/settings/test-event', {});
+    await send('/portal/urls/move', { from: move[0], to: move[1] });
+    await send('/portal/settings/roll-secret', { shownAt: new Date().toISOString() }, 200);
+    await send('/portal/settings/signature-scheme', { scheme }, 200);
+    await send('/portal/logout', {});
   }
 
   it("an entry naming the operator for each action, sign-in to sign-out; none in the partner's own", async () => {
@@ -263,11 +271,16 @@ describe("an operator's portal session, audited", () => {
       .type('form')
       .send({ _csrf: token, operationsUrl: 'ftp://x' })
       .expect(400);
-    await act(cookie, c, callback);
+    const [hook, moved] = ['http://127.0.0.1:9/hook', 'http://127.0.0.1:9/moved?token=url-secret'];
+    await act(cookie, c, callback, [hook, moved], 'ed25519');
 
     const items = (await t.admin('get', `/admin/v1/audit?operatorId=${op.id}`).expect(200)).body.items as AuditItem[];
     expect(items.map((i) => i.action)).toEqual([
       'portal.session.end',
+      'portal.signature-scheme.switch',
+      'portal.signing-secret.rotate',
+      'portal.callback-urls.move',
+      'portal.test-event.send',
       'portal.operations-url.set',
       'portal.test-callback.send',
       'portal.callback.redeliver-failed',
@@ -291,22 +304,40 @@ describe("an operator's portal session, audited", () => {
       before: { operationsOrigin: null },
       after: { operationsOrigin: 'http://127.0.0.1:9' },
     });
-    const [sent] = await t.sql<{ id: string }>('SELECT id FROM callbacks WHERE test ORDER BY seq DESC LIMIT 1');
+    const [sent] = await t.sql<{ id: string }>('SELECT id FROM callbacks WHERE test AND event_type IS NULL ORDER BY seq DESC LIMIT 1');
     expect(by['portal.test-callback.send'].targetId).toBe(sent.id);
     expect(by['portal.session.end'].before).toEqual({
       portalSession: (by['portal.session.open'].after as { portalSession: string }).portalSession,
     });
-    // Never a URL's path or query.
-    expect(JSON.stringify(items)).not.toMatch(/secret|\/test|\/ops/);
+    expect(by['portal.test-event.send']).toMatchObject({
+      targetId: e2e.p.id,
+      after: { status: 'pending', destination: 'http://127.0.0.1:9' },
+    });
+    expect(by['portal.callback-urls.move']).toMatchObject({
+      targetId: e2e.p.id,
+      after: { fromOrigin: 'http://127.0.0.1:9', toOrigin: 'http://127.0.0.1:9', resources: 1 },
+    });
+    expect(by['portal.signature-scheme.switch']).toMatchObject({ after: { signatureScheme: 'ed25519' } });
+    // Never a URL's path or query, nor a key.
+    const changes = JSON.stringify(items.map((i) => [i.before, i.after]));
+    expect(changes).not.toMatch(/token=|\/test|\/ops|\/hook|\/moved|whsec_|whsk_/);
 
-    // The partner's own session does the same: no entry in the operators' audit.
-    const before = (await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM audit_entries'))[0].n;
+    // The partner's own session does the same: no entry in the operators' audit; its key changes
+    // are audited as its API's are, the partner as actor.
+    const [{ n: before }] = await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM audit_entries');
     await t.sql(`UPDATE callbacks SET status = 'failed', next_attempt_at = NULL WHERE id <> $1 AND company_id = $2`, [
       callback,
       c,
     ]);
-    await act(await signInWith(t, (await portalLink(t, e2e.p.apiKey)).url), c, callback);
-    expect((await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM audit_entries'))[0].n).toBe(before);
+    await act(await signInWith(t, (await portalLink(t, e2e.p.apiKey)).url), c, callback, [moved, hook], 'hmac-sha256');
+    const own = await t.sql<{ action: string; operator_id: string | null; partner_id: string }>(
+      'SELECT action, operator_id, partner_id FROM audit_entries ORDER BY seq OFFSET $1',
+      [before],
+    );
+    expect(own).toEqual([
+      { action: 'partner.signing-secret.rotate', operator_id: null, partner_id: e2e.p.id },
+      { action: 'partner.signature-scheme.switch', operator_id: null, partner_id: e2e.p.id },
+    ]);
   });
 });
 

@@ -28,7 +28,7 @@ const PUBLIC = [
   /^\/docs(-json|-yaml)?(\/.*)?$/,
 ];
 /** The portal's pages without a session (its sign-in): no credential, but a browser's, limited per address. */
-const PORTAL_VISITOR = /^\/portal\/(login|signed-out|portal\.css)$/;
+const PORTAL_VISITOR = /^\/portal\/(login|signed-out|portal\.css|portal\.js)$/;
 
 /** The access each route must declare, by the rule of docs/security.md (not by its own declaration). */
 function expectedAccess(method: string, url: string): RouteAccess {
@@ -191,6 +191,14 @@ describe.each(['A', 'B'] as const)('variant %s: every route of the route table',
     expect(problems).toEqual([]);
     const urls = new Set(routes.map((r) => r.url));
     for (const u of ['/admin/queues', '/admin/queues/api/queues', '/admin/queues/static/*', '/docs', '/docs-json', '/health', '/admin/v1/audit', '/portal', '/portal/callbacks/:callbackId', '/portal/replay']) expect(urls).toContain(u);
+    // Every page and action of the portal, each a route of a Nest controller.
+    const portal = [
+      ...['/portal/callbacks', '/portal/callbacks/find', '/portal/callbacks/:callbackId/redeliver', '/portal/urls'],
+      ...['/portal/urls/move', '/portal/events', '/portal/test', '/portal/settings', '/portal/settings/test-event'],
+      ...['/portal/settings/roll-secret', '/portal/settings/signature-scheme', '/portal/login', '/portal/logout'],
+      ...['/portal/signed-out', '/portal/portal.css', '/portal/portal.js'],
+    ];
+    for (const u of portal) expect(urls).toContain(u);
     // The operators' partner look-up, walked as every other viewer's read.
     const reads = routes.filter((r) => [r.method].flat().includes('GET')).map((r) => r.url);
     expect(reads).toEqual(expect.arrayContaining(['/admin/v1/partners', '/admin/v1/partners/:partnerId']));

@@ -36,7 +36,7 @@ const EVENTS = ['admission-expire', 'admission-flush-notices', 'settlement-recor
  */
 export const CALLBACK_TRANSITIONS: Transition[] = [
   { from: [null], event: 'record', to: ['pending'], writes: 'the row, due now (body, URL, trace); its destination (trigger)', by: 'a change, in its transaction', statements: ['callbacks-insert', 'callbacks-insert-with-rows'] },
-  { from: [null], event: 'record', to: ['pending'], writes: 'a test callback: one attempt allowed', by: 'the partner', statements: ['test-callbacks-insert'] },
+  { from: [null], event: 'record', to: ['pending'], writes: 'a test callback or test event: one attempt allowed', by: 'the partner', statements: ['test-callbacks-insert', 'test-events-insert'] },
   { from: [null], event: 'record', to: ['pending'], writes: "an operational event's delivery, with the event", by: 'the statement that makes the change it reports', statements: EVENTS },
   {
     from: ['pending'],
@@ -64,7 +64,7 @@ export const CALLBACK_TRANSITIONS: Transition[] = [
   { from: ['pending'], event: 'fail', to: ['failed'], writes: 'callbacks.failed event', by: "the leader's sweep, its destination open", statements: ['admission-expire'], reason: "its schedule's total passed while its destination was open" },
   { from: ['pending', 'failed'], event: 'fail', to: ['failed'], writes: 'url_removed_at; no redelivery', by: 'the partner, removing its URL', statements: ['url-remove'], reason: 'callback URL removed by the partner' },
   { from: ['sending'], event: 'fail', to: ['failed'], writes: 'nothing more', by: 'release, lapse or settlement of a callback whose URL was removed meanwhile', statements: ['admission-release', 'admission-lapse', ...RECORDS], reason: 'callback URL removed by the partner' },
-  { from: [null], event: 'fail', to: ['failed'], writes: 'a test callback, unsent', by: 'the partner, its destination open', statements: ['test-callbacks-insert'], reason: "its destination's circuit is open" },
+  { from: [null], event: 'fail', to: ['failed'], writes: 'a test callback or test event, unsent', by: 'the partner, its destination open', statements: ['test-callbacks-insert', 'test-events-insert'], reason: "its destination's circuit is open" },
   // Its destination open: it is asked to go as the next probe (destinations.probe_id), sent as soon
   // as no probe is in flight.
   {

@@ -4,6 +4,7 @@ import { BulkReplay, DEFAULT_REPLAY_LIMIT, REPLAY_LIMIT } from './bulk-replay.js
 import { CallbackFeedController } from './callback-feed.controller.js';
 import { CallbackFeed } from './callback-feed.service.js';
 import { CallbackReads } from './callback-reads.js';
+import { PartnerActivityReads } from './partner-activity.js';
 import { CallbackRecorder } from './callback-recorder.js';
 import { CallbackRepairs } from './callback-repairs.js';
 import { CallbacksAdminController } from './callbacks-admin.controller.js';
@@ -29,9 +30,28 @@ export class CallbacksModule {
         api: [SourceIpsController, CallbackFeedController, CallbacksController, PartnerSelfController, CallbacksAdminController, PartnerEventsController, PartnerEventsAdminController, PartnerLookupController],
       },
       providers: {
-        api: [CallbackRecorder, CallbackReads, CallbackRepairs, Redelivery, BulkReplay, { provide: REPLAY_LIMIT, useValue: DEFAULT_REPLAY_LIMIT }, OperationalEvents, CallbackFeed, PartnerLookup],
+        api: [
+          CallbackRecorder,
+          CallbackReads,
+          CallbackRepairs,
+          Redelivery,
+          BulkReplay,
+          { provide: REPLAY_LIMIT, useValue: DEFAULT_REPLAY_LIMIT },
+          OperationalEvents,
+          CallbackFeed,
+          PartnerLookup,
+          PartnerActivityReads,
+        ],
       },
-      exports: [CallbackRecorder, CallbackReads, CallbackRepairs, Redelivery, BulkReplay, OperationalEvents],
+      exports: [
+        CallbackRecorder,
+        CallbackReads,
+        CallbackRepairs,
+        Redelivery,
+        BulkReplay,
+        OperationalEvents,
+        PartnerActivityReads,
+      ],
     });
   }
 }

@@ -173,6 +173,13 @@ export const OPERATIONAL_EVENTS: readonly OperationalEventEntry[] = [
     },
     act: 'fix the cause, then redeliver them (POST /v1/callbacks/redeliver with since and destination)',
   },
+  {
+    type: 'operations.test',
+    when: "you pressed Send a test event in the portal's Settings: sent once, one attempt, nothing happened",
+    data: {},
+    example: { type: 'operations.test', timestamp: '2026-11-21T14:00:00.000Z', data: {} },
+    act: 'nothing: check that your receiver verified its signature and answered 2xx',
+  },
 ];
 
 /** A message's catalogue entry. */

@@ -36,13 +36,13 @@ export type { DestinationColumns, DestinationRow, DestinationSave } from './stor
 export { destinationCounts, longestOpenDestinations } from './store/destination-summaries.js';
 export type { DestinationCounts, OpenDestination } from './store/destination-summaries.js';
 export { WAITING_COUNT_CAP, countOpenDestinations, countWaitingByCircuit, destinationStates, listDestinations, probeNow } from './store/destinations.js';
-export { partnerActivity } from './store/portal-activity.js';
+export { PartnerActivityReads } from './partner-activity.js';
 export type { PartnerActivity } from './store/portal-activity.js';
 export { CALLBACK_PARAMS, callbackValues, withCallbackRows } from './store/recording.js';
 export { RETENTION_BATCH, RetentionStore } from './store/retention.js';
 export { SettlementStore } from './store/settlement-store.js';
 export type { AttemptRecord } from './store/settlement.js';
-export { insertTestCallback, openCircuitOf, recentTests } from './store/test-callbacks.js';
+export { insertTestCallback, insertTestEvent, openCircuitOf, recentTests, TEST_EVENT } from './store/test-callbacks.js';
 export { followUrl } from './store/url-changes.js';
 export { lastDeliveries } from './store/url-deliveries.js';
 export type { ResourceRef } from './store/url-changes.js';

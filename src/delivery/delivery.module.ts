@@ -11,6 +11,7 @@ import { DestinationsService } from './destinations/destinations.service.js';
 import { Settlement } from './settlement.js';
 import { TestCallbacksController } from './test-callbacks/test-callbacks.controller.js';
 import { TestCallbacks } from './test-callbacks/test-callbacks.service.js';
+import { TestEvents } from './test-callbacks/test-events.service.js';
 
 /**
  * How a callback travels: admission and its relay (api), the queue, the worker and settlement
@@ -31,10 +32,11 @@ export class DeliveryModule {
           DestinationsService,
           { provide: DestinationCircuits, useExisting: DestinationsService },
           TestCallbacks,
+          TestEvents,
         ],
         worker: [Settlement, CallbackDelivery, DeliveryWorker],
       },
-      exports: [DestinationsService, DestinationCircuits, TestCallbacks],
+      exports: [DestinationsService, DestinationCircuits, TestCallbacks, TestEvents],
     });
   }
 }

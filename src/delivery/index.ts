@@ -3,5 +3,8 @@
 export { dashboardDocument } from './dashboard/dashboard-document.js';
 export { DASHBOARD_ACCESS, mountQueueDashboard } from './dashboard/queue-dashboard.js';
 export { DestinationsService } from './destinations/destinations.service.js';
+export { RetryPolicy } from './retry-policy.js';
+export { endedByOutage } from './settle-attempt.js';
 export { TestCallbacks } from './test-callbacks/test-callbacks.service.js';
+export { TestEvents } from './test-callbacks/test-events.service.js';
 export { DeliveryModule } from './delivery.module.js';

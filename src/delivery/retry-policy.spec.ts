@@ -29,8 +29,9 @@ describe('RetryPolicy', () => {
     expect(exact.decide(n, { kind: 'timeout' })).toEqual({ action: 'retry', delayMs: ms });
   });
 
-  it('fails after the eighth attempt of a seven-delay schedule', () => {
+  it('fails after the eighth attempt of a seven-delay schedule, which lasts the delays together', () => {
     expect(exact.maxAttempts).toBe(8);
+    expect(exact.totalMs).toBe(99_305 * S);
     expect(exact.decide(8, { kind: 'http', statusCode: 500 })).toEqual({ action: 'fail' });
   });
 

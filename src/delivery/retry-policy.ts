@@ -33,6 +33,14 @@ export class RetryPolicy {
   }
 
   /**
+   * The schedule's total: a callback still waiting behind an open circuit this long after its
+   * schedule started fails (admission's sweep).
+   */
+  get totalMs(): number {
+    return this.scheduleMs.reduce((a, b) => a + b, 0);
+  }
+
+  /**
    * What follows the `attemptsMade`-th attempt of a schedule that allows `allowed` attempts (the
    * whole schedule unless the callback's own is shorter: a test callback allows 1).
    */

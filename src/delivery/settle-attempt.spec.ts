@@ -1,6 +1,6 @@
 import type { AttemptOutcome } from '../egress/attempt-outcome.js';
 import { DestinationState, newDestination, WindowConfig } from './destination-window.js';
-import { outageError, settleAttempt, testNotSentError } from './settle-attempt.js';
+import { endedByOutage, outageError, settleAttempt, testNotSentError } from './settle-attempt.js';
 import { RetryPolicy } from './retry-policy.js';
 
 const cfg: WindowConfig = { initial: 2, max: 40, threshold: 3, probe: { first: 1000, last: 8000 } };
@@ -54,6 +54,12 @@ describe('the lastError of a callback failed without an attempt', () => {
     const since = Date.UTC(2026, 10, 28, 9, 30, 0, 250);
     expect(outageError('https://a.example', since, 'HTTP 503')).toBe('destination https://a.example unavailable (circuit open since 2026-11-28T09:30:00.250Z, last error: HTTP 503); attempt schedule ended while waiting');
     expect(outageError('https://a.example', since, null)).toBe('destination https://a.example unavailable (circuit open since 2026-11-28T09:30:00.250Z); attempt schedule ended while waiting');
+    // Read back where a callback's next step is shown (the portal): only the outage's text says so.
+    const ended = [outageError('https://a.example', since, 'HTTP 503; attempt schedule ended while waiting')];
+    ended.push(outageError('https://a.example', since, null));
+    expect(ended.map(endedByOutage)).toEqual([true, true]);
+    const others = ['HTTP 500 (attempt schedule exhausted)', 'attempt schedule ended while waiting', null];
+    expect(others.map(endedByOutage)).toEqual([false, false, false]);
     expect(testNotSentError('https://a.example', since, 'HTTP 503')).toBe('destination https://a.example circuit open since 2026-11-28T09:30:00.250Z (last error: HTTP 503); test callback not sent');
   });
 });

@@ -98,15 +98,28 @@ function fateOf(a: AttemptTimes, probe: boolean, policy: RetryPolicy): Fate {
   return { status: 'failed', delayMs: null, lastError: isFinal(outcome) ? what : `${what} (attempt schedule exhausted)`, keepsError: false, counts: true };
 }
 
+const OUTAGE_END = 'attempt schedule ended while waiting';
+
 /**
  * The fate of a callback still waiting behind its destination's open circuit when its schedule's
  * total has passed: failed, without an attempt, its lastError naming the outage (the sweep's).
  */
 export function outageError(origin: string, openedAt: number, lastError: string | null): string {
-  return `destination ${origin} unavailable (circuit open since ${new Date(openedAt).toISOString()}${lastError ? `, last error: ${lastError}` : ''}); attempt schedule ended while waiting`;
+  return `destination ${origin} unavailable (circuit open since ${new Date(openedAt).toISOString()}${lastError ? `, last error: ${lastError}` : ''}); ${OUTAGE_END}`;
 }
 
-/** A test callback recorded while its destination's circuit is open: failed at once, unsent, naming the circuit. */
-export function testNotSentError(origin: string, openedAt: number, lastError: string | null): string {
-  return `destination ${origin} circuit open since ${new Date(openedAt).toISOString()}${lastError ? ` (last error: ${lastError})` : ''}; test callback not sent`;
+/**
+ * Whether a failed callback's lastError is {@link outageError}'s: its schedule ended while its
+ * destination was open.
+ */
+export const endedByOutage = (lastError: string | null): boolean => lastError?.endsWith(`); ${OUTAGE_END}`) ?? false;
+
+/**
+ * A test callback (or test event) recorded while its destination's circuit is open: failed at
+ * once, unsent, naming the circuit.
+ */
+export function testNotSentError(origin: string, openedAt: number, lastError: string | null, what = 'test callback') {
+  const since = new Date(openedAt).toISOString();
+  const last = lastError ? ` (last error: ${lastError})` : '';
+  return `destination ${origin} circuit open since ${since}${last}; ${what} not sent`;
 }

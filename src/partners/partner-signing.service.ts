@@ -32,11 +32,21 @@ export class PartnerSigning {
     private readonly audit: AuditLog,
   ) {}
 
-  /** `{signingSecret}` under `hmac-sha256`, `{signingPublicKey}` under `ed25519`. */
-  async rotate(actor: Actor, partnerId: string): Promise<ShownKey> {
+  /**
+   * `{signingSecret}` under `hmac-sha256`, `{signingPublicKey}` under `ed25519`. `shownAt`: when the
+   * page asking for it showed the key (the portal's form): a key changed since is not replaced again
+   * (409), so a form sent twice cannot end at once the key the receiver still verifies with.
+   */
+  async rotate(actor: Actor, partnerId: string, shownAt?: Date): Promise<ShownKey> {
     ownKeyOnly(actor, partnerId);
     return this.writes.transaction(async (m) => {
       const partner = await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
+      const replaced = partner.previousSecretExpiresAt;
+      const changedAt = replaced && replaced.getTime() - ROTATION_OVERLAP_MS;
+      if (shownAt && changedAt && changedAt > shownAt.getTime()) {
+        const why = 'Your signing key was changed after this page showed it: nothing was changed. Open Settings again.';
+        throw new DomainError('conflict', ErrorCode.concurrent_changes, why);
+      }
       const before = partner.previousSecretExpiresAt?.toISOString() ?? null;
       const shown = await this.replaceKey(m, partner, partner.signatureScheme);
       await this.audit.record(m, actor, {

@@ -1,15 +1,10 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 
-/**
- * The portal's headers, on every answer under /portal: no script at all, styles from the portal's
- * own stylesheet only (the chart is SVG styled by it), forms posting to the portal only, never
- * framed, no referrer (a link's token never leaves in one), nothing cached or sniffed, and the
- * isolation headers @fastify/helmet sets by default (as the dashboard's have them).
- */
-export const PORTAL_HEADERS: Readonly<Record<string, string>> = {
+/** A page's headers, its scripts and their requests as given: the rest as the portal's. */
+const pageHeaders = (scripts: string[]): Readonly<Record<string, string>> => ({
   'content-security-policy': [
     "default-src 'none'",
-    "script-src 'none'",
+    ...scripts,
     "style-src 'self'",
     "img-src 'self'",
     "form-action 'self'",
@@ -27,7 +22,20 @@ export const PORTAL_HEADERS: Readonly<Record<string, string>> = {
   'x-download-options': 'noopen',
   'x-permitted-cross-domain-policies': 'none',
   'x-xss-protection': '0',
-};
+});
+
+/**
+ * The portal's headers, on every answer under /portal: scripts only from this origin's files (the
+ * portal's one, portal.js, which asks again for a page waiting for a result: never inline, never
+ * eval), its requests to this origin only, styles from the portal's own stylesheet only (the chart
+ * is SVG styled by it), forms posting to the portal only, never framed, no referrer (a link's token
+ * never leaves in one), nothing cached or sniffed, and the isolation headers @fastify/helmet sets by
+ * default (as the dashboard's have them).
+ */
+export const PORTAL_HEADERS = pageHeaders(["script-src 'self'", "connect-src 'self'"]);
+
+/** The same for a page that runs no script at all (the partner guide the service serves). */
+export const SCRIPTLESS_PAGE_HEADERS = pageHeaders(["script-src 'none'"]);
 
 /** A letter in either case, as itself or percent-encoded. */
 const hex = (c: string) => c.charCodeAt(0).toString(16);

@@ -1,16 +1,16 @@
 import { Eta } from 'eta';
 import type { FastifyRequest } from 'fastify';
 import path from 'node:path';
-import { timeLabel } from './portal-format.js';
+import { HELPERS } from './portal-layout.js';
 
-/** Templates and the stylesheet: beside this file in src/ and in dist/ (scripts/build.mjs copies them). */
+/** Templates, stylesheet and script: beside this file in src/ and in dist/ (scripts/build.mjs copies them). */
 export const PORTAL_VIEWS = path.join(__dirname, 'views');
 
-/** The portal's templates (eta escapes `<%= %>`): the pages' view engine, and the refusals' pages below. */
+/** The portal's templates (eta escapes `<%= %>`): Nest's view engine, and the refusals' pages below. */
 export const portalViews = new Eta({ views: PORTAL_VIEWS, cache: true });
 
-/** What the layout needs on a page without a session: no partner named, no navigation. */
-const NO_SESSION = { partnerName: null, nav: null, time: timeLabel };
+/** What the layout needs on a page without a session: no partner named, no navigation, no form. */
+const NO_SESSION = { ...HELPERS, partnerName: null, nav: null, csrf: null };
 
 /**
  * The page of a refusal the access gate answers under /portal, before any handler: without a
@@ -21,7 +21,7 @@ const NO_SESSION = { partnerName: null, nav: null, time: timeLabel };
 export function refusalPage(req: FastifyRequest, status: 401 | 403 | 429, message: string): string {
   if (status === 401) {
     const crossSite = req.headers['sec-fetch-site'] === 'cross-site' && req.headers['sec-fetch-mode'] === 'navigate';
-    return portalViews.render('no-session', { ...NO_SESSION, title: 'Sign in', refresh: crossSite });
+    return portalViews.render('no-session', { ...NO_SESSION, title: 'Sign in', reload: crossSite });
   }
   const title = status === 429 ? 'Too many requests' : 'Not done';
   return portalViews.render('notice', { ...NO_SESSION, title, message });

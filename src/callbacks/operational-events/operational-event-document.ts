@@ -34,19 +34,32 @@ export class CallbacksFailedData {
   @dataProperty('callbacks.failed', 'to', timestamp) to: string;
 }
 
+/** A test event's data: none. */
+export class TestEventData {}
+
 /** The body of an operational event's POST to the partner's operationsUrl. */
 export class OperationalEventBody {
   @ApiProperty({ enum: OPERATIONAL_EVENT_TYPES }) type: string;
   @ApiProperty({ ...timestamp, description: 'when it happened' }) timestamp: string;
   @ApiProperty({
-    oneOf: [DestinationFailingData, DestinationRecoveredData, CallbacksFailedData].map((m) => ({ $ref: getSchemaPath(m) })),
-    description: 'destination.failing: DestinationFailingData; destination.recovered: DestinationRecoveredData; callbacks.failed: CallbacksFailedData',
+    oneOf: [DestinationFailingData, DestinationRecoveredData, CallbacksFailedData, TestEventData].map((m) => ({
+      $ref: getSchemaPath(m),
+    })),
+    description:
+      'destination.failing: DestinationFailingData; destination.recovered: DestinationRecoveredData; ' +
+      'callbacks.failed: CallbacksFailedData; operations.test: TestEventData (empty)',
   })
-  data: DestinationFailingData | DestinationRecoveredData | CallbacksFailedData;
+  data: DestinationFailingData | DestinationRecoveredData | CallbacksFailedData | TestEventData;
 }
 
 /** The schemas the events' POST names, for the document's components. */
-export const OPERATIONAL_EVENT_MODELS = [OperationalEventBody, DestinationFailingData, DestinationRecoveredData, CallbacksFailedData];
+export const OPERATIONAL_EVENT_MODELS = [
+  OperationalEventBody,
+  DestinationFailingData,
+  DestinationRecoveredData,
+  CallbacksFailedData,
+  TestEventData,
+];
 
 /** The OpenAPI `callbacks` of the operation that sets operationsUrl: the events' POST. */
 export function operationalEventDocs(): ApiOperationOptions['callbacks'] {

@@ -1,5 +1,10 @@
 /** The operational events a partner is told of (docs/partners.md, "Operational events"). */
-export const OPERATIONAL_EVENT_TYPES = ['destination.failing', 'destination.recovered', 'callbacks.failed'] as const;
+export const OPERATIONAL_EVENT_TYPES = [
+  'destination.failing',
+  'destination.recovered',
+  'callbacks.failed',
+  'operations.test',
+] as const;
 export type OperationalEventType = (typeof OPERATIONAL_EVENT_TYPES)[number];
 
 /** `callbacks.failed` goes out at most once per destination and partner in this long. */

@@ -33,7 +33,7 @@ export function emitEvents(name: string, source: string): string {
  * since json's own text has spaces (`{"type" : …}`). to_json(text) escapes as JSON.stringify does;
  * data's values are scalars, whose json text is already compact.
  */
-function compactBody(type: string, timestamp: string, data: string): string {
+export function compactBody(type: string, timestamp: string, data: string): string {
   const dataText = `(SELECT coalesce('{' || string_agg(to_json(d.k)::text || ':' || d.v::text, ',' ORDER BY d.n) || '}', '{}')
                        FROM json_each(${data}) WITH ORDINALITY AS d(k, v, n))`;
   return `'{"type":' || to_json(${type})::text || ',"timestamp":' || to_json(${timestamp})::text || ',"data":' || ${dataText} || '}'`;

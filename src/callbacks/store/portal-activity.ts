@@ -55,3 +55,27 @@ export async function partnerActivity(sql: SqlPool, partnerId: string): Promise<
     failed: rows[0]?.failed_callbacks ?? 0,
   };
 }
+
+/**
+ * When each of the partner's destinations last failed with the error it shows (destinations.last_error,
+ * as settlement wrote it: the attempt's error, or `HTTP <status>`), if within the chart's 24 hours:
+ * the same range of the partner's attempts as {@link PARTNER_ACTIVITY}, each attempt's callback
+ * by its key (fenced, as there), grouped by destination and error; an error older than the range
+ * has no time here (the overview says so).
+ */
+export const LAST_ERROR_TIMES = `
+  WITH failures AS (
+    SELECT c.destination AS key, coalesce(a.error, 'HTTP ' || a.status_code) AS error, max(a.started_at) AS at
+      FROM callback_attempts a
+      CROSS JOIN LATERAL (SELECT destination FROM callbacks WHERE id = a.callback_id OFFSET 0) c
+     WHERE a.partner_id = $1 AND a.started_at >= date_trunc('hour', now()) - interval '23 hours'
+       AND NOT coalesce(a.status_code BETWEEN 200 AND 299, false)
+     GROUP BY 1, 2)
+  SELECT d.origin, f.at FROM destinations d JOIN failures f ON f.key = d.key AND f.error = d.last_error
+   WHERE d.partner_id = $1`;
+
+/** Each destination's (by origin) last error's time, when within the last 24 hours. */
+export async function lastErrorTimes(sql: SqlPool, partnerId: string): Promise<Map<string, Date>> {
+  const { rows } = await sql.pool.query<{ origin: string; at: Date }>(LAST_ERROR_TIMES, [partnerId]);
+  return new Map(rows.map((r) => [r.origin, r.at]));
+}

@@ -15,13 +15,13 @@ import { COUNT_OPEN, DESTINATION_STATES, KNOWN, LIST_DESTINATIONS, PROBE_NOW, WA
 import { FEED_PAGE } from './feed-page.js';
 import { OPEN_CIRCUITS } from './reads.js';
 import { FLUSH_NOTICES, LIST_EVENTS } from './operational-events.js';
-import { PARTNER_ACTIVITY } from './portal-activity.js';
+import { LAST_ERROR_TIMES, PARTNER_ACTIVITY } from './portal-activity.js';
 import { INSERT_CALLBACKS, withCallbackRows } from './recording.js';
 import { ASK_PROBE, DUE_NOW, LOCK_FOR_REDELIVERY, LOCK_OPEN_DESTINATION, RESTART } from './repairs.js';
 import { countStatement, replayStatement } from './replay.js';
 import { DELIVERIES_UNDER_WAY, PRUNE_CALLBACKS, PRUNE_PLANNER, PRUNE_UNSENT_EVENTS } from './retention.js';
 import { recordFor, saveFor } from './settlement.js';
-import { INSERT_TEST_CALLBACK, OPEN_CIRCUIT_OF, RECENT_TESTS } from './test-callbacks.js';
+import { INSERT_TEST_CALLBACK, INSERT_TEST_EVENT, OPEN_CIRCUIT_OF, RECENT_TESTS } from './test-callbacks.js';
 import { MOVE_URL, REMOVE_URL } from './url-changes.js';
 import { LAST_DELIVERIES } from './url-deliveries.js';
 
@@ -80,6 +80,7 @@ export const STATEMENT_GROUPS: Record<string, StoreStatement[]> = {
     statement('test-callbacks-recent', 'orm', RECENT_TESTS),
     statement('test-callbacks-open-circuit', 'orm', OPEN_CIRCUIT_OF),
     statement('test-callbacks-insert', 'orm', INSERT_TEST_CALLBACK),
+    statement('test-events-insert', 'orm', INSERT_TEST_EVENT),
   ],
   repairs: [
     statement('redelivery-lock-destination', 'orm', LOCK_OPEN_DESTINATION),
@@ -97,6 +98,7 @@ export const STATEMENT_GROUPS: Record<string, StoreStatement[]> = {
   reads: [
     statement('callback-feed-page', 'sql-pool', FEED_PAGE),
     statement('partner-activity', 'sql-pool', PARTNER_ACTIVITY),
+    statement('partner-last-error-times', 'sql-pool', LAST_ERROR_TIMES),
     statement('operational-events-list', 'orm', LIST_EVENTS),
     statement('destinations-list', 'orm', LIST_DESTINATIONS),
     statement('callbacks-open-circuits', 'orm', OPEN_CIRCUITS),

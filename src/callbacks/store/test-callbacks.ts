@@ -2,6 +2,7 @@ import { EntityManager } from 'typeorm';
 import { noteDue } from '../../platform/index.js';
 import { Callback } from '../callback.entity.js';
 import { recordOrFail } from './lifecycle.js';
+import { compactBody, isoText } from './operational-events.js';
 
 /**
  * How many test callbacks the partner had accepted in the last minute, and in how many seconds
@@ -48,3 +49,38 @@ const RECORDED = recordOrFail('$6::text');
 export const INSERT_TEST_CALLBACK = `INSERT INTO callbacks (partner_id, company_id, message, url, body, ${RECORDED.columns}, last_error, test, attempt_limit)
      VALUES ($1, $2, $3, $4, $5, ${RECORDED.values}, $6, true, 1)
      RETURNING id`;
+
+/**
+ * A test event (`operations.test`, empty data): an operational event of the partner's, recorded
+ * in operational_events and delivered to `$2` (its operationsUrl) as the others are (the same body,
+ * `{"type","timestamp","data"}`, signed and sent like any callback), with one attempt allowed and
+ * marked `test`, so it counts among the partner's test callbacks of the minute (recentTests). Due
+ * now, or (`$3`: why, its destination's circuit being open) `failed` at once and unsent.
+ */
+export async function insertTestEvent(
+  m: EntityManager,
+  partnerId: string,
+  url: string,
+  notSent: string | null,
+): Promise<string> {
+  const [row]: { id: string }[] = await m.query(INSERT_TEST_EVENT, [partnerId, url, notSent, TEST_EVENT]);
+  if (notSent === null) noteDue(m, 1);
+  return row.id;
+}
+
+/** The type of a test event. */
+export const TEST_EVENT = 'operations.test';
+
+const EVENT_RECORDED = recordOrFail('$3::text');
+export const INSERT_TEST_EVENT = `
+  WITH src AS MATERIALIZED (SELECT gen_random_uuid() AS id, now() AS at),
+  event AS (
+    INSERT INTO operational_events (id, partner_id, type, created_at, data, sent)
+    SELECT id, $1::uuid, $4::text, at, '{}'::jsonb, true FROM src
+  )
+  INSERT INTO callbacks (id, partner_id, url, body, event_type,
+                         ${EVENT_RECORDED.columns}, last_error, test, attempt_limit)
+  SELECT id, $1::uuid, $2::text, ${compactBody('$4::text', isoText('at'), `'{}'::json`)}, $4::text,
+         ${EVENT_RECORDED.values}, $3::text, true, 1
+    FROM src
+  RETURNING id`;

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { CallbackUrlValidator } from '../../egress/index.js';
+import type { Actor } from '../../operators/index.js';
 import { invalidProperty } from '../../platform/index.js';
 import { DomainTransitions } from '../domain/domain-transitions.js';
 
@@ -23,11 +24,11 @@ export class CallbackUrlMove {
     private readonly transitions: DomainTransitions,
   ) {}
 
-  /** How many resources now use `to`. */
-  async move(partnerId: string, body: { from: string; to: string }): Promise<number> {
+  /** How many resources now use `to`. `actor`: an operator moving it in the partner's portal (audited). */
+  async move(partnerId: string, body: { from: string; to: string }, actor?: Actor): Promise<number> {
     const to = (await this.urls.check('to', body.to))!;
     const from = this.urls.storedForm(body.from);
     if (to === from) throw invalidProperty('to is the URL given as from: nothing would move');
-    return this.transitions.moveUrl({ partnerId, from, to, limit: URL_MOVE_LIMIT });
+    return this.transitions.moveUrl({ partnerId, from, to, limit: URL_MOVE_LIMIT }, actor);
   }
 }

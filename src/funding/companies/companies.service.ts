@@ -47,6 +47,23 @@ export class CompaniesService {
     return findOwnedCompany(this.db.manager, partnerId, companyId);
   }
 
+  /**
+   * The partner's companies newest first, at most `limit`; with `name`, those whose name holds it
+   * (any case, taken as text: `%` and `_` match themselves). The portal's company picker: one range
+   * of companies_partner_idx, the partner's companies sorted.
+   */
+  listForPartner(partnerId: string, q: { name?: string; limit: number }): Promise<Company[]> {
+    const b = this.db
+      .getRepository(Company)
+      .createQueryBuilder('c')
+      .where('c.partner_id = :partnerId', { partnerId })
+      .orderBy('c.created_at', 'DESC')
+      .addOrderBy('c.id', 'DESC')
+      .limit(q.limit);
+    if (q.name) b.andWhere(`c.name ILIKE :pattern ESCAPE '\\'`, { pattern: `%${q.name.replace(/[\\%_]/g, '\\$&')}%` });
+    return b.getMany();
+  }
+
   /** Operator change of credit limit, status or terms: a change of the company's own row (DomainTransitions.changeCompany). */
   updateCredit(actor: Actor, companyId: string, dto: UpdateCreditDto): Promise<Company> {
     return this.transitions.changeCompany({

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DeepPartial, EntityManager, EntityTarget } from 'typeorm';
-import { CallbackEvent, CallbackRecorder } from '../../callbacks/index.js';
+import { CallbackEvent, callbackOrigin, CallbackRecorder } from '../../callbacks/index.js';
 import { lockCompanyOf, lockOwnedCompany } from '../companies/company-locks.js';
 import { Company } from '../companies/company.entity.js';
 import { creditEvents, creditSnapshot } from '../companies/credit.js';
@@ -125,10 +125,18 @@ export class DomainTransitions {
   /**
    * A partner's move of one URL to another across its resources, in one transaction: the companies
    * locked first (in id order), then their rows, each changed as its own PATCH changes it
-   * (url-moves.ts). No tracked property changes: no callback is recorded, no audit entry written.
+   * (url-moves.ts). No tracked property changes: no callback is recorded. An operator moving it in
+   * the partner's portal (`actor`) is audited: the two URLs' origins, never a path or query.
    */
-  moveUrl(spec: UrlMoveSpec): Promise<number> {
-    return this.transaction((m) => moveUrlIn(m, spec));
+  moveUrl(spec: UrlMoveSpec, actor?: Actor): Promise<number> {
+    return this.transaction(async (m) => {
+      const moved = await moveUrlIn(m, spec);
+      if (actor) {
+        const after = { fromOrigin: callbackOrigin(spec.from), toOrigin: callbackOrigin(spec.to), resources: moved };
+        await this.audit.record(m, actor, { targetType: 'partner', targetId: spec.partnerId, before: {}, after });
+      }
+      return moved;
+    });
   }
 
   /** A change of a company's own credit, steps 3 to 6 in one statement over the row's version (CompanyChanges). */

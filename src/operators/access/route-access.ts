@@ -63,6 +63,13 @@ function declare(access: RouteAccess): ClassDecorator & MethodDecorator {
 export const Access = {
   /** No credential. */
   anyone: () => declare({ to: 'anyone' }),
+  /**
+   * A partner portal session's cookie (a page of src/portal): without one, the 401 page; its POSTs
+   * carry the session's CSRF token (src/portal/portal-forms.ts).
+   */
+  portalSession: () => declare({ to: 'portal-session' }),
+  /** A browser without a session on the portal's sign-in pages: a change only from the portal's own origin. */
+  portalVisitor: () => declare({ to: 'portal-visitor' }),
   /** A partner's API key; 401 without one, 429 over the partner rate limit, 503 without a database. */
   partner: () => applyDecorators(declare({ to: 'partner' }), ApiSecurity(SECURITY.partner), ApiErrors(401, 429, 503)),
   /**

@@ -33,6 +33,10 @@ export const AUDIT_ACTIONS = {
   'portal.callback.redeliver-failed': 'callback',
   'portal.test-callback.send': 'callback',
   'portal.operations-url.set': 'partner',
+  'portal.test-event.send': 'partner',
+  'portal.callback-urls.move': 'partner',
+  'portal.signing-secret.rotate': 'partner',
+  'portal.signature-scheme.switch': 'partner',
 } as const;
 
 export type AuditActionName = keyof typeof AUDIT_ACTIONS;

@@ -32,6 +32,7 @@ import { AuditPartnerActor1764800100000 } from './migrations/1764800100000-audit
 import { UrlDeliveredIndex1764800200000 } from './migrations/1764800200000-url-delivered-index.js';
 import { PartnerKeyRotatedAt1764810000000 } from './migrations/1764810000000-partner-key-rotated-at.js';
 import { PartnerLookupIndexes1764810100000 } from './migrations/1764810100000-partner-lookup-indexes.js';
+import { TestEvents1764820000000 } from './migrations/1764820000000-test-events.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -64,6 +65,7 @@ export const MIGRATIONS = [
   UrlDeliveredIndex1764800200000,
   PartnerKeyRotatedAt1764810000000,
   PartnerLookupIndexes1764810100000,
+  TestEvents1764820000000,
 ];
 
 

@@ -34,6 +34,17 @@ WITH span AS (SELECT date_trunc('hour', now()) - interval '23 hours' AS since),
     FROM generate_series((SELECT since FROM span), date_trunc('hour', now()), interval '1 hour') AS h(hour)
    ORDER BY h.hour;
 
+-- partner-last-error-times (on sql-pool)
+WITH failures AS (
+    SELECT c.destination AS key, coalesce(a.error, 'HTTP ' || a.status_code) AS error, max(a.started_at) AS at
+      FROM callback_attempts a
+      CROSS JOIN LATERAL (SELECT destination FROM callbacks WHERE id = a.callback_id OFFSET 0) c
+     WHERE a.partner_id = $1 AND a.started_at >= date_trunc('hour', now()) - interval '23 hours'
+       AND NOT coalesce(a.status_code BETWEEN 200 AND 299, false)
+     GROUP BY 1, 2)
+  SELECT d.origin, f.at FROM destinations d JOIN failures f ON f.key = d.key AND f.error = d.last_error
+   WHERE d.partner_id = $1;
+
 -- operational-events-list (on orm)
 SELECT e.id, e.seq::text AS seq, e.type, to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS timestamp, e.data, e.sent,
             c.status, c.attempt_count AS "attemptCount", c.last_error AS "lastError", c.delivered_at AS "deliveredAt"

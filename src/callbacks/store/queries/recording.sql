@@ -26,3 +26,17 @@ SELECT origin, (extract(epoch FROM opened_at) * 1000)::float8 AS "openedAt", las
 INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, last_error, test, attempt_limit)
      VALUES ($1, $2, $3, $4, $5, CASE WHEN $6::text IS NULL THEN 'pending' ELSE 'failed' END, CASE WHEN $6::text IS NULL THEN now() END, $6, true, 1)
      RETURNING id;
+
+-- test-events-insert (on orm)
+WITH src AS MATERIALIZED (SELECT gen_random_uuid() AS id, now() AS at),
+  event AS (
+    INSERT INTO operational_events (id, partner_id, type, created_at, data, sent)
+    SELECT id, $1::uuid, $4::text, at, '{}'::jsonb, true FROM src
+  )
+  INSERT INTO callbacks (id, partner_id, url, body, event_type,
+                         status, next_attempt_at, last_error, test, attempt_limit)
+  SELECT id, $1::uuid, $2::text, '{"type":' || to_json($4::text)::text || ',"timestamp":' || to_json(to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text || ',"data":' || (SELECT coalesce('{' || string_agg(to_json(d.k)::text || ':' || d.v::text, ',' ORDER BY d.n) || '}', '{}')
+                       FROM json_each('{}'::json) WITH ORDINALITY AS d(k, v, n)) || '}', $4::text,
+         CASE WHEN $3::text IS NULL THEN 'pending' ELSE 'failed' END, CASE WHEN $3::text IS NULL THEN now() END, $3::text, true, 1
+    FROM src
+  RETURNING id;
