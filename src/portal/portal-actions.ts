@@ -15,6 +15,7 @@ const partnerOf = (req: FastifyRequest) => (req as PortalRequest).portal.partner
  * transaction of the change (`portal.*` actions).
  */
 export function registerPortalActions(scope: FastifyInstance, services: PortalServices): void {
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- a plugin's closure typed as a method: no `this`
   const action = { ...withSession, preHandler: scope.csrfProtection };
 
   scope.post('/callbacks/:callbackId/redeliver', action, async (req, reply) => {

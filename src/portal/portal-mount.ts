@@ -2,7 +2,7 @@ import cookiePlugin from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import view from '@fastify/view';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { GatedRequest } from '../operators/index.js';
@@ -38,9 +38,10 @@ export function mountPortal(app: NestFastifyApplication, config: AppConfig): voi
       // The CSRF token's secret is the session's, kept in its row: @fastify/csrf-protection reads it through `session.get`.
       scope.decorateRequest('session', null);
       await scope.register(csrf, { sessionPlugin: '@fastify/secure-session' });
-      scope.addHook('preValidation', async (req: FastifyRequest) => {
+      scope.addHook('preValidation', (req: FastifyRequest, _reply, done) => {
         const secret = (req as GatedRequest).portal?.csrfSecret;
         (req as unknown as { session: unknown }).session = { get: () => secret, set: () => undefined, options: () => undefined };
+        done();
       });
       scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: MAX_BODY_BYTES }, (_req, body, done) => {
         done(null, Object.fromEntries(new URLSearchParams(String(body))));

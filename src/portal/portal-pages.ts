@@ -30,7 +30,7 @@ const DONE: Record<string, string> = {
 function messageOf(raw: string | undefined): CallbackMessage | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!/^[0-4]$/.test(raw)) throw new FieldError('message must be a message code from 0 to 4');
-  return Number(raw) as CallbackMessage;
+  return Number(raw);
 }
 
 /** The portal's pages (GET): each reads through the partner API's own services, scoped to the session's partner. */
@@ -52,7 +52,7 @@ export function registerPortalPages(scope: FastifyInstance, services: PortalServ
     const cursor = single(q, 'cursor') || undefined;
     const page = await services.callbacks.list({ status, message, companyId, from, to, cursor, limit: PORTAL_PAGE_SIZE }, { partnerId: partnerOf(req) });
     const filters = { status, message: message === undefined ? undefined : String(message), companyId, from: from && timeField(from), to: to && timeField(to) };
-    const next = page.nextCursor === null ? null : `/portal/callbacks?${new URLSearchParams({ ...definedOnly(filters), cursor: page.nextCursor })}`;
+    const next = page.nextCursor === null ? null : `/portal/callbacks?${new URLSearchParams({ ...definedOnly(filters), cursor: page.nextCursor }).toString()}`;
     return render(reply, 200, 'callbacks', { ...helpers, title: 'Callbacks', nav: 'callbacks', items: page.items.map((c) => callbackView(c, page.open)), filters, messages: MESSAGES, next, pageSize: PORTAL_PAGE_SIZE });
   });
 

@@ -53,6 +53,7 @@ export function registerSignIn(
     notice(reply, 200, 'Signed out', 'Your portal session has ended. A new sign-in link opens the portal again.'),
   );
 
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- a plugin's closure typed as a method: no `this`
   scope.post('/logout', { ...withSession, preHandler: scope.csrfProtection }, async (req, reply) => {
     await services.sessions.end((req as PortalRequest).portal);
     return reply.clearCookie(cookie.name, cookie.options).redirect(`${PORTAL_PATH}/signed-out`, 303);
