@@ -115,7 +115,11 @@ function openQueue(prefix: string): { queue: Queue; close: () => Promise<void> }
 /** Callbacks the queue's jobs hold (a job holds those of one admission pass; one before that). */
 async function queuedCallbacks(queue: Queue): Promise<number> {
   const jobs = await queue.getJobs(['wait', 'prioritized', 'delayed', 'active', 'waiting-children']);
-  return jobs.reduce((n, j) => n + (Array.isArray(j?.data?.callbackIds) ? j.data.callbackIds.length : 1), 0);
+  const held = (data: unknown) => (data as { callbackIds?: unknown } | undefined)?.callbackIds;
+  return jobs.reduce((n, j) => {
+    const ids = held(j?.data);
+    return n + (Array.isArray(ids) ? ids.length : 1);
+  }, 0);
 }
 
 /** Callbacks held in the queue once they reach `target` or have not changed for 5 s (at most 2 min). */

@@ -51,8 +51,8 @@ async function main(): Promise<void> {
     process.on(signal, () => {
       if (closing) return;
       closing = true;
-      app.close().then(
-        () => stopTracing().then(() => process.exit(0)),
+      app.close().then(stopTracing).then(
+        () => process.exit(0),
         (e: Error) => {
           new RedactingLogger(config.logFormat, []).line('error', `shutdown failed: ${e.message}`);
           process.exit(1);

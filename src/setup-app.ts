@@ -63,13 +63,13 @@ const DOCS_ACCESS: MountAccess[] = [GUIDE_PATH, ...['', '-json', '-yaml'].map((s
 
 /** A worker serves no partner or operator route: it knows no credential. */
 const NO_CREDENTIALS: Credentials = {
-  partner: async () => null,
-  partnerWithinRate: async () => false,
-  portalWithinRate: async () => false,
-  visitorWithinRate: async () => false,
-  operator: async () => null,
-  operatorOrBasic: async () => null,
-  portalSession: async () => null,
+  partner: () => Promise.resolve(null),
+  partnerWithinRate: () => Promise.resolve(false),
+  portalWithinRate: () => Promise.resolve(false),
+  visitorWithinRate: () => Promise.resolve(false),
+  operator: () => Promise.resolve(null),
+  operatorOrBasic: () => Promise.resolve(null),
+  portalSession: () => Promise.resolve(null),
   portalRefusalPage: () => '',
 };
 

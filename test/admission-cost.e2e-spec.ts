@@ -86,7 +86,12 @@ describe('an admission pass costs O(destinations with room) + O(callbacks admitt
 
   it('reads no more than a few entries per callback admitted and per destination with room, however many wait behind open circuits', async () => {
     const admitted: string[] = [];
-    const queue = { add: async (ids: string[]) => void admitted.push(...ids) } as unknown as CallbackQueue;
+    const queue = {
+      add: (ids: string[]) => {
+        admitted.push(...ids);
+        return Promise.resolve();
+      },
+    } as unknown as CallbackQueue;
     const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, new Metrics(s.db, s.sql));
     const passes: { admitted: number; read: number; bound: number }[] = [];
     let before = 0;
@@ -142,7 +147,12 @@ describe('a pass reads the heads of as many destinations catching up as there ar
 
   it('admits a fresh callback at once beside them, and each of them within a turn of passes, a sweep between', async () => {
     const admitted: string[] = [];
-    const queue = { add: async (ids: string[]) => void admitted.push(...ids) } as unknown as CallbackQueue;
+    const queue = {
+      add: (ids: string[]) => {
+        admitted.push(...ids);
+        return Promise.resolve();
+      },
+    } as unknown as CallbackQueue;
     const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, new Metrics(s.db, s.sql));
     const session = sessionWithDeadline(relay, RELAY_TIMEOUT_MS);
     const destinationsOf = async (ids: string[]) =>

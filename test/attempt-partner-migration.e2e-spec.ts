@@ -21,7 +21,7 @@ async function seed(db: DataSource, name: string): Promise<string> {
 
 /** The indexes on callback_attempts, by name. */
 const indexes = async (db: DataSource) =>
-  ((await db.query(`SELECT indexname FROM pg_indexes WHERE tablename = 'callback_attempts' ORDER BY indexname`)) as { indexname: string }[]).map((i) => i.indexname);
+  (await db.query<{ indexname: string }[]>(`SELECT indexname FROM pg_indexes WHERE tablename = 'callback_attempts' ORDER BY indexname`)).map((i) => i.indexname);
 
 /**
  * Migration 1764700500000 (attempts carry their partner) over a database that ran every migration

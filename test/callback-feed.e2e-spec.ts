@@ -60,8 +60,8 @@ describe('the callback feed', () => {
     await late.connect();
     let written = 0;
     let lateId = '';
-    let exposedWhileHeld = 0;
-    let opened: Promise<void> | null = null;
+    let exposedWhileHeld: number;
+    const opened: Promise<void>[] = []; // a writer opens them, once
     const open = async () => {
       await early.query('BEGIN');
       await early.query('SELECT pg_current_xact_id()');
@@ -74,13 +74,14 @@ describe('the callback feed', () => {
         companies.map(async (c, w) => {
           for (let i = 0; i < 25; i++) {
             await t.admin('patch', `/admin/v1/companies/${c}/credit`, { repaymentTermDays: 1 + (days++ % 3000) }).expect(200);
-            if (++written === 100) opened = open();
+            if (++written === 100) opened.push(open());
             if (w === 0 && i % 10 === 0) await t.admin('patch', `/admin/v1/companies/${theirs}/credit`, { repaymentTermDays: 1 + i }).expect(200);
             if (w === 1 && i % 10 === 0) await t.as(acme.apiKey, 'post', '/v1/callbacks/test', { companyId: c }).expect(202);
           }
         }),
       );
-      await opened;
+      expect(opened).toHaveLength(1);
+      await Promise.all(opened);
       // Every writer committed; the held transactions keep the later ones out of the feed.
       const [{ n }] = await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM callbacks WHERE partner_id = $1 AND NOT test', [acme.id]);
       expect(n).toBe(400);

@@ -21,7 +21,7 @@ describe('moving and removing callback URLs', () => {
   let old: Receiver;
   let moved: Receiver;
   /** Requests the old receiver holds unanswered until the test lets them go. */
-  let held: (() => void)[] = [];
+  const held: (() => void)[] = [];
   let holdOld = false;
 
   // `url`: where each callback's next attempt goes. One being attempted when its URL moved keeps its

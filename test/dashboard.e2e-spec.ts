@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { CallbackQueue } from '../src/delivery/callback-queue.js';
 import { openBrowser, TestBrowser } from './support/browser.js';
 import { Receiver } from './support/receiver.js';
@@ -71,7 +70,7 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
       res.writeHead(204).end();
     };
     await t.app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${((t.app.getHttpServer() as Server).address() as AddressInfo).port}`;
+    base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
     p = await createPartner(t);
 
     const ok = await companyWithCallback(t, p, rx.url('/ok/secret-token?key=k1'));

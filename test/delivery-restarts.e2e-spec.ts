@@ -158,7 +158,7 @@ async function waitAllDelivered(t: TestApp, rx: Receiver, path: string, committe
     const detail = missing.length
       ? await t.sql(`SELECT id, status, attempt_count, lease_until, next_attempt_at, last_error FROM callbacks WHERE id = ANY($1::uuid[]) LIMIT 5`, [missing])
       : [];
-    throw new Error(`${(e as Error).message}; ${missing.length} not received, e.g. ${JSON.stringify(detail)}; rows: ${await statusSummary(t)}`);
+    throw new Error(`${(e as Error).message}; ${missing.length} not received, e.g. ${JSON.stringify(detail)}; rows: ${await statusSummary(t)}`, { cause: e });
   }
 }
 

@@ -1,5 +1,4 @@
 import { ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import type { DestinationView } from '../src/delivery/destinations/destinations.service.js';

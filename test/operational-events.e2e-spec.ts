@@ -187,7 +187,7 @@ describe('operational events from the real statements, through random histories 
       w.behaviour.set(destinationKey(suite.companies[0].partnerId, OPS), 'ok'); // the events' destination: answers (apply's steps pick only the first three origins)
       const o = new Observer(s, w, companies[0].partnerId);
       w.afterSettle = o.afterSettle;
-      const checks: Checks = { admitted: async () => undefined, settled: o.afterStep };
+      const checks: Checks = { admitted: () => Promise.resolve(), settled: o.afterStep };
       for (const step of history) {
         await apply(w, step, checks);
         await o.afterStep();

@@ -337,7 +337,7 @@ describe('the queue dashboard', () => {
   it('walks every dashboard route bull-board serves: unknown 401 (with the Basic prompt), a viewer reads but every action is 403, an operator acts', async () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { appRoutes } = require('@bull-board/api/dist/routes.js') as { appRoutes: { entryPoint: { route: string[] }; api: { method: Method; route: string }[] } };
-    const routes = [...appRoutes.entryPoint.route.map((route) => ({ method: 'get' as Method, route })), ...appRoutes.api];
+    const routes = [...appRoutes.entryPoint.route.map((route) => ({ method: 'get' as const, route })), ...appRoutes.api];
     expect(routes.filter((r) => r.method !== 'get').length).toBeGreaterThanOrEqual(20);
     const fill = (route: string) =>
       `/admin/queues${route === '/' ? '' : route}`.replace(/:(\w+)/g, (_, name: string) => ({ queueName: 'callbacks', queueStatus: 'completed' })[name] ?? randomUUID());

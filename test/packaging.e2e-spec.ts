@@ -53,7 +53,7 @@ describe('packaging', () => {
     const started = await Promise.allSettled([startService(env('api')), startService(env('worker')), startService(env('worker'))]);
     const services = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     try {
-      expect(started.filter((s) => s.status === 'rejected').map((s) => String((s as PromiseRejectedResult).reason))).toEqual([]);
+      expect(started.filter((s) => s.status === 'rejected').map((s) => String(s.reason))).toEqual([]);
       const pg = new Client({ connectionString: run.databaseUrl });
       await pg.connect();
       try {

@@ -8,7 +8,6 @@
  */
 import { copyFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { openBrowser, TestBrowser } from './support/browser.js';
@@ -62,7 +61,7 @@ describe('the partner portal in a browser', () => {
     rx.replay = await Receiver.start();
     rx.replay.answer = (_h, _req, res) => (fixed.replay ? res.writeHead(204).end() : res.writeHead(500).end('replay me later'));
     await t.app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${((t.app.getHttpServer() as Server).address() as AddressInfo).port}`;
+    base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
 
     const flaky = await companyWithCallback(t, p, rx.flaky.url('/hook'));
     flakyCompany = flaky.c;

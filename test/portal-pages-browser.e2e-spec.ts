@@ -8,7 +8,6 @@
  * broken inside, no page wider than the window, no serious axe-core violation.
  */
 import { copyFileSync } from 'node:fs';
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -57,7 +56,7 @@ describe('the portal pages in a browser', () => {
     // The test callback's answer comes late: its page shows it pending first.
     rx.test.answer = (_h, _req, res) => void setTimeout(() => res.writeHead(204).end(), 1500);
     await t.app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${((t.app.getHttpServer() as Server).address() as AddressInfo).port}`;
+    base = `http://127.0.0.1:${((t.app.getHttpServer()).address() as AddressInfo).port}`;
     // One resource of each kind on one URL, and a callback of each of the five messages.
     const url = rx.old.url('/hooks');
     company = (await as('post', '/v1/companies', { name: 'Main Ltd', status_callback: url }).expect(201)).body.id;
@@ -82,7 +81,7 @@ describe('the portal pages in a browser', () => {
     flakyId = (await t.sql<{ id: string }>('SELECT id FROM callbacks WHERE company_id = $1', [flaky]))[0].id;
     for (const name of ['Picker Ltd', 'Zeta Trading', 'Omega Foods'])
       await as('post', '/v1/companies', { name }).expect(201);
-    await until(async () => new Set(bodies(rx.old).map((b) => b.message)).size === 5 && rx.flaky.hits.length === 1, {
+    await until(() => new Set(bodies(rx.old).map((b) => b.message)).size === 5 && rx.flaky.hits.length === 1, {
       what: 'every message at the receiver, and the first attempt of the flaky one',
       timeoutMs: 30_000,
     });

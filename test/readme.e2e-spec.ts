@@ -149,7 +149,7 @@ describe('the README and docs, run as written', () => {
       expect(groups().filter(groupAlive)).toEqual([]);
       for (const p of [port, receiverPort]) await expect(fetch(`http://127.0.0.1:${p}/`)).rejects.toThrow();
     } catch (e) {
-      throw new Error(`${(e as Error).message}\n--- the flow's output:\n${flow.stdout()}\n--- its errors:\n${flow.stderr()}`);
+      throw new Error(`${(e as Error).message}\n--- the flow's output:\n${flow.stdout()}\n--- its errors:\n${flow.stderr()}`, { cause: e });
     } finally {
       await stopGroups(groups());
       rmSync(scratch, { recursive: true, force: true });
@@ -260,7 +260,8 @@ async function partnersReceiver(service: string, port: number): Promise<void> {
     expect(out.trim().split('\n')).toEqual([`callback ${id} message 0 company ${String(company.id)}`]);
   } catch (e) {
     const state = await Promise.all(['/admin/v1/callbacks?limit=3', '/admin/v1/destinations'].map((u) => call('GET', u, admin).then(JSON.stringify, String)));
-    throw new Error(`${(e as Error).message} ${String((e as Error).cause ?? '')}\n--- docs/partners.md's receiver printed:\n${out}\n--- the service's state:\n${state.join('\n')}`);
+    const cause = ((e as Error).cause as Error | undefined)?.message ?? '';
+    throw new Error(`${(e as Error).message} ${cause}\n--- docs/partners.md's receiver printed:\n${out}\n--- the service's state:\n${state.join('\n')}`, { cause: e });
   } finally {
     receiver.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });

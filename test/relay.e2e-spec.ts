@@ -89,7 +89,7 @@ describe('relay wake-ups', () => {
     const relay = t.app.get(CallbackRelay);
     const states: string[] = [];
     const enter = relay['enter'].bind(relay);
-    const spy = jest.spyOn(relay as never as { enter: (s: string) => void }, 'enter').mockImplementation((s) => {
+    const spy = jest.spyOn(relay as unknown as { enter: (s: string) => void }, 'enter').mockImplementation((s) => {
       states.push(s);
       enter(s as never);
     });

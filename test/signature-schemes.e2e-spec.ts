@@ -8,7 +8,7 @@ import { harness, TestApp, until } from './support/harness.js';
 
 /** Whether a v1a entry of the hit's signature list verifies with the whpk_ key (crypto.verify(null, …), as a receiver does). */
 function v1aVerifies(hit: Received, whpk: string): boolean {
-  const content = Buffer.from(`${hit.headers['webhook-id']}.${hit.headers['webhook-timestamp']}.${hit.body}`);
+  const content = Buffer.from(`${String(hit.headers['webhook-id'])}.${String(hit.headers['webhook-timestamp'])}.${hit.body}`);
   return String(hit.headers['webhook-signature'])
     .split(' ')
     .filter((s) => s.startsWith('v1a,'))
@@ -29,6 +29,7 @@ function v1Verifies(hit: Received, secret: string): boolean {
 type VerifyV1a = (whpk: string, headers: Received['headers'], rawBody: string) => boolean;
 const docsVerifyV1a = (): VerifyV1a => {
   const block = fencedBlocks('docs/partners.md').find((b) => b.lang === 'js' && b.code.includes('function verifyV1a'));
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the guide's verifier, run as a reader copies it
   return new Function('require', `${block!.code}\nreturn verifyV1a;`)(require) as VerifyV1a;
 };
 

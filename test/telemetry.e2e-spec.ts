@@ -37,7 +37,8 @@ function jsonLines(s: Service): Record<string, unknown>[] {
       throw new Error(`a stdout line is not JSON: ${line}`);
     }
     expect(parsed).toEqual(expect.objectContaining({ level: expect.any(String), context: expect.any(String), msg: expect.any(String) }));
-    expect(`${parsed.time}: ${new Date(String(parsed.time)).toISOString() === parsed.time}`).toBe(`${parsed.time}: true`);
+    const time = String(parsed.time);
+    expect(`${time}: ${new Date(time).toISOString() === time}`).toBe(`${time}: true`);
     return parsed;
   });
 }

@@ -10,12 +10,12 @@ const API_CHANGES = 10_000;
 export async function apiScenario(ctx: Ctx): Promise<ScenarioResult> {
   const { pg, api, rx } = ctx;
   const spread = (
-    await pg.query(
+    await pg.query<{ id: string }>(
       `INSERT INTO companies (partner_id, name, currency, callback_url, credit_status)
        SELECT $1, 'T' || g, 'EUR', $2, 'active' FROM generate_series(1, 64) g RETURNING id`,
       [ctx.partnerId, ctx.target('/company')],
     )
-  ).rows.map((r) => r.id as string);
+  ).rows.map((r) => r.id);
   const before = rx.count();
   const servicePids = ctx.run.pids();
   const cpuBefore = cpuUsed(servicePids);

@@ -131,7 +131,7 @@ export async function backlogScenario(baseline: number, variant: Variant): Promi
     await sleep(2000);
     await samples.sample();
     const [{ vacuums, analyzes }] = (
-      await pg.query(`SELECT coalesce(autovacuum_count, 0) AS vacuums, coalesce(autoanalyze_count, 0) AS analyzes FROM pg_stat_user_tables WHERE relname = 'callbacks'`)
+      await pg.query<{ vacuums: string; analyzes: string }>(`SELECT coalesce(autovacuum_count, 0) AS vacuums, coalesce(autoanalyze_count, 0) AS analyzes FROM pg_stat_user_tables WHERE relname = 'callbacks'`)
     ).rows;
     const rss = run.pids().map((p) => Math.max(samples.rssPeak(p) || 0, peakRssMb(p) || 0));
 

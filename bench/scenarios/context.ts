@@ -32,7 +32,7 @@ export async function partnerWithCompany(api: Got, name: string, callbackUrl: st
   return { partnerId: partner.id, companyId: company.id };
 }
 
-export const delivered = async (pg: Client) => Number((await pg.query(`SELECT count(*) AS n FROM callbacks WHERE status = 'delivered'`)).rows[0].n);
+export const delivered = async (pg: Client) => Number((await pg.query<{ n: string }>(`SELECT count(*) AS n FROM callbacks WHERE status = 'delivered'`)).rows[0].n);
 
 /**
  * A healthy partner's load: `rate` credit changes a second for `seconds` (one company per change,
@@ -43,7 +43,7 @@ export const delivered = async (pg: Client) => Number((await pg.query(`SELECT co
 export async function healthySend(ctx: Ctx, label: string, rate: number, seconds: number, stop: () => boolean = () => false) {
   const m = rate * seconds;
   const rows = (
-    await ctx.pg.query(
+    await ctx.pg.query<{ id: string; name: string }>(
       `INSERT INTO companies (partner_id, name, currency, callback_url, credit_status)
        SELECT $1, $2 || g, 'EUR', $3 || g, 'active' FROM generate_series(0, ${m - 1}) g RETURNING id, name`,
       [ctx.partnerId, label, ctx.target(`/${label}/`)],

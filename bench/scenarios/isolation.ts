@@ -64,7 +64,7 @@ export async function isolationScenario(ctx: Ctx): Promise<ScenarioResult> {
     const recovered = performance.now();
     dead.recover();
     await until(
-      async () => Number((await pg.query(`SELECT count(*) AS n FROM callbacks WHERE url LIKE '%/dead/%' AND status = 'delivered'`)).rows[0].n) >= DEAD_BACKLOG,
+      async () => Number((await pg.query<{ n: string }>(`SELECT count(*) AS n FROM callbacks WHERE url LIKE '%/dead/%' AND status = 'delivered'`)).rows[0].n) >= DEAD_BACKLOG,
       'the dead backlog after recovery',
       300_000,
     );

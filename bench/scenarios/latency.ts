@@ -16,7 +16,7 @@ export async function latencyScenario(ctx: Ctx): Promise<ScenarioResult> {
   const rate = process.env.BENCH_RATE ? envInt('BENCH_RATE', 1) : Math.max(1, Math.round(LATENCY_SHARE * ctx.baseline));
   const n = rate * RATE_SECONDS;
   const ids = (
-    await pg.query(
+    await pg.query<{ id: string; name: string }>(
       `INSERT INTO companies (partner_id, name, currency, callback_url, credit_status)
        SELECT $1, 'L' || g, 'EUR', $2 || g, 'active' FROM generate_series(0, ${n - 1}) g RETURNING id, name`,
       [ctx.partnerId, ctx.target('/lat/')],
@@ -70,7 +70,7 @@ export async function latencyScenario(ctx: Ctx): Promise<ScenarioResult> {
 
 /** Every latency callback settled, and the tap's last events read: its jobs complete after their settlements. */
 async function settledThenStop(ctx: Ctx, tap: JobTap, n: number): Promise<void> {
-  const settled = async () => Number((await ctx.pg.query(`SELECT count(*) AS n FROM callbacks WHERE url LIKE '%/lat/%' AND status = 'delivered'`)).rows[0].n);
+  const settled = async () => Number((await ctx.pg.query<{ n: string }>(`SELECT count(*) AS n FROM callbacks WHERE url LIKE '%/lat/%' AND status = 'delivered'`)).rows[0].n);
   await until(async () => (await settled()) === n, 'latency callbacks settled');
   await sleep(300);
   await tap.stop();
@@ -92,7 +92,7 @@ async function dumpStages(ctx: Ctx, file: string, tap: JobTap, n: number, times:
   const epoch = (t: number) => (performance.timeOrigin + t).toFixed(1);
   const stages = new Map(
     (
-      await ctx.pg.query(
+      await ctx.pg.query<{ id: string; url: string; created: string; started: string; settled: string }>(
         `SELECT c.id, c.url, extract(epoch FROM c.created_at) * 1000 AS created, extract(epoch FROM a.started_at) * 1000 AS started,
                 extract(epoch FROM c.delivered_at) * 1000 AS settled
            FROM callbacks c JOIN callback_attempts a ON a.callback_id = c.id WHERE c.url LIKE '%/lat/%'`,

@@ -109,7 +109,7 @@ export async function outageScenario(baseline: number, rx: ArrivalReceiver, dead
     const lastAfter = allArrived ? (last - recovered) / 1000 : NaN;
     const rate = allArrived ? deadWanted / lastAfter : arrived / recoverySeconds;
     const statuses = (
-      await pg.query(`SELECT status, count(*)::int AS n FROM callbacks WHERE partner_id = $1 GROUP BY status ORDER BY status`, [storm.partnerId])
+      await pg.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM callbacks WHERE partner_id = $1 GROUP BY status ORDER BY status`, [storm.partnerId])
     ).rows.map((r) => `${r.status} ${fmt(r.n)}`);
 
     const p99Alone = quantile(alone.latencies, 0.99);

@@ -127,7 +127,7 @@ export async function stormScenario(ctx: Ctx): Promise<ScenarioResult> {
     const firstNew = (Math.min(...dead.map((o) => o.firstNew()).filter((t) => !Number.isNaN(t))) - recovered) / 1000;
     const slowTimes = slow.flatMap((o) => [...o.answered.values()]);
     const statuses = (
-      await pg.query(`SELECT status, count(*)::int AS n FROM callbacks WHERE partner_id = $1 GROUP BY status ORDER BY status`, [storm.partnerId])
+      await pg.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM callbacks WHERE partner_id = $1 GROUP BY status ORDER BY status`, [storm.partnerId])
     ).rows.map((r) => `${r.status} ${fmt(r.n)}`);
 
     const p99Alone = quantile(alone.latencies, 0.99);

@@ -61,7 +61,7 @@ export class JobTap {
 
   private async read(): Promise<void> {
     while (!this.stopped) {
-      const res = (await this.redis.xread('COUNT', 1000, 'BLOCK', 100, 'STREAMS', this.stream, this.lastId)) as [string, [string, string[]][]][] | null;
+      const res = await this.redis.xread('COUNT', 1000, 'BLOCK', 100, 'STREAMS', this.stream, this.lastId);
       if (!res) continue;
       const added: string[] = [];
       for (const [id, fields] of res[0][1]) {

@@ -100,7 +100,7 @@ async function machine(): Promise<Machine> {
   const pg = new Client({ connectionString: BASE_DB });
   await pg.connect();
   try {
-    const { rows } = await pg.query(`SELECT current_setting('server_version') AS version, current_setting('autovacuum') AS autovacuum`);
+    const { rows } = await pg.query<{ version: string; autovacuum: string }>(`SELECT current_setting('server_version') AS version, current_setting('autovacuum') AS autovacuum`);
     const redis = await withRedisOnce(REDIS_URL, async (r) => /^redis_version:(\S+)/m.exec(await r.info('server'))?.[1] ?? 'unknown');
     return {
       cores: os.cpus().length,

@@ -70,7 +70,7 @@ export class ServiceRun {
     this.children.push(child);
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`service (ROLE=${role}) not ready within ${SERVICE_START_MS / 1000} s`)), SERVICE_START_MS);
-      child.stdout!.on('data', (d: Buffer) => {
+      child.stdout.on('data', (d: Buffer) => {
         // The service's own log lines (a circuit opening or closing, warnings) go through.
         for (const line of d.toString().split('\n')) if (line.trim() && !line.includes('ready:')) console.log(`  [${role}] ${line.trim()}`);
         if (d.toString().includes('ready:')) {

@@ -80,7 +80,7 @@ export function cpuUsed(servicePids: number[]): CpuUsed {
  * commands Redis processed (all of its clients), so far.
  */
 export async function roundTrips(pg: Client): Promise<{ postgres: number; redis: number }> {
-  const { rows } = await pg.query(`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`);
+  const { rows } = await pg.query<{ n: string }>(`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`);
   const commands = await withRedisOnce(REDIS_URL, async (redis) => {
     let n = 0;
     for (const node of isCluster(redis) ? redis.nodes('master') : [redis]) n += Number(/^total_commands_processed:(\d+)/m.exec(await node.info('stats'))?.[1] ?? NaN);

@@ -32,7 +32,7 @@ export class CallbackFeed {
     if (from.xact >= BigInt(rows[0].xmax)) throw invalidProperty('after is beyond every position the feed has returned');
     const items = rows
       .filter((r) => r.id !== null)
-      .map((r) => ({ callback: r as Callback, position: encodePosition({ xact: BigInt(r.xact!), seq: BigInt(r.seq!) }) }));
+      .map((r) => ({ callback: r as Callback, position: encodePosition({ xact: BigInt(r.xact!), seq: BigInt(r.seq) }) }));
     const open = await openCircuitsOf(this.db, items.map((i) => i.callback.destination));
     return { items, next: items.length > 0 ? items[items.length - 1].position : encodePosition(from), open };
   }

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { CallbackMessage } from './callback-message.js';
 import { CALLBACK_MESSAGES } from './event-catalogue.js';
-import { nullableTimestamp, nullableUuid, timestamp, url, uuid } from '../platform/index.js';
+import { nullableTimestamp, nullableUuid, timestamp, uuid } from '../platform/index.js';
 
 const MESSAGE_NAMES = Object.values(CallbackMessage).filter((v) => typeof v === 'string');
 

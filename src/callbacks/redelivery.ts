@@ -16,7 +16,7 @@ export type Redeliverer = { actor: Actor } | { partnerId: string } | { partnerId
 const STATEMENTS: Record<RedeliveryMove, (m: EntityManager, ids: string[]) => Promise<Moved[]>> = {
   fresh_schedule: restartSchedules,
   due_now: makeDueNow,
-  under_way: async () => [],
+  under_way: () => Promise.resolve([]),
 };
 
 /**

@@ -39,6 +39,6 @@ describe('DeliverySlots', () => {
     const slots = new DeliverySlots(1);
     await expect(slots.run(() => Promise.reject(new Error('refused')))).rejects.toThrow('refused');
     expect(slots.inUse).toBe(0);
-    expect(await slots.run(async () => 'next')).toBe('next');
+    expect(await slots.run(() => Promise.resolve('next'))).toBe('next');
   });
 });

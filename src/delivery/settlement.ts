@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AdmissionSignal, APP_CONFIG, AppConfig, isDataError, RepeatLimitedLog, SerialBatcher, SqlPool } from '../platform/index.js';
 import { Metrics } from '../operations/index.js';
-import type { SendResult } from '../egress/index.js';
 import { type AttemptRecord, originOfKey, SettlementStore } from '../callbacks/index.js';
 import { DestinationWrite, savesOf, stateOf } from './destination-store.js';
 import { newDestination, WindowConfig, windowConfigOf } from './destination-window.js';

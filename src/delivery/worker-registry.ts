@@ -27,7 +27,9 @@ export class WorkerRegistry {
   /** Announces the slots now and every HEARTBEAT_MS; the first announcement wakes admission. */
   join(): void {
     this.beating = this.beat().then(this.joined);
-    this.timer = setInterval(() => (this.beating = this.beat()), HEARTBEAT_MS).unref();
+    this.timer = setInterval(() => {
+      this.beating = this.beat();
+    }, HEARTBEAT_MS).unref();
   }
 
   /** Withdraws the slots (and the expired entries of others): nothing more is admitted for this worker. */

@@ -49,7 +49,7 @@ export class CallbackSender {
   ) {
     this.guard = { allowHttp: config.callbackAllowHttp, allowPrivate: config.callbackAllowPrivateTargets };
     const options = {
-      lookup: guardedLookup(this.guard, lookup as never),
+      lookup: guardedLookup(this.guard, lookup),
       proxy: config.callbackProxyUrl ? new URL(config.callbackProxyUrl) : null,
       timeoutMs: config.callbackTimeoutMs,
       connectTimeoutMs: config.callbackConnectTimeoutMs,
@@ -91,7 +91,7 @@ export class CallbackSender {
         const finish = () => resolve({ statusCode: status, retryAfter, body: safeText(Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT)) });
         stream.once('response', (res: http.IncomingMessage) => {
           status = res.statusCode ?? 0;
-          const h = res.headers['retry-after'];
+          const h = res.headers['retry-after'] as string | string[] | undefined;
           retryAfter = Array.isArray(h) ? h[0] : (h ?? null);
           const socket = res.socket;
           sourceAddress = socket?.localAddress ?? sourceAddress;
@@ -142,7 +142,7 @@ export class CallbackSender {
  * becomes U+FFFD too. Whatever a receiver sends, its record can be written.
  */
 export function safeText(bytes: Buffer): string {
-  return bytes.toString('utf8').replace(/\u0000/g, '\ufffd');
+  return bytes.toString('utf8').replaceAll('\0', '\ufffd');
 }
 
 /**
@@ -165,6 +165,6 @@ function classify(e: unknown, limits: { callbackTimeoutMs: number; callbackConne
   const code = (inner as NodeJS.ErrnoException)?.code ?? err?.code ?? 'ERROR';
   const message = (inner as Error)?.message ?? String(e);
   const tls = tlsFailure(code, message) ?? closedOnCertificate(code, message, watch?.closedAt() ?? null);
-  if (tls) return { outcome: { kind: 'tls' }, error: `TLS: ${tls}`.replace(/\u0000/g, '\ufffd') };
-  return { outcome: { kind: 'network' }, error: `${code}: ${message}`.replace(/\u0000/g, '\ufffd') };
+  if (tls) return { outcome: { kind: 'tls' }, error: `TLS: ${tls}`.replaceAll('\0', '\ufffd') };
+  return { outcome: { kind: 'network' }, error: `${code}: ${message}`.replaceAll('\0', '\ufffd') };
 }

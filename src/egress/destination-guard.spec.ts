@@ -125,7 +125,7 @@ describe('isBlockedAddress', () => {
 });
 
 describe('checkCallbackUrlResolved', () => {
-  const resolvesTo = (...addresses: string[]) => async () => addresses;
+  const resolvesTo = (...addresses: string[]) => () => Promise.resolve(addresses);
   it('accepts a name resolving to public addresses only', async () => {
     expect(await checkCallbackUrlResolved('https://partner.example/cb', STRICT, resolvesTo('93.184.215.14', '2606:2800:220:1::1'))).toBeNull();
   });
@@ -139,9 +139,7 @@ describe('checkCallbackUrlResolved', () => {
   });
   it('refuses a name that does not resolve', async () => {
     expect(await checkCallbackUrlResolved('https://partner.example/cb', STRICT, resolvesTo())).toBe('host partner.example does not resolve');
-    const failing = async () => {
-      throw new Error('ENOTFOUND');
-    };
+    const failing = () => Promise.reject(new Error('ENOTFOUND'));
     expect(await checkCallbackUrlResolved('https://partner.example/cb', STRICT, failing)).toBe('host partner.example does not resolve');
   });
   it('does not resolve IP literals or anything when private targets are allowed', async () => {
@@ -239,7 +237,7 @@ describe('normalised form', () => {
     ['https://93.184.215.14./cb', 'https://93.184.215.14/cb'],
   ])('%s is stored as %s', async (raw, stored) => {
     expect(parseCallbackUrl(raw, STRICT).url?.href).toBe(stored);
-    expect(await resolveCallbackUrl(raw, STRICT, async () => ['93.184.215.14'])).toEqual({ url: stored });
+    expect(await resolveCallbackUrl(raw, STRICT, () => Promise.resolve(['93.184.215.14']))).toEqual({ url: stored });
   });
   it('refuses a URL whose serialisation grows past 2048 characters', () => {
     expect(checkCallbackUrl(`https://partner.example.com/${' '.repeat(1000)}x`, STRICT)).toBe('must be at most 2048 characters');

@@ -37,6 +37,7 @@ export function allowedPort(port: number): boolean {
 }
 
 /** Refused rather than silently repaired by the URL parser (which strips or converts them). */
+// eslint-disable-next-line no-control-regex -- the control characters it refuses
 const UNSAFE_TEXT = /^\s|\s$|\\|[\u0000-\u001f\u007f-\u009f]/;
 
 function hostOf(url: URL): string {
@@ -118,7 +119,7 @@ type LookupFn = (hostname: string, options: dns.LookupOptions, callback: LookupC
  * A `dns.lookup` for sockets: resolves, then refuses (before any connection) when an address
  * is blocked. Node skips lookup for IP-literal hosts: see assertDestinationAllowed.
  */
-export function guardedLookup(opts: GuardOptions, lookup: LookupFn = dns.lookup as unknown as LookupFn): LookupFn {
+export function guardedLookup(opts: GuardOptions, lookup: LookupFn = dns.lookup): LookupFn {
   return (hostname, options, callback) => {
     const o = typeof options === 'object' && options !== null ? options : {};
     lookup(hostname, { ...o, all: true }, (err, result) => {

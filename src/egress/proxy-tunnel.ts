@@ -33,7 +33,8 @@ export function tunnelConnection(proxy: URL, lookup: Lookup, localAddress: strin
     const port = Number(options.port);
     lookup(host, {}, (err, address) => {
       if (err) return callback(err);
-      const target = String(address).includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+      const ip = address as string; // asked without `all`: one address, never a list
+      const target = ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
       const req = http.request({
         host: proxy.hostname,
         port: Number(proxy.port || 80),

@@ -97,7 +97,7 @@ function v6ToInt(ip: string): bigint {
   const [head, tail] = s.includes('::') ? s.split('::') : [s, undefined];
   const h = head ? head.split(':') : [];
   const t = tail ? tail.split(':') : [];
-  const groups = [...h, ...(tail === undefined ? [] : Array(8 - h.length - t.length).fill('0')), ...t];
+  const groups = [...h, ...(tail === undefined ? [] : Array<string>(8 - h.length - t.length).fill('0')), ...t];
   return groups.reduce((n, g) => (n << 16n) + BigInt(parseInt(g, 16)), 0n);
 }
 

@@ -11,6 +11,7 @@ export class CreateOperatorDto {
   @ApiProperty({ example: 'alice', minLength: 1, maxLength: 100, pattern: '^[^:\\x00-\\x1f\\x7f]+$', description: 'unique for ever; no colon (it is the dashboard\'s Basic user name)' })
   @IsString()
   @Length(1, 100)
+  // eslint-disable-next-line no-control-regex -- the control characters it refuses
   @Matches(/^[^:\x00-\x1f\x7f]+$/, { message: 'name must hold no colon and no control character' })
   name: string;
 

@@ -104,9 +104,8 @@ export class FieldError extends Error {}
  * A `datetime-local` value (`2026-11-29T14:05:09`, seconds optional) read as UTC, or an ISO-8601
  * time with its zone; empty is none.
  */
-export function parseTime(field: string, raw: unknown): Date | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  const text = String(raw);
+export function parseTime(field: string, text: string | undefined): Date | undefined {
+  if (text === undefined || text === '') return undefined;
   const local = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?$/.test(text);
   const zoned = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.test(text);
   const d = new Date(local ? `${text}Z` : text);
@@ -124,17 +123,17 @@ export function timeField(d: Date): string {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A UUID (lower-case, as the API's ids are), or none when empty. */
-export function parseUuid(field: string, raw: unknown): string | undefined {
+export function parseUuid(field: string, raw: string | undefined): string | undefined {
   if (raw === undefined || raw === '') return undefined;
-  const text = String(raw).trim().toLowerCase();
+  const text = raw.trim().toLowerCase();
   if (!UUID.test(text)) throw new FieldError(`${field} must be an id such as 3f1c2a9e-0b7d-4c41-9a55-2f0e8c6d7b10`);
   return text;
 }
 
 /** One of `allowed`, or none when empty. */
-export function parseChoice<T extends string>(field: string, raw: unknown, allowed: readonly T[]): T | undefined {
+export function parseChoice<T extends string>(field: string, raw: string | undefined, allowed: readonly T[]): T | undefined {
   if (raw === undefined || raw === '') return undefined;
-  if (!(allowed as readonly string[]).includes(String(raw))) {
+  if (!(allowed as readonly string[]).includes(raw)) {
     throw new FieldError(`${field} must be one of ${allowed.join(', ')}`);
   }
   return raw as T;

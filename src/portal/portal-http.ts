@@ -39,10 +39,11 @@ export class PortalHttp implements OnModuleInit {
       (req, body, done) => done(null, isPortalRoute(req) ? parse(String(body)) : undefined),
     );
     instance.register(
-      async (scope: FastifyInstance) => {
+      (scope: FastifyInstance, _options, done) => {
         scope.setNotFoundHandler(async (_req, reply) =>
           reply.status(404).type('text/html; charset=utf-8').send(portalViews.render('notice', notFound)),
         );
+        done();
       },
       { prefix: '/portal' },
     );

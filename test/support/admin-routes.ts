@@ -22,7 +22,7 @@ export function nestAdminRoutes(app: INestApplication): AdminRoute[] {
       const type = wrapper.metatype as (new (...args: never[]) => unknown) | null;
       if (!type) continue;
       const base = [Reflect.getMetadata(PATH_METADATA, type) as string | string[]].flat();
-      for (let proto = type.prototype; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+      for (let proto: unknown = type.prototype; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
         for (const name of Object.getOwnPropertyNames(proto)) {
           const handler = Object.getOwnPropertyDescriptor(proto, name)?.value as unknown;
           if (typeof handler !== 'function' || name === 'constructor') continue;

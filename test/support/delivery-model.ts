@@ -13,10 +13,10 @@ import { admissionRounds, Budget, Candidate, servedAfter } from '../../src/deliv
 import { CatchUp } from '../../src/delivery/catch-up.js';
 import { LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
 import { LEASE_SPARE_MS } from '../../src/delivery/callback-delivery.js';
-import { JOB_CALLBACKS, jobsOf } from '../../src/delivery/callback-queue.js';
+import { jobsOf } from '../../src/delivery/callback-queue.js';
 import { AttemptOutcome, isFinal as finalOutcome } from '../../src/egress/attempt-outcome.js';
 import type { SendResult } from '../../src/egress/callback-sender.js';
-import { DestinationState, isFailing, isProven, newDestination, PROVEN_FOR_MS, roomOf, WindowConfig } from '../../src/delivery/destination-window.js';
+import { DestinationState, isFailing, isProven, newDestination, roomOf, WindowConfig } from '../../src/delivery/destination-window.js';
 import { redeliveryOf } from '../../src/callbacks/redelivery-rules.js';
 import { DomainError } from '../../src/platform/http/domain-error.js';
 import { settleAttempt } from '../../src/delivery/settle-attempt.js';

@@ -24,7 +24,7 @@ export const LATER = destinationKey(PARTNER, 'http://127.0.0.1:3');
 
 /** A feed position half way through the callbacks (xact, seq). */
 async function middleOfFeed(queue: ClientBase): Promise<[string, string]> {
-  const { rows } = await queue.query(`SELECT xact::text AS xact, seq::text AS seq FROM callbacks ORDER BY seq OFFSET (SELECT count(*) / 2 FROM callbacks) LIMIT 1`);
+  const { rows } = await queue.query<{ xact: string; seq: string }>(`SELECT xact::text AS xact, seq::text AS seq FROM callbacks ORDER BY seq OFFSET (SELECT count(*) / 2 FROM callbacks) LIMIT 1`);
   return [rows[0]?.xact ?? '0', rows[0]?.seq ?? '0'];
 }
 
@@ -47,7 +47,7 @@ export function addCallbacks(queue: ClientBase, destination: string, n: number, 
 
 /** A database of its own, migrated, with the company every callback belongs to; a connection of the hand-written SQL's pool (SqlPool) and the relay's. */
 async function migratedDatabase(databaseUrl: string): Promise<{ pool: SqlPool; queue: PoolClient; relay: Client }> {
-  const db = await openDatabase({ ...dataSourceOptions(databaseUrl), url: databaseUrl } as never);
+  const db = await openDatabase({ ...dataSourceOptions(databaseUrl), url: databaseUrl });
   await db.destroy();
   const pool = new SqlPool({ databaseUrl });
   const queue = await pool.pool.connect();
@@ -98,8 +98,8 @@ export async function rolledBack<T>(s: Statement, work: () => Promise<T>): Promi
 
 /** The statements and their arguments as the code passes them; `on` is the connection the code runs them on. */
 export async function statements(queue: ClientBase, relay: Client): Promise<Statement[]> {
-  const sending = (await queue.query(`SELECT id, partner_id, attempt_count, (extract(epoch FROM schedule_started_at) * 1000000)::bigint::text AS k FROM callbacks WHERE status = 'sending' LIMIT 20`)).rows;
-  const ids = sending.map((r) => r.id as string);
+  const sending = (await queue.query<{ id: string; partner_id: string; attempt_count: number; k: string }>(`SELECT id, partner_id, attempt_count, (extract(epoch FROM schedule_started_at) * 1000000)::bigint::text AS k FROM callbacks WHERE status = 'sending' LIMIT 20`)).rows;
+  const ids = sending.map((r) => r.id);
   const columns = { window_size: 3, failures: 0, probe_ms: 0, last_error: null, opened_at: null, next_probe_at: null, last_ok_at: Date.now() };
   const saves = (reported: DestinationSave['reported']): unknown[] => saveParams([{ key: BIG, columns, version: '0', reported, failingSince: reported && Date.now() - 60_000 }]);
   const fate = (status: 'delivered' | 'failed') => ({ status, delayMs: null, lastError: status === 'failed' ? 'HTTP 410' : null, keepsError: false, counts: true });
@@ -112,7 +112,7 @@ export async function statements(queue: ClientBase, relay: Client): Promise<Stat
     );
   const text = (name: string) => storeStatement(name).text;
   // The newest of the big destination's waiting callbacks, asked for as its probe: the last of its index range.
-  const asked = (await queue.query(`SELECT id FROM callbacks WHERE destination = $1 AND status = 'pending' ORDER BY seq DESC LIMIT 1`, [BIG])).rows[0]?.id ?? null;
+  const asked = (await queue.query<{ id: string }>(`SELECT id FROM callbacks WHERE destination = $1 AND status = 'pending' ORDER BY seq DESC LIMIT 1`, [BIG])).rows[0]?.id ?? null;
   return [
     { name: 'admission candidates', on: relay, text: text('admission-candidates'), params: [[], [], [], null, []] },
     // A pass that leaves a destination catching up unread (src/delivery/catch-up.ts).

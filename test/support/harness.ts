@@ -57,7 +57,7 @@ export function harness(env: Env | (() => Env) = {}, options: HarnessOptions = {
   });
   const part = <K extends keyof E2e>(k: K): E2e[K] => {
     if (!parts[k]) throw new Error(k === 'p' && partner === null ? 'this harness makes no partner (partner: null)' : `the harness's ${k} is read before its beforeAll ran`);
-    return parts[k]!;
+    return parts[k];
   };
   return {
     get t() {

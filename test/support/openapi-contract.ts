@@ -2,7 +2,6 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend, SetMatchType } from 'openapi-backend';
-import type { Operation } from 'openapi-backend';
 import type request from 'supertest';
 
 // Every response an end-to-end test receives is checked against the service's own /docs-json:
@@ -47,7 +46,7 @@ export async function loadApiContract(document: object): Promise<ApiContract> {
     customizeAjv: (_original, options) => {
       const ajv = new Ajv2020({ ...options, strict: false, allErrors: true });
       addFormats(ajv);
-      return ajv as never;
+      return ajv;
     },
   });
   await api.init();
@@ -72,7 +71,7 @@ function check(api: OpenAPIBackend, method: string, path: string, res: SeenRespo
   if (OUTSIDE_THE_DOCUMENT.some((p) => p.test(path))) return null;
   const where = `${method.toUpperCase()} ${path} → ${res.status}`;
   const problem = (what: string) => `OpenAPI mismatch: ${where}: ${what}\nresponse body: ${bodyText(res).slice(0, 600)}`;
-  const operation = api.matchOperation({ method, path, headers: {} }) as Operation | undefined;
+  const operation = api.matchOperation({ method, path, headers: {} });
   if (!operation) {
     // A route that does not exist answers Nest's own 404, which the document need not list.
     const body = res.body as { message?: unknown } | undefined;

@@ -17,6 +17,18 @@ export interface ReceivedSpan {
 
 type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number };
 type KeyValue = { key: string; value: AnyValue };
+/** An OTLP/JSON trace export, as far as the tests read it. */
+interface OtlpExport {
+  resourceSpans?: {
+    resource?: { attributes?: KeyValue[] };
+    scopeSpans?: { scope?: { name?: string }; spans?: OtlpSpan[] }[];
+  }[];
+}
+interface OtlpSpan extends Pick<ReceivedSpan, 'traceId' | 'spanId' | 'name' | 'kind'> {
+  parentSpanId?: string;
+  attributes?: KeyValue[];
+  status?: ReceivedSpan['status'];
+}
 
 const valueOf = (v: AnyValue): unknown => v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.boolValue ?? v.doubleValue));
 const attributesOf = (kvs: KeyValue[] | undefined) => Object.fromEntries((kvs ?? []).map((kv) => [kv.key, valueOf(kv.value)]));
@@ -38,7 +50,7 @@ export class OtlpReceiver {
         res.writeHead(404).end();
         return;
       }
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpExport;
       for (const rs of body.resourceSpans ?? []) {
         const resource = attributesOf(rs.resource?.attributes);
         for (const ss of rs.scopeSpans ?? []) {

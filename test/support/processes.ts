@@ -55,8 +55,8 @@ export async function stop(child: ChildProcess, signal: NodeJS.Signals): Promise
   if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
   const exited = once(child, 'exit');
   child.kill(signal);
-  const [code] = await exited;
-  return code as number | null;
+  const [code] = (await exited) as [number | null];
+  return code;
 }
 
 export async function sparePort(): Promise<number> {
@@ -100,7 +100,7 @@ export function requireRegistry(): void {
   } catch (e) {
     const output = String((e as { stderr?: Buffer }).stderr ?? '');
     const said = (/^npm error FetchError: .*$/m.exec(output) ?? /^npm error (?:code \S+|\d{3} .*)$/m.exec(output))?.[0] ?? (e as Error).message;
-    throw new Error(`the npm registry does not answer \`npm ping\` (${said}): this test runs \`npm ci --omit=dev\` as the image does. Give this machine access to the registry npm is configured with; or leave this test out: TEST_WITHOUT=registry npm test`);
+    throw new Error(`the npm registry does not answer \`npm ping\` (${said}): this test runs \`npm ci --omit=dev\` as the image does. Give this machine access to the registry npm is configured with; or leave this test out: TEST_WITHOUT=registry npm test`, { cause: e });
   }
 }
 

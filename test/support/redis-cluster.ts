@@ -38,7 +38,7 @@ export async function startRedisCluster(masters = 3): Promise<RedisCluster> {
  * configuration.
  */
 export async function startClusterNodesWithoutSlots(count = 1): Promise<RedisCluster> {
-  return onFreshPorts(() => tryStartRedisCluster(count, async () => undefined));
+  return onFreshPorts(() => tryStartRedisCluster(count, () => Promise.resolve()));
 }
 
 async function onFreshPorts(start: () => Promise<RedisCluster>): Promise<RedisCluster> {
@@ -94,8 +94,8 @@ async function tryStartRedisCluster(masters: number, join: (ports: number[]) => 
       const node = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
       // Its last lines, to say why it stopped if it does.
       const keep = (chunk: Buffer) => output.set(node, ((output.get(node) ?? '') + chunk.toString()).slice(-500));
-      node.stdout!.on('data', keep);
-      node.stderr!.on('data', keep);
+      node.stdout.on('data', keep);
+      node.stderr.on('data', keep);
       nodes.push(node);
       ports.push(port);
     }

@@ -22,7 +22,7 @@ export interface ScratchDatabase {
  */
 export async function scratchDatabase(): Promise<ScratchDatabase> {
   const { databaseUrl } = runIdentity();
-  const db = await openDatabase(dataSourceOptions(databaseUrl) as Parameters<typeof openDatabase>[0]);
+  const db = await openDatabase(dataSourceOptions(databaseUrl));
   const sql = new SqlPool({ databaseUrl });
   return {
     db,

@@ -38,6 +38,7 @@ export function statementSuite(): StatementSuite {
   let parts: Omit<StatementSuite, 'world'> | undefined;
   beforeAll(async () => {
     for (const level of ['warn', 'error'] as const) {
+      // eslint-disable-next-line @typescript-eslint/unbound-method -- called below with the logger as `this`
       const original = Logger.prototype[level];
       jest.spyOn(Logger.prototype, level).mockImplementation(function (this: Logger, message: unknown, ...rest: unknown[]) {
         if (/record/.test(String(message))) settlementFaults.push(String(message));

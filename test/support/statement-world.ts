@@ -19,7 +19,6 @@ import { CallbackRecorder } from '../../src/callbacks/callback-recorder.js';
 import { followUrl } from '../../src/callbacks/store/url-changes.js';
 import type { AppConfig } from '../../src/platform/config/app-config.js';
 import { microsKey } from '../../src/platform/database/sql.js';
-import type { SqlSession } from '../../src/platform/database/sql-session.js';
 import { Writes } from '../../src/platform/database/writes.js';
 import { Admission, LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
 import { CallbackQueue, jobsOf } from '../../src/delivery/callback-queue.js';
@@ -78,7 +77,7 @@ export class World {
   /** How far every stored time has been moved back so far (ms). */
   shift = 0;
   /** Called after each settlement's statements (a test that reads what each one wrote). */
-  afterSettle: () => Promise<void> = async () => undefined;
+  afterSettle: () => Promise<void> = () => Promise.resolve();
   /** Each worker process's settlement: what each remembers of destinations is its own. */
   private readonly settlements: Settlement[];
   private readonly admission: Admission;
@@ -170,17 +169,17 @@ export class World {
   /** Admission's pass; returns the ids it admitted. */
   async pass(): Promise<string[]> {
     this.admitted = [];
-    await this.admission.admit(this.s.pool as unknown as SqlSession);
+    await this.admission.admit(this.s.pool);
     return this.admitted;
   }
 
-  sweep = () => this.admission.sweep(this.s.pool as unknown as SqlSession);
+  sweep = () => this.admission.sweep(this.s.pool);
 
   /** Admission's pass while Redis refuses its jobs: what it admitted goes back (RELEASE), and the pass fails. */
   async refusedPass(): Promise<void> {
     this.refusing = true;
     try {
-      await this.admission.admit(this.s.pool as unknown as SqlSession);
+      await this.admission.admit(this.s.pool);
     } catch (e) {
       if (e !== REFUSED) throw e;
     } finally {
@@ -292,7 +291,7 @@ export class World {
     const ms = (column: string) => `(extract(epoch FROM d.${column}) * 1000)::float8 AS ${column}`;
     const times = ['opened_at', 'next_probe_at', 'last_ok_at'].map(ms).join(', ');
     return (
-      await this.s.pool.query(
+      await this.s.pool.query<DestinationRow & { now: number }>(
         `SELECT d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error, d.version::text AS version, d.probe_id, ${times},
                 (extract(epoch FROM now()) * 1000)::float8 AS now FROM destinations d`,
       )

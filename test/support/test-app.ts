@@ -57,7 +57,7 @@ export async function startTestApp(
     // Fastify loads its plugins (the dashboard, Swagger UI's assets) on ready; then it serves.
     await app.getHttpAdapter().getInstance().ready();
     await pg.connect();
-    contract = await loadApiContract((await request(app.getHttpServer()).get('/docs-json').expect(200)).body);
+    contract = await loadApiContract((await request(app.getHttpServer()).get('/docs-json').expect(200)).body as object);
   } catch (e) {
     await app.close().catch(() => undefined);
     await pg.end().catch(() => undefined);
@@ -72,8 +72,10 @@ export async function startTestApp(
   const http = () =>
     new Proxy(request(server), {
       get: (agent, key, receiver) => {
-        const value = Reflect.get(agent, key, receiver);
-        return typeof value === 'function' ? (...args: unknown[]) => checked(value.apply(agent, args), contract) : value;
+        const value: unknown = Reflect.get(agent, key, receiver);
+        if (typeof value !== 'function') return value;
+        const method = value as (...args: unknown[]) => request.Test;
+        return (...args: unknown[]) => checked(method.apply(agent, args), contract);
       },
     });
   // The test's own session, one query at a time (pg@9 refuses a query while another runs on a
@@ -91,7 +93,7 @@ export async function startTestApp(
     http,
     admin: (method, path, body) => send(`Bearer ${ADMIN_TOKEN}`, method, path, body),
     as: (apiKey, method, path, body) => send(`Bearer ${apiKey}`, method, path, body),
-    sql: (text, params) => oneAtATime(() => pg.query(text, params as unknown[])).then((r) => r.rows),
+    sql: <T>(text: string, params?: unknown[]) => oneAtATime(() => pg.query(text, params)).then((r) => r.rows as T[]),
     close: async () => {
       await app.close();
       await pg.end();
@@ -116,7 +118,7 @@ export async function createPartner(t: TestApp, name = 'Acme Bank'): Promise<Par
  * change) to `url`. `change()` returns the new callback's id.
  */
 export async function companyWithCallback(t: TestApp, p: Partner, url: string) {
-  const c = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'F', status_callback: url }).expect(201)).body.id as string;
+  const c = ((await t.as(p.apiKey, 'post', '/v1/companies', { name: 'F', status_callback: url }).expect(201)).body as { id: string }).id;
   let days = 0;
   return {
     c,

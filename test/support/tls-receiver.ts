@@ -34,7 +34,7 @@ export class TlsReceiver {
     await new Promise<void>((resolve, reject) => {
       child.once('error', reject);
       child.once('exit', (code) => reject(new Error(`tls-receiver.py exited with ${code}`)));
-      createInterface({ input: child.stdout! }).on('line', (line) => {
+      createInterface({ input: child.stdout }).on('line', (line) => {
         const message = JSON.parse(line) as { port?: number } & TlsHit;
         if (message.port) {
           receiver.port = message.port;

@@ -144,11 +144,11 @@ export class CallbackQueueAdapter extends BullMQAdapter {
     }
   }
 
-  override async getJobSchedulers(): Promise<[]> {
-    return [];
+  override getJobSchedulers(): Promise<[]> {
+    return Promise.resolve([]);
   }
-  override async getJobSchedulersCount(): Promise<number> {
-    return 0;
+  override getJobSchedulersCount(): Promise<number> {
+    return Promise.resolve(0);
   }
 
   /** Answered by the dashboard's own handler, with its operator (DASHBOARD_WRITES). */
@@ -200,8 +200,8 @@ export class CallbackQueueAdapter extends BullMQAdapter {
     const json = dashboardJobJson(row, now);
     const state = dashboardState(row, now);
     return {
-      opts: json.opts,
-      getState: async () => state,
+      opts: json.opts as QueueJob['opts'], // bull-board types it `any`; dashboardJobJson made it
+      getState: () => Promise.resolve(state),
       toJSON: () => json,
       // Retry and Promote are answered by the dashboard's own handlers, with their operator (DASHBOARD_WRITES).
       retry: () => Promise.reject(new Error(SWITCHED_OFF)),

@@ -60,7 +60,7 @@ export class ChangeSet {
   }
 
   private track<T extends DomainRow>(resource: Resource<T>, row: T): T {
-    this.held.push({ resource: resource as unknown as Resource<DomainRow>, row, before: snapshot(row, resource.tracked) });
+    this.held.push({ resource, row, before: snapshot(row, resource.tracked) });
     return row;
   }
 }

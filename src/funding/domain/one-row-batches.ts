@@ -87,7 +87,7 @@ export class OneRowBatches<T extends ObjectLiteral & { id: string }> {
   }
 
   private async readMany(ids: string[]): Promise<(Versioned<T> | undefined)[]> {
-    const { rows } = await this.pool.query({ ...this.readSql, values: [ids] });
+    const { rows } = await this.pool.query<Record<string, unknown> & { row_version: string }>({ ...this.readSql, values: [ids] });
     const byId = new Map(rows.map((r) => [String(r.id).toLowerCase(), r]));
     return ids.map((id) => {
       const found = byId.get(id.toLowerCase());

@@ -82,7 +82,7 @@ export async function moveUrlIn(m: EntityManager, spec: UrlMoveSpec): Promise<nu
   // None, or none any more (changed before the locks were taken): `from` is not in use.
   if (locked.length === 0) throw notFound('Callback URL');
   const params = [locked.map((c) => c.id), from, to];
-  const update = async (sql: string) => ((await m.query(sql, params)) as [Moved[], number])[0];
+  const update = async (sql: string) => (await m.query<[Moved[], number]>(sql, params))[0];
   const moved = await update(MOVE_COMPANIES);
   const requests = await update(MOVE_LIMIT_REQUESTS);
   const withdrawals = await update(MOVE_WITHDRAWALS);

@@ -1,5 +1,5 @@
-import type { FastifyInstance, FastifyReply, onRequestHookHandler, RouteOptions } from 'fastify';
-import { AccessGate, GatedRequest } from './access-gate.js';
+import type { FastifyInstance, onRequestAsyncHookHandler, RouteOptions } from 'fastify';
+import { AccessGate } from './access-gate.js';
 import { accessOf, RouteAccess } from './route-access.js';
 
 /**
@@ -33,7 +33,7 @@ export function installRouteAccess(instance: FastifyInstance, gate: AccessGate, 
       throw new Error(`route ${methods.join(',')} ${route.url} has methods of different access: declare them as separate routes`);
     }
     route.config = { ...(route.config as object), access };
-    const check: onRequestHookHandler = (req, reply: FastifyReply) => gate.check(access, req as GatedRequest, reply);
+    const check: onRequestAsyncHookHandler = (req, reply) => gate.check(access, req, reply);
     // A new array: Fastify's HEAD route for a GET starts from a copy of the same options.
     route.onRequest = [check, ...[route.onRequest ?? []].flat()];
   });

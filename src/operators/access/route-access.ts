@@ -56,7 +56,7 @@ function declare(access: RouteAccess): ClassDecorator & MethodDecorator {
       if (typeof handler !== 'function' || Reflect.getMetadata(METHOD_METADATA, handler) === undefined) continue;
       if (!hasAccess(handler as Handler)) setHandlerAccess(handler as Handler, access);
     }
-  }) as ClassDecorator & MethodDecorator;
+  });
 }
 
 /** A route's or a controller's access, with what the OpenAPI document says of it. */

@@ -4,7 +4,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { invalidProperty, inWrite } from '../../platform/index.js';
 import type { Actor } from '../actor.js';
 import { AUDIT_ACTIONS, AuditActionName, AuditTargetType } from './audit-actions.js';
-import { changedProperties, Tracked, TrackedProperties } from './audit-changes.js';
+import { changedProperties, TrackedProperties } from './audit-changes.js';
 
 /** What a change says about itself; who made it and the action come with the Actor. */
 export interface AuditChange {

@@ -2,7 +2,7 @@ import { Batcher, SerialBatcher } from './batcher.js';
 
 describe('Batcher', () => {
   it('runs calls made in the same tick as one batch and hands each caller its own result', async () => {
-    const run = jest.fn(async (xs: number[]) => xs.map((x) => x * 2));
+    const run = jest.fn((xs: number[]) => Promise.resolve(xs.map((x) => x * 2)));
     const b = new Batcher(run);
     expect(await Promise.all([b.call(1), b.call(2), b.call(3)])).toEqual([2, 4, 6]);
     expect(run).toHaveBeenCalledTimes(1);
@@ -11,10 +11,7 @@ describe('Batcher', () => {
   });
 
   it('splits at the batch limit and rejects every caller of a failed batch', async () => {
-    const run = jest.fn(async (xs: number[]) => {
-      if (xs.includes(0)) throw new Error('boom');
-      return xs;
-    });
+    const run = jest.fn((xs: number[]) => (xs.includes(0) ? Promise.reject(new Error('boom')) : Promise.resolve(xs)));
     const b = new Batcher(run, 2);
     expect(await Promise.all([b.call(1), b.call(2), b.call(3)])).toEqual([1, 2, 3]);
     expect(run.mock.calls.map((c) => c[0])).toEqual([[1, 2], [3]]);
@@ -52,7 +49,7 @@ describe('Batcher', () => {
   });
 
   it('with gatherMs, takes the calls made within that time of the first into its batch', async () => {
-    const run = jest.fn(async (xs: number[]) => xs);
+    const run = jest.fn((xs: number[]) => Promise.resolve(xs));
     const b = new Batcher(run, 500, 30);
     const first = b.call(1);
     await new Promise((r) => setTimeout(r, 5));

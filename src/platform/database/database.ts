@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { Client, Pool } from 'pg';
+import { Client } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { InitialSchema1763800000000 } from './migrations/1763800000000-initial-schema.js';
 import { Destinations1763900000000 } from './migrations/1763900000000-destinations.js';
@@ -167,7 +167,8 @@ export async function openDatabase(options: DataSourceOptions & { url?: string }
     // Polled, not a blocking pg_advisory_lock: a session blocked in that statement holds a
     // snapshot, and a migration building an index CONCURRENTLY waits for every older snapshot,
     // so the two would wait on each other for ever.
-    while (!(await lock.query('SELECT pg_try_advisory_lock($1) AS locked', [MIGRATION_LOCK]))[0].locked) {
+    const locked = async () => ((await lock.query('SELECT pg_try_advisory_lock($1) AS locked', [MIGRATION_LOCK])) as { locked: boolean }[])[0].locked;
+    while (!(await locked())) {
       await new Promise((r) => setTimeout(r, MIGRATION_LOCK_POLL_MS));
     }
     await db.runMigrations({ transaction: 'each' });

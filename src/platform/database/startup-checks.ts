@@ -30,7 +30,7 @@ export async function checkRedis(url: string, queuePrefix: string, waiting: (mes
       return;
     } catch (e) {
       const message = (e as Error).message;
-      if (!/^LOADING\b/.test(message)) throw new Error(`${where} cannot serve this service: ${message}${seeds.length > 1 ? await describeSeeds(seeds) : ''}`);
+      if (!/^LOADING\b/.test(message)) throw new Error(`${where} cannot serve this service: ${message}${seeds.length > 1 ? await describeSeeds(seeds) : ''}`, { cause: e });
       if (Date.now() - lastLog >= LOADING_LOG_MS) {
         waiting(`waiting for ${where}: it is loading its dataset into memory (${message})`);
         lastLog = Date.now();

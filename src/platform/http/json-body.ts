@@ -41,6 +41,7 @@ export function assertJsonDepth(buf: Buffer, max = MAX_JSON_DEPTH): void {
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 /** Text without any of these is storable as it is: one scan for almost every string. */
+// eslint-disable-next-line no-control-regex -- NUL is what it looks for
 const SUSPECT = /[\u0000\ud800-\udfff]/;
 
 /** Whether text can be stored and read back as it is: Unicode without NUL. */
@@ -97,7 +98,7 @@ export function bodyProblem(body: unknown): string | null {
 
 const UTF8_CHARSET = /^\s*utf-?8\s*$/i;
 const PARSE_OPTIONS = { protoAction: 'error', constructorAction: 'error' } as const;
-const FIRST_CHAR = /^[\x20\x09\x0a\x0d]*(.)/s;
+const FIRST_CHAR = /^[ \t\n\r]*(.)/s;
 
 /** Parses a JSON body read as bytes; throws a {@link BodyRefused} naming what is wrong. */
 export function parseJsonBody(buf: Buffer, contentType: string | undefined): unknown {

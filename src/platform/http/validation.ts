@@ -1,4 +1,4 @@
-import { ArgumentMetadata, BadRequestException, ValidationPipe } from '@nestjs/common';
+import { ArgumentMetadata, BadRequestException, Type, ValidationPipe } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import { getMetadataStorage, registerDecorator, ValidateIf, ValidationOptions } from 'class-validator';
 import { parseMoney } from '../common/money.js';
@@ -34,9 +34,9 @@ export function IsOmittable(options?: ValidationOptions) {
 }
 
 /** The properties a DTO class declares (any validation decorator), in declaration order, its parents' first. */
-export function declaredProperties(type: Function): string[] {
+export function declaredProperties(type: Type): string[] {
   const metadatas = getMetadataStorage().getTargetValidationMetadatas(type, '', true, false);
-  const chain: Function[] = [];
+  const chain: unknown[] = [];
   for (let c: unknown = type; typeof c === 'function' && c !== Function.prototype; c = Object.getPrototypeOf(c)) chain.unshift(c);
   return [...new Set(chain.flatMap((c) => metadatas.filter((x) => x.target === c).map((x) => x.propertyName)))];
 }

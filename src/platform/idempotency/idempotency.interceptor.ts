@@ -60,7 +60,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     // Keys are the caller's own: a partner's, or one named operator's (another's key never replays to them).
     const scope = req.partner?.id ?? `operator:${req.operator!.id}`;
     const hash = sha('sha256', `${req.method} ${req.originalUrl.split('?')[0]} ${canonical(req.body)}`, 'hex');
-    const status: number = Reflect.getMetadata(HTTP_CODE_METADATA, ctx.getHandler()) ?? (req.method === 'POST' ? 201 : 200);
+    const status = (Reflect.getMetadata(HTTP_CODE_METADATA, ctx.getHandler()) as number | undefined) ?? (req.method === 'POST' ? 201 : 200);
 
     // One round trip claims the key: a new row, or in place of one older than the window (as if
     // that one had been deleted first); a row within the window is left as it is (no row returned).
@@ -93,7 +93,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
           this.db
             .query(`DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND status_code IS NULL`, [scope, key])
             .catch(() => undefined)
-            .then(() => Promise.reject(error)),
+            .then(() => {
+              throw error;
+            }),
         ),
       ),
       mergeMap((body) => from(this.complete(scope, key, status, body, res))),

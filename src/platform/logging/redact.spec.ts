@@ -25,9 +25,9 @@ const SPELLINGS = [
 describe('link tokens in a request target, read as Fastify reads the query', () => {
   const app = Fastify({ routerOptions: { caseSensitive: false, ignoreTrailingSlash: true } });
   let seen: Record<string, unknown> = {};
-  app.get('/portal/login', async (req) => {
+  app.get('/portal/login', (req, reply) => {
     seen = req.query as Record<string, unknown>;
-    return {};
+    return reply.send({});
   });
   afterAll(() => app.close());
 

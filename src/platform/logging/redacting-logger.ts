@@ -42,7 +42,10 @@ export class RedactingLogger extends ConsoleLogger {
     };
     const ids = logTraceIds();
     if (ids) Object.assign(line, ids);
-    if (options.errorStack) line.stack = String(options.errorStack);
+    if (options.errorStack) {
+      const stack = options.errorStack;
+      line.stack = typeof stack === 'string' ? stack : inspect(stack, { compact: true, breakLength: Infinity, colors: false });
+    }
     if (options.error) line.error = this.serializeError(options.error);
     if (options.params) line.params = options.params;
     process.stdout.write(`${redactSecrets(this.stringifyJsonLogObject(line))}\n`);

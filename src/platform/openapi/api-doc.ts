@@ -59,7 +59,7 @@ export function ApiErrors(...codes: (ErrorStatus | Partial<Record<ErrorStatus, s
   const described = new Map<ErrorStatus, string>();
   for (const c of codes) {
     if (typeof c === 'number') described.set(c, described.get(c) ?? ERRORS[c]);
-    else for (const [k, why] of Object.entries(c)) described.set(Number(k) as ErrorStatus, why!);
+    else for (const [k, why] of Object.entries(c)) described.set(Number(k) as ErrorStatus, why);
   }
   return applyDecorators(
     ...[...described].map(([status, description]) =>

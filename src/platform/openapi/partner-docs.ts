@@ -38,7 +38,7 @@ export function mountPartnerDocs(
   const page = guidePage(renderGuide(markdown, new Set(pictures.keys())), PARTNER_API_PATH);
   const stylesheet = readFileSync(path.join(__dirname, 'guide.css'), 'utf8');
   const instance: FastifyInstance = app.getHttpAdapter().getInstance();
-  instance.register(async (scope: FastifyInstance) => {
+  instance.register((scope: FastifyInstance, _options, done) => {
     scope.addHook('onSend', async (_req, reply) => {
       reply.headers(headers);
     });
@@ -47,6 +47,7 @@ export function mountPartnerDocs(
     for (const [name, bytes] of pictures) {
       scope.get(`${GUIDE_PATH}/${name}`, async (_req, reply) => reply.type('image/png').send(bytes));
     }
+    done();
   });
   const at = PARTNER_API_PATH.slice(1);
   SwaggerModule.setup(at, app, partnerDocument(document), { jsonDocumentUrl: `${at}-json` });

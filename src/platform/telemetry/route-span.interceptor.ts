@@ -23,7 +23,8 @@ export function routeOf(controllerPath: string | string[] | undefined, handlerPa
 export class RouteSpanInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() === 'http') {
-      const route = routeOf(Reflect.getMetadata(PATH_METADATA, context.getClass()), Reflect.getMetadata(PATH_METADATA, context.getHandler()));
+      const pathOf = (target: object) => Reflect.getMetadata(PATH_METADATA, target) as string | string[] | undefined;
+      const route = routeOf(pathOf(context.getClass()), pathOf(context.getHandler()));
       nameServerSpan(String(context.switchToHttp().getRequest<{ method?: string }>().method ?? ''), route);
     }
     return next.handle();

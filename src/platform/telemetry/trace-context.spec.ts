@@ -31,10 +31,10 @@ describe('tracing off (no hooks installed)', () => {
     expect(untraced(() => 7)).toBe(7);
     const ended: unknown[] = [];
     await expect(
-      inAttemptSpan(null, { callbackId: 'c', message: 0, destination: 'http://x', attempt: 1 }, async (span) => {
+      inAttemptSpan(null, { callbackId: 'c', message: 0, destination: 'http://x', attempt: 1 }, (span) => {
         span.end({ kind: 'http', statusCode: 200, error: null, status: 'delivered' });
         ended.push(1);
-        return 'sent';
+        return Promise.resolve('sent');
       }),
     ).resolves.toBe('sent');
     expect(ended).toEqual([1]);

@@ -46,11 +46,11 @@ async function reseal(q: QueryRunner, from: string, convert: Convert): Promise<v
     for (const column of columns) {
       let after = '';
       for (;;) {
-        const rows: { rid: string; keys: string[]; value: string }[] = await q.query(
+        const rows = (await q.query(
           `SELECT ${row} AS rid, ARRAY[${key.map((k) => `${k}::text`).join(', ')}] AS keys, ${column} AS value
              FROM ${table} WHERE ${column} LIKE $1 AND ${column} > $2 ORDER BY ${column} LIMIT ${BATCH}`,
           [`${from}:%`, after],
-        );
+        )) as { rid: string; keys: string[]; value: string }[];
         if (rows.length === 0) break;
         box ??= new SecretBox(secretsKeysOf(q.connection));
         for (const r of rows) {
