@@ -17,7 +17,12 @@ const where = (b: DocBlock) => `${b.file}:${b.line}`;
 const sourceFiles = (dir: string): string[] =>
   readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
     const file = path.join(dir, e.name);
-    if (e.isDirectory()) return ['node_modules', 'dist', 'coverage', 'artifacts'].includes(e.name) || e.name.startsWith('.dist') || e.name === '.git' ? [] : sourceFiles(file);
+    if (e.isDirectory())
+      return ['node_modules', 'dist', 'coverage', 'artifacts'].includes(e.name) ||
+        e.name.startsWith('.dist') ||
+        e.name === '.git'
+        ? []
+        : sourceFiles(file);
     return /\.(ts|js|mjs|json|md|yml)$|^(Dockerfile|run)$/.test(e.name) && e.name !== 'package-lock.json' ? [file] : [];
   });
 
@@ -82,7 +87,9 @@ function deadPaths(file: string, text: string): string[] {
       const glob = new RegExp(`^${base.replace(/[.]/g, '\\.').replace(/\*/g, '.*')}$`);
       found = existsSync(dir) && readdirSync(dir).some((f) => glob.test(f));
     } else if (/\.\w+$/.test(base)) found = existsSync(path.join(ROOT, named));
-    else found = existsSync(path.join(ROOT, named)) || (existsSync(dir) && readdirSync(dir).some((f) => f.startsWith(base)));
+    else
+      found =
+        existsSync(path.join(ROOT, named)) || (existsSync(dir) && readdirSync(dir).some((f) => f.startsWith(base)));
     if (!found) problems.push(`${file}: names ${named}, which does not exist`);
   }
   return problems;
@@ -92,7 +99,9 @@ describe('the README and docs', () => {
   it('each page keeps to its budget, and docs/ together to theirs', () => {
     const pages = docPages().filter((f) => f !== 'README.md');
     const size = (file: string) => Buffer.byteLength(read(file));
-    const over = pages.filter((f) => size(f) > (BUDGET_KB[f] ?? 0) * 1024).map((f) => `${f}: ${size(f)} bytes, budget ${BUDGET_KB[f] ?? 0} KB`);
+    const over = pages
+      .filter((f) => size(f) > (BUDGET_KB[f] ?? 0) * 1024)
+      .map((f) => `${f}: ${size(f)} bytes, budget ${BUDGET_KB[f] ?? 0} KB`);
     expect(over).toEqual([]);
     expect(pages.reduce((n, f) => n + size(f), 0)).toBeLessThanOrEqual(DOCS_BUDGET_KB * 1024);
   });
@@ -107,9 +116,13 @@ describe('the README and docs', () => {
 
   it('the README is at most 8 KB and gives the two commands, the test command exactly as .ci/run runs it', () => {
     expect(Buffer.byteLength(read('README.md'))).toBeLessThanOrEqual(8192);
-    const [commands] = fencedBlocks('README.md').filter((b) => b.lang === 'sh');
+    const [commands] = fencedBlocks('README.md').filter((b) => b.lang === 'sh' && b.kind === '');
     expect(commandLines(commands.code)).toEqual(['npm ci && npm start', 'npm ci && npm test']);
-    expect(read('.ci/run').split('\n').map((l) => l.trim())).toContain('npm ci && npm test');
+    expect(
+      read('.ci/run')
+        .split('\n')
+        .map((l) => l.trim()),
+    ).toContain('npm ci && npm test');
   });
 
   it('every page says first what it is for, and links only to files in the repository', () => {
@@ -121,7 +134,8 @@ describe('the README and docs', () => {
     for (const file of docPages()) {
       for (const [, target] of read(file).matchAll(/\]\(([^)\s]+)\)/g)) {
         const local = path.resolve(path.dirname(path.join(ROOT, file)), target.replace(/#.*$/, ''));
-        if (/^(\w+:|\/\/)/.test(target) || !local.startsWith(`${ROOT}/`) || !existsSync(local)) problems.push(`${file}: a link outside the repository or to nothing: ${target}`);
+        if (/^(\w+:|\/\/)/.test(target) || !local.startsWith(`${ROOT}/`) || !existsSync(local))
+          problems.push(`${file}: a link outside the repository or to nothing: ${target}`);
       }
     }
     expect(problems).toEqual([]);
@@ -136,17 +150,19 @@ describe('the README and docs', () => {
       // A markdown file named anywhere must be one of ours: by its path, or its name among docs/.
       for (const [, cited] of text.matchAll(/([\w./-]*\w\.md)\b/g)) {
         const local = path.relative(ROOT, path.resolve(path.dirname(path.join(ROOT, file)), cited));
-        if (!own.has(cited) && !own.has(local) && !own.has(`docs/${cited}`)) problems.push(`${file}: cites ${cited}, not in the repository`);
+        if (!own.has(cited) && !own.has(local) && !own.has(`docs/${cited}`))
+          problems.push(`${file}: cites ${cited}, not in the repository`);
       }
       // The team's spec folder beside the checkout is not in a clone.
-      for (const [cited] of text.matchAll(/(?:\.\.\/|\/work\/)shared\b\S*/g)) problems.push(`${file}: cites ${cited}, outside the repository`);
+      for (const [cited] of text.matchAll(/(?:\.\.\/|\/work\/)shared\b\S*/g))
+        problems.push(`${file}: cites ${cited}, outside the repository`);
     }
     expect(problems).toEqual([]);
   });
 
   it('holds only blocks that something runs or checks', () => {
-    // sh: run after the README's flow; sh dev: listed by jest; sh bench and sh deploy: checked below.
-    const known = new Set(['sh:', 'sh:dev', 'sh:bench', 'sh:deploy', 'text:', 'js:', 'python:', 'go:']);
+    // sh: run after the README's flow; sh dev: listed by jest; sh bench, deploy and deps: checked below.
+    const known = new Set(['sh:', 'sh:dev', 'sh:bench', 'sh:deploy', 'sh:deps', 'text:', 'js:', 'python:', 'go:']);
     const unknown = docPages()
       .flatMap(fencedBlocks)
       .filter((b) => !known.has(`${b.lang}:${b.kind}`))
@@ -186,15 +202,22 @@ describe('the README and docs', () => {
     expect(parseDurationList(unquote('CALLBACK_RETRY_SCHEDULE'))).toEqual(c.callbackRetryScheduleMs);
     expect(parseDuration(unquote('CALLBACK_RETENTION'))).toBe(c.callbackRetentionMs);
     expect(parseDuration(unquote('DASHBOARD_KEEP_COMPLETED_FOR'))).toBe(c.dashboardKeep.completed.ageMs);
-    expect(unquote('CALLBACK_BREAKER_PROBE').split('..').map((d) => parseDuration(d))).toEqual([c.callbackBreakerProbeMs.first, c.callbackBreakerProbeMs.last]);
+    expect(
+      unquote('CALLBACK_BREAKER_PROBE')
+        .split('..')
+        .map((d) => parseDuration(d)),
+    ).toEqual([c.callbackBreakerProbeMs.first, c.callbackBreakerProbeMs.last]);
     // "Why the delivery defaults" names each default as the table does.
-    for (const [, name, value] of page.matchAll(/\*\*`([A-Z_]+)=([^`]+)`\*\*/g)) expect(`${name}=${value}`).toBe(`${name}=${unquote(name)}`);
+    for (const [, name, value] of page.matchAll(/\*\*`([A-Z_]+)=([^`]+)`\*\*/g))
+      expect(`${name}=${value}`).toBe(`${name}=${unquote(name)}`);
   });
 
   it("benchmarks.md's commands name scripts, scenarios and variables that exist", () => {
     const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
     const benchFiles = (dir: string): string[] =>
-      readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? benchFiles(`${dir}/${e.name}`) : e.name.endsWith('.ts') ? [`${dir}/${e.name}`] : []));
+      readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? benchFiles(`${dir}/${e.name}`) : e.name.endsWith('.ts') ? [`${dir}/${e.name}`] : [],
+      );
     const bench = benchFiles('bench').map(read).join('\n');
     const page = read('docs/benchmarks.md');
     const blocks = fencedBlocks('docs/benchmarks.md').filter((b) => b.kind === 'bench');
@@ -203,16 +226,24 @@ describe('the README and docs', () => {
       const m = /^((?:[A-Z_]+=\S+\s+)*)npm run (\S+)$/.exec(line);
       expect(`${line}: ${m && scripts[m[2]] ? 'a script' : 'no such npm script'}`).toBe(`${line}: a script`);
     }
-    for (const [, name] of page.matchAll(/\b((?:BENCH|CAPACITY)_[A-Z_]+)/g)) expect(`${name} in bench/: ${bench.includes(name)}`).toBe(`${name} in bench/: true`);
+    for (const [, name] of page.matchAll(/\b((?:BENCH|CAPACITY)_[A-Z_]+)/g))
+      expect(`${name} in bench/: ${bench.includes(name)}`).toBe(`${name} in bench/: true`);
     // A scenario is a file of bench/scenarios/ that bench/bench.ts runs.
-    const scenarios = [...page.matchAll(/BENCH_ONLY=([a-z,]+)/g), ...page.matchAll(/^\| `([a-z]+)` \|/gm)].flatMap((m) => m[1].split(','));
+    const scenarios = [...page.matchAll(/BENCH_ONLY=([a-z,]+)/g), ...page.matchAll(/^\| `([a-z]+)` \|/gm)].flatMap(
+      (m) => m[1].split(','),
+    );
     expect(scenarios.length).toBeGreaterThan(0);
     for (const s of scenarios) {
-      const runs = existsSync(path.join(ROOT, `bench/scenarios/${s}.ts`)) && read('bench/bench.ts').includes(`${s}Scenario`);
-      expect(`scenario ${s}: ${runs ? 'bench/scenarios/ has it and bench/bench.ts runs it' : 'missing'}`).toBe(`scenario ${s}: bench/scenarios/ has it and bench/bench.ts runs it`);
+      const runs =
+        existsSync(path.join(ROOT, `bench/scenarios/${s}.ts`)) && read('bench/bench.ts').includes(`${s}Scenario`);
+      expect(`scenario ${s}: ${runs ? 'bench/scenarios/ has it and bench/bench.ts runs it' : 'missing'}`).toBe(
+        `scenario ${s}: bench/scenarios/ has it and bench/bench.ts runs it`,
+      );
     }
-    for (const [, variants] of page.matchAll(/BENCH_BACKLOG_VARIANTS=([a-z,]+)/g)) for (const v of variants.split(',')) expect(read('bench/scenarios/backlog.ts')).toMatch(new RegExp(`\\b${v}: `));
-    for (const part of page.matchAll(/CAPACITY_PARTS=([a-z,]+)/g)) for (const p of part[1].split(',')) expect(bench).toContain(p);
+    for (const [, variants] of page.matchAll(/BENCH_BACKLOG_VARIANTS=([a-z,]+)/g))
+      for (const v of variants.split(',')) expect(read('bench/scenarios/backlog.ts')).toMatch(new RegExp(`\\b${v}: `));
+    for (const part of page.matchAll(/CAPACITY_PARTS=([a-z,]+)/g))
+      for (const p of part[1].split(',')) expect(bench).toContain(p);
   });
 
   it("benchmarks.md's one results table is the one generated from bench/results.json", () => {
@@ -234,11 +265,24 @@ describe('the README and docs', () => {
     const deploy = docPages()
       .flatMap(fencedBlocks)
       .filter((b) => b.kind === 'deploy');
-    for (const line of deploy.flatMap((b) => commandLines(b.code))) expect(line).toMatch(/^(export \w+=|docker compose )/);
+    for (const line of deploy.flatMap((b) => commandLines(b.code)))
+      expect(line).toMatch(/^(export \w+=|docker compose )/);
     expect(read('.ci/run')).toMatch(/^ADMIN_TOKEN=\S+ SECRETS_KEY=\S+ docker-compose config -q$/m);
   });
 
-  it("partners.md lists every error code with its meaning, as http/error-codes.ts has them", () => {
+  it("the newcomer's PostgreSQL and Redis come from a compose file .ci/run checks, published on 127.0.0.1 only", () => {
+    const deps = docPages()
+      .flatMap(fencedBlocks)
+      .filter((b) => b.kind === 'deps');
+    expect(deps.length).toBeGreaterThan(0);
+    for (const line of deps.flatMap((b) => commandLines(b.code)))
+      expect(line).toBe('docker compose -f docker-compose.deps.yml up -d --wait');
+    expect(read('.ci/run')).toMatch(/^docker-compose -f docker-compose\.deps\.yml config -q$/m);
+    const published = [...read('docker-compose.deps.yml').matchAll(/^\s+- "([^"]+)"$/gm)].map((m) => m[1]);
+    expect(published).toEqual(['127.0.0.1:5432:5432', '127.0.0.1:6379:6379']);
+  });
+
+  it('partners.md lists every error code with its meaning, as http/error-codes.ts has them', () => {
     const rows = [...read('docs/partners.md').matchAll(/^\| `([a-z_]+)` \| (.+) \|$/gm)].map((m) => [m[1], m[2]]);
     expect(Object.fromEntries(rows.filter(([c]) => c in ERROR_CODES))).toEqual(ERROR_CODES);
   });

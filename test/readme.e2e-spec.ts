@@ -15,7 +15,7 @@ import { until } from './support/until.js';
  * the docs' plain `sh` blocks run after it, in the same shell, with its variables; their `sh dev`
  * blocks are listed by jest.
  */
-const [, flowBlock] = fencedBlocks('README.md').filter((b) => b.lang === 'sh');
+const [, flowBlock] = fencedBlocks('README.md').filter((b) => b.lang === 'sh' && b.kind === '');
 /** The list the README shows the flow ending with. */
 const [expectedList] = fencedBlocks('README.md').filter((b) => b.lang === 'text' && b.line > flowBlock.line);
 /** The README's way to stop what the flow started. */
