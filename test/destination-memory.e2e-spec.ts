@@ -1,0 +1,112 @@
+import http from 'node:http';
+import { AddressInfo } from 'node:net';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import { randomUUID } from 'node:crypto';
+import { CallbackRecorder } from '../src/callbacks/index.js';
+import { newSigningKey, SecretBox, Writes } from '../src/platform/index.js';
+import { harness, TestApp, until } from './support/harness.js';
+
+/**
+ * What the service keeps per destination and per partner is bounded (issue 57): 5,000 partners,
+ * each a company whose callback URL is an origin of its own, one callback each delivered, cost
+ * the heap at most PER_DESTINATION_BYTES each once collected. Keeping a socket, an agent's pool,
+ * a signer or a destination's state for each of them costs several times that.
+ */
+const DESTINATIONS = Number(process.env.MEMORY_TEST_DESTINATIONS ?? 5_000);
+const WARM_UP = 50;
+/** Measured: about 0.3 KB a destination bounded; keeping a socket and a signer each cost about 9 KB. */
+const PER_DESTINATION_BYTES = 2_048;
+
+/** 127.1.x.y: an origin per destination, every one served by the one listener on the wildcard address. */
+const hostOf = (i: number) => `127.1.${(i >> 8) & 255}.${i & 255}`;
+
+/** Answers 204 to every callback and keeps connections alive for a minute, as many receivers do. */
+async function wildcardReceiver(): Promise<{ server: http.Server; port: number; hits: () => number }> {
+  let hits = 0;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      hits++;
+      res.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((r) => server.listen(0, '0.0.0.0', r));
+  return { server, port: (server.address() as AddressInfo).port, hits: () => hits };
+}
+
+/** gc() without --expose-gc: the flag is set at run time and the function taken from a fresh context. */
+function collector(): () => void {
+  v8.setFlagsFromString('--expose-gc');
+  return vm.runInNewContext('gc') as () => void;
+}
+
+function heapUsed(gc: () => void): number {
+  for (let i = 0; i < 3; i++) gc();
+  return v8.getHeapStatistics().used_heap_size;
+}
+
+/**
+ * Partners `from` to `to` - 1, each with its own signing key (sealed for its row, as the API seals
+ * it) and a company whose callback URL is an origin of its own, and one callback each, recorded
+ * through the service's own door in one change. Made in bulk: thousands of API requests would
+ * take minutes on a busy machine.
+ */
+async function destinations(t: TestApp, port: number, from: number, to: number): Promise<void> {
+  const box = t.app.get(SecretBox);
+  const ids = Array.from({ length: to - from }, () => randomUUID());
+  const secrets = ids.map((id) => box.seal(newSigningKey('hmac-sha256').stored, 'partners.signing_secret', id));
+  await t.sql(
+    `INSERT INTO partners (id, name, api_key_hash, signing_secret)
+     SELECT id, 'Memory ' || id, md5(id::text), s FROM unnest($1::uuid[], $2::text[]) AS x(id, s)`,
+    [ids, secrets],
+  );
+  const urls = ids.map((_, i) => `http://${hostOf(from + i)}:${port}/cb`);
+  const companies = await t.sql<{ id: string; partner_id: string; callback_url: string }>(
+    `INSERT INTO companies (partner_id, name, currency, credit_status, callback_url)
+     SELECT p, 'C', 'EUR', 'active', u FROM unnest($1::uuid[], $2::text[]) AS x(p, u) RETURNING id, partner_id, callback_url`,
+    [ids, urls],
+  );
+  const events = companies.map((c) => ({
+    message: 0 as const,
+    url: c.callback_url,
+    partnerId: c.partner_id,
+    ids: { companyId: c.id, withdrawalId: null, limitRequestId: null, loanId: null },
+  }));
+  await t.app.get(Writes).transaction((m) => t.app.get(CallbackRecorder).record(m, events));
+}
+
+const delivered = async (t: TestApp) => (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM callbacks WHERE status = 'delivered'`))[0].n;
+
+describe('memory per destination', () => {
+  let rx: Awaited<ReturnType<typeof wildcardReceiver>>;
+  beforeAll(async () => (rx = await wildcardReceiver()));
+  const e2e = harness({}, { partner: null });
+  afterAll(async () => {
+    rx.server.closeAllConnections();
+    await new Promise((r) => rx.server.close(r));
+  });
+
+  it(`grows by at most ${PER_DESTINATION_BYTES} bytes of heap per destination`, async () => {
+    const { t } = e2e;
+    const gc = collector();
+    await destinations(t, rx.port, 0, WARM_UP);
+    await until(async () => (await delivered(t)) === WARM_UP, { timeoutMs: 30_000, what: 'the warm-up callbacks' });
+    const before = { heap: heapUsed(gc), rss: process.memoryUsage().rss };
+    const started = Date.now();
+    await destinations(t, rx.port, WARM_UP, WARM_UP + DESTINATIONS);
+    const made = Date.now();
+    await until(async () => (await delivered(t)) === WARM_UP + DESTINATIONS, { timeoutMs: 60_000, intervalMs: 200, what: 'every callback delivered' });
+    const after = { heap: heapUsed(gc), rss: process.memoryUsage().rss };
+    const perDestination = (after.heap - before.heap) / DESTINATIONS;
+    // The figures the bound was chosen from (and the ones to compare another change with).
+    process.stdout.write(
+      `destination memory: ${DESTINATIONS} destinations made in ${made - started} ms, delivered ${Date.now() - made} ms later; ` +
+        `heap ${(before.heap / 2 ** 20).toFixed(1)} → ${(after.heap / 2 ** 20).toFixed(1)} MB (${perDestination.toFixed(0)} B each), ` +
+        `RSS ${(before.rss / 2 ** 20).toFixed(1)} → ${(after.rss / 2 ** 20).toFixed(1)} MB\n`,
+    );
+    expect(rx.hits()).toBeGreaterThanOrEqual(WARM_UP + DESTINATIONS);
+    expect(perDestination).toBeLessThanOrEqual(PER_DESTINATION_BYTES);
+  }, 180_000);
+});
