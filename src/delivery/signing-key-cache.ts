@@ -1,6 +1,9 @@
 import { Lru, SealBroken, SecretBox, Signer, signerFor } from '../platform/index.js';
 
-/** Prepared signers kept, the least recently used dropped first: a busy partner's stay, ten thousand partners cost no more. */
+/**
+ * Prepared signers kept, the least recently used dropped first: busy partners' stay, and ten
+ * thousand partners cost no more than a thousand.
+ */
 const CACHE_LIMIT = 1_000;
 
 /**

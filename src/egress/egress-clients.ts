@@ -37,8 +37,12 @@ function httpsAgent(localAddress: string | undefined, o: EgressOptions): https.A
 }
 
 export function newEgress(localAddress: string | undefined, o: EgressOptions): Egress {
-  const agents = { http: o.idle.watch(new http.Agent(agentOptions(localAddress, o))), https: httpsAgent(localAddress, o) };
-  if (o.proxy) Object.assign(agents.http, { createConnection: tunnelConnection(o.proxy, o.lookup, localAddress, plainHttp) });
+  const agents = {
+    http: o.idle.watch(new http.Agent(agentOptions(localAddress, o))),
+    https: httpsAgent(localAddress, o),
+  };
+  if (o.proxy)
+    Object.assign(agents.http, { createConnection: tunnelConnection(o.proxy, o.lookup, localAddress, plainHttp) });
   const client = got.extend({
     agent: agents,
     followRedirect: false,
@@ -84,7 +88,11 @@ export class CertifiedClients {
     const agent = httpsAgent(egress.localAddress, this.options);
     const client = egress.client.extend({
       agent: { http: egress.agents.http, https: agent },
-      https: { certificate: tls.certificate, key: tls.key, ...(tls.serverCa === null ? {} : { certificateAuthority: tls.serverCa }) },
+      https: {
+        certificate: tls.certificate,
+        key: tls.key,
+        ...(tls.serverCa === null ? {} : { certificateAuthority: tls.serverCa }),
+      },
     });
     this.pools.set(key, { id: tls.id, partnerId: tls.partnerId, agent, client });
     return client;

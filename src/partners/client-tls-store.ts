@@ -4,7 +4,10 @@ import { DataSource } from 'typeorm';
 import type { ClientTls } from '../egress/index.js';
 import { Lru, SecretBox } from '../platform/index.js';
 
-/** Uploads kept in memory, the least recently used dropped first: a worker sends for the same partners' certificates over and over. */
+/**
+ * Uploads kept in memory, the least recently used dropped first: a worker sends for the same
+ * partners' certificates over and over.
+ */
 const CACHE_LIMIT = 1_000;
 
 interface Row {

@@ -29,7 +29,10 @@ const PREFIX = 'enc2';
 const UNBOUND_PREFIX = 'enc1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-/** Decrypted values kept in memory, the least recently used dropped first: the delivery hot path opens the same partners' secrets over and over. */
+/**
+ * Decrypted values kept in memory, the least recently used dropped first: the delivery hot path
+ * opens the same partners' secrets over and over.
+ */
 const CACHE_LIMIT = 1_000;
 
 interface RingKey {
