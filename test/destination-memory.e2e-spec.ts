@@ -14,7 +14,10 @@ import { harness, TestApp, until } from './support/harness.js';
  */
 const DESTINATIONS = Number(process.env.MEMORY_TEST_DESTINATIONS ?? 5_000);
 const WARM_UP = 50;
-/** Measured: about 0.75 KB a destination with the bounded caches; a socket, a signer and a state kept for each, 6.8 KB. */
+/**
+ * Measured: about 0.75 KB a destination with the bounded caches; with a socket, a signer and a
+ * state kept for each, 6.8 KB.
+ */
 const PER_DESTINATION_BYTES = 2_048;
 
 /** 127.1.x.y: an origin per destination, every one served by the one listener on the wildcard address. */
