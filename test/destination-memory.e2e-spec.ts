@@ -37,7 +37,7 @@ const RECEIVER = `
 async function wildcardReceiver(): Promise<{ child: ChildProcess; port: number }> {
   const child = spawn(process.execPath, ['-e', RECEIVER], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+    child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
     child.once('exit', (code) => reject(new Error(`the receiver exited (${code})`)));
   });
   return { child, port };

@@ -34,6 +34,11 @@ export class CredentialCache<V> {
     this.entries = new Lru(limit);
   }
 
+  /** Entries kept, trusted or not yet dropped. */
+  get size(): number {
+    return this.entries.size;
+  }
+
   /** A lookup starting now. */
   begin(): Lookup {
     return { at: this.clock(), generation: this.generation };
