@@ -115,7 +115,8 @@ describe('memory per destination', () => {
     process.stdout.write(
       `destination memory: ${DESTINATIONS} made in ${made - started} ms, delivered ${Date.now() - made} ms later; ` +
         `heap ${mb(before.heap)} → ${mb(after.heap)} (${perDestination.toFixed(0)} B each), ` +
-        `RSS ${mb(before.rss)} → ${mb(after.rss)}, outside the heap ${mb(before.external)} → ${mb(after.external)}\n`,
+        `heap committed ${mb(before.heapTotal)} → ${mb(after.heapTotal)}, RSS ${mb(before.rss)} → ${mb(after.rss)}, ` +
+        `outside the heap ${mb(before.external)} → ${mb(after.external)}\n`,
     );
     expect(perDestination).toBeLessThanOrEqual(PER_DESTINATION_BYTES);
   }, 180_000);
