@@ -11,6 +11,7 @@ import type { ClientTls } from './client-tls.js';
 import { assertDestinationAllowed, checkConnectedAddress, DestinationRefused, GuardOptions, guardedLookup } from './destination-guard.js';
 import { CertifiedClients, Egress, newEgress } from './egress-clients.js';
 import { ConnectionWatch } from './connection-watch.js';
+import { IdleSockets } from './idle-sockets.js';
 import { closedOnCertificate, tlsFailure } from './tls-failure.js';
 
 export interface SendResult {
@@ -53,10 +54,12 @@ export class CallbackSender {
       proxy: config.callbackProxyUrl ? new URL(config.callbackProxyUrl) : null,
       timeoutMs: config.callbackTimeoutMs,
       connectTimeoutMs: config.callbackConnectTimeoutMs,
+      // Idle connections kept: as many as this worker has deliveries in flight at most.
+      idle: new IdleSockets(config.callbackConcurrency),
     };
     const addresses = config.callbackLocalAddresses.length > 0 ? config.callbackLocalAddresses : [undefined];
     this.egress = addresses.map((localAddress) => newEgress(localAddress, options));
-    this.certified = new CertifiedClients(options);
+    this.certified = new CertifiedClients(options, config.callbackConcurrency);
   }
 
   /** One attempt. Never throws: every failure is an outcome for the retry policy. */
