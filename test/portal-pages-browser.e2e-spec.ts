@@ -52,11 +52,11 @@ describe('the portal pages in a browser', () => {
   beforeAll(async () => {
     ({ t, p } = e2e);
     for (const name of ['old', 'moved', 'flaky', 'ops', 'test'] as const) rx[name] = await Receiver.start();
-    rx.flaky.answer = (_h, _req, res) => res.writeHead(500).end('not yet');
+    rx.flaky.answer = (_h, _req, res) => res.writeHead(500, 'Not Yet', { 'x-request-id': 'flaky-1' }).end('not yet');
     // The test callback's answer comes late: its page shows it pending first.
     rx.test.answer = (_h, _req, res) => void setTimeout(() => res.writeHead(204).end(), 1500);
     await t.app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${((t.app.getHttpServer()).address() as AddressInfo).port}`;
+    base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
     // One resource of each kind on one URL, and a callback of each of the five messages.
     const url = rx.old.url('/hooks');
     company = (await as('post', '/v1/companies', { name: 'Main Ltd', status_callback: url }).expect(201)).body.id;
@@ -103,6 +103,15 @@ describe('the portal pages in a browser', () => {
     await page.getByRole('heading', { name: 'Attempt 1: first attempt' }).waitFor();
     expect(await page.locator('.attempts dd').allTextContents()).toEqual(expect.arrayContaining(['500', '127.0.0.1']));
     await page.getByText('not yet').waitFor();
+    // The request as sent (the receiver's copy) and the answer's status line and headers.
+    const [sent, answered] = await page.locator('.attempts pre.headers').allTextContents();
+    const hit = rx.flaky.hits[0];
+    expect(sent.split('\n')).toEqual(
+      ['webhook-id', 'webhook-timestamp', 'webhook-signature', 'content-type', 'user-agent'].map(
+        (name) => `${name}: ${hit.headers[name] as string}`,
+      ),
+    );
+    expect(answered.split('\n')).toEqual(expect.arrayContaining(['HTTP/1.1 500 Not Yet', 'x-request-id: flaky-1']));
     expect(await page.locator('p.next').textContent()).toMatch(
       /^Next attempt at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC: 2 of the 3 attempts its schedule allows remain, that one/,
     );
@@ -132,6 +141,18 @@ describe('the portal pages in a browser', () => {
       expect.stringMatching(/^next \d{4}-.* UTC$/),
     ]);
     await rows.getByRole('link', { name: flakyId }).waitFor();
+  });
+
+  it('redelivers a callback: its next attempt reads as the redelivery, with the headers it was sent with', async () => {
+    await page.goto(`${base}/portal/callbacks/${flakyId}`);
+    await page.getByRole('button', { name: 'Redeliver' }).click();
+    await page.waitForURL(`${base}/portal/callbacks/${flakyId}?done=redelivered`);
+    await page
+      .getByRole('heading', { name: 'Attempt 2: first attempt after a redelivery' })
+      .waitFor({ timeout: 20_000 });
+    expect(rx.flaky.hits).toHaveLength(2);
+    const request = (await page.locator('.attempts pre.headers').nth(2).textContent())!;
+    expect(request).toContain(`webhook-timestamp: ${rx.flaky.hits[1].headers['webhook-timestamp'] as string}`);
   });
 
   it("lists each message with an example body shaped as the receiver's real one, key for key, in order", async () => {
