@@ -102,7 +102,7 @@ describe('the portal pages in a browser', () => {
     await page.waitForURL(`${base}/portal/callbacks/${flakyId}`);
     await page.getByRole('heading', { name: 'Attempt 1: first attempt' }).waitFor();
     expect(await page.locator('.attempts dd').allTextContents()).toEqual(expect.arrayContaining(['500', '127.0.0.1']));
-    await page.getByText('not yet').waitFor();
+    await page.getByText('not yet', { exact: true }).waitFor();
     // The request as sent (the receiver's copy) and the answer's status line and headers.
     const [sent, answered] = await page.locator('.attempts pre.headers').allTextContents();
     const hit = rx.flaky.hits[0];
@@ -143,16 +143,37 @@ describe('the portal pages in a browser', () => {
     await rows.getByRole('link', { name: flakyId }).waitFor();
   });
 
-  it('redelivers a callback: its next attempt reads as the redelivery, with the headers it was sent with', async () => {
-    await page.goto(`${base}/portal/callbacks/${flakyId}`);
-    await page.getByRole('button', { name: 'Redeliver' }).click();
-    await page.waitForURL(`${base}/portal/callbacks/${flakyId}?done=redelivered`);
-    await page
-      .getByRole('heading', { name: 'Attempt 2: first attempt after a redelivery' })
-      .waitFor({ timeout: 20_000 });
-    expect(rx.flaky.hits).toHaveLength(2);
-    const request = (await page.locator('.attempts pre.headers').nth(2).textContent())!;
-    expect(request).toContain(`webhook-timestamp: ${rx.flaky.hits[1].headers['webhook-timestamp'] as string}`);
+  it('reads each attempt as what it was: a retry brought forward, the last retry, the first after a redelivery', async () => {
+    const headings = () => page.locator('.attempts h3').allTextContents();
+    const redeliver = async (attempts: number) => {
+      await page.goto(`${base}/portal/callbacks/${flakyId}`);
+      await page.getByRole('button', { name: 'Redeliver' }).click();
+      await page.waitForURL(`${base}/portal/callbacks/${flakyId}?done=redelivered`);
+      await until(
+        async () =>
+          (await headings()).length === attempts && (await page.locator('.status').first().textContent()) !== 'sending',
+        {
+          what: `attempt ${attempts} shown`,
+          timeoutMs: 20_000,
+        },
+      );
+    };
+    // Pending: attempted now, as its schedule's next retry.
+    await redeliver(2);
+    // Failed by a 410 after its last retry, then redelivered: a fresh schedule's first attempt.
+    rx.flaky.answer = (_h, _req, res) => res.writeHead(410).end('gone');
+    await redeliver(3);
+    await redeliver(4);
+    expect(await headings()).toEqual([
+      'Attempt 1: first attempt',
+      'Attempt 2: retry 1 of 2',
+      'Attempt 3: retry 2 of 2',
+      'Attempt 4: first attempt after a redelivery',
+    ]);
+    expect(await page.locator('p.next').textContent()).toMatch(/^None: your receiver answered 410 Gone/);
+    // Each attempt's request headers are its own: the fourth's timestamp is the fourth request's.
+    const request = (await page.locator('.attempts pre.headers').nth(6).textContent())!;
+    expect(request).toContain(`webhook-timestamp: ${rx.flaky.hits[3].headers['webhook-timestamp'] as string}`);
   });
 
   it("lists each message with an example body shaped as the receiver's real one, key for key, in order", async () => {
