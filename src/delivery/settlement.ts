@@ -220,6 +220,10 @@ function attemptRecord(a: Attempt, s: SettledAttempt): AttemptRecord {
     error: a.result.error,
     responseBody: a.result.responseBody,
     sourceAddress: a.result.sourceAddress,
+    ...s.place,
+    requestHeaders: a.sent,
+    responseStatus: a.result.answer?.status ?? null,
+    responseHeaders: a.result.answer?.headers ?? null,
     fate: { status, delayMs, lastError, keepsError, counts },
     ifRedelivered: s.ifRedelivered,
     ifUrlRemoved: s.ifUrlRemoved,
@@ -229,5 +233,5 @@ function attemptRecord(a: Attempt, s: SettledAttempt): AttemptRecord {
 /** Last resort for one record PostgreSQL refused: keep the attempt and outcome, drop what the receiver sent. */
 function withoutAnswerText(a: Attempt): Attempt {
   const plain = (v: string | null) => (v === null ? null : v.replace(/[^\x20-\x7e]/g, '?'));
-  return { ...a, result: { ...a.result, responseBody: null, error: plain(a.result.error) } };
+  return { ...a, result: { ...a.result, responseBody: null, answer: null, error: plain(a.result.error) } };
 }

@@ -212,13 +212,13 @@ export class World {
   async settle(e: Entry, b: Behaviour | null, lateMs = 0): Promise<void> {
     this.entries = this.entries.filter((x) => x !== e);
     const { rows } = await this.s.pool.query<SettlingRow & { status: string; lease: string | null }>(
-      `SELECT id, partner_id, destination, attempt_count, schedule_attempts, ${microsKey('schedule_started_at')} AS schedule_key, status, ${microsKey('lease_until')} AS lease FROM callbacks WHERE id = $1`,
+      `SELECT id, partner_id, destination, attempt_count, schedule_attempts, test, restarted_by, ${microsKey('schedule_started_at')} AS schedule_key, status, ${microsKey('lease_until')} AS lease FROM callbacks WHERE id = $1`,
       [e.id],
     );
     const row = rows[0];
     if (row.status !== 'sending' || row.lease !== e.lease) return; // not this job's any more: left alone
     const startedAt = e.sentAt - (this.shift - e.shiftAtSend);
-    await this.settlements[e.worker].settle({ row, startedAt, answeredAt: Math.min(Date.now(), startedAt + lateMs), result: answerOf(b ?? this.behaviour.get(row.destination)!) });
+    await this.settlements[e.worker].settle({ row, startedAt, answeredAt: Math.min(Date.now(), startedAt + lateMs), result: answerOf(b ?? this.behaviour.get(row.destination)!), sent: { 'webhook-id': row.id } });
     const refused = settlementFaults.splice(0);
     if (refused.length > 0) throw new Error(`settlement could not record: ${refused.join('; ')}`);
     await this.afterSettle();
