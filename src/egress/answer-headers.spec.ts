@@ -1,4 +1,4 @@
-import { answerHead, HEADER_COUNT_LIMIT, HEADER_VALUE_LIMIT, HEADERS_TOTAL_LIMIT } from './answer-headers.js';
+import { answerHead, HEADER_COUNT_LIMIT, HEADER_VALUE_LIMIT, HEADERS_TOTAL_LIMIT, WITHHELD } from './answer-headers.js';
 
 const res = (rawHeaders: string[], statusMessage = 'Internal Server Error') => ({
   httpVersion: '1.1',
@@ -33,5 +33,14 @@ describe('answerHead: what the attempt log keeps of an answer', () => {
   it('turns control characters into U+FFFD, so any answer can be stored', () => {
     expect(answerHead(res(['x', 'a\u0000b'], 'Bad\u0001')).headers[0][1]).toBe('a\ufffdb');
     expect(answerHead(res([], 'Bad\u0001')).status).toBe('HTTP/1.1 500 Bad\ufffd');
+  });
+
+  it("keeps a cookie's or a credential's name, never its value", () => {
+    const kept = answerHead(res(['Set-Cookie', 'sid=s3cret', 'authorization', 'Bearer t0ken', 'X-Id', '7'])).headers;
+    expect(kept).toEqual([
+      ['Set-Cookie', WITHHELD],
+      ['authorization', WITHHELD],
+      ['X-Id', '7'],
+    ]);
   });
 });

@@ -13,12 +13,16 @@ export interface AnswerHead {
   headers: [string, string][];
 }
 
+/** Headers whose values are credentials a receiver hands its own clients: kept by name, never by value. */
+const CREDENTIAL_HEADERS = new Set(['set-cookie', 'set-cookie2', 'authorization', 'proxy-authorization']);
+export const WITHHELD = '(withheld)';
+
 /** Control characters (NUL, which PostgreSQL's text refuses, among them) become U+FFFD. */
 const safe = (s: string, limit: number) => s.slice(0, limit).replace(/\p{Cc}/gu, '\ufffd');
 
 /**
  * The answer's status line (`HTTP/1.1 500 Internal Server Error`) and its headers in the order
- * they came (names as sent): at most HEADER_COUNT_LIMIT, values cut at HEADER_VALUE_LIMIT, and none
+ * they came (names as sent; a cookie or credential's value withheld): at most HEADER_COUNT_LIMIT, values cut at HEADER_VALUE_LIMIT, and none
  * once HEADERS_TOTAL_LIMIT characters are kept. A bounded copy of what Node already parsed: no
  * read of its own, whatever a receiver sends.
  */
@@ -33,7 +37,9 @@ export function answerHead(
   let total = 0;
   const raw = res.rawHeaders;
   for (let i = 0; i + 1 < raw.length && headers.length < HEADER_COUNT_LIMIT; i += 2) {
-    const header: [string, string] = [safe(raw[i], NAME_LIMIT), safe(raw[i + 1], HEADER_VALUE_LIMIT)];
+    const name = safe(raw[i], NAME_LIMIT);
+    const value = CREDENTIAL_HEADERS.has(name.toLowerCase()) ? WITHHELD : safe(raw[i + 1], HEADER_VALUE_LIMIT);
+    const header: [string, string] = [name, value];
     total += header[0].length + header[1].length;
     if (total > HEADERS_TOTAL_LIMIT) break;
     headers.push(header);
