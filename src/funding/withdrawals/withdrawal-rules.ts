@@ -22,7 +22,11 @@ export const WITHDRAWAL: StatusResource<WithdrawalRequest, WithdrawalStatus> = {
 /** A withdrawal may only draw on active credit, within the current balance. */
 export function assertCanDraw(company: Company, amount: bigint): void {
   if (company.creditStatus !== 'active') {
-    throw new DomainError('rule', ErrorCode.credit_not_active, `The company credit is ${company.creditStatus}, not active`);
+    throw new DomainError(
+      'rule',
+      ErrorCode.credit_not_active,
+      `The company credit is ${company.creditStatus}, not active`,
+    );
   }
   const balance = company.creditLimit - company.borrowedAmount;
   if (amount > balance) {
