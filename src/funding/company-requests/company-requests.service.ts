@@ -23,11 +23,13 @@ export interface OfCompany<T> {
   company: Company;
 }
 
-/** The statuses every kind of company request has, spelled as its specification spells them. */
-export interface EndStatuses<S extends string> {
-  /** Where the partner's cancellation moves it (`canceled` for limit requests, `cancelled` for withdrawals). */
+/**
+ * A kind of company request as the transition template sees it, with the statuses a partner's
+ * cancellation and an operator's rejection move it to (spelled as its specification spells them:
+ * `canceled` for limit requests, `cancelled` for withdrawals).
+ */
+export interface RequestResource<T extends StatusRow<S>, S extends string> extends StatusResource<T, S> {
   cancelled: S;
-  /** Where an operator's rejection moves it. */
   rejected: S;
 }
 
@@ -35,7 +37,7 @@ export interface EndStatuses<S extends string> {
  * What a company's requests (limit requests, withdrawals) have in common: a partner opens one
  * under its company, reads it and cancels it; an operator rejects it or moves it on with effects
  * of its own kind. Every change is one transition of the domain's one model (DomainTransitions).
- * A subclass says only its resource, its end statuses, what opening one checks and its own moves;
+ * A subclass says only its resource, what opening one checks and its own moves;
  * what they all use is injected here, into properties (Nest's way for a base class), so a
  * subclass passes nothing up.
  */
@@ -44,8 +46,7 @@ export abstract class CompanyRequests<T extends StatusRow<S>, S extends string> 
   @Inject(DomainTransitions) private readonly transitions: DomainTransitions;
   @Inject(CallbackUrlValidator) protected readonly urls: CallbackUrlValidator;
 
-  protected abstract readonly resource: StatusResource<T, S>;
-  protected abstract readonly ends: EndStatuses<S>;
+  protected abstract readonly resource: RequestResource<T, S>;
 
   /** A request of this partner's company; 404 naming the company or the request when either is not the partner's. */
   async get(partnerId: string, companyId: string, id: string): Promise<OfCompany<T>> {
@@ -58,12 +59,12 @@ export abstract class CompanyRequests<T extends StatusRow<S>, S extends string> 
 
   /** The partner's cancellation. */
   cancel(partnerId: string, companyId: string, id: string): Promise<OfCompany<T>> {
-    return this.move({ id, company: partnersCompany(partnerId, companyId), to: this.ends.cancelled });
+    return this.move({ id, company: partnersCompany(partnerId, companyId), to: this.resource.cancelled });
   }
 
   /** An operator's rejection. */
   reject(actor: Actor, id: string): Promise<OfCompany<T>> {
-    return this.move({ id, company: companyOfRow, to: this.ends.rejected, actor });
+    return this.move({ id, company: companyOfRow, to: this.resource.rejected, actor });
   }
 
   /** A new request under the partner's company, locked first; `build` checks the rules and gives its values. */

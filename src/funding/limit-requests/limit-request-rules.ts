@@ -1,14 +1,16 @@
 import { CallbackMessage } from '../../callbacks/index.js';
-import { StatusResource } from '../domain/resource.js';
+import type { RequestResource } from '../company-requests/company-requests.service.js';
 import { LimitRequest } from './limit-request.entity.js';
 import { LIMIT_REQUEST_TRANSITIONS, LimitRequestStatus } from './limit-request-status.js';
 
 /** A limit request as the transition template sees it. */
-export const LIMIT_REQUEST: StatusResource<LimitRequest, LimitRequestStatus> = {
+export const LIMIT_REQUEST: RequestResource<LimitRequest, LimitRequestStatus> = {
   entity: LimitRequest,
   what: 'Limit request',
   tracked: ['status'],
   transitions: LIMIT_REQUEST_TRANSITIONS,
+  cancelled: 'canceled',
+  rejected: 'rejected',
   statusChanged: (request, company) => ({
     message: CallbackMessage.LimitRequestStatusChanged,
     url: request.statusCallback,

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../operators/index.js';
 import { DomainError, ErrorCode, parseMoney } from '../../platform/index.js';
 import { assertLimitCoversBorrowed } from '../companies/credit.js';
-import { CompanyRequests, EndStatuses, OfCompany } from '../company-requests/company-requests.service.js';
+import { CompanyRequests, OfCompany } from '../company-requests/company-requests.service.js';
 import { CreateLimitRequestDto } from './limit-request.dto.js';
 import { LimitRequest } from './limit-request.entity.js';
 import { LIMIT_REQUEST } from './limit-request-rules.js';
@@ -11,7 +11,6 @@ import { LimitRequestStatus } from './limit-request-status.js';
 @Injectable()
 export class LimitRequestsService extends CompanyRequests<LimitRequest, LimitRequestStatus> {
   protected readonly resource = LIMIT_REQUEST;
-  protected readonly ends: EndStatuses<LimitRequestStatus> = { cancelled: 'canceled', rejected: 'rejected' };
 
   async create(partnerId: string, companyId: string, dto: CreateLimitRequestDto): Promise<OfCompany<LimitRequest>> {
     const statusCallback = await this.urls.check('status_callback', dto.status_callback);

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../operators/index.js';
 import { parseMoney } from '../../platform/index.js';
-import { CompanyRequests, EndStatuses, OfCompany } from '../company-requests/company-requests.service.js';
+import { CompanyRequests, OfCompany } from '../company-requests/company-requests.service.js';
 import { Loan } from '../loans/loan.entity.js';
 import { CreateWithdrawalDto } from './withdrawal.dto.js';
 import { WithdrawalRequest } from './withdrawal-request.entity.js';
@@ -11,7 +11,6 @@ import { WithdrawalStatus } from './withdrawal-status.js';
 @Injectable()
 export class WithdrawalsService extends CompanyRequests<WithdrawalRequest, WithdrawalStatus> {
   protected readonly resource = WITHDRAWAL;
-  protected readonly ends: EndStatuses<WithdrawalStatus> = { cancelled: 'cancelled', rejected: 'rejected' };
 
   async create(partnerId: string, companyId: string, dto: CreateWithdrawalDto): Promise<OfCompany<WithdrawalRequest>> {
     const statusCallback = await this.urls.check('status_callback', dto.status_callback);
