@@ -9,13 +9,25 @@ import { CallbackRecorder } from './callback-recorder.js';
 import { CallbackRepairs } from './callback-repairs.js';
 import { CallbacksAdminController } from './callbacks-admin.controller.js';
 import { CallbacksController } from './callbacks.controller.js';
-import { PartnerEventsAdminController, PartnerEventsController } from './operational-events/operational-events.controllers.js';
+import {
+  PartnerEventsAdminController,
+  PartnerEventsController,
+} from './operational-events/operational-events.controllers.js';
 import { OperationalEvents } from './operational-events/operational-events.service.js';
 import { PartnerSelfController } from './operational-events/partner-self.controller.js';
 import { PartnerLookupController } from './partner-lookup/partner-lookup.controller.js';
 import { PartnerLookup } from './partner-lookup/partner-lookup.js';
 import { Redelivery } from './redelivery.js';
 import { SourceIpsController } from './source-ips.controller.js';
+import { AdmissionStore } from './store/admission-store.js';
+import { DashboardStore } from './store/dashboard-reads.js';
+import { DeliveryLoads } from './store/delivery-load.js';
+import { FeedStore } from './store/feed-page.js';
+import { RetentionStore } from './store/retention.js';
+import { SettlementStore } from './store/settlement-store.js';
+
+/** The store's repositories (store/): every role's, whichever role's services use them. */
+const REPOSITORIES = [AdmissionStore, DashboardStore, DeliveryLoads, FeedStore, RetentionStore, SettlementStore];
 
 /**
  * What a callback is and who reads it: recording, lists, the feed, redelivery, operational
@@ -27,9 +39,19 @@ export class CallbacksModule {
     return moduleFor(CallbacksModule, config, {
       controllers: {
         // SourceIpsController before any `v1/callbacks/:callbackId` route (CallbacksController).
-        api: [SourceIpsController, CallbackFeedController, CallbacksController, PartnerSelfController, CallbacksAdminController, PartnerEventsController, PartnerEventsAdminController, PartnerLookupController],
+        api: [
+          SourceIpsController,
+          CallbackFeedController,
+          CallbacksController,
+          PartnerSelfController,
+          CallbacksAdminController,
+          PartnerEventsController,
+          PartnerEventsAdminController,
+          PartnerLookupController,
+        ],
       },
       providers: {
+        any: REPOSITORIES,
         api: [
           CallbackRecorder,
           CallbackReads,
@@ -44,6 +66,7 @@ export class CallbacksModule {
         ],
       },
       exports: [
+        ...REPOSITORIES,
         CallbackRecorder,
         CallbackReads,
         CallbackRepairs,

@@ -4,10 +4,8 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter as BullBoardFastifyAdapter } from '@bull-board/fastify';
 import type { BoardHooks, HookContext, JobCounts, JobStatus, QueueJob, Status } from '@bull-board/api/typings/app';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { getDataSourceToken } from '@nestjs/typeorm';
 import type { Job, Queue } from 'bullmq';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { DataSource } from 'typeorm';
 import { AppConfig, DomainError, sendDomainError, UnexpectedErrorAnswer } from '../../platform/index.js';
 import type { Actor, MountAccess, OperatorIdentity } from '../../operators/index.js';
 import { CallbackQueue } from '../callback-queue.js';
@@ -49,7 +47,17 @@ const CIRCUITS_REFRESH_MS = 2000;
 /** Promote all makes this many delayed callbacks due per statement. */
 const PROMOTE_PAGE = 1000;
 /** bull-board's counts cover every status it knows; these have no callback in them. */
-const NO_JOBS: JobCounts = { latest: 0, active: 0, waiting: 0, 'waiting-children': 0, prioritized: 0, completed: 0, failed: 0, delayed: 0, paused: 0 };
+const NO_JOBS: JobCounts = {
+  latest: 0,
+  active: 0,
+  waiting: 0,
+  'waiting-children': 0,
+  prioritized: 0,
+  completed: 0,
+  failed: 0,
+  delayed: 0,
+  paused: 0,
+};
 
 const isTab = (s: string): s is DashboardTab => (DASHBOARD_TABS as string[]).includes(s);
 
@@ -69,7 +77,12 @@ export class CallbackQueueAdapter extends BullMQAdapter {
   ) {
     // Not read-only (Retry and Promote stay), no retry of completed jobs (a completed job is a
     // delivered callback; the operator API redelivers those).
-    super(queue, { readOnlyMode: false, allowRetries: true, allowCompletedRetries: false, description: DESCRIPTION } as never);
+    super(queue, {
+      readOnlyMode: false,
+      allowRetries: true,
+      allowCompletedRetries: false,
+      description: DESCRIPTION,
+    } as never);
   }
 
   private circuits = '';
@@ -78,7 +91,9 @@ export class CallbackQueueAdapter extends BullMQAdapter {
   private capped: DashboardTab[] = [];
 
   override getDescription(): string {
-    const capped = this.capped.length ? ` Counts stop at ${DASHBOARD_COUNT_CAP}: ${this.capped.join(', ')} hold at least that many.` : '';
+    const capped = this.capped.length
+      ? ` Counts stop at ${DASHBOARD_COUNT_CAP}: ${this.capped.join(', ')} hold at least that many.`
+      : '';
     return `${DESCRIPTION}${capped}${this.circuits ? ` ${this.circuits}` : ''}`;
   }
 
@@ -244,7 +259,7 @@ type OperatorRequest = FastifyRequest & { operator?: OperatorIdentity };
 
 /** bull-board behind the operator credential and role; a browser gets the Basic prompt. */
 export function mountQueueDashboard(app: NestFastifyApplication, config: AppConfig, actions: DashboardActions): void {
-  const store = new DashboardStore(app.get<DataSource>(getDataSourceToken()), config.dashboardKeep.completed);
+  const store = app.get(DashboardStore);
   const queueAdapter = new CallbackQueueAdapter(app.get(CallbackQueue).queue, store, actions);
   const adapter = new BullBoardFastifyAdapter();
   adapter.setBasePath(DASHBOARD_PATH);
@@ -269,7 +284,11 @@ export function mountQueueDashboard(app: NestFastifyApplication, config: AppConf
       // The page itself: nothing from the internet, and no buttons for the switched-off actions.
       scope.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
         const path = req.routeOptions.url?.slice(DASHBOARD_PATH.length) ?? '';
-        const isPage = req.method === 'GET' && !path.startsWith('/api/') && !path.startsWith('/static/') && /^text\/html/.test(String(reply.getHeader('content-type')));
+        const isPage =
+          req.method === 'GET' &&
+          !path.startsWith('/api/') &&
+          !path.startsWith('/static/') &&
+          /^text\/html/.test(String(reply.getHeader('content-type')));
         return isPage && typeof payload === 'string' ? dashboardPage(payload) : payload;
       });
       // Retry and Promote (one job or all) are answered here, with the operator who pressed them.
