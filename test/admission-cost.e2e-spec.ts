@@ -5,7 +5,7 @@ import { AdmissionStore } from '../src/callbacks/store/admission-store.js';
 import { Admission } from '../src/delivery/admission.js';
 import { CallbackQueue } from '../src/delivery/callback-queue.js';
 import { relayClient, RELAY_TIMEOUT_MS } from '../src/delivery/relay-connection.js';
-import { Metrics } from '../src/operations/metrics.js';
+import { metricsOn } from './support/metrics.js';
 import { scratchDatabase, ScratchDatabase, seedCompany } from './support/scratch-database.js';
 import { ADMIN_TOKEN } from './support/run-identity.js';
 
@@ -102,7 +102,7 @@ describe('an admission pass costs O(destinations with room) + O(callbacks admitt
         return Promise.resolve();
       },
     } as unknown as CallbackQueue;
-    const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, new Metrics(s.db, s.sql), new AdmissionStore());
+    const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, metricsOn(s.db, s.sql), new AdmissionStore());
     const passes: { admitted: number; read: number; bound: number }[] = [];
     let before = 0;
     for (let i = 0; i < BACKLOG / WINDOW + 2; i++) {
@@ -177,7 +177,7 @@ describe('a pass reads the heads of as many destinations catching up as there ar
         return Promise.resolve();
       },
     } as unknown as CallbackQueue;
-    const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, new Metrics(s.db, s.sql), new AdmissionStore());
+    const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, metricsOn(s.db, s.sql), new AdmissionStore());
     const session = sessionWithDeadline(relay, RELAY_TIMEOUT_MS);
     const destinationsOf = async (ids: string[]) =>
       (await s.pool.query<{ url: string }>(`SELECT url FROM callbacks WHERE id = ANY($1::uuid[])`, [ids])).rows.map(

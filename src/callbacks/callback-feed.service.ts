@@ -1,11 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { invalidProperty } from '../platform/index.js';
 import { Callback } from './callback.entity.js';
 import type { OpenCircuits } from './circuit-wait.js';
 import { FeedStore } from './store/feed-page.js';
-import { openCircuitsOf } from './store/reads.js';
+import { CallbackReadRepository } from './store/reads.js';
 import { decodePosition, encodePosition, FEED_START, FeedPosition } from './feed-position.js';
 
 export interface FeedPage {
@@ -19,7 +17,7 @@ export interface FeedPage {
 export class CallbackFeed {
   constructor(
     private readonly store: FeedStore,
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly reads: CallbackReadRepository,
   ) {}
 
   async page(partnerId: string, after: string | undefined, limit: number): Promise<FeedPage> {
@@ -33,10 +31,7 @@ export class CallbackFeed {
         callback: r as Callback,
         position: encodePosition({ xact: BigInt(r.xact!), seq: BigInt(r.seq) }),
       }));
-    const open = await openCircuitsOf(
-      this.db,
-      items.map((i) => i.callback.destination),
-    );
+    const open = await this.reads.openCircuitsOf(items.map((i) => i.callback.destination));
     return { items, next: items.length > 0 ? items[items.length - 1].position : encodePosition(from), open };
   }
 }

@@ -25,9 +25,40 @@ import { DeliveryLoads } from './store/delivery-load.js';
 import { FeedStore } from './store/feed-page.js';
 import { RetentionStore } from './store/retention.js';
 import { SettlementStore } from './store/settlement-store.js';
+import { DeliveryCounts } from './store/counts.js';
+import { DestinationRepository } from './store/destinations.js';
+import { DestinationSummaries } from './store/destination-summaries.js';
+import { OperationalEventRepository } from './store/operational-events.js';
+import { PortalActivityRepository } from './store/portal-activity.js';
+import { CallbackReadRepository } from './store/reads.js';
+import { CallbackInserts } from './store/recording.js';
+import { RepairRepository } from './store/repairs.js';
+import { ReplayRepository } from './store/replay.js';
+import { TestCallbackRepository } from './store/test-callbacks.js';
+import { CallbackUrlFollowing } from './store/url-changes.js';
+import { UrlDeliveries } from './store/url-deliveries.js';
 
 /** The store's repositories (store/): every role's, whichever role's services use them. */
-const REPOSITORIES = [AdmissionStore, DashboardStore, DeliveryLoads, FeedStore, RetentionStore, SettlementStore];
+const REPOSITORIES = [
+  AdmissionStore,
+  CallbackInserts,
+  CallbackReadRepository,
+  DashboardStore,
+  DeliveryCounts,
+  DeliveryLoads,
+  DestinationRepository,
+  DestinationSummaries,
+  FeedStore,
+  OperationalEventRepository,
+  PortalActivityRepository,
+  RepairRepository,
+  ReplayRepository,
+  RetentionStore,
+  SettlementStore,
+  TestCallbackRepository,
+  CallbackUrlFollowing,
+  UrlDeliveries,
+];
 
 /**
  * What a callback is and who reads it: recording, lists, the feed, redelivery, operational

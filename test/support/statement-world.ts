@@ -18,7 +18,10 @@ import { AdmissionStore } from '../../src/callbacks/store/admission-store.js';
 import { SettlementStore } from '../../src/callbacks/store/settlement-store.js';
 import type { DestinationRow } from '../../src/callbacks/store/destination-states.js';
 import { CallbackRecorder } from '../../src/callbacks/callback-recorder.js';
-import { followUrl } from '../../src/callbacks/store/url-changes.js';
+import { CallbackUrlFollowing } from '../../src/callbacks/store/url-changes.js';
+import { RepairRepository } from '../../src/callbacks/store/repairs.js';
+import { ReplayRepository } from '../../src/callbacks/store/replay.js';
+import { CallbackInserts } from '../../src/callbacks/store/recording.js';
 import type { AppConfig } from '../../src/platform/config/app-config.js';
 import { microsKey } from '../../src/platform/database/sql.js';
 import { Writes } from '../../src/platform/database/writes.js';
@@ -115,9 +118,9 @@ export class World {
       () => new Settlement(config, metrics, { wake: () => undefined } as never, new SettlementStore(s.sql)),
     );
     this.writes = new Writes(s.db, { wake: () => undefined });
-    this.admin = new Redelivery(this.writes, new AuditLog(s.db));
-    this.replay = new BulkReplay(s.db, this.writes, new AuditLog(s.db), DEFAULT_REPLAY_LIMIT);
-    this.repairs = new CallbackRepairs(this.writes, new AuditLog(s.db));
+    this.admin = new Redelivery(this.writes, new AuditLog(s.db), new RepairRepository());
+    this.replay = new BulkReplay(s.db, this.writes, new AuditLog(s.db), DEFAULT_REPLAY_LIMIT, new ReplayRepository());
+    this.repairs = new CallbackRepairs(this.writes, new AuditLog(s.db), new RepairRepository());
   }
 
   /** The destinations' keys (callbacks.destination): one per partner and origin. */
@@ -154,7 +157,7 @@ export class World {
       partnerId: c.partnerId,
       ids: { ...c, withdrawalId: null, limitRequestId: null, loanId: null },
     };
-    await this.writes.transaction((m) => new CallbackRecorder().record(m, [event]));
+    await this.writes.transaction((m) => new CallbackRecorder(new CallbackInserts()).record(m, [event]));
   }
 
   /** An open circuit of a company's partner's destination at the origin whose probe is due now (as settlement leaves one). */
@@ -177,7 +180,9 @@ export class World {
       key: 'companyId' as const,
       resources,
     };
-    await this.writes.transaction((m) => followUrl(m, of, origin === null ? null : `${origin}/moved`));
+    await this.writes.transaction((m) =>
+      new CallbackUrlFollowing().followUrl(m, of, origin === null ? null : `${origin}/moved`),
+    );
   }
 
   private async destinationsOf(ids: string[]): Promise<Map<string, string>> {

@@ -10,7 +10,7 @@ import { ChangeSet } from './change-set.js';
 import { CompanyChanges, CompanyChangeSpec } from './company-changes.js';
 import { type Actor, AUDIT_ACTIONS, AuditActionName, AuditLog, rowChangesAudit } from '../../operators/index.js';
 import { Writes } from '../../platform/index.js';
-import { moveUrlIn, UrlMoveSpec } from './url-moves.js';
+import { UrlMoveSpec, UrlMoves } from './url-moves.js';
 
 /** How a change finds and locks its company: every path locks the company first, then the company's rows. */
 export type CompanyLock = (m: EntityManager, resource: Resource<CompanyRow>, id: string) => Promise<Company>;
@@ -87,6 +87,7 @@ export class DomainTransitions {
     private readonly audit: AuditLog,
     private readonly writes: Writes,
     private readonly companies: CompanyChanges,
+    private readonly urlMoves: UrlMoves,
   ) {}
 
   /**
@@ -114,7 +115,11 @@ export class DomainTransitions {
    * company locked first, then `build` checks the rules (it may refuse with a DomainError) and
    * gives the row's values.
    */
-  create<T extends CompanyRow>(entity: EntityTarget<T>, company: ParentLock, build: (company: Company) => DeepPartial<T>): Promise<{ row: T; company: Company }> {
+  create<T extends CompanyRow>(
+    entity: EntityTarget<T>,
+    company: ParentLock,
+    build: (company: Company) => DeepPartial<T>,
+  ): Promise<{ row: T; company: Company }> {
     return this.transaction(async (m) => {
       const parent = await company(m);
       const row = await m.save(m.create(entity, build(parent)));
@@ -130,7 +135,7 @@ export class DomainTransitions {
    */
   moveUrl(spec: UrlMoveSpec, actor?: Actor): Promise<number> {
     return this.transaction(async (m) => {
-      const moved = await moveUrlIn(m, spec);
+      const moved = await this.urlMoves.moveUrlIn(m, spec);
       if (actor) {
         const after = { fromOrigin: callbackOrigin(spec.from), toOrigin: callbackOrigin(spec.to), resources: moved };
         await this.audit.record(m, actor, { targetType: 'partner', targetId: spec.partnerId, before: {}, after });
@@ -152,7 +157,10 @@ export class DomainTransitions {
     const change = new ChangeSet(m, company);
     const creditBefore = creditSnapshot(company);
     // A change of the company itself holds the row it locked first; any other locks its row after it.
-    const row = spec.resource.entity === Company ? change.hold(spec.resource, company as unknown as T) : ((await change.lock(spec.resource as unknown as Resource<CompanyRow>, spec.id)) as unknown as T);
+    const row =
+      spec.resource.entity === Company
+        ? change.hold(spec.resource, company as unknown as T)
+        : ((await change.lock(spec.resource as unknown as Resource<CompanyRow>, spec.id)) as unknown as T);
     if (status) assertTransition(status.resource, row as unknown as StatusRow<string>, status.to);
     const effects = (await spec.effects?.(row, change)) ?? [];
     const own = status ? [change.move(status.resource, row as unknown as StatusRow<string>, status.to)] : [];
@@ -161,7 +169,12 @@ export class DomainTransitions {
     await this.callbacks.record(m, events);
     if (spec.actor) {
       const { before, after } = rowChangesAudit(spec.id, changes);
-      await this.audit.record(m, spec.actor, { targetType: AUDIT_ACTIONS[spec.actor.action as AuditActionName], targetId: spec.id, before, after });
+      await this.audit.record(m, spec.actor, {
+        targetType: AUDIT_ACTIONS[spec.actor.action as AuditActionName],
+        targetId: spec.id,
+        before,
+        after,
+      });
     }
     return { row, company, changes };
   }
