@@ -47,17 +47,7 @@ const CIRCUITS_REFRESH_MS = 2000;
 /** Promote all makes this many delayed callbacks due per statement. */
 const PROMOTE_PAGE = 1000;
 /** bull-board's counts cover every status it knows; these have no callback in them. */
-const NO_JOBS: JobCounts = {
-  latest: 0,
-  active: 0,
-  waiting: 0,
-  'waiting-children': 0,
-  prioritized: 0,
-  completed: 0,
-  failed: 0,
-  delayed: 0,
-  paused: 0,
-};
+const NO_JOBS: JobCounts = { latest: 0, active: 0, waiting: 0, 'waiting-children': 0, prioritized: 0, completed: 0, failed: 0, delayed: 0, paused: 0 };
 
 const isTab = (s: string): s is DashboardTab => (DASHBOARD_TABS as string[]).includes(s);
 
@@ -77,12 +67,7 @@ export class CallbackQueueAdapter extends BullMQAdapter {
   ) {
     // Not read-only (Retry and Promote stay), no retry of completed jobs (a completed job is a
     // delivered callback; the operator API redelivers those).
-    super(queue, {
-      readOnlyMode: false,
-      allowRetries: true,
-      allowCompletedRetries: false,
-      description: DESCRIPTION,
-    } as never);
+    super(queue, { readOnlyMode: false, allowRetries: true, allowCompletedRetries: false, description: DESCRIPTION } as never);
   }
 
   private circuits = '';
@@ -91,9 +76,7 @@ export class CallbackQueueAdapter extends BullMQAdapter {
   private capped: DashboardTab[] = [];
 
   override getDescription(): string {
-    const capped = this.capped.length
-      ? ` Counts stop at ${DASHBOARD_COUNT_CAP}: ${this.capped.join(', ')} hold at least that many.`
-      : '';
+    const capped = this.capped.length ? ` Counts stop at ${DASHBOARD_COUNT_CAP}: ${this.capped.join(', ')} hold at least that many.` : '';
     return `${DESCRIPTION}${capped}${this.circuits ? ` ${this.circuits}` : ''}`;
   }
 
@@ -284,11 +267,7 @@ export function mountQueueDashboard(app: NestFastifyApplication, config: AppConf
       // The page itself: nothing from the internet, and no buttons for the switched-off actions.
       scope.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
         const path = req.routeOptions.url?.slice(DASHBOARD_PATH.length) ?? '';
-        const isPage =
-          req.method === 'GET' &&
-          !path.startsWith('/api/') &&
-          !path.startsWith('/static/') &&
-          /^text\/html/.test(String(reply.getHeader('content-type')));
+        const isPage = req.method === 'GET' && !path.startsWith('/api/') && !path.startsWith('/static/') && /^text\/html/.test(String(reply.getHeader('content-type')));
         return isPage && typeof payload === 'string' ? dashboardPage(payload) : payload;
       });
       // Retry and Promote (one job or all) are answered here, with the operator who pressed them.
