@@ -4,6 +4,8 @@ import { CallbackUrlChanges } from './callback-urls/callback-url-changes.service
 import { CallbackUrlInventoryController } from './callback-urls/callback-url-inventory.controller.js';
 import { CallbackUrlList } from './callback-urls/callback-url-list.service.js';
 import { CallbackUrlMove } from './callback-urls/callback-url-move.service.js';
+import { FundingTestTargets } from './callback-urls/test-callback-targets.js';
+import { TestTargets } from '../callbacks/index.js';
 import {
   CompanyCallbackController,
   LimitRequestCallbackController,
@@ -62,9 +64,11 @@ export class FundingModule {
           CallbackUrlChanges,
           CallbackUrlList,
           CallbackUrlMove,
+          FundingTestTargets,
+          { provide: TestTargets, useExisting: FundingTestTargets },
         ],
       },
-      exports: [CompaniesService, CallbackUrlList, CallbackUrlMove],
+      exports: [CompaniesService, CallbackUrlList, CallbackUrlMove, TestTargets],
     });
   }
 }

@@ -5,13 +5,14 @@ import {
   CallbackMessage,
   callbackOrigin,
   TestCallbackRepository,
+  TestTargets,
 } from '../../callbacks/index.js';
 import { type Actor, AuditLog } from '../../operators/index.js';
 import { testNotSentError } from '../settle-attempt.js';
 import { Writes } from '../../platform/index.js';
 import { CallbackUrlValidator } from '../../egress/index.js';
 import { admitOneMoreTest } from './test-callback-rate.js';
-import { noTestUrl, testTarget } from './test-callback-target.js';
+import { noTestUrl } from './test-callback-target.js';
 
 export interface TestCallbackRequest {
   companyId: string;
@@ -34,6 +35,7 @@ export class TestCallbacks {
     private readonly writes: Writes,
     private readonly audit: AuditLog,
     private readonly tests: TestCallbackRepository,
+    private readonly targets: TestTargets,
   ) {}
 
   async send(partnerId: string, req: TestCallbackRequest, actor?: Actor): Promise<Callback> {
@@ -41,7 +43,7 @@ export class TestCallbacks {
     const given = await this.urls.check('url', req.url);
     return this.writes.transaction(async (m) => {
       await admitOneMoreTest(this.tests, m, partnerId);
-      const target = await testTarget(m, partnerId, req.companyId, message);
+      const target = await this.targets.find(m, partnerId, req.companyId, message);
       const url = given ?? target.url;
       if (url === null) throw noTestUrl(message, target.source);
       // Read in the same transaction: while its destination's circuit is open it is failed at once, unsent.
