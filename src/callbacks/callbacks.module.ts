@@ -37,6 +37,7 @@ import { ReplayRepository } from './store/replay.js';
 import { TestCallbackRepository } from './store/test-callbacks.js';
 import { CallbackUrlFollowing } from './store/url-changes.js';
 import { UrlDeliveries } from './store/url-deliveries.js';
+import { WorkerSlots } from './store/worker-slots.js';
 
 /** The store's repositories (store/): every role's, whichever role's services use them. */
 const REPOSITORIES = [
@@ -58,6 +59,7 @@ const REPOSITORIES = [
   TestCallbackRepository,
   CallbackUrlFollowing,
   UrlDeliveries,
+  WorkerSlots,
 ];
 
 /**

@@ -53,5 +53,6 @@ export type { AttemptRecord } from './store/settlement.js';
 export { TestCallbackRepository, TEST_EVENT } from './store/test-callbacks.js';
 export { CallbackUrlFollowing } from './store/url-changes.js';
 export { UrlDeliveries } from './store/url-deliveries.js';
+export { WorkerSlots } from './store/worker-slots.js';
 export type { ResourceRef } from './store/url-changes.js';
 export { CallbacksModule } from './callbacks.module.js';
