@@ -24,6 +24,7 @@ import { recordFor, saveFor } from './settlement.js';
 import { INSERT_TEST_CALLBACK, INSERT_TEST_EVENT, OPEN_CIRCUIT_OF, RECENT_TESTS } from './test-callbacks.js';
 import { MOVE_URL, REMOVE_URL } from './url-changes.js';
 import { LAST_DELIVERIES } from './url-deliveries.js';
+import { ANNOUNCE_SLOTS, WITHDRAW_SLOTS } from './worker-slots.js';
 
 /** A bulk redelivery's selection with every condition, for the snapshots (each condition is left out when not given). */
 const EVERY_CONDITION = { partnerId: 'p', companyId: 'c', since: new Date(0), until: new Date(0), origin: 'o' };
@@ -72,6 +73,8 @@ export const STATEMENT_GROUPS: Record<string, StoreStatement[]> = {
     ...recordings.map((r) => ({ ...recordFor(r), on: 'sql-pool' as const })),
     { ...saveFor({ circuit: false }), on: 'sql-pool' },
     { ...saveFor({ circuit: true }), on: 'sql-pool' },
+    statement('worker-slots-announce', 'sql-pool', ANNOUNCE_SLOTS),
+    statement('worker-slots-withdraw', 'sql-pool', WITHDRAW_SLOTS),
   ],
   recording: [
     statement('callbacks-insert', 'orm', INSERT_CALLBACKS),
