@@ -21,7 +21,7 @@ import { ASK_PROBE, DUE_NOW, LOCK_FOR_REDELIVERY, LOCK_OPEN_DESTINATION, RESTART
 import { countStatement, replayStatement } from './replay.js';
 import { DELIVERIES_UNDER_WAY, PRUNE_CALLBACKS, PRUNE_PLANNER, PRUNE_UNSENT_EVENTS } from './retention.js';
 import { recordFor, saveFor } from './settlement.js';
-import { INSERT_TEST_CALLBACK, INSERT_TEST_EVENT, OPEN_CIRCUIT_OF, RECENT_TESTS } from './test-callbacks.js';
+import { INSERT_TEST_CALLBACK, INSERT_TEST_EVENT, LOCK_TESTS, OPEN_CIRCUIT_OF, RECENT_TESTS } from './test-callbacks.js';
 import { MOVE_URL, REMOVE_URL } from './url-changes.js';
 import { LAST_DELIVERIES } from './url-deliveries.js';
 import { ANNOUNCE_SLOTS, WITHDRAW_SLOTS } from './worker-slots.js';
@@ -80,6 +80,7 @@ export const STATEMENT_GROUPS: Record<string, StoreStatement[]> = {
     statement('callbacks-insert', 'orm', INSERT_CALLBACKS),
     // Inside a domain row write (domain/one-row-batches.ts, on SqlPool's connections), between its CTEs.
     statement('callbacks-insert-with-rows', 'sql-pool', withCallbackRows({ before: '', after: '', first: 4, owners: '$3', written: 'SELECT id FROM written' })),
+    statement('test-callbacks-lock', 'orm', LOCK_TESTS),
     statement('test-callbacks-recent', 'orm', RECENT_TESTS),
     statement('test-callbacks-open-circuit', 'orm', OPEN_CIRCUIT_OF),
     statement('test-callbacks-insert', 'orm', INSERT_TEST_CALLBACK),

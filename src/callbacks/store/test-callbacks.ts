@@ -5,6 +5,9 @@ import { Callback } from '../callback.entity.js';
 import { recordOrFail } from './lifecycle.js';
 import { compactBody, isoText } from './operational-events.js';
 
+/** The partner's test callbacks queue here: the count and the insert after it are one step. */
+export const LOCK_TESTS = `SELECT pg_advisory_xact_lock($1, hashtext($2))`;
+
 export const RECENT_TESTS = `SELECT count(*)::int AS n, ceil(extract(epoch FROM min(created_at) + interval '1 minute' - clock_timestamp()))::int AS free_in_s
        FROM callbacks WHERE partner_id = $1 AND test AND created_at > clock_timestamp() - interval '1 minute'`;
 
@@ -54,7 +57,7 @@ export class TestCallbackRepository {
     partnerId: string,
     lockKey: number,
   ): Promise<{ n: number; free_in_s: number | null }> {
-    await m.query(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, [lockKey, partnerId]);
+    await m.query(LOCK_TESTS, [lockKey, partnerId]);
     const [recent]: { n: number; free_in_s: number | null }[] = await m.query(RECENT_TESTS, [partnerId]);
     return recent;
   }
