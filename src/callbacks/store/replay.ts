@@ -58,7 +58,7 @@ export function replayStatement(s: ReplaySelection, limit: number): { text: stri
   };
 }
 
-/** The count of {@link countReplayable}: the selection's failed callbacks, up to `limit + 1`. */
+/** The count of {@link ReplayRepository.countReplayable}: the selection's failed callbacks, up to `limit + 1`. */
 export function countStatement(s: ReplaySelection, limit: number): { text: string; params: unknown[] } {
   const { where, params } = conditions(s);
   return {

@@ -6,9 +6,15 @@ import { CallbackMessage } from '../../callbacks/index.js';
 import { CallbackUrlValidator } from '../../egress/index.js';
 import { DomainError, ErrorCode, notFound, parseMoney } from '../../platform/index.js';
 import { assertLimitCoversBorrowed } from '../companies/credit.js';
-import { findOwnedCompany } from '../companies/company-locks.js';
+import { CompanyLocks } from '../companies/company-locks.js';
 import { Company } from '../companies/company.entity.js';
-import { Changed, companyOfRow, DomainTransitions, partnersCompany, partnersParent } from '../domain/domain-transitions.js';
+import {
+  Changed,
+  companyOfRow,
+  DomainTransitions,
+  partnersCompany,
+  partnersParent,
+} from '../domain/domain-transitions.js';
 import { StatusResource } from '../domain/resource.js';
 import { CreateLimitRequestDto } from './limit-request.dto.js';
 import { LimitRequest } from './limit-request.entity.js';
@@ -38,23 +44,32 @@ const withCompany = ({ row, company }: Changed<LimitRequest>): LimitRequestWithC
 export class LimitRequestsService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
+    private readonly locks: CompanyLocks,
     private readonly urls: CallbackUrlValidator,
     private readonly transitions: DomainTransitions,
   ) {}
 
   async create(partnerId: string, companyId: string, dto: CreateLimitRequestDto): Promise<LimitRequestWithCompany> {
     const statusCallback = await this.urls.check('status_callback', dto.status_callback);
-    const { row: request, company } = await this.transitions.create<LimitRequest>(LimitRequest, partnersParent(partnerId, companyId), (company) => {
-      if (company.creditStatus === 'closed') {
-        throw new DomainError('rule', ErrorCode.credit_closed, 'The company credit is closed; no limit can be requested');
-      }
-      return { companyId, amount: parseMoney(dto.amount)!, status: 'pending', statusCallback, updatedAt: new Date() };
-    });
+    const { row: request, company } = await this.transitions.create<LimitRequest>(
+      LimitRequest,
+      partnersParent(partnerId, companyId),
+      (company) => {
+        if (company.creditStatus === 'closed') {
+          throw new DomainError(
+            'rule',
+            ErrorCode.credit_closed,
+            'The company credit is closed; no limit can be requested',
+          );
+        }
+        return { companyId, amount: parseMoney(dto.amount)!, status: 'pending', statusCallback, updatedAt: new Date() };
+      },
+    );
     return { request, company };
   }
 
   async get(partnerId: string, companyId: string, id: string): Promise<LimitRequestWithCompany> {
-    const company = await findOwnedCompany(this.db.manager, partnerId, companyId);
+    const company = await this.locks.find(this.db.manager, partnerId, companyId);
     const request = await this.db.manager.findOne(LimitRequest, { where: { id, companyId } });
     if (!request) throw notFound(LIMIT_REQUEST.what);
     return { request, company };
@@ -62,11 +77,15 @@ export class LimitRequestsService {
 
   /** Partner cancellation. */
   cancel(partnerId: string, companyId: string, id: string): Promise<LimitRequestWithCompany> {
-    return this.transitions.change({ resource: LIMIT_REQUEST, id, company: partnersCompany(partnerId, companyId), to: 'canceled' }).then(withCompany);
+    return this.transitions
+      .change({ resource: LIMIT_REQUEST, id, company: partnersCompany(partnerId, companyId), to: 'canceled' })
+      .then(withCompany);
   }
 
   reject(actor: Actor, id: string): Promise<LimitRequestWithCompany> {
-    return this.transitions.change({ resource: LIMIT_REQUEST, id, company: companyOfRow, to: 'rejected', actor }).then(withCompany);
+    return this.transitions
+      .change({ resource: LIMIT_REQUEST, id, company: companyOfRow, to: 'rejected', actor })
+      .then(withCompany);
   }
 
   /** Approval grants the requested amount as the credit limit and activates pending credit. */
@@ -80,7 +99,11 @@ export class LimitRequestsService {
         actor,
         effects: (request, { company }) => {
           if (company.creditStatus === 'closed') {
-            throw new DomainError('rule', ErrorCode.credit_closed, 'The company credit is closed; the limit request cannot be approved');
+            throw new DomainError(
+              'rule',
+              ErrorCode.credit_closed,
+              'The company credit is closed; the limit request cannot be approved',
+            );
           }
           assertLimitCoversBorrowed(request.amount, company, 'amount');
           company.creditLimit = request.amount;
