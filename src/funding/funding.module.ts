@@ -15,6 +15,7 @@ import {
 import { CompaniesController, CreditAdminController, CreditTermsController } from './companies/companies.controller.js';
 import { CompaniesService } from './companies/companies.service.js';
 import { CompanyChanges } from './domain/company-changes.js';
+import { CompanyRows } from './domain/company-rows.js';
 import { CompanyLocks } from './companies/company-locks.js';
 import { DomainTransitions } from './domain/domain-transitions.js';
 import { UrlMoves } from './domain/url-moves.js';
@@ -62,6 +63,7 @@ export class FundingModule {
           DomainTransitions,
           UrlMoves,
           CompanyChanges,
+          CompanyRows,
           CompanyLocks,
           CallbackUrlChanges,
           CallbackUrlList,
