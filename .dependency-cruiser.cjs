@@ -50,6 +50,14 @@ module.exports = {
       from: { path: '^src/[^/]+/' },
       to: { path: '^src/[^/]+\\.ts$' },
     },
+    {
+      name: 'repositories-of-their-module',
+      severity: 'error',
+      comment:
+        "A module's repositories and the row types beside them (its store/ folder, *.repository.ts, *-store.ts) are its own: another module calls its face's services, never its statements.",
+      from: { path: '^src/([^/]+)/' },
+      to: { path: ['^src/[^/]+/store/', '^src/.+\\.repository\\.ts$', '^src/.+-store\\.ts$'], pathNot: '^src/$1/' },
+    },
     ...layering,
     {
       name: 'delivery-core-knows-no-api',

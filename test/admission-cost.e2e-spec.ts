@@ -1,10 +1,11 @@
 import { Client } from 'pg';
 import { loadConfig } from '../src/platform/config/app-config.js';
 import { sessionWithDeadline } from '../src/platform/database/sql-session.js';
+import { AdmissionStore } from '../src/callbacks/store/admission-store.js';
 import { Admission } from '../src/delivery/admission.js';
 import { CallbackQueue } from '../src/delivery/callback-queue.js';
 import { relayClient, RELAY_TIMEOUT_MS } from '../src/delivery/relay-connection.js';
-import { Metrics } from '../src/operations/metrics.js';
+import { metricsOn } from './support/metrics.js';
 import { scratchDatabase, ScratchDatabase, seedCompany } from './support/scratch-database.js';
 import { ADMIN_TOKEN } from './support/run-identity.js';
 
@@ -49,10 +50,19 @@ describe('an admission pass costs O(destinations with room) + O(callbacks admitt
     await record('open', OPEN, WAITING);
     await record('probing', PROBING, WAITING);
     await record('healthy', HEALTHY, BACKLOG);
-    await s.pool.query(`UPDATE destinations SET failures = 5, opened_at = now() - interval '1 minute', next_probe_at = now() + interval '1 hour', probe_ms = 300000 WHERE origin LIKE 'https://open%'`);
-    await s.pool.query(`UPDATE destinations SET failures = 5, opened_at = now() - interval '1 minute', next_probe_at = now() - interval '1 second', probe_ms = 5000 WHERE origin LIKE 'https://probing%'`);
-    await s.pool.query(`UPDATE destinations SET window_size = $1, last_ok_at = now() WHERE origin LIKE 'https://healthy%'`, [WINDOW]);
-    await s.pool.query(`INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ('w', 200, now() + interval '1 hour')`);
+    await s.pool.query(
+      `UPDATE destinations SET failures = 5, opened_at = now() - interval '1 minute', next_probe_at = now() + interval '1 hour', probe_ms = 300000 WHERE origin LIKE 'https://open%'`,
+    );
+    await s.pool.query(
+      `UPDATE destinations SET failures = 5, opened_at = now() - interval '1 minute', next_probe_at = now() - interval '1 second', probe_ms = 5000 WHERE origin LIKE 'https://probing%'`,
+    );
+    await s.pool.query(
+      `UPDATE destinations SET window_size = $1, last_ok_at = now() WHERE origin LIKE 'https://healthy%'`,
+      [WINDOW],
+    );
+    await s.pool.query(
+      `INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ('w', 200, now() + interval '1 hour')`,
+    );
     await s.pool.query('ANALYZE');
   }, 60_000);
 
@@ -92,7 +102,7 @@ describe('an admission pass costs O(destinations with room) + O(callbacks admitt
         return Promise.resolve();
       },
     } as unknown as CallbackQueue;
-    const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, new Metrics(s.db, s.sql));
+    const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, metricsOn(s.db, s.sql), new AdmissionStore());
     const passes: { admitted: number; read: number; bound: number }[] = [];
     let before = 0;
     for (let i = 0; i < BACKLOG / WINDOW + 2; i++) {
@@ -100,9 +110,14 @@ describe('an admission pass costs O(destinations with room) + O(callbacks admitt
       passes.push({ ...pass, bound: PER_ADMITTED * (pass.admitted + before) + PER_DESTINATION * (HEALTHY + PROBING) });
       before = pass.admitted;
       // Their workers answered: delivered (the probes too; their destinations stay open, their next probe due).
-      await s.pool.query(`UPDATE callbacks SET status = 'delivered', next_attempt_at = NULL, lease_until = NULL, delivered_at = now() WHERE id = ANY($1::uuid[])`, [admitted]);
+      await s.pool.query(
+        `UPDATE callbacks SET status = 'delivered', next_attempt_at = NULL, lease_until = NULL, delivered_at = now() WHERE id = ANY($1::uuid[])`,
+        [admitted],
+      );
     }
-    const delivered = await s.pool.query(`SELECT count(*)::int AS n FROM callbacks WHERE status = 'delivered' AND url LIKE 'https://healthy%'`);
+    const delivered = await s.pool.query(
+      `SELECT count(*)::int AS n FROM callbacks WHERE status = 'delivered' AND url LIKE 'https://healthy%'`,
+    );
     expect(delivered.rows[0].n).toBe(HEALTHY * BACKLOG);
     expect(passes.filter((p) => p.read > p.bound)).toEqual([]);
   });
@@ -132,7 +147,10 @@ describe('a pass reads the heads of as many destinations catching up as there ar
       [company.partnerId, company.companyId, CATCHING_UP],
     );
     await s.pool.query(`UPDATE destinations SET window_size = 2, last_ok_at = now()`);
-    await s.pool.query(`INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ('w', $1, now() + interval '1 hour')`, [SLOTS]);
+    await s.pool.query(
+      `INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ('w', $1, now() + interval '1 hour')`,
+      [SLOTS],
+    );
     await s.pool.query('ANALYZE');
   }, 60_000);
 
@@ -143,7 +161,13 @@ describe('a pass reads the heads of as many destinations catching up as there ar
 
   /** Entries `callbacks_admission_idx` returned so far in this connection's transaction. */
   const admissionEntries = async () =>
-    Number((await relay.query<{ n: string }>(`SELECT pg_stat_get_xact_tuples_returned('callbacks_admission_idx'::regclass)::text AS n`)).rows[0].n);
+    Number(
+      (
+        await relay.query<{ n: string }>(
+          `SELECT pg_stat_get_xact_tuples_returned('callbacks_admission_idx'::regclass)::text AS n`,
+        )
+      ).rows[0].n,
+    );
 
   it('admits a fresh callback at once beside them, and each of them within a turn of passes, a sweep between', async () => {
     const admitted: string[] = [];
@@ -153,10 +177,12 @@ describe('a pass reads the heads of as many destinations catching up as there ar
         return Promise.resolve();
       },
     } as unknown as CallbackQueue;
-    const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, new Metrics(s.db, s.sql));
+    const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, metricsOn(s.db, s.sql), new AdmissionStore());
     const session = sessionWithDeadline(relay, RELAY_TIMEOUT_MS);
     const destinationsOf = async (ids: string[]) =>
-      (await s.pool.query<{ url: string }>(`SELECT url FROM callbacks WHERE id = ANY($1::uuid[])`, [ids])).rows.map((r) => new URL(r.url).host);
+      (await s.pool.query<{ url: string }>(`SELECT url FROM callbacks WHERE id = ANY($1::uuid[])`, [ids])).rows.map(
+        (r) => new URL(r.url).host,
+      );
     /** One pass in a transaction of its own; what it admitted (then delivered, freeing the slots) and the entries it read. */
     const counted = async () => {
       admitted.length = 0;
@@ -166,7 +192,10 @@ describe('a pass reads the heads of as many destinations catching up as there ar
       const read = (await admissionEntries()) - before;
       await relay.query('COMMIT');
       const hosts = await destinationsOf(admitted);
-      await s.pool.query(`UPDATE callbacks SET status = 'delivered', next_attempt_at = NULL, lease_until = NULL, delivered_at = now() WHERE id = ANY($1::uuid[])`, [admitted]);
+      await s.pool.query(
+        `UPDATE callbacks SET status = 'delivered', next_attempt_at = NULL, lease_until = NULL, delivered_at = now() WHERE id = ANY($1::uuid[])`,
+        [admitted],
+      );
       return { hosts, read };
     };
     // The first pass knows none of them: it reads every head.

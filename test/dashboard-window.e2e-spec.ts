@@ -11,13 +11,19 @@ describe("the dashboard's window on delivered callbacks", () => {
   const ids: string[] = [];
   const board = (path: string) => t.http().get(`/admin/queues/api${path}`).set('Authorization', BASIC);
   const completed = async () => {
-    const q = (await board('/queues?activeQueue=callbacks&status=completed&page=1&jobsPerPage=50').expect(200)).body.queues[0];
+    const q = (await board('/queues?activeQueue=callbacks&status=completed&page=1&jobsPerPage=50').expect(200)).body
+      .queues[0];
     return { count: q.counts.completed as number, ids: (q.jobs as { id: string }[]).map((j) => j.id) };
   };
   /** The delivered callbacks, newest delivery first, as PostgreSQL orders them. */
   const newestDelivered = async () =>
-    (await t.sql<{ id: string }>(`SELECT id FROM callbacks WHERE status = 'delivered' AND delivered_at > now() - interval '1 hour' ORDER BY delivered_at DESC, seq DESC`)).map((r) => r.id);
-  const status = async (id: string) => (await t.sql<{ status: string }>('SELECT status FROM callbacks WHERE id = $1', [id]))[0].status;
+    (
+      await t.sql<{ id: string }>(
+        `SELECT id FROM callbacks WHERE status = 'delivered' AND delivered_at > now() - interval '1 hour' ORDER BY delivered_at DESC, seq DESC`,
+      )
+    ).map((r) => r.id);
+  const status = async (id: string) =>
+    (await t.sql<{ status: string }>('SELECT status FROM callbacks WHERE id = $1', [id]))[0].status;
 
   const e2e = harness({ DASHBOARD_KEEP_COMPLETED: '2', DASHBOARD_KEEP_COMPLETED_FOR: '1h' }, { partner: null });
   beforeAll(async () => {
@@ -57,7 +63,9 @@ describe("the dashboard's window on delivered callbacks", () => {
 
   it('shows a redelivered callback again once delivered again, as the newest', async () => {
     await t.admin('post', `/admin/v1/callbacks/${ids[0]}/redeliver`).expect(202);
-    await until(() => rx.hits.filter((h) => h.headers['webhook-id'] === ids[0]).length === 2, { what: 'the redelivery' });
+    await until(() => rx.hits.filter((h) => h.headers['webhook-id'] === ids[0]).length === 2, {
+      what: 'the redelivery',
+    });
     await until(async () => (await status(ids[0])) === 'delivered', { what: 'delivered again' });
     expect((await completed()).ids[0]).toBe(ids[0]);
   });
@@ -65,10 +73,20 @@ describe("the dashboard's window on delivered callbacks", () => {
   it('reads every tab by an index range, whatever the size of the table', async () => {
     const plans: string[] = [];
     const explain = async (sql: string, params?: unknown[]) => {
-      plans.push((await t.sql<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params)).map((r) => r['QUERY PLAN']).join('\n'));
+      plans.push(
+        (await t.sql<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params)).map((r) => r['QUERY PLAN']).join('\n'),
+      );
       return [{}];
     };
-    const store = new DashboardStore({ query: explain, transaction: (_level: string, run: (m: unknown) => unknown) => run({ query: explain }) } as never, { count: 2, ageMs: 3_600_000 });
+    const store = new DashboardStore(
+      {
+        query: explain,
+        transaction: (_level: string, run: (m: unknown) => unknown) => run({ query: explain }),
+      } as never,
+      {
+        dashboardKeep: { completed: { count: 2, ageMs: 3_600_000 } },
+      },
+    );
     // With sequential scans priced out, any read an index cannot serve shows up as one.
     await t.sql('SET enable_seqscan = off');
     try {

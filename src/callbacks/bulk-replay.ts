@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { type Actor, AuditLog, trackedValues } from '../operators/index.js';
 import { DomainError, ErrorCode, invalidProperty, TransactionRunner } from '../platform/index.js';
-import { countReplayable, replayFailed, ReplaySelection } from './store/replay.js';
+import { ReplayRepository, ReplaySelection } from './store/replay.js';
 
 /** The most failed callbacks one bulk redelivery sends again (docs/partners.md, "Your delivery log and redelivery"): more, and it does nothing. */
 export const REPLAY_LIMIT = Symbol('REPLAY_LIMIT');
@@ -38,6 +38,7 @@ export class BulkReplay {
     private readonly writes: TransactionRunner,
     private readonly audit: AuditLog,
     @Inject(REPLAY_LIMIT) private readonly limit: number,
+    private readonly statements: ReplayRepository,
   ) {}
 
   /**
@@ -46,7 +47,7 @@ export class BulkReplay {
    * replay refuses.
    */
   countForPartner(partnerId: string, w: ReplayWindow): Promise<number> {
-    return countReplayable(this.db.manager, selection({ ...w, partnerId }), this.limit);
+    return this.statements.countReplayable(this.db.manager, selection({ ...w, partnerId }), this.limit);
   }
 
   /** Sends the partner's own failed callbacks of the window again; how many. */
@@ -61,16 +62,28 @@ export class BulkReplay {
         targetType: 'callback',
         targetId: null,
         before: { status: 'failed' },
-        after: trackedValues({ status: 'pending', count, since: f.since, until: f.until, partnerId: f.partnerId, companyId: f.companyId, destination: f.destination }),
+        after: trackedValues({
+          status: 'pending',
+          count,
+          since: f.since,
+          until: f.until,
+          partnerId: f.partnerId,
+          companyId: f.companyId,
+          destination: f.destination,
+        }),
       }),
     );
   }
 
   private replay(s: ReplaySelection, record?: (m: EntityManager, count: number) => Promise<void>): Promise<number> {
     return this.writes.transaction(async (m) => {
-      const { matched, moved } = await replayFailed(m, s, this.limit);
+      const { matched, moved } = await this.statements.replayFailed(m, s, this.limit);
       if (matched > this.limit) {
-        throw new DomainError('rule', ErrorCode.replay_over_limit, `More than ${this.limit} failed callbacks match: nothing was redelivered; narrow the window (since, until, destination) and redeliver it in parts`);
+        throw new DomainError(
+          'rule',
+          ErrorCode.replay_over_limit,
+          `More than ${this.limit} failed callbacks match: nothing was redelivered; narrow the window (since, until, destination) and redeliver it in parts`,
+        );
       }
       await record?.(m, moved);
       return moved;

@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { invalidProperty, notFound } from '../platform/index.js';
 import { Callback, CallbackAttempt } from './callback.entity.js';
 import { ShownStatus, storedStatuses } from './callback-status.js';
 import { CallbackMessage } from './callback-message.js';
 import type { OpenCircuits } from './circuit-wait.js';
-import { callbackWithAttempts, listCallbacks, openCircuitsOf } from './store/reads.js';
+import { CallbackReadRepository } from './store/reads.js';
 
 /**
  * Whose callbacks a caller may see and repair: an operator sees all (no scope), a partner only
@@ -42,7 +40,8 @@ const MAX_SEQ = 2n ** 63n - 1n; // bigint's upper bound: a larger number would b
 export function decodeCursor(cursor: string): string {
   const m = /^seq:([1-9]\d{0,18})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
   // Re-encoding must give the cursor back: Buffer.from skips characters outside base64url.
-  if (!m || encodeCursor(m[1]) !== cursor || BigInt(m[1]) > MAX_SEQ) throw invalidProperty('cursor is not a cursor returned by this endpoint');
+  if (!m || encodeCursor(m[1]) !== cursor || BigInt(m[1]) > MAX_SEQ)
+    throw invalidProperty('cursor is not a cursor returned by this endpoint');
   return m[1];
 }
 
@@ -52,11 +51,11 @@ export function decodeCursor(cursor: string): string {
  */
 @Injectable()
 export class CallbackReads {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly reads: CallbackReadRepository) {}
 
   /** A page, and the open circuits its callbacks wait behind (what their next attempt shows: callbackView). */
   async list(f: CallbackFilter, scope?: CallbackScope): Promise<CallbackPage> {
-    const rows = await listCallbacks(this.db, {
+    const rows = await this.reads.listCallbacks({
       partnerId: scope ? scope.partnerId : f.partnerId,
       statuses: f.status && storedStatuses(f.status),
       companyId: f.companyId,
@@ -68,14 +67,14 @@ export class CallbackReads {
       rows: f.limit + 1,
     });
     const items = rows.slice(0, f.limit);
-    const open = await openCircuitsOf(this.db, items.map((c) => c.destination));
+    const open = await this.reads.openCircuitsOf(items.map((c) => c.destination));
     return { items, nextCursor: rows.length > f.limit ? encodeCursor(items[items.length - 1].seq) : null, open };
   }
 
   /** One callback, its attempts, and its destination's circuit if it is open. */
   async get(id: string, scope?: CallbackScope): Promise<CallbackWithAttempts> {
-    const found = await callbackWithAttempts(this.db, id, scope?.partnerId);
+    const found = await this.reads.callbackWithAttempts(id, scope?.partnerId);
     if (!found) throw notFound('Callback');
-    return { ...found, open: await openCircuitsOf(this.db, [found.callback.destination]) };
+    return { ...found, open: await this.reads.openCircuitsOf([found.callback.destination]) };
   }
 }

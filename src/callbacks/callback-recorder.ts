@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { CallbackEvent, traced } from './callback-event.js';
-import { insertCallbacks } from './store/recording.js';
+import { CallbackInserts } from './store/recording.js';
 
 export { traced };
 export type { CallbackEvent };
@@ -13,12 +13,13 @@ export type { CallbackEvent };
  */
 @Injectable()
 export class CallbackRecorder {
+  constructor(private readonly inserts: CallbackInserts) {}
+
   /** Records the callbacks of one change; returns how many were written (events without a URL are skipped). */
   async record(m: EntityManager, events: CallbackEvent[]): Promise<number> {
     const due = events.filter((e) => e.url !== null);
     if (due.length === 0) return 0;
-    await insertCallbacks(m, traced(due));
+    await this.inserts.insertCallbacks(m, traced(due));
     return due.length;
   }
 }
-

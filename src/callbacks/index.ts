@@ -3,13 +3,21 @@
 export { BulkReplay } from './bulk-replay.js';
 export { callbackOrigin, destinationKey, originOfKey } from './callback-destination.js';
 export { DestinationCircuits } from './destination-circuits.js';
+export { TestTargets } from './test-targets.js';
+export type { TestTarget } from './test-targets.js';
 export type { CircuitState } from './destination-circuits.js';
 export { OriginField } from './callback-filters.js';
 export { callbackDocs } from './callback-document.js';
 export type { CallbackTarget } from './callback-document.js';
 export { CallbackMessage, buildCallbackBody } from './callback-message.js';
 export { CALLBACK_MESSAGES, OPERATIONAL_EVENTS, catalogueEntry, readNextText } from './event-catalogue.js';
-export type { CallbackBodyExample, CallbackMessageEntry, OperationalEventEntry, ReadPath, UrlProperty } from './event-catalogue.js';
+export type {
+  CallbackBodyExample,
+  CallbackMessageEntry,
+  OperationalEventEntry,
+  ReadPath,
+  UrlProperty,
+} from './event-catalogue.js';
 export type { CallbackIds } from './callback-message.js';
 export { CallbackReads } from './callback-reads.js';
 export { nextAttemptShown, nextProbeShown, probeReady } from './circuit-wait.js';
@@ -27,24 +35,25 @@ export { OperationalEvents } from './operational-events/operational-events.servi
 export { Redelivery } from './redelivery.js';
 export { AdmissionStore } from './store/admission-store.js';
 export type { AdmittedRow, AskedProbe, CandidateFloors, CandidateRow } from './store/admission-store.js';
-export { countPendingAndFailed, deliveryState } from './store/counts.js';
+export { DeliveryCounts } from './store/counts.js';
 export type { DeliveryState } from './store/counts.js';
 export { DASHBOARD_COUNT_CAP, DASHBOARD_TABS, DashboardStore } from './store/dashboard-reads.js';
 export type { AttemptRow, DashboardRow, DashboardTab } from './store/dashboard-reads.js';
 export { DeliveryLoads } from './store/delivery-load.js';
 export type { LoadedCallback } from './store/delivery-load.js';
 export type { DestinationColumns, DestinationRow, DestinationSave } from './store/destination-states.js';
-export { destinationCounts, longestOpenDestinations } from './store/destination-summaries.js';
+export { DestinationSummaries } from './store/destination-summaries.js';
 export type { DestinationCounts, OpenDestination } from './store/destination-summaries.js';
-export { WAITING_COUNT_CAP, countOpenDestinations, countWaitingByCircuit, destinationStates, listDestinations, probeNow } from './store/destinations.js';
+export { DestinationRepository, WAITING_COUNT_CAP } from './store/destinations.js';
 export { PartnerActivityReads } from './partner-activity.js';
 export type { PartnerActivity } from './store/portal-activity.js';
 export { CALLBACK_PARAMS, callbackValues, withCallbackRows } from './store/recording.js';
 export { RETENTION_BATCH, RetentionStore } from './store/retention.js';
 export { SettlementStore } from './store/settlement-store.js';
 export type { AttemptRecord } from './store/settlement.js';
-export { insertTestCallback, insertTestEvent, openCircuitOf, recentTests, TEST_EVENT } from './store/test-callbacks.js';
-export { followUrl } from './store/url-changes.js';
-export { lastDeliveries } from './store/url-deliveries.js';
+export { TestCallbackRepository, TEST_EVENT } from './store/test-callbacks.js';
+export { CallbackUrlFollowing } from './store/url-changes.js';
+export { UrlDeliveries } from './store/url-deliveries.js';
+export { WorkerSlots } from './store/worker-slots.js';
 export type { ResourceRef } from './store/url-changes.js';
 export { CallbacksModule } from './callbacks.module.js';

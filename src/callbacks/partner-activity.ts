@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { SqlPool } from '../platform/index.js';
-import { lastErrorTimes, partnerActivity, PartnerActivity } from './store/portal-activity.js';
+import { PartnerActivity, PortalActivityRepository } from './store/portal-activity.js';
 
 /**
  * A partner's last 24 hours of deliveries, for its portal's overview: attempts per hour, its
@@ -8,14 +7,14 @@ import { lastErrorTimes, partnerActivity, PartnerActivity } from './store/portal
  */
 @Injectable()
 export class PartnerActivityReads {
-  constructor(private readonly sql: SqlPool) {}
+  constructor(private readonly activity: PortalActivityRepository) {}
 
   lastDay(partnerId: string): Promise<PartnerActivity> {
-    return partnerActivity(this.sql, partnerId);
+    return this.activity.partnerActivity(partnerId);
   }
 
   /** Each destination's (by origin) last error's time, when within the last 24 hours. */
   lastErrorTimes(partnerId: string): Promise<Map<string, Date>> {
-    return lastErrorTimes(this.sql, partnerId);
+    return this.activity.lastErrorTimes(partnerId);
   }
 }

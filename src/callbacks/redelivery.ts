@@ -4,7 +4,7 @@ import { type Actor, AuditLog, trackedValues } from '../operators/index.js';
 import { DomainError, notFound, TransactionRunner } from '../platform/index.js';
 import { shownStatus } from './callback-status.js';
 import { redeliveryOf, RedeliveryMove } from './redelivery-rules.js';
-import { askProbe, lockForRedelivery, makeDueNow, Moved, restartSchedules } from './store/repairs.js';
+import { Moved, RepairRepository } from './store/repairs.js';
 
 /**
  * Who redelivers: an operator (any callback, audited), a partner (its own), or an operator in the
@@ -13,11 +13,13 @@ import { askProbe, lockForRedelivery, makeDueNow, Moved, restartSchedules } from
 export type Redeliverer = { actor: Actor } | { partnerId: string } | { partnerId: string; actor: Actor };
 
 /** Each move's statement (store/repairs.ts); one under way is left to its attempt. */
-const STATEMENTS: Record<RedeliveryMove, (m: EntityManager, ids: string[]) => Promise<Moved[]>> = {
-  fresh_schedule: restartSchedules,
-  due_now: makeDueNow,
+const statementsOf = (
+  r: RepairRepository,
+): Record<RedeliveryMove, (m: EntityManager, ids: string[]) => Promise<Moved[]>> => ({
+  fresh_schedule: (m, ids) => r.restartSchedules(m, ids),
+  due_now: (m, ids) => r.makeDueNow(m, ids),
   under_way: () => Promise.resolve([]),
-};
+});
 
 /**
  * The one redelivery path, for partners, operators, the portal's Redeliver and the dashboard's
@@ -29,19 +31,24 @@ const STATEMENTS: Record<RedeliveryMove, (m: EntityManager, ids: string[]) => Pr
  */
 @Injectable()
 export class Redelivery {
+  private readonly statements: ReturnType<typeof statementsOf>;
+
   constructor(
     private readonly writes: TransactionRunner,
     private readonly audit: AuditLog,
-  ) {}
+    private readonly repairs: RepairRepository,
+  ) {
+    this.statements = statementsOf(repairs);
+  }
 
   async redeliver(id: string, by: Redeliverer): Promise<void> {
     await this.writes.transaction(async (m) => {
-      const facts = await lockForRedelivery(m, id, 'partnerId' in by ? by.partnerId : null);
+      const facts = await this.repairs.lockForRedelivery(m, id, 'partnerId' in by ? by.partnerId : null);
       if (!facts) throw notFound('Callback');
       const move = redeliveryOf(facts);
       if (move instanceof DomainError) throw move;
-      const [row] = await STATEMENTS[move](m, [id]);
-      await askProbe(m, id);
+      const [row] = await this.statements[move](m, [id]);
+      await this.repairs.askProbe(m, id);
       if ('actor' in by && row) {
         await this.audit.record(m, by.actor, {
           targetType: 'callback',

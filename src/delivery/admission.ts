@@ -29,7 +29,6 @@ export class Admission {
   private readonly floors = new AdmissionFloors();
   /** A sweep ended since the last pass began: the next one forgets the floors first. */
   private swept = false;
-  private readonly store = new AdmissionStore();
   /** When each destination last had its turn, by this leader's pass count (admission-plan.ts, Served). */
   private served = new Map<string, number>();
   private passes = 0;
@@ -42,6 +41,7 @@ export class Admission {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly queue: CallbackQueue,
     private readonly metrics: Metrics,
+    private readonly store: AdmissionStore,
   ) {
     this.window = windowConfigOf(config);
     // Covers the job's wait for a worker (short: admission never exceeds the workers' slots), the
@@ -68,7 +68,9 @@ export class Admission {
    */
   private noteOldestDue(rows: CandidateRow[], unread: number | null): void {
     let oldest = unread;
-    for (const r of rows) if (r.oldest_due !== null && r.opened_at === null && (oldest === null || r.oldest_due < oldest)) oldest = r.oldest_due;
+    for (const r of rows)
+      if (r.oldest_due !== null && r.opened_at === null && (oldest === null || r.oldest_due < oldest))
+        oldest = r.oldest_due;
     this.metrics.noteOldestDue(oldest === null ? 0 : Math.max(0, (rows[0]?.now ?? Date.now()) - oldest) / 1000);
   }
 
@@ -89,10 +91,18 @@ export class Admission {
   }
 
   /** The slots and candidates `rows` give, admitted in rounds; how many of each destination. */
-  private async admitFrom(conn: SqlSession, rows: CandidateRow[]): Promise<{ candidates: Candidate[]; admitted: Map<string, number>; now: number; slots: number }> {
+  private async admitFrom(
+    conn: SqlSession,
+    rows: CandidateRow[],
+  ): Promise<{ candidates: Candidate[]; admitted: Map<string, number>; now: number; slots: number }> {
     if (rows.length === 0) return { candidates: [], admitted: new Map(), now: 0, slots: 0 };
     const now = rows[0].now;
-    const budget: Budget = { slots: Math.min(this.config.callbackReadyWindow, rows[0].worker_slots), sending: 0, riskySending: 0, failingSending: 0 };
+    const budget: Budget = {
+      slots: Math.min(this.config.callbackReadyWindow, rows[0].worker_slots),
+      sending: 0,
+      riskySending: 0,
+      failingSending: 0,
+    };
     const candidates: Candidate[] = [];
     for (const r of rows) {
       const state = stateOf(r);
@@ -122,7 +132,7 @@ export class Admission {
   ): Promise<AdmittedRow[]> {
     const admitted: AdmittedRow[] = [];
     const rounds = admissionRounds(candidates, budget, now, this.window, this.served);
-    for (let round = rounds.next(); !round.done; ) {
+    for (let round = rounds.next(); !round.done;) {
       const got = await this.admitPlan(conn, round.value, asks);
       await this.enqueue(conn, got, workers);
       const answered = [...new Set(got.map((r) => r.destination))].filter((key) => asks.has(key));
@@ -132,7 +142,8 @@ export class Admission {
       round = rounds.next(countBy(got));
     }
     const at = Date.now();
-    for (const r of admitted) if (r.attempt_count === 0) this.metrics.relayLag.observe(Math.max(0, at - r.created_at.getTime()) / 1000);
+    for (const r of admitted)
+      if (r.attempt_count === 0) this.metrics.relayLag.observe(Math.max(0, at - r.created_at.getTime()) / 1000);
     return admitted;
   }
 
@@ -145,7 +156,13 @@ export class Admission {
     try {
       for (const [lease, ids] of byLease(rows)) await this.queue.add(ids, lease, workers);
     } catch (e) {
-      if (rows.length > 0) await this.store.release(conn, rows.map((r) => r.id)).catch(() => undefined);
+      if (rows.length > 0)
+        await this.store
+          .release(
+            conn,
+            rows.map((r) => r.id),
+          )
+          .catch(() => undefined);
       throw e;
     }
   }
@@ -173,7 +190,8 @@ export class Admission {
   async sweep(conn: SqlSession): Promise<void> {
     try {
       const lapsed = await this.store.lapse(conn);
-      if (lapsed) this.log.warn(`${lapsed} callbacks back to waiting: their worker did not settle them within the lease`);
+      if (lapsed)
+        this.log.warn(`${lapsed} callbacks back to waiting: their worker did not settle them within the lease`);
       await this.expireOutages(conn);
       await this.store.flushNotices(conn);
     } finally {
@@ -185,7 +203,11 @@ export class Admission {
   private async expireOutages(conn: SqlSession): Promise<void> {
     const open = await this.store.openDestinations(conn);
     if (open.length === 0) return;
-    const expired = await this.store.expire(conn, this.scheduleTotalMs, open.map((d) => ({ key: d.key, error: outageError(d.origin, d.opened_at, d.last_error) })));
+    const expired = await this.store.expire(
+      conn,
+      this.scheduleTotalMs,
+      open.map((d) => ({ key: d.key, error: outageError(d.origin, d.opened_at, d.last_error) })),
+    );
     if (!expired) return;
     this.metrics.expiredWhileWaiting.inc(expired);
     this.log.warn(`${expired} callbacks failed: their schedule ended while their destination's circuit was open`);

@@ -1,6 +1,15 @@
 import { DeliveryLoads, LoadedCallback, originOfKey } from '../callbacks/index.js';
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { APP_CONFIG, AppConfig, Batcher, inAttemptSpan, RepeatLimitedLog, SecretBox, signatureHeader, Signer, SqlPool } from '../platform/index.js';
+import {
+  APP_CONFIG,
+  AppConfig,
+  Batcher,
+  inAttemptSpan,
+  RepeatLimitedLog,
+  SecretBox,
+  signatureHeader,
+  Signer,
+} from '../platform/index.js';
 import { Metrics } from '../operations/index.js';
 import { ClientTlsStore } from '../partners/index.js';
 import { CallbackSender, type ClientTls, SendRequest } from '../egress/index.js';
@@ -20,7 +29,11 @@ interface DeliveryRow extends LoadedCallback, SettlingRow {
 export const LEASE_SPARE_MS = 5000;
 
 /** The `result` label of funding_callback_attempts_total for what an attempt of the schedule came to. */
-const ATTEMPT_RESULT: Record<SettledAttempt['status'], string> = { delivered: 'delivered', pending: 'retry', failed: 'failed' };
+const ATTEMPT_RESULT: Record<SettledAttempt['status'], string> = {
+  delivered: 'delivered',
+  pending: 'retry',
+  failed: 'failed',
+};
 
 /**
  * One delivery, for one callback of a job: load the callback (the database is the record of
@@ -32,7 +45,6 @@ const ATTEMPT_RESULT: Record<SettledAttempt['status'], string> = { delivered: 'd
 @Injectable()
 export class CallbackDelivery {
   private readonly log = new Logger('CallbackDelivery');
-  private readonly store: DeliveryLoads;
   private readonly userAgent: string;
   private readonly loads = new Batcher<string, DeliveryRow | undefined>((ids) => this.loadMany(ids));
   private readonly attemptMs: number;
@@ -40,16 +52,15 @@ export class CallbackDelivery {
   private readonly keys: SigningKeyCache;
 
   constructor(
-    sql: SqlPool,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly sender: CallbackSender,
     private readonly settlement: Settlement,
     private readonly metrics: Metrics,
     box: SecretBox,
     private readonly clientTls: ClientTlsStore,
+    private readonly store: DeliveryLoads,
   ) {
     this.keys = new SigningKeyCache(box);
-    this.store = new DeliveryLoads(sql);
     this.userAgent = `funding-service-callbacks/${config.version}`;
     this.attemptMs = config.callbackTimeoutMs + LEASE_SPARE_MS;
   }
@@ -58,24 +69,39 @@ export class CallbackDelivery {
     const row = await this.loads.call(callbackId);
     if (!row || row.status !== 'sending' || row.lease !== lease) return null;
     if (row.lease_left_ms! < this.attemptMs) {
-      this.shortLeases.warn('callbacks not sent: they waited for a delivery slot until too little of their lease was left for an attempt; each is admitted again when its lease lapses');
+      this.shortLeases.warn(
+        'callbacks not sent: they waited for a delivery slot until too little of their lease was left for an attempt; each is admitted again when its lease lapses',
+      );
       return null;
     }
     const clientTls = row.client_tls_id === null ? null : await this.certificateOf(row.id, row.client_tls_id);
     if (clientTls === undefined) return null;
-    const attempt = { callbackId: row.id, message: row.message, destination: originOfKey(row.destination), attempt: row.attempt_count + 1 };
+    const attempt = {
+      callbackId: row.id,
+      message: row.message,
+      destination: originOfKey(row.destination),
+      attempt: row.attempt_count + 1,
+    };
     return inAttemptSpan(row.trace_parent, attempt, async (span) => {
       const startedAt = Date.now();
       const request = this.signed(row, Math.floor(startedAt / 1000));
       const result = await this.sender.send({ ...request, clientTls });
       const settled = await this.settlement.settle({ row, startedAt, answeredAt: Date.now(), result, sent: request.headers });
       if (settled) {
-        this.metrics.attempts.inc({ result: settled.counts ? ATTEMPT_RESULT[settled.status] : 'probe_failed', kind: result.outcome.kind });
+        this.metrics.attempts.inc({
+          result: settled.counts ? ATTEMPT_RESULT[settled.status] : 'probe_failed',
+          kind: result.outcome.kind,
+        });
         this.metrics.attemptDuration.observe(result.durationMs / 1000);
         if (settled.status === 'delivered') this.metrics.endToEnd.observe((Date.now() - row.created_at) / 1000);
       }
       // Unrecorded (settlement gave up on PostgreSQL): the lease brings it back.
-      span.end({ kind: result.outcome.kind, statusCode: result.statusCode, error: result.error, status: settled?.status ?? 'unrecorded' });
+      span.end({
+        kind: result.outcome.kind,
+        statusCode: result.statusCode,
+        error: result.error,
+        status: settled?.status ?? 'unrecorded',
+      });
       return settled;
     });
   }
@@ -105,7 +131,9 @@ export class CallbackDelivery {
     try {
       return await this.clientTls.get(uploadId);
     } catch (e) {
-      this.log.error(`callback ${callbackId} not sent: its partner's client certificate could not be read: ${(e as Error).message}`);
+      this.log.error(
+        `callback ${callbackId} not sent: its partner's client certificate could not be read: ${(e as Error).message}`,
+      );
       return undefined;
     }
   }

@@ -1,6 +1,20 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
 import { Job, Worker } from 'bullmq';
-import { AdmissionSignal, APP_CONFIG, AppConfig, createRedis, RedisConnection, redisNamespace, RepeatLimitedLog, SqlPool } from '../platform/index.js';
+import {
+  APP_CONFIG,
+  AppConfig,
+  createRedis,
+  RedisConnection,
+  redisNamespace,
+  RepeatLimitedLog,
+} from '../platform/index.js';
 import { CallbackDelivery } from './callback-delivery.js';
 import { CALLBACK_QUEUE, DeliverJobData } from './callback-queue.js';
 import { CallbackSender } from '../egress/index.js';
@@ -26,7 +40,6 @@ const SHUTDOWN_REDIS_GRACE_MS = 3000;
 export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly log = new Logger('DeliveryWorker');
   private readonly errors = new RepeatLimitedLog((m) => this.log.warn(m));
-  private readonly registry: WorkerRegistry;
   private readonly slots: DeliverySlots;
   private workers: Worker<DeliverJobData>[] = [];
   private redis: RedisConnection | null = null;
@@ -35,12 +48,10 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    sql: SqlPool,
     private readonly delivery: CallbackDelivery,
     private readonly sender: CallbackSender,
-    signal: AdmissionSignal,
+    private readonly registry: WorkerRegistry,
   ) {
-    this.registry = new WorkerRegistry(sql.pool, config.callbackConcurrency, () => signal.wake());
     this.slots = new DeliverySlots(config.callbackConcurrency);
   }
 
@@ -78,7 +89,9 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
       if (await Promise.race([closed, grace()])) return;
       if (this.inFlight === 0) break;
     }
-    this.log.warn('Redis does not answer: stopping without finishing the queue bookkeeping (every delivery outcome is recorded)');
+    this.log.warn(
+      'Redis does not answer: stopping without finishing the queue bookkeeping (every delivery outcome is recorded)',
+    );
   }
 
   onApplicationShutdown(): void {
@@ -101,7 +114,9 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
     if (!Array.isArray(callbackIds) || typeof lease !== 'string') return;
     this.inFlight++;
     try {
-      const settled = await Promise.allSettled(callbackIds.map((id) => this.slots.run(() => this.delivery.deliver(id, lease))));
+      const settled = await Promise.allSettled(
+        callbackIds.map((id) => this.slots.run(() => this.delivery.deliver(id, lease))),
+      );
       const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
       if (failed) throw failed.reason;
     } finally {

@@ -6,6 +6,7 @@ import { CallbackDelivery } from './callback-delivery.js';
 import { CallbackQueue } from './callback-queue.js';
 import { ADMISSION_INTERVAL, ADMISSION_INTERVAL_MS, CallbackRelay } from './callback-relay.js';
 import { DeliveryWorker } from './delivery-worker.js';
+import { WorkerRegistry } from './worker-registry.js';
 import { DestinationsAdminController, PartnerDestinationsController } from './destinations/destinations.controller.js';
 import { DestinationsService } from './destinations/destinations.service.js';
 import { Settlement } from './settlement.js';
@@ -34,7 +35,7 @@ export class DeliveryModule {
           TestCallbacks,
           TestEvents,
         ],
-        worker: [Settlement, CallbackDelivery, DeliveryWorker],
+        worker: [Settlement, CallbackDelivery, WorkerRegistry, DeliveryWorker],
       },
       exports: [DestinationsService, DestinationCircuits, TestCallbacks, TestEvents],
     });

@@ -1,5 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { AdmissionSignal, APP_CONFIG, AppConfig, isDataError, Lru, RepeatLimitedLog, SerialBatcher, SqlPool } from '../platform/index.js';
+import {
+  AdmissionSignal,
+  APP_CONFIG,
+  AppConfig,
+  isDataError,
+  Lru,
+  RepeatLimitedLog,
+  SerialBatcher,
+} from '../platform/index.js';
 import { Metrics } from '../operations/index.js';
 import { type AttemptRecord, originOfKey, SettlementStore } from '../callbacks/index.js';
 import { DestinationWrite, savesOf, stateOf } from './destination-store.js';
@@ -38,7 +46,6 @@ const RECORD_RETRY_MS = 500;
 export class Settlement {
   private readonly log = new Logger('Destinations');
   private readonly warnings = new RepeatLimitedLog((m) => this.log.warn(m));
-  private readonly store: SettlementStore;
   private readonly window: WindowConfig;
   private readonly policy: RetryPolicy;
   /** The destinations as this process last read or wrote them: a busy destination's settlements write without reading first. */
@@ -46,15 +53,18 @@ export class Settlement {
   /** PostgreSQL's clock minus this process's, as of the last read (the states are kept in PostgreSQL's). */
   private skew = 0;
   /** One batch at a time (a busy destination's settlements would otherwise queue up on its row lock), the answers meanwhile in the next. */
-  private readonly batches = new SerialBatcher<Attempt, SettledAttempt | null>((items) => this.settleMany(items), SETTLE_BATCH, SETTLE_GATHER_MS);
+  private readonly batches = new SerialBatcher<Attempt, SettledAttempt | null>(
+    (items) => this.settleMany(items),
+    SETTLE_BATCH,
+    SETTLE_GATHER_MS,
+  );
 
   constructor(
-    sql: SqlPool,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly metrics: Metrics,
     private readonly signal: AdmissionSignal,
+    private readonly store: SettlementStore,
   ) {
-    this.store = new SettlementStore(sql);
     this.window = windowConfigOf(config);
     this.policy = new RetryPolicy(config.callbackRetryScheduleMs);
   }
@@ -84,13 +94,19 @@ export class Settlement {
    * Never tried a third time: settlements queue behind this one (SerialBatcher).
    */
   private async settleAlone(a: Attempt): Promise<SettledAttempt | null> {
-    for (const [stage, attempt] of [['single', a], ['lost', withoutAnswerText(a)]] as const) {
+    for (const [stage, attempt] of [
+      ['single', a],
+      ['lost', withoutAnswerText(a)],
+    ] as const) {
       try {
         return (await this.record([attempt]))[0];
       } catch (e) {
         if (!isDataError(e)) throw e;
         this.metrics.recordFailures.inc({ stage });
-        if (stage === 'lost') this.log.error(`attempt ${a.row.attempt_count + 1} of callback ${a.row.id} not recorded, PostgreSQL refused it even without the answer's text (${(e as Error).message}); the callback is left to its lease`);
+        if (stage === 'lost')
+          this.log.error(
+            `attempt ${a.row.attempt_count + 1} of callback ${a.row.id} not recorded, PostgreSQL refused it even without the answer's text (${(e as Error).message}); the callback is left to its lease`,
+          );
       }
     }
     return null;
@@ -123,7 +139,10 @@ export class Settlement {
   private async write(items: Attempt[]): Promise<SettledAttempt[]> {
     await this.read([...new Set(items.map((i) => i.row.destination))].filter((k) => this.mayBeStale(k)));
     const folded = this.fold(items);
-    const written = await this.store.record(items.map((a, i) => attemptRecord(a, folded.settled[i])), savesOf(folded.writes));
+    const written = await this.store.record(
+      items.map((a, i) => attemptRecord(a, folded.settled[i])),
+      savesOf(folded.writes),
+    );
     await this.refold(this.commit(folded, written), items);
     return folded.settled;
   }
@@ -185,10 +204,15 @@ export class Settlement {
   private async refold(keys: string[], items: Attempt[]): Promise<void> {
     for (let i = 0; i < REFOLDS && keys.length > 0; i++) {
       await this.read(keys);
-      const folded = this.fold(items.filter((a) => keys.includes(a.row.destination) && this.known.has(a.row.destination)));
+      const folded = this.fold(
+        items.filter((a) => keys.includes(a.row.destination) && this.known.has(a.row.destination)),
+      );
       keys = this.commit(folded, await this.store.save(savesOf(folded.writes)));
     }
-    if (keys.length > 0) this.warnings.warn(`outcomes not folded into ${keys.map(destinationName).join(', ')}: written by other processes ${REFOLDS} times in a row`);
+    if (keys.length > 0)
+      this.warnings.warn(
+        `outcomes not folded into ${keys.map(destinationName).join(', ')}: written by other processes ${REFOLDS} times in a row`,
+      );
   }
 
   private noteTransition({ key, transition, destination }: SettledAttempt): void {
@@ -196,7 +220,8 @@ export class Settlement {
     const name = destinationName(key);
     this.metrics.circuitTransitions.inc({ transition });
     const why = destination.lastError ? ` (last error: ${destination.lastError})` : '';
-    if (transition === 'opened') this.log.warn(`circuit opened for ${name} after ${destination.failures} consecutive failures${why}`);
+    if (transition === 'opened')
+      this.log.warn(`circuit opened for ${name} after ${destination.failures} consecutive failures${why}`);
     if (transition === 'closed') this.log.log(`circuit closed for ${name}: a probe was answered`);
   }
 }

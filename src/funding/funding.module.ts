@@ -4,16 +4,30 @@ import { CallbackUrlChanges } from './callback-urls/callback-url-changes.service
 import { CallbackUrlInventoryController } from './callback-urls/callback-url-inventory.controller.js';
 import { CallbackUrlList } from './callback-urls/callback-url-list.service.js';
 import { CallbackUrlMove } from './callback-urls/callback-url-move.service.js';
-import { CompanyCallbackController, LimitRequestCallbackController, WithdrawalCallbackControllerA, WithdrawalCallbackControllerB } from './callback-urls/callback-url.controllers.js';
+import { FundingTestTargets } from './callback-urls/test-callback-targets.js';
+import { TestTargets } from '../callbacks/index.js';
+import {
+  CompanyCallbackController,
+  LimitRequestCallbackController,
+  WithdrawalCallbackControllerA,
+  WithdrawalCallbackControllerB,
+} from './callback-urls/callback-url.controllers.js';
 import { CompaniesController, CreditAdminController, CreditTermsController } from './companies/companies.controller.js';
 import { CompaniesService } from './companies/companies.service.js';
 import { CompanyChanges } from './domain/company-changes.js';
+import { CompanyRows } from './domain/company-rows.js';
+import { CompanyLocks } from './companies/company-locks.js';
 import { DomainTransitions } from './domain/domain-transitions.js';
+import { UrlMoves } from './domain/url-moves.js';
 import { LimitRequestsAdminController, LimitRequestsController } from './limit-requests/limit-requests.controller.js';
 import { LimitRequestsService } from './limit-requests/limit-requests.service.js';
 import { LoansAdminController, LoansController } from './loans/loans.controller.js';
 import { LoansService } from './loans/loans.service.js';
-import { WithdrawalsAdminController, WithdrawalsControllerA, WithdrawalsControllerB } from './withdrawals/withdrawals.controller.js';
+import {
+  WithdrawalsAdminController,
+  WithdrawalsControllerA,
+  WithdrawalsControllerB,
+} from './withdrawals/withdrawals.controller.js';
 import { WithdrawalsService } from './withdrawals/withdrawals.service.js';
 
 /** The funding domain: companies, limit requests, withdrawals, loans, and their callback URLs. */
@@ -41,9 +55,24 @@ export class FundingModule {
         ],
       },
       providers: {
-        api: [CompaniesService, LimitRequestsService, WithdrawalsService, LoansService, DomainTransitions, CompanyChanges, CallbackUrlChanges, CallbackUrlList, CallbackUrlMove],
+        api: [
+          CompaniesService,
+          LimitRequestsService,
+          WithdrawalsService,
+          LoansService,
+          DomainTransitions,
+          UrlMoves,
+          CompanyChanges,
+          CompanyRows,
+          CompanyLocks,
+          CallbackUrlChanges,
+          CallbackUrlList,
+          CallbackUrlMove,
+          FundingTestTargets,
+          { provide: TestTargets, useExisting: FundingTestTargets },
+        ],
       },
-      exports: [CompaniesService, CallbackUrlList, CallbackUrlMove],
+      exports: [CompaniesService, CallbackUrlList, CallbackUrlMove, TestTargets],
     });
   }
 }

@@ -57,7 +57,6 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
   private readonly log = new Logger('CallbackRetention');
   private readonly errors = new RepeatLimitedLog((m) => this.log.warn(m));
   private readonly pool: Pool;
-  private readonly store: RetentionStore;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
   private stopping = false;
@@ -68,9 +67,9 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(RETENTION_INTERVAL_MS) private readonly intervalMs: number,
     private readonly metrics: Metrics,
+    private readonly store: RetentionStore,
   ) {
     this.pool = sql.pool;
-    this.store = new RetentionStore(sql);
   }
 
   onApplicationBootstrap(): void {
@@ -101,7 +100,9 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
     try {
       // A session lock on this connection: released by the unlock below or, should the process
       // die, by PostgreSQL when the connection goes.
-      const [{ locked }] = (await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [RETENTION_LOCK])).rows;
+      const [{ locked }] = (
+        await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [RETENTION_LOCK])
+      ).rows;
       if (!locked) return null;
       try {
         return await this.batches(client);

@@ -1,5 +1,5 @@
 import { Gauge, Registry } from 'prom-client';
-import { DataSource } from 'typeorm';
+import type { ClientCertificateExpiries } from '../partners/index.js';
 
 /**
  * How many client certificates have a series of their own: those expiring soonest (the alert's,
@@ -14,7 +14,7 @@ export const CLIENT_CERTIFICATE_SERIES = 100;
  * for the certificates expiring soonest. Read at scrape time from the columns stored at upload,
  * no PEM parsed.
  */
-export function registerClientCertificateGauge(registry: Registry, db: DataSource): void {
+export function registerClientCertificateGauge(registry: Registry, expiries: ClientCertificateExpiries): void {
   new Gauge({
     name: 'funding_partner_client_certificate_expiry_timestamp_seconds',
     help:
@@ -23,10 +23,7 @@ export function registerClientCertificateGauge(registry: Registry, db: DataSourc
     labelNames: ['partner'] as const,
     registers: [registry],
     async collect() {
-      const rows: { partner: string; expires: number }[] = await db.query(
-        `SELECT partner_id::text AS partner, extract(epoch FROM not_after)::float8 AS expires
-           FROM partner_client_certificates ORDER BY not_after LIMIT ${CLIENT_CERTIFICATE_SERIES}`,
-      );
+      const rows = await expiries.soonest(CLIENT_CERTIFICATE_SERIES);
       this.reset();
       for (const r of rows) this.set({ partner: r.partner }, r.expires);
     },

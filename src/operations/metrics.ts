@@ -1,11 +1,10 @@
-import { countPendingAndFailed } from '../callbacks/index.js';
-import { NoQuery, SqlPool } from '../platform/index.js';
+import { DeliveryCounts, DestinationSummaries } from '../callbacks/index.js';
+import { ClientCertificateExpiries } from '../partners/index.js';
+import { NoQuery } from '../platform/index.js';
 import { Access } from '../operators/index.js';
 import { Controller, Get, Header, Injectable } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { DataSource } from 'typeorm';
 import { registerClientCertificateGauge } from './client-certificate-gauge.js';
 import { registerDeliveryGauges } from './delivery-gauges.js';
 import { registerOpenDestinationsGauge } from './open-destinations-gauge.js';
@@ -84,10 +83,10 @@ export class Metrics {
     this.oldestDue = { at: performance.now(), seconds };
   }
 
-  constructor(@InjectDataSource() db: DataSource, sql: SqlPool) {
-    registerDeliveryGauges(this.registry, db);
-    registerClientCertificateGauge(this.registry, db);
-    registerOpenDestinationsGauge(this.registry, db);
+  constructor(delivery: DeliveryCounts, summaries: DestinationSummaries, expiries: ClientCertificateExpiries) {
+    registerDeliveryGauges(this.registry, delivery);
+    registerClientCertificateGauge(this.registry, expiries);
+    registerOpenDestinationsGauge(this.registry, summaries);
     registerProcessMemoryGauges(this.registry);
     // Two bounded index scans per scrape, whatever the table's size (counting every row by status
     // grows with the table). Delivered callbacks are counted by
@@ -98,7 +97,7 @@ export class Metrics {
       labelNames: ['status'] as const,
       registers: [this.registry],
       async collect() {
-        const counts = await countPendingAndFailed(sql, CALLBACK_GAUGE_CAP);
+        const counts = await delivery.countPendingAndFailed(CALLBACK_GAUGE_CAP);
         this.reset();
         this.set({ status: 'pending' }, counts.pending);
         this.set({ status: 'failed' }, counts.failed);

@@ -1,6 +1,5 @@
 import { Gauge, Registry } from 'prom-client';
-import { DataSource } from 'typeorm';
-import { longestOpenDestinations } from '../callbacks/index.js';
+import { DestinationSummaries } from '../callbacks/index.js';
 
 /**
  * How many open destinations have a series of their own: those open the longest. Enough for the
@@ -16,7 +15,7 @@ export const OPEN_DESTINATION_SERIES = 10;
  * of `destinations_open_idx`); the gauge is emptied first, so a destination that closed or fell out
  * of the longest-open ones has no series any more.
  */
-export function registerOpenDestinationsGauge(registry: Registry, db: DataSource): void {
+export function registerOpenDestinationsGauge(registry: Registry, summaries: DestinationSummaries): void {
   new Gauge({
     name: 'funding_destination_circuit_open_seconds',
     help:
@@ -25,7 +24,7 @@ export function registerOpenDestinationsGauge(registry: Registry, db: DataSource
     labelNames: ['partner', 'partner_id', 'origin'] as const,
     registers: [registry],
     async collect() {
-      const open = await longestOpenDestinations(db, OPEN_DESTINATION_SERIES);
+      const open = await summaries.longestOpenDestinations(OPEN_DESTINATION_SERIES);
       this.reset();
       for (const d of open) this.set({ partner: d.partner, partner_id: d.partner_id, origin: d.origin }, d.seconds);
     },

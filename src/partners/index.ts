@@ -1,5 +1,7 @@
 // partners/: partner accounts, API keys, signing keys, client certificates, the portal's links and sessions.
 // The public face of the module: other modules import only this file (.dependency-cruiser.cjs).
+export { ClientCertificateExpiries } from './client-certificate-expiries.js';
+export type { CertificateExpiry } from './client-certificate-expiries.js';
 export { ClientTlsStore } from './client-tls-store.js';
 export { CurrentPartner } from './current-partner.js';
 export { PartnerDirectory } from './partner-directory.js';

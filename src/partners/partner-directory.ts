@@ -108,6 +108,12 @@ const record = (r: Row): PartnerRecord => ({
 export class PartnerDirectory {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
+  /** Whether a partner of this id exists. */
+  async exists(id: string): Promise<boolean> {
+    const known: unknown[] = await this.db.query(`SELECT 1 FROM partners WHERE id = $1`, [id]);
+    return known.length > 0;
+  }
+
   async find(id: string): Promise<PartnerRecord> {
     const [row]: Row[] = await this.db.query(FIND_PARTNER, [id]);
     if (!row) throw notFound('Partner');

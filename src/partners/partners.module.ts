@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig, moduleFor } from '../platform/index.js';
 import { ClientCertificateController } from './client-certificate.controller.js';
+import { ClientCertificateExpiries } from './client-certificate-expiries.js';
 import { ClientCertificates } from './client-certificates.service.js';
 import { ClientTlsStore } from './client-tls-store.js';
 import { PartnerDirectory } from './partner-directory.js';
@@ -20,10 +21,18 @@ import { SecretsReencryption } from './secrets-reencryption.js';
 export class PartnersModule {
   static forRoot(config: AppConfig): DynamicModule {
     return moduleFor(PartnersModule, config, {
-      controllers: { api: [PartnersController, PartnerSigningController, PartnerPortalLinksController, PortalAdminController, ClientCertificateController] },
+      controllers: {
+        api: [
+          PartnersController,
+          PartnerSigningController,
+          PartnerPortalLinksController,
+          PortalAdminController,
+          ClientCertificateController,
+        ],
+      },
       providers: {
         // Every role: a process whose SECRETS_KEY cannot open a stored secret stops at start.
-        any: [SecretsReencryption],
+        any: [SecretsReencryption, ClientCertificateExpiries],
         api: [
           PartnersService,
           PartnerSigning,
@@ -37,7 +46,17 @@ export class PartnersModule {
         ],
         worker: [ClientTlsStore],
       },
-      exports: [PartnersService, PartnerProfile, PartnerDirectory, PartnerSigning, PortalLinks, PortalSessions, RateLimiter, ClientTlsStore],
+      exports: [
+        ClientCertificateExpiries,
+        PartnersService,
+        PartnerProfile,
+        PartnerDirectory,
+        PartnerSigning,
+        PortalLinks,
+        PortalSessions,
+        RateLimiter,
+        ClientTlsStore,
+      ],
     });
   }
 }

@@ -1,3 +1,9 @@
+import type { DataSource } from 'typeorm';
+import { DeliveryCounts } from '../../src/callbacks/store/counts.js';
+import { DestinationSummaries } from '../../src/callbacks/store/destination-summaries.js';
+import { Metrics } from '../../src/operations/metrics.js';
+import { ClientCertificateExpiries } from '../../src/partners/client-certificate-expiries.js';
+import type { SqlPool } from '../../src/platform/index.js';
 import type { TestApp } from './harness.js';
 
 /**
@@ -10,3 +16,7 @@ export async function metric(t: TestApp, series: string): Promise<number | undef
   const m = new RegExp(`^${series.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text);
   return m ? Number(m[1]) : undefined;
 }
+
+/** Metrics over these connections, its gauges reading through the repositories Nest would inject. */
+export const metricsOn = (db: DataSource, sql: SqlPool): Metrics =>
+  new Metrics(new DeliveryCounts(db, sql), new DestinationSummaries(db), new ClientCertificateExpiries(db));

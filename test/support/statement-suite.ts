@@ -5,10 +5,19 @@
  */
 import { Logger } from '@nestjs/common';
 import { AppConfig, loadConfig } from '../../src/platform/config/app-config.js';
-import { Metrics } from '../../src/operations/metrics.js';
+import type { Metrics } from '../../src/operations/metrics.js';
+import { metricsOn } from './metrics.js';
 import { scratchDatabase, ScratchDatabase, seedCompany } from './scratch-database.js';
 import { ADMIN_TOKEN, TEST_REDIS_URL } from './run-identity.js';
-import { PROBE_LAST, READY_WINDOW, SCHEDULE, settlementFaults, TIMEOUT_MS, WINDOW_MAX, World } from './statement-world.js';
+import {
+  PROBE_LAST,
+  READY_WINDOW,
+  SCHEDULE,
+  settlementFaults,
+  TIMEOUT_MS,
+  WINDOW_MAX,
+  World,
+} from './statement-world.js';
 
 /** The service's configuration for these histories: short timeouts and schedules, small windows. */
 export function statementConfig(s: ScratchDatabase): AppConfig {
@@ -40,13 +49,22 @@ export function statementSuite(): StatementSuite {
     for (const level of ['warn', 'error'] as const) {
       // eslint-disable-next-line @typescript-eslint/unbound-method -- called below with the logger as `this`
       const original = Logger.prototype[level];
-      jest.spyOn(Logger.prototype, level).mockImplementation(function (this: Logger, message: unknown, ...rest: unknown[]) {
+      jest.spyOn(Logger.prototype, level).mockImplementation(function (
+        this: Logger,
+        message: unknown,
+        ...rest: unknown[]
+      ) {
         if (/record/.test(String(message))) settlementFaults.push(String(message));
         return original.call(this, message, ...rest);
       });
     }
     const s = await scratchDatabase();
-    parts = { s, config: statementConfig(s), metrics: new Metrics(s.db, s.sql), companies: await twoPartnersCompanies(s) };
+    parts = {
+      s,
+      config: statementConfig(s),
+      metrics: metricsOn(s.db, s.sql),
+      companies: await twoPartnersCompanies(s),
+    };
   }, 60_000);
   afterAll(async () => {
     jest.restoreAllMocks();
@@ -71,7 +89,9 @@ export function statementSuite(): StatementSuite {
     },
     async world(destinations: number, workerSlots: number[]): Promise<World> {
       const { s, config, metrics, companies } = got();
-      await s.pool.query(`TRUNCATE callback_attempts, callbacks, destinations, delivery_workers, operational_events, failure_notices`);
+      await s.pool.query(
+        `TRUNCATE callback_attempts, callbacks, destinations, delivery_workers, operational_events, failure_notices`,
+      );
       const w = new World(s, config, metrics, companies, destinations, workerSlots);
       await w.announce();
       return w;
@@ -85,6 +105,9 @@ export function statementSuite(): StatementSuite {
  */
 async function twoPartnersCompanies(s: ScratchDatabase): Promise<{ partnerId: string; companyId: string }[]> {
   const [first, second] = [await seedCompany(s.pool), await seedCompany(s.pool)];
-  const { rows } = await s.pool.query<{ id: string }>(`INSERT INTO companies (partner_id, name, currency, credit_status) VALUES ($1, 'C2', 'EUR', 'active') RETURNING id`, [first.partnerId]);
+  const { rows } = await s.pool.query<{ id: string }>(
+    `INSERT INTO companies (partner_id, name, currency, credit_status) VALUES ($1, 'C2', 'EUR', 'active') RETURNING id`,
+    [first.partnerId],
+  );
   return [first, second, { partnerId: first.partnerId, companyId: rows[0].id }];
 }

@@ -14,9 +14,14 @@ import { Redelivery } from '../../src/callbacks/redelivery.js';
 import { BulkReplay, DEFAULT_REPLAY_LIMIT } from '../../src/callbacks/bulk-replay.js';
 import { CallbackRepairs } from '../../src/callbacks/callback-repairs.js';
 import { RetentionStore } from '../../src/callbacks/store/retention.js';
+import { AdmissionStore } from '../../src/callbacks/store/admission-store.js';
+import { SettlementStore } from '../../src/callbacks/store/settlement-store.js';
 import type { DestinationRow } from '../../src/callbacks/store/destination-states.js';
 import { CallbackRecorder } from '../../src/callbacks/callback-recorder.js';
-import { followUrl } from '../../src/callbacks/store/url-changes.js';
+import { CallbackUrlFollowing } from '../../src/callbacks/store/url-changes.js';
+import { RepairRepository } from '../../src/callbacks/store/repairs.js';
+import { ReplayRepository } from '../../src/callbacks/store/replay.js';
+import { CallbackInserts } from '../../src/callbacks/store/recording.js';
 import type { AppConfig } from '../../src/platform/config/app-config.js';
 import { microsKey } from '../../src/platform/database/sql.js';
 import { TransactionRunner } from '../../src/platform/database/writes.js';
@@ -99,7 +104,8 @@ export class World {
   ) {
     // One destination per partner at each origin: each answers as its own behaviour says.
     const partners = [...new Set(companies.map((c) => c.partnerId))];
-    for (const o of ORIGINS.slice(0, destinations)) for (const p of partners) this.behaviour.set(destinationKey(p, o), 'ok');
+    for (const o of ORIGINS.slice(0, destinations))
+      for (const p of partners) this.behaviour.set(destinationKey(p, o), 'ok');
     this.workers = workerSlots.map((slots) => ({ slots, up: true }));
     const queue = {
       add: async (ids: string[], lease: string, workers: number) => {
@@ -107,12 +113,14 @@ export class World {
         this.take(jobsOf(ids, workers), lease, await this.destinationsOf(ids));
       },
     } as unknown as CallbackQueue;
-    this.admission = new Admission(config, queue, metrics);
-    this.settlements = this.workers.map(() => new Settlement(s.sql, config, metrics, { wake: () => undefined } as never));
+    this.admission = new Admission(config, queue, metrics, new AdmissionStore());
+    this.settlements = this.workers.map(
+      () => new Settlement(config, metrics, { wake: () => undefined } as never, new SettlementStore(s.sql)),
+    );
     this.writes = new TransactionRunner(s.db, { wake: () => undefined });
-    this.admin = new Redelivery(this.writes, new AuditLog(s.db));
-    this.replay = new BulkReplay(s.db, this.writes, new AuditLog(s.db), DEFAULT_REPLAY_LIMIT);
-    this.repairs = new CallbackRepairs(this.writes, new AuditLog(s.db));
+    this.admin = new Redelivery(this.writes, new AuditLog(s.db), new RepairRepository());
+    this.replay = new BulkReplay(s.db, this.writes, new AuditLog(s.db), DEFAULT_REPLAY_LIMIT, new ReplayRepository());
+    this.repairs = new CallbackRepairs(this.writes, new AuditLog(s.db), new RepairRepository());
   }
 
   /** The destinations' keys (callbacks.destination): one per partner and origin. */
@@ -133,14 +141,23 @@ export class World {
   async announce(): Promise<void> {
     await this.s.pool.query(`DELETE FROM delivery_workers`);
     for (const [i, w] of this.workers.entries()) {
-      if (w.up) await this.s.pool.query(`INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ($1, $2, now() + interval '1 hour')`, [`w${i}`, w.slots]);
+      if (w.up)
+        await this.s.pool.query(
+          `INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ($1, $2, now() + interval '1 hour')`,
+          [`w${i}`, w.slots],
+        );
     }
   }
 
   async commit(origin: string, company = 0): Promise<void> {
     const c = this.companies[company % this.companies.length];
-    const event = { message: CallbackMessage.CreditLimitUpdated, url: `${origin}/cb?token=t`, partnerId: c.partnerId, ids: { ...c, withdrawalId: null, limitRequestId: null, loanId: null } };
-    await this.writes.transaction((m) => new CallbackRecorder().record(m, [event]));
+    const event = {
+      message: CallbackMessage.CreditLimitUpdated,
+      url: `${origin}/cb?token=t`,
+      partnerId: c.partnerId,
+      ids: { ...c, withdrawalId: null, limitRequestId: null, loanId: null },
+    };
+    await this.writes.transaction((m) => new CallbackRecorder(new CallbackInserts()).record(m, [event]));
   }
 
   /** An open circuit of a company's partner's destination at the origin whose probe is due now (as settlement leaves one). */
@@ -157,12 +174,22 @@ export class World {
   async moveUrl(company: number, origin: string | null): Promise<void> {
     const c = this.companies[company % this.companies.length];
     const resources = [{ companyId: c.companyId, id: c.companyId }];
-    const of = { property: 'status_callback', messages: [CallbackMessage.CreditLimitUpdated], key: 'companyId' as const, resources };
-    await this.writes.transaction((m) => followUrl(m, of, origin === null ? null : `${origin}/moved`));
+    const of = {
+      property: 'status_callback',
+      messages: [CallbackMessage.CreditLimitUpdated],
+      key: 'companyId' as const,
+      resources,
+    };
+    await this.writes.transaction((m) =>
+      new CallbackUrlFollowing().followUrl(m, of, origin === null ? null : `${origin}/moved`),
+    );
   }
 
   private async destinationsOf(ids: string[]): Promise<Map<string, string>> {
-    const { rows } = await this.s.pool.query<{ id: string; destination: string }>(`SELECT id, destination FROM callbacks WHERE id = ANY($1::uuid[])`, [ids]);
+    const { rows } = await this.s.pool.query<{ id: string; destination: string }>(
+      `SELECT id, destination FROM callbacks WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
     return new Map(rows.map((r) => [r.id, r.destination]));
   }
 
@@ -202,8 +229,18 @@ export class World {
     const live = this.workers.map((_, i) => i).filter((i) => this.workers[i].up);
     if (live.length === 0) throw new Error(`admitted ${jobs.flat().join()} with no live worker`);
     for (const ids of jobs) {
-      const worker = [...live].sort((a, b) => this.entries.filter((e) => e.worker === a).length - this.entries.filter((e) => e.worker === b).length)[0];
-      for (const id of ids) this.entries.push({ id, dest: destinations.get(id)!, lease, worker, sentAt: Date.now(), shiftAtSend: this.shift });
+      const worker = [...live].sort(
+        (a, b) => this.entries.filter((e) => e.worker === a).length - this.entries.filter((e) => e.worker === b).length,
+      )[0];
+      for (const id of ids)
+        this.entries.push({
+          id,
+          dest: destinations.get(id)!,
+          lease,
+          worker,
+          sentAt: Date.now(),
+          shiftAtSend: this.shift,
+        });
       this.admitted.push(...ids);
     }
   }
@@ -218,7 +255,13 @@ export class World {
     const row = rows[0];
     if (row.status !== 'sending' || row.lease !== e.lease) return; // not this job's any more: left alone
     const startedAt = e.sentAt - (this.shift - e.shiftAtSend);
-    await this.settlements[e.worker].settle({ row, startedAt, answeredAt: Math.min(Date.now(), startedAt + lateMs), result: answerOf(b ?? this.behaviour.get(row.destination)!), sent: { 'webhook-id': row.id } });
+    await this.settlements[e.worker].settle({
+      row,
+      startedAt,
+      answeredAt: Math.min(Date.now(), startedAt + lateMs),
+      result: answerOf(b ?? this.behaviour.get(row.destination)!),
+      sent: { 'webhook-id': row.id },
+    });
     const refused = settlementFaults.splice(0);
     if (refused.length > 0) throw new Error(`settlement could not record: ${refused.join('; ')}`);
     await this.afterSettle();
@@ -226,14 +269,18 @@ export class World {
 
   /** Time passes: every stored time moves back by `ms` (and every job's lease with it); requests in flight past their timeout answer first. */
   async tick(ms: number): Promise<void> {
-    for (const e of [...this.entries]) if (Date.now() - e.sentAt + (this.shift - e.shiftAtSend) + ms >= TIMEOUT_MS) await this.settle(e, null);
+    for (const e of [...this.entries])
+      if (Date.now() - e.sentAt + (this.shift - e.shiftAtSend) + ms >= TIMEOUT_MS) await this.settle(e, null);
     const back = `- $1 * interval '1 millisecond'`;
     await this.s.pool.query(
       `UPDATE callbacks SET next_attempt_at = next_attempt_at ${back}, lease_until = lease_until ${back}, schedule_started_at = schedule_started_at ${back},
               created_at = created_at ${back}, delivered_at = delivered_at ${back}`,
       [ms],
     );
-    await this.s.pool.query(`UPDATE destinations SET opened_at = opened_at ${back}, next_probe_at = next_probe_at ${back}, last_ok_at = last_ok_at ${back}, version = version + 1`, [ms]);
+    await this.s.pool.query(
+      `UPDATE destinations SET opened_at = opened_at ${back}, next_probe_at = next_probe_at ${back}, last_ok_at = last_ok_at ${back}, version = version + 1`,
+      [ms],
+    );
     this.entries = this.entries.map((e) => ({ ...e, lease: String(BigInt(e.lease) - BigInt(ms) * 1000n) }));
     this.shift += ms;
     await this.s.pool.query(`UPDATE operational_events SET created_at = created_at ${back}`, [ms]);
@@ -259,13 +306,18 @@ export class World {
   /** The operator's redelivery, as the bootstrap operator (its audit entry is written with it). */
   redeliver = async (id: string) => {
     const [operator] = (await this.s.pool.query<{ id: string }>(`SELECT id FROM operators WHERE name = 'admin'`)).rows;
-    await this.admin.redeliver(id, { actor: { operator: { id: operator.id, name: 'admin', role: 'admin' }, action: 'callback.redeliver' } });
+    await this.admin.redeliver(id, {
+      actor: { operator: { id: operator.id, name: 'admin', role: 'admin' }, action: 'callback.redeliver' },
+    });
   };
 
   /** The operator's Promote of a pending callback (callback-repairs.ts): due now, its schedule kept. */
   promote = async (id: string) => {
     const [operator] = (await this.s.pool.query<{ id: string }>(`SELECT id FROM operators WHERE name = 'admin'`)).rows;
-    await this.repairs.promote({ operator: { id: operator.id, name: 'admin', role: 'admin' }, action: 'callback.promote' }, id);
+    await this.repairs.promote(
+      { operator: { id: operator.id, name: 'admin', role: 'admin' }, action: 'callback.promote' },
+      id,
+    );
   };
 
   /**
@@ -274,17 +326,27 @@ export class World {
    */
   redeliverFailed = async (): Promise<number> => {
     const [operator] = (await this.s.pool.query<{ id: string }>(`SELECT id FROM operators WHERE name = 'admin'`)).rows;
-    return this.replay.replayAsOperator({ operator: { id: operator.id, name: 'admin', role: 'admin' }, action: 'callback.redeliver-failed' }, {});
+    return this.replay.replayAsOperator(
+      { operator: { id: operator.id, name: 'admin', role: 'admin' }, action: 'callback.redeliver-failed' },
+      {},
+    );
   };
 
   /** The callbacks' leases, as microsKey writes them (and a job carries them). */
   async leases(ids: string[]): Promise<Map<string, string>> {
-    const { rows } = await this.s.pool.query<{ id: string; lease: string }>(`SELECT id, ${microsKey('lease_until')} AS lease FROM callbacks WHERE id = ANY($1::uuid[])`, [ids]);
+    const { rows } = await this.s.pool.query<{ id: string; lease: string }>(
+      `SELECT id, ${microsKey('lease_until')} AS lease FROM callbacks WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
     return new Map(rows.map((r) => [r.id, r.lease]));
   }
 
   async callbacks(): Promise<CallbackRow[]> {
-    return (await this.s.pool.query<CallbackRow>(`SELECT id, destination, status, next_attempt_at, lease_until, delivered_at, schedule_attempts, attempt_count, last_error, url_removed_at FROM callbacks ORDER BY seq`)).rows;
+    return (
+      await this.s.pool.query<CallbackRow>(
+        `SELECT id, destination, status, next_attempt_at, lease_until, delivered_at, schedule_attempts, attempt_count, last_error, url_removed_at FROM callbacks ORDER BY seq`,
+      )
+    ).rows;
   }
 
   async destinations(): Promise<(DestinationRow & { now: number })[]> {

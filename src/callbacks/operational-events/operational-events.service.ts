@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { EventRow, listEvents } from '../store/operational-events.js';
+import { PartnerDirectory } from '../../partners/index.js';
+import { EventRow, OperationalEventRepository } from '../store/operational-events.js';
 import { shownStatus } from '../callback-status.js';
 import { invalidProperty, notFound } from '../../platform/index.js';
 import { OperationalEventType, OperationalEventView } from './operational-event.js';
@@ -29,18 +28,34 @@ function view(r: EventRow): OperationalEventView {
 /** A partner's operational events, newest first, for the partner and for operators. */
 @Injectable()
 export class OperationalEvents {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    private readonly directory: PartnerDirectory,
+    private readonly events: OperationalEventRepository,
+  ) {}
 
   /** An operator's read of one partner's events: an unknown partner is 404. */
-  async listOfPartner(partnerId: string, q: { type?: string; limit: number; cursor?: string }): Promise<{ items: OperationalEventView[]; nextCursor: string | null }> {
-    const known: unknown[] = await this.db.query(`SELECT 1 FROM partners WHERE id = $1`, [partnerId]);
-    if (known.length === 0) throw notFound('Partner');
+  async listOfPartner(
+    partnerId: string,
+    q: { type?: string; limit: number; cursor?: string },
+  ): Promise<{ items: OperationalEventView[]; nextCursor: string | null }> {
+    if (!(await this.directory.exists(partnerId))) throw notFound('Partner');
     return this.list(partnerId, q);
   }
 
-  async list(partnerId: string, q: { type?: string; limit: number; cursor?: string }): Promise<{ items: OperationalEventView[]; nextCursor: string | null }> {
-    const rows = await listEvents(this.db, { partnerId, type: q.type, beforeSeq: q.cursor === undefined ? undefined : decodeCursor(q.cursor), rows: q.limit + 1 });
+  async list(
+    partnerId: string,
+    q: { type?: string; limit: number; cursor?: string },
+  ): Promise<{ items: OperationalEventView[]; nextCursor: string | null }> {
+    const rows = await this.events.listEvents({
+      partnerId,
+      type: q.type,
+      beforeSeq: q.cursor === undefined ? undefined : decodeCursor(q.cursor),
+      rows: q.limit + 1,
+    });
     const page = rows.slice(0, q.limit);
-    return { items: page.map(view), nextCursor: rows.length > q.limit ? encodeCursor(page[page.length - 1].seq) : null };
+    return {
+      items: page.map(view),
+      nextCursor: rows.length > q.limit ? encodeCursor(page[page.length - 1].seq) : null,
+    };
   }
 }

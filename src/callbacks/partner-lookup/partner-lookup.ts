@@ -1,8 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { PartnerDirectory, type PartnerPageQuery, type PartnerRecord } from '../../partners/index.js';
-import { type DestinationCounts, destinationCounts } from '../store/destination-summaries.js';
+import { type DestinationCounts, DestinationSummaries } from '../store/destination-summaries.js';
 
 /** A partner as operators see it: its account (partners/) and its destinations (the callback store's). */
 export type PartnerView = PartnerRecord & { destinations: DestinationCounts };
@@ -15,7 +13,7 @@ export type PartnerView = PartnerRecord & { destinations: DestinationCounts };
 export class PartnerLookup {
   constructor(
     private readonly directory: PartnerDirectory,
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly summaries: DestinationSummaries,
   ) {}
 
   async find(id: string): Promise<PartnerView> {
@@ -29,7 +27,7 @@ export class PartnerLookup {
   }
 
   private async withDestinations(partners: PartnerRecord[]): Promise<PartnerView[]> {
-    const counts = await destinationCounts(this.db, partners.map((p) => p.id));
+    const counts = await this.summaries.destinationCounts(partners.map((p) => p.id));
     return partners.map((p) => ({ ...p, destinations: counts.get(p.id)! }));
   }
 }

@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import type { SqlSession } from '../../platform/index.js';
 import { ADMIT, ADMIT_PROBES, CANDIDATES, CLEAR_ASKS, EXPIRE, LAPSE, OPEN_DESTINATIONS, RELEASE } from './admission.js';
 import type { DestinationRow } from './destination-states.js';
@@ -52,15 +53,28 @@ export type OpenDestination = { key: string; origin: string; opened_at: number; 
  * planner settings are SqlPool's (database.ts, PLANNER_SETTINGS), under which the plans tests
  * check these statements. Each is prepared under its own name.
  */
+@Injectable()
 export class AdmissionStore {
   /** Every destination that may take a callback now or has some in flight, each read from its floor but those `skipped` (their callbacks in flight still counted). */
   async candidates(conn: SqlSession, f: CandidateFloors, skipped: ReadonlySet<string>): Promise<CandidateRow[]> {
-    return (await conn.query<CandidateRow>({ name: 'admission-candidates', text: CANDIDATES, values: [f.keys, f.at, f.seq, f.idle, [...skipped]] })).rows;
+    return (
+      await conn.query<CandidateRow>({
+        name: 'admission-candidates',
+        text: CANDIDATES,
+        values: [f.keys, f.at, f.seq, f.idle, [...skipped]],
+      })
+    ).rows;
   }
 
   /** One round: each destination's oldest due callbacks, as many as planned, become `sending` under a lease of `leaseMs`. */
   async admit(conn: SqlSession, plan: AdmitPlan[], leaseMs: number): Promise<AdmittedRow[]> {
-    const values = [plan.map((p) => p.key), plan.map((p) => p.n), leaseMs, plan.map((p) => p.at), plan.map((p) => p.seq)];
+    const values = [
+      plan.map((p) => p.key),
+      plan.map((p) => p.n),
+      leaseMs,
+      plan.map((p) => p.at),
+      plan.map((p) => p.seq),
+    ];
     return (await conn.query<AdmittedRow>({ name: 'admission-admit', text: ADMIT, values })).rows;
   }
 

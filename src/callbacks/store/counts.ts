@@ -1,4 +1,6 @@
-import type { SqlPool } from '../../platform/index.js';
+import { Injectable } from '@nestjs/common';
+import { SqlPool } from '../../platform/index.js';
+import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 
 /**
@@ -29,19 +31,30 @@ export interface DeliveryState {
   feed_held: number;
 }
 
-/** The state the alert gauges show (workers alive, the longest open circuit, the feed held back), in one statement. */
-export async function deliveryState(db: DataSource): Promise<DeliveryState> {
-  const [row]: DeliveryState[] = await db.query(STATE);
-  return row;
-}
-
 /** Callbacks pending (sending included) and failed, each counted up to $1: an index scan each, stopped at the cap (never a bitmap scan, which reads every match first). */
 export const COUNT_PENDING_AND_FAILED = `
   SELECT (SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE status IN ('pending', 'sending') LIMIT $1) p) AS pending,
          (SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE status = 'failed' LIMIT $1) f) AS failed`;
 
-/** Callbacks pending (sending included) and failed, each counted up to `cap` (a bounded index scan each: on SqlPool's connections, whose plans read by index). */
-export async function countPendingAndFailed(sql: SqlPool, cap: number): Promise<{ pending: number; failed: number }> {
-  const { rows: [row] } = await sql.pool.query<{ pending: string; failed: string }>(COUNT_PENDING_AND_FAILED, [cap]);
-  return { pending: Number(row.pending), failed: Number(row.failed) };
+/** The counts the metrics read at scrape time. */
+@Injectable()
+export class DeliveryCounts {
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly sql: SqlPool,
+  ) {}
+
+  /** The state the alert gauges show (workers alive, the longest open circuit, the feed held back), in one statement. */
+  async deliveryState(): Promise<DeliveryState> {
+    const [row]: DeliveryState[] = await this.db.query(STATE);
+    return row;
+  }
+
+  /** Callbacks pending (sending included) and failed, each counted up to `cap` (a bounded index scan each: on SqlPool's connections, whose plans read by index). */
+  async countPendingAndFailed(cap: number): Promise<{ pending: number; failed: number }> {
+    const {
+      rows: [row],
+    } = await this.sql.pool.query<{ pending: string; failed: string }>(COUNT_PENDING_AND_FAILED, [cap]);
+    return { pending: Number(row.pending), failed: Number(row.failed) };
+  }
 }

@@ -1,4 +1,7 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
+import { APP_CONFIG, type AppConfig } from '../../platform/index.js';
 import type { Circuit } from '../circuit-wait.js';
 import { originOfKeySql } from './operational-events.js';
 
@@ -82,7 +85,11 @@ const TABS: Record<DashboardTab, { where: (age: string) => string; key: string; 
   active: { where: () => `status = 'sending'`, key: 'seq', dir: 'ASC' },
   waiting: { where: () => `status = 'pending' AND ${DUE_UTC} <= ${NOW_UTC}`, key: DUE_UTC, dir: 'ASC' },
   delayed: { where: () => `status = 'pending' AND ${DUE_UTC} > ${NOW_UTC}`, key: DUE_UTC, dir: 'ASC' },
-  completed: { where: (age) => `status = 'delivered' AND delivered_at >= now() - ${age} * interval '1 millisecond'`, key: 'delivered_at', dir: 'DESC' },
+  completed: {
+    where: (age) => `status = 'delivered' AND delivered_at >= now() - ${age} * interval '1 millisecond'`,
+    key: 'delivered_at',
+    dir: 'DESC',
+  },
   failed: { where: () => `status = 'failed'`, key: 'seq', dir: 'DESC' },
 };
 const orderOf = (tab: DashboardTab) => `${TABS[tab].key} ${TABS[tab].dir}`;
@@ -139,11 +146,16 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** PostgreSQL's clock at the read: a pending row is delayed or waiting by it. */
 type ReadAt = { now: Date };
 
+@Injectable()
 export class DashboardStore {
+  private readonly completed: CompletedWindow;
+
   constructor(
-    private readonly db: Pick<DataSource, 'query' | 'transaction'>,
-    private readonly completed: CompletedWindow,
-  ) {}
+    @InjectDataSource() private readonly db: Pick<DataSource, 'query' | 'transaction'>,
+    @Inject(APP_CONFIG) config: Pick<AppConfig, 'dashboardKeep'>,
+  ) {
+    this.completed = config.dashboardKeep.completed;
+  }
 
   /** The number of callbacks on each tab, each counted up to the cap. */
   async counts(): Promise<Record<DashboardTab, number>> {
@@ -158,10 +170,16 @@ export class DashboardStore {
   /** One page of a tab (rows start..end, as bull-board counts them), in the tab's order. */
   async page(tab: DashboardTab, from: number, end: number): Promise<ReadAt & { rows: DashboardRow[] }> {
     const start = Math.max(0, from);
-    const last = Math.min(end, (tab === 'completed' ? Math.min(this.completed.count, DASHBOARD_COUNT_CAP) : DASHBOARD_COUNT_CAP) - 1);
+    const last = Math.min(
+      end,
+      (tab === 'completed' ? Math.min(this.completed.count, DASHBOARD_COUNT_CAP) : DASHBOARD_COUNT_CAP) - 1,
+    );
     const limit = Math.max(0, last - start + 1);
     if (limit === 0) return { now: new Date(), rows: [] };
-    const rows: (DashboardRow & { readAt: Date })[] = await this.db.query(PAGES[tab], tab === 'completed' ? [limit, start, this.completed.ageMs] : [limit, start]);
+    const rows: (DashboardRow & { readAt: Date })[] = await this.db.query(
+      PAGES[tab],
+      tab === 'completed' ? [limit, start, this.completed.ageMs] : [limit, start],
+    );
     return { now: rows[0]?.readAt ?? new Date(), rows: rows.map(withoutReadAt) };
   }
 

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
-import { microsKey, type SqlPool } from '../../platform/index.js';
+import { Injectable } from '@nestjs/common';
+import { microsKey, SqlPool } from '../../platform/index.js';
 
 /**
  * The callbacks of a worker's tick, in one statement: each row, its partner's signing keys (sealed)
@@ -55,6 +56,7 @@ export interface LoadedCallback {
  * The delivery's read of its callbacks, on SqlPool's connections (prepared, planned by index
  * whatever the statistics: the plans tests check LOAD there). The caller batches the ids of a tick.
  */
+@Injectable()
 export class DeliveryLoads {
   private readonly pool: Pool;
 

@@ -1,4 +1,6 @@
-import type { DataSource } from 'typeorm';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 
 /**
  * What operators and the alert rules see of destinations at a glance: each partner's counts, and
@@ -27,14 +29,6 @@ export interface DestinationCounts {
   total: number;
 }
 
-/** Each partner's destinations, open and in all (zero for a partner with none), by partner id. */
-export async function destinationCounts(db: DataSource, partnerIds: string[]): Promise<Map<string, DestinationCounts>> {
-  if (partnerIds.length === 0) return new Map();
-  const rows: ({ partner_id: string } & DestinationCounts)[] = await db.query(DESTINATIONS_BY_PARTNER, [partnerIds]);
-  const counts = new Map(rows.map((r) => [r.partner_id, { open: r.open, total: r.total }]));
-  return new Map(partnerIds.map((id) => [id, counts.get(id) ?? { open: 0, total: 0 }]));
-}
-
 /** An open destination as the alert gauge names it: its partner's name and id, its origin, for how long. */
 export interface OpenDestination {
   partner: string;
@@ -43,7 +37,23 @@ export interface OpenDestination {
   seconds: number;
 }
 
-/** The `n` destinations open the longest, longest first. */
-export function longestOpenDestinations(db: DataSource, n: number): Promise<OpenDestination[]> {
-  return db.query(LONGEST_OPEN, [n]);
+/** What operators and the alert rules see of destinations at a glance. */
+@Injectable()
+export class DestinationSummaries {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** Each partner's destinations, open and in all (zero for a partner with none), by partner id. */
+  async destinationCounts(partnerIds: string[]): Promise<Map<string, DestinationCounts>> {
+    if (partnerIds.length === 0) return new Map();
+    const rows: ({ partner_id: string } & DestinationCounts)[] = await this.db.query(DESTINATIONS_BY_PARTNER, [
+      partnerIds,
+    ]);
+    const counts = new Map(rows.map((r) => [r.partner_id, { open: r.open, total: r.total }]));
+    return new Map(partnerIds.map((id) => [id, counts.get(id) ?? { open: 0, total: 0 }]));
+  }
+
+  /** The `n` destinations open the longest, longest first. */
+  longestOpenDestinations(n: number): Promise<OpenDestination[]> {
+    return this.db.query(LONGEST_OPEN, [n]);
+  }
 }

@@ -1,3 +1,5 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { noteDue } from '../../platform/index.js';
 import { DESTINATION_COLUMNS, DestinationRow } from './destination-states.js';
@@ -22,11 +24,6 @@ export const LIST_DESTINATIONS = `
 /** A destination as its list shows it: its state, its callbacks in flight and waiting, and PostgreSQL's clock (ms). */
 export type DestinationListRow = DestinationRow & { sending: number; waiting: number; now: number };
 
-/** Destinations with their counts: every one, or one partner's, or those at one origin. */
-export function listDestinations(db: DataSource, f: { partnerId: string | null; origin: string | null }): Promise<DestinationListRow[]> {
-  return db.query(LIST_DESTINATIONS, [f.partnerId, f.origin]);
-}
-
 /**
  * One partner's destinations at these origins ($1 the partner, $2 the origins), with their
  * callbacks in flight (an open circuit's probe under way is half-open): what their states are made
@@ -39,40 +36,8 @@ export const DESTINATION_STATES = `
     FROM destinations d
    WHERE d.partner_id = $1 AND d.origin = ANY($2::text[])`;
 
-/** The partner's destinations at these origins, with their callbacks in flight (those it has: a URL never used has none). */
-export function destinationStates(db: DataSource, partnerId: string, origins: string[]): Promise<(DestinationRow & { sending: number; now: number })[]> {
-  return db.query(DESTINATION_STATES, [partnerId, origins]);
-}
-
-/** Destinations whose circuit is open or half-open. */
-export async function countOpenDestinations(db: DataSource): Promise<number> {
-  const [row]: { n: number }[] = await db.query(COUNT_OPEN);
-  return row.n;
-}
-
-/** Due callbacks waiting for their destination, behind an open circuit or for room in a window (each destination counted up to the cap). */
-export async function countWaitingByCircuit(db: DataSource): Promise<{ open: number; closed: number }> {
-  const rows: { open: boolean; n: number }[] = await db.query(WAITING_BY_CIRCUIT);
-  return { open: rows.find((r) => r.open)?.n ?? 0, closed: rows.find((r) => !r.open)?.n ?? 0 };
-}
-
 /** What an operator's probe did to one destination: its next probe time before and after. */
 export type Probed = { partnerId: string; before: Date | null; after: Date };
-
-/**
- * The probes of the open destinations at an origin (one partner's, or every partner's when
- * `partnerId` is null) due now (admission sends them within a second); or why none: no such
- * destination, or none of them open.
- */
-export async function probeNow(m: EntityManager, origin: string, partnerId: string | null): Promise<Probed[] | 'unknown' | 'closed'> {
-  const [rows]: [Probed[], number] = await m.query(PROBE_NOW, [origin, partnerId]);
-  if (rows.length > 0) {
-    noteDue(m, rows.length);
-    return rows;
-  }
-  const known: unknown[] = await m.query(KNOWN, [origin, partnerId]);
-  return known.length === 0 ? 'unknown' : 'closed';
-}
 
 export const COUNT_OPEN = `SELECT count(*)::int AS n FROM destinations WHERE opened_at IS NOT NULL`;
 
@@ -88,3 +53,49 @@ export const PROBE_NOW = `UPDATE destinations d SET next_probe_at = now(), versi
 
 /** Whether the origin has a destination (of that partner, or of any). */
 export const KNOWN = `SELECT 1 FROM destinations WHERE origin = $1 AND ($2::uuid IS NULL OR partner_id = $2) LIMIT 1`;
+
+/** Destinations' reads and an operator's probe: their lists, states and counts. */
+@Injectable()
+export class DestinationRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** Destinations with their counts: every one, or one partner's, or those at one origin. */
+  listDestinations(f: { partnerId: string | null; origin: string | null }): Promise<DestinationListRow[]> {
+    return this.db.query(LIST_DESTINATIONS, [f.partnerId, f.origin]);
+  }
+
+  /** The partner's destinations at these origins, with their callbacks in flight (those it has: a URL never used has none). */
+  destinationStates(
+    partnerId: string,
+    origins: string[],
+  ): Promise<(DestinationRow & { sending: number; now: number })[]> {
+    return this.db.query(DESTINATION_STATES, [partnerId, origins]);
+  }
+
+  /** Destinations whose circuit is open or half-open. */
+  async countOpenDestinations(): Promise<number> {
+    const [row]: { n: number }[] = await this.db.query(COUNT_OPEN);
+    return row.n;
+  }
+
+  /** Due callbacks waiting for their destination, behind an open circuit or for room in a window (each destination counted up to the cap). */
+  async countWaitingByCircuit(): Promise<{ open: number; closed: number }> {
+    const rows: { open: boolean; n: number }[] = await this.db.query(WAITING_BY_CIRCUIT);
+    return { open: rows.find((r) => r.open)?.n ?? 0, closed: rows.find((r) => !r.open)?.n ?? 0 };
+  }
+
+  /**
+   * The probes of the open destinations at an origin (one partner's, or every partner's when
+   * `partnerId` is null) due now (admission sends them within a second); or why none: no such
+   * destination, or none of them open.
+   */
+  async probeNow(m: EntityManager, origin: string, partnerId: string | null): Promise<Probed[] | 'unknown' | 'closed'> {
+    const [rows]: [Probed[], number] = await m.query(PROBE_NOW, [origin, partnerId]);
+    if (rows.length > 0) {
+      noteDue(m, rows.length);
+      return rows;
+    }
+    const known: unknown[] = await m.query(KNOWN, [origin, partnerId]);
+    return known.length === 0 ? 'unknown' : 'closed';
+  }
+}

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
-import type { SqlPool } from '../../platform/index.js';
+import { Injectable } from '@nestjs/common';
+import { SqlPool } from '../../platform/index.js';
 import type { Callback } from '../callback.entity.js';
 
 /**
@@ -34,11 +35,11 @@ export const FEED_PAGE = `
        ORDER BY c.xact, c.seq
        LIMIT $4) c ON true`;
 
-
 /** A row of a feed page: a callback (all null past the last one) with its position, and the snapshot's xmax. */
 export type FeedRow = Partial<Callback> & { xmax: string; xact: string | null; seq: string | null };
 
 /** The partners' feed, on SqlPool's connections (prepared, planned by index: the plans tests check FEED_PAGE there). */
+@Injectable()
 export class FeedStore {
   private readonly pool: Pool;
 
@@ -48,6 +49,12 @@ export class FeedStore {
 
   /** Up to `limit` of the partner's callbacks after the position (xact, seq); at least one row, for the snapshot's xmax. */
   async page(partnerId: string, after: { xact: bigint; seq: bigint }, limit: number): Promise<FeedRow[]> {
-    return (await this.pool.query<FeedRow>({ name: 'callback-feed-page', text: FEED_PAGE, values: [partnerId, after.xact.toString(), after.seq.toString(), limit] })).rows;
+    return (
+      await this.pool.query<FeedRow>({
+        name: 'callback-feed-page',
+        text: FEED_PAGE,
+        values: [partnerId, after.xact.toString(), after.seq.toString(), limit],
+      })
+    ).rows;
   }
 }

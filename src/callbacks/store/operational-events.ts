@@ -1,3 +1,5 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { FAILED_NOTICE_WINDOW } from '../operational-events/operational-event.js';
 import { EVENT_WRITES, RECORD, set } from './lifecycle.js';
@@ -94,11 +96,6 @@ export const FLUSH_NOTICES = `
   ), ${emitEvents('flush', failedEvents('SELECT * FROM flushed')).trimStart()}
   SELECT count(*)::int AS events FROM flush_src`;
 
-/** A partner's events, newest first (operational_events_partner_seq_idx), with their delivery's state. */
-export function listEvents(db: DataSource, q: { partnerId: string; type?: string; beforeSeq?: string; rows: number }): Promise<EventRow[]> {
-  return db.query(LIST_EVENTS, [q.partnerId, q.type ?? null, q.beforeSeq ?? null, q.rows]);
-}
-
 export const LIST_EVENTS = `SELECT e.id, e.seq::text AS seq, e.type, ${isoText('e.created_at')} AS timestamp, e.data, e.sent,
             c.status, c.attempt_count AS "attemptCount", c.last_error AS "lastError", c.delivered_at AS "deliveredAt"
        FROM operational_events e LEFT JOIN callbacks c ON c.id = e.id
@@ -187,4 +184,15 @@ export function circuitEvents(saved: string, settled: string): string {
        CROSS JOIN LATERAL (SELECT untouched.n + returned.n AS n) w
       WHERE t.reported IN ('opened', 'closed')`,
   )}`;
+}
+
+/** A partner's operational events, newest first. */
+@Injectable()
+export class OperationalEventRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** A partner's events, newest first (operational_events_partner_seq_idx), with their delivery's state. */
+  listEvents(q: { partnerId: string; type?: string; beforeSeq?: string; rows: number }): Promise<EventRow[]> {
+    return this.db.query(LIST_EVENTS, [q.partnerId, q.type ?? null, q.beforeSeq ?? null, q.rows]);
+  }
 }

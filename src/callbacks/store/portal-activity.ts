@@ -1,4 +1,5 @@
-import type { SqlPool } from '../../platform/index.js';
+import { Injectable } from '@nestjs/common';
+import { SqlPool } from '../../platform/index.js';
 
 /** One hour of the portal's chart: attempts started in it that succeeded (2xx) and that failed. */
 export interface ActivityHour {
@@ -46,16 +47,6 @@ interface Row {
   failed_callbacks: number;
 }
 
-/** The partner's last 24 hours (on SqlPool's connections, which plan by index whatever the statistics). */
-export async function partnerActivity(sql: SqlPool, partnerId: string): Promise<PartnerActivity> {
-  const { rows } = await sql.pool.query<Row>(PARTNER_ACTIVITY, [partnerId]);
-  return {
-    hours: rows.map((r) => ({ hour: r.hour, succeeded: r.succeeded, failed: r.failed })),
-    delivered: rows[0]?.delivered_callbacks ?? 0,
-    failed: rows[0]?.failed_callbacks ?? 0,
-  };
-}
-
 /**
  * When each of the partner's destinations last failed with the error it shows (destinations.last_error,
  * as settlement wrote it: the attempt's error, or `HTTP <status>`), if within the chart's 24 hours:
@@ -74,8 +65,24 @@ export const LAST_ERROR_TIMES = `
   SELECT d.origin, f.at FROM destinations d JOIN failures f ON f.key = d.key AND f.error = d.last_error
    WHERE d.partner_id = $1`;
 
-/** Each destination's (by origin) last error's time, when within the last 24 hours. */
-export async function lastErrorTimes(sql: SqlPool, partnerId: string): Promise<Map<string, Date>> {
-  const { rows } = await sql.pool.query<{ origin: string; at: Date }>(LAST_ERROR_TIMES, [partnerId]);
-  return new Map(rows.map((r) => [r.origin, r.at]));
+/** What the portal's home page shows of a partner's callbacks. */
+@Injectable()
+export class PortalActivityRepository {
+  constructor(private readonly sql: SqlPool) {}
+
+  /** The partner's last 24 hours (on SqlPool's connections, which plan by index whatever the statistics). */
+  async partnerActivity(partnerId: string): Promise<PartnerActivity> {
+    const { rows } = await this.sql.pool.query<Row>(PARTNER_ACTIVITY, [partnerId]);
+    return {
+      hours: rows.map((r) => ({ hour: r.hour, succeeded: r.succeeded, failed: r.failed })),
+      delivered: rows[0]?.delivered_callbacks ?? 0,
+      failed: rows[0]?.failed_callbacks ?? 0,
+    };
+  }
+
+  /** Each destination's (by origin) last error's time, when within the last 24 hours. */
+  async lastErrorTimes(partnerId: string): Promise<Map<string, Date>> {
+    const { rows } = await this.sql.pool.query<{ origin: string; at: Date }>(LAST_ERROR_TIMES, [partnerId]);
+    return new Map(rows.map((r) => [r.origin, r.at]));
+  }
 }

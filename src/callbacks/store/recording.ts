@@ -1,15 +1,9 @@
+import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { InputColumns, noteDue } from '../../platform/index.js';
 import type { CallbackEvent } from '../callback-event.js';
 import { buildCallbackBody } from '../callback-message.js';
 import { RECORD } from './lifecycle.js';
-
-/** Inserts the events' callbacks, due now, inside a change's transaction (Writes), which then wakes admission. */
-export async function insertCallbacks(m: EntityManager, events: CallbackEvent[]): Promise<void> {
-  noteDue(m, events.length);
-  const insert = callbackRows(events);
-  await m.query(insert.text, insert.values);
-}
 
 /** The INSERT of events' callbacks, one statement; the rows go in in the order of the events (seq follows `ord`). */
 function callbackRows(events: CallbackEvent[]): { text: string; values: unknown[] } {
@@ -65,3 +59,14 @@ const CALLBACK_INPUT = new InputColumns<CallbackEvent>([
 export const CALLBACK_PARAMS = CALLBACK_INPUT.count;
 
 export const INSERT_CALLBACKS = callbackInsert(1, 'true');
+
+/** Callbacks recorded in the writing transaction. */
+@Injectable()
+export class CallbackInserts {
+  /** Inserts the events' callbacks, due now, inside a change's transaction (Writes), which then wakes admission. */
+  async insertCallbacks(m: EntityManager, events: CallbackEvent[]): Promise<void> {
+    noteDue(m, events.length);
+    const insert = callbackRows(events);
+    await m.query(insert.text, insert.values);
+  }
+}

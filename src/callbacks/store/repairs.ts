@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { noteDue } from '../../platform/index.js';
 import type { CallbackStatus } from '../callback-status.js';
@@ -11,20 +12,12 @@ import { EVENT_WRITES, set } from './lifecycle.js';
 export const RESET = set(EVENT_WRITES.redeliver);
 
 /** A callback's status and next attempt before and after a repair. */
-export type Moved = { old_status: CallbackStatus; old_next: Date | null; status: CallbackStatus; next_attempt_at: Date | null };
-
-/**
- * Locks a redelivery's callback (another partner's, and an operational event's delivery, which is
- * read and listed as an event, are not found) and reads what its redelivery depends on
- * (redelivery-rules.ts). Its destination's row first, if its circuit is open (the redelivery then
- * asks for its next probe, askProbe): settlement writes a destination before its callbacks, and
- * so does this transaction, so the two never wait for each other in a circle.
- */
-export async function lockForRedelivery(m: EntityManager, id: string, partnerId: string | null): Promise<RedeliveryFacts | undefined> {
-  await m.query(LOCK_OPEN_DESTINATION, [id, partnerId]);
-  const [row]: RedeliveryFacts[] = await m.query(LOCK_FOR_REDELIVERY, [id, partnerId]);
-  return row;
-}
+export type Moved = {
+  old_status: CallbackStatus;
+  old_next: Date | null;
+  status: CallbackStatus;
+  next_attempt_at: Date | null;
+};
 
 /** The callbacks a redelivery may find: a partner's own ($2; an operator's: any), no operational event's delivery. */
 const REDELIVERY_SCOPE = `c.id = $1 AND ($2::uuid IS NULL OR c.partner_id = $2) AND c.event_type IS NULL`;
@@ -51,25 +44,6 @@ export const askProbes = (picked: string): string => `UPDATE destinations d SET 
 
 export const ASK_PROBE = askProbes('(SELECT id, destination, seq FROM callbacks WHERE id = $1)');
 
-/** Asks, if its destination is open, for the redelivered callback to go as its next probe. */
-export async function askProbe(m: EntityManager, id: string): Promise<void> {
-  await m.query(ASK_PROBE, [id]);
-}
-
-/** Restarts the callbacks' schedules (same ids: the same webhook-id), due now. */
-export async function restartSchedules(m: EntityManager, ids: string[]): Promise<Moved[]> {
-  const rows = await move(m, RESTART, ids);
-  noteDue(m, rows.length);
-  return rows;
-}
-
-/** Makes pending callbacks due now, keeping their schedule. */
-export async function makeDueNow(m: EntityManager, ids: string[]): Promise<Moved[]> {
-  const rows = await move(m, DUE_NOW, ids);
-  noteDue(m, rows.length);
-  return rows;
-}
-
 /** Locks the callbacks (those `when` holds for), changes them with `set`, and returns each one's status and next attempt before and after. */
 const moveStatement = (set: string, when: string): string =>
   `UPDATE callbacks c SET ${set}
@@ -84,4 +58,44 @@ export const DUE_NOW = moveStatement(set(EVENT_WRITES['due now']), `AND status =
 async function move(m: EntityManager, statement: string, ids: string[]): Promise<Moved[]> {
   const [rows]: [Moved[], number] = await m.query(statement, [ids]);
   return rows;
+}
+
+/** A redelivery's and a repair's statements, in the repair's transaction. */
+@Injectable()
+export class RepairRepository {
+  /**
+   * Locks a redelivery's callback (another partner's, and an operational event's delivery, which is
+   * read and listed as an event, are not found) and reads what its redelivery depends on
+   * (redelivery-rules.ts). Its destination's row first, if its circuit is open (the redelivery then
+   * asks for its next probe, askProbe): settlement writes a destination before its callbacks, and
+   * so does this transaction, so the two never wait for each other in a circle.
+   */
+  async lockForRedelivery(
+    m: EntityManager,
+    id: string,
+    partnerId: string | null,
+  ): Promise<RedeliveryFacts | undefined> {
+    await m.query(LOCK_OPEN_DESTINATION, [id, partnerId]);
+    const [row]: RedeliveryFacts[] = await m.query(LOCK_FOR_REDELIVERY, [id, partnerId]);
+    return row;
+  }
+
+  /** Asks, if its destination is open, for the redelivered callback to go as its next probe. */
+  async askProbe(m: EntityManager, id: string): Promise<void> {
+    await m.query(ASK_PROBE, [id]);
+  }
+
+  /** Restarts the callbacks' schedules (same ids: the same webhook-id), due now. */
+  async restartSchedules(m: EntityManager, ids: string[]): Promise<Moved[]> {
+    const rows = await move(m, RESTART, ids);
+    noteDue(m, rows.length);
+    return rows;
+  }
+
+  /** Makes pending callbacks due now, keeping their schedule. */
+  async makeDueNow(m: EntityManager, ids: string[]): Promise<Moved[]> {
+    const rows = await move(m, DUE_NOW, ids);
+    noteDue(m, rows.length);
+    return rows;
+  }
 }

@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { noteDue } from '../../platform/index.js';
 import { REDELIVERABLE } from '../redelivery-rules.js';
@@ -57,23 +58,30 @@ export function replayStatement(s: ReplaySelection, limit: number): { text: stri
   };
 }
 
-/** Runs {@link replayStatement}: how many matched and how many moved. */
-export async function replayFailed(m: EntityManager, s: ReplaySelection, limit: number): Promise<{ matched: number; moved: number }> {
-  const { text, params } = replayStatement(s, limit);
-  const [row]: { matched: number; moved: number }[] = await m.query(text, params);
-  noteDue(m, row.moved);
-  return row;
-}
-
-/** How many failed callbacks a replay of this selection would take, counted up to `limit + 1`. */
-export async function countReplayable(m: EntityManager, s: ReplaySelection, limit: number): Promise<number> {
-  const { text, params } = countStatement(s, limit);
-  const [row]: { n: number }[] = await m.query(text, params);
-  return row.n;
-}
-
-/** The count of {@link countReplayable}: the selection's failed callbacks, up to `limit + 1`. */
+/** The count of {@link ReplayRepository.countReplayable}: the selection's failed callbacks, up to `limit + 1`. */
 export function countStatement(s: ReplaySelection, limit: number): { text: string; params: unknown[] } {
   const { where, params } = conditions(s);
-  return { text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM callbacks c WHERE ${where} LIMIT $${params.length + 1}::int + 1) x`, params: [...params, limit] };
+  return {
+    text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM callbacks c WHERE ${where} LIMIT $${params.length + 1}::int + 1) x`,
+    params: [...params, limit],
+  };
+}
+
+/** A bulk redelivery's statements, in its transaction. */
+@Injectable()
+export class ReplayRepository {
+  /** Runs {@link replayStatement}: how many matched and how many moved. */
+  async replayFailed(m: EntityManager, s: ReplaySelection, limit: number): Promise<{ matched: number; moved: number }> {
+    const { text, params } = replayStatement(s, limit);
+    const [row]: { matched: number; moved: number }[] = await m.query(text, params);
+    noteDue(m, row.moved);
+    return row;
+  }
+
+  /** How many failed callbacks a replay of this selection would take, counted up to `limit + 1`. */
+  async countReplayable(m: EntityManager, s: ReplaySelection, limit: number): Promise<number> {
+    const { text, params } = countStatement(s, limit);
+    const [row]: { n: number }[] = await m.query(text, params);
+    return row.n;
+  }
 }

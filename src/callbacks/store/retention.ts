@@ -1,5 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
-import type { SqlPool } from '../../platform/index.js';
+import { Injectable } from '@nestjs/common';
+import { SqlPool } from '../../platform/index.js';
 
 /** Rows per statement: each batch is one short transaction holding few row locks. */
 export const RETENTION_BATCH = 1000;
@@ -48,6 +49,7 @@ export const DELIVERIES_UNDER_WAY = `SELECT 1 FROM callbacks WHERE status = 'sen
  * SqlPool's: it holds the retention lock, and a batch is its transaction); the check for
  * deliveries under way on any of SqlPool's.
  */
+@Injectable()
 export class RetentionStore {
   private readonly pool: Pool;
 

@@ -21,9 +21,10 @@ import { ASK_PROBE, DUE_NOW, LOCK_FOR_REDELIVERY, LOCK_OPEN_DESTINATION, RESTART
 import { countStatement, replayStatement } from './replay.js';
 import { DELIVERIES_UNDER_WAY, PRUNE_CALLBACKS, PRUNE_PLANNER, PRUNE_UNSENT_EVENTS } from './retention.js';
 import { recordFor, saveFor } from './settlement.js';
-import { INSERT_TEST_CALLBACK, INSERT_TEST_EVENT, OPEN_CIRCUIT_OF, RECENT_TESTS } from './test-callbacks.js';
+import { INSERT_TEST_CALLBACK, INSERT_TEST_EVENT, LOCK_TESTS, OPEN_CIRCUIT_OF, RECENT_TESTS } from './test-callbacks.js';
 import { MOVE_URL, REMOVE_URL } from './url-changes.js';
 import { LAST_DELIVERIES } from './url-deliveries.js';
+import { ANNOUNCE_SLOTS, WITHDRAW_SLOTS } from './worker-slots.js';
 
 /** A bulk redelivery's selection with every condition, for the snapshots (each condition is left out when not given). */
 const EVERY_CONDITION = { partnerId: 'p', companyId: 'c', since: new Date(0), until: new Date(0), origin: 'o' };
@@ -72,11 +73,14 @@ export const STATEMENT_GROUPS: Record<string, StoreStatement[]> = {
     ...recordings.map((r) => ({ ...recordFor(r), on: 'sql-pool' as const })),
     { ...saveFor({ circuit: false }), on: 'sql-pool' },
     { ...saveFor({ circuit: true }), on: 'sql-pool' },
+    statement('worker-slots-announce', 'sql-pool', ANNOUNCE_SLOTS),
+    statement('worker-slots-withdraw', 'sql-pool', WITHDRAW_SLOTS),
   ],
   recording: [
     statement('callbacks-insert', 'orm', INSERT_CALLBACKS),
     // Inside a domain row write (domain/one-row-batches.ts, on SqlPool's connections), between its CTEs.
     statement('callbacks-insert-with-rows', 'sql-pool', withCallbackRows({ before: '', after: '', first: 4, owners: '$3', written: 'SELECT id FROM written' })),
+    statement('test-callbacks-lock', 'orm', LOCK_TESTS),
     statement('test-callbacks-recent', 'orm', RECENT_TESTS),
     statement('test-callbacks-open-circuit', 'orm', OPEN_CIRCUIT_OF),
     statement('test-callbacks-insert', 'orm', INSERT_TEST_CALLBACK),

@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { noteDue } from '../../platform/index.js';
 import { CallbackMessage } from '../callback-message.js';
@@ -38,34 +39,6 @@ function ofUrl(of: CallbacksOfUrl, fifth: string): unknown[] {
   return [of.resources.map((r) => r.companyId), of.resources.map((r) => r.id), of.messages, of.key, fifth];
 }
 
-/**
- * A new URL: the resource's pending callbacks go there from their next attempt, its failed ones
- * when redelivered (their `url` becomes it, and a removal before is undone). One being attempted
- * now (`sending`) keeps its URL, so its destination and its place in that destination's window,
- * until its attempt settles: it takes the new URL as `next_url`, which its settlement (or its
- * lease's lapse) makes its `url`. The new destination becomes known through the
- * callbacks_note_moved_destination trigger when `url` changes. Returns how many callbacks follow it.
- * A resource listed twice moves its callbacks once (an UPDATE changes a row once).
- */
-export async function moveCallbacks(m: EntityManager, of: CallbacksOfUrl, url: string): Promise<number> {
-  const [, count]: [unknown, number] = await m.query(MOVE_URL, ofUrl(of, url));
-  // Some may be due now at their new destination, whose window is its own.
-  noteDue(m, count);
-  return count;
-}
-
-/**
- * The URL removed: the resource's undelivered callbacks become `failed`, their lastError saying so,
- * and none of them (the failed ones before included) can be redelivered. One being attempted now
- * stays `sending`, counted at its destination, until its attempt settles: failed then, unless that
- * attempt delivered it (the receiver has it), its lastError saying the URL was removed.
- */
-export async function failCallbacksOfRemovedUrl(m: EntityManager, of: CallbacksOfUrl): Promise<number> {
-  const error = `callback URL removed by the partner (${of.property} set to null); no further attempts`;
-  const [, count]: [unknown, number] = await m.query(REMOVE_URL, ofUrl(of, error));
-  return count;
-}
-
 export const MOVE_URL = `UPDATE callbacks c
         SET url = CASE WHEN c.status = 'sending' THEN c.url ELSE $5 END,
             next_url = CASE WHEN c.status = 'sending' THEN $5 END,
@@ -80,7 +53,39 @@ export const REMOVE_URL = `UPDATE callbacks c
        FROM ${RESOURCES}
       WHERE ${OF_URL}`;
 
-/** The URL as the PATCH (or a move of the URL) set it: moved to a new one, or removed (null). */
-export async function followUrl(m: EntityManager, of: CallbacksOfUrl, url: string | null): Promise<void> {
-  await (url === null ? failCallbacksOfRemovedUrl(m, of) : moveCallbacks(m, of, url));
+/** A resource's callback URL moved or removed: its callbacks follow, in the change's transaction. */
+@Injectable()
+export class CallbackUrlFollowing {
+  /**
+   * A new URL: the resource's pending callbacks go there from their next attempt, its failed ones
+   * when redelivered (their `url` becomes it, and a removal before is undone). One being attempted
+   * now (`sending`) keeps its URL, so its destination and its place in that destination's window,
+   * until its attempt settles: it takes the new URL as `next_url`, which its settlement (or its
+   * lease's lapse) makes its `url`. The new destination becomes known through the
+   * callbacks_note_moved_destination trigger when `url` changes. Returns how many callbacks follow it.
+   * A resource listed twice moves its callbacks once (an UPDATE changes a row once).
+   */
+  async moveCallbacks(m: EntityManager, of: CallbacksOfUrl, url: string): Promise<number> {
+    const [, count]: [unknown, number] = await m.query(MOVE_URL, ofUrl(of, url));
+    // Some may be due now at their new destination, whose window is its own.
+    noteDue(m, count);
+    return count;
+  }
+
+  /**
+   * The URL removed: the resource's undelivered callbacks become `failed`, their lastError saying so,
+   * and none of them (the failed ones before included) can be redelivered. One being attempted now
+   * stays `sending`, counted at its destination, until its attempt settles: failed then, unless that
+   * attempt delivered it (the receiver has it), its lastError saying the URL was removed.
+   */
+  async failCallbacksOfRemovedUrl(m: EntityManager, of: CallbacksOfUrl): Promise<number> {
+    const error = `callback URL removed by the partner (${of.property} set to null); no further attempts`;
+    const [, count]: [unknown, number] = await m.query(REMOVE_URL, ofUrl(of, error));
+    return count;
+  }
+
+  /** The URL as the PATCH (or a move of the URL) set it: moved to a new one, or removed (null). */
+  async followUrl(m: EntityManager, of: CallbacksOfUrl, url: string | null): Promise<void> {
+    await (url === null ? this.failCallbacksOfRemovedUrl(m, of) : this.moveCallbacks(m, of, url));
+  }
 }

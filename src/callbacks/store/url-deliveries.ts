@@ -1,3 +1,5 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 
 /**
@@ -15,8 +17,14 @@ export const LAST_DELIVERIES = `
 
 type LastDeliveries = Map<string, Date | null>;
 
-/** The last delivery to each URL of the partner's, by URL (null: none within the retention). */
-export async function lastDeliveries(db: DataSource, partnerId: string, urls: string[]): Promise<LastDeliveries> {
-  const rows: { url: string; delivered_at: Date | null }[] = await db.query(LAST_DELIVERIES, [partnerId, urls]);
-  return new Map(rows.map((r) => [r.url, r.delivered_at]));
+/** Each callback URL's last delivery. */
+@Injectable()
+export class UrlDeliveries {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** The last delivery to each URL of the partner's, by URL (null: none within the retention). */
+  async lastDeliveries(partnerId: string, urls: string[]): Promise<LastDeliveries> {
+    const rows: { url: string; delivered_at: Date | null }[] = await this.db.query(LAST_DELIVERIES, [partnerId, urls]);
+    return new Map(rows.map((r) => [r.url, r.delivered_at]));
+  }
 }

@@ -4,10 +4,8 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter as BullBoardFastifyAdapter } from '@bull-board/fastify';
 import type { BoardHooks, HookContext, JobCounts, JobStatus, QueueJob, Status } from '@bull-board/api/typings/app';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { getDataSourceToken } from '@nestjs/typeorm';
 import type { Job, Queue } from 'bullmq';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { DataSource } from 'typeorm';
 import { AppConfig, DomainError, sendDomainError, UnexpectedErrorAnswer } from '../../platform/index.js';
 import type { Actor, MountAccess, OperatorIdentity } from '../../operators/index.js';
 import { CallbackQueue } from '../callback-queue.js';
@@ -244,7 +242,7 @@ type OperatorRequest = FastifyRequest & { operator?: OperatorIdentity };
 
 /** bull-board behind the operator credential and role; a browser gets the Basic prompt. */
 export function mountQueueDashboard(app: NestFastifyApplication, config: AppConfig, actions: DashboardActions): void {
-  const store = new DashboardStore(app.get<DataSource>(getDataSourceToken()), config.dashboardKeep.completed);
+  const store = app.get(DashboardStore);
   const queueAdapter = new CallbackQueueAdapter(app.get(CallbackQueue).queue, store, actions);
   const adapter = new BullBoardFastifyAdapter();
   adapter.setBasePath(DASHBOARD_PATH);

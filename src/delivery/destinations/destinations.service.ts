@@ -1,20 +1,14 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { type Actor, AuditLog, trackedValues } from '../../operators/index.js';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { Gauge } from 'prom-client';
-import { DataSource } from 'typeorm';
 import { DomainError, ErrorCode, notFound, Writes } from '../../platform/index.js';
 import { Metrics } from '../../operations/index.js';
 import {
   CircuitState,
-  countOpenDestinations,
-  countWaitingByCircuit,
   DestinationCircuits,
   destinationKey,
-  destinationStates,
-  listDestinations,
+  DestinationRepository,
   nextProbeShown,
-  probeNow,
   WAITING_COUNT_CAP,
 } from '../../callbacks/index.js';
 import { stateOf } from '../destination-store.js';
@@ -35,7 +29,6 @@ export interface DestinationView {
   inFlight: number;
 }
 
-
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /**
@@ -46,7 +39,7 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 @Injectable()
 export class DestinationsService extends DestinationCircuits implements OnModuleInit {
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly destinations: DestinationRepository,
     private readonly metrics: Metrics,
     private readonly writes: Writes,
     private readonly audit: AuditLog,
@@ -55,13 +48,13 @@ export class DestinationsService extends DestinationCircuits implements OnModule
   }
 
   onModuleInit(): void {
-    const db = this.db;
+    const destinations = this.destinations;
     new Gauge({
       name: 'funding_destinations_open',
       help: 'Destinations whose circuit is open or half-open',
       registers: [this.metrics.registry],
       async collect() {
-        this.set(await countOpenDestinations(db));
+        this.set(await destinations.countOpenDestinations());
       },
     });
     new Gauge({
@@ -70,7 +63,7 @@ export class DestinationsService extends DestinationCircuits implements OnModule
       labelNames: ['reason'] as const,
       registers: [this.metrics.registry],
       async collect() {
-        const waiting = await countWaitingByCircuit(db);
+        const waiting = await destinations.countWaitingByCircuit();
         this.set({ reason: 'circuit_open' }, waiting.open);
         this.set({ reason: 'no_slot' }, waiting.closed);
       },
@@ -89,7 +82,8 @@ export class DestinationsService extends DestinationCircuits implements OnModule
   /** The circuit states of the partner's destinations at these origins (DestinationCircuits: the funding module's URL list asks). */
   async statesOf(partnerId: string, origins: string[]): Promise<Map<string, CircuitState>> {
     const states = new Map<string, CircuitState>(origins.map((o) => [o, 'closed']));
-    for (const r of await destinationStates(this.db, partnerId, origins)) states.set(r.origin, circuitOf(stateOf(r), r.sending, r.now));
+    for (const r of await this.destinations.destinationStates(partnerId, origins))
+      states.set(r.origin, circuitOf(stateOf(r), r.sending, r.now));
     return states;
   }
 
@@ -101,11 +95,21 @@ export class DestinationsService extends DestinationCircuits implements OnModule
    */
   async probe(actor: Actor, origin: string, partnerId: string | null): Promise<DestinationView[]> {
     const probed = await this.writes.transaction(async (m) => {
-      const done = await probeNow(m, origin, partnerId);
+      const done = await this.destinations.probeNow(m, origin, partnerId);
       if (done === 'unknown') throw notFound('Destination');
-      if (done === 'closed') throw new DomainError('conflict', ErrorCode.destination_not_open, `Destination ${origin}${partnerId ? ` of partner ${partnerId}` : ''} is closed: there is nothing to probe`);
+      if (done === 'closed')
+        throw new DomainError(
+          'conflict',
+          ErrorCode.destination_not_open,
+          `Destination ${origin}${partnerId ? ` of partner ${partnerId}` : ''} is closed: there is nothing to probe`,
+        );
       for (const p of done) {
-        await this.audit.record(m, actor, { targetType: 'destination', targetId: destinationKey(p.partnerId, origin), before: trackedValues({ nextProbeAt: p.before }), after: trackedValues({ nextProbeAt: p.after }) });
+        await this.audit.record(m, actor, {
+          targetType: 'destination',
+          targetId: destinationKey(p.partnerId, origin),
+          before: trackedValues({ nextProbeAt: p.before }),
+          after: trackedValues({ nextProbeAt: p.after }),
+        });
       }
       return new Set(done.map((p) => p.partnerId));
     });
@@ -113,7 +117,7 @@ export class DestinationsService extends DestinationCircuits implements OnModule
   }
 
   private async read(partnerId: string | null, origin: string | null): Promise<DestinationView[]> {
-    const rows = await listDestinations(this.db, { partnerId, origin });
+    const rows = await this.destinations.listDestinations({ partnerId, origin });
     return rows.map((r) => {
       const s = stateOf(r);
       return {

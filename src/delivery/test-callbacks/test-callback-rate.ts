@@ -1,6 +1,6 @@
 import { EntityManager } from 'typeorm';
 import { DomainError, ErrorCode } from '../../platform/index.js';
-import { recentTests } from '../../callbacks/index.js';
+import type { TestCallbackRepository } from '../../callbacks/index.js';
 
 /** Test callbacks a partner may have accepted in any rolling minute. */
 export const TEST_CALLBACKS_PER_MINUTE = 10;
@@ -14,8 +14,12 @@ const TEST_CALLBACK_LOCK = 727_033;
  * test callbacks queue on a transaction-scoped advisory lock, so two cannot both see room for
  * one. Refused ones record nothing, so they do not count.
  */
-export async function admitOneMoreTest(m: EntityManager, partnerId: string): Promise<void> {
-  const recent = await recentTests(m, partnerId, TEST_CALLBACK_LOCK);
+export async function admitOneMoreTest(
+  tests: TestCallbackRepository,
+  m: EntityManager,
+  partnerId: string,
+): Promise<void> {
+  const recent = await tests.recentTests(m, partnerId, TEST_CALLBACK_LOCK);
   if (recent.n >= TEST_CALLBACKS_PER_MINUTE) {
     throw new DomainError(
       'rate',

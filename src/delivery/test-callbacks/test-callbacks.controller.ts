@@ -13,12 +13,22 @@ export class TestCallbackDto {
   @IsUUID()
   companyId: string;
 
-  @ApiPropertyOptional({ ...CALLBACK_URL, description: 'where to send it (checked as a callback URL); omitted: the URL the company\'s resources use for the message' })
+  @ApiPropertyOptional({
+    ...CALLBACK_URL,
+    description:
+      "where to send it (checked as a callback URL); omitted: the URL the company's resources use for the message",
+  })
   @IsOmittable()
   @IsString()
   url?: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 4, default: 0, description: 'the message code whose body to send' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: 4,
+    default: 0,
+    description: 'the message code whose body to send',
+  })
   @IsOmittable()
   @IsInt()
   @Min(0)
@@ -36,7 +46,15 @@ export class TestCallbacksController {
   @Doc(
     `Send a test callback: one signed attempt at once, like any callback ("test": true); failed at once, unsent, while its destination's circuit is open. At most ${TEST_CALLBACKS_PER_MINUTE} a minute`,
     CallbackMessageResponse,
-    [400, 404, 413, { 422: 'no url given and none registered for the message', 429: `more than ${TEST_CALLBACKS_PER_MINUTE} test callbacks in a minute, or the partner rate limit; retry after Retry-After seconds` }],
+    [
+      400,
+      404,
+      413,
+      {
+        422: 'no url given and none registered for the message',
+        429: `more than ${TEST_CALLBACKS_PER_MINUTE} test callbacks in a minute, or the partner rate limit; retry after Retry-After seconds`,
+      },
+    ],
     { status: 202 },
   )
   @Post('test')

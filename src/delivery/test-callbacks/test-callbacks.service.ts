@@ -4,15 +4,15 @@ import {
   Callback,
   CallbackMessage,
   callbackOrigin,
-  insertTestCallback,
-  openCircuitOf,
+  TestCallbackRepository,
+  TestTargets,
 } from '../../callbacks/index.js';
 import { type Actor, AuditLog } from '../../operators/index.js';
 import { testNotSentError } from '../settle-attempt.js';
 import { Writes } from '../../platform/index.js';
 import { CallbackUrlValidator } from '../../egress/index.js';
 import { admitOneMoreTest } from './test-callback-rate.js';
-import { noTestUrl, testTarget } from './test-callback-target.js';
+import { noTestUrl } from './test-callback-target.js';
 
 export interface TestCallbackRequest {
   companyId: string;
@@ -34,21 +34,27 @@ export class TestCallbacks {
     private readonly urls: CallbackUrlValidator,
     private readonly writes: Writes,
     private readonly audit: AuditLog,
+    private readonly tests: TestCallbackRepository,
+    private readonly targets: TestTargets,
   ) {}
 
   async send(partnerId: string, req: TestCallbackRequest, actor?: Actor): Promise<Callback> {
     const message: CallbackMessage = req.message ?? CallbackMessage.CreditLimitUpdated;
     const given = await this.urls.check('url', req.url);
     return this.writes.transaction(async (m) => {
-      await admitOneMoreTest(m, partnerId);
-      const target = await testTarget(m, partnerId, req.companyId, message);
+      await admitOneMoreTest(this.tests, m, partnerId);
+      const target = await this.targets.find(m, partnerId, req.companyId, message);
       const url = given ?? target.url;
       if (url === null) throw noTestUrl(message, target.source);
       // Read in the same transaction: while its destination's circuit is open it is failed at once, unsent.
-      const circuit = await openCircuitOf(m, partnerId, url);
+      const circuit = await this.tests.openCircuitOf(m, partnerId, url);
       const notSent = circuit ? testNotSentError(circuit.origin, circuit.openedAt, circuit.lastError) : null;
       const body = buildCallbackBody(message, target.ids);
-      const sent = await insertTestCallback(m, { partnerId, companyId: req.companyId, message, url, body }, notSent);
+      const sent = await this.tests.insertTestCallback(
+        m,
+        { partnerId, companyId: req.companyId, message, url, body },
+        notSent,
+      );
       if (actor) {
         // A new row is pending, or failed at once (its circuit open): never `sending`, which the API shows as pending.
         const after = { status: sent.status, message, companyId: req.companyId, destination: callbackOrigin(url) };

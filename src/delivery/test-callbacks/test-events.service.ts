@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { callbackOrigin, insertTestEvent, openCircuitOf } from '../../callbacks/index.js';
+import { callbackOrigin, TestCallbackRepository } from '../../callbacks/index.js';
 import { type Actor, AuditLog } from '../../operators/index.js';
 import { PartnerProfile } from '../../partners/index.js';
 import { DomainError, ErrorCode, Writes } from '../../platform/index.js';
@@ -20,6 +20,7 @@ export class TestEvents {
     private readonly profile: PartnerProfile,
     private readonly writes: Writes,
     private readonly audit: AuditLog,
+    private readonly tests: TestCallbackRepository,
   ) {}
 
   /** The event's id (its `webhook-id`). */
@@ -30,12 +31,12 @@ export class TestEvents {
       throw new DomainError('rule', ErrorCode.test_callback_no_url, why);
     }
     return this.writes.transaction(async (m) => {
-      await admitOneMoreTest(m, partnerId);
-      const circuit = await openCircuitOf(m, partnerId, url);
+      await admitOneMoreTest(this.tests, m, partnerId);
+      const circuit = await this.tests.openCircuitOf(m, partnerId, url);
       const notSent = circuit
         ? testNotSentError(circuit.origin, circuit.openedAt, circuit.lastError, 'test event')
         : null;
-      const id = await insertTestEvent(m, partnerId, url, notSent);
+      const id = await this.tests.insertTestEvent(m, partnerId, url, notSent);
       if (actor) {
         const after = { testEvent: id, status: notSent ? 'failed' : 'pending', destination: callbackOrigin(url) };
         await this.audit.record(m, actor, { targetType: 'partner', targetId: partnerId, before: {}, after });

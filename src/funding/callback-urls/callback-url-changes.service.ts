@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { followUrl } from '../../callbacks/index.js';
+import { CallbackUrlFollowing } from '../../callbacks/index.js';
 import { CallbackUrlValidator } from '../../egress/index.js';
 import { APP_CONFIG, AppConfig, invalidProperty, VariantNames, VARIANTS } from '../../platform/index.js';
 import { companyCallbackProperty } from '../companies/company-callback-property.js';
@@ -13,8 +13,16 @@ import { WithdrawalRequest } from '../withdrawals/withdrawal-request.entity.js';
 
 /** The rows a PATCH changes, as the domain's one model tracks them: their callback URLs. */
 const COMPANY_URL: Resource<Company> = { entity: Company, what: 'Company', tracked: ['callbackUrl'] };
-const LIMIT_REQUEST_URL: Resource<LimitRequest> = { entity: LimitRequest, what: 'Limit request', tracked: ['statusCallback'] };
-const WITHDRAWAL_URLS: Resource<WithdrawalRequest> = { entity: WithdrawalRequest, what: 'Withdrawal request', tracked: ['statusCallback', 'loanStatusCallback'] };
+const LIMIT_REQUEST_URL: Resource<LimitRequest> = {
+  entity: LimitRequest,
+  what: 'Limit request',
+  tracked: ['statusCallback'],
+};
+const WITHDRAWAL_URLS: Resource<WithdrawalRequest> = {
+  entity: WithdrawalRequest,
+  what: 'Withdrawal request',
+  tracked: ['statusCallback', 'loanStatusCallback'],
+};
 
 /** A PATCH body: each property absent (unchanged), a URL, or null (removed). */
 export type UrlChanges = Record<string, string | null | undefined>;
@@ -34,6 +42,7 @@ export class CallbackUrlChanges {
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly urls: CallbackUrlValidator,
     private readonly transitions: DomainTransitions,
+    private readonly follow: CallbackUrlFollowing,
   ) {
     this.names = VARIANTS[config.variant];
   }
@@ -49,7 +58,9 @@ export class CallbackUrlChanges {
         company.callbackUrl = url;
         const messages = messagesOf(urlColumn('companies', 'callback_url'));
         const resources = [{ companyId, id: companyId }];
-        await change.run((m) => followUrl(m, { property: own, messages, key: 'companyId', resources }, url));
+        await change.run((m) =>
+          this.follow.followUrl(m, { property: own, messages, key: 'companyId', resources }, url),
+        );
       },
     });
     return row;
@@ -64,15 +75,21 @@ export class CallbackUrlChanges {
       effects: async (request, change) => {
         request.statusCallback = url;
         const messages = messagesOf(urlColumn('limit_requests', 'status_callback'));
-        const of = { property: 'status_callback', messages, key: 'limitRequestId' as const, resources: [{ companyId, id }] };
-        await change.run((m) => followUrl(m, of, url));
+        const of = {
+          property: 'status_callback',
+          messages,
+          key: 'limitRequestId' as const,
+          resources: [{ companyId, id }],
+        };
+        await change.run((m) => this.follow.followUrl(m, of, url));
       },
     });
   }
 
   async withdrawal(partnerId: string, companyId: string, id: string, body: UrlChanges): Promise<OfCompany<WithdrawalRequest>> {
     const properties = (['status_callback', 'loan_status_callback'] as const).filter((p) => body[p] !== undefined);
-    if (properties.length === 0) throw invalidProperty('status_callback or loan_status_callback is required: a URL, or null to remove it');
+    if (properties.length === 0)
+      throw invalidProperty('status_callback or loan_status_callback is required: a URL, or null to remove it');
     const urls = await this.checked(body, properties);
     return this.transitions.change({
       resource: WITHDRAWAL_URLS,
@@ -84,7 +101,7 @@ export class CallbackUrlChanges {
           else withdrawal.loanStatusCallback = urls[i];
           const messages = messagesOf(urlColumn('withdrawal_requests', property));
           const of = { property, messages, key: 'withdrawalId' as const, resources: [{ companyId, id }] };
-          await change.run((m) => followUrl(m, of, urls[i]));
+          await change.run((m) => this.follow.followUrl(m, of, urls[i]));
         }
       },
     });

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { callbackOrigin, CircuitState, DestinationCircuits, lastDeliveries } from '../../callbacks/index.js';
+import { callbackOrigin, CircuitState, DestinationCircuits, UrlDeliveries } from '../../callbacks/index.js';
 
 /** The list's bound: a partner usually has a handful of URLs; one per resource would be 100,000s. */
 export const CALLBACK_URL_LIST_LIMIT = 1000;
@@ -40,6 +40,7 @@ export class CallbackUrlList {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly circuits: DestinationCircuits,
+    private readonly deliveries: UrlDeliveries,
   ) {}
 
   async list(partnerId: string): Promise<CallbackUrlView[]> {
@@ -50,7 +51,7 @@ export class CallbackUrlList {
     const urls = uses.map((u) => u.url);
     const [states, delivered] = await Promise.all([
       this.circuits.statesOf(partnerId, [...new Set(urls.map(callbackOrigin))]),
-      lastDeliveries(this.db, partnerId, urls),
+      this.deliveries.lastDeliveries(partnerId, urls),
     ]);
     return uses.map(({ url, resources }) => {
       const origin = callbackOrigin(url);

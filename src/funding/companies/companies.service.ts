@@ -3,9 +3,18 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { DomainTransitions } from '../domain/domain-transitions.js';
 import { CallbackUrlValidator } from '../../egress/index.js';
-import { APP_CONFIG, AppConfig, assertStatusChange, formatMoney, moneyFromDb, parseMoney, VariantNames, VARIANTS } from '../../platform/index.js';
+import {
+  APP_CONFIG,
+  AppConfig,
+  assertStatusChange,
+  formatMoney,
+  moneyFromDb,
+  parseMoney,
+  VariantNames,
+  VARIANTS,
+} from '../../platform/index.js';
 import { companyCallbackProperty } from './company-callback-property.js';
-import { findOwnedCompany } from './company-locks.js';
+import { CompanyLocks } from './company-locks.js';
 import { Company } from './company.entity.js';
 import { CreateCompanyDto, UpdateCreditDto } from './company.dto.js';
 import { CREDIT_TRANSITIONS } from './credit-status.js';
@@ -18,6 +27,7 @@ export class CompaniesService {
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
+    private readonly locks: CompanyLocks,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly urls: CallbackUrlValidator,
     private readonly transitions: DomainTransitions,
@@ -44,7 +54,7 @@ export class CompaniesService {
   }
 
   get(partnerId: string, companyId: string): Promise<Company> {
-    return findOwnedCompany(this.db.manager, partnerId, companyId);
+    return this.locks.find(this.db.manager, partnerId, companyId);
   }
 
   /**

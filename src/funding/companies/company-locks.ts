@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import { EntityManager, EntityTarget } from 'typeorm';
 import { notFound } from '../../platform/index.js';
 import { Company } from './company.entity.js';
@@ -10,23 +11,32 @@ import { Company } from './company.entity.js';
 
 const FOR_UPDATE = { mode: 'pessimistic_write' } as const;
 
-/** A company of this partner, read without a lock; another partner's company is indistinguishable from a missing one. */
-export async function findOwnedCompany(m: EntityManager, partnerId: string, companyId: string): Promise<Company> {
-  const company = await m.findOne(Company, { where: { id: companyId, partnerId } });
-  if (!company) throw notFound('Company');
-  return company;
-}
+/** The company reads and locks every change starts with, in the caller's transaction. */
+@Injectable()
+export class CompanyLocks {
+  /** A company of this partner, read without a lock; another partner's company is indistinguishable from a missing one. */
+  async find(m: EntityManager, partnerId: string, companyId: string): Promise<Company> {
+    const company = await m.findOne(Company, { where: { id: companyId, partnerId } });
+    if (!company) throw notFound('Company');
+    return company;
+  }
 
-/** A company of this partner, locked (`SELECT … FOR UPDATE`); 404 as `findOwnedCompany`. */
-export async function lockOwnedCompany(m: EntityManager, partnerId: string, companyId: string): Promise<Company> {
-  const company = await m.findOne(Company, { where: { id: companyId, partnerId }, lock: FOR_UPDATE });
-  if (!company) throw notFound('Company');
-  return company;
-}
+  /** A company of this partner, locked (`SELECT … FOR UPDATE`); 404 as `find`. */
+  async lockOwned(m: EntityManager, partnerId: string, companyId: string): Promise<Company> {
+    const company = await m.findOne(Company, { where: { id: companyId, partnerId }, lock: FOR_UPDATE });
+    if (!company) throw notFound('Company');
+    return company;
+  }
 
-/** Locks the company owning a child row (limit request, withdrawal, loan); 404 naming the child when it does not exist. */
-export async function lockCompanyOf(m: EntityManager, child: EntityTarget<{ id: string; companyId: string }>, id: string, what: string): Promise<Company> {
-  const found = await m.findOne(child, { where: { id } });
-  if (!found) throw notFound(what);
-  return m.findOneOrFail(Company, { where: { id: found.companyId }, lock: FOR_UPDATE });
+  /** Locks the company owning a child row (limit request, withdrawal, loan); 404 naming the child when it does not exist. */
+  async lockOf(
+    m: EntityManager,
+    child: EntityTarget<{ id: string; companyId: string }>,
+    id: string,
+    what: string,
+  ): Promise<Company> {
+    const found = await m.findOne(child, { where: { id } });
+    if (!found) throw notFound(what);
+    return m.findOneOrFail(Company, { where: { id: found.companyId }, lock: FOR_UPDATE });
+  }
 }

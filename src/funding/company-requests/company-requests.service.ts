@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { CallbackUrlValidator } from '../../egress/index.js';
 import type { Actor } from '../../operators/index.js';
 import { notFound } from '../../platform/index.js';
-import { findOwnedCompany } from '../companies/company-locks.js';
+import { CompanyLocks } from '../companies/company-locks.js';
 import { Company } from '../companies/company.entity.js';
 import {
   companyOfRow,
@@ -44,13 +44,14 @@ export interface RequestResource<T extends StatusRow<S>, S extends string> exten
 export abstract class CompanyRequests<T extends StatusRow<S>, S extends string> {
   @InjectDataSource() private readonly db: DataSource;
   @Inject(DomainTransitions) private readonly transitions: DomainTransitions;
+  @Inject(CompanyLocks) private readonly locks: CompanyLocks;
   @Inject(CallbackUrlValidator) protected readonly urls: CallbackUrlValidator;
 
   protected abstract readonly resource: RequestResource<T, S>;
 
   /** A request of this partner's company; 404 naming the company or the request when either is not the partner's. */
   async get(partnerId: string, companyId: string, id: string): Promise<OfCompany<T>> {
-    const company = await findOwnedCompany(this.db.manager, partnerId, companyId);
+    const company = await this.locks.find(this.db.manager, partnerId, companyId);
     const where = { id, companyId } as FindOptionsWhere<T>;
     const row = await this.db.manager.findOne(this.resource.entity, { where });
     if (!row) throw notFound(this.resource.what);

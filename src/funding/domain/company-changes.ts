@@ -1,12 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { CallbackEvent, traced } from '../../callbacks/index.js';
-import { notFound, overtaken, SqlPool, TransactionRunner } from '../../platform/index.js';
+import { notFound, overtaken, TransactionRunner } from '../../platform/index.js';
 import { Company } from '../companies/company.entity.js';
 import { creditEvents, creditSnapshot } from '../companies/credit.js';
 import { type Actor, AUDIT_ACTIONS, AuditActionName, auditValues, rowChangesAudit } from '../../operators/index.js';
-import { OneRowBatches } from './one-row-batches.js';
+import { CompanyRows } from './company-rows.js';
 import { COMPANY } from './change-set.js';
 import { changesOf, snapshot } from './tracked-changes.js';
 
@@ -40,15 +38,10 @@ const ROW_CHANGE_TRIES = 50;
  */
 @Injectable()
 export class CompanyChanges {
-  private readonly rows: OneRowBatches<Company>;
-
   constructor(
-    @InjectDataSource() db: DataSource,
     private readonly writes: TransactionRunner,
-    sql: SqlPool,
-  ) {
-    this.rows = new OneRowBatches(db, sql.pool, db.getMetadata(Company));
-  }
+    private readonly rows: CompanyRows,
+  ) {}
 
   async apply(spec: CompanyChangeSpec): Promise<Company> {
     for (let read = 1; ; read++) {
@@ -61,9 +54,18 @@ export class CompanyChanges {
       // The trace is taken here, in the request: the batched write runs in another request's.
       const events = traced([...own, ...creditEvents(company, credit)].filter((e) => e.url !== null));
       const changed = changesOf('companies', company.id, tracked, snapshot(company, COMPANY.tracked));
-      const audit = spec.actor ? auditValues(spec.actor, { targetType: AUDIT_ACTIONS[spec.actor.action as AuditActionName], targetId: spec.id, ...rowChangesAudit(spec.id, changed ? [changed] : []) }) : null;
+      const audit = spec.actor
+        ? auditValues(spec.actor, {
+            targetType: AUDIT_ACTIONS[spec.actor.action as AuditActionName],
+            targetId: spec.id,
+            ...rowChangesAudit(spec.id, changed ? [changed] : []),
+          })
+        : null;
       // One statement commits the row with its callbacks and audit entry: the one write path's statement form.
-      const written = await this.writes.statement(() => this.rows.write({ ...found, events, audit }), (ok) => (ok ? events.length : 0));
+      const written = await this.writes.statement(
+        () => this.rows.write({ ...found, events, audit }),
+        (ok) => (ok ? events.length : 0),
+      );
       if (written) return company;
       if (read === ROW_CHANGE_TRIES) throw overtaken(COMPANY.what, read);
     }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DeepPartial, EntityManager, EntityTarget } from 'typeorm';
 import { CallbackEvent, callbackOrigin, CallbackRecorder } from '../../callbacks/index.js';
-import { lockCompanyOf, lockOwnedCompany } from '../companies/company-locks.js';
+import { CompanyLocks } from '../companies/company-locks.js';
 import { Company } from '../companies/company.entity.js';
 import { creditEvents, creditSnapshot } from '../companies/credit.js';
 import { assertTransition, CompanyRow, DomainRow, Resource, StatusResource, StatusRow } from './resource.js';
@@ -10,28 +10,25 @@ import { ChangeSet } from './change-set.js';
 import { CompanyChanges, CompanyChangeSpec } from './company-changes.js';
 import { type Actor, AUDIT_ACTIONS, AuditActionName, AuditLog, rowChangesAudit } from '../../operators/index.js';
 import { TransactionRunner } from '../../platform/index.js';
-import { moveUrlIn, UrlMoveSpec } from './url-moves.js';
+import { UrlMoveSpec, UrlMoves } from './url-moves.js';
 
-/** How a change finds and locks its company: every path locks the company first, then the company's rows. */
-export type CompanyLock = (m: EntityManager, resource: Resource<CompanyRow>, id: string) => Promise<Company>;
-
-/** A partner's change: the company named in its path, when it is this partner's (else 404 `Company`). */
-export const partnersCompany =
-  (partnerId: string, companyId: string): CompanyLock =>
-  (m) =>
-    lockOwnedCompany(m, partnerId, companyId);
-
-/** How a create finds and locks the company it adds a row to. */
-export type ParentLock = (m: EntityManager) => Promise<Company>;
-
-/** A partner's create: the company named in its path, locked, when it is this partner's (else 404 `Company`). */
-export const partnersParent =
-  (partnerId: string, companyId: string): ParentLock =>
-  (m) =>
-    lockOwnedCompany(m, partnerId, companyId);
+/** The company named in a partner's path, when it is this partner's (else 404 `Company`). */
+export type OwnedCompany = { partnerId: string; companyId: string };
 
 /** An operator's change: the company owning the row (404 naming the resource when the row does not exist). */
-export const companyOfRow: CompanyLock = (m, resource, id) => lockCompanyOf(m, resource.entity, id, resource.what);
+export const companyOfRow = 'the company owning the row';
+
+/** How a change finds and locks its company (CompanyLocks): every path locks the company first, then the company's rows. */
+export type CompanyLock = OwnedCompany | typeof companyOfRow;
+
+/** A partner's change: the company named in its path, when it is this partner's (else 404 `Company`). */
+export const partnersCompany = (partnerId: string, companyId: string): CompanyLock => ({ partnerId, companyId });
+
+/** How a create finds and locks the company it adds a row to: a partner's, named in its path. */
+export type ParentLock = OwnedCompany;
+
+/** A partner's create: the company named in its path, locked, when it is this partner's (else 404 `Company`). */
+export const partnersParent = (partnerId: string, companyId: string): ParentLock => ({ partnerId, companyId });
 
 /**
  * A change's own effects, run after the row is locked and its status move checked, before
@@ -87,6 +84,8 @@ export class DomainTransitions {
     private readonly audit: AuditLog,
     private readonly writes: TransactionRunner,
     private readonly companies: CompanyChanges,
+    private readonly urlMoves: UrlMoves,
+    private readonly locks: CompanyLocks,
   ) {}
 
   /**
@@ -114,9 +113,13 @@ export class DomainTransitions {
    * company locked first, then `build` checks the rules (it may refuse with a DomainError) and
    * gives the row's values.
    */
-  create<T extends CompanyRow>(entity: EntityTarget<T>, company: ParentLock, build: (company: Company) => DeepPartial<T>): Promise<{ row: T; company: Company }> {
+  create<T extends CompanyRow>(
+    entity: EntityTarget<T>,
+    company: ParentLock,
+    build: (company: Company) => DeepPartial<T>,
+  ): Promise<{ row: T; company: Company }> {
     return this.transaction(async (m) => {
-      const parent = await company(m);
+      const parent = await this.locks.lockOwned(m, company.partnerId, company.companyId);
       const row = await m.save(m.create(entity, build(parent)));
       return { row, company: parent };
     });
@@ -130,7 +133,7 @@ export class DomainTransitions {
    */
   moveUrl(spec: UrlMoveSpec, actor?: Actor): Promise<number> {
     return this.transaction(async (m) => {
-      const moved = await moveUrlIn(m, spec);
+      const moved = await this.urlMoves.moveUrlIn(m, spec);
       if (actor) {
         const after = { fromOrigin: callbackOrigin(spec.from), toOrigin: callbackOrigin(spec.to), resources: moved };
         await this.audit.record(m, actor, { targetType: 'partner', targetId: spec.partnerId, before: {}, after });
@@ -148,11 +151,18 @@ export class DomainTransitions {
   apply<T extends DomainRow>(m: EntityManager, spec: ChangeSpec<T>): Promise<Changed<T>>;
   async apply<T extends DomainRow>(m: EntityManager, spec: ChangeSpec<T> & { to?: string }): Promise<Changed<T>> {
     const status = spec.to === undefined ? null : (spec as unknown as StatusChangeSpec<StatusRow<string>, string>);
-    const company = await spec.company(m, spec.resource as unknown as Resource<CompanyRow>, spec.id);
+    const resource = spec.resource as unknown as Resource<CompanyRow>;
+    const company =
+      spec.company === companyOfRow
+        ? await this.locks.lockOf(m, resource.entity, spec.id, resource.what)
+        : await this.locks.lockOwned(m, spec.company.partnerId, spec.company.companyId);
     const change = new ChangeSet(m, company);
     const creditBefore = creditSnapshot(company);
     // A change of the company itself holds the row it locked first; any other locks its row after it.
-    const row = spec.resource.entity === Company ? change.hold(spec.resource, company as unknown as T) : ((await change.lock(spec.resource as unknown as Resource<CompanyRow>, spec.id)) as unknown as T);
+    const row =
+      spec.resource.entity === Company
+        ? change.hold(spec.resource, company as unknown as T)
+        : ((await change.lock(spec.resource as unknown as Resource<CompanyRow>, spec.id)) as unknown as T);
     if (status) assertTransition(status.resource, row as unknown as StatusRow<string>, status.to);
     const effects = (await spec.effects?.(row, change)) ?? [];
     const own = status ? [change.move(status.resource, row as unknown as StatusRow<string>, status.to)] : [];
@@ -161,7 +171,12 @@ export class DomainTransitions {
     await this.callbacks.record(m, events);
     if (spec.actor) {
       const { before, after } = rowChangesAudit(spec.id, changes);
-      await this.audit.record(m, spec.actor, { targetType: AUDIT_ACTIONS[spec.actor.action as AuditActionName], targetId: spec.id, before, after });
+      await this.audit.record(m, spec.actor, {
+        targetType: AUDIT_ACTIONS[spec.actor.action as AuditActionName],
+        targetId: spec.id,
+        before,
+        after,
+      });
     }
     return { row, company, changes };
   }

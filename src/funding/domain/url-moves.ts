@@ -1,5 +1,6 @@
+import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { followUrl, ResourceRef } from '../../callbacks/index.js';
+import { ResourceRef, CallbackUrlFollowing } from '../../callbacks/index.js';
 import { DomainError, ErrorCode, notFound } from '../../platform/index.js';
 import { messagesOf, UrlColumn, urlColumn } from './url-properties.js';
 
@@ -68,36 +69,54 @@ export const moveOverLimit = (limit: number) =>
       'resource by resource (each moves its waiting callbacks too)',
   );
 
-/**
- * Moves a URL in the transaction `m` (docs/architecture.md, "Changing a callback URL"): each
- * resource registered with `from`, in any property, takes `to`, and its callbacks follow exactly as
- * its own PATCH's do (store/url-changes.ts, one statement per property for all of them). Returns
- * how many resources moved; 404 when none uses `from`, 422 over the limit (nothing written).
- */
-export async function moveUrlIn(m: EntityManager, spec: UrlMoveSpec): Promise<number> {
-  const { partnerId, from, to, limit } = spec;
-  const [{ n }]: { n: number }[] = await m.query(COUNT_USES, [partnerId, from, limit + 1]);
-  if (n > limit) throw moveOverLimit(limit);
-  const locked: { id: string }[] = n === 0 ? [] : await m.query(LOCK_COMPANIES, [partnerId, from]);
-  // None, or none any more (changed before the locks were taken): `from` is not in use.
-  if (locked.length === 0) throw notFound('Callback URL');
-  const params = [locked.map((c) => c.id), from, to];
-  const update = async (sql: string) => (await m.query<[Moved[], number]>(sql, params))[0];
-  const moved = await update(MOVE_COMPANIES);
-  const requests = await update(MOVE_LIMIT_REQUESTS);
-  const withdrawals = await update(MOVE_WITHDRAWALS);
-  const count = moved.length + requests.length + withdrawals.length;
-  // A change committed while this waited for a lock moved them all away first.
-  if (count === 0) throw notFound('Callback URL');
-  const follow = async (table: UrlColumn['table'], column: string, resources: Moved[]) => {
-    if (resources.length === 0) return;
-    const c = urlColumn(table, column as never);
-    const refs = resources.map(({ companyId, id }) => ({ companyId, id }));
-    await followUrl(m, { property: c.column, messages: messagesOf(c), key: c.key, resources: refs }, to);
-  };
-  await follow('companies', 'callback_url', moved);
-  await follow('limit_requests', 'status_callback', requests);
-  await follow('withdrawal_requests', 'status_callback', withdrawals.filter((w) => w.status));
-  await follow('withdrawal_requests', 'loan_status_callback', withdrawals.filter((w) => w.loan));
-  return count;
+/** The funding tables' side of a partner's URL move; the callbacks follow through the callback store. */
+@Injectable()
+export class UrlMoves {
+  constructor(private readonly following: CallbackUrlFollowing) {}
+
+  /**
+   * Moves a URL in the transaction `m` (docs/architecture.md, "Changing a callback URL"): each
+   * resource registered with `from`, in any property, takes `to`, and its callbacks follow exactly as
+   * its own PATCH's do (store/url-changes.ts, one statement per property for all of them). Returns
+   * how many resources moved; 404 when none uses `from`, 422 over the limit (nothing written).
+   */
+  async moveUrlIn(m: EntityManager, spec: UrlMoveSpec): Promise<number> {
+    const { partnerId, from, to, limit } = spec;
+    const [{ n }]: { n: number }[] = await m.query(COUNT_USES, [partnerId, from, limit + 1]);
+    if (n > limit) throw moveOverLimit(limit);
+    const locked: { id: string }[] = n === 0 ? [] : await m.query(LOCK_COMPANIES, [partnerId, from]);
+    // None, or none any more (changed before the locks were taken): `from` is not in use.
+    if (locked.length === 0) throw notFound('Callback URL');
+    const params = [locked.map((c) => c.id), from, to];
+    const update = async (sql: string) => (await m.query<[Moved[], number]>(sql, params))[0];
+    const moved = await update(MOVE_COMPANIES);
+    const requests = await update(MOVE_LIMIT_REQUESTS);
+    const withdrawals = await update(MOVE_WITHDRAWALS);
+    const count = moved.length + requests.length + withdrawals.length;
+    // A change committed while this waited for a lock moved them all away first.
+    if (count === 0) throw notFound('Callback URL');
+    const follow = async (table: UrlColumn['table'], column: string, resources: Moved[]) => {
+      if (resources.length === 0) return;
+      const c = urlColumn(table, column as never);
+      const refs = resources.map(({ companyId, id }) => ({ companyId, id }));
+      await this.following.followUrl(
+        m,
+        { property: c.column, messages: messagesOf(c), key: c.key, resources: refs },
+        to,
+      );
+    };
+    await follow('companies', 'callback_url', moved);
+    await follow('limit_requests', 'status_callback', requests);
+    await follow(
+      'withdrawal_requests',
+      'status_callback',
+      withdrawals.filter((w) => w.status),
+    );
+    await follow(
+      'withdrawal_requests',
+      'loan_status_callback',
+      withdrawals.filter((w) => w.loan),
+    );
+    return count;
+  }
 }

@@ -4,7 +4,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CallbackEvent, CallbackMessage } from '../../callbacks/index.js';
 import { DomainError, ErrorCode, formatMoney, invalidProperty, notFound, parseMoney } from '../../platform/index.js';
-import { findOwnedCompany } from '../companies/company-locks.js';
+import { CompanyLocks } from '../companies/company-locks.js';
 import { companyOfRow, DomainTransitions } from '../domain/domain-transitions.js';
 import { Resource } from '../domain/resource.js';
 import { WITHDRAWAL } from '../withdrawals/withdrawal-rules.js';
@@ -25,11 +25,12 @@ const FUTURE_TOLERANCE_MS = 5 * 60 * 1000;
 export class LoansService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
+    private readonly locks: CompanyLocks,
     private readonly transitions: DomainTransitions,
   ) {}
 
   async get(partnerId: string, companyId: string, loanId: string): Promise<LoanWithPayments> {
-    await findOwnedCompany(this.db.manager, partnerId, companyId);
+    await this.locks.find(this.db.manager, partnerId, companyId);
     const loan = await this.db.manager.findOne(Loan, { where: { id: loanId, companyId } });
     if (!loan) throw notFound(LOAN.what);
     return { loan, payments: await this.payments(loanId) };
@@ -48,7 +49,11 @@ export class LoansService {
       effects: async (loan, change) => {
         const withdrawal = await change.lock(WITHDRAWAL, loan.withdrawalId);
         if (amount > loan.outstanding) {
-          throw new DomainError('rule', ErrorCode.overpayment, `amount ${formatMoney(amount)} exceeds the outstanding ${formatMoney(loan.outstanding)}`);
+          throw new DomainError(
+            'rule',
+            ErrorCode.overpayment,
+            `amount ${formatMoney(amount)} exceeds the outstanding ${formatMoney(loan.outstanding)}`,
+          );
         }
         await change.insert(LoanPayment, { loanId, amount, paidAt });
         loan.outstanding -= amount;

@@ -373,3 +373,10 @@ WITH saved AS (UPDATE destinations d SET window_size = s.window_size, failures =
       FROM circuit_src WHERE operations_url IS NOT NULL
   )
   SELECT key FROM saved;
+
+-- worker-slots-announce (on sql-pool)
+INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ($1, $2, now() + interval '6 seconds')
+      ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at;
+
+-- worker-slots-withdraw (on sql-pool)
+DELETE FROM delivery_workers WHERE id = $1 OR expires_at < now() - interval '1 hour';

@@ -14,6 +14,9 @@ INSERT INTO callbacks (partner_id, company_id, message, url, body, trace_parent,
         WHERE ($3::uuid[])[e.ord::int] IN (SELECT id FROM written)
         ORDER BY ord;
 
+-- test-callbacks-lock (on orm)
+SELECT pg_advisory_xact_lock($1, hashtext($2));
+
 -- test-callbacks-recent (on orm)
 SELECT count(*)::int AS n, ceil(extract(epoch FROM min(created_at) + interval '1 minute' - clock_timestamp()))::int AS free_in_s
        FROM callbacks WHERE partner_id = $1 AND test AND created_at > clock_timestamp() - interval '1 minute';
