@@ -3,7 +3,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { randomUUID } from 'node:crypto';
 import { CallbackRecorder } from '../src/callbacks/index.js';
-import { newSigningKey, SecretBox, Writes } from '../src/platform/index.js';
+import { newSigningKey, SecretBox, TransactionRunner } from '../src/platform/index.js';
 import { harness, TestApp, until } from './support/harness.js';
 
 /**
@@ -82,7 +82,7 @@ async function destinations(t: TestApp, port: number, from: number, to: number):
     partnerId: c.partner_id,
     ids: { companyId: c.id, withdrawalId: null, limitRequestId: null, loanId: null },
   }));
-  await t.app.get(Writes).transaction((m) => t.app.get(CallbackRecorder).record(m, events));
+  await t.app.get(TransactionRunner).transaction((m) => t.app.get(CallbackRecorder).record(m, events));
 }
 
 const delivered = async (t: TestApp) =>

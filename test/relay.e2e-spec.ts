@@ -4,7 +4,7 @@ import { CallbackQueue } from '../src/delivery/callback-queue.js';
 import { ADMISSION_INTERVAL, CallbackRelay } from '../src/delivery/callback-relay.js';
 import { relayClient, RELAY_TIMEOUT_MS } from '../src/delivery/relay-connection.js';
 import { sessionWithDeadline, SqlSession } from '../src/platform/database/sql-session.js';
-import { TransactionRunner } from '../src/platform/database/writes.js';
+import { TransactionRunner } from '../src/platform/database/transaction-runner.js';
 import { storeStatement } from '../src/callbacks/store/statements.js';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';

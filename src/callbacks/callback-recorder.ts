@@ -8,7 +8,7 @@ export type { CallbackEvent };
 
 /**
  * The domain's only door into callbacks: a change records its callbacks inside its own
- * transaction (platform/database/writes.ts), so a change and its callbacks commit together or not at all,
+ * transaction (platform/database/transaction-runner.ts), so a change and its callbacks commit together or not at all,
  * and admission is woken once it committed.
  */
 @Injectable()

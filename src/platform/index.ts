@@ -28,10 +28,7 @@ export type { SqlSession } from './database/sql-session.js';
 export { InputColumns, microsKey } from './database/sql.js';
 export { checkRedis } from './database/startup-checks.js';
 export { AdmissionSignal, CALLBACKS_CHANNEL } from './database/admission-signal.js';
-export { TransactionRunner, inWrite, noteDue } from './database/writes.js';
-// delivery/'s three services (destinations, test callbacks, test events) import it by this name until
-// their rewrite there lands; then they import TransactionRunner and this line goes.
-export { TransactionRunner as Writes } from './database/writes.js';
+export { TransactionRunner, inWrite, noteDue } from './database/transaction-runner.js';
 export { DomainError, invalidProperty, notFound, overtaken, sendDomainError, statusOf } from './http/domain-error.js';
 export { codeOfStatus, ErrorCode } from './http/error-codes.js';
 export { ErrorResponse } from './http/error-response.js';

@@ -9,7 +9,7 @@ import { AdmissionSignal } from './database/admission-signal.js';
 import { openDatabase } from './database/database.js';
 import { createRedis, REDIS, RedisConnection } from './database/redis.js';
 import { SqlPool } from './database/sql-pool.js';
-import { AFTER_COMMIT, TransactionRunner } from './database/writes.js';
+import { AFTER_COMMIT, TransactionRunner } from './database/transaction-runner.js';
 import { DomainErrorFilter } from './http/domain-error.js';
 import { UnexpectedErrorFilter } from './http/unexpected-error.filter.js';
 

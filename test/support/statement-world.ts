@@ -24,7 +24,7 @@ import { ReplayRepository } from '../../src/callbacks/store/replay.js';
 import { CallbackInserts } from '../../src/callbacks/store/recording.js';
 import type { AppConfig } from '../../src/platform/config/app-config.js';
 import { microsKey } from '../../src/platform/database/sql.js';
-import { TransactionRunner } from '../../src/platform/database/writes.js';
+import { TransactionRunner } from '../../src/platform/database/transaction-runner.js';
 import { Admission, LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
 import { CallbackQueue, jobsOf } from '../../src/delivery/callback-queue.js';
 import type { SettlingRow } from '../../src/delivery/settle-attempt.js';

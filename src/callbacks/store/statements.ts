@@ -32,7 +32,7 @@ const EVERY_CONDITION = { partnerId: 'p', companyId: 'c', since: new Date(0), un
 /**
  * The connection a statement runs on: one of the leading relay's (its passes' or its sweep's, both
  * relayClient's: planner settings of SqlPool's, a deadline per statement), one of SqlPool's
- * (PLANNER_SETTINGS, prepared by name), or the ORM's (inside Writes.transaction or a read of the
+ * (PLANNER_SETTINGS, prepared by name), or the ORM's (inside TransactionRunner.transaction or a read of the
  * data source: planned for its values).
  */
 export type Connection = 'relay' | 'sql-pool' | 'orm';

@@ -1,7 +1,7 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { type Actor, AuditLog, trackedValues } from '../../operators/index.js';
 import { Gauge } from 'prom-client';
-import { DomainError, ErrorCode, notFound, Writes } from '../../platform/index.js';
+import { DomainError, ErrorCode, notFound, TransactionRunner } from '../../platform/index.js';
 import { Metrics } from '../../operations/index.js';
 import {
   CircuitState,
@@ -41,7 +41,7 @@ export class DestinationsService extends DestinationCircuits implements OnModule
   constructor(
     private readonly destinations: DestinationRepository,
     private readonly metrics: Metrics,
-    private readonly writes: Writes,
+    private readonly writes: TransactionRunner,
     private readonly audit: AuditLog,
   ) {
     super();

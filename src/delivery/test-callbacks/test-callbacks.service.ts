@@ -9,7 +9,7 @@ import {
 } from '../../callbacks/index.js';
 import { type Actor, AuditLog } from '../../operators/index.js';
 import { testNotSentError } from '../settle-attempt.js';
-import { Writes } from '../../platform/index.js';
+import { TransactionRunner } from '../../platform/index.js';
 import { CallbackUrlValidator } from '../../egress/index.js';
 import { admitOneMoreTest } from './test-callback-rate.js';
 import { noTestUrl } from './test-callback-target.js';
@@ -32,7 +32,7 @@ export interface TestCallbackRequest {
 export class TestCallbacks {
   constructor(
     private readonly urls: CallbackUrlValidator,
-    private readonly writes: Writes,
+    private readonly writes: TransactionRunner,
     private readonly audit: AuditLog,
     private readonly tests: TestCallbackRepository,
     private readonly targets: TestTargets,

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { callbackOrigin, TestCallbackRepository } from '../../callbacks/index.js';
 import { type Actor, AuditLog } from '../../operators/index.js';
 import { PartnerProfile } from '../../partners/index.js';
-import { DomainError, ErrorCode, Writes } from '../../platform/index.js';
+import { DomainError, ErrorCode, TransactionRunner } from '../../platform/index.js';
 import { testNotSentError } from '../settle-attempt.js';
 import { admitOneMoreTest } from './test-callback-rate.js';
 
@@ -18,7 +18,7 @@ import { admitOneMoreTest } from './test-callback-rate.js';
 export class TestEvents {
   constructor(
     private readonly profile: PartnerProfile,
-    private readonly writes: Writes,
+    private readonly writes: TransactionRunner,
     private readonly audit: AuditLog,
     private readonly tests: TestCallbackRepository,
   ) {}
