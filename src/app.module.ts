@@ -7,7 +7,7 @@ import { FundingModule } from './funding/index.js';
 import { OperationsModule } from './operations/index.js';
 import { OperatorsModule } from './operators/index.js';
 import { PartnersModule } from './partners/index.js';
-import { AppConfig, PlatformModule } from './platform/index.js';
+import { AppConfig, databaseModule } from './platform/index.js';
 import { PortalModule } from './portal/index.js';
 
 @Module({})
@@ -16,20 +16,20 @@ export class AppModule {
    * The whole service, built from one parsed configuration (tests pass their own). ROLE picks
    * each module's parts: `api` serves the HTTP API and runs the outbox relay, `worker` delivers
    * (and serves only /health, /ready and /metrics), `all` does both. Listed bottom layer first
-   * (docs/architecture.md, "Modules").
+   * (docs/architecture.md, "Modules"); each imports the modules it uses, the platform among them.
    */
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
       imports: [
-        PlatformModule.forRoot(config, dataSourceOptions),
+        databaseModule(config, dataSourceOptions),
         EgressModule.forRoot(config),
         OperatorsModule.forRoot(config),
         PartnersModule.forRoot(config),
         CallbacksModule.forRoot(config),
         OperationsModule.forRoot(config),
-        FundingModule.forRoot(config),
         DeliveryModule.forRoot(config),
+        FundingModule.forRoot(config),
         PortalModule.forRoot(config),
       ],
     };

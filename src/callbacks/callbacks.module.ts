@@ -1,5 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig, moduleFor } from '../platform/index.js';
+import { AppConfig, moduleFor, PlatformModule } from '../platform/index.js';
+import { OperatorsModule } from '../operators/index.js';
+import { PartnersModule } from '../partners/index.js';
 import { BulkReplay, DEFAULT_REPLAY_LIMIT, REPLAY_LIMIT } from './bulk-replay.js';
 import { CallbackFeedController } from './callback-feed.controller.js';
 import { CallbackFeed } from './callback-feed.service.js';
@@ -9,7 +11,10 @@ import { CallbackRecorder } from './callback-recorder.js';
 import { CallbackRepairs } from './callback-repairs.js';
 import { CallbacksAdminController } from './callbacks-admin.controller.js';
 import { CallbacksController } from './callbacks.controller.js';
-import { PartnerEventsAdminController, PartnerEventsController } from './operational-events/operational-events.controllers.js';
+import {
+  PartnerEventsAdminController,
+  PartnerEventsController,
+} from './operational-events/operational-events.controllers.js';
 import { OperationalEvents } from './operational-events/operational-events.service.js';
 import { PartnerSelfController } from './operational-events/partner-self.controller.js';
 import { PartnerLookupController } from './partner-lookup/partner-lookup.controller.js';
@@ -25,9 +30,19 @@ import { SourceIpsController } from './source-ips.controller.js';
 export class CallbacksModule {
   static forRoot(config: AppConfig): DynamicModule {
     return moduleFor(CallbacksModule, config, {
+      imports: [PlatformModule.forRoot(config), OperatorsModule.forRoot(config), PartnersModule.forRoot(config)],
       controllers: {
         // SourceIpsController before any `v1/callbacks/:callbackId` route (CallbacksController).
-        api: [SourceIpsController, CallbackFeedController, CallbacksController, PartnerSelfController, CallbacksAdminController, PartnerEventsController, PartnerEventsAdminController, PartnerLookupController],
+        api: [
+          SourceIpsController,
+          CallbackFeedController,
+          CallbacksController,
+          PartnerSelfController,
+          CallbacksAdminController,
+          PartnerEventsController,
+          PartnerEventsAdminController,
+          PartnerLookupController,
+        ],
       },
       providers: {
         api: [

@@ -1,6 +1,10 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { DestinationCircuits } from '../callbacks/index.js';
-import { AppConfig, moduleFor } from '../platform/index.js';
+import { AppConfig, moduleFor, PlatformModule } from '../platform/index.js';
+import { EgressModule } from '../egress/index.js';
+import { OperationsModule } from '../operations/index.js';
+import { OperatorsModule } from '../operators/index.js';
+import { PartnersModule } from '../partners/index.js';
 import { Admission } from './admission.js';
 import { CallbackDelivery } from './callback-delivery.js';
 import { CallbackQueue } from './callback-queue.js';
@@ -22,6 +26,13 @@ import { TestEvents } from './test-callbacks/test-events.service.js';
 export class DeliveryModule {
   static forRoot(config: AppConfig): DynamicModule {
     return moduleFor(DeliveryModule, config, {
+      imports: [
+        PlatformModule.forRoot(config),
+        EgressModule.forRoot(config),
+        OperatorsModule.forRoot(config),
+        PartnersModule.forRoot(config),
+        OperationsModule.forRoot(config),
+      ],
       controllers: { api: [PartnerDestinationsController, DestinationsAdminController, TestCallbacksController] },
       providers: {
         api: [

@@ -1,10 +1,19 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig, moduleFor } from '../platform/index.js';
+import { AppConfig, moduleFor, PlatformModule } from '../platform/index.js';
+import { CallbacksModule } from '../callbacks/index.js';
+import { DeliveryModule } from '../delivery/index.js';
+import { EgressModule } from '../egress/index.js';
+import { OperatorsModule } from '../operators/index.js';
 import { CallbackUrlChanges } from './callback-urls/callback-url-changes.service.js';
 import { CallbackUrlInventoryController } from './callback-urls/callback-url-inventory.controller.js';
 import { CallbackUrlList } from './callback-urls/callback-url-list.service.js';
 import { CallbackUrlMove } from './callback-urls/callback-url-move.service.js';
-import { CompanyCallbackController, LimitRequestCallbackController, WithdrawalCallbackControllerA, WithdrawalCallbackControllerB } from './callback-urls/callback-url.controllers.js';
+import {
+  CompanyCallbackController,
+  LimitRequestCallbackController,
+  WithdrawalCallbackControllerA,
+  WithdrawalCallbackControllerB,
+} from './callback-urls/callback-url.controllers.js';
 import { CompaniesController, CreditAdminController, CreditTermsController } from './companies/companies.controller.js';
 import { CompaniesService } from './companies/companies.service.js';
 import { CompanyChanges } from './domain/company-changes.js';
@@ -13,7 +22,11 @@ import { LimitRequestsAdminController, LimitRequestsController } from './limit-r
 import { LimitRequestsService } from './limit-requests/limit-requests.service.js';
 import { LoansAdminController, LoansController } from './loans/loans.controller.js';
 import { LoansService } from './loans/loans.service.js';
-import { WithdrawalsAdminController, WithdrawalsControllerA, WithdrawalsControllerB } from './withdrawals/withdrawals.controller.js';
+import {
+  WithdrawalsAdminController,
+  WithdrawalsControllerA,
+  WithdrawalsControllerB,
+} from './withdrawals/withdrawals.controller.js';
 import { WithdrawalsService } from './withdrawals/withdrawals.service.js';
 
 /** The funding domain: companies, limit requests, withdrawals, loans, and their callback URLs. */
@@ -21,6 +34,13 @@ import { WithdrawalsService } from './withdrawals/withdrawals.service.js';
 export class FundingModule {
   static forRoot(config: AppConfig): DynamicModule {
     return moduleFor(FundingModule, config, {
+      imports: [
+        PlatformModule.forRoot(config),
+        EgressModule.forRoot(config),
+        OperatorsModule.forRoot(config),
+        CallbacksModule.forRoot(config),
+        DeliveryModule.forRoot(config),
+      ],
       controllers: {
         api: [
           CompaniesController,
@@ -41,7 +61,17 @@ export class FundingModule {
         ],
       },
       providers: {
-        api: [CompaniesService, LimitRequestsService, WithdrawalsService, LoansService, DomainTransitions, CompanyChanges, CallbackUrlChanges, CallbackUrlList, CallbackUrlMove],
+        api: [
+          CompaniesService,
+          LimitRequestsService,
+          WithdrawalsService,
+          LoansService,
+          DomainTransitions,
+          CompanyChanges,
+          CallbackUrlChanges,
+          CallbackUrlList,
+          CallbackUrlMove,
+        ],
       },
       exports: [CompaniesService, CallbackUrlList, CallbackUrlMove],
     });

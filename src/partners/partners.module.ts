@@ -1,5 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig, moduleFor } from '../platform/index.js';
+import { AppConfig, moduleFor, PlatformModule } from '../platform/index.js';
+import { EgressModule } from '../egress/index.js';
+import { OperatorsModule } from '../operators/index.js';
 import { ClientCertificateController } from './client-certificate.controller.js';
 import { ClientCertificates } from './client-certificates.service.js';
 import { ClientTlsStore } from './client-tls-store.js';
@@ -20,7 +22,16 @@ import { SecretsReencryption } from './secrets-reencryption.js';
 export class PartnersModule {
   static forRoot(config: AppConfig): DynamicModule {
     return moduleFor(PartnersModule, config, {
-      controllers: { api: [PartnersController, PartnerSigningController, PartnerPortalLinksController, PortalAdminController, ClientCertificateController] },
+      imports: [PlatformModule.forRoot(config), OperatorsModule.forRoot(config), EgressModule.forRoot(config)],
+      controllers: {
+        api: [
+          PartnersController,
+          PartnerSigningController,
+          PartnerPortalLinksController,
+          PortalAdminController,
+          ClientCertificateController,
+        ],
+      },
       providers: {
         // Every role: a process whose SECRETS_KEY cannot open a stored secret stops at start.
         any: [SecretsReencryption],
@@ -37,7 +48,16 @@ export class PartnersModule {
         ],
         worker: [ClientTlsStore],
       },
-      exports: [PartnersService, PartnerProfile, PartnerDirectory, PartnerSigning, PortalLinks, PortalSessions, RateLimiter, ClientTlsStore],
+      exports: [
+        PartnersService,
+        PartnerProfile,
+        PartnerDirectory,
+        PartnerSigning,
+        PortalLinks,
+        PortalSessions,
+        RateLimiter,
+        ClientTlsStore,
+      ],
     });
   }
 }
