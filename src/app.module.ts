@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { CallbacksModule } from './callbacks/index.js';
+import { accessGateProviders } from './credentials.js';
 import { dataSourceOptions } from './data-source.js';
 import { DeliveryModule } from './delivery/index.js';
 import { EgressModule } from './egress/index.js';
@@ -7,7 +8,7 @@ import { FundingModule } from './funding/index.js';
 import { OperationsModule } from './operations/index.js';
 import { OperatorsModule } from './operators/index.js';
 import { PartnersModule } from './partners/index.js';
-import { AppConfig, databaseModule } from './platform/index.js';
+import { AppConfig, databaseModule, PlatformModule } from './platform/index.js';
 import { PortalModule } from './portal/index.js';
 
 @Module({})
@@ -23,6 +24,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         databaseModule(config, dataSourceOptions),
+        PlatformModule.forRoot(config),
         EgressModule.forRoot(config),
         OperatorsModule.forRoot(config),
         PartnersModule.forRoot(config),
@@ -32,6 +34,8 @@ export class AppModule {
         FundingModule.forRoot(config),
         PortalModule.forRoot(config),
       ],
+      // The access gate every route is behind (setup-app.ts installs it first).
+      providers: accessGateProviders(config),
     };
   }
 }

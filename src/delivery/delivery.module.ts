@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { DestinationCircuits } from '../callbacks/index.js';
+import { CallbacksModule, DestinationCircuits } from '../callbacks/index.js';
 import { AppConfig, moduleFor, PlatformModule } from '../platform/index.js';
 import { EgressModule } from '../egress/index.js';
 import { OperationsModule } from '../operations/index.js';
@@ -9,6 +9,7 @@ import { Admission } from './admission.js';
 import { CallbackDelivery } from './callback-delivery.js';
 import { CallbackQueue } from './callback-queue.js';
 import { ADMISSION_INTERVAL, ADMISSION_INTERVAL_MS, CallbackRelay } from './callback-relay.js';
+import { QueueDashboard } from './dashboard/dashboard-mount.js';
 import { DeliveryWorker } from './delivery-worker.js';
 import { DestinationsAdminController, PartnerDestinationsController } from './destinations/destinations.controller.js';
 import { DestinationsService } from './destinations/destinations.service.js';
@@ -28,6 +29,7 @@ export class DeliveryModule {
     return moduleFor(DeliveryModule, config, {
       imports: [
         PlatformModule.forRoot(config),
+        CallbacksModule.forRoot(config),
         EgressModule.forRoot(config),
         OperatorsModule.forRoot(config),
         PartnersModule.forRoot(config),
@@ -44,6 +46,7 @@ export class DeliveryModule {
           { provide: DestinationCircuits, useExisting: DestinationsService },
           TestCallbacks,
           TestEvents,
+          QueueDashboard,
         ],
         worker: [Settlement, CallbackDelivery, DeliveryWorker],
       },
