@@ -46,8 +46,8 @@ function testConfig(env: Record<string, string>): AppConfig {
   });
 }
 
-/** Nest's own modules and TypeORM's, which every application has: not the service's. */
-const FRAMEWORK_MODULES = new Set(['InternalCoreModule', 'TypeOrmModule', 'TypeOrmCoreModule']);
+/** Nest's own modules, the testing root and TypeORM's: not the service's. */
+const FRAMEWORK_MODULES = new Set(['InternalCoreModule', 'RootTestModule', 'TypeOrmModule', 'TypeOrmCoreModule']);
 
 /**
  * One of the service's modules alone, on a database and queue prefix of its own: with the imports
