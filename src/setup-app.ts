@@ -54,7 +54,10 @@ export function createHttpAdapter(): FastifyAdapter {
  * routes alone below it: to anyone (they hold no partner's data).
  */
 const DOCS_PATH = 'docs';
-const DOCS_ACCESS: MountAccess[] = [GUIDE_PATH, ...['', '-json', '-yaml'].map((suffix) => `/${DOCS_PATH}${suffix}`)].map((prefix) => ({
+const DOCS_ACCESS: MountAccess[] = [
+  GUIDE_PATH,
+  ...['', '-json', '-yaml'].map((suffix) => `/${DOCS_PATH}${suffix}`),
+].map((prefix) => ({
   prefix,
   access: () => ({ to: 'anyone' }),
 }));
@@ -69,7 +72,10 @@ export function setupApp(app: NestFastifyApplication, config: AppConfig): void {
   registerBodyParsers(app.getHttpAdapter().getInstance());
   if (tracingActive()) app.useGlobalInterceptors(new RouteSpanInterceptor());
   app.useGlobalPipes(new StrictValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
-  const parts = { models: [CallbackBody, ...OPERATIONAL_EVENT_MODELS], paths: config.role === 'worker' ? {} : dashboardDocument() };
+  const parts = {
+    models: [CallbackBody, ...OPERATIONAL_EVENT_MODELS],
+    paths: config.role === 'worker' ? {} : dashboardDocument(),
+  };
   const document = buildApiDocument(app, config, parts);
   SwaggerModule.setup(DOCS_PATH, app, document, { jsonDocumentUrl: 'docs-json' });
   if (config.role !== 'worker') mountPartnerDocs(app, document, SCRIPTLESS_PAGE_HEADERS);
