@@ -12,8 +12,8 @@ import { bootAlone } from './support/harness.js';
 
 /**
  * No module is global: each boots alone with the modules it declares (and the database the root
- * gives every module), and Nest builds those and no others. Delivery runs its relay and worker on
- * PostgreSQL and Redis without the funding API.
+ * gives every module), and Nest builds those and no others, in each role. Delivery runs its relay
+ * and worker on PostgreSQL and Redis without the funding API.
  */
 const MODULES: Array<[string, (config: AppConfig) => DynamicModule, string[]]> = [
   ['platform', (c) => PlatformModule.forRoot(c), []],
@@ -35,10 +35,10 @@ const MODULES: Array<[string, (config: AppConfig) => DynamicModule, string[]]> =
   ],
 ];
 
-describe('each module boots alone with its declared imports', () => {
+describe.each(['all', 'api', 'worker'])('ROLE=%s: each module boots alone with its declared imports', (role) => {
   it.each(MODULES)('%s', async (name, module, below) => {
     const own = `${name[0].toUpperCase()}${name.slice(1)}`;
     const expected = [...new Set([own, 'Platform', ...below])].map((m) => `${m}Module`).sort();
-    expect(await bootAlone(module)).toEqual(expected);
+    expect(await bootAlone(module, { ROLE: role })).toEqual(expected);
   });
 });

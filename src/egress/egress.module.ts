@@ -15,7 +15,7 @@ export class EgressModule {
         api: [CallbackUrlValidator],
         worker: [CallbackSender],
       },
-      exports: [DNS_LOOKUP, CallbackUrlValidator, CallbackSender],
+      exports: [CallbackUrlValidator, CallbackSender],
     });
   }
 }

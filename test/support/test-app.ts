@@ -50,12 +50,16 @@ function testConfig(env: Record<string, string>): AppConfig {
 const FRAMEWORK_MODULES = new Set(['InternalCoreModule', 'RootTestModule', 'TypeOrmModule', 'TypeOrmCoreModule']);
 
 /**
- * One of the service's modules alone, on a database and queue prefix of its own: with the imports
- * it declares and the database the application's root gives every module, compiled, started (its
- * workers and timers too) and closed. Returns the service's modules Nest built for it.
+ * One of the service's modules alone (`env` over the test defaults: its ROLE), on a database and
+ * queue prefix of its own: with the imports it declares and the database the application's root
+ * gives every module, compiled, started (its workers and timers too) and closed. Returns the
+ * service's modules Nest built for it.
  */
-export async function bootAlone(module: (config: AppConfig) => DynamicModule): Promise<string[]> {
-  const config = testConfig({});
+export async function bootAlone(
+  module: (config: AppConfig) => DynamicModule,
+  env: Record<string, string> = {},
+): Promise<string[]> {
+  const config = testConfig(env);
   const moduleRef = await Test.createTestingModule({
     imports: [module(config), databaseModule(config, dataSourceOptions)],
   }).compile();
