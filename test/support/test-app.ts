@@ -60,19 +60,23 @@ export async function bootAlone(
   env: Record<string, string> = {},
 ): Promise<string[]> {
   const config = testConfig(env);
-  const moduleRef = await Test.createTestingModule({
-    imports: [module(config), databaseModule(config, dataSourceOptions)],
-  }).compile();
-  const app = moduleRef.createNestApplication<NestFastifyApplication>(createHttpAdapter(), {
-    bodyParser: false,
-    logger: ['error', 'warn'],
-  });
   try {
-    await app.init();
-    const names = [...app.get(ModulesContainer).values()].map((m) => m.metatype.name);
-    return names.filter((name) => !FRAMEWORK_MODULES.has(name)).sort();
+    const moduleRef = await Test.createTestingModule({
+      imports: [module(config), databaseModule(config, dataSourceOptions)],
+    }).compile();
+    const app = moduleRef.createNestApplication<NestFastifyApplication>(createHttpAdapter(), {
+      bodyParser: false,
+      logger: ['error', 'warn'],
+    });
+    try {
+      await app.init();
+      const names = [...app.get(ModulesContainer).values()].map((m) => m.metatype.name);
+      return names.filter((name) => !FRAMEWORK_MODULES.has(name)).sort();
+    } finally {
+      await app.close();
+    }
   } finally {
-    await app.close();
+    // Also when a provider the module does not import stopped the compile.
     await dropRunData(config);
   }
 }
