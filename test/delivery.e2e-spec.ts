@@ -72,6 +72,17 @@ describe.each(['A', 'B'] as const)('callback delivery, variant %s', (variant) =>
     expect(one.attempts).toEqual([
       { number: 1, startedAt: expect.any(String), durationMs: expect.any(Number), statusCode: 204, error: null, responseBody: '', sourceAddress: '127.0.0.2' },
     ]);
+    // The attempt log keeps what was sent, header for header as each receiver got it, what the attempt was, and the answer's head.
+    type Row = { callback_id: string; kind: string; schedule_number: number; request_headers: Record<string, string>; response_status: string; response_headers: [string, string][] };
+    const rows = await t.sql<Row>('SELECT callback_id, kind, schedule_number, request_headers, response_status, response_headers FROM callback_attempts WHERE callback_id = ANY($1)', [records.map((r) => r.id)]);
+    const sent = ['content-type', 'user-agent', 'webhook-id', 'webhook-signature', 'webhook-timestamp'];
+    for (const hit of rx.hits.filter((h: Received) => h.path.startsWith('/hdr/'))) {
+      const row = rows.find((r) => r.callback_id === hit.headers['webhook-id'])!;
+      expect(row).toMatchObject({ kind: 'first', schedule_number: 1, response_status: 'HTTP/1.1 204 No Content' });
+      expect(Object.keys(row.request_headers).sort()).toEqual(sent);
+      for (const name of sent) expect(row.request_headers[name]).toBe(hit.headers[name]);
+      expect(row.response_headers.map(([name]) => name.toLowerCase())).toContain('date');
+    }
   });
 
   it('signs with both the new and the old secret for 24 hours after a rotation', async () => {

@@ -1,10 +1,9 @@
-import { CallbackMessage } from '../src/callbacks/callback-message.js';
 import { DomainError } from '../src/platform/http/domain-error.js';
 import { ErrorCode } from '../src/platform/http/error-codes.js';
 import { companyOfRow, DomainTransitions, StatusChangeSpec } from '../src/funding/domain/domain-transitions.js';
-import { StatusResource } from '../src/funding/domain/resource.js';
 import { LimitRequest } from '../src/funding/limit-requests/limit-request.entity.js';
-import { LIMIT_REQUEST_TRANSITIONS, LimitRequestStatus } from '../src/funding/limit-requests/limit-request-status.js';
+import { LIMIT_REQUEST } from '../src/funding/limit-requests/limit-request-rules.js';
+import { LimitRequestStatus } from '../src/funding/limit-requests/limit-request-status.js';
 import { harness, Partner, TestApp } from './support/harness.js';
 
 /** The transition template itself (DomainTransitions), driven directly inside a transaction. */
@@ -14,19 +13,6 @@ describe('the domain transition template', () => {
 
   const e2e = harness();
   beforeAll(() => ({ t, p } = e2e));
-
-  const REQUEST: StatusResource<LimitRequest, LimitRequestStatus> = {
-    entity: LimitRequest,
-    what: 'Limit request',
-    tracked: ['status'],
-    transitions: LIMIT_REQUEST_TRANSITIONS,
-    statusChanged: (r, company) => ({
-      message: CallbackMessage.LimitRequestStatusChanged,
-      url: r.statusCallback,
-      partnerId: company.partnerId,
-      ids: { withdrawalId: null, companyId: company.id, limitRequestId: r.id, loanId: null },
-    }),
-  };
 
   /** A company with a callback URL and a pending limit request of 500.00 with one. */
   async function pendingRequest(): Promise<{ c: string; l: string }> {
@@ -43,7 +29,7 @@ describe('the domain transition template', () => {
   it('returns, row by row, the tracked properties it changed before and after, and records own, then company callbacks', async () => {
     const { c, l } = await pendingRequest();
     const { changes } = await run({
-      resource: REQUEST,
+      resource: LIMIT_REQUEST,
       id: l,
       company: companyOfRow,
       to: 'approved',
@@ -64,7 +50,7 @@ describe('the domain transition template', () => {
   it('writes back only rows whose tracked properties changed', async () => {
     const { c, l } = await pendingRequest();
     const { changes } = await run({
-      resource: REQUEST,
+      resource: LIMIT_REQUEST,
       id: l,
       company: companyOfRow,
       to: 'rejected',
@@ -80,12 +66,12 @@ describe('the domain transition template', () => {
   it('checks the state machine before any effect, and a refusal by an effect writes nothing', async () => {
     const { c, l } = await pendingRequest();
     let effects = 0;
-    const illegal = run({ resource: REQUEST, id: l, company: companyOfRow, to: 'pending', effects: () => void effects++ });
+    const illegal = run({ resource: LIMIT_REQUEST, id: l, company: companyOfRow, to: 'pending', effects: () => void effects++ });
     await expect(illegal).rejects.toMatchObject({ kind: 'conflict', code: ErrorCode.status_transition_not_allowed, message: 'Limit request cannot become pending: its current status is pending' });
     expect(effects).toBe(0);
 
     const refused = run({
-      resource: REQUEST,
+      resource: LIMIT_REQUEST,
       id: l,
       company: companyOfRow,
       to: 'approved',

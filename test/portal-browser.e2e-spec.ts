@@ -175,6 +175,14 @@ describe('the partner portal in a browser', () => {
     await settled(replayIds, 'delivered', 'the replayed callbacks');
     // Each arrives once more, with its own webhook-id (some had fewer attempts before: their destination opened).
     for (const id of replayIds) expect(rx.replay.hits.slice(before).filter((h) => h.headers['webhook-id'] === id)).toHaveLength(1);
+    // Each one's last attempt reads as the replay's (or, on a destination still open, as its probe).
+    const kinds: string[] = [];
+    for (const id of replayIds) {
+      await page.goto(`${base}/portal/callbacks/${id}`);
+      kinds.push((await page.locator('.attempts h3').last().textContent())!.replace(/^Attempt \d+: /, ''));
+    }
+    expect(kinds).toContain('first attempt after a replay');
+    for (const kind of kinds) expect(kind).toMatch(/^(first attempt after a replay|probe of its open destination .*)$/);
   });
 
   it('sends a test callback to a company of the list and shows its attempt once settled, its name as text', async () => {

@@ -52,7 +52,7 @@ describe('the portal pages in a browser', () => {
   beforeAll(async () => {
     ({ t, p } = e2e);
     for (const name of ['old', 'moved', 'flaky', 'ops', 'test'] as const) rx[name] = await Receiver.start();
-    rx.flaky.answer = (_h, _req, res) => res.writeHead(500).end('not yet');
+    rx.flaky.answer = (_h, _req, res) => res.writeHead(500, 'Not Yet', { 'x-request-id': 'flaky-1' }).end('not yet');
     // The test callback's answer comes late: its page shows it pending first.
     rx.test.answer = (_h, _req, res) => void setTimeout(() => res.writeHead(204).end(), 1500);
     await t.app.listen(0, '127.0.0.1');
@@ -102,7 +102,16 @@ describe('the portal pages in a browser', () => {
     await page.waitForURL(`${base}/portal/callbacks/${flakyId}`);
     await page.getByRole('heading', { name: 'Attempt 1: first attempt' }).waitFor();
     expect(await page.locator('.attempts dd').allTextContents()).toEqual(expect.arrayContaining(['500', '127.0.0.1']));
-    await page.getByText('not yet').waitFor();
+    await page.getByText('not yet', { exact: true }).waitFor();
+    // The request as sent (the receiver's copy) and the answer's status line and headers.
+    const [sent, answered] = await page.locator('.attempts pre.headers').allTextContents();
+    const hit = rx.flaky.hits[0];
+    expect(sent.split('\n')).toEqual(
+      ['webhook-id', 'webhook-timestamp', 'webhook-signature', 'content-type', 'user-agent'].map(
+        (name) => `${name}: ${hit.headers[name] as string}`,
+      ),
+    );
+    expect(answered.split('\n')).toEqual(expect.arrayContaining(['HTTP/1.1 500 Not Yet', 'x-request-id: flaky-1']));
     expect(await page.locator('p.next').textContent()).toMatch(
       /^Next attempt at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC: 2 of the 3 attempts its schedule allows remain, that one/,
     );
@@ -132,6 +141,39 @@ describe('the portal pages in a browser', () => {
       expect.stringMatching(/^next \d{4}-.* UTC$/),
     ]);
     await rows.getByRole('link', { name: flakyId }).waitFor();
+  });
+
+  it('reads each attempt as what it was: a retry brought forward, the last retry, the first after a redelivery', async () => {
+    const headings = () => page.locator('.attempts h3').allTextContents();
+    const redeliver = async (attempts: number) => {
+      await page.goto(`${base}/portal/callbacks/${flakyId}`);
+      await page.getByRole('button', { name: 'Redeliver' }).click();
+      await page.waitForURL(`${base}/portal/callbacks/${flakyId}?done=redelivered`);
+      await until(
+        async () =>
+          (await headings()).length === attempts && (await page.locator('.status').first().textContent()) !== 'sending',
+        {
+          what: `attempt ${attempts} shown`,
+          timeoutMs: 20_000,
+        },
+      );
+    };
+    // Pending: attempted now, as its schedule's next retry.
+    await redeliver(2);
+    // Failed by a 410 after its last retry, then redelivered: a fresh schedule's first attempt.
+    rx.flaky.answer = (_h, _req, res) => res.writeHead(410).end('gone');
+    await redeliver(3);
+    await redeliver(4);
+    expect(await headings()).toEqual([
+      'Attempt 1: first attempt',
+      'Attempt 2: retry 1 of 2',
+      'Attempt 3: retry 2 of 2',
+      'Attempt 4: first attempt after a redelivery',
+    ]);
+    expect(await page.locator('p.next').textContent()).toMatch(/^None: your receiver answered 410 Gone/);
+    // Each attempt's request headers are its own: the fourth's timestamp is the fourth request's.
+    const request = (await page.locator('.attempts pre.headers').nth(6).textContent())!;
+    expect(request).toContain(`webhook-timestamp: ${rx.flaky.hits[3].headers['webhook-timestamp'] as string}`);
   });
 
   it("lists each message with an example body shaped as the receiver's real one, key for key, in order", async () => {

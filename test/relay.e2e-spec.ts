@@ -4,7 +4,7 @@ import { CallbackQueue } from '../src/delivery/callback-queue.js';
 import { ADMISSION_INTERVAL, CallbackRelay } from '../src/delivery/callback-relay.js';
 import { relayClient, RELAY_TIMEOUT_MS } from '../src/delivery/relay-connection.js';
 import { sessionWithDeadline, SqlSession } from '../src/platform/database/sql-session.js';
-import { Writes } from '../src/platform/database/writes.js';
+import { TransactionRunner } from '../src/platform/database/writes.js';
 import { storeStatement } from '../src/callbacks/store/statements.js';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
@@ -58,7 +58,7 @@ describe('relay wake-ups', () => {
   it('wakes admission once a domain transaction that recorded callbacks has committed, never for one rolled back', async () => {
     const { c } = await companyWithCallback(t, p, rx.url('/unused'));
     const recorder = t.app.get(CallbackRecorder);
-    const writes = t.app.get(Writes);
+    const writes = t.app.get(TransactionRunner);
     const signal = t.app.get(AdmissionSignal);
     const event = { message: CallbackMessage.CreditLimitUpdated, url: rx.url('/hook'), partnerId: p.id, ids: { companyId: c, withdrawalId: null, limitRequestId: null, loanId: null } };
     // What the database shows other sessions at each wake-up: the rows must be committed by then.
@@ -78,7 +78,7 @@ describe('relay wake-ups', () => {
       expect(wake).toHaveBeenCalledTimes(1);
       expect(await Promise.all(seen)).toEqual([2]);
       // Outside a transaction of the one write path there is no commit to wait for: refused.
-      await expect(recorder.record(t.app.get(DataSource).manager, [event])).rejects.toThrow('Writes.transaction');
+      await expect(recorder.record(t.app.get(DataSource).manager, [event])).rejects.toThrow('TransactionRunner.transaction');
     } finally {
       wake.mockRestore();
       await t.sql(`UPDATE callbacks SET status = 'delivered' WHERE url = $1`, [rx.url('/hook')]);

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { type Actor, AuditLog, trackedValues } from '../operators/index.js';
-import { DomainError, ErrorCode, invalidProperty, Writes } from '../platform/index.js';
+import { DomainError, ErrorCode, invalidProperty, TransactionRunner } from '../platform/index.js';
 import { countReplayable, replayFailed, ReplaySelection } from './store/replay.js';
 
 /** The most failed callbacks one bulk redelivery sends again (docs/partners.md, "Your delivery log and redelivery"): more, and it does nothing. */
@@ -35,7 +35,7 @@ export interface OperatorReplayFilter extends ReplayWindow {
 export class BulkReplay {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    private readonly writes: Writes,
+    private readonly writes: TransactionRunner,
     private readonly audit: AuditLog,
     @Inject(REPLAY_LIMIT) private readonly limit: number,
   ) {}

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { type Actor, AuditChange, AuditLog, trackedValues } from '../operators/index.js';
-import { Writes } from '../platform/index.js';
+import { TransactionRunner } from '../platform/index.js';
 import { makeDueNow, Moved } from './store/repairs.js';
 
 /**
@@ -11,7 +11,7 @@ import { makeDueNow, Moved } from './store/repairs.js';
 @Injectable()
 export class CallbackRepairs {
   constructor(
-    private readonly writes: Writes,
+    private readonly writes: TransactionRunner,
     private readonly audit: AuditLog,
   ) {}
 

@@ -44,6 +44,8 @@ export class Callback {
   @Column('timestamptz', { name: 'url_removed_at', nullable: true }) urlRemovedAt: Date | null;
   /** Where its next attempt goes: the URL the partner moved it to while an attempt was under way (it moves when that attempt settles). */
   @Column('text', { name: 'next_url', nullable: true }) nextUrl: string | null;
+  /** The repair that last restarted its schedule, if any: its next first attempt is that one's. */
+  @Column('text', { name: 'restarted_by', nullable: true, select: false }) restartedBy: 'redelivery' | 'replay' | null;
   /** The traceparent of the request that recorded it (tracing on): its attempts' spans join that trace. */
   @Column('text', { name: 'trace_parent', nullable: true, select: false }) traceParent: string | null;
 }
@@ -61,4 +63,21 @@ export class CallbackAttempt {
   @Column('text', { nullable: true }) error: string | null;
   @Column('text', { name: 'response_body', nullable: true }) responseBody: string | null;
   @Column('text', { name: 'source_address', nullable: true }) sourceAddress: string | null;
+  /** What it was (AttemptKind); null on attempts recorded before kinds were kept. */
+  @Column('text', { nullable: true }) kind: AttemptKind | null;
+  /** Its place in its callback's schedule (1: the first attempt), and how many that schedule allowed. */
+  @Column('integer', { name: 'schedule_number', nullable: true }) scheduleNumber: number | null;
+  @Column('integer', { name: 'schedule_allows', nullable: true }) scheduleAllows: number | null;
+  /** The request's headers as sent (webhook-id, webhook-timestamp, webhook-signature, content type, user agent). */
+  @Column('jsonb', { name: 'request_headers', nullable: true }) requestHeaders: Record<string, string> | null;
+  /** The answer's status line (`HTTP/1.1 500 Internal Server Error`) and its headers, bounded (null: no answer). */
+  @Column('text', { name: 'response_status', nullable: true }) responseStatus: string | null;
+  @Column('jsonb', { name: 'response_headers', nullable: true }) responseHeaders: [string, string][] | null;
 }
+
+/**
+ * What an attempt was: its callback's first, a retry of its schedule, the probe of its open
+ * destination, the first after a redelivery or a replay restarted its schedule, a test callback's one.
+ */
+export const ATTEMPT_KINDS = ['first', 'retry', 'probe', 'redelivery', 'replay', 'test'] as const;
+export type AttemptKind = (typeof ATTEMPT_KINDS)[number];

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { type Actor, AuditLog, trackedValues } from '../operators/index.js';
-import { DomainError, notFound, Writes } from '../platform/index.js';
+import { DomainError, notFound, TransactionRunner } from '../platform/index.js';
 import { shownStatus } from './callback-status.js';
 import { redeliveryOf, RedeliveryMove } from './redelivery-rules.js';
 import { askProbe, lockForRedelivery, makeDueNow, Moved, restartSchedules } from './store/repairs.js';
@@ -30,7 +30,7 @@ const STATEMENTS: Record<RedeliveryMove, (m: EntityManager, ids: string[]) => Pr
 @Injectable()
 export class Redelivery {
   constructor(
-    private readonly writes: Writes,
+    private readonly writes: TransactionRunner,
     private readonly audit: AuditLog,
   ) {}
 

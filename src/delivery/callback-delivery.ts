@@ -66,8 +66,9 @@ export class CallbackDelivery {
     const attempt = { callbackId: row.id, message: row.message, destination: originOfKey(row.destination), attempt: row.attempt_count + 1 };
     return inAttemptSpan(row.trace_parent, attempt, async (span) => {
       const startedAt = Date.now();
-      const result = await this.sender.send({ ...this.signed(row, Math.floor(startedAt / 1000)), clientTls });
-      const settled = await this.settlement.settle({ row, startedAt, answeredAt: Date.now(), result });
+      const request = this.signed(row, Math.floor(startedAt / 1000));
+      const result = await this.sender.send({ ...request, clientTls });
+      const settled = await this.settlement.settle({ row, startedAt, answeredAt: Date.now(), result, sent: request.headers });
       if (settled) {
         this.metrics.attempts.inc({ result: settled.counts ? ATTEMPT_RESULT[settled.status] : 'probe_failed', kind: result.outcome.kind });
         this.metrics.attemptDuration.observe(result.durationMs / 1000);

@@ -12,7 +12,7 @@ const attempt = (outcome: AttemptOutcome, scheduleAttempts: number, startedAt = 
   row: { destination: 'https://a.example', schedule_attempts: scheduleAttempts, attempt_limit: attemptLimit },
   startedAt,
   answeredAt: startedAt + 10,
-  result: { outcome, statusCode: outcome.kind === 'http' ? outcome.statusCode : null, error: outcome.kind === 'http' ? `HTTP ${outcome.statusCode}` : 'timeout', responseBody: null, sourceAddress: null, durationMs: 10 },
+  result: { outcome, statusCode: outcome.kind === 'http' ? outcome.statusCode : null, error: outcome.kind === 'http' ? `HTTP ${outcome.statusCode}` : 'timeout', responseBody: null, sourceAddress: null, answer: null, durationMs: 10 },
 });
 
 describe('settleAttempt: what an attempt comes to for its callback', () => {
@@ -46,6 +46,25 @@ describe('settleAttempt: what an attempt comes to if the callback changed while 
     expect(retried.ifUrlRemoved).toEqual({ status: 'failed', delayMs: null, lastError: null, keepsError: true, counts: false });
     const delivered = settleAttempt(proven(5, 0), attempt({ kind: 'http', statusCode: 200 }, 0), 0, policy, cfg);
     expect(delivered.ifUrlRemoved).toMatchObject({ status: 'delivered' });
+  });
+});
+
+describe('settleAttempt: what an attempt was, for its log row', () => {
+  const placed = (s: DestinationState, a: ReturnType<typeof attempt>) => settleAttempt(s, a, 0, policy, cfg).place;
+  const http500 = { kind: 'http', statusCode: 500 } as const;
+  it('the first of its schedule, a retry, the probe of an open destination, with its place and how many it allows', () => {
+    expect(placed(proven(5, 0), attempt(http500, 0))).toEqual({ kind: 'first', scheduleNumber: 1, scheduleAllows: 3 });
+    expect(placed(proven(5, 0), attempt(http500, 2))).toEqual({ kind: 'retry', scheduleNumber: 3, scheduleAllows: 3 });
+    expect(placed(open(1000, 2000), attempt(http500, 1))).toEqual({ kind: 'probe', scheduleNumber: 2, scheduleAllows: 3 });
+  });
+
+  it("the first after a redelivery or a replay is that repair's; a test callback's one attempt is a test's", () => {
+    const restarted = (by: 'redelivery' | 'replay') => ({ ...attempt(http500, 0), row: { ...attempt(http500, 0).row, restarted_by: by } });
+    expect(placed(proven(5, 0), restarted('replay')).kind).toBe('replay');
+    expect(placed(proven(5, 0), restarted('redelivery')).kind).toBe('redelivery');
+    const test = attempt(http500, 0, 5000, 1);
+    const row = { ...test.row, test: true };
+    expect(placed(proven(5, 0), { ...test, row })).toEqual({ kind: 'test', scheduleNumber: 1, scheduleAllows: 1 });
   });
 });
 

@@ -1,3 +1,4 @@
+import type { AttemptKind } from '../callbacks/index.js';
 import { breakerResult, isFinal, type SendResult } from '../egress/index.js';
 import { DestinationState, settleDestination, Transition, WindowConfig } from './destination-window.js';
 import { RetryPolicy } from './retry-policy.js';
@@ -14,6 +15,10 @@ export interface SettlingRow {
   attempt_limit: number | null;
   /** schedule_started_at in microseconds, as text: a redelivery meanwhile changes it. */
   schedule_key: string;
+  /** A test callback: its one attempt is a test's. */
+  test: boolean;
+  /** The repair that last restarted its schedule (a redelivery or a replay), if any. */
+  restarted_by: 'redelivery' | 'replay' | null;
 }
 
 export interface Attempt {
@@ -22,6 +27,8 @@ export interface Attempt {
   startedAt: number;
   answeredAt: number;
   result: SendResult;
+  /** The request's headers as sent. */
+  sent: Record<string, string>;
 }
 
 /** What becomes of a callback: its next state, when it is due, its last error, whether the attempt spent its schedule. */
@@ -46,14 +53,25 @@ export interface Fate {
 export interface SettledAttempt extends Fate {
   /** Its destination's key (callbacks.destination). */
   key: string;
+  /** What the attempt was, for its log row. */
+  place: AttemptPlace;
   ifRedelivered: Fate;
   ifUrlRemoved: Fate;
   destination: DestinationState;
   transition: Transition | null;
 }
 
+/** What an attempt was, its place in its callback's schedule (1: first) and how many that schedule allows. */
+export interface AttemptPlace {
+  kind: AttemptKind;
+  scheduleNumber: number;
+  scheduleAllows: number;
+}
+
 /** Of an attempt, what decides its outcome. */
-type AttemptTimes = Omit<Attempt, 'row'> & { row: Pick<SettlingRow, 'destination' | 'schedule_attempts' | 'attempt_limit'> };
+type AttemptTimes = Omit<Attempt, 'row' | 'sent'> & {
+  row: Pick<SettlingRow, 'destination' | 'schedule_attempts' | 'attempt_limit'> & Partial<Pick<SettlingRow, 'test' | 'restarted_by'>>;
+};
 
 /**
  * One attempt's outcome, decided against its destination's state at the moment it is recorded
@@ -70,6 +88,7 @@ export function settleAttempt(state: DestinationState, a: AttemptTimes, skew: nu
   return {
     ...fate,
     key: a.row.destination,
+    place: placeOf(a.row, probe, policy),
     destination,
     transition,
     // Its fresh schedule stands: due now, this attempt spent none of it (unless it delivered it).
@@ -96,6 +115,18 @@ function fateOf(a: AttemptTimes, probe: boolean, policy: RetryPolicy): Fate {
   if (probe && !isFinal(outcome) && !lastOfShortSchedule) return { status: 'pending', delayMs: 0, lastError: what, keepsError: false, counts: false };
   if (decision.action === 'retry') return { status: 'pending', delayMs: decision.delayMs, lastError: what, keepsError: false, counts: true };
   return { status: 'failed', delayMs: null, lastError: isFinal(outcome) ? what : `${what} (attempt schedule exhausted)`, keepsError: false, counts: true };
+}
+
+/**
+ * What an attempt was: a test callback's one, the probe of its open destination (which a failed
+ * one spends none of the schedule for), the first of its schedule (after a redelivery or a replay:
+ * that one's), or a retry.
+ */
+function placeOf(row: AttemptTimes['row'], probe: boolean, policy: RetryPolicy): AttemptPlace {
+  const place = { scheduleNumber: row.schedule_attempts + 1, scheduleAllows: row.attempt_limit ?? policy.maxAttempts };
+  if (row.test) return { kind: 'test', ...place };
+  if (probe) return { kind: 'probe', ...place };
+  return { kind: row.schedule_attempts === 0 ? (row.restarted_by ?? 'first') : 'retry', ...place };
 }
 
 const OUTAGE_END = 'attempt schedule ended while waiting';

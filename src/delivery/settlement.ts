@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { AdmissionSignal, APP_CONFIG, AppConfig, isDataError, RepeatLimitedLog, SerialBatcher, SqlPool } from '../platform/index.js';
+import { AdmissionSignal, APP_CONFIG, AppConfig, isDataError, Lru, RepeatLimitedLog, SerialBatcher, SqlPool } from '../platform/index.js';
 import { Metrics } from '../operations/index.js';
 import { type AttemptRecord, originOfKey, SettlementStore } from '../callbacks/index.js';
 import { DestinationWrite, savesOf, stateOf } from './destination-store.js';
@@ -12,8 +12,13 @@ type Folded = { settled: SettledAttempt[]; writes: Map<string, DestinationWrite>
 
 /** Times a destination's fold is tried again over a newer version before its outcomes are dropped. */
 const REFOLDS = 10;
-/** Destinations remembered at most; past this the memory starts afresh. */
-const KNOWN_MAX = 10_000;
+/** Attempts settled in one statement at most. */
+const SETTLE_BATCH = 500;
+/**
+ * Destinations remembered at most, the least recently settled forgotten first (read again when
+ * next settled); more than a batch's, which is read and then folded over what was read.
+ */
+const KNOWN_MAX = 2 * SETTLE_BATCH;
 
 /** How long an answer waits for others to settle with: one statement, and one admission pass woken, for them all. */
 const SETTLE_GATHER_MS = 3;
@@ -37,11 +42,11 @@ export class Settlement {
   private readonly window: WindowConfig;
   private readonly policy: RetryPolicy;
   /** The destinations as this process last read or wrote them: a busy destination's settlements write without reading first. */
-  private readonly known = new Map<string, DestinationWrite>();
+  private readonly known = new Lru<string, DestinationWrite>(KNOWN_MAX);
   /** PostgreSQL's clock minus this process's, as of the last read (the states are kept in PostgreSQL's). */
   private skew = 0;
   /** One batch at a time (a busy destination's settlements would otherwise queue up on its row lock), the answers meanwhile in the next. */
-  private readonly batches = new SerialBatcher<Attempt, SettledAttempt | null>((items) => this.settleMany(items), 500, SETTLE_GATHER_MS);
+  private readonly batches = new SerialBatcher<Attempt, SettledAttempt | null>((items) => this.settleMany(items), SETTLE_BATCH, SETTLE_GATHER_MS);
 
   constructor(
     sql: SqlPool,
@@ -171,7 +176,6 @@ export class Settlement {
   /** Reads destinations into `known`, and PostgreSQL's clock against this process's. */
   private async read(keys: string[]): Promise<void> {
     if (keys.length === 0) return;
-    if (this.known.size > KNOWN_MAX) this.known.clear();
     const rows = await this.store.readDestinations(keys);
     for (const r of rows) this.known.set(r.key, { state: stateOf(r), version: r.version });
     if (rows.length > 0) this.skew = rows[0].now - Date.now();
@@ -216,6 +220,10 @@ function attemptRecord(a: Attempt, s: SettledAttempt): AttemptRecord {
     error: a.result.error,
     responseBody: a.result.responseBody,
     sourceAddress: a.result.sourceAddress,
+    ...s.place,
+    requestHeaders: a.sent,
+    responseStatus: a.result.answer?.status ?? null,
+    responseHeaders: a.result.answer?.headers ?? null,
     fate: { status, delayMs, lastError, keepsError, counts },
     ifRedelivered: s.ifRedelivered,
     ifUrlRemoved: s.ifUrlRemoved,
@@ -225,5 +233,5 @@ function attemptRecord(a: Attempt, s: SettledAttempt): AttemptRecord {
 /** Last resort for one record PostgreSQL refused: keep the attempt and outcome, drop what the receiver sent. */
 function withoutAnswerText(a: Attempt): Attempt {
   const plain = (v: string | null) => (v === null ? null : v.replace(/[^\x20-\x7e]/g, '?'));
-  return { ...a, result: { ...a.result, responseBody: null, error: plain(a.result.error) } };
+  return { ...a, result: { ...a.result, responseBody: null, answer: null, error: plain(a.result.error) } };
 }

@@ -1,7 +1,10 @@
-import { SealBroken, SecretBox, Signer, signerFor } from '../platform/index.js';
+import { Lru, SealBroken, SecretBox, Signer, signerFor } from '../platform/index.js';
 
-/** Prepared signers kept: a process signs for the same few partners' keys over and over. */
-const CACHE_LIMIT = 10_000;
+/**
+ * Prepared signers kept, the least recently used dropped first: busy partners' stay, and ten
+ * thousand partners cost no more than a thousand.
+ */
+const CACHE_LIMIT = 1_000;
 
 /**
  * The signers of partners' stored (sealed) keys, each opened and prepared once (an Ed25519 key
@@ -11,7 +14,7 @@ const CACHE_LIMIT = 10_000;
  * Opening throws for a key sealed with a SECRETS_KEY this process lacks, or for another row.
  */
 export class SigningKeyCache {
-  private readonly signers = new Map<string, Signer>();
+  private readonly signers = new Lru<string, Signer>(CACHE_LIMIT);
 
   constructor(private readonly box: SecretBox) {}
 
@@ -36,7 +39,6 @@ export class SigningKeyCache {
     const known = this.signers.get(kept);
     if (known) return known;
     const signer = signerFor(this.box.open(sealed, 'partners.signing_secret', partnerId));
-    if (this.signers.size >= CACHE_LIMIT) this.signers.clear();
     this.signers.set(kept, signer);
     return signer;
   }

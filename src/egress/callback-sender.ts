@@ -11,6 +11,8 @@ import type { ClientTls } from './client-tls.js';
 import { assertDestinationAllowed, checkConnectedAddress, DestinationRefused, GuardOptions, guardedLookup } from './destination-guard.js';
 import { CertifiedClients, Egress, newEgress } from './egress-clients.js';
 import { ConnectionWatch } from './connection-watch.js';
+import { IdleSockets } from './idle-sockets.js';
+import { AnswerHead, answerHead } from './answer-headers.js';
 import { closedOnCertificate, tlsFailure } from './tls-failure.js';
 
 export interface SendResult {
@@ -19,6 +21,8 @@ export interface SendResult {
   error: string | null;
   responseBody: string | null;
   sourceAddress: string | null;
+  /** The answer's status line and headers, bounded (null: no answer came). */
+  answer: AnswerHead | null;
   durationMs: number;
 }
 
@@ -53,10 +57,12 @@ export class CallbackSender {
       proxy: config.callbackProxyUrl ? new URL(config.callbackProxyUrl) : null,
       timeoutMs: config.callbackTimeoutMs,
       connectTimeoutMs: config.callbackConnectTimeoutMs,
+      // Idle connections kept: as many as this worker has deliveries in flight at most.
+      idle: new IdleSockets(config.callbackConcurrency),
     };
     const addresses = config.callbackLocalAddresses.length > 0 ? config.callbackLocalAddresses : [undefined];
     this.egress = addresses.map((localAddress) => newEgress(localAddress, options));
-    this.certified = new CertifiedClients(options);
+    this.certified = new CertifiedClients(options, config.callbackConcurrency);
   }
 
   /** One attempt. Never throws: every failure is an outcome for the retry policy. */
@@ -69,15 +75,15 @@ export class CallbackSender {
       assertDestinationAllowed(new URL(req.url), this.guard);
     } catch (e) {
       if (e instanceof DestinationRefused) {
-        return done({ outcome: { kind: 'refused' }, statusCode: null, error: e.message, responseBody: null, sourceAddress: null });
+        return done({ outcome: { kind: 'refused' }, statusCode: null, error: e.message, responseBody: null, sourceAddress: null, answer: null });
       }
-      return done({ outcome: { kind: 'refused' }, statusCode: null, error: `invalid URL: ${req.url}`, responseBody: null, sourceAddress: null });
+      return done({ outcome: { kind: 'refused' }, statusCode: null, error: `invalid URL: ${req.url}`, responseBody: null, sourceAddress: null, answer: null });
     }
     let sourceAddress: string | null = egress.localAddress ?? null;
     // Only a connection that presents a client certificate can be refused for it.
     let watch: ConnectionWatch | null = null;
     try {
-      const res = await new Promise<{ statusCode: number; retryAfter: string | null; body: string }>((resolve, reject) => {
+      const res = await new Promise<{ statusCode: number; retryAfter: string | null; body: string; head: AnswerHead }>((resolve, reject) => {
         // Stream mode lets us stop reading after 1 KiB: a receiver answering with megabytes
         // costs us one small buffer, not memory proportional to its answer.
         const clientTls = req.url.startsWith('https:') ? req.clientTls : null;
@@ -88,9 +94,11 @@ export class CallbackSender {
         let size = 0;
         let status = 0;
         let retryAfter: string | null = null;
-        const finish = () => resolve({ statusCode: status, retryAfter, body: safeText(Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT)) });
+        let head: AnswerHead = { status: '', headers: [] };
+        const finish = () => resolve({ statusCode: status, retryAfter, head, body: safeText(Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT)) });
         stream.once('response', (res: http.IncomingMessage) => {
           status = res.statusCode ?? 0;
+          head = answerHead(res);
           const h = res.headers['retry-after'] as string | string[] | undefined;
           retryAfter = Array.isArray(h) ? h[0] : (h ?? null);
           const socket = res.socket;
@@ -121,9 +129,10 @@ export class CallbackSender {
         error: isSuccessStatus(res.statusCode) ? null : `HTTP ${res.statusCode}`,
         responseBody: res.body,
         sourceAddress,
+        answer: res.head,
       });
     } catch (e) {
-      return done({ ...classify(e, this.config, watch), statusCode: null, responseBody: null, sourceAddress });
+      return done({ ...classify(e, this.config, watch), statusCode: null, responseBody: null, sourceAddress, answer: null });
     }
   }
 

@@ -1,10 +1,13 @@
 // The got clients and keep-alive agents the sender sends with: one set per egress address, and
-// one https agent per partner certificate upload and egress address beside it.
+// one https agent per partner certificate upload and egress address beside it (the most recently
+// used only); their idle connections are bounded together (IdleSockets).
 import got, { Got } from 'got';
 import http from 'node:http';
 import https from 'node:https';
 import type { ClientTls } from './client-tls.js';
 import type { guardedLookup } from './destination-guard.js';
+import type { IdleSockets } from './idle-sockets.js';
+import { Lru } from '../platform/index.js';
 import { overTls, plainHttp, tunnelConnection } from './proxy-tunnel.js';
 
 export interface EgressOptions {
@@ -12,6 +15,8 @@ export interface EgressOptions {
   proxy: URL | null;
   timeoutMs: number;
   connectTimeoutMs: number;
+  /** Every agent's idle connections, bounded together. */
+  idle: IdleSockets;
 }
 
 export interface Egress {
@@ -26,14 +31,18 @@ function agentOptions(localAddress: string | undefined, o: EgressOptions) {
 }
 
 function httpsAgent(localAddress: string | undefined, o: EgressOptions): https.Agent {
-  const agent = new https.Agent(agentOptions(localAddress, o));
+  const agent = o.idle.watch(new https.Agent(agentOptions(localAddress, o)));
   if (o.proxy) Object.assign(agent, { createConnection: tunnelConnection(o.proxy, o.lookup, localAddress, overTls) });
   return agent;
 }
 
 export function newEgress(localAddress: string | undefined, o: EgressOptions): Egress {
-  const agents = { http: new http.Agent(agentOptions(localAddress, o)), https: httpsAgent(localAddress, o) };
-  if (o.proxy) Object.assign(agents.http, { createConnection: tunnelConnection(o.proxy, o.lookup, localAddress, plainHttp) });
+  const agents = {
+    http: o.idle.watch(new http.Agent(agentOptions(localAddress, o))),
+    https: httpsAgent(localAddress, o),
+  };
+  if (o.proxy)
+    Object.assign(agents.http, { createConnection: tunnelConnection(o.proxy, o.lookup, localAddress, plainHttp) });
   const client = got.extend({
     agent: agents,
     followRedirect: false,
@@ -53,9 +62,6 @@ interface Certified {
   client: Got;
 }
 
-/** Uploads with pools kept at once; beyond, every pool is closed and made again as needed. */
-const POOL_LIMIT = 1_000;
-
 /**
  * The clients that present a partner's client certificate: per upload and egress address, each
  * with an https agent of its own, so a pooled connection (or a resumed TLS session) made with one
@@ -64,19 +70,29 @@ const POOL_LIMIT = 1_000;
  * agents of their own also let a replaced upload's idle connections be closed.)
  */
 export class CertifiedClients {
-  private readonly pools = new Map<string, Certified>();
+  private readonly pools: Lru<string, Certified>;
 
-  constructor(private readonly options: EgressOptions) {}
+  /** `limit`: uploads with pools kept at once; beyond, the least recently used is closed (made again when needed). */
+  constructor(
+    private readonly options: EgressOptions,
+    limit: number,
+  ) {
+    this.pools = new Lru(limit, closePool);
+  }
 
   client(tls: ClientTls, egress: Egress): Got {
     const key = `${tls.id}|${egress.localAddress ?? ''}`;
     const known = this.pools.get(key);
     if (known) return known.client;
-    this.retire((c) => (c.partnerId === tls.partnerId && c.id !== tls.id) || this.pools.size >= POOL_LIMIT);
+    this.retire((c) => c.partnerId === tls.partnerId && c.id !== tls.id);
     const agent = httpsAgent(egress.localAddress, this.options);
     const client = egress.client.extend({
       agent: { http: egress.agents.http, https: agent },
-      https: { certificate: tls.certificate, key: tls.key, ...(tls.serverCa === null ? {} : { certificateAuthority: tls.serverCa }) },
+      https: {
+        certificate: tls.certificate,
+        key: tls.key,
+        ...(tls.serverCa === null ? {} : { certificateAuthority: tls.serverCa }),
+      },
     });
     this.pools.set(key, { id: tls.id, partnerId: tls.partnerId, agent, client });
     return client;
@@ -91,11 +107,16 @@ export class CertifiedClients {
    * those in use as soon as their request is done, and nothing uses a dropped agent again.
    */
   private retire(which: (c: Certified) => boolean): void {
-    for (const [key, c] of this.pools) {
+    for (const [key, c] of [...this.pools]) {
       if (!which(c)) continue;
       this.pools.delete(key);
-      c.agent.on('free', (socket: { destroy(): void }) => socket.destroy());
-      for (const sockets of Object.values(c.agent.freeSockets)) for (const s of sockets ?? []) s.destroy();
+      closePool(c);
     }
   }
+}
+
+/** A dropped pool: its idle connections closed now, those in use as soon as their request is done. */
+function closePool(c: Certified): void {
+  c.agent.on('free', (socket: { destroy(): void }) => socket.destroy());
+  for (const sockets of Object.values(c.agent.freeSockets)) for (const s of sockets ?? []) s.destroy();
 }

@@ -9,6 +9,7 @@ import { DataSource } from 'typeorm';
 import { registerClientCertificateGauge } from './client-certificate-gauge.js';
 import { registerDeliveryGauges } from './delivery-gauges.js';
 import { registerOpenDestinationsGauge } from './open-destinations-gauge.js';
+import { registerProcessMemoryGauges } from './process-memory-gauges.js';
 
 /** One registry per application instance (tests boot several in one process). */
 @Injectable()
@@ -87,6 +88,7 @@ export class Metrics {
     registerDeliveryGauges(this.registry, db);
     registerClientCertificateGauge(this.registry, db);
     registerOpenDestinationsGauge(this.registry, db);
+    registerProcessMemoryGauges(this.registry);
     // Two bounded index scans per scrape, whatever the table's size (counting every row by status
     // grows with the table). Delivered callbacks are counted by
     // funding_callback_attempts_total{result="delivered"} instead.

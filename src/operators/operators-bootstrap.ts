@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { APP_CONFIG, AppConfig, hashToken, Writes } from '../platform/index.js';
+import { APP_CONFIG, AppConfig, hashToken, TransactionRunner } from '../platform/index.js';
 import { AuditLog } from './audit/audit-log.js';
 import { BOOTSTRAP_OPERATOR } from './operator.entity.js';
 
@@ -19,7 +19,7 @@ export class OperatorsBootstrap implements OnApplicationBootstrap {
   private readonly log = new Logger('Operators');
 
   constructor(
-    private readonly writes: Writes,
+    private readonly writes: TransactionRunner,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly audit: AuditLog,
   ) {}

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { DomainError, ErrorCode, hashToken, lockOrNotFound, writeBack, Writes } from '../platform/index.js';
+import { DomainError, ErrorCode, hashToken, lockOrNotFound, writeBack, TransactionRunner } from '../platform/index.js';
 import { AuditLog } from './audit/audit-log.js';
 import { OperatorCredentials } from './operator-credentials.js';
 import { Operator } from './operator.entity.js';
@@ -31,7 +31,7 @@ const view = (o: Operator): OperatorView => ({ id: o.id, name: o.name, role: o.r
 export class OperatorsService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    private readonly writes: Writes,
+    private readonly writes: TransactionRunner,
     private readonly audit: AuditLog,
     private readonly credentials: OperatorCredentials,
   ) {}

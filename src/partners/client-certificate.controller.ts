@@ -4,7 +4,7 @@ import { IsString, MaxLength, MinLength } from 'class-validator';
 import { Access, Actor, AuditAction, CurrentActor } from '../operators/index.js';
 import { Doc, IsOmittable, ParseUuid } from '../platform/index.js';
 import { ClientCertificates } from './client-certificates.service.js';
-import { ClientCertificateResponse } from './partner-responses.js';
+import { ClientCertificateResponse } from './partner-profile.responses.js';
 
 /** A PEM text's bound: the body's 64 KiB bounds the three together. */
 const PEM_LIMIT = 32 * 1024;

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { lockOrNotFound, notFound, SecretBox, Writes } from '../platform/index.js';
+import { lockOrNotFound, notFound, SecretBox, TransactionRunner } from '../platform/index.js';
 import { type Actor, AuditLog, type Tracked } from '../operators/index.js';
 import { checkClientCertificate, ClientCertificateUpload } from './client-certificate.js';
 import { Partner } from './partner.entity.js';
@@ -42,7 +42,7 @@ const tracked = (r: Row | undefined): Record<string, Tracked> | null =>
 @Injectable()
 export class ClientCertificates {
   constructor(
-    private readonly writes: Writes,
+    private readonly writes: TransactionRunner,
     private readonly box: SecretBox,
     private readonly audit: AuditLog,
   ) {}

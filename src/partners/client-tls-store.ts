@@ -2,9 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ClientTls } from '../egress/index.js';
-import { SecretBox } from '../platform/index.js';
+import { Lru, SecretBox } from '../platform/index.js';
 
-/** Uploads kept in memory: a worker sends for the same few partners' certificates over and over. */
+/**
+ * Uploads kept in memory, the least recently used dropped first: a worker sends for the same
+ * partners' certificates over and over.
+ */
 const CACHE_LIMIT = 1_000;
 
 interface Row {
@@ -23,7 +26,7 @@ interface Row {
  */
 @Injectable()
 export class ClientTlsStore {
-  private readonly kept = new Map<string, Promise<ClientTls | null>>();
+  private readonly kept = new Lru<string, Promise<ClientTls | null>>(CACHE_LIMIT);
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
@@ -35,7 +38,6 @@ export class ClientTlsStore {
     const known = this.kept.get(id);
     if (known) return known;
     const loading = this.load(id);
-    if (this.kept.size >= CACHE_LIMIT) this.kept.clear();
     this.kept.set(id, loading);
     loading.catch(() => this.kept.delete(id));
     return loading;

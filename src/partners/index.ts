@@ -5,7 +5,7 @@ export { CurrentPartner } from './current-partner.js';
 export { PartnerDirectory } from './partner-directory.js';
 export type { PartnerPageQuery, PartnerRecord } from './partner-directory.js';
 export { PartnerProfile } from './partner-profile.js';
-export { PartnerResponse } from './partner-responses.js';
+export { PartnerResponse } from './partner-profile.responses.js';
 export { PartnerSigning } from './partner-signing.service.js';
 export { Partner } from './partner.entity.js';
 export { PartnersService } from './partners.service.js';

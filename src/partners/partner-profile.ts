@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CallbackUrlValidator } from '../egress/index.js';
 import { type Actor, AuditLog } from '../operators/index.js';
-import { notFound, type SignatureScheme, Writes } from '../platform/index.js';
+import { notFound, type SignatureScheme, TransactionRunner } from '../platform/index.js';
 import { clientCertificateView, ClientCertificateView } from './client-certificates.service.js';
 
 export interface PartnerView {
@@ -44,7 +44,7 @@ export class PartnerProfile {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly urls: CallbackUrlValidator,
-    private readonly writes: Writes,
+    private readonly writes: TransactionRunner,
     private readonly audit: AuditLog,
   ) {}
 

@@ -6,7 +6,7 @@ import { CurrentPartner } from './current-partner.js';
 import { PartnerSigning } from './partner-signing.service.js';
 import { SwitchSignatureSchemeDto } from './partners.controller.js';
 import { Partner } from './partner.entity.js';
-import { SignatureSchemeResponse, SigningKeyResponse } from './partner.responses.js';
+import { SignatureSchemeResponse, SigningKeyResponse } from './partner-credentials.responses.js';
 
 /** A roll takes no body: any property in one is refused (400 naming it), never ignored. */
 export class RollSigningKeyDto {}

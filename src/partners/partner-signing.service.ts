@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { DomainError, ErrorCode, lockOrNotFound, newSigningKey, SecretBox, ShownKey, SignatureScheme, writeBack, Writes } from '../platform/index.js';
+import { DomainError, ErrorCode, lockOrNotFound, newSigningKey, SecretBox, ShownKey, SignatureScheme, writeBack, TransactionRunner } from '../platform/index.js';
 import { type Actor, AuditLog } from '../operators/index.js';
 import { Partner } from './partner.entity.js';
 
@@ -27,7 +27,7 @@ function ownKeyOnly(actor: Actor, partnerId: string): void {
 @Injectable()
 export class PartnerSigning {
   constructor(
-    private readonly writes: Writes,
+    private readonly writes: TransactionRunner,
     private readonly box: SecretBox,
     private readonly audit: AuditLog,
   ) {}

@@ -1,6 +1,6 @@
 import { Access, Actor, AuditAction, CurrentActor } from '../operators/index.js';
 import { DEFAULT_SIGNATURE_SCHEME, Doc, IdempotencyInterceptor, IsOmittable, ParseUuid, SIGNATURE_SCHEMES, SignatureScheme } from '../platform/index.js';
-import { ApiKeyRotatedResponse, PartnerCreatedResponse, SignatureSchemeResponse, SigningKeyResponse } from './partner.responses.js';
+import { ApiKeyRotatedResponse, PartnerCreatedResponse, SignatureSchemeResponse, SigningKeyResponse } from './partner-credentials.responses.js';
 import { Body, Controller, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsInt, IsString, Length, Max, Min } from 'class-validator';

@@ -3,7 +3,7 @@ import { type Actor, AuditLog, CREDENTIAL_CLOCK, CredentialCache, MonotonicClock
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { hashToken, lockOrNotFound, newApiKey, newSigningKey, safeEqual, SecretBox, SignatureScheme, writeBack, Writes } from '../platform/index.js';
+import { hashToken, lockOrNotFound, newApiKey, newSigningKey, safeEqual, SecretBox, SignatureScheme, writeBack, TransactionRunner } from '../platform/index.js';
 import { Partner } from './partner.entity.js';
 import { PortalLinks } from './portal-links.js';
 
@@ -23,7 +23,7 @@ export class PartnersService {
 
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    private readonly writes: Writes,
+    private readonly writes: TransactionRunner,
     private readonly box: SecretBox,
     private readonly audit: AuditLog,
     private readonly portalLinks: PortalLinks,

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { type Actor, AuditLog, type OperatorIdentity } from '../operators/index.js';
-import { APP_CONFIG, AppConfig, hashToken, notFound, Writes } from '../platform/index.js';
+import { APP_CONFIG, AppConfig, hashToken, notFound, TransactionRunner } from '../platform/index.js';
 import { MADE_BY_ACTIVE, PortalSessions } from './portal-sessions.js';
 
 /** A link's lifetime when none is asked for. */
@@ -60,7 +60,7 @@ export class PortalLinks {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly writes: Writes,
+    private readonly writes: TransactionRunner,
     private readonly audit: AuditLog,
     private readonly sessions: PortalSessions,
   ) {}

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { AuditLog, type OperatorIdentity } from '../operators/index.js';
-import { hashToken, safeEqual, Writes } from '../platform/index.js';
+import { hashToken, safeEqual, TransactionRunner } from '../platform/index.js';
 
 /** A session ends after this long without a request. */
 export const PORTAL_IDLE_MINUTES = 30;
@@ -91,7 +91,7 @@ const newSessionToken = () => `fss_${randomBytes(32).toString('base64url')}`;
 export class PortalSessions {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
-    private readonly writes: Writes,
+    private readonly writes: TransactionRunner,
     private readonly audit: AuditLog,
   ) {}
 

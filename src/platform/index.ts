@@ -1,6 +1,7 @@
 // platform/: configuration, database and migrations, the write path, HTTP conventions and errors, OpenAPI, logging, tracing, crypto. Imports no feature module.
 // The public face of the module: other modules import only this file (.dependency-cruiser.cjs).
 export { Batcher, SerialBatcher } from './common/batcher.js';
+export { Lru } from './common/lru.js';
 export { MONEY_INPUT_PATTERN, formatMoney, moneyColumn, moneyFromDb, parseMoney } from './common/money.js';
 export { assertStatusChange } from './common/state-machine.js';
 export type { Transitions } from './common/state-machine.js';
@@ -27,7 +28,10 @@ export type { SqlSession } from './database/sql-session.js';
 export { InputColumns, microsKey } from './database/sql.js';
 export { checkRedis } from './database/startup-checks.js';
 export { AdmissionSignal, CALLBACKS_CHANNEL } from './database/admission-signal.js';
-export { Writes, inWrite, noteDue } from './database/writes.js';
+export { TransactionRunner, inWrite, noteDue } from './database/writes.js';
+// delivery/'s three services (destinations, test callbacks, test events) import it by this name until
+// their rewrite there lands; then they import TransactionRunner and this line goes.
+export { TransactionRunner as Writes } from './database/writes.js';
 export { DomainError, invalidProperty, notFound, overtaken, sendDomainError, statusOf } from './http/domain-error.js';
 export { codeOfStatus, ErrorCode } from './http/error-codes.js';
 export { ErrorResponse } from './http/error-response.js';

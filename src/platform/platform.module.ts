@@ -9,7 +9,7 @@ import { AdmissionSignal } from './database/admission-signal.js';
 import { openDatabase } from './database/database.js';
 import { createRedis, REDIS, RedisConnection } from './database/redis.js';
 import { SqlPool } from './database/sql-pool.js';
-import { AFTER_COMMIT, Writes } from './database/writes.js';
+import { AFTER_COMMIT, TransactionRunner } from './database/writes.js';
 import { DomainErrorFilter } from './http/domain-error.js';
 import { UnexpectedErrorFilter } from './http/unexpected-error.filter.js';
 
@@ -44,9 +44,9 @@ export class PlatformModule {
           { provide: APP_FILTER, useClass: UnexpectedErrorFilter },
           { provide: APP_FILTER, useClass: DomainErrorFilter },
         ],
-        api: [Writes, { provide: AFTER_COMMIT, useExisting: AdmissionSignal }],
+        api: [TransactionRunner, { provide: AFTER_COMMIT, useExisting: AdmissionSignal }],
       },
-      exports: [APP_CONFIG, REDIS, SqlPool, SecretBox, AdmissionSignal, Writes],
+      exports: [APP_CONFIG, REDIS, SqlPool, SecretBox, AdmissionSignal, TransactionRunner],
     });
   }
 }

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { attemptView, callbackOrigin, CallbackReads, callbackView } from '../callbacks/index.js';
 import { endedByOutage, RetryPolicy } from '../delivery/index.js';
 import { APP_CONFIG, type AppConfig } from '../platform/index.js';
+import { ANSWER_KEPT, answerText, kindLabel, requestText } from './attempt-exchange.js';
 import { outlookOf, Schedule } from './callback-outlook.js';
 
 type Found = Awaited<ReturnType<CallbackReads['get']>>;
@@ -50,10 +51,17 @@ export class CallbackPages {
       c,
       origin: callbackOrigin(callback.url),
       body: callback.body,
-      attempts: attempts.map((a) => ({ ...attemptView(a), kind: outlook.kinds.get(a.number) ?? '' })),
+      attempts: attempts.map((a) => ({
+        ...attemptView(a),
+        kind: kindLabel(a) ?? outlook.kinds.get(a.number) ?? '',
+        request: requestText(a.requestHeaders),
+        answer: answerText(a.responseStatus, a.responseHeaders),
+      })),
       next: outlook.next,
-      note: outlook.note,
+      // What the rows could not place (attempts recorded before kinds were kept).
+      note: attempts.every((a) => a.kind !== null) ? null : outlook.note,
       refresh: refreshOf(c.status, c.nextAttemptAt, open.now),
+      answerKept: ANSWER_KEPT,
     };
   }
 }

@@ -45,7 +45,7 @@ export const BEHAVIOURS: Behaviour[] = ['ok', '5xx', '429', 'hang', '4xx', '410'
  * Retry-After (its time moves by hand, a second at most).
  */
 export function answer(b: Behaviour, timeoutMs = TIMEOUT_MS, retryAfter: string | null = '30'): SendResult {
-  const r = (outcome: AttemptOutcome, statusCode: number | null, error: string | null = null) => ({ outcome, statusCode, error, responseBody: null, sourceAddress: null, durationMs: 1 });
+  const r = (outcome: AttemptOutcome, statusCode: number | null, error: string | null = null) => ({ outcome, statusCode, error, responseBody: null, sourceAddress: null, answer: null, durationMs: 1 });
   if (b === 'ok') return r({ kind: 'http', statusCode: 200 }, 200);
   if (b === 'hang') return r({ kind: 'timeout' }, null, `timeout: no answer within ${timeoutMs} ms`);
   if (b === 'refused') return r({ kind: 'refused' }, null, 'destination refused');

@@ -107,6 +107,7 @@ export async function statements(queue: ClientBase, relay: Client): Promise<Stat
     recordParams(
       sending.map((r): AttemptRecord => ({
         id: r.id, partnerId: r.partner_id, attemptCount: r.attempt_count, scheduleKey: r.k, startedAt: Date.now(), durationMs: 5, statusCode: 200, error: null, responseBody: 'ok', sourceAddress: null,
+        kind: 'retry', scheduleNumber: 2, scheduleAllows: 8, requestHeaders: { 'webhook-id': r.id }, responseStatus: 'HTTP/1.1 200 OK', responseHeaders: [['content-length', '2']],
         fate: fate(status), ifRedelivered: fate(status), ifUrlRemoved: fate(status),
       })),
     );

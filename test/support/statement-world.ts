@@ -19,7 +19,7 @@ import { CallbackRecorder } from '../../src/callbacks/callback-recorder.js';
 import { followUrl } from '../../src/callbacks/store/url-changes.js';
 import type { AppConfig } from '../../src/platform/config/app-config.js';
 import { microsKey } from '../../src/platform/database/sql.js';
-import { Writes } from '../../src/platform/database/writes.js';
+import { TransactionRunner } from '../../src/platform/database/writes.js';
 import { Admission, LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
 import { CallbackQueue, jobsOf } from '../../src/delivery/callback-queue.js';
 import type { SettlingRow } from '../../src/delivery/settle-attempt.js';
@@ -86,7 +86,7 @@ export class World {
   private readonly repairs: CallbackRepairs;
   /** Whether the queue refuses the jobs of a pass (Redis down). */
   private refusing = false;
-  private readonly writes: Writes;
+  private readonly writes: TransactionRunner;
   private admitted: string[] = [];
 
   constructor(
@@ -109,7 +109,7 @@ export class World {
     } as unknown as CallbackQueue;
     this.admission = new Admission(config, queue, metrics);
     this.settlements = this.workers.map(() => new Settlement(s.sql, config, metrics, { wake: () => undefined } as never));
-    this.writes = new Writes(s.db, { wake: () => undefined });
+    this.writes = new TransactionRunner(s.db, { wake: () => undefined });
     this.admin = new Redelivery(this.writes, new AuditLog(s.db));
     this.replay = new BulkReplay(s.db, this.writes, new AuditLog(s.db), DEFAULT_REPLAY_LIMIT);
     this.repairs = new CallbackRepairs(this.writes, new AuditLog(s.db));
@@ -212,13 +212,13 @@ export class World {
   async settle(e: Entry, b: Behaviour | null, lateMs = 0): Promise<void> {
     this.entries = this.entries.filter((x) => x !== e);
     const { rows } = await this.s.pool.query<SettlingRow & { status: string; lease: string | null }>(
-      `SELECT id, partner_id, destination, attempt_count, schedule_attempts, ${microsKey('schedule_started_at')} AS schedule_key, status, ${microsKey('lease_until')} AS lease FROM callbacks WHERE id = $1`,
+      `SELECT id, partner_id, destination, attempt_count, schedule_attempts, test, restarted_by, ${microsKey('schedule_started_at')} AS schedule_key, status, ${microsKey('lease_until')} AS lease FROM callbacks WHERE id = $1`,
       [e.id],
     );
     const row = rows[0];
     if (row.status !== 'sending' || row.lease !== e.lease) return; // not this job's any more: left alone
     const startedAt = e.sentAt - (this.shift - e.shiftAtSend);
-    await this.settlements[e.worker].settle({ row, startedAt, answeredAt: Math.min(Date.now(), startedAt + lateMs), result: answerOf(b ?? this.behaviour.get(row.destination)!) });
+    await this.settlements[e.worker].settle({ row, startedAt, answeredAt: Math.min(Date.now(), startedAt + lateMs), result: answerOf(b ?? this.behaviour.get(row.destination)!), sent: { 'webhook-id': row.id } });
     const refused = settlementFaults.splice(0);
     if (refused.length > 0) throw new Error(`settlement could not record: ${refused.join('; ')}`);
     await this.afterSettle();

@@ -6,7 +6,7 @@ import { microsKey, type SqlPool } from '../../platform/index.js';
  * and client certificate, its lease as the job carries it and how long that lease has left.
  */
 export const LOAD = `
-  SELECT c.id, c.message, c.trace_parent, c.url, c.destination, c.body, c.status, c.schedule_attempts, c.attempt_count, c.attempt_limit,
+  SELECT c.id, c.message, c.trace_parent, c.url, c.destination, c.body, c.status, c.schedule_attempts, c.attempt_count, c.attempt_limit, c.test, c.restarted_by,
          (extract(epoch FROM c.created_at) * 1000)::float8 AS created_at, ${microsKey('c.schedule_started_at')} AS schedule_key,
          p.id AS partner_id, p.signing_secret, CASE WHEN p.previous_secret_expires_at > now() THEN p.previous_signing_secret END AS previous_signing_secret,
          cc.id AS client_tls_id, ${microsKey('c.lease_until')} AS lease,
@@ -30,6 +30,10 @@ export interface LoadedCallback {
   attempt_count: number;
   /** The attempts its schedule allows when fewer than the deployment's (a test callback: 1); null: all of it. */
   attempt_limit: number | null;
+  /** A test callback (its one attempt is a test's). */
+  test: boolean;
+  /** The repair that last restarted its schedule, if any: its next first attempt is that one's. */
+  restarted_by: 'redelivery' | 'replay' | null;
   /** Epoch milliseconds, PostgreSQL's clock (numbers, not Dates: nothing to parse per row). */
   created_at: number;
   /** schedule_started_at in microseconds, as text: a redelivery meanwhile changes it. */

@@ -77,7 +77,8 @@ const moveStatement = (set: string, when: string): string =>
       WHERE c.id = old.old_id
       RETURNING old.old_status, old.old_next, c.status, c.next_attempt_at`;
 
-export const RESTART = moveStatement(RESET, `AND ${REDELIVERABLE}`);
+/** A redelivery: its fresh schedule's first attempt is the redelivery's (restarted_by). */
+export const RESTART = moveStatement(`${RESET}, restarted_by = 'redelivery'`, `AND ${REDELIVERABLE}`);
 export const DUE_NOW = moveStatement(set(EVENT_WRITES['due now']), `AND status = 'pending'`);
 
 async function move(m: EntityManager, statement: string, ids: string[]): Promise<Moved[]> {

@@ -49,7 +49,7 @@ export function replayStatement(s: ReplaySelection, limit: number): { text: stri
   return {
     text: `WITH picked AS (SELECT c.id FROM callbacks c WHERE ${where} LIMIT ${cap}::int + 1 FOR UPDATE OF c),
           size AS (SELECT count(*)::int AS n FROM picked),
-          moved AS (UPDATE callbacks u SET ${RESET} FROM picked WHERE u.id = picked.id AND (SELECT n FROM size) <= ${cap}::int
+          moved AS (UPDATE callbacks u SET ${RESET}, restarted_by = 'replay' FROM picked WHERE u.id = picked.id AND (SELECT n FROM size) <= ${cap}::int
                     RETURNING u.id, u.destination, u.seq),
           asked AS (${askProbes('moved')})
      SELECT (SELECT n FROM size) AS matched, (SELECT count(*)::int FROM moved) AS moved`,

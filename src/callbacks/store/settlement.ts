@@ -1,4 +1,5 @@
 import { InputColumns, microsKey } from '../../platform/index.js';
+import type { AttemptKind } from '../callback.entity.js';
 import { FOLLOW_MOVE } from './admission.js';
 import { saveDestinations } from './destination-states.js';
 import { FATE_STATUSES, set, settle, UNLEASED } from './lifecycle.js';
@@ -27,6 +28,13 @@ export interface AttemptRecord {
   error: string | null;
   responseBody: string | null;
   sourceAddress: string | null;
+  kind: AttemptKind;
+  scheduleNumber: number;
+  scheduleAllows: number;
+  /** The request's headers as sent, and the answer's status line and headers (bounded by the sender). */
+  requestHeaders: Record<string, string>;
+  responseStatus: string | null;
+  responseHeaders: [string, string][] | null;
   fate: RecordedFate;
   ifRedelivered: RecordedFate;
   ifUrlRemoved: RecordedFate;
@@ -51,6 +59,12 @@ const RECORD_INPUT = new InputColumns<AttemptRecord>([
   { name: 'error', type: 'text', value: (r) => r.error },
   { name: 'response_body', type: 'text', value: (r) => r.responseBody },
   { name: 'source_address', type: 'text', value: (r) => r.sourceAddress },
+  { name: 'kind', type: 'text', value: (r) => r.kind },
+  { name: 'schedule_number', type: 'int', value: (r) => r.scheduleNumber },
+  { name: 'schedule_allows', type: 'int', value: (r) => r.scheduleAllows },
+  { name: 'request_headers', type: 'text', value: (r) => JSON.stringify(r.requestHeaders) },
+  { name: 'response_status', type: 'text', value: (r) => r.responseStatus },
+  { name: 'response_headers', type: 'text', value: (r) => (r.responseHeaders === null ? null : JSON.stringify(r.responseHeaders)) },
   { name: 'attempt_count', type: 'int', value: (r) => r.attemptCount },
   { name: 'schedule_key', type: 'text', value: (r) => r.scheduleKey },
   ...fateColumns('', (r) => r.fate),
@@ -95,8 +109,10 @@ function recordStatement(reports: Reports): string {
   WITH input AS (
     SELECT * FROM ${RECORD_INPUT.unnest('t')}
   ), attempt AS (
-    INSERT INTO callback_attempts (callback_id, partner_id, number, started_at, duration_ms, status_code, error, response_body, source_address)
-    SELECT id, partner_id, number, to_timestamp(started_at / 1000), duration_ms, status_code, error, response_body, source_address FROM input
+    INSERT INTO callback_attempts (callback_id, partner_id, number, started_at, duration_ms, status_code, error, response_body, source_address,
+                                   kind, schedule_number, schedule_allows, request_headers, response_status, response_headers)
+    SELECT id, partner_id, number, to_timestamp(started_at / 1000), duration_ms, status_code, error, response_body, source_address,
+           kind, schedule_number, schedule_allows, request_headers::jsonb, response_status, response_headers::jsonb FROM input
   ), saved AS (${saveDestinations(RECORD_INPUT.count + 1)}
   ), settled AS (
   UPDATE callbacks c

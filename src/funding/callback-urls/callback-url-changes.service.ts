@@ -3,6 +3,7 @@ import { followUrl } from '../../callbacks/index.js';
 import { CallbackUrlValidator } from '../../egress/index.js';
 import { APP_CONFIG, AppConfig, invalidProperty, VariantNames, VARIANTS } from '../../platform/index.js';
 import { companyCallbackProperty } from '../companies/company-callback-property.js';
+import type { OfCompany } from '../company-requests/company-requests.service.js';
 import { DomainTransitions, partnersCompany } from '../domain/domain-transitions.js';
 import { Resource } from '../domain/resource.js';
 import { messagesOf, urlColumn } from '../domain/url-properties.js';
@@ -54,9 +55,9 @@ export class CallbackUrlChanges {
     return row;
   }
 
-  async limitRequest(partnerId: string, companyId: string, id: string, body: UrlChanges): Promise<{ request: LimitRequest; company: Company }> {
+  async limitRequest(partnerId: string, companyId: string, id: string, body: UrlChanges): Promise<OfCompany<LimitRequest>> {
     const [url] = await this.checked(body, ['status_callback']);
-    const { row: request, company } = await this.transitions.change({
+    return this.transitions.change({
       resource: LIMIT_REQUEST_URL,
       id,
       company: partnersCompany(partnerId, companyId),
@@ -67,14 +68,13 @@ export class CallbackUrlChanges {
         await change.run((m) => followUrl(m, of, url));
       },
     });
-    return { request, company };
   }
 
-  async withdrawal(partnerId: string, companyId: string, id: string, body: UrlChanges): Promise<{ withdrawal: WithdrawalRequest; company: Company }> {
+  async withdrawal(partnerId: string, companyId: string, id: string, body: UrlChanges): Promise<OfCompany<WithdrawalRequest>> {
     const properties = (['status_callback', 'loan_status_callback'] as const).filter((p) => body[p] !== undefined);
     if (properties.length === 0) throw invalidProperty('status_callback or loan_status_callback is required: a URL, or null to remove it');
     const urls = await this.checked(body, properties);
-    const { row: withdrawal, company } = await this.transitions.change({
+    return this.transitions.change({
       resource: WITHDRAWAL_URLS,
       id,
       company: partnersCompany(partnerId, companyId),
@@ -88,7 +88,6 @@ export class CallbackUrlChanges {
         }
       },
     });
-    return { withdrawal, company };
   }
 
   /** Each property's URL as it will be stored (checked as at creation), or null to remove it; a property left out is a 400. */

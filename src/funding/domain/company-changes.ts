@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CallbackEvent, traced } from '../../callbacks/index.js';
-import { notFound, overtaken, SqlPool, Writes } from '../../platform/index.js';
+import { notFound, overtaken, SqlPool, TransactionRunner } from '../../platform/index.js';
 import { Company } from '../companies/company.entity.js';
 import { creditEvents, creditSnapshot } from '../companies/credit.js';
 import { type Actor, AUDIT_ACTIONS, AuditActionName, auditValues, rowChangesAudit } from '../../operators/index.js';
@@ -44,7 +44,7 @@ export class CompanyChanges {
 
   constructor(
     @InjectDataSource() db: DataSource,
-    private readonly writes: Writes,
+    private readonly writes: TransactionRunner,
     sql: SqlPool,
   ) {
     this.rows = new OneRowBatches(db, sql.pool, db.getMetadata(Company));

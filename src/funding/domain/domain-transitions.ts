@@ -9,7 +9,7 @@ import { RowChanges } from './tracked-changes.js';
 import { ChangeSet } from './change-set.js';
 import { CompanyChanges, CompanyChangeSpec } from './company-changes.js';
 import { type Actor, AUDIT_ACTIONS, AuditActionName, AuditLog, rowChangesAudit } from '../../operators/index.js';
-import { Writes } from '../../platform/index.js';
+import { TransactionRunner } from '../../platform/index.js';
 import { moveUrlIn, UrlMoveSpec } from './url-moves.js';
 
 /** How a change finds and locks its company: every path locks the company first, then the company's rows. */
@@ -85,12 +85,12 @@ export class DomainTransitions {
   constructor(
     private readonly callbacks: CallbackRecorder,
     private readonly audit: AuditLog,
-    private readonly writes: Writes,
+    private readonly writes: TransactionRunner,
     private readonly companies: CompanyChanges,
   ) {}
 
   /**
-   * The transaction a change runs in (the one write path, Writes.transaction): the callbacks
+   * The transaction a change runs in (the one write path, TransactionRunner.transaction): the callbacks
    * `apply` records commit with it, and admission is woken once it has committed.
    */
   transaction<T>(work: (m: EntityManager) => Promise<T>): Promise<T> {

@@ -1,8 +1,8 @@
 import { formatMoney } from '../../platform/index.js';
-import { Company } from '../companies/company.entity.js';
+import type { OfCompany } from '../company-requests/company-requests.service.js';
 import { LimitRequest } from './limit-request.entity.js';
 
-export function limitRequestView({ request: r, company }: { request: LimitRequest; company: Company }) {
+export function limitRequestView({ row: r, company }: OfCompany<LimitRequest>) {
   return {
     id: r.id,
     companyId: r.companyId,
@@ -15,6 +15,6 @@ export function limitRequestView({ request: r, company }: { request: LimitReques
   };
 }
 
-export function limitRequestStatusView({ request: r }: { request: LimitRequest }) {
+export function limitRequestStatusView({ row: r }: OfCompany<LimitRequest>) {
   return { limitRequestId: r.id, status: r.status, updatedAt: r.updatedAt.toISOString() };
 }

@@ -2,9 +2,10 @@ import { Access, Actor, AuditAction, CurrentActor } from '../../operators/index.
 import { Doc, IdempotencyInterceptor, ParseUuid } from '../../platform/index.js';
 import { callbackDocs, CallbackMessage } from '../../callbacks/index.js';
 import { LimitRequestResponse, LimitRequestStatusResponse } from './limit-request.responses.js';
-import { Body, Controller, Get, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPartner, Partner } from '../../partners/index.js';
+import { CompanyRequestRoutes } from '../company-requests/company-request.routes.js';
 import { CreateLimitRequestDto } from './limit-request.dto.js';
 import { limitRequestStatusView, limitRequestView } from './limit-request.views.js';
 import { LimitRequestsService } from './limit-requests.service.js';
@@ -12,11 +13,21 @@ import { LimitRequestsService } from './limit-requests.service.js';
 const uuid = ParseUuid;
 
 @ApiTags('limit requests')
-@Access.partner()
 @Controller('v1/companies/:companyId/limit-requests')
-export class LimitRequestsController {
-  constructor(private readonly limits: LimitRequestsService) {}
+export class LimitRequestsController extends CompanyRequestRoutes({
+  idParam: 'limitRequestId',
+  what: 'limit request',
+  cancelSummary: 'Cancel a pending limit request (callback 3)',
+  response: LimitRequestResponse,
+  statusResponse: LimitRequestStatusResponse,
+  view: limitRequestView,
+  statusView: limitRequestStatusView,
+}) {
+  constructor(private readonly limits: LimitRequestsService) {
+    super(limits);
+  }
 
+  @Access.partner()
   @Doc('Request a credit limit', LimitRequestResponse, [400, 404, 413, { 422: 'the company credit is closed' }], {
     status: 201,
     idempotent: true,
@@ -24,27 +35,12 @@ export class LimitRequestsController {
   })
   @Post()
   @UseInterceptors(IdempotencyInterceptor)
-  async create(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Body() dto: CreateLimitRequestDto) {
+  async create(
+    @CurrentPartner() p: Partner,
+    @Param('companyId', uuid) companyId: string,
+    @Body() dto: CreateLimitRequestDto,
+  ) {
     return limitRequestView(await this.limits.create(p.id, companyId, dto));
-  }
-
-  @Doc('Read a limit request', LimitRequestResponse, [400, 404])
-  @Get(':limitRequestId')
-  async get(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('limitRequestId', uuid) id: string) {
-    return limitRequestView(await this.limits.get(p.id, companyId, id));
-  }
-
-  @Doc('Read a limit request status', LimitRequestStatusResponse, [400, 404])
-  @Get(':limitRequestId/status')
-  async status(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('limitRequestId', uuid) id: string) {
-    return limitRequestStatusView(await this.limits.get(p.id, companyId, id));
-  }
-
-  @Doc('Cancel a pending limit request (callback 3)', LimitRequestResponse, [400, 404, 409, 413])
-  @Post(':limitRequestId/cancel')
-  @HttpCode(200)
-  async cancel(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('limitRequestId', uuid) id: string) {
-    return limitRequestView(await this.limits.cancel(p.id, companyId, id));
   }
 }
 

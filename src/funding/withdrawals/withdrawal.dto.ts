@@ -9,7 +9,10 @@ export class CreateWithdrawalDto extends AmountDto {
   @IsString()
   status_callback?: string;
 
-  @ApiPropertyOptional({ ...CALLBACK_URL, description: 'URL receiving LoanPaymentRegistered (4) for the loan created at pay-out' })
+  @ApiPropertyOptional({
+    ...CALLBACK_URL,
+    description: 'URL receiving LoanPaymentRegistered (4) for the loan created at pay-out',
+  })
   @IsOptional()
   @IsString()
   loan_status_callback?: string;

@@ -1,7 +1,8 @@
 import { formatMoney } from '../../platform/index.js';
-import type { WithdrawalWithCompany } from './withdrawals.service.js';
+import type { OfCompany } from '../company-requests/company-requests.service.js';
+import { WithdrawalRequest } from './withdrawal-request.entity.js';
 
-export function withdrawalView({ withdrawal: w, company }: WithdrawalWithCompany) {
+export function withdrawalView({ row: w, company }: OfCompany<WithdrawalRequest>) {
   return {
     id: w.id,
     companyId: w.companyId,
@@ -16,6 +17,6 @@ export function withdrawalView({ withdrawal: w, company }: WithdrawalWithCompany
   };
 }
 
-export function withdrawalStatusView({ withdrawal: w }: WithdrawalWithCompany) {
+export function withdrawalStatusView({ row: w }: OfCompany<WithdrawalRequest>) {
   return { withdrawalId: w.id, status: w.status, updatedAt: w.updatedAt.toISOString() };
 }

@@ -2,21 +2,33 @@ import { Access, Actor, AuditAction, CurrentActor } from '../../operators/index.
 import { Doc, IdempotencyInterceptor, OnlyVariant, ParseUuid } from '../../platform/index.js';
 import { callbackDocs, CallbackMessage } from '../../callbacks/index.js';
 import { WithdrawalResponse, WithdrawalStatusResponse } from './withdrawal.responses.js';
-import { Body, Controller, Get, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { CurrentPartner, Partner } from '../../partners/index.js';
 import { CreateWithdrawalDto } from './withdrawal.dto.js';
 import { withdrawalStatusView, withdrawalView } from './withdrawal.views.js';
 import { WithdrawalsService } from './withdrawals.service.js';
+import { CompanyRequestRoutes } from '../company-requests/company-request.routes.js';
 
 const uuid = ParseUuid;
+const NO_DRAW = 'the company credit is not active, or the amount exceeds the credit balance';
 
 /** The partner routes; mounted under each variant's collection path by the two classes below. */
-@Access.partner()
-abstract class WithdrawalsRoutes {
-  constructor(protected readonly withdrawals: WithdrawalsService) {}
+abstract class WithdrawalsRoutes extends CompanyRequestRoutes({
+  idParam: 'withdrawalRequestId',
+  what: 'withdrawal request',
+  cancelSummary: 'Cancel a created or accepted withdrawal request (callback 1)',
+  response: WithdrawalResponse,
+  statusResponse: WithdrawalStatusResponse,
+  view: withdrawalView,
+  statusView: withdrawalStatusView,
+}) {
+  constructor(private readonly withdrawals: WithdrawalsService) {
+    super(withdrawals);
+  }
 
-  @Doc('Request a withdrawal', WithdrawalResponse, [400, 404, 413, { 422: 'the company credit is not active, or the amount exceeds the credit balance' }], {
+  @Access.partner()
+  @Doc('Request a withdrawal', WithdrawalResponse, [400, 404, 413, { 422: NO_DRAW }], {
     status: 201,
     idempotent: true,
     callbacks: callbackDocs([
@@ -26,27 +38,12 @@ abstract class WithdrawalsRoutes {
   })
   @Post()
   @UseInterceptors(IdempotencyInterceptor)
-  async create(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Body() dto: CreateWithdrawalDto) {
+  async create(
+    @CurrentPartner() p: Partner,
+    @Param('companyId', uuid) companyId: string,
+    @Body() dto: CreateWithdrawalDto,
+  ) {
     return withdrawalView(await this.withdrawals.create(p.id, companyId, dto));
-  }
-
-  @Doc('Read a withdrawal request', WithdrawalResponse, [400, 404])
-  @Get(':withdrawalRequestId')
-  async get(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('withdrawalRequestId', uuid) id: string) {
-    return withdrawalView(await this.withdrawals.get(p.id, companyId, id));
-  }
-
-  @Doc('Read a withdrawal request status', WithdrawalStatusResponse, [400, 404])
-  @Get(':withdrawalRequestId/status')
-  async status(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('withdrawalRequestId', uuid) id: string) {
-    return withdrawalStatusView(await this.withdrawals.get(p.id, companyId, id));
-  }
-
-  @Doc('Cancel a created or accepted withdrawal request (callback 1)', WithdrawalResponse, [400, 404, 409, 413])
-  @Post(':withdrawalRequestId/cancel')
-  @HttpCode(200)
-  async cancel(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('withdrawalRequestId', uuid) id: string) {
-    return withdrawalView(await this.withdrawals.cancel(p.id, companyId, id));
   }
 }
 
@@ -73,7 +70,7 @@ export class WithdrawalsControllerB extends WithdrawalsRoutes {
 export class WithdrawalsAdminController {
   constructor(private readonly withdrawals: WithdrawalsService) {}
 
-  @Doc('Accept (callback 1)', WithdrawalResponse, [400, 404, 409, 413, { 422: 'the company credit is not active, or the amount exceeds the credit balance' }])
+  @Doc('Accept (callback 1)', WithdrawalResponse, [400, 404, 409, 413, { 422: NO_DRAW }])
   @Access.operator('operator')
   @AuditAction('withdrawal-request.accept')
   @Post(':withdrawalRequestId/accept')
@@ -96,7 +93,7 @@ export class WithdrawalsAdminController {
     404,
     409,
     413,
-    { 422: 'the company credit is not active, or the amount exceeds the credit balance' },
+    { 422: NO_DRAW },
   ])
   @Access.operator('operator')
   @AuditAction('withdrawal-request.pay-out')

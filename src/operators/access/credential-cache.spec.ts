@@ -60,7 +60,7 @@ describe('CredentialCache', () => {
     expect(cache.trusted('h', cache.begin())).toBe('bob');
   });
 
-  it('forgets at once, and starts afresh past its limit', () => {
+  it('forgets at once, and past its limit drops the least recently used', () => {
     const clock = fakeClock();
     const cache = new CredentialCache<string>(500, 2, clock.read);
     cache.keep(cache.begin(), 'a', 'A');
@@ -68,7 +68,19 @@ describe('CredentialCache', () => {
     expect(cache.trusted('a', cache.begin())).toBeUndefined();
     cache.keep(cache.begin(), 'b', 'B');
     cache.keep(cache.begin(), 'c', 'C');
-    cache.keep(cache.begin(), 'd', 'D'); // over the limit: the others are dropped
-    expect(['b', 'c', 'd'].map((h) => cache.trusted(h, cache.begin()))).toEqual([undefined, undefined, 'D']);
+    expect(cache.trusted('b', cache.begin())).toBe('B');
+    cache.keep(cache.begin(), 'd', 'D'); // over the limit: c, used least recently, is dropped
+    expect(['b', 'c', 'd'].map((h) => cache.trusted(h, cache.begin()))).toEqual(['B', undefined, 'D']);
+  });
+
+  it('drops what is no longer trusted as new entries come, whether or not it is looked up again', () => {
+    const clock = fakeClock();
+    const cache = new CredentialCache<string>(500, 10, clock.read);
+    cache.keep(cache.begin(), 'a', 'A');
+    cache.keep(cache.begin(), 'b', 'B');
+    clock.advance(500);
+    cache.keep(cache.begin(), 'c', 'C');
+    expect(cache.size).toBe(1);
+    expect(cache.trusted('c', cache.begin())).toBe('C');
   });
 });

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { Lru } from '../../platform/index.js';
 
 /** A monotonic clock in milliseconds: never stepped back or forward with the wall clock. */
 export type MonotonicClock = () => number;
@@ -18,17 +19,25 @@ export interface Lookup {
  * clock stepped back extends nothing; a lookup under way when the credential is revoked or
  * replaced here ({@link CredentialCache.forget}) does not put it back: each forget starts a new
  * generation, and a lookup keeps its answer only if none began meanwhile. Callers keep only what
- * they found (a stranger's guesses would only fill it); past `limit` entries it starts afresh.
+ * they found (a stranger's guesses would only fill it); past `limit` entries the least recently
+ * used goes, and what is no longer trusted goes as new entries come.
  */
 export class CredentialCache<V> {
-  private readonly entries = new Map<string, { value: V; at: number }>();
+  private readonly entries: Lru<string, { value: V; at: number }>;
   private generation = 0;
 
   constructor(
     private readonly trustMs: number,
-    private readonly limit: number,
+    limit: number,
     private readonly clock: MonotonicClock = () => performance.now(),
-  ) {}
+  ) {
+    this.entries = new Lru(limit);
+  }
+
+  /** Entries kept, trusted or not yet dropped. */
+  get size(): number {
+    return this.entries.size;
+  }
 
   /** A lookup starting now. */
   begin(): Lookup {
@@ -46,8 +55,16 @@ export class CredentialCache<V> {
   /** Keeps what the lookup found, unless something was forgotten since it began. */
   keep(lookup: Lookup, hash: string, value: V): void {
     if (lookup.generation !== this.generation) return;
-    if (this.entries.size >= this.limit) this.entries.clear();
     this.entries.set(hash, { value, at: lookup.at });
+    this.forgetExpired(lookup.at);
+  }
+
+  /** Drops the least recently used entries while they are no longer trusted at `now`. */
+  private forgetExpired(now: number): void {
+    for (const [hash, entry] of this.entries) {
+      if (now - entry.at < this.trustMs) return;
+      this.entries.delete(hash);
+    }
   }
 
   /** Trusts this credential no longer, nor what any lookup under way finds. */

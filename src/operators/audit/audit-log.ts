@@ -111,7 +111,7 @@ export class AuditLog {
 
   /** Writes the entry of a change inside the change's transaction. */
   async record(m: EntityManager, actor: Actor, change: AuditChange): Promise<void> {
-    if (!inWrite(m)) throw new Error('an audit entry is written inside the transaction of its change (Writes.transaction)');
+    if (!inWrite(m)) throw new Error('an audit entry is written inside the transaction of its change (TransactionRunner.transaction)');
     await m.query(AUDIT_INSERT, auditValues(actor, change));
   }
 

@@ -3,6 +3,7 @@
 // SECRETS_KEY is a list, newest first: the newest seals, every listed key opens, so a key is
 // rotated by listing the new one first, restarting (which re-seals, see SecretsReencryption),
 // and then dropping the old one.
+import { Lru } from '../common/lru.js';
 import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 
 /**
@@ -28,8 +29,11 @@ const PREFIX = 'enc2';
 const UNBOUND_PREFIX = 'enc1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-/** Decrypted values kept in memory: the delivery hot path opens the same few partner secrets over and over. */
-const CACHE_LIMIT = 10_000;
+/**
+ * Decrypted values kept in memory, the least recently used dropped first: the delivery hot path
+ * opens the same partners' secrets over and over.
+ */
+const CACHE_LIMIT = 1_000;
 
 interface RingKey {
   id: string;
@@ -46,7 +50,7 @@ export class SealBroken extends Error {}
 
 export class SecretBox {
   private readonly ring: RingKey[];
-  private readonly cache = new Map<string, string>();
+  private readonly cache = new Lru<string, string>(CACHE_LIMIT);
 
   constructor(secretsKeys: string[]) {
     if (secretsKeys.length === 0) throw new Error('SecretBox needs at least one key');
@@ -74,7 +78,6 @@ export class SecretBox {
     if (hit !== undefined) return hit;
     if (stored.startsWith(`${UNBOUND_PREFIX}:`)) throw new SealBroken(`${describe(column, row)} is sealed in the form not bound to its row, which only the migration that reseals them opens`);
     const plain = this.decrypt(stored, boundTo(column, row), describe(column, row));
-    if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
     this.cache.set(cacheKey, plain);
     return plain;
   }

@@ -33,6 +33,7 @@ import { UrlDeliveredIndex1764800200000 } from './migrations/1764800200000-url-d
 import { PartnerKeyRotatedAt1764810000000 } from './migrations/1764810000000-partner-key-rotated-at.js';
 import { PartnerLookupIndexes1764810100000 } from './migrations/1764810100000-partner-lookup-indexes.js';
 import { TestEvents1764820000000 } from './migrations/1764820000000-test-events.js';
+import { AttemptExchange1764830590000 } from './migrations/1764830590000-attempt-exchange.js';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -66,6 +67,7 @@ export const MIGRATIONS = [
   PartnerKeyRotatedAt1764810000000,
   PartnerLookupIndexes1764810100000,
   TestEvents1764820000000,
+  AttemptExchange1764830590000,
 ];
 
 

@@ -9,7 +9,7 @@ import { PLANNER_SETTINGS, SQL_POOL_MAX } from './database.js';
  * (a company's one-row changes, a delivery's load, settlement, retention, the feed, the callbacks gauge,
  * the wake-up). Those statements are prepared by name and keep their generic plans, so their
  * connections plan by index whatever the statistics (PLANNER_SETTINGS). The ORM's connections
- * (the data source's pool, which also runs the store's statements inside Writes.transaction) send
+ * (the data source's pool, which also runs the store's statements inside TransactionRunner.transaction) send
  * no named statement: each of their statements is planned for its values (ORM_PLANNER_SETTINGS).
  */
 @Injectable()

@@ -8,21 +8,21 @@ export interface AfterCommit {
   wake(): void;
 }
 
-/** The write under way in a transaction begun by Writes, and how many callbacks it made due. */
+/** The write under way in a transaction begun by TransactionRunner, and how many callbacks it made due. */
 const open = new WeakMap<EntityManager, { due: number }>();
 
 /**
- * Notes, inside a transaction begun by {@link Writes.transaction}, that it recorded or moved
+ * Notes, inside a transaction begun by {@link TransactionRunner.transaction}, that it recorded or moved
  * callbacks that may be due now (the callback store calls it with its own writes). Outside one it
  * throws: every write of callbacks goes through that one path.
  */
 export function noteDue(m: EntityManager, callbacks: number): void {
   const write = open.get(m);
-  if (!write || !m.queryRunner?.isTransactionActive) throw new Error('callbacks are written inside Writes.transaction, with the change that calls for them');
+  if (!write || !m.queryRunner?.isTransactionActive) throw new Error('callbacks are written inside TransactionRunner.transaction, with the change that calls for them');
   write.due += callbacks;
 }
 
-/** Whether `m` is a transaction begun by {@link Writes.transaction} (an audit entry, for one, is written in nothing else). */
+/** Whether `m` is a transaction begun by {@link TransactionRunner.transaction} (an audit entry, for one, is written in nothing else). */
 export function inWrite(m: EntityManager): boolean {
   return open.has(m) && m.queryRunner?.isTransactionActive === true;
 }
@@ -34,7 +34,7 @@ export function inWrite(m: EntityManager): boolean {
  * (a company's own change: funding/domain/company-changes.ts) goes through {@link statement}.
  */
 @Injectable()
-export class Writes {
+export class TransactionRunner {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     @Inject(AFTER_COMMIT) private readonly afterCommit: AfterCommit,

@@ -19,7 +19,7 @@ UPDATE destinations d SET probe_id = a.id
       WHERE d.key = a.destination AND d.opened_at IS NOT NULL;
 
 -- redelivery-restart (on orm)
-UPDATE callbacks c SET status = CASE WHEN status = 'sending' THEN 'sending' ELSE 'pending' END, schedule_attempts = 0, schedule_started_at = now(), next_attempt_at = now(), delivered_at = NULL
+UPDATE callbacks c SET status = CASE WHEN status = 'sending' THEN 'sending' ELSE 'pending' END, schedule_attempts = 0, schedule_started_at = now(), next_attempt_at = now(), delivered_at = NULL, restarted_by = 'redelivery'
        FROM (SELECT id AS old_id, status AS old_status, next_attempt_at AS old_next FROM callbacks WHERE id = ANY($1::uuid[]) AND url_removed_at IS NULL AND NOT test FOR UPDATE) old
       WHERE c.id = old.old_id
       RETURNING old.old_status, old.old_next, c.status, c.next_attempt_at;
@@ -33,7 +33,7 @@ UPDATE callbacks c SET next_attempt_at = now()
 -- replay-failed (on orm)
 WITH picked AS (SELECT c.id FROM callbacks c WHERE c.status = 'failed' AND c.event_type IS NULL AND url_removed_at IS NULL AND NOT test AND c.partner_id = $1::uuid AND c.company_id = $2::uuid AND c.created_at >= $3::timestamptz AND c.created_at < $4::timestamptz AND callback_origin(c.url) = $5::text LIMIT $6::int + 1 FOR UPDATE OF c),
           size AS (SELECT count(*)::int AS n FROM picked),
-          moved AS (UPDATE callbacks u SET status = CASE WHEN status = 'sending' THEN 'sending' ELSE 'pending' END, schedule_attempts = 0, schedule_started_at = now(), next_attempt_at = now(), delivered_at = NULL FROM picked WHERE u.id = picked.id AND (SELECT n FROM size) <= $6::int
+          moved AS (UPDATE callbacks u SET status = CASE WHEN status = 'sending' THEN 'sending' ELSE 'pending' END, schedule_attempts = 0, schedule_started_at = now(), next_attempt_at = now(), delivered_at = NULL, restarted_by = 'replay' FROM picked WHERE u.id = picked.id AND (SELECT n FROM size) <= $6::int
                     RETURNING u.id, u.destination, u.seq),
           asked AS (UPDATE destinations d SET probe_id = a.id
        FROM (SELECT DISTINCT ON (p.destination) p.destination, p.id FROM moved p
