@@ -4,7 +4,7 @@
  * index.ts; no cycles; and every arrow points down the layers below (platform at the bottom,
  * the files at the root of src/ on top).
  */
-const LAYERS = [['platform'], ['egress'], ['operators'], ['partners'], ['callbacks'], ['operations'], ['funding', 'delivery'], ['portal']];
+const LAYERS = [['platform'], ['egress'], ['operators'], ['partners'], ['callbacks'], ['operations'], ['delivery'], ['funding'], ['portal']];
 const MODULES = LAYERS.flat();
 const any = (names) => `^src/(${names.join('|')})/`;
 

@@ -1,7 +1,6 @@
 import {
   answerRouterRefusal,
   AppConfig,
-  bearerToken,
   buildApiDocument,
   GUIDE_PATH,
   MAX_BODY_BYTES,
@@ -14,11 +13,10 @@ import {
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SwaggerModule } from '@nestjs/swagger';
-import { AccessGate, Credentials, installRouteAccess, MountAccess, OperatorCredentials } from './operators/index.js';
-import { BulkReplay, CallbackBody, CallbackRepairs, OPERATIONAL_EVENT_MODELS, Redelivery } from './callbacks/index.js';
-import { DASHBOARD_ACCESS, dashboardDocument, DestinationsService, mountQueueDashboard } from './delivery/index.js';
-import { PartnersService, PortalSessions, RateLimiter } from './partners/index.js';
-import { cookieValues, portalCookie, portalHeadersFor, refusalPage, SCRIPTLESS_PAGE_HEADERS } from './portal/index.js';
+import { AccessGate, installRouteAccess, MountAccess } from './operators/index.js';
+import { CallbackBody, OPERATIONAL_EVENT_MODELS } from './callbacks/index.js';
+import { DASHBOARD_ACCESS, dashboardDocument } from './delivery/index.js';
+import { portalHeadersFor, SCRIPTLESS_PAGE_HEADERS } from './portal/index.js';
 
 /**
  * Idle keep-alive connections stay open this long. Node's default (5 s) is shorter than the idle
@@ -56,70 +54,28 @@ export function createHttpAdapter(): FastifyAdapter {
  * routes alone below it: to anyone (they hold no partner's data).
  */
 const DOCS_PATH = 'docs';
-const DOCS_ACCESS: MountAccess[] = [GUIDE_PATH, ...['', '-json', '-yaml'].map((suffix) => `/${DOCS_PATH}${suffix}`)].map((prefix) => ({
+const DOCS_ACCESS: MountAccess[] = [
+  GUIDE_PATH,
+  ...['', '-json', '-yaml'].map((suffix) => `/${DOCS_PATH}${suffix}`),
+].map((prefix) => ({
   prefix,
   access: () => ({ to: 'anyone' }),
 }));
 
-/** A worker serves no partner or operator route: it knows no credential. */
-const NO_CREDENTIALS: Credentials = {
-  partner: () => Promise.resolve(null),
-  partnerWithinRate: () => Promise.resolve(false),
-  portalWithinRate: () => Promise.resolve(false),
-  visitorWithinRate: () => Promise.resolve(false),
-  operator: () => Promise.resolve(null),
-  operatorOrBasic: () => Promise.resolve(null),
-  portalSession: () => Promise.resolve(null),
-  portalRefusalPage: () => '',
-};
-
-/** The partners' and operators' own credential checks, for the access gate. */
-function credentialsOf(app: NestFastifyApplication, config: AppConfig): Credentials {
-  if (config.role === 'worker') return NO_CREDENTIALS;
-  const partners = app.get(PartnersService);
-  const limiter = app.get(RateLimiter);
-  const operators = app.get(OperatorCredentials);
-  const sessions = app.get(PortalSessions);
-  const cookie = portalCookie(config.portalBaseUrl);
-  return {
-    partner: async (authorization) => {
-      const key = bearerToken(authorization);
-      return key === null ? null : partners.authenticate(key);
-    },
-    partnerWithinRate: (partnerId) => limiter.withinLimit(partnerId),
-    portalWithinRate: (partnerId) => limiter.portalWithinLimit(partnerId),
-    visitorWithinRate: (address) => limiter.visitorWithinLimit(address),
-    operator: (authorization) => operators.bearer(authorization),
-    operatorOrBasic: (authorization) => operators.bearerOrBasic(authorization),
-    portalSession: (req) => sessions.find(cookieValues(req.headers.cookie, cookie.name)),
-    portalRefusalPage: refusalPage,
-  };
-}
-
 /** What main.ts and the tests both apply to the Nest application (before `init`/`listen`). */
 export function setupApp(app: NestFastifyApplication, config: AppConfig): void {
   // First: every route registered from here on is behind the access gate, or the start stops.
-  installRouteAccess(app.getHttpAdapter().getInstance(), new AccessGate(credentialsOf(app, config)), [DASHBOARD_ACCESS, ...DOCS_ACCESS]);
+  installRouteAccess(app.getHttpAdapter().getInstance(), app.get(AccessGate), [DASHBOARD_ACCESS, ...DOCS_ACCESS]);
   const server = app.getHttpServer();
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.headersTimeout = KEEP_ALIVE_TIMEOUT_MS + 1000; // Node wants it above keepAliveTimeout
   registerBodyParsers(app.getHttpAdapter().getInstance());
-  if (config.role !== 'worker') {
-    const repairs = app.get(CallbackRepairs);
-    const redelivery = app.get(Redelivery);
-    const replay = app.get(BulkReplay);
-    const destinations = app.get(DestinationsService);
-    mountQueueDashboard(app, config, {
-      redeliver: (actor, id) => redelivery.redeliver(id, { actor }),
-      redeliverFailed: (actor) => replay.replayAsOperator(actor, {}),
-      promote: (actor, id) => repairs.promote(actor, id),
-      promotePage: (actor, ids) => repairs.promotePage(actor, ids),
-      destinations: () => destinations.list({}),
-    });
-  }
   if (tracingActive()) app.useGlobalInterceptors(new RouteSpanInterceptor());
   app.useGlobalPipes(new StrictValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }));
-  const parts = { models: [CallbackBody, ...OPERATIONAL_EVENT_MODELS], paths: config.role === 'worker' ? {} : dashboardDocument() };
+  const parts = {
+    models: [CallbackBody, ...OPERATIONAL_EVENT_MODELS],
+    paths: config.role === 'worker' ? {} : dashboardDocument(),
+  };
   const document = buildApiDocument(app, config, parts);
   SwaggerModule.setup(DOCS_PATH, app, document, { jsonDocumentUrl: 'docs-json' });
   if (config.role !== 'worker') mountPartnerDocs(app, document, SCRIPTLESS_PAGE_HEADERS);

@@ -222,7 +222,7 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
     const dead = card(deadId);
     await dead.waitFor();
     await expect(dead.textContent()).resolves.toContain('CreditLimitUpdated');
-    // Logs is the card's first tab (queue-dashboard.ts); its lines arrive in a request of their
+    // Logs is the card's first tab (dashboard-mount.ts); its lines arrive in a request of their
     // own after the card, so wait for them rather than read the card once.
     const tab = (name: string) => dead.getByRole('button', { name }).or(dead.getByText(name, { exact: true })).first();
     await dead.getByText(/attempt 1 at \S+Z: HTTP 410 in \d+ ms from 127\.0\.0\.1 → failed: HTTP 410/).waitFor();

@@ -1,5 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig, moduleFor } from '../platform/index.js';
+import { AppConfig, moduleFor, PlatformModule } from '../platform/index.js';
+import { OperatorsModule } from '../operators/index.js';
+import { PartnersModule } from '../partners/index.js';
 import { BulkReplay, DEFAULT_REPLAY_LIMIT, REPLAY_LIMIT } from './bulk-replay.js';
 import { CallbackFeedController } from './callback-feed.controller.js';
 import { CallbackFeed } from './callback-feed.service.js';
@@ -70,6 +72,7 @@ const REPOSITORIES = [
 export class CallbacksModule {
   static forRoot(config: AppConfig): DynamicModule {
     return moduleFor(CallbacksModule, config, {
+      imports: [PlatformModule.forRoot(config), OperatorsModule.forRoot(config), PartnersModule.forRoot(config)],
       controllers: {
         // SourceIpsController before any `v1/callbacks/:callbackId` route (CallbacksController).
         api: [

@@ -3,8 +3,6 @@
 export { BulkReplay } from './bulk-replay.js';
 export { callbackOrigin, destinationKey, originOfKey } from './callback-destination.js';
 export { DestinationCircuits } from './destination-circuits.js';
-export { TestTargets } from './test-targets.js';
-export type { TestTarget } from './test-targets.js';
 export type { CircuitState } from './destination-circuits.js';
 export { OriginField } from './callback-filters.js';
 export { callbackDocs } from './callback-document.js';

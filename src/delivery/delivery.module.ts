@@ -1,17 +1,20 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { DestinationCircuits } from '../callbacks/index.js';
-import { AppConfig, moduleFor } from '../platform/index.js';
+import { CallbacksModule, DestinationCircuits } from '../callbacks/index.js';
+import { AppConfig, moduleFor, PlatformModule } from '../platform/index.js';
+import { EgressModule } from '../egress/index.js';
+import { OperationsModule } from '../operations/index.js';
+import { OperatorsModule } from '../operators/index.js';
+import { PartnersModule } from '../partners/index.js';
 import { Admission } from './admission.js';
 import { CallbackDelivery } from './callback-delivery.js';
 import { CallbackQueue } from './callback-queue.js';
 import { ADMISSION_INTERVAL, ADMISSION_INTERVAL_MS, CallbackRelay } from './callback-relay.js';
+import { QueueDashboard } from './dashboard/dashboard-mount.js';
 import { DeliveryWorker } from './delivery-worker.js';
 import { WorkerRegistry } from './worker-registry.js';
 import { DestinationsAdminController, PartnerDestinationsController } from './destinations/destinations.controller.js';
 import { DestinationsService } from './destinations/destinations.service.js';
 import { Settlement } from './settlement.js';
-import { TestCallbacksController } from './test-callbacks/test-callbacks.controller.js';
-import { TestCallbacks } from './test-callbacks/test-callbacks.service.js';
 import { TestEvents } from './test-callbacks/test-events.service.js';
 
 /**
@@ -23,7 +26,15 @@ import { TestEvents } from './test-callbacks/test-events.service.js';
 export class DeliveryModule {
   static forRoot(config: AppConfig): DynamicModule {
     return moduleFor(DeliveryModule, config, {
-      controllers: { api: [PartnerDestinationsController, DestinationsAdminController, TestCallbacksController] },
+      imports: [
+        PlatformModule.forRoot(config),
+        CallbacksModule.forRoot(config),
+        EgressModule.forRoot(config),
+        OperatorsModule.forRoot(config),
+        PartnersModule.forRoot(config),
+        OperationsModule.forRoot(config),
+      ],
+      controllers: { api: [PartnerDestinationsController, DestinationsAdminController] },
       providers: {
         api: [
           CallbackQueue,
@@ -32,12 +43,12 @@ export class DeliveryModule {
           { provide: ADMISSION_INTERVAL, useValue: ADMISSION_INTERVAL_MS },
           DestinationsService,
           { provide: DestinationCircuits, useExisting: DestinationsService },
-          TestCallbacks,
           TestEvents,
+          QueueDashboard,
         ],
         worker: [Settlement, CallbackDelivery, WorkerRegistry, DeliveryWorker],
       },
-      exports: [DestinationsService, DestinationCircuits, TestCallbacks, TestEvents],
+      exports: [DestinationsService, DestinationCircuits, TestEvents],
     });
   }
 }

@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import dns from 'node:dns';
-import { AppConfig, moduleFor } from '../platform/index.js';
+import { AppConfig, moduleFor, PlatformModule } from '../platform/index.js';
 import { CallbackSender, DNS_LOOKUP } from './callback-sender.js';
 import { CallbackUrlValidator } from './callback-url.validator.js';
 
@@ -9,8 +9,13 @@ import { CallbackUrlValidator } from './callback-url.validator.js';
 export class EgressModule {
   static forRoot(config: AppConfig): DynamicModule {
     return moduleFor(EgressModule, config, {
-      providers: { any: [{ provide: DNS_LOOKUP, useValue: dns.lookup }], api: [CallbackUrlValidator], worker: [CallbackSender] },
-      exports: [DNS_LOOKUP, CallbackUrlValidator, CallbackSender],
+      imports: [PlatformModule.forRoot(config)],
+      providers: {
+        any: [{ provide: DNS_LOOKUP, useValue: dns.lookup }],
+        api: [CallbackUrlValidator],
+        worker: [CallbackSender],
+      },
+      exports: [CallbackUrlValidator, CallbackSender],
     });
   }
 }

@@ -1,11 +1,16 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig, moduleFor } from '../platform/index.js';
+import { AppConfig, moduleFor, PlatformModule } from '../platform/index.js';
+import { CallbacksModule } from '../callbacks/index.js';
+import { DeliveryModule } from '../delivery/index.js';
+import { EgressModule } from '../egress/index.js';
+import { OperatorsModule } from '../operators/index.js';
 import { CallbackUrlChanges } from './callback-urls/callback-url-changes.service.js';
 import { CallbackUrlInventoryController } from './callback-urls/callback-url-inventory.controller.js';
 import { CallbackUrlList } from './callback-urls/callback-url-list.service.js';
 import { CallbackUrlMove } from './callback-urls/callback-url-move.service.js';
-import { FundingTestTargets } from './callback-urls/test-callback-targets.js';
-import { TestTargets } from '../callbacks/index.js';
+import { TestCallbacksController } from './test-callbacks/test-callbacks.controller.js';
+import { TestCallbacks } from './test-callbacks/test-callbacks.service.js';
+import { TestTargets } from './test-callbacks/test-callback-targets.js';
 import {
   CompanyCallbackController,
   LimitRequestCallbackController,
@@ -35,6 +40,13 @@ import { WithdrawalsService } from './withdrawals/withdrawals.service.js';
 export class FundingModule {
   static forRoot(config: AppConfig): DynamicModule {
     return moduleFor(FundingModule, config, {
+      imports: [
+        PlatformModule.forRoot(config),
+        EgressModule.forRoot(config),
+        OperatorsModule.forRoot(config),
+        CallbacksModule.forRoot(config),
+        DeliveryModule.forRoot(config),
+      ],
       controllers: {
         api: [
           CompaniesController,
@@ -50,6 +62,7 @@ export class FundingModule {
           WithdrawalCallbackControllerA,
           WithdrawalCallbackControllerB,
           CallbackUrlInventoryController,
+          TestCallbacksController,
           LoansController,
           LoansAdminController,
         ],
@@ -68,11 +81,11 @@ export class FundingModule {
           CallbackUrlChanges,
           CallbackUrlList,
           CallbackUrlMove,
-          FundingTestTargets,
-          { provide: TestTargets, useExisting: FundingTestTargets },
+          TestTargets,
+          TestCallbacks,
         ],
       },
-      exports: [CompaniesService, CallbackUrlList, CallbackUrlMove, TestTargets],
+      exports: [CompaniesService, CallbackUrlList, CallbackUrlMove, TestCallbacks],
     });
   }
 }

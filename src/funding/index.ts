@@ -4,6 +4,7 @@ export { CallbackUrlList } from './callback-urls/callback-url-list.service.js';
 export type { CallbackUrlView } from './callback-urls/callback-url-list.service.js';
 export { CallbackUrlMove } from './callback-urls/callback-url-move.service.js';
 export { CompaniesService } from './companies/companies.service.js';
+export { TestCallbacks } from './test-callbacks/test-callbacks.service.js';
 export { Company } from './companies/company.entity.js';
 export { LimitRequest } from './limit-requests/limit-request.entity.js';
 export { Loan, LoanPayment } from './loans/loan.entity.js';

@@ -1,5 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig, moduleFor } from '../platform/index.js';
+import { AppConfig, moduleFor, PlatformModule } from '../platform/index.js';
+import { CallbacksModule } from '../callbacks/index.js';
+import { PartnersModule } from '../partners/index.js';
 import { CallbackRetention, DEFAULT_RETENTION_INTERVAL_MS, RETENTION_INTERVAL_MS } from './callback-retention.js';
 import { HealthController } from './health.controller.js';
 import { Metrics, MetricsController } from './metrics.js';
@@ -9,9 +11,12 @@ import { Metrics, MetricsController } from './metrics.js';
 export class OperationsModule {
   static forRoot(config: AppConfig): DynamicModule {
     return moduleFor(OperationsModule, config, {
+      imports: [PlatformModule.forRoot(config), CallbacksModule.forRoot(config), PartnersModule.forRoot(config)],
       controllers: { any: [HealthController, MetricsController] },
       // Every role prunes; an advisory lock lets one process at a time do it.
-      providers: { any: [Metrics, CallbackRetention, { provide: RETENTION_INTERVAL_MS, useValue: DEFAULT_RETENTION_INTERVAL_MS }] },
+      providers: {
+        any: [Metrics, CallbackRetention, { provide: RETENTION_INTERVAL_MS, useValue: DEFAULT_RETENTION_INTERVAL_MS }],
+      },
       exports: [Metrics],
     });
   }

@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig, moduleFor } from '../platform/index.js';
+import { AppConfig, moduleFor, PlatformModule } from '../platform/index.js';
 import { AuditLog } from './audit/audit-log.js';
 import { AuditController } from './audit/audit.controller.js';
 import { OperatorCredentials } from './operator-credentials.js';
@@ -12,6 +12,7 @@ import { OperatorsService } from './operators.service.js';
 export class OperatorsModule {
   static forRoot(config: AppConfig): DynamicModule {
     return moduleFor(OperatorsModule, config, {
+      imports: [PlatformModule.forRoot(config)],
       controllers: { api: [OperatorsController, AuditController] },
       providers: { api: [OperatorCredentials, OperatorsService, OperatorsBootstrap, AuditLog] },
       exports: [OperatorCredentials, AuditLog],

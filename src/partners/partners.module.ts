@@ -1,5 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig, moduleFor } from '../platform/index.js';
+import { AppConfig, moduleFor, PlatformModule } from '../platform/index.js';
+import { EgressModule } from '../egress/index.js';
+import { OperatorsModule } from '../operators/index.js';
 import { ClientCertificateController } from './client-certificate.controller.js';
 import { ClientCertificateExpiries } from './client-certificate-expiries.js';
 import { ClientCertificates } from './client-certificates.service.js';
@@ -21,6 +23,7 @@ import { SecretsReencryption } from './secrets-reencryption.js';
 export class PartnersModule {
   static forRoot(config: AppConfig): DynamicModule {
     return moduleFor(PartnersModule, config, {
+      imports: [PlatformModule.forRoot(config), OperatorsModule.forRoot(config), EgressModule.forRoot(config)],
       controllers: {
         api: [
           PartnersController,

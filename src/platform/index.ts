@@ -50,5 +50,5 @@ export { variantOnly } from './openapi/api-variant-doc.js';
 export { CALLBACK_URL, currency, money, nullableTimestamp, nullableUuid, timestamp, url, uuid } from './openapi/schema.js';
 export { RouteSpanInterceptor } from './telemetry/route-span.interceptor.js';
 export { currentTraceparent, inAttemptSpan, tracingActive } from './telemetry/trace-context.js';
-export { PlatformModule } from './platform.module.js';
+export { databaseModule, PlatformModule } from './platform.module.js';
 export { moduleFor } from './config/module-parts.js';

@@ -23,14 +23,14 @@ class RedisCloser implements OnApplicationShutdown {
 }
 
 /**
- * What every module stands on: the configuration, PostgreSQL (TypeORM and the hand-written SQL's
- * pool), Redis, the write path (commit, then wake admission), sealing, and the error filters.
+ * What every module stands on: the configuration, the hand-written SQL's pool, Redis, the write
+ * path (commit, then wake admission), sealing, and the error filters. The database itself (TypeORM's
+ * data source, which Writes uses) is the application's: {@link databaseModule}.
  */
 @Module({})
 export class PlatformModule {
-  /** `dataSource` names the entities: the features' tables, which the platform does not know. */
-  static forRoot(config: AppConfig, dataSource: (databaseUrl: string) => DataSourceOptions): DynamicModule {
-    const module = moduleFor(PlatformModule, config, {
+  static forRoot(config: AppConfig): DynamicModule {
+    return moduleFor(PlatformModule, config, {
       providers: {
         any: [
           { provide: APP_CONFIG, useValue: config },
@@ -48,10 +48,20 @@ export class PlatformModule {
       },
       exports: [APP_CONFIG, REDIS, SqlPool, SecretBox, AdmissionSignal, TransactionRunner],
     });
-    const database = TypeOrmModule.forRootAsync({
-      useFactory: () => ({ ...dataSource(config.databaseUrl), retryAttempts: 2, retryDelay: 1000 }),
-      dataSourceFactory: (options) => openDatabase(options!, config.secretsKeys),
-    });
-    return { ...module, imports: [database], exports: [...module.exports!, database] };
   }
+}
+
+/**
+ * The application's PostgreSQL through TypeORM, imported once at the root (TypeORM makes its data
+ * source visible to every module). `dataSource` names the entities: the features' tables, which
+ * the platform does not know.
+ */
+export function databaseModule(
+  config: AppConfig,
+  dataSource: (databaseUrl: string) => DataSourceOptions,
+): DynamicModule {
+  return TypeOrmModule.forRootAsync({
+    useFactory: () => ({ ...dataSource(config.databaseUrl), retryAttempts: 2, retryDelay: 1000 }),
+    dataSourceFactory: (options) => openDatabase(options!, config.secretsKeys),
+  });
 }

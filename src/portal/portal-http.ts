@@ -30,7 +30,7 @@ export class PortalHttp implements OnModuleInit {
     const adapter = this.host.httpAdapter as FastifyAdapter;
     const instance: FastifyInstance = adapter.getInstance();
     installPortalHeaders(instance);
-    // After the queue dashboard's own @fastify/view (registered with setup-app's mounts, in its scope).
+    // After the queue dashboard's own @fastify/view (in its scope; delivery, imported here, starts first).
     adapter.setViewEngine({ engine: { eta: portalViews }, templates: PORTAL_VIEWS });
     instance.register(cookiePlugin, { hook: false });
     instance.addContentTypeParser(

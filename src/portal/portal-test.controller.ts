@@ -1,6 +1,5 @@
 import { Get, Post } from '@nestjs/common';
-import { TestCallbacks } from '../delivery/index.js';
-import { CompaniesService } from '../funding/index.js';
+import { CompaniesService, TestCallbacks } from '../funding/index.js';
 import type { PortalIdentity } from '../operators/index.js';
 import { operatorActing } from './operator-acting.js';
 import { CallbackPages } from './portal-callback-pages.js';

@@ -1,5 +1,10 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { AppConfig, moduleFor } from '../platform/index.js';
+import { AppConfig, moduleFor, PlatformModule } from '../platform/index.js';
+import { CallbacksModule } from '../callbacks/index.js';
+import { DeliveryModule } from '../delivery/index.js';
+import { EgressModule } from '../egress/index.js';
+import { FundingModule } from '../funding/index.js';
+import { PartnersModule } from '../partners/index.js';
 import { CallbackPages } from './portal-callback-pages.js';
 import { PortalAssetsController } from './portal-assets.controller.js';
 import { PortalCallbacksController } from './portal-callbacks.controller.js';
@@ -23,6 +28,14 @@ import { PortalUrlsController } from './portal-urls.controller.js';
 export class PortalModule {
   static forRoot(config: AppConfig): DynamicModule {
     return moduleFor(PortalModule, config, {
+      imports: [
+        PlatformModule.forRoot(config),
+        EgressModule.forRoot(config),
+        PartnersModule.forRoot(config),
+        CallbacksModule.forRoot(config),
+        FundingModule.forRoot(config),
+        DeliveryModule.forRoot(config),
+      ],
       controllers: {
         api: [
           PortalAssetsController,

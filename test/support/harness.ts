@@ -1,11 +1,11 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { TestingModuleBuilder } from '@nestjs/testing';
 import { Receiver } from './receiver.js';
-import { companyWithCallback, createPartner, Partner, startTestApp, TestApp } from './test-app.js';
+import { bootAlone, companyWithCallback, createPartner, Partner, startTestApp, TestApp } from './test-app.js';
 
 // What a suite works with once the app is up; the app itself boots only here (test-app.ts is this
 // file's private part, and test/code-shape.spec.ts refuses a suite that boots it any other way).
-export { companyWithCallback, createPartner };
+export { bootAlone, companyWithCallback, createPartner };
 export type { Partner, TestApp };
 export { ADMIN_TOKEN } from './run-identity.js';
 export { until } from './until.js';
@@ -56,7 +56,12 @@ export function harness(env: Env | (() => Env) = {}, options: HarnessOptions = {
     await parts.rx?.close();
   });
   const part = <K extends keyof E2e>(k: K): E2e[K] => {
-    if (!parts[k]) throw new Error(k === 'p' && partner === null ? 'this harness makes no partner (partner: null)' : `the harness's ${k} is read before its beforeAll ran`);
+    if (!parts[k])
+      throw new Error(
+        k === 'p' && partner === null
+          ? 'this harness makes no partner (partner: null)'
+          : `the harness's ${k} is read before its beforeAll ran`,
+      );
     return parts[k];
   };
   return {

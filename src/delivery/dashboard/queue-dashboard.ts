@@ -1,24 +1,10 @@
-import { createBullBoard } from '@bull-board/api';
-import helmet from '@fastify/helmet';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { FastifyAdapter as BullBoardFastifyAdapter } from '@bull-board/fastify';
 import type { BoardHooks, HookContext, JobCounts, JobStatus, QueueJob, Status } from '@bull-board/api/typings/app';
-import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { Job, Queue } from 'bullmq';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppConfig, DomainError, sendDomainError, UnexpectedErrorAnswer } from '../../platform/index.js';
-import type { Actor, MountAccess, OperatorIdentity } from '../../operators/index.js';
-import { CallbackQueue } from '../callback-queue.js';
-import { DASHBOARD_WRITES, DashboardJobFacts, DashboardWriteActions } from './dashboard-writes.js';
+import type { Actor } from '../../operators/index.js';
+import type { DashboardJobFacts } from './dashboard-writes.js';
 import { attemptLog, DashboardRow, dashboardJobJson, dashboardState, jobKind } from './dashboard-job.js';
-import {
-  CircuitView,
-  circuitsDescription,
-  DASHBOARD_HEADERS,
-  dashboardPage,
-  dashboardRefusal,
-  SWITCHED_OFF,
-} from './dashboard-policy.js';
+import { CircuitView, circuitsDescription, dashboardRefusal, SWITCHED_OFF } from './dashboard-policy.js';
 import { DASHBOARD_COUNT_CAP, DASHBOARD_TABS, DashboardStore, DashboardTab } from '../../callbacks/index.js';
 
 export const DASHBOARD_PATH = '/admin/queues';
@@ -47,7 +33,17 @@ const CIRCUITS_REFRESH_MS = 2000;
 /** Promote all makes this many delayed callbacks due per statement. */
 const PROMOTE_PAGE = 1000;
 /** bull-board's counts cover every status it knows; these have no callback in them. */
-const NO_JOBS: JobCounts = { latest: 0, active: 0, waiting: 0, 'waiting-children': 0, prioritized: 0, completed: 0, failed: 0, delayed: 0, paused: 0 };
+const NO_JOBS: JobCounts = {
+  latest: 0,
+  active: 0,
+  waiting: 0,
+  'waiting-children': 0,
+  prioritized: 0,
+  completed: 0,
+  failed: 0,
+  delayed: 0,
+  paused: 0,
+};
 
 const isTab = (s: string): s is DashboardTab => (DASHBOARD_TABS as string[]).includes(s);
 
@@ -67,7 +63,12 @@ export class CallbackQueueAdapter extends BullMQAdapter {
   ) {
     // Not read-only (Retry and Promote stay), no retry of completed jobs (a completed job is a
     // delivered callback; the operator API redelivers those).
-    super(queue, { readOnlyMode: false, allowRetries: true, allowCompletedRetries: false, description: DESCRIPTION } as never);
+    super(queue, {
+      readOnlyMode: false,
+      allowRetries: true,
+      allowCompletedRetries: false,
+      description: DESCRIPTION,
+    } as never);
   }
 
   private circuits = '';
@@ -76,7 +77,9 @@ export class CallbackQueueAdapter extends BullMQAdapter {
   private capped: DashboardTab[] = [];
 
   override getDescription(): string {
-    const capped = this.capped.length ? ` Counts stop at ${DASHBOARD_COUNT_CAP}: ${this.capped.join(', ')} hold at least that many.` : '';
+    const capped = this.capped.length
+      ? ` Counts stop at ${DASHBOARD_COUNT_CAP}: ${this.capped.join(', ')} hold at least that many.`
+      : '';
     return `${DESCRIPTION}${capped}${this.circuits ? ` ${this.circuits}` : ''}`;
   }
 
@@ -226,66 +229,3 @@ export const dashboardHooks = (adapter: CallbackQueueAdapter): BoardHooks => ({
     return { allow: false, status: 405, errorKey: 'ERRORS.QUEUE_READ_ONLY', message: refused };
   },
 });
-
-/**
- * Who may use the dashboard, declared for every route mounted under it (bull-board's page, assets
- * and API, and its four writes below): an operator's Bearer token or HTTP Basic `<name>:<token>`
- * (a browser is asked for it); reads need `viewer`, every write `operator`, and a write from
- * another site is refused whatever credential the browser remembered (src/operators/access/access-gate.ts).
- */
-export const DASHBOARD_ACCESS: MountAccess = {
-  prefix: DASHBOARD_PATH,
-  access: (method) => ({ to: 'browser-operator', role: method === 'GET' || method === 'HEAD' ? 'viewer' : 'operator' }),
-};
-
-type OperatorRequest = FastifyRequest & { operator?: OperatorIdentity };
-
-/** bull-board behind the operator credential and role; a browser gets the Basic prompt. */
-export function mountQueueDashboard(app: NestFastifyApplication, config: AppConfig, actions: DashboardActions): void {
-  const store = app.get(DashboardStore);
-  const queueAdapter = new CallbackQueueAdapter(app.get(CallbackQueue).queue, store, actions);
-  const adapter = new BullBoardFastifyAdapter();
-  adapter.setBasePath(DASHBOARD_PATH);
-  createBullBoard({
-    queues: [queueAdapter],
-    serverAdapter: adapter,
-    options: {
-      handlerHooks: dashboardHooks(queueAdapter),
-      uiConfig: { boardTitle: 'Callback deliveries', hideDocsLink: true, jobDetails: { defaultTab: 'Logs' } },
-    },
-  });
-  const instance: FastifyInstance = app.getHttpAdapter().getInstance();
-  const unexpected = new UnexpectedErrorAnswer();
-  const writeActions: DashboardWriteActions = {
-    ...actions,
-    job: (id) => queueAdapter.jobFacts(id),
-    promoteAll: (actor) => queueAdapter.promoteAllAs(actor),
-  };
-  instance.register(
-    async (scope: FastifyInstance) => {
-      await scope.register(helmet, DASHBOARD_HEADERS);
-      // The page itself: nothing from the internet, and no buttons for the switched-off actions.
-      scope.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-        const path = req.routeOptions.url?.slice(DASHBOARD_PATH.length) ?? '';
-        const isPage = req.method === 'GET' && !path.startsWith('/api/') && !path.startsWith('/static/') && /^text\/html/.test(String(reply.getHeader('content-type')));
-        return isPage && typeof payload === 'string' ? dashboardPage(payload) : payload;
-      });
-      // Retry and Promote (one job or all) are answered here, with the operator who pressed them.
-      for (const write of DASHBOARD_WRITES) {
-        scope.put(write.path, async (req: OperatorRequest, reply: FastifyReply) => {
-          try {
-            const answer = await write.run(writeActions, req.operator!, req.params as Record<string, string>);
-            return reply.status(answer.status).send(answer.body);
-          } catch (e) {
-            // Answered here: this scope's errors would otherwise reach bull-board's handler, which knows no refusal.
-            if (e instanceof DomainError) return sendDomainError(e, reply);
-            unexpected.send(e, reply);
-            return reply;
-          }
-        });
-      }
-      await scope.register(adapter.registerPlugin());
-    },
-    { prefix: DASHBOARD_PATH },
-  );
-}

@@ -5,13 +5,12 @@ import {
   CallbackMessage,
   callbackOrigin,
   TestCallbackRepository,
-  TestTargets,
 } from '../../callbacks/index.js';
 import { type Actor, AuditLog } from '../../operators/index.js';
-import { testNotSentError } from '../settle-attempt.js';
+import { admitOneMoreTest, testNotSentError } from '../../delivery/index.js';
 import { TransactionRunner } from '../../platform/index.js';
 import { CallbackUrlValidator } from '../../egress/index.js';
-import { admitOneMoreTest } from './test-callback-rate.js';
+import { TestTargets } from './test-callback-targets.js';
 import { noTestUrl } from './test-callback-target.js';
 
 export interface TestCallbackRequest {

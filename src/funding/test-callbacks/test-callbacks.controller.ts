@@ -5,7 +5,7 @@ import { IsInt, IsString, IsUUID, Max, Min } from 'class-validator';
 import { CALLBACK_URL, Doc, IsOmittable } from '../../platform/index.js';
 import { CallbackMessageResponse, callbackView } from '../../callbacks/index.js';
 import { CurrentPartner, Partner } from '../../partners/index.js';
-import { TEST_CALLBACKS_PER_MINUTE } from './test-callback-rate.js';
+import { TEST_CALLBACKS_PER_MINUTE } from '../../delivery/index.js';
 import { TestCallbacks } from './test-callbacks.service.js';
 
 export class TestCallbackDto {

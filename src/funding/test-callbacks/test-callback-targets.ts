@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { CallbackIds, CallbackMessage, TestTarget, TestTargets } from '../../callbacks/index.js';
+import { CallbackIds, CallbackMessage } from '../../callbacks/index.js';
 import { notFound } from '../../platform/index.js';
 
 type Row = Record<string, string | null>;
@@ -60,9 +60,19 @@ function companyLookup() {
   };
 }
 
-/** Where a company's test callbacks go (TestTargets), read from its resources' URL properties. */
+/** Where a test callback of a message goes without a `url`, and the ids its body carries. */
+export interface TestTarget {
+  /** The URL the company's resources would use for the message; null when none is registered. */
+  url: string | null;
+  ids: CallbackIds;
+  /** Where the URL was looked for, for the 422 when there is none. */
+  source: string;
+}
+
+/** Where a company's test callbacks go, read from its resources' URL properties. */
 @Injectable()
-export class FundingTestTargets extends TestTargets {
+export class TestTargets {
+  /** The company's (this partner's, else 404) target for a test of `message`, read in the transaction `m`. */
   async find(m: EntityManager, partnerId: string, companyId: string, message: CallbackMessage): Promise<TestTarget> {
     const owned: unknown[] = await m.query(`SELECT 1 FROM companies WHERE id = $1 AND partner_id = $2`, [
       companyId,
