@@ -83,6 +83,27 @@ export async function processMemory(run: ServiceRun): Promise<ProcessMemory[]> {
 /** A figure's name for a role: `all`, `api`, `worker`, `childOfAll`… */
 const key = (role: string) => role.replace(/ (\w)/g, (_, c: string) => c.toUpperCase());
 
+/** The row and figures of each process's memory, held to RSS_LIMIT_MB at its peak. */
+export function memoryReport(memory: ProcessMemory[]) {
+  const row: Row = {
+    measure: 'service memory per process: RSS (peak since start) / live heap',
+    result: memory.map((m) => `${m.role} ${fmt(m.rssMb)} (${fmt(m.peakRssMb)}) / ${fmt(m.heapMb)} MB`).join('; '),
+    goal: `peak ≤ ${RSS_LIMIT_MB} MB each`,
+    met: memory.length > 0 && memory.every((m) => m.peakRssMb <= RSS_LIMIT_MB),
+  };
+  const figures: Record<string, number | null> = {};
+  const seen = new Map<string, number>();
+  for (const m of memory) {
+    const n = (seen.get(m.role) ?? 0) + 1;
+    seen.set(m.role, n);
+    const name = `${key(m.role)}${n > 1 ? n : ''}`;
+    figures[`${name}RssMb`] = figure(m.rssMb);
+    figures[`${name}PeakRssMb`] = figure(m.peakRssMb);
+    figures[`${name}HeapMb`] = figure(m.heapMb);
+  }
+  return { row, figures };
+}
+
 /**
  * The rows and figures of a window's cost: the service's CPU per `unit` (µs used over the window
  * ÷ `count`) beside the baseline client's per request and their ratio, then the memory of each
@@ -97,32 +118,20 @@ export function costReport(
 ) {
   const perUnit = serviceUs / count;
   const ratio = perUnit / baselineClientCpuUs;
+  const held = memoryReport(memory);
   const rows: Row[] = [
     {
       measure: `CPU per ${unit}: service (all its processes and threads) / got's client per baseline request`,
       result: `${fmt(perUnit)} µs / ${fmt(baselineClientCpuUs)} µs = ${fmt(ratio, 2)}×`,
     },
-    {
-      measure: 'service memory per process: RSS (peak since start) / live heap',
-      result: memory.map((m) => `${m.role} ${fmt(m.rssMb)} (${fmt(m.peakRssMb)}) / ${fmt(m.heapMb)} MB`).join('; '),
-      goal: `peak ≤ ${RSS_LIMIT_MB} MB each`,
-      met: memory.length > 0 && memory.every((m) => m.peakRssMb <= RSS_LIMIT_MB),
-    },
+    held.row,
   ];
   const figures: Record<string, number | null> = {
     [`serviceCpuUsPer${unit[0].toUpperCase()}${unit.slice(1)}`]: figure(perUnit),
     baselineClientCpuUs: figure(baselineClientCpuUs),
     cpuRatio: figure(ratio),
+    ...held.figures,
   };
-  const seen = new Map<string, number>();
-  for (const m of memory) {
-    const n = (seen.get(m.role) ?? 0) + 1;
-    seen.set(m.role, n);
-    const name = `${key(m.role)}${n > 1 ? n : ''}`;
-    figures[`${name}RssMb`] = figure(m.rssMb);
-    figures[`${name}PeakRssMb`] = figure(m.peakRssMb);
-    figures[`${name}HeapMb`] = figure(m.heapMb);
-  }
   return { rows, figures };
 }
 
