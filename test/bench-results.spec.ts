@@ -2,8 +2,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import { costReport, withDescendants } from '../bench/support/cost.js';
+import { costReport, serviceCpuUs, withDescendants } from '../bench/support/cost.js';
 import { ResultsFile, RunInfo, ScenarioResult, writeResults } from '../bench/support/results.js';
+import type { ServiceRun } from '../bench/support/service.js';
 import { renderResults, TABLE_BEGIN, TABLE_END, withResults } from '../bench/support/table.js';
 
 /** The bench's results file and the table docs/benchmarks.md shows of it (docs.spec.ts checks the page against the file). */
@@ -130,6 +131,11 @@ describe('the bench results file', () => {
     try {
       expect(withDescendants([process.pid])).toEqual(expect.arrayContaining([process.pid, child.pid]));
       expect(withDescendants([child.pid!])).toEqual([child.pid]);
+      const run = { pids: () => [process.pid] } as ServiceRun;
+      const before = serviceCpuUs(run);
+      const spent = process.cpuUsage();
+      while (process.cpuUsage(spent).user < 50_000) Math.sqrt(Math.random()); // 50 ms of CPU: five ticks
+      expect(serviceCpuUs(run)).toBeGreaterThan(before);
     } finally {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill();
