@@ -2,7 +2,7 @@
 // serialise on its row lock, as they must), each committing callbacks 0 and 2, delivered end to end.
 import { adminHeaders, figure, fmt, pool, until } from '../support/common.js';
 import { ScenarioResult } from '../support/results.js';
-import { costWindow } from '../support/cost.js';
+import { costWindow, withDescendants } from '../support/cost.js';
 import { cpuUsed, roundTrips } from '../support/system.js';
 import { Ctx } from './context.js';
 
@@ -20,8 +20,8 @@ export async function apiScenario(ctx: Ctx): Promise<ScenarioResult> {
     )
   ).rows.map((r) => r.id);
   const before = rx.count();
-  const servicePids = ctx.run.pids();
-  const cpuBefore = cpuUsed(servicePids);
+  // The service's processes and those they started, at each end (as the cost window counts them).
+  const cpuBefore = cpuUsed(withDescendants(ctx.run.pids()));
   const cost = costWindow(ctx.run, 'callback', ctx.baselineClientCpuUs ?? NaN);
   const tripsBefore = await roundTrips(pg);
   const t0 = performance.now();
@@ -34,7 +34,7 @@ export async function apiScenario(ctx: Ctx): Promise<ScenarioResult> {
   const apiDone = performance.now();
   await until(() => rx.count() >= before + 2 * API_CHANGES, 'API-driven callbacks');
   const rate = (2 * API_CHANGES) / ((performance.now() - t0) / 1000);
-  const [cpuAfter, tripsAfter] = [cpuUsed(servicePids), await roundTrips(pg)];
+  const [cpuAfter, tripsAfter] = [cpuUsed(withDescendants(ctx.run.pids())), await roundTrips(pg)];
   const costs = await cost.close(2 * API_CHANGES);
   const changes = API_CHANGES / ((apiDone - t0) / 1000);
   const r = rate / ctx.baseline;
