@@ -40,13 +40,14 @@ async function main(): Promise<void> {
   const target = (p: string) => `http://127.0.0.1:${rx.port}${p}`;
   const report = new Report();
   try {
-    const baseline = await baselineScenario(target);
+    const { rate: baseline, clientCpuUs } = await baselineScenario(target);
     const processes = SPLIT ? 'two service processes, ROLE=api and ROLE=worker' : 'one service process ROLE=all';
-    const info = await runInfo(baseline, processes, SETTINGS);
+    const info = await runInfo(baseline, clientCpuUs, processes, SETTINGS);
     // Written after each scenario: a later one's failure does not lose the figures before it.
     const add = (result: ScenarioResult) => (report.add(result), writeResults(RESULTS_FILE, info, report.results, SCENARIOS));
     console.log(`funding-service callback benchmark (loopback, ${processes}; settings given to the service: ${SETTINGS}, the rest its defaults)`);
     console.log(`  bare got POST loop (baseline, 64 in flight)  ${fmt(baseline)} req/s`);
+    console.log(`  got's client in that loop, in a process of its own: ${fmt(clientCpuUs)} µs CPU per request`);
 
     const shared = (Object.keys(SHARED) as (keyof typeof SHARED)[]).filter(selected);
     if (shared.length) {
@@ -56,6 +57,7 @@ async function main(): Promise<void> {
         const api = apiClient(run.port);
         const { partnerId, companyId } = await partnerWithCompany(api, 'Bench', target('/company'));
         const ctx: Ctx = { run, pg: run.pg!, api, rx, target, partnerId, companyId, baseline };
+        ctx.baselineClientCpuUs = clientCpuUs;
         for (const name of shared) for (const result of [await SHARED[name](ctx)].flat()) add(result);
         const rss = run.pids().map((p) => fmt(peakRssMb(p)));
         console.log(`\n  peak RSS of the service process${SPLIT ? 'es' : ''} over ${shared.join(', ')}: ${rss.join(' MB (api), ')} MB${SPLIT ? ' (worker)' : ''}`);

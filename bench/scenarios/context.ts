@@ -15,6 +15,8 @@ export interface Ctx {
   partnerId: string;
   companyId: string;
   baseline: number;
+  /** The baseline got client's CPU µs per request (scenarios/baseline.ts); a run of a scenario's own may leave it out. */
+  baselineClientCpuUs?: number;
 }
 
 /** The body of a callback row inserted with SQL. */

@@ -5,6 +5,7 @@
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { DEADLINE_MS, figure, fmt, quantile, until } from '../support/common.js';
+import { memoryReport, processMemory } from '../support/cost.js';
 import { ScenarioResult } from '../support/results.js';
 import { BODY, Ctx, HEALTHY_RATE, HealthyArrivals, healthyLoad, pq } from './context.js';
 
@@ -73,6 +74,7 @@ export async function isolationScenario(ctx: Ctx): Promise<ScenarioResult> {
     const afterProbe = (Math.max(...dead.arrivals) - Math.min(...dead.arrivals)) / 1000;
     const p99Alone = quantile(alone.latencies, 0.99);
     const p99Beside = quantile(withDead.latencies, 0.99);
+    const memory = memoryReport(await processMemory(ctx.run));
     const missing = (r: HealthyArrivals) => (r.missing || r.failed.length ? ` (${r.missing} of ${r.accepted} missing, ${r.failed.length} requests failed)` : '');
     return {
       scenario: 'isolation',
@@ -87,6 +89,7 @@ export async function isolationScenario(ctx: Ctx): Promise<ScenarioResult> {
         },
         { measure: 'connections offered to the dead one while down', result: `${downConnections} in ${fmt(downSeconds)} s` },
         { measure: 'its backlog once it answers again', result: `first +${fmt(firstAfter)} s, last +${fmt(lastAfter)} s (${fmt(afterProbe)} s from the first successful probe)` },
+        memory.row,
       ],
       figures: {
         p99AloneMs: figure(p99Alone),
@@ -96,6 +99,7 @@ export async function isolationScenario(ctx: Ctx): Promise<ScenarioResult> {
         downSeconds: figure(downSeconds),
         firstAfterRecoverySeconds: figure(firstAfter),
         lastAfterRecoverySeconds: figure(lastAfter),
+        ...memory.figures,
       },
     };
   } finally {

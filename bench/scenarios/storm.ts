@@ -6,6 +6,7 @@
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
 import { envInt, figure, fmt, quantile, sleep } from '../support/common.js';
+import { memoryReport, processMemory } from '../support/cost.js';
 import { ScenarioResult } from '../support/results.js';
 import { BODY, Ctx, HEALTHY_RATE, HEALTHY_WAIT_MS, healthyLine, healthyLoad, healthyMissingRow, healthySend, partnerWithCompany } from './context.js';
 
@@ -134,6 +135,7 @@ export async function stormScenario(ctx: Ctx): Promise<ScenarioResult> {
     const p99Beside = quantile(beside.latencies, 0.99);
     const maxDown = down[down.length - 1];
     const over = down.filter((c) => c > 10).length;
+    const memory = memoryReport(await processMemory(ctx.run));
     return {
       scenario: 'storm',
       title: `${STORM_DEAD} dead origins (accept, never answer) + ${STORM_SLOW} slow (200 after ${STORM_SLOW_MS / 1000} s), ${STORM_PER_ORIGIN} pending callbacks each, beside a healthy partner at ${HEALTHY_RATE} changes/s for ${STORM_SECONDS} s`,
@@ -155,6 +157,7 @@ export async function stormScenario(ctx: Ctx): Promise<ScenarioResult> {
           goal: '≤ 60 s',
           met: allArrived && last <= 60,
         },
+        memory.row,
       ],
       figures: {
         p99AloneMs: figure(p99Alone),
@@ -165,6 +168,7 @@ export async function stormScenario(ctx: Ctx): Promise<ScenarioResult> {
         deadArrived: deadTimes.length,
         deadWanted,
         lastAfterRecoverySeconds: allArrived ? figure(last) : null,
+        ...memory.figures,
       },
     };
   } finally {

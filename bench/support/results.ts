@@ -6,7 +6,7 @@ import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from 'pg';
 import { withRedisOnce } from '../../src/platform/database/redis.js';
-import { BASE_DB, fmt, REDIS_URL } from './common.js';
+import { BASE_DB, figure, fmt, REDIS_URL } from './common.js';
 
 const ROOT = resolve(__dirname, '../../..');
 export const RESULTS_FILE = resolve(process.env.BENCH_RESULTS ?? join(ROOT, 'bench/results.json'));
@@ -47,6 +47,8 @@ export interface RunInfo {
   commit: string;
   machine: Machine;
   baseline: number;
+  /** The baseline got client's CPU µs per request, in a process of its own (absent in runs before it was measured). */
+  baselineClientCpuUs?: number | null;
   processes: string;
   settings: string;
 }
@@ -84,11 +86,22 @@ export class Report {
 }
 
 function commit(): string {
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  const git = (...args: string[]) =>
+    execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   try {
     const head = git('rev-parse', '--short=10', 'HEAD');
     // The results file is written by the runs themselves: a second scenario's run is still of HEAD's code.
-    const changed = git('status', '--porcelain', '--untracked-files=no', '--', 'src', 'bench', 'package.json', 'package-lock.json', ':(exclude)bench/results.json');
+    const changed = git(
+      'status',
+      '--porcelain',
+      '--untracked-files=no',
+      '--',
+      'src',
+      'bench',
+      'package.json',
+      'package-lock.json',
+      ':(exclude)bench/results.json',
+    );
     return changed ? `${head} with local changes` : head;
   } catch {
     return 'unknown (not a git checkout)';
@@ -100,8 +113,13 @@ async function machine(): Promise<Machine> {
   const pg = new Client({ connectionString: BASE_DB });
   await pg.connect();
   try {
-    const { rows } = await pg.query<{ version: string; autovacuum: string }>(`SELECT current_setting('server_version') AS version, current_setting('autovacuum') AS autovacuum`);
-    const redis = await withRedisOnce(REDIS_URL, async (r) => /^redis_version:(\S+)/m.exec(await r.info('server'))?.[1] ?? 'unknown');
+    const { rows } = await pg.query<{ version: string; autovacuum: string }>(
+      `SELECT current_setting('server_version') AS version, current_setting('autovacuum') AS autovacuum`,
+    );
+    const redis = await withRedisOnce(
+      REDIS_URL,
+      async (r) => /^redis_version:(\S+)/m.exec(await r.info('server'))?.[1] ?? 'unknown',
+    );
     return {
       cores: os.cpus().length,
       memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
@@ -115,8 +133,22 @@ async function machine(): Promise<Machine> {
   }
 }
 
-export async function runInfo(baseline: number, processes: string, settings: string): Promise<RunInfo> {
-  return { date: new Date().toISOString(), commit: commit(), machine: await machine(), baseline: Math.round(baseline * 10) / 10, processes, settings };
+export async function runInfo(
+  baseline: number,
+  baselineClientCpuUs: number,
+  processes: string,
+  settings: string,
+): Promise<RunInfo> {
+  const [date, round] = [new Date().toISOString(), (n: number) => Math.round(n * 10) / 10];
+  return {
+    date,
+    commit: commit(),
+    machine: await machine(),
+    baseline: round(baseline),
+    baselineClientCpuUs: figure(baselineClientCpuUs),
+    processes,
+    settings,
+  };
 }
 
 /**
@@ -126,10 +158,15 @@ export async function runInfo(baseline: number, processes: string, settings: str
  */
 export function writeResults(path: string, run: RunInfo, results: ScenarioResult[], order: readonly string[]): void {
   const ran = new Set(results.map((r) => r.scenario));
-  const kept = existsSync(path) ? (JSON.parse(readFileSync(path, 'utf8')) as ResultsFile).results.filter((r) => !ran.has(r.scenario)) : [];
-  const all = [...kept, ...results.map((r) => ({ ...r, run }))].sort((a, b) => order.indexOf(a.scenario) - order.indexOf(b.scenario));
+  const kept = existsSync(path)
+    ? (JSON.parse(readFileSync(path, 'utf8')) as ResultsFile).results.filter((r) => !ran.has(r.scenario))
+    : [];
+  const all = [...kept, ...results.map((r) => ({ ...r, run }))].sort(
+    (a, b) => order.indexOf(a.scenario) - order.indexOf(b.scenario),
+  );
   const file: ResultsFile = {
-    about: 'Written by npm run bench (each run replaces its scenarios); docs/benchmarks.md\'s results table is generated from it by npm run bench:table.',
+    about:
+      "Written by npm run bench (each run replaces its scenarios); docs/benchmarks.md's results table is generated from it by npm run bench:table.",
     results: all,
   };
   writeFileSync(path, `${JSON.stringify(file, null, 2)}\n`);

@@ -31,6 +31,8 @@ export class ServiceRun {
   readonly dbUrl: string;
   readonly prefix: string;
   children: ChildProcess[] = [];
+  /** Each child's role and port (every role serves /metrics on its port). */
+  readonly roles = new Map<ChildProcess, { role: string; port: number }>();
   port = 0;
   pg: Client | null = null;
 
@@ -68,6 +70,7 @@ export class ServiceRun {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     this.children.push(child);
+    this.roles.set(child, { role, port });
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`service (ROLE=${role}) not ready within ${SERVICE_START_MS / 1000} s`)), SERVICE_START_MS);
       child.stdout.on('data', (d: Buffer) => {
@@ -92,6 +95,11 @@ export class ServiceRun {
 
   pids(): number[] {
     return this.children.map((c) => c.pid!);
+  }
+
+  /** The running children: pid, role and port. */
+  processes(): { pid: number; role: string; port: number }[] {
+    return this.children.map((c) => ({ pid: c.pid!, ...this.roles.get(c)! }));
   }
 
   /** SIGTERM to one process (in-flight deliveries finish), SIGKILL after 60 s. */
