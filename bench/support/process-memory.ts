@@ -32,7 +32,7 @@ export function memoryLines(
   const service = run.pids().map((pid) => samples.rssPeak(pid));
   const own = process.memoryUsage();
   const hostRss = hosts.map((h) => h.rssMb);
-  const peak = Math.max(...service, ...hostRss, own.rss / 2 ** 20);
+  const peak = Math.max(...service, ...hostRss);
   return {
     details: [
       `service RSS peak per process: ${service.map((r) => `${fmt(r)} MB`).join(' / ')}; heap used (its /metrics) in the outage ${fmt(heapInOutage)} MB, at the end ${fmt(heapAtEnd)} MB`,
@@ -40,7 +40,7 @@ export function memoryLines(
       `the driver (healthy partner's receiver, slow origins) at the end: RSS ${fmt(own.rss / 2 ** 20)} MB, heap used ${fmt(own.heapUsed / 2 ** 20)} MB`,
     ],
     row: {
-      measure: 'RSS peak, every process (service, origin hosts, driver)',
+      measure: 'RSS peak per process (service, origin hosts)',
       result: `${fmt(peak)} MB (service ${service.map((r) => fmt(r)).join(' / ')} MB)`,
       goal: `≤ ${RSS_LIMIT_MB} MB`,
       met: peak <= RSS_LIMIT_MB,
