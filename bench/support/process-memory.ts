@@ -5,9 +5,7 @@ import { Got } from 'got';
 import { fmt, figure } from './common.js';
 import type { ServiceRun } from './service.js';
 import type { memorySampler } from './system.js';
-
-/** The goal for every process, whatever the number of destinations. */
-const RSS_LIMIT_MB = 256;
+import { RSS_LIMIT_MB } from './cost.js';
 
 /** Heap used by the process answering the service's /metrics (MB), or NaN if it shows none. */
 export async function serviceHeapMb(api: Got): Promise<number> {
