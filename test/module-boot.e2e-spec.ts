@@ -21,7 +21,7 @@ const MODULES: Array<[string, (config: AppConfig) => DynamicModule, string[]]> =
   ['operators', (c) => OperatorsModule.forRoot(c), []],
   ['partners', (c) => PartnersModule.forRoot(c), ['Egress', 'Operators']],
   ['callbacks', (c) => CallbacksModule.forRoot(c), ['Egress', 'Operators', 'Partners']],
-  ['operations', (c) => OperationsModule.forRoot(c), []],
+  ['operations', (c) => OperationsModule.forRoot(c), ['Callbacks', 'Egress', 'Operators', 'Partners']],
   ['delivery', (c) => DeliveryModule.forRoot(c), ['Callbacks', 'Egress', 'Operations', 'Operators', 'Partners']],
   [
     'funding',
