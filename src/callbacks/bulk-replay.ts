@@ -5,7 +5,10 @@ import { type Actor, AuditLog, trackedValues } from '../operators/index.js';
 import { DomainError, ErrorCode, invalidProperty, Writes } from '../platform/index.js';
 import { countReplayable, replayFailed, ReplaySelection } from './store/replay.js';
 
-/** The most failed callbacks one bulk redelivery sends again (docs/partners.md, "Your delivery log and redelivery"): more, and it does nothing. */
+/**
+ * The most failed callbacks one bulk redelivery sends again (docs/partners.md, "Your delivery log
+ * and redelivery"): more, and it does nothing.
+ */
 export const REPLAY_LIMIT = Symbol('REPLAY_LIMIT');
 export const DEFAULT_REPLAY_LIMIT = 100_000;
 
@@ -70,7 +73,12 @@ export class BulkReplay {
     return this.writes.transaction(async (m) => {
       const { matched, moved } = await replayFailed(m, s, this.limit);
       if (matched > this.limit) {
-        throw new DomainError('rule', ErrorCode.replay_over_limit, `More than ${this.limit} failed callbacks match: nothing was redelivered; narrow the window (since, until, destination) and redeliver it in parts`);
+        throw new DomainError(
+          'rule',
+          ErrorCode.replay_over_limit,
+          `More than ${this.limit} failed callbacks match: nothing was redelivered; ` +
+            'narrow the window (since, until, destination) and redeliver it in parts',
+        );
       }
       await record?.(m, moved);
       return moved;
