@@ -10,7 +10,10 @@ import { Company } from './company.entity.js';
 
 const FOR_UPDATE = { mode: 'pessimistic_write' } as const;
 
-/** A company of this partner, read without a lock; another partner's company is indistinguishable from a missing one. */
+/**
+ * A company of this partner, read without a lock; another partner's company is indistinguishable
+ * from a missing one.
+ */
 export async function findOwnedCompany(m: EntityManager, partnerId: string, companyId: string): Promise<Company> {
   const company = await m.findOne(Company, { where: { id: companyId, partnerId } });
   if (!company) throw notFound('Company');
@@ -24,7 +27,10 @@ export async function lockOwnedCompany(m: EntityManager, partnerId: string, comp
   return company;
 }
 
-/** Locks the company owning a child row (limit request, withdrawal, loan); 404 naming the child when it does not exist. */
+/**
+ * Locks the company owning a child row (limit request, withdrawal, loan); 404 naming the child when
+ * it does not exist.
+ */
 export async function lockCompanyOf(m: EntityManager, child: EntityTarget<{ id: string; companyId: string }>, id: string, what: string): Promise<Company> {
   const found = await m.findOne(child, { where: { id } });
   if (!found) throw notFound(what);
