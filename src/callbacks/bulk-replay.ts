@@ -5,7 +5,10 @@ import { type Actor, AuditLog, trackedValues } from '../operators/index.js';
 import { DomainError, ErrorCode, invalidProperty, TransactionRunner } from '../platform/index.js';
 import { ReplayRepository, ReplaySelection } from './store/replay.js';
 
-/** The most failed callbacks one bulk redelivery sends again (docs/partners.md, "Your delivery log and redelivery"): more, and it does nothing. */
+/**
+ * The most failed callbacks one bulk redelivery sends again (docs/partners.md, "Your delivery log
+ * and redelivery"): more, and it does nothing.
+ */
 export const REPLAY_LIMIT = Symbol('REPLAY_LIMIT');
 export const DEFAULT_REPLAY_LIMIT = 100_000;
 
@@ -82,7 +85,8 @@ export class BulkReplay {
         throw new DomainError(
           'rule',
           ErrorCode.replay_over_limit,
-          `More than ${this.limit} failed callbacks match: nothing was redelivered; narrow the window (since, until, destination) and redeliver it in parts`,
+          `More than ${this.limit} failed callbacks match: nothing was redelivered; ` +
+            'narrow the window (since, until, destination) and redeliver it in parts',
         );
       }
       await record?.(m, moved);

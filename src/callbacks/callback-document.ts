@@ -41,8 +41,9 @@ export function signedPost(doc: SignedPostDoc) {
     post: {
       summary: doc.summary,
       description:
-        'Signed per Standard Webhooks; verify v1 with the `standardwebhooks` package and the partner signing secret (v1a: Ed25519, see ' +
-        'webhook-signature), and de-duplicate on webhook-id (delivery is at least once, with no ordering between them). Content-Type is ' +
+        'Signed per Standard Webhooks; verify v1 with the `standardwebhooks` package and the partner signing secret ' +
+        '(v1a: Ed25519, see webhook-signature), and de-duplicate on webhook-id ' +
+        '(delivery is at least once, with no ordering between them). Content-Type is ' +
         `\`application/json\`; ${doc.body} Retries after a failure: 5s, 5m, 30m, 2h, 5h, 10h, 10h ` +
         '(CALLBACK_RETRY_SCHEDULE, ±20 % jitter), at least Retry-After on 429/503; then it is failed.',
       parameters: [
@@ -50,8 +51,10 @@ export function signedPost(doc: SignedPostDoc) {
         header('webhook-timestamp', 'Unix seconds of this attempt', { type: 'string', pattern: '^[0-9]+$' }),
         header(
           'webhook-signature',
-          'hmac-sha256 partners: v1,<base64 HMAC-SHA256(secret, "{id}.{timestamp}.{body}")>; ed25519 partners: v1a,<base64 Ed25519 signature of ' +
-            'the same content>, verifiable with the whpk_ public key (GET /v1/partner lists it). For 24 h after a rotation or a switch of scheme, ' +
+          'hmac-sha256 partners: v1,<base64 HMAC-SHA256(secret, "{id}.{timestamp}.{body}")>; ' +
+            'ed25519 partners: v1a,<base64 Ed25519 signature of the same content>, ' +
+            'verifiable with the whpk_ public key (GET /v1/partner lists it). ' +
+            'For 24 h after a rotation or a switch of scheme, ' +
             'two, space-separated (v1 and/or v1a): verify with either key',
           { type: 'string', pattern: '^v1a?,[A-Za-z0-9+/]+={0,2}( v1a?,[A-Za-z0-9+/]+={0,2})*$' },
         ),
@@ -62,11 +65,16 @@ export function signedPost(doc: SignedPostDoc) {
         content: { 'application/json': { schema: { $ref: `#/components/schemas/${doc.schema}` }, examples: doc.examples } },
       },
       responses: {
-        '2XX': { description: `success: any 2xx within CALLBACK_TIMEOUT_MS (default 15 s); the body is read up to 1 KiB for the attempt log` },
+        '2XX': {
+          description:
+            'success: any 2xx within CALLBACK_TIMEOUT_MS (default 15 s); ' +
+            'the body is read up to 1 KiB for the attempt log',
+        },
         '410': { description: 'Gone: no more retries; it is failed at once' },
         default: {
           description:
-            'failure, retried by the schedule: any other status (a 3xx too: redirects are not followed), a timeout or a network error; ' +
+            'failure, retried by the schedule: any other status (a 3xx too: redirects are not followed), ' +
+            'a timeout or a network error; ' +
             'Retry-After is honoured on 429 and 503 (capped at 24 h)',
         },
       },
@@ -81,7 +89,8 @@ function callbackOperation(target: CallbackTarget) {
   return signedPost({
     summary: `POST to the URL in ${target.property}: ${entries.map((e) => `${e.name} (${e.code})`).join(', ')}`,
     body:
-      `the body is exactly the five keys of CallbackBody, in that order. ${each.join('; ')}. A callback says "read the ` +
+      `the body is exactly the five keys of CallbackBody, in that order. ${each.join('; ')}. ` +
+      'A callback says "read the ' +
       'current state" through these follow-up endpoints; a failed one is redeliverable.',
     schema: CallbackBody.name,
     examples: Object.fromEntries(entries.map((e) => [e.name, { summary: `${e.code}: ${e.when}`, value: e.example }])),

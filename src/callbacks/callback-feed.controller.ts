@@ -35,7 +35,9 @@ export class CallbackFeedController {
   constructor(private readonly feed: CallbackFeed) {}
 
   @Doc(
-    'The callback feed: every callback of yours (test callbacks excepted) exactly once, in ascending position (positions follow the transactions that recorded them, not their commit times), resuming after the position you pass (docs/partners.md, "Reconciling")',
+    'The callback feed: every callback of yours (test callbacks excepted) exactly once, in ascending position ' +
+      '(positions follow the transactions that recorded them, not their commit times), ' +
+      'resuming after the position you pass (docs/partners.md, "Reconciling")',
     CallbackFeedPageResponse,
     [{ 400: 'limit not an integer from 1 to 1000, or after not a position the feed returned' }],
   )

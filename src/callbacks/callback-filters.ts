@@ -17,7 +17,11 @@ const ORIGIN = /^https?:\/\/[^\s/?#@\\]+$/i;
  */
 export const OriginField = (field: string, description: string, required: 'required' | 'optional' = 'optional') =>
   applyDecorators(
-    Matches(ORIGIN, { message: `${field} must be a callback URL's origin: scheme, host and port, without a path, e.g. https://hooks.example.com` }),
+    Matches(ORIGIN, {
+      message:
+        `${field} must be a callback URL's origin: scheme, host and port, without a path, ` +
+        'e.g. https://hooks.example.com',
+    }),
     MaxLength(2048),
     IsString(),
     Transform(({ value }: { value: unknown }) => (typeof value === 'string' && ORIGIN.test(value) ? callbackOrigin(value) : value)),

@@ -7,8 +7,9 @@ export type LifeState = CallbackStatus | null;
  * One way a callback's state changes: from which states, on what event, to which, what else the
  * same statement writes, who may cause it, and the store's statements that make it (by their
  * names in src/callbacks/store/statements.ts). What each event writes is SQL of one file,
- * src/callbacks/store/lifecycle.ts, the only one whose SQL writes a callback's status. A callback becomes `failed` only by the event
- * `fail`, each row of it with its reason (the `last_error` it leaves).
+ * src/callbacks/store/lifecycle.ts, the only one whose SQL writes a callback's status. A callback
+ * becomes `failed` only by the event `fail`, each row of it with its reason (the `last_error` it
+ * leaves).
  */
 export interface Transition {
   from: LifeState[];
@@ -43,14 +44,16 @@ export const CALLBACK_TRANSITIONS: Transition[] = [
     event: 'admit',
     to: ['sending'],
     writes: 'a lease of CALLBACK_TIMEOUT_MS + 30 s; then a BullMQ job',
-    by: 'the admission leader, for a due callback whose destination has room (first, an open one\'s probe a redelivery asked for)',
+    by:
+      'the admission leader, for a due callback whose destination has room ' +
+      "(first, an open one's probe a redelivery asked for)",
     statements: ['admission-admit', 'admission-admit-probes'],
   },
   { from: ['sending'], event: 'release', to: ['pending'], writes: 'nothing: as it was', by: 'the admission leader, when Redis refused the jobs', statements: ['admission-release'] },
   { from: ['sending'], event: 'lapse', to: ['pending'], writes: 'nothing: no attempt spent', by: "the leader's sweep, its lease over", statements: ['admission-lapse'] },
   // A lease may lapse while its attempt is under way: that attempt still settles the callback.
   { from: ['sending', 'pending', 'failed'], event: 'deliver', to: ['delivered'], writes: 'attempt row, delivered_at; the window grows', by: 'settlement, on a 2xx', statements: RECORDS },
-  { from: ['sending', 'pending'], event: 'retry', to: ['pending'], writes: 'attempt row, last_error, the next time; window halved, breaker counts (a failed probe spends no attempt of the schedule)', by: 'settlement, attempts left or a failed probe', statements: RECORDS },
+  { from: ['sending', 'pending'], event: 'retry', to: ['pending'], writes: 'attempt row, last_error, the next time; window halved, breaker counts ' + '(a failed probe spends no attempt of the schedule)', by: 'settlement, attempts left or a failed probe', statements: RECORDS },
   { from: ['pending'], event: 'due now', to: ['pending'], writes: 'next_attempt_at', by: "settlement, its destination's probe answered", statements: ['settlement-record+circuit', 'settlement-record+circuit+failures', 'settlement-refold+circuit'] },
   {
     from: ['pending'],

@@ -42,7 +42,10 @@ export class Callback {
   @Column('integer', { name: 'attempt_limit', nullable: true }) attemptLimit: number | null;
   /** When the partner removed the URL this callback was for: it cannot be redelivered. */
   @Column('timestamptz', { name: 'url_removed_at', nullable: true }) urlRemovedAt: Date | null;
-  /** Where its next attempt goes: the URL the partner moved it to while an attempt was under way (it moves when that attempt settles). */
+  /**
+   * Where its next attempt goes: the URL the partner moved it to while an attempt was under way (it
+   * moves when that attempt settles).
+   */
   @Column('text', { name: 'next_url', nullable: true }) nextUrl: string | null;
   /** The repair that last restarted its schedule, if any: its next first attempt is that one's. */
   @Column('text', { name: 'restarted_by', nullable: true, select: false }) restartedBy: 'redelivery' | 'replay' | null;

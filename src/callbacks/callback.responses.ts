@@ -37,20 +37,23 @@ export class CallbackMessageResponse {
   @ApiProperty({
     enum: ['pending', 'delivered', 'failed'],
     description:
-      'pending: on its way — due at nextAttemptAt, waiting for room at its destination (or for an open circuit to close), or being sent now; ' +
-      'delivered: a 2xx came back; failed: the last attempt of its schedule failed, the destination refused it (410, a blocked address), ' +
+      'pending: on its way — due at nextAttemptAt, waiting for room at its destination ' +
+      '(or for an open circuit to close), or being sent now; ' +
+      'delivered: a 2xx came back; failed: the last attempt of its schedule failed, ' +
+      'the destination refused it (410, a blocked address), ' +
       "or its schedule's total passed while its destination's circuit stayed open (lastError names the outage). " +
-      'A callback to a destination that is not open never fails without an attempt. Failed callbacks are kept and can be redelivered.',
+      'A callback to a destination that is not open never fails without an attempt. ' +
+      'Failed callbacks are kept and can be redelivered.',
   })
   status: string;
-  @ApiProperty({ type: 'integer', minimum: 0, description: 'attempts made, redeliveries included (a failed probe of an open circuit is logged but spends none of the schedule)' })
+  @ApiProperty({ type: 'integer', minimum: 0, description: 'attempts made, redeliveries included ' + '(a failed probe of an open circuit is logged but spends none of the schedule)' })
   attemptCount: number;
   @ApiProperty({ ...nullableTimestamp, description: 'while pending: when it is due (it goes as soon as its destination has room)' }) nextAttemptAt: string | null;
   @ApiProperty({ nullable: true, type: 'string' }) lastError: string | null;
   @ApiProperty(uuid) companyId: string;
   @ApiProperty(timestamp) createdAt: string;
   @ApiProperty(nullableTimestamp) deliveredAt: string | null;
-  @ApiProperty({ type: 'boolean', description: 'true for a test callback (POST /v1/callbacks/test: one attempt, not in the feed, no state changed); false for every real one' })
+  @ApiProperty({ type: 'boolean', description: 'true for a test callback (POST /v1/callbacks/test: one attempt, not in the feed, no state changed); ' + 'false for every real one' })
   test: boolean;
 }
 
@@ -81,8 +84,9 @@ export class RedeliverCountResponse {
 /** Why a redelivery of one callback is refused (redelivery-rules.ts), for both routes' documents. */
 export const REDELIVER_REFUSALS = {
   409:
-    'it is a test callback (test_callback_not_redeliverable), or its callback URL was removed (callback_url_removed). '
-    + 'An open destination refuses nothing: the callback goes as its next probe',
+    'it is a test callback (test_callback_not_redeliverable), ' +
+    'or its callback URL was removed (callback_url_removed). ' +
+    'An open destination refuses nothing: the callback goes as its next probe',
 } as const;
 
 /** Why a bulk redelivery is refused. */

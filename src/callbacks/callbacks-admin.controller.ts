@@ -42,7 +42,7 @@ export class CallbacksAdminController {
     await this.redelivery.redeliver(id, { actor });
   }
 
-  @Doc('Redeliver the failed callbacks created in [since, until) (of a partner, a company, a destination origin), at most 100,000 at once', RedeliverCountResponse, [400, 413, REPLAY_REFUSALS], { status: 202 })
+  @Doc('Redeliver the failed callbacks created in [since, until) ' + '(of a partner, a company, a destination origin), at most 100,000 at once', RedeliverCountResponse, [400, 413, REPLAY_REFUSALS], { status: 202 })
   @Access.operator('operator')
   @AuditAction('callback.redeliver-failed')
   @Post('redeliver')

@@ -62,7 +62,7 @@ export class CallbacksController {
   }
 
   /** Replay after an outage: each failed callback of the window sent again as a redelivery sends it. */
-  @Doc('Redeliver your failed callbacks created in [since, until) (at one destination origin), at most 100,000 at once; test callbacks are not', RedeliverCountResponse, [400, 401, 413, REPLAY_REFUSALS], { status: 202 })
+  @Doc('Redeliver your failed callbacks created in [since, until) (at one destination origin), ' + 'at most 100,000 at once; test callbacks are not', RedeliverCountResponse, [400, 401, 413, REPLAY_REFUSALS], { status: 202 })
   @Post('redeliver')
   @HttpCode(202)
   async redeliverFailed(@CurrentPartner() partner: Partner, @Body() dto: ReplayFailedDto) {

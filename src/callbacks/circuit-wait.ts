@@ -5,7 +5,10 @@
  * Times are epoch milliseconds on PostgreSQL's clock, as the store reads them.
  */
 
-/** A destination's circuit as stored: open since (null: closed), its next automatic probe, whether one was asked for. */
+/**
+ * A destination's circuit as stored: open since (null: closed), its next automatic probe, whether
+ * one was asked for.
+ */
 export interface Circuit {
   openedAt: number | null;
   nextProbeAt: number | null;
@@ -22,7 +25,10 @@ export function probeReady(c: Circuit, now: number): boolean {
   return c.openedAt !== null && (c.probeAsked || (c.nextProbeAt !== null && c.nextProbeAt <= now));
 }
 
-/** When an open circuit's next probe goes, as shown: now once it is ready (never a time already past), else its time. */
+/**
+ * When an open circuit's next probe goes, as shown: now once it is ready (never a time already
+ * past), else its time.
+ */
 export function nextProbeShown(c: Circuit, now: number): number | null {
   if (c.openedAt === null) return null;
   return probeReady(c, now) || c.nextProbeAt === null ? now : c.nextProbeAt;

@@ -50,7 +50,10 @@ const ops = fc.array(
 
 type Reader = (visible: Row[], horizon: bigint, after: FeedPosition, limit: number) => Row[];
 
-/** Runs the ops, then ends every transaction and reads to the end; returns what was committed and what the reader saw. */
+/**
+ * Runs the ops, then ends every transaction and reads to the end; returns what was committed and
+ * what the reader saw.
+ */
 function simulate(list: Op[], read: Reader): { committed: Row[]; seen: Row[]; pagesAscending: boolean } {
   let nextXid = 3n;
   let nextSeq = 1n;

@@ -31,7 +31,8 @@ describe('the one redelivery rule', () => {
       code: 'callback_url_removed',
       kind: 'conflict',
       message:
-        'Callback cannot be redelivered: its callback URL was removed at 2026-11-28T00:00:00.000Z (current status: failed)',
+        'Callback cannot be redelivered: its callback URL was removed at 2026-11-28T00:00:00.000Z ' +
+        '(current status: failed)',
     });
   });
 });

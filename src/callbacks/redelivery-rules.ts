@@ -46,10 +46,20 @@ const MOVES: Record<CallbackStatus, RedeliveryMove> = {
 export function redeliveryOf(c: RedeliveryFacts): RedeliveryMove | DomainError {
   const status = shownStatus(c.status);
   if (c.test) {
-    return new DomainError('conflict', ErrorCode.test_callback_not_redeliverable, `A test callback cannot be redelivered: it gets one attempt; send a new one (POST /v1/callbacks/test) (current status: ${status})`);
+    return new DomainError(
+      'conflict',
+      ErrorCode.test_callback_not_redeliverable,
+      'A test callback cannot be redelivered: it gets one attempt; send a new one (POST /v1/callbacks/test) ' +
+        `(current status: ${status})`,
+    );
   }
   if (c.urlRemovedAt) {
-    return new DomainError('conflict', ErrorCode.callback_url_removed, `Callback cannot be redelivered: its callback URL was removed at ${c.urlRemovedAt.toISOString()} (current status: ${status})`);
+    return new DomainError(
+      'conflict',
+      ErrorCode.callback_url_removed,
+      `Callback cannot be redelivered: its callback URL was removed at ${c.urlRemovedAt.toISOString()} ` +
+        `(current status: ${status})`,
+    );
   }
   return MOVES[c.status];
 }

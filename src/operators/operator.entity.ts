@@ -7,7 +7,10 @@ export class Operator {
   /** 1–100 characters, unique for ever (a revoked operator's name too). */
   @Column('text') name: string;
   @Column('text') role: OperatorRole;
-  /** sha256 of the token, which is shown once; for the bootstrap `admin`, of the ADMIN_TOKEN it holds (operators-bootstrap.ts). */
+  /**
+   * sha256 of the token, which is shown once; for the bootstrap `admin`, of the ADMIN_TOKEN it holds
+   * (operators-bootstrap.ts).
+   */
   @Column('text', { name: 'token_hash', nullable: true }) tokenHash: string | null;
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' }) createdAt: Date;
   @Column('timestamptz', { name: 'revoked_at', nullable: true }) revokedAt: Date | null;

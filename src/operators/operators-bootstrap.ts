@@ -44,7 +44,10 @@ export class OperatorsBootstrap implements OnApplicationBootstrap {
       return 'bootstrapped';
     });
     if (outcome === 'revoked' || outcome === 'retired') {
-      this.log.warn(`ADMIN_TOKEN was ${outcome === 'revoked' ? 'revoked' : 'replaced before'} and stays refused: operator ${BOOTSTRAP_OPERATOR} is not usable with it; set a value never used before to bootstrap it again`);
+      this.log.warn(
+        `ADMIN_TOKEN was ${outcome === 'revoked' ? 'revoked' : 'replaced before'} and stays refused: ` +
+          `operator ${BOOTSTRAP_OPERATOR} is not usable with it; set a value never used before to bootstrap it again`,
+      );
     }
   }
 }

@@ -60,7 +60,7 @@ export class OperatorsController {
     return { items: await this.operators.list() };
   }
 
-  @Doc("Revoke an operator (the bootstrap operator admin too): its token stops working within a second, in every process, and stays refused", null, [400, 404, { 409: 'already revoked' }], { status: 204 })
+  @Doc('Revoke an operator (the bootstrap operator admin too): ' + 'its token stops working within a second, in every process, and stays refused', null, [400, 404, { 409: 'already revoked' }], { status: 204 })
   @Access.operator('admin')
   @AuditAction('operator.revoke')
   @Delete(':operatorId')

@@ -1,4 +1,5 @@
-// platform/: configuration, database and migrations, the write path, HTTP conventions and errors, OpenAPI, logging, tracing, crypto. Imports no feature module.
+// platform/: configuration, database and migrations, the write path, HTTP conventions and errors,
+// OpenAPI, logging, tracing, crypto. Imports no feature module.
 // The public face of the module: other modules import only this file (.dependency-cruiser.cjs).
 export { Batcher, SerialBatcher } from './common/batcher.js';
 export { Lru } from './common/lru.js';

@@ -107,7 +107,10 @@ export class CallbackUrlChanges {
     });
   }
 
-  /** Each property's URL as it will be stored (checked as at creation), or null to remove it; a property left out is a 400. */
+  /**
+   * Each property's URL as it will be stored (checked as at creation), or null to remove it; a
+   * property left out is a 400.
+   */
   private async checked(body: UrlChanges, properties: string[]): Promise<(string | null)[]> {
     const urls: (string | null)[] = [];
     for (const p of properties) {

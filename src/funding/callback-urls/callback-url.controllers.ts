@@ -13,7 +13,11 @@ import { CompanyCallbackDto, LimitRequestCallbackDto, WithdrawalCallbackDto } fr
 import { CallbackUrlChanges } from './callback-url-changes.service.js';
 
 const uuid = ParseUuid;
-const BAD = { 400: 'the URL is refused (the message names the property), the property is missing, or another property is given (the other variant\'s name included)' };
+const BAD = {
+  400:
+    'the URL is refused (the message names the property), the property is missing, ' +
+    "or another property is given (the other variant's name included)",
+};
 
 @ApiTags('companies')
 @Access.partner()
@@ -46,7 +50,7 @@ export class LimitRequestCallbackController {
 abstract class WithdrawalCallbackRoutes {
   constructor(protected readonly changes: CallbackUrlChanges) {}
 
-  @Doc("Change or remove a withdrawal request's status_callback and/or loan_status_callback (their waiting callbacks follow)", WithdrawalResponse, [BAD, 404, 413])
+  @Doc("Change or remove a withdrawal request's status_callback and/or loan_status_callback " + '(their waiting callbacks follow)', WithdrawalResponse, [BAD, 404, 413])
   @Patch(':withdrawalRequestId')
   async change(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('withdrawalRequestId', uuid) id: string, @Body() dto: WithdrawalCallbackDto) {
     return withdrawalView(await this.changes.withdrawal(p.id, companyId, id, { ...dto }));

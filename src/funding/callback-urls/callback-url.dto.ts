@@ -4,7 +4,9 @@ import { CALLBACK_URL, variantOnly } from '../../platform/index.js';
 
 /** A callback URL a PATCH sets: a URL checked as at creation, or null to remove it. */
 const URL_OR_NULL = { ...CALLBACK_URL, nullable: true } as const;
-const MOVES = 'Pending callbacks go to the new URL from their next attempt, failed ones when redelivered; null removes it (undelivered callbacks fail).';
+const MOVES =
+  'Pending callbacks go to the new URL from their next attempt, failed ones when redelivered; ' +
+  'null removes it (undelivered callbacks fail).';
 
 export class CompanyCallbackDto {
   @ApiPropertyOptional({ ...URL_OR_NULL, description: `URL receiving CreditLimitUpdated (0) and CreditBalanceUpdated (2). ${MOVES}`, ...variantOnly('A') })

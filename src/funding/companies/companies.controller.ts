@@ -9,7 +9,10 @@ import { CompaniesService } from './companies.service.js';
 import { CreateCompanyDto, UpdateCreditDto } from './company.dto.js';
 import { companyView, creditStatusView, termsView } from './company.views.js';
 
-/** The organization's URL gets 0 and 2; its property is named per variant (docs/partners.md, "Registering callback URLs"). */
+/**
+ * The organization's URL gets 0 and 2; its property is named per variant (docs/partners.md,
+ * "Registering callback URLs").
+ */
 const COMPANY_CALLBACKS: CallbackTarget[] = (['A', 'B'] as const).map((variant) => ({
   property: VARIANTS[variant].companyCallbackProperty,
   messages: [CallbackMessage.CreditLimitUpdated, CallbackMessage.CreditBalanceUpdated],
@@ -68,7 +71,10 @@ export class CreditAdminController {
     404,
     413,
     {
-      409: 'the credit status cannot change from the current one (the message names it); or another request changed the company after each of the 50 times this change read it (nothing was written: try again)',
+      409:
+        'the credit status cannot change from the current one (the message names it); ' +
+        'or another request changed the company after each of the 50 times this change read it ' +
+        '(nothing was written: try again)',
       422: 'creditLimit below the borrowed amount',
     },
   ])

@@ -74,7 +74,10 @@ export class CompaniesService {
     return b.getMany();
   }
 
-  /** Operator change of credit limit, status or terms: a change of the company's own row (DomainTransitions.changeCompany). */
+  /**
+   * Operator change of credit limit, status or terms: a change of the company's own row
+   * (DomainTransitions.changeCompany).
+   */
   updateCredit(actor: Actor, companyId: string, dto: UpdateCreditDto): Promise<Company> {
     return this.transitions.changeCompany({
       id: companyId,

@@ -14,7 +14,10 @@ const FOR_UPDATE = { mode: 'pessimistic_write' } as const;
 /** The company reads and locks every change starts with, in the caller's transaction. */
 @Injectable()
 export class CompanyLocks {
-  /** A company of this partner, read without a lock; another partner's company is indistinguishable from a missing one. */
+  /**
+   * A company of this partner, read without a lock; another partner's company is indistinguishable
+   * from a missing one.
+   */
   async find(m: EntityManager, partnerId: string, companyId: string): Promise<Company> {
     const company = await m.findOne(Company, { where: { id: companyId, partnerId } });
     if (!company) throw notFound('Company');
@@ -28,7 +31,10 @@ export class CompanyLocks {
     return company;
   }
 
-  /** Locks the company owning a child row (limit request, withdrawal, loan); 404 naming the child when it does not exist. */
+  /**
+   * Locks the company owning a child row (limit request, withdrawal, loan); 404 naming the child
+   * when it does not exist.
+   */
   async lockOf(
     m: EntityManager,
     child: EntityTarget<{ id: string; companyId: string }>,

@@ -20,14 +20,20 @@ export class ChangeSet {
     this.track(COMPANY, company);
   }
 
-  /** Locks (`SELECT … FOR UPDATE`) a row of this change's company and tracks it; 404 naming the resource when absent. */
+  /**
+   * Locks (`SELECT … FOR UPDATE`) a row of this change's company and tracks it; 404 naming the
+   * resource when absent.
+   */
   async lock<T extends CompanyRow>(resource: Resource<T>, id: string): Promise<T> {
     const row = await this.m.findOne(resource.entity, { where: { id, companyId: this.company.id } as never, lock: { mode: 'pessimistic_write' } });
     if (!row) throw notFound(resource.what);
     return this.track(resource, row);
   }
 
-  /** Tracks the properties `resource` names of a row the change already holds (the company, for a change of its own). */
+  /**
+   * Tracks the properties `resource` names of a row the change already holds (the company, for a
+   * change of its own).
+   */
   hold<T extends DomainRow>(resource: Resource<T>, row: T): T {
     return this.track(resource, row);
   }
@@ -47,7 +53,10 @@ export class ChangeSet {
     return moveStatus(resource, row, to, this.company);
   }
 
-  /** Writes back each held row whose tracked properties changed; returns those changes, in the order the rows were locked. */
+  /**
+   * Writes back each held row whose tracked properties changed; returns those changes, in the order
+   * the rows were locked.
+   */
   async write(): Promise<RowChanges[]> {
     const changes: RowChanges[] = [];
     for (const { resource, row, before } of this.held) {

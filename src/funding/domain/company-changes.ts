@@ -11,7 +11,10 @@ import { changesOf, snapshot } from './tracked-changes.js';
 /** A change of a company's own properties (an operator's credit change). */
 export interface CompanyChangeSpec {
   id: string;
-  /** Its rules: they change the company, may refuse (a DomainError: nothing is written) and return callbacks of their own, recorded before the company's. */
+  /**
+   * Its rules: they change the company, may refuse (a DomainError: nothing is written) and return
+   * callbacks of their own, recorded before the company's.
+   */
   effects: (company: Company) => CallbackEvent[] | void;
   /** The operator making the change: its audit entry is written with it. */
   actor?: Actor;

@@ -43,7 +43,10 @@ export interface ChangeSpec<T extends DomainRow> {
   id: string;
   company: CompanyLock;
   effects?: Effects<T>;
-  /** The operator making the change (an /admin route): its audit entry is written with it. A partner's change has none. */
+  /**
+   * The operator making the change (an /admin route): its audit entry is written with it. A partner's
+   * change has none.
+   */
   actor?: Actor;
 }
 

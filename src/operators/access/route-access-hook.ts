@@ -28,7 +28,11 @@ export function installRouteAccess(instance: FastifyInstance, gate: AccessGate, 
     const declared = accessOf(route.config);
     const mount = mounts.find((m) => under(route.url, m.prefix));
     const [access, ...others] = methods.map((m) => declared ?? mount?.access(m));
-    if (!access) throw new Error(`route ${methods.join(',')} ${route.url} declares no access: give its handler or controller an @Access decorator`);
+    if (!access)
+      throw new Error(
+        `route ${methods.join(',')} ${route.url} declares no access: ` +
+          'give its handler or controller an @Access decorator',
+      );
     if (others.some((a) => JSON.stringify(a) !== JSON.stringify(access))) {
       throw new Error(`route ${methods.join(',')} ${route.url} has methods of different access: declare them as separate routes`);
     }

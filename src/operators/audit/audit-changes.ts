@@ -3,7 +3,10 @@ import { formatMoney } from '../../platform/index.js';
 /** A JSON value of a tracked property, as the API shows it (money as its decimal string). */
 export type Tracked = string | number | boolean | null;
 
-/** An entry's before or after: the target's own properties, and those of other rows it changed by their name (`company`). */
+/**
+ * An entry's before or after: the target's own properties, and those of other rows it changed by
+ * their name (`company`).
+ */
 export type TrackedProperties = Record<string, Tracked | Record<string, Tracked>>;
 
 /**

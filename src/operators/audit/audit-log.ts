@@ -40,7 +40,8 @@ export interface AuditEntryView {
 const AUDIT_COLUMNS = 'operator_id, partner_id, partner_name, action, target_type, target_id, before, after';
 
 /** The INSERT of one entry, for a place inside a change's own statement or transaction. */
-export const AUDIT_INSERT = `INSERT INTO audit_entries (${AUDIT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb)`;
+export const AUDIT_INSERT =
+  `INSERT INTO audit_entries (${AUDIT_COLUMNS}) ` + 'VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb)';
 
 /** The array types of {@link auditRowsInsert}'s parameters: each entry's owner, then {@link auditValues}' eight. */
 const AUDIT_ROW_TYPES = ['uuid', 'uuid', 'uuid', 'text', 'text', 'text', 'text', 'text', 'text'];
@@ -55,12 +56,15 @@ export const AUDIT_ROWS_PARAMS = AUDIT_ROW_TYPES.length;
  * (a subquery of the ids the statement wrote), in the order given.
  */
 export function auditRowsInsert(first: number, owners: string): string {
-  return `INSERT INTO audit_entries (${AUDIT_COLUMNS})
-       SELECT a.operator_id, a.partner_id, a.partner_name, a.action, a.target_type, a.target_id, a.before::jsonb, a.after::jsonb
+  return (
+    `INSERT INTO audit_entries (${AUDIT_COLUMNS})
+       SELECT a.operator_id, a.partner_id, a.partner_name, a.action, a.target_type, a.target_id, ` +
+    `a.before::jsonb, a.after::jsonb
          FROM unnest(${AUDIT_ROW_TYPES.map((type, i) => `$${first + i}::${type}[]`).join(', ')}) WITH ORDINALITY
               AS a(owner, ${AUDIT_COLUMNS}, ord)
         WHERE a.owner IN (${owners})
-        ORDER BY ord`;
+        ORDER BY ord`
+  );
 }
 
 /** The parameters of {@link auditRowsInsert} for entries (auditValues each), each with its owner's id. */

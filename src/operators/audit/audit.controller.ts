@@ -47,7 +47,10 @@ export class AuditPartnerResponse {
   @ApiProperty({ example: 'Acme Bank', description: "the partner's name when it made the change" }) name: string;
 }
 
-/** The target's properties, and those of other rows the change touched by their name (`company`: an object of its own). */
+/**
+ * The target's properties, and those of other rows the change touched by their name (`company`: an
+ * object of its own).
+ */
 const TRACKED = {
   type: 'object' as const,
   additionalProperties: { type: ['string', 'number', 'boolean', 'null', 'object'] },

@@ -1,5 +1,5 @@
-// The one reader of process.env (every variable: docs/configuration.md). Parsed once at start; an invalid value stops the
-// process with a message naming the variable.
+// The one reader of process.env (every variable: docs/configuration.md). Parsed once at start; an
+// invalid value stops the process with a message naming the variable.
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 

@@ -5,12 +5,16 @@ import { signatureHeader, signerFor } from './callback-signature.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const OTHER = 'whsec_dGhlIG90aGVyIHNlY3JldCBvZiB0aGlzIHBhcnRuZXI=';
-const BODY = '{"message":0,"withdrawalId":null,"companyId":"5b1f0c4e-4a53-4a8e-9d0e-1a2b3c4d5e6f","limitRequestId":null,"loanId":null}';
+const BODY =
+  '{"message":0,"withdrawalId":null,"companyId":"5b1f0c4e-4a53-4a8e-9d0e-1a2b3c4d5e6f",' +
+  '"limitRequestId":null,"loanId":null}';
 /** RFC 8032 section 7.1, TEST 2: the seed, its public key, and its signature of the one byte 0x72 ("r"). */
 const RFC8032 = {
   seed: '4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb',
   publicKey: '3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c',
-  signature: '92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00',
+  signature:
+    '92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da' +
+    '085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302aeeb00d291612bb0c00',
 };
 const RFC_WHSK = `whsk_${Buffer.from(RFC8032.seed, 'hex').toString('base64')}`;
 const RFC_WHPK = `whpk_${Buffer.from(RFC8032.publicKey, 'hex').toString('base64')}`;

@@ -32,11 +32,14 @@ describe('SecretBox', () => {
     expect(() => new SecretBox([NEW]).open(sealedOld, 'partners.signing_secret', ROW)).toThrow(`sealed with key ${keyId(OLD)}, which SECRETS_KEY does not list`);
   });
 
-  it("refuses a value moved to another row, naming the row it was opened for, never the value; the row's own still opens", () => {
+  it("refuses a value moved to another row, naming that row, never the value; the row's own still opens", () => {
     const box = new SecretBox([NEW]);
     const sealed = box.seal(SECRET, 'partners.signing_secret', ROW);
     expect(() => box.open(sealed, 'partners.signing_secret', OTHER_ROW)).toThrow(SealBroken);
-    expect(() => box.open(sealed, 'partners.signing_secret', OTHER_ROW)).toThrow(`partners.signing_secret of row "${OTHER_ROW}" does not open: it was sealed for another row or column, or altered`);
+    expect(() => box.open(sealed, 'partners.signing_secret', OTHER_ROW)).toThrow(
+      `partners.signing_secret of row "${OTHER_ROW}" does not open: ` +
+        'it was sealed for another row or column, or altered',
+    );
     // Opened (and kept) for its own row first: the copy is still refused, not served from memory.
     expect(box.open(sealed, 'partners.signing_secret', ROW)).toBe(SECRET);
     expect(() => box.open(sealed, 'partners.signing_secret', OTHER_ROW)).toThrow(SealBroken);

@@ -1,5 +1,6 @@
-// Secrets at rest (SECRETS_KEY: docs/configuration.md; rotation: docs/operations.md): signing keys, client certificates' keys, and idempotent responses that carry
-// once-shown credentials, are stored sealed with AES-256-GCM under a key from the environment.
+// Secrets at rest (SECRETS_KEY: docs/configuration.md; rotation: docs/operations.md): signing keys,
+// client certificates' keys, and idempotent responses that carry once-shown credentials, are stored
+// sealed with AES-256-GCM under a key from the environment.
 // SECRETS_KEY is a list, newest first: the newest seals, every listed key opens, so a key is
 // rotated by listing the new one first, restarting (which re-seals, see SecretsReencryption),
 // and then dropping the old one.
@@ -76,7 +77,11 @@ export class SecretBox {
     const cacheKey = `${column}|${row}|${stored}`;
     const hit = this.cache.get(cacheKey);
     if (hit !== undefined) return hit;
-    if (stored.startsWith(`${UNBOUND_PREFIX}:`)) throw new SealBroken(`${describe(column, row)} is sealed in the form not bound to its row, which only the migration that reseals them opens`);
+    if (stored.startsWith(`${UNBOUND_PREFIX}:`))
+      throw new SealBroken(
+        `${describe(column, row)} is sealed in the form not bound to its row, ` +
+          'which only the migration that reseals them opens',
+      );
     const plain = this.decrypt(stored, boundTo(column, row), describe(column, row));
     this.cache.set(cacheKey, plain);
     return plain;

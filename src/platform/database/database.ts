@@ -191,11 +191,17 @@ export async function openDatabase(options: DataSourceOptions & { url?: string }
 async function warnWithoutAutovacuum(q: { query: (sql: string) => Promise<{ autovacuum: string }[]> }): Promise<void> {
   const [{ autovacuum }] = await q.query('SHOW autovacuum');
   if (autovacuum !== 'on') {
-    new Logger('Database').warn('PostgreSQL runs with autovacuum off: the callbacks queue needs VACUUM and ANALYZE as it drains (docs/operations.md, "PostgreSQL")');
+    new Logger('Database').warn(
+      'PostgreSQL runs with autovacuum off: the callbacks queue needs VACUUM and ANALYZE as it drains ' +
+        '(docs/operations.md, "PostgreSQL")',
+    );
   }
 }
 
-/** PostgreSQL refused what a statement holds (an invalid value, a violated constraint), as opposed to being out of reach. */
+/**
+ * PostgreSQL refused what a statement holds (an invalid value, a violated constraint), as opposed
+ * to being out of reach.
+ */
 export function isDataError(e: unknown): boolean {
   const code = (e as { code?: unknown }).code;
   return typeof code === 'string' && /^(22|23)/.test(code);

@@ -24,7 +24,8 @@ export async function checkRedis(url: string, queuePrefix: string, waiting: (mes
     try {
       await withRedisOnce(url, async (redis) => {
         if (!isCluster(redis) && (await redis.role())[0] === 'slave') throw new Error('it is a replica (read-only): REDIS_URL must name the master');
-        // The node holding this deployment's keys, as readiness asks it (CLUSTERDOWN on a cluster not serving its slot).
+        // The node holding this deployment's keys, as readiness asks it (CLUSTERDOWN on a cluster
+        // not serving its slot).
         await pingNamespace(redis, queuePrefix);
       });
       return;
@@ -53,7 +54,10 @@ async function describeSeeds(seeds: string[]): Promise<string> {
       const info = await withRedisOnce(u.toString(), (r) => r.call('CLUSTER', 'INFO') as Promise<string>).catch((e: Error) => e);
       if (info instanceof Error) return `${u.host}: ${info.message}`;
       const field = (name: string) => new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1] ?? '?';
-      return `${u.host}: cluster_state:${field('cluster_state')}, ${field('cluster_slots_assigned')} of 16384 slots assigned`;
+      return (
+        `${u.host}: cluster_state:${field('cluster_state')}, ` +
+        `${field('cluster_slots_assigned')} of 16384 slots assigned`
+      );
     }),
   );
   return ` (${said.join('; ')})`;

@@ -22,7 +22,10 @@ export function noteDue(m: EntityManager, callbacks: number): void {
   write.due += callbacks;
 }
 
-/** Whether `m` is a transaction begun by {@link TransactionRunner.transaction} (an audit entry, for one, is written in nothing else). */
+/**
+ * Whether `m` is a transaction begun by {@link TransactionRunner.transaction} (an audit entry, for
+ * one, is written in nothing else).
+ */
 export function inWrite(m: EntityManager): boolean {
   return open.has(m) && m.queryRunner?.isTransactionActive === true;
 }

@@ -8,7 +8,9 @@ export const ERROR_CODES = {
   invalid_request: 'a body property, query parameter, header or path id is malformed, unknown or missing; the message names it (400)',
   unauthenticated: 'no credential, or an unknown, revoked or expired one (401)',
   role_insufficient: "the operator is known but its role does not allow this route (403)",
-  cross_site_request: 'a browser sent a change from another site (Origin or Sec-Fetch-Site): refused whatever credential it carried (403)',
+  cross_site_request:
+    'a browser sent a change from another site (Origin or Sec-Fetch-Site): ' +
+    'refused whatever credential it carried (403)',
   not_found: 'no such resource, or a resource of another partner (existence is not revealed), or no such route (404)',
   method_not_allowed: 'an action the queue dashboard switched off (405)',
   status_transition_not_allowed: 'the resource cannot change from its current status; the message names it (409)',
@@ -32,7 +34,9 @@ export const ERROR_CODES = {
   credit_not_active: 'the company\'s credit is not active (422)',
   insufficient_credit_balance: 'the amount exceeds the credit balance (422)',
   overpayment: 'the payment exceeds the loan\'s outstanding amount (422)',
-  replay_over_limit: 'more than 100,000 failed callbacks match a bulk redelivery: nothing was done; narrow the window (since, until, destination) and replay it in parts (422)',
+  replay_over_limit:
+    'more than 100,000 failed callbacks match a bulk redelivery: nothing was done; ' +
+    'narrow the window (since, until, destination) and replay it in parts (422)',
   url_move_over_limit: 'more resources use the URL than one move may change: nothing was moved; change them with PATCH (422)',
   test_callback_no_url: 'no URL given, and none registered for that message (422)',
   rate_limited: 'over the partner rate limit; retry after Retry-After seconds (429)',
@@ -43,7 +47,10 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-/** The codes by name (`ErrorCode.insufficient_credit_balance`): a refusal names its code from here, never as a literal. */
+/**
+ * The codes by name (`ErrorCode.insufficient_credit_balance`): a refusal names its code from here,
+ * never as a literal.
+ */
 export const ErrorCode = Object.fromEntries(Object.keys(ERROR_CODES).map((k) => [k, k])) as { readonly [K in ErrorCode]: K };
 
 /** The code of an answer that carries none of its own (Nest's and Fastify's refusals): by its status. */

@@ -12,13 +12,16 @@ export class ErrorResponse {
   @ApiProperty({
     oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
     example: 'Withdrawal request cannot become accepted: its current status is paid_out',
-    description: 'for people: a list of messages for validation errors (400), one message otherwise; branch on code, never on this',
+    description:
+      'for people: a list of messages for validation errors (400), one message otherwise; ' +
+      'branch on code, never on this',
   })
   message: string | string[];
   @ApiProperty({
     enum: Object.keys(ERROR_CODES),
     example: 'status_transition_not_allowed',
-    description: `the refusal's stable, machine-readable name: the same for the same rule on every route. ${CODES_TABLE}`,
+    description:
+      "the refusal's stable, machine-readable name: the same for the same rule on every route. " + CODES_TABLE,
   })
   code: string;
 }

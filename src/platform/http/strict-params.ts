@@ -8,7 +8,10 @@ import { unknownQueryParameters } from './validation.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** A path id: a UUID (docs/partners.md, "Credentials and conventions"), else 400 `<name> must be a UUID`; returned in lower case. */
+/**
+ * A path id: a UUID (docs/partners.md, "Credentials and conventions"), else 400 `<name> must be a
+ * UUID`; returned in lower case.
+ */
 @Injectable()
 export class ParseUuid implements PipeTransform<unknown, string> {
   transform(value: unknown, meta: ArgumentMetadata): string {

@@ -26,12 +26,14 @@ export const IDEMPOTENCY_WINDOW = `interval '24 hours'`;
 /** Storing a response is retried this long before the key is left claimed (see below). */
 const STORE_RETRY_DELAYS_MS = [50, 250, 1000];
 const JSON_TYPE = 'application/json; charset=utf-8';
-const IN_USE = 'A request with this Idempotency-Key is being processed, or was interrupted with an unknown outcome; retry shortly, or check before retrying with a new key';
+const IN_USE =
+  'A request with this Idempotency-Key is being processed, or was interrupted with an unknown outcome; ' +
+  'retry shortly, or check before retrying with a new key';
 
 /**
- * Safe retries of creates (docs/partners.md, "Safe retries of creates"). The first request with a key claims it (a row with no
- * response yet), runs, and stores the exact bytes it answers; the same key and request within
- * 24 h gets those bytes again. Why it cannot double a create:
+ * Safe retries of creates (docs/partners.md, "Safe retries of creates"). The first request with a
+ * key claims it (a row with no response yet), runs, and stores the exact bytes it answers; the
+ * same key and request within 24 h gets those bytes again. Why it cannot double a create:
  * - the response is stored as sealed ASCII text (secret-box.ts) of the serialised body: no
  *   content of the body (a lone surrogate, a NUL) can make the store fail, and the partner
  *   create's once-shown credentials are not in clear at rest;
@@ -66,14 +68,16 @@ export class IdempotencyInterceptor implements NestInterceptor {
     // that one had been deleted first); a row within the window is left as it is (no row returned).
     const claimed: unknown[] = await this.db.query(
       `INSERT INTO idempotency_keys (scope, key, request_hash) VALUES ($1, $2, $3)
-       ON CONFLICT (scope, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, status_code = NULL, response = NULL, created_at = now()
+       ON CONFLICT (scope, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, ` +
+        `status_code = NULL, response = NULL, created_at = now()
         WHERE idempotency_keys.created_at < now() - ${IDEMPOTENCY_WINDOW}
        RETURNING key`,
       [scope, key, hash],
     );
     if (claimed.length === 0) {
       const [row]: { request_hash: string; status_code: number | null; response: string | null }[] = await this.db.query(
-        `SELECT request_hash, status_code, response FROM idempotency_keys WHERE scope = $1 AND key = $2 AND created_at >= now() - ${IDEMPOTENCY_WINDOW}`,
+        `SELECT request_hash, status_code, response FROM idempotency_keys ` +
+          `WHERE scope = $1 AND key = $2 AND created_at >= now() - ${IDEMPOTENCY_WINDOW}`,
         [scope, key],
       );
       if (row && row.request_hash !== hash) {
@@ -127,7 +131,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
         return text;
       } catch (e) {
         if (attempt >= STORE_RETRY_DELAYS_MS.length) {
-          this.log.error(`could not store the response of a completed request (Idempotency-Key kept claimed, answering 409 to retries): ${(e as Error).message}`);
+          this.log.error(
+            'could not store the response of a completed request ' +
+              `(Idempotency-Key kept claimed, answering 409 to retries): ${(e as Error).message}`,
+          );
           return text;
         }
         await new Promise((r) => setTimeout(r, STORE_RETRY_DELAYS_MS[attempt]));

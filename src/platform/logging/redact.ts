@@ -5,9 +5,10 @@ const LINK_PREFIX = '(?:f|%66)(?:s|%73)(?:p|%70)(?:_|%5f)';
 
 /**
  * Credentials by their shapes: signing secrets (whsec_) and Ed25519 signing keys (whsk_), PEM
- * private keys (a client certificate's), API keys (fsk_), operator tokens (fso_), portal link tokens (fsp_) and session cookies (fss_), sealed values (enc1:, enc2:),
- * bearer tokens, and the query strings of URLs (partners put tokens there). Whatever reaches a
- * log line or a span (an error's message, an inspected object) passes here.
+ * private keys (a client certificate's), API keys (fsk_), operator tokens (fso_), portal link
+ * tokens (fsp_) and session cookies (fss_), sealed values (enc1:, enc2:), bearer tokens, and the
+ * query strings of URLs (partners put tokens there). Whatever reaches a log line or a span (an
+ * error's message, an inspected object) passes here.
  */
 const SECRETS: [RegExp, string][] = [
   [/whsec_[A-Za-z0-9+/=]+/g, 'whsec_[redacted]'],

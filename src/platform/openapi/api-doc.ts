@@ -3,8 +3,8 @@ import { ApiHeader, ApiOperation, ApiOperationOptions, ApiResponse } from '@nest
 import { ErrorResponse } from '../http/error-response.js';
 
 // The OpenAPI document's building blocks, so that every route says the same thing the same way:
-// `@Access` (src/operators/access/route-access.ts) on a controller or route, `@Doc(...)` on each route, `@ApiErrors(...)`
-// for answers a route adds. The end-to-end tests validate every response against the document,
+// `@Access` (src/operators/access/route-access.ts) on a controller or route, `@Doc(...)` on each
+// route, `@ApiErrors(...)` for answers a route adds. The end-to-end tests validate every response against the document,
 // so an answer that is not declared here fails them.
 
 /** Names of the security schemes (see `securitySchemes` below). */
@@ -23,13 +23,17 @@ export const securitySchemes = {
     scheme: 'bearer',
     bearerFormat: 'operator token',
     description:
-      "An operator's token (POST /admin/v1/operators shows it once), or the deployment's ADMIN_TOKEN (the bootstrap operator `admin`, role admin): " +
-      '`Authorization: Bearer <token>`. Each route needs a role (its `x-required-role`): viewer reads, operator also changes, admin also manages partners and operators.',
+      "An operator's token (POST /admin/v1/operators shows it once), or the deployment's ADMIN_TOKEN " +
+      '(the bootstrap operator `admin`, role admin): `Authorization: Bearer <token>`. ' +
+      'Each route needs a role (its `x-required-role`): viewer reads, operator also changes, ' +
+      'admin also manages partners and operators.',
   },
   [SECURITY.operatorBasic]: {
     type: 'http',
     scheme: 'basic',
-    description: "The queue dashboard only (a browser prompts for it): the operator's name and token (`admin` and ADMIN_TOKEN for the bootstrap operator).",
+    description:
+      "The queue dashboard only (a browser prompts for it): the operator's name and token " +
+      '(`admin` and ADMIN_TOKEN for the bootstrap operator).',
   },
 } as const;
 
@@ -94,11 +98,17 @@ export function Doc(
             name: 'Idempotency-Key',
             required: false,
             description:
-              '1–255 printable ASCII characters. The same key and body within 24 h returns the first response again, byte for byte (with Idempotent-Replayed: true), and creates nothing.',
+              '1–255 printable ASCII characters. The same key and body within 24 h returns the first ' +
+              'response again, byte for byte (with Idempotent-Replayed: true), and creates nothing.',
             schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$' },
           }),
           ApiErrors({
-            409: also(errors, 409, 'a request with the same Idempotency-Key is still being processed (retry shortly), or its outcome is unknown (its response could not be stored: check, then use a new key)'),
+            409: also(
+              errors,
+              409,
+              'a request with the same Idempotency-Key is still being processed (retry shortly), ' +
+                'or its outcome is unknown (its response could not be stored: check, then use a new key)',
+            ),
             422: also(errors, 422, 'the Idempotency-Key was already used with another body'),
           }),
         ]

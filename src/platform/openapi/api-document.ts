@@ -12,7 +12,10 @@ import { partnersFirst } from './partner-document.js';
  * only. OpenAPI 3.1, so that a nullable reference (`lastPayment`) is a plain `anyOf` with
  * `null` that validators and generators read alike (3.0's `nullable` beside `allOf` is not).
  */
-/** What the controllers do not declare: schemas only referenced by name, and routes mounted outside Nest (the dashboard). */
+/**
+ * What the controllers do not declare: schemas only referenced by name, and routes mounted outside
+ * Nest (the dashboard).
+ */
 export interface DocumentParts {
   models: Type<unknown>[];
   paths: OpenAPIObject['paths'];
@@ -24,12 +27,16 @@ export function buildApiDocument(app: INestApplication, config: AppConfig, parts
     .setOpenAPIVersion('3.1.0')
     .setTitle('Funding service')
     .setDescription(
-      `Partner API (/v1), operator API (/admin/v1) and signed callbacks. This deployment runs API variant ${config.variant}: ` +
-        `organization callback property "${names.companyCallbackProperty}", withdrawal collection "${names.withdrawalsSegment}"` +
-        `${names.hasTerms ? ', credit terms endpoint' : ''}. The callbacks a partner receives are described as OpenAPI callbacks on ` +
-        'the operations that register their URLs. Errors share one shape (ErrorResponse); money is a decimal string, ids are UUIDs. ' +
-        'Integrating as a partner (verifying signatures, de-duplicating on webhook-id, retries, redelivery): the partner guide at ' +
-        '/docs/partners (docs/partners.md), and the partners\' routes alone at /docs/partners/api.',
+      'Partner API (/v1), operator API (/admin/v1) and signed callbacks. ' +
+        `This deployment runs API variant ${config.variant}: ` +
+        `organization callback property "${names.companyCallbackProperty}", ` +
+        `withdrawal collection "${names.withdrawalsSegment}"` +
+        `${names.hasTerms ? ', credit terms endpoint' : ''}. ` +
+        'The callbacks a partner receives are described as OpenAPI callbacks on ' +
+        'the operations that register their URLs. ' +
+        'Errors share one shape (ErrorResponse); money is a decimal string, ids are UUIDs. ' +
+        'Integrating as a partner (verifying signatures, de-duplicating on webhook-id, retries, redelivery): ' +
+        'the partner guide at /docs/partners (docs/partners.md), and the partners\' routes alone at /docs/partners/api.',
     )
     .setVersion(config.version)
     // The service is deployed at addresses this document cannot know: its paths are relative to

@@ -67,7 +67,8 @@ export class InitialSchema1763800000000 implements MigrationInterface {
         created_at timestamptz NOT NULL DEFAULT now(),
         updated_at timestamptz NOT NULL DEFAULT now()
       )`);
-    await q.query(`ALTER TABLE withdrawal_requests ADD CONSTRAINT withdrawal_requests_loan_fk FOREIGN KEY (loan_id) REFERENCES loans(id)`);
+    await q.query(`ALTER TABLE withdrawal_requests
+      ADD CONSTRAINT withdrawal_requests_loan_fk FOREIGN KEY (loan_id) REFERENCES loans(id)`);
     await q.query(`
       CREATE TABLE loan_payments (
         id uuid PRIMARY KEY DEFAULT gen_random_uuid(),

@@ -29,14 +29,18 @@ export class Destinations1763900000000 implements MigrationInterface {
     // schedule would have ended fails.
     await q.query(`ALTER TABLE callbacks ADD COLUMN schedule_started_at timestamptz`);
     await q.query(`UPDATE callbacks SET schedule_started_at = created_at`);
-    await q.query(`ALTER TABLE callbacks ALTER COLUMN schedule_started_at SET NOT NULL, ALTER COLUMN schedule_started_at SET DEFAULT now()`);
+    await q.query(`ALTER TABLE callbacks
+      ALTER COLUMN schedule_started_at SET NOT NULL, ALTER COLUMN schedule_started_at SET DEFAULT now()`);
 
     // The relay's claim skips parked rows: they cost nothing while they wait.
     await q.query(`DROP INDEX callbacks_unenqueued_idx`);
-    await q.query(`CREATE INDEX callbacks_unenqueued_idx ON callbacks (seq) WHERE status = 'pending' AND enqueued_at IS NULL AND parked_at IS NULL`);
+    await q.query(`CREATE INDEX callbacks_unenqueued_idx ON callbacks (seq)
+      WHERE status = 'pending' AND enqueued_at IS NULL AND parked_at IS NULL`);
     // Resuming a destination takes its oldest parked rows; the expiry sweep reads the oldest schedules.
-    await q.query(`CREATE INDEX callbacks_parked_idx ON callbacks (destination, seq) WHERE status = 'pending' AND parked_at IS NOT NULL`);
-    await q.query(`CREATE INDEX callbacks_parked_schedule_idx ON callbacks (schedule_started_at) WHERE status = 'pending' AND parked_at IS NOT NULL`);
+    await q.query(`CREATE INDEX callbacks_parked_idx ON callbacks (destination, seq)
+      WHERE status = 'pending' AND parked_at IS NOT NULL`);
+    await q.query(`CREATE INDEX callbacks_parked_schedule_idx ON callbacks (schedule_started_at)
+      WHERE status = 'pending' AND parked_at IS NOT NULL`);
 
     await q.query(`
       CREATE TABLE callback_destinations (

@@ -12,18 +12,22 @@ export class DeliveryCoreV21764000000000 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE callbacks DROP CONSTRAINT IF EXISTS callbacks_status_check`);
-    await q.query(`ALTER TABLE callbacks ADD CONSTRAINT callbacks_status_check CHECK (status IN ('pending','sending','delivered','failed'))`);
+    await q.query(`ALTER TABLE callbacks
+      ADD CONSTRAINT callbacks_status_check CHECK (status IN ('pending','sending','delivered','failed'))`);
     await q.query(`ALTER TABLE callbacks ADD COLUMN lease_until timestamptz`);
     // Queued, parked and waiting rows of v1 are all pending: parked ones are due now.
-    await q.query(`UPDATE callbacks SET next_attempt_at = now() WHERE status = 'pending' AND (parked_at IS NOT NULL OR next_attempt_at IS NULL)`);
-    // callbacks_pending_due_idx (next_attempt_at) WHERE pending stays: the dashboard's Waiting and Delayed tabs read it in order.
+    await q.query(`UPDATE callbacks SET next_attempt_at = now()
+      WHERE status = 'pending' AND (parked_at IS NOT NULL OR next_attempt_at IS NULL)`);
+    // callbacks_pending_due_idx (next_attempt_at) WHERE pending stays: the dashboard's Waiting and
+    // Delayed tabs read it in order.
     for (const index of ['callbacks_unenqueued_idx', 'callbacks_parked_idx', 'callbacks_parked_schedule_idx']) {
       await q.query(`DROP INDEX IF EXISTS ${index}`);
     }
     await q.query(`ALTER TABLE callbacks DROP COLUMN enqueued_at, DROP COLUMN parked_at`);
     // Admission: a destination's oldest due callbacks. Outage expiry: an open destination's oldest schedules.
     await q.query(`CREATE INDEX callbacks_pending_idx ON callbacks (destination, next_attempt_at) WHERE status = 'pending'`);
-    await q.query(`CREATE INDEX callbacks_pending_schedule_idx ON callbacks (destination, schedule_started_at) WHERE status = 'pending'`);
+    await q.query(`CREATE INDEX callbacks_pending_schedule_idx ON callbacks (destination, schedule_started_at)
+      WHERE status = 'pending'`);
     // Admission counts what is in flight per destination and returns expired leases.
     await q.query(`CREATE INDEX callbacks_sending_idx ON callbacks (destination, lease_until) WHERE status = 'sending'`);
 
@@ -46,7 +50,8 @@ export class DeliveryCoreV21764000000000 implements MigrationInterface {
       CREATE FUNCTION callbacks_note_destinations() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         INSERT INTO destinations (origin) SELECT DISTINCT destination FROM added ON CONFLICT DO NOTHING;
-        INSERT INTO callback_destinations (partner_id, origin) SELECT DISTINCT partner_id, destination FROM added ON CONFLICT DO NOTHING;
+        INSERT INTO callback_destinations (partner_id, origin)
+          SELECT DISTINCT partner_id, destination FROM added ON CONFLICT DO NOTHING;
         RETURN NULL;
       END $$`);
     await q.query(`
@@ -67,11 +72,15 @@ export class DeliveryCoreV21764000000000 implements MigrationInterface {
     await q.query(`DROP TABLE destinations`);
     for (const index of ['callbacks_sending_idx', 'callbacks_pending_schedule_idx', 'callbacks_pending_idx']) await q.query(`DROP INDEX ${index}`);
     await q.query(`UPDATE callbacks SET status = 'pending' WHERE status = 'sending'`);
-    await q.query(`ALTER TABLE callbacks ADD COLUMN enqueued_at timestamptz, ADD COLUMN parked_at timestamptz, DROP COLUMN lease_until`);
+    await q.query(`ALTER TABLE callbacks
+      ADD COLUMN enqueued_at timestamptz, ADD COLUMN parked_at timestamptz, DROP COLUMN lease_until`);
     await q.query(`ALTER TABLE callbacks DROP CONSTRAINT callbacks_status_check`);
     await q.query(`ALTER TABLE callbacks ADD CONSTRAINT callbacks_status_check CHECK (status IN ('pending','delivered','failed'))`);
-    await q.query(`CREATE INDEX callbacks_unenqueued_idx ON callbacks (seq) WHERE status = 'pending' AND enqueued_at IS NULL AND parked_at IS NULL`);
-    await q.query(`CREATE INDEX callbacks_parked_idx ON callbacks (destination, seq) WHERE status = 'pending' AND parked_at IS NOT NULL`);
-    await q.query(`CREATE INDEX callbacks_parked_schedule_idx ON callbacks (schedule_started_at) WHERE status = 'pending' AND parked_at IS NOT NULL`);
+    await q.query(`CREATE INDEX callbacks_unenqueued_idx ON callbacks (seq)
+      WHERE status = 'pending' AND enqueued_at IS NULL AND parked_at IS NULL`);
+    await q.query(`CREATE INDEX callbacks_parked_idx ON callbacks (destination, seq)
+      WHERE status = 'pending' AND parked_at IS NOT NULL`);
+    await q.query(`CREATE INDEX callbacks_parked_schedule_idx ON callbacks (schedule_started_at)
+      WHERE status = 'pending' AND parked_at IS NOT NULL`);
   }
 }

@@ -33,7 +33,8 @@ export class SelfServiceCallbacks1764100000000 implements MigrationInterface {
       CREATE FUNCTION callbacks_note_moved_destination() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         INSERT INTO destinations (origin) VALUES (NEW.destination) ON CONFLICT DO NOTHING;
-        INSERT INTO callback_destinations (partner_id, origin) VALUES (NEW.partner_id, NEW.destination) ON CONFLICT DO NOTHING;
+        INSERT INTO callback_destinations (partner_id, origin)
+          VALUES (NEW.partner_id, NEW.destination) ON CONFLICT DO NOTHING;
         RETURN NULL;
       END $$`);
     await q.query(`

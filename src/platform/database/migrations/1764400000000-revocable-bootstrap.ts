@@ -11,7 +11,8 @@ export class RevocableBootstrap1764400000000 implements MigrationInterface {
   name = 'RevocableBootstrap1764400000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`CREATE TABLE retired_bootstrap_tokens (token_hash text PRIMARY KEY, retired_at timestamptz NOT NULL DEFAULT now())`);
+    await q.query(`CREATE TABLE retired_bootstrap_tokens
+      (token_hash text PRIMARY KEY, retired_at timestamptz NOT NULL DEFAULT now())`);
   }
 
   async down(q: QueryRunner): Promise<void> {

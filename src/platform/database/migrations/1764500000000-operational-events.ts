@@ -13,9 +13,11 @@ export class OperationalEvents1764500000000 implements MigrationInterface {
   name = 'OperationalEvents1764500000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE callbacks ALTER COLUMN company_id DROP NOT NULL, ALTER COLUMN message DROP NOT NULL, ADD COLUMN event_type text`);
+    await q.query(`ALTER TABLE callbacks
+      ALTER COLUMN company_id DROP NOT NULL, ALTER COLUMN message DROP NOT NULL, ADD COLUMN event_type text`);
     // NOT VALID then VALIDATE: the check reads the table without blocking its writes meanwhile.
-    await q.query(`ALTER TABLE callbacks ADD CONSTRAINT callbacks_kind_check CHECK ((event_type IS NULL) = (company_id IS NOT NULL AND message IS NOT NULL)) NOT VALID`);
+    await q.query(`ALTER TABLE callbacks ADD CONSTRAINT callbacks_kind_check
+      CHECK ((event_type IS NULL) = (company_id IS NOT NULL AND message IS NOT NULL)) NOT VALID`);
     await q.query(`ALTER TABLE callbacks VALIDATE CONSTRAINT callbacks_kind_check`);
     await q.query(`
       CREATE TABLE operational_events (

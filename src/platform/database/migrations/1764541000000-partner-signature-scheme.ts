@@ -13,12 +13,14 @@ export class PartnerSignatureScheme1764541000000 implements MigrationInterface {
   async up(q: QueryRunner): Promise<void> {
     await q.query(`
       ALTER TABLE partners
-        ADD COLUMN signature_scheme text NOT NULL DEFAULT 'hmac-sha256' CONSTRAINT partners_signature_scheme_check CHECK (signature_scheme IN ('hmac-sha256', 'ed25519')),
+        ADD COLUMN signature_scheme text NOT NULL DEFAULT 'hmac-sha256'
+          CONSTRAINT partners_signature_scheme_check CHECK (signature_scheme IN ('hmac-sha256', 'ed25519')),
         ADD COLUMN signing_public_key text,
         ADD COLUMN previous_signing_public_key text`);
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE partners DROP COLUMN signature_scheme, DROP COLUMN signing_public_key, DROP COLUMN previous_signing_public_key`);
+    await q.query(`ALTER TABLE partners
+      DROP COLUMN signature_scheme, DROP COLUMN signing_public_key, DROP COLUMN previous_signing_public_key`);
   }
 }

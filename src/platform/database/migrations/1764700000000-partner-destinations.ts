@@ -8,20 +8,23 @@ const NOTE_INSERTED = `
   CREATE OR REPLACE FUNCTION callbacks_note_destinations() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
     INSERT INTO destinations (key, partner_id, origin)
-    SELECT DISTINCT destination, partner_id, callback_origin(url) FROM added WHERE destination IS NOT NULL ON CONFLICT DO NOTHING;
+    SELECT DISTINCT destination, partner_id, callback_origin(url) FROM added WHERE destination IS NOT NULL
+    ON CONFLICT DO NOTHING;
     RETURN NULL;
   END $$`;
 const NOTE_MOVED = `
   CREATE OR REPLACE FUNCTION callbacks_note_moved_destination() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
-    INSERT INTO destinations (key, partner_id, origin) VALUES (NEW.destination, NEW.partner_id, callback_origin(NEW.url)) ON CONFLICT DO NOTHING;
+    INSERT INTO destinations (key, partner_id, origin)
+    VALUES (NEW.destination, NEW.partner_id, callback_origin(NEW.url)) ON CONFLICT DO NOTHING;
     RETURN NULL;
   END $$`;
 
 /** The indexes on `callbacks.destination`, as they were built (1764000000000, 1764450000000). */
 const INDEXES = [
   `CREATE INDEX callbacks_admission_idx ON callbacks (destination, next_attempt_at, seq) WHERE status = 'pending'`,
-  `CREATE INDEX callbacks_pending_schedule_idx ON callbacks (destination, schedule_started_at) WHERE status = 'pending'`,
+  `CREATE INDEX callbacks_pending_schedule_idx ON callbacks (destination, schedule_started_at)
+    WHERE status = 'pending'`,
   `CREATE INDEX callbacks_sending_idx ON callbacks (destination, lease_until) WHERE status = 'sending'`,
 ];
 
@@ -52,7 +55,8 @@ export class PartnerDestinations1764700000000 implements MigrationInterface {
         FROM callback_destinations cd JOIN destinations d ON d.key = cd.origin`);
     await q.query(`DELETE FROM destinations WHERE partner_id IS NULL`);
     // A partner's origin the old table knew without a state of its own: a fresh destination.
-    await q.query(`INSERT INTO destinations (key, partner_id, origin) SELECT partner_id::text || ' ' || origin, partner_id, origin FROM callback_destinations ON CONFLICT DO NOTHING`);
+    await q.query(`INSERT INTO destinations (key, partner_id, origin)
+      SELECT partner_id::text || ' ' || origin, partner_id, origin FROM callback_destinations ON CONFLICT DO NOTHING`);
     await q.query(`ALTER TABLE destinations ALTER COLUMN partner_id SET NOT NULL, ALTER COLUMN origin SET NOT NULL`);
     await q.query(`ALTER TABLE destinations ADD CONSTRAINT destinations_key_check CHECK (key = partner_id::text || ' ' || origin)`);
     await q.query(`CREATE INDEX destinations_partner_idx ON destinations (partner_id, origin)`);
@@ -61,12 +65,14 @@ export class PartnerDestinations1764700000000 implements MigrationInterface {
     await q.query(NOTE_INSERTED);
     await q.query(NOTE_MOVED);
     await q.query(`ALTER TABLE callbacks DROP COLUMN destination`);
-    await q.query(`ALTER TABLE callbacks ADD COLUMN destination text GENERATED ALWAYS AS (partner_id::text || ' ' || callback_origin(url)) STORED`);
+    await q.query(`ALTER TABLE callbacks
+      ADD COLUMN destination text GENERATED ALWAYS AS (partner_id::text || ' ' || callback_origin(url)) STORED`);
     for (const index of INDEXES) await q.query(index);
     // Every callback still to send has its destination (the trigger made them all; this makes sure).
     await q.query(`
       INSERT INTO destinations (key, partner_id, origin)
-      SELECT DISTINCT destination, partner_id, callback_origin(url) FROM callbacks WHERE status IN ('pending', 'sending') ON CONFLICT DO NOTHING`);
+      SELECT DISTINCT destination, partner_id, callback_origin(url) FROM callbacks
+      WHERE status IN ('pending', 'sending') ON CONFLICT DO NOTHING`);
 
     await q.query(`UPDATE failure_notices SET destination = partner_id::text || ' ' || destination`);
     await q.query(`DROP TABLE callback_destinations`);
@@ -87,21 +93,24 @@ export class PartnerDestinations1764700000000 implements MigrationInterface {
       CREATE OR REPLACE FUNCTION callbacks_note_destinations() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         INSERT INTO destinations (origin) SELECT DISTINCT destination FROM added ON CONFLICT DO NOTHING;
-        INSERT INTO callback_destinations (partner_id, origin) SELECT DISTINCT partner_id, destination FROM added ON CONFLICT DO NOTHING;
+        INSERT INTO callback_destinations (partner_id, origin)
+          SELECT DISTINCT partner_id, destination FROM added ON CONFLICT DO NOTHING;
         RETURN NULL;
       END $$`);
     await q.query(`
       CREATE OR REPLACE FUNCTION callbacks_note_moved_destination() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         INSERT INTO destinations (origin) VALUES (NEW.destination) ON CONFLICT DO NOTHING;
-        INSERT INTO callback_destinations (partner_id, origin) VALUES (NEW.partner_id, NEW.destination) ON CONFLICT DO NOTHING;
+        INSERT INTO callback_destinations (partner_id, origin)
+          VALUES (NEW.partner_id, NEW.destination) ON CONFLICT DO NOTHING;
         RETURN NULL;
       END $$`);
     await q.query(`ALTER TABLE callbacks DROP COLUMN destination`);
     await q.query(`ALTER TABLE callbacks ADD COLUMN destination text GENERATED ALWAYS AS (callback_origin(url)) STORED`);
     for (const index of INDEXES) await q.query(index);
     // One state per origin again: the partners' destinations at it folded into one, an open circuit first.
-    await q.query(`CREATE TABLE origin_states AS SELECT DISTINCT ON (origin) origin, ${STATE} FROM destinations ORDER BY origin, opened_at DESC NULLS LAST, failures DESC`);
+    await q.query(`CREATE TABLE origin_states AS SELECT DISTINCT ON (origin) origin, ${STATE} FROM destinations
+      ORDER BY origin, opened_at DESC NULLS LAST, failures DESC`);
     await q.query(`DELETE FROM destinations`);
     await q.query(`ALTER TABLE destinations DROP CONSTRAINT destinations_key_check, DROP COLUMN partner_id, DROP COLUMN origin`);
     await q.query(`ALTER TABLE destinations RENAME COLUMN key TO origin`);
