@@ -4,7 +4,17 @@
  * index.ts; no cycles; and every arrow points down the layers below (platform at the bottom,
  * the files at the root of src/ on top).
  */
-const LAYERS = [['platform'], ['egress'], ['operators'], ['partners'], ['callbacks'], ['operations'], ['delivery'], ['funding'], ['portal']];
+const LAYERS = [
+  ['platform'],
+  ['egress'],
+  ['operators'],
+  ['partners'],
+  ['callbacks'],
+  ['operations'],
+  ['delivery'],
+  ['funding'],
+  ['portal'],
+];
 const MODULES = LAYERS.flat();
 const any = (names) => `^src/(${names.join('|')})/`;
 
@@ -21,7 +31,13 @@ const layering = LAYERS.flatMap((layer, i) =>
 
 module.exports = {
   forbidden: [
-    { name: 'no-circular', severity: 'error', comment: 'A cycle means two modules are one: merge them or split out what both need.', from: {}, to: { circular: true } },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'A cycle means two modules are one: merge them or split out what both need.',
+      from: {},
+      to: { circular: true },
+    },
     {
       name: 'modules-only',
       severity: 'error',
@@ -39,7 +55,8 @@ module.exports = {
     {
       name: 'root-imports-modules',
       severity: 'error',
-      comment: "The files at the root of src/ put the modules together through their index.ts (main.ts loads tracing first, alone: it must run before http, pg and ioredis load).",
+      comment:
+        'The files at the root of src/ put the modules together through their index.ts (main.ts loads tracing first, alone: it must run before http, pg and ioredis load).',
       from: { path: '^src/[^/]+\\.ts$' },
       to: { path: '^src/[^/]+/', pathNot: ['^src/[^/]+/index\\.ts$', '^src/platform/telemetry/tracing\\.ts$'] },
     },
@@ -62,7 +79,8 @@ module.exports = {
     {
       name: 'delivery-core-knows-no-api',
       severity: 'error',
-      comment: "The delivery core (delivery/*.ts) is reached through the callback store and AdmissionSignal; the routes and the dashboard over it (destinations/, test-callbacks/, dashboard/) sit on top of it, never under.",
+      comment:
+        'The delivery core (delivery/*.ts) is reached through the callback store and AdmissionSignal; the routes and the dashboard over it (destinations/, test-callbacks/, dashboard/) sit on top of it, never under.',
       from: { path: '^src/delivery/[^/]+\\.ts$', pathNot: '^src/delivery/(index|delivery\\.module)\\.ts$' },
       to: { path: '^src/delivery/(destinations|test-callbacks|dashboard)/' },
     },
@@ -75,7 +93,10 @@ module.exports = {
     enhancedResolveOptions: { extensions: ['.ts', '.js'] },
     reporterOptions: {
       // `npm run modules:graph`: one box per module folder, the root files each their own.
-      archi: { collapsePattern: '^src/[^/]+/|^src/[^/]+\\.ts$', theme: { graph: { rankdir: 'TB', splines: 'ortho', ranksep: '0.4' } } },
+      archi: {
+        collapsePattern: '^src/[^/]+/|^src/[^/]+\\.ts$',
+        theme: { graph: { rankdir: 'TB', splines: 'ortho', ranksep: '0.4' } },
+      },
     },
   },
 };

@@ -22,7 +22,13 @@ import { latencyScenario } from './scenarios/latency.js';
 import { outageScenario, outageVariants } from './scenarios/outage.js';
 import { stormScenario } from './scenarios/storm.js';
 
-const SHARED = { drain: drainScenario, api: apiScenario, latency: latencyScenario, isolation: isolationScenario, storm: stormScenario } as const;
+const SHARED = {
+  drain: drainScenario,
+  api: apiScenario,
+  latency: latencyScenario,
+  isolation: isolationScenario,
+  storm: stormScenario,
+} as const;
 const SCENARIOS = [...(Object.keys(SHARED) as (keyof typeof SHARED)[]), 'backlog', 'outage'] as const;
 const ONLY = (process.env.BENCH_ONLY ?? '')
   .split(',')
@@ -32,7 +38,8 @@ const selected = (s: string) => ONLY.length === 0 || ONLY.includes(s);
 
 async function main(): Promise<void> {
   const unknown = ONLY.filter((s) => !(SCENARIOS as readonly string[]).includes(s));
-  if (unknown.length) throw new Error(`bench: BENCH_ONLY names ${unknown.join(', ')}; the scenarios are ${SCENARIOS.join(', ')}`);
+  if (unknown.length)
+    throw new Error(`bench: BENCH_ONLY names ${unknown.join(', ')}; the scenarios are ${SCENARIOS.join(', ')}`);
   const variants = selected('backlog') ? backlogVariants() : [];
   if (selected('drain')) drainSchemes();
   const outages = selected('outage') ? outageVariants() : [];
@@ -44,8 +51,13 @@ async function main(): Promise<void> {
     const processes = SPLIT ? 'two service processes, ROLE=api and ROLE=worker' : 'one service process ROLE=all';
     const info = await runInfo(baseline, clientCpuUs, processes, SETTINGS);
     // Written after each scenario: a later one's failure does not lose the figures before it.
-    const add = (result: ScenarioResult) => (report.add(result), writeResults(RESULTS_FILE, info, report.results, SCENARIOS));
-    console.log(`funding-service callback benchmark (loopback, ${processes}; settings given to the service: ${SETTINGS}, the rest its defaults)`);
+    const add = (result: ScenarioResult) => (
+      report.add(result),
+      writeResults(RESULTS_FILE, info, report.results, SCENARIOS)
+    );
+    console.log(
+      `funding-service callback benchmark (loopback, ${processes}; settings given to the service: ${SETTINGS}, the rest its defaults)`,
+    );
     console.log(`  bare got POST loop (baseline, 64 in flight)  ${fmt(baseline)} req/s`);
     console.log(`  got's client in that loop, in a process of its own: ${fmt(clientCpuUs)} µs CPU per request`);
 
@@ -60,7 +72,9 @@ async function main(): Promise<void> {
         ctx.baselineClientCpuUs = clientCpuUs;
         for (const name of shared) for (const result of [await SHARED[name](ctx)].flat()) add(result);
         const rss = run.pids().map((p) => fmt(peakRssMb(p)));
-        console.log(`\n  peak RSS of the service process${SPLIT ? 'es' : ''} over ${shared.join(', ')}: ${rss.join(' MB (api), ')} MB${SPLIT ? ' (worker)' : ''}`);
+        console.log(
+          `\n  peak RSS of the service process${SPLIT ? 'es' : ''} over ${shared.join(', ')}: ${rss.join(' MB (api), ')} MB${SPLIT ? ' (worker)' : ''}`,
+        );
       } finally {
         await run.cleanup();
       }

@@ -16,10 +16,25 @@
 // their WAL too, so measure on a quiet or private server.
 import { Queue } from 'bullmq';
 import { Got } from 'got';
-import { createRedis, isCluster, redisNamespace, RedisConnection, withRedisOnce } from '../src/platform/database/redis.js';
+import {
+  createRedis,
+  isCluster,
+  redisNamespace,
+  RedisConnection,
+  withRedisOnce,
+} from '../src/platform/database/redis.js';
 import { CALLBACK_QUEUE } from '../src/delivery/callback-queue.js';
 import { loopbackReceivers } from './receivers.js';
-import { adminHeaders, apiClient, BASE_DB, fmt, freePort, pool, REDIS_URL, until as waitFor } from './support/common.js';
+import {
+  adminHeaders,
+  apiClient,
+  BASE_DB,
+  fmt,
+  freePort,
+  pool,
+  REDIS_URL,
+  until as waitFor,
+} from './support/common.js';
 import { runMain, ServiceRun } from './support/service.js';
 import { cpuSeconds } from './support/system.js';
 
@@ -33,7 +48,8 @@ const DEADLINE_MS = 300_000;
 
 const rows: [string, string, string][] = [];
 const report = (what: string, value: string, note = '') => rows.push([what, value, note]);
-const until = (fn: () => boolean | Promise<boolean>, what: string, timeoutMs = DEADLINE_MS) => waitFor(fn, what, timeoutMs);
+const until = (fn: () => boolean | Promise<boolean>, what: string, timeoutMs = DEADLINE_MS) =>
+  waitFor(fn, what, timeoutMs);
 
 /**
  * Partner endpoints answering 204 on ORIGINS ports: so many destinations (origins) that none
@@ -64,7 +80,9 @@ class Run extends ServiceRun {
 
   /** A partner and `n` active companies whose credit changes each send callbacks 0 and 2 to `urls`. */
   async companies(api: Got, n: number, urls: string[]): Promise<string[]> {
-    const partner = await api.post('admin/v1/partners', { headers: adminHeaders, json: { name: 'Capacity' } }).json<{ id: string }>();
+    const partner = await api
+      .post('admin/v1/partners', { headers: adminHeaders, json: { name: 'Capacity' } })
+      .json<{ id: string }>();
     return (
       await this.q<{ id: string }>(
         `INSERT INTO companies (partner_id, name, currency, callback_url, credit_status)
@@ -78,7 +96,10 @@ class Run extends ServiceRun {
 /** Raises the credit limit of the companies in turn: each change commits callbacks 0 and 2. */
 async function changes(api: Got, companies: string[], n: number, width: number, from = 0): Promise<void> {
   await pool(n, width, async (i) => {
-    await api.patch(`admin/v1/companies/${companies[i % companies.length]}/credit`, { headers: adminHeaders, json: { creditLimit: String(1000 + from + i) } });
+    await api.patch(`admin/v1/companies/${companies[i % companies.length]}/credit`, {
+      headers: adminHeaders,
+      json: { creditLimit: String(1000 + from + i) },
+    });
   });
 }
 
@@ -174,17 +195,32 @@ async function snapshot(run: Run): Promise<DbSnapshot> {
     const list = await run.q<{ queryid: string; query: string; calls: string; wal_bytes: string; wal_fpi: string }>(
       `SELECT queryid::text, query, calls, wal_bytes, wal_fpi FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = current_database() AND s.toplevel`,
     );
-    statements = new Map(list.map((s) => [s.queryid, { query: s.query, calls: Number(s.calls), wal: Number(s.wal_bytes), fpi: Number(s.wal_fpi) }]));
+    statements = new Map(
+      list.map((s) => [
+        s.queryid,
+        { query: s.query, calls: Number(s.calls), wal: Number(s.wal_bytes), fpi: Number(s.wal_fpi) },
+      ]),
+    );
   } catch {
     // not loaded on this server: transactions and rows from pg_stat_database only
   }
   const tables = new Map(
-    (await run.q<{ relname: string; seq_scan: string; seq_tup_read: string; idx_tup_fetch: string }>(`SELECT relname, seq_scan, seq_tup_read, coalesce(idx_tup_fetch, 0) AS idx_tup_fetch FROM pg_stat_user_tables`)).map((t) => [
+    (
+      await run.q<{ relname: string; seq_scan: string; seq_tup_read: string; idx_tup_fetch: string }>(
+        `SELECT relname, seq_scan, seq_tup_read, coalesce(idx_tup_fetch, 0) AS idx_tup_fetch FROM pg_stat_user_tables`,
+      )
+    ).map((t) => [
       t.relname,
       { seqScans: Number(t.seq_scan), seqRows: Number(t.seq_tup_read), idxRows: Number(t.idx_tup_fetch) },
     ]),
   );
-  return { redis: await redisCommands(), tables, lsn, db: Object.fromEntries(Object.entries(db).map(([k, v]) => [k, Number(v)])), statements };
+  return {
+    redis: await redisCommands(),
+    tables,
+    lsn,
+    db: Object.fromEntries(Object.entries(db).map(([k, v]) => [k, Number(v)])),
+    statements,
+  };
 }
 
 /** The driver's own queries (snapshots, waits) are left out of the statement counts. */
@@ -199,7 +235,14 @@ async function measureFootprint(): Promise<void> {
     const api = apiClient(port);
     const companies = await run.companies(api, 64, rx.urls('/company'));
     await run.q('CREATE EXTENSION IF NOT EXISTS pg_stat_statements').catch(() => undefined);
-    const delivered = async (n: number) => Number((await run.q<{ capacity_probe: string }>(`SELECT count(*) AS capacity_probe FROM callbacks WHERE status = 'delivered'`))[0].capacity_probe) >= n;
+    const delivered = async (n: number) =>
+      Number(
+        (
+          await run.q<{ capacity_probe: string }>(
+            `SELECT count(*) AS capacity_probe FROM callbacks WHERE status = 'delivered'`,
+          )
+        )[0].capacity_probe,
+      ) >= n;
 
     // Warm-up (connections, plans, JIT of the service), then the measured window.
     await changes(api, companies, 200, 16);
@@ -216,7 +259,10 @@ async function measureFootprint(): Promise<void> {
     const after = await snapshot(run);
 
     const per = (k: string) => (after.db[k] - before.db[k]) / FOOTPRINT_CHANGES;
-    const [{ wal }] = await run.q<{ wal: string }>(`SELECT pg_wal_lsn_diff($1, $2)::bigint AS wal`, [after.lsn, before.lsn]);
+    const [{ wal }] = await run.q<{ wal: string }>(`SELECT pg_wal_lsn_diff($1, $2)::bigint AS wal`, [
+      after.lsn,
+      before.lsn,
+    ]);
     const note = `${FOOTPRINT_CHANGES} credit changes, 2 callbacks each, 16 in flight`;
     if (after.statements && before.statements) {
       let calls = 0;
@@ -232,33 +278,71 @@ async function measureFootprint(): Promise<void> {
         fpi += s.fpi - (b?.fpi ?? 0);
         if (d.calls > 0) top.push({ query: s.query.replace(/\s+/g, ' ').slice(0, 70), calls: d.calls });
       }
-      report('PostgreSQL statements per change', fmt(calls / FOOTPRINT_CHANGES, 2), `${note}; pg_stat_statements, BEGIN/COMMIT included`);
-      report('  of which WAL-logged by statements', `${fmt(walBytes / FOOTPRINT_CHANGES, 0)} B`, `pg_stat_statements wal_bytes; ${fmt(fpi / FOOTPRINT_CHANGES, 2)} full-page images per change`);
-      for (const s of top.sort((a, b) => b.calls - a.calls).slice(0, 12)) report(`    ${fmt(s.calls / FOOTPRINT_CHANGES, 2)} ×`, s.query, '');
+      report(
+        'PostgreSQL statements per change',
+        fmt(calls / FOOTPRINT_CHANGES, 2),
+        `${note}; pg_stat_statements, BEGIN/COMMIT included`,
+      );
+      report(
+        '  of which WAL-logged by statements',
+        `${fmt(walBytes / FOOTPRINT_CHANGES, 0)} B`,
+        `pg_stat_statements wal_bytes; ${fmt(fpi / FOOTPRINT_CHANGES, 2)} full-page images per change`,
+      );
+      for (const s of top.sort((a, b) => b.calls - a.calls).slice(0, 12))
+        report(`    ${fmt(s.calls / FOOTPRINT_CHANGES, 2)} ×`, s.query, '');
     } else {
       report('PostgreSQL statements per change', 'n/a', 'pg_stat_statements not loaded on this server');
     }
     report('PostgreSQL transactions per change', fmt(per('xact_commit') + per('xact_rollback'), 2), note);
-    report('Rows inserted / updated / deleted per change', `${fmt(per('tup_inserted'), 2)} / ${fmt(per('tup_updated'), 2)} / ${fmt(per('tup_deleted'), 2)}`, 'pg_stat_database');
-    report('Rows read (returned / fetched) per change', `${fmt(per('tup_returned'), 1)} / ${fmt(per('tup_fetched'), 1)}`, 'pg_stat_database');
+    report(
+      'Rows inserted / updated / deleted per change',
+      `${fmt(per('tup_inserted'), 2)} / ${fmt(per('tup_updated'), 2)} / ${fmt(per('tup_deleted'), 2)}`,
+      'pg_stat_database',
+    );
+    report(
+      'Rows read (returned / fetched) per change',
+      `${fmt(per('tup_returned'), 1)} / ${fmt(per('tup_fetched'), 1)}`,
+      'pg_stat_database',
+    );
     for (const [table, t] of after.tables) {
       const b = before.tables.get(table);
       const seq = (t.seqRows - (b?.seqRows ?? 0)) / FOOTPRINT_CHANGES;
       const idx = (t.idxRows - (b?.idxRows ?? 0)) / FOOTPRINT_CHANGES;
-      if (seq + idx >= 0.5) report(`  ${table}: rows read per change`, `${fmt(idx, 1)} by index, ${fmt(seq, 1)} by sequential scan`, `${fmt((t.seqScans - (b?.seqScans ?? 0)) / FOOTPRINT_CHANGES, 2)} sequential scans per change`);
+      if (seq + idx >= 0.5)
+        report(
+          `  ${table}: rows read per change`,
+          `${fmt(idx, 1)} by index, ${fmt(seq, 1)} by sequential scan`,
+          `${fmt((t.seqScans - (b?.seqScans ?? 0)) / FOOTPRINT_CHANGES, 2)} sequential scans per change`,
+        );
     }
     const r = (k: 'scripts' | 'commands' | 'cpu') => (after.redis[k] - before.redis[k]) / FOOTPRINT_CHANGES;
-    report('Redis scripts + other commands per change', `${fmt(r('scripts'), 1)} + ${fmt(r('commands'), 1)}`, `${fmt(r('cpu') * 1e6, 0)} µs of Redis CPU per change; INFO, the whole server (commands inside scripts count too)`);
-    report('WAL per change', `${fmt(Number(wal) / FOOTPRINT_CHANGES, 0)} B`, 'pg_current_wal_lsn delta: the whole server');
+    report(
+      'Redis scripts + other commands per change',
+      `${fmt(r('scripts'), 1)} + ${fmt(r('commands'), 1)}`,
+      `${fmt(r('cpu') * 1e6, 0)} µs of Redis CPU per change; INFO, the whole server (commands inside scripts count too)`,
+    );
+    report(
+      'WAL per change',
+      `${fmt(Number(wal) / FOOTPRINT_CHANGES, 0)} B`,
+      'pg_current_wal_lsn delta: the whole server',
+    );
 
     for (const table of ['callbacks', 'callback_attempts', 'companies']) {
       const [r] = await run.q<{ n: string; tuple: string; heap: string; idx: string }>(
         `SELECT count(*) AS n, avg(pg_column_size(t.*)) AS tuple, pg_relation_size('${table}') AS heap, pg_indexes_size('${table}') AS idx FROM ${table} t`,
       );
-      report(`${table}: bytes per row`, `${fmt(Number(r.tuple), 0)} B tuple; ${fmt(Number(r.heap) / Number(r.n), 0)} B heap + ${fmt(Number(r.idx) / Number(r.n), 0)} B indexes`, `${r.n} rows, before vacuum`);
+      report(
+        `${table}: bytes per row`,
+        `${fmt(Number(r.tuple), 0)} B tuple; ${fmt(Number(r.heap) / Number(r.n), 0)} B heap + ${fmt(Number(r.idx) / Number(r.n), 0)} B indexes`,
+        `${r.n} rows, before vacuum`,
+      );
     }
     const kept = await namespaceBytes(run.prefix);
-    report('Redis after delivery, per delivered callback', `${fmt(kept.bytes / (400 + 2 * FOOTPRINT_CHANGES), 0)} B`, `${kept.keys} keys (completed jobs kept for the dashboard, queue meta); the events stream apart`);
+    report(
+      'Redis after delivery, per delivered callback',
+      `${fmt(kept.bytes / (400 + 2 * FOOTPRINT_CHANGES), 0)} B`,
+      `${kept.keys} keys (completed jobs kept for the dashboard, queue meta); the events stream apart`,
+    );
     await run.stopChild(all);
 
     // Redis per queued callback: the whole service with its queue paused, so the jobs it adds stay
@@ -267,7 +351,9 @@ async function measureFootprint(): Promise<void> {
     // Redis is its business (all of them, or as many as its admission lets in; the rest wait in
     // PostgreSQL): the callbacks its jobs hold are counted in the queue itself, and the bytes are per callback there.
     const paused = await run.startRole('all', port, { CALLBACK_DESTINATION_CONCURRENCY: '10000' });
-    const [{ partner_id: partnerId, id: companyId }] = await run.q<{ partner_id: string; id: string }>('SELECT partner_id, id FROM companies LIMIT 1');
+    const [{ partner_id: partnerId, id: companyId }] = await run.q<{ partner_id: string; id: string }>(
+      'SELECT partner_id, id FROM companies LIMIT 1',
+    );
     const body = JSON.stringify({ message: 0, withdrawalId: null, companyId, limitRequestId: null, loanId: null });
     const insert = (due: string) =>
       run.q(
@@ -299,7 +385,11 @@ async function measureFootprint(): Promise<void> {
       `${fmt(QUEUED)} callbacks due in 1 h: ${fmt(jobs2 - jobs1)} of them in Redis jobs`,
     );
     await run.stopChild(paused);
-    report('Redis events stream (fixed: BullMQ caps it)', `${fmt(delayed.events / 1024, 0)} KiB`, 'per deployment, whatever the load');
+    report(
+      'Redis events stream (fixed: BullMQ caps it)',
+      `${fmt(delayed.events / 1024, 0)} KiB`,
+      'per deployment, whatever the load',
+    );
   } finally {
     await run.cleanup();
     await rx.close();
@@ -327,12 +417,26 @@ async function measureTiming(): Promise<void> {
     const cpu1 = [cpuSeconds(apiProc.pid!), cpuSeconds(workerProc.pid!)];
     const callbacks = 2 * TIMING_CHANGES;
     const note = `${TIMING_CHANGES} changes through the API, 64 in flight`;
-    report('Worker: callbacks per CPU-second', fmt(callbacks / (cpu1[1] - cpu0[1]), 0), `${note}; ROLE=worker process, user+system time`);
-    report('API: changes per CPU-second', fmt(TIMING_CHANGES / (cpu1[0] - cpu0[0]), 0), `ROLE=api process (HTTP, domain transaction, relay); ×2 callbacks recorded`);
-    report('Wall clock: API changes/s, callbacks delivered/s', `${fmt(TIMING_CHANGES / apiWall, 0)}, ${fmt(callbacks / wall, 0)}`, 'both processes and PostgreSQL share the machine');
+    report(
+      'Worker: callbacks per CPU-second',
+      fmt(callbacks / (cpu1[1] - cpu0[1]), 0),
+      `${note}; ROLE=worker process, user+system time`,
+    );
+    report(
+      'API: changes per CPU-second',
+      fmt(TIMING_CHANGES / (cpu1[0] - cpu0[0]), 0),
+      `ROLE=api process (HTTP, domain transaction, relay); ×2 callbacks recorded`,
+    );
+    report(
+      'Wall clock: API changes/s, callbacks delivered/s',
+      `${fmt(TIMING_CHANGES / apiWall, 0)}, ${fmt(callbacks / wall, 0)}`,
+      'both processes and PostgreSQL share the machine',
+    );
 
     // A backlog drain, then the same with retention pruning old rows beside it.
-    const [{ partner_id: partnerId, id: companyId }] = await run.q<{ partner_id: string; id: string }>('SELECT partner_id, id FROM companies LIMIT 1');
+    const [{ partner_id: partnerId, id: companyId }] = await run.q<{ partner_id: string; id: string }>(
+      'SELECT partner_id, id FROM companies LIMIT 1',
+    );
     const body = JSON.stringify({ message: 0, withdrawalId: null, companyId, limitRequestId: null, loanId: null });
     const drain = async (tag: string): Promise<number> => {
       const start = rx.count();
@@ -364,7 +468,14 @@ async function measureTiming(): Promise<void> {
     );
     await run.q('VACUUM ANALYZE callbacks');
     await run.q('VACUUM ANALYZE callback_attempts');
-    const old = async () => Number((await run.q<{ capacity_probe: string }>(`SELECT count(*) AS capacity_probe FROM callbacks WHERE delivered_at < now() - interval '30 days'`))[0].capacity_probe);
+    const old = async () =>
+      Number(
+        (
+          await run.q<{ capacity_probe: string }>(
+            `SELECT count(*) AS capacity_probe FROM callbacks WHERE delivered_at < now() - interval '30 days'`,
+          )
+        )[0].capacity_probe,
+      );
     const quiet = await drain('quiet');
     if ((await old()) !== OLD_DELIVERED) throw new Error('capacity: old rows were pruned during the quiet drain');
     for (const p of procs) await run.stopChild(p);
@@ -375,7 +486,11 @@ async function measureTiming(): Promise<void> {
     const pruning = await drain('pruning');
     const oldAfter = await old();
     const pruneRate = (oldBefore - oldAfter) / ((performance.now() - t) / 1000);
-    report('Backlog drain, callbacks/s: alone / while pruning', `${fmt(quiet, 0)} / ${fmt(pruning, 0)}`, `${BACKLOG} pending rows; pruning ${fmt(pruneRate, 0)} old callbacks/s (+ as many attempts) meanwhile${oldAfter === 0 ? ', but it ended before the drain did' : ''}`);
+    report(
+      'Backlog drain, callbacks/s: alone / while pruning',
+      `${fmt(quiet, 0)} / ${fmt(pruning, 0)}`,
+      `${BACKLOG} pending rows; pruning ${fmt(pruneRate, 0)} old callbacks/s (+ as many attempts) meanwhile${oldAfter === 0 ? ', but it ended before the drain did' : ''}`,
+    );
     for (const p of procs) await run.stopChild(p);
   } finally {
     await run.cleanup();
@@ -388,8 +503,11 @@ async function main(): Promise<void> {
   if (PARTS.has('timing')) await measureTiming();
   const width = Math.max(...rows.map((r) => r[0].length));
   const valueWidth = Math.max(...rows.map((r) => (r[2] ? r[1].length : 0)));
-  console.log(`\nfunding-service capacity (PostgreSQL ${new URL(BASE_DB).host}, Redis ${REDIS_URL}, ${new Date().toISOString()})`);
-  for (const [what, value, note] of rows) console.log(`  ${what.padEnd(width)}  ${note ? value.padEnd(valueWidth) : value}${note ? `  ${note}` : ''}`);
+  console.log(
+    `\nfunding-service capacity (PostgreSQL ${new URL(BASE_DB).host}, Redis ${REDIS_URL}, ${new Date().toISOString()})`,
+  );
+  for (const [what, value, note] of rows)
+    console.log(`  ${what.padEnd(width)}  ${note ? value.padEnd(valueWidth) : value}${note ? `  ${note}` : ''}`);
 }
 
 runMain('capacity', main);

@@ -26,21 +26,36 @@ function main(): void {
   const lines = readFileSync(file, 'utf8').split('\n');
   const columns = lines[0].replace(/^#\s*/, '').split(' ');
   const at = (name: string) => columns.indexOf(name);
-  let rows = lines.slice(1).filter(Boolean).map((l) => l.split(' ').map((v) => (v === '' ? NaN : Number(v))));
+  let rows = lines
+    .slice(1)
+    .filter(Boolean)
+    .map((l) => l.split(' ').map((v) => (v === '' ? NaN : Number(v))));
   const t0 = rows[0][at('due')];
   rows = rows.filter((r) => r[at('due')] - t0 >= Number(from) * 1000);
   const latency = (r: number[]) => r[at('arrived')] - r[at('responded')];
-  const p99 = quantile(rows.map(latency).sort((a, b) => a - b), 0.99);
+  const p99 = quantile(
+    rows.map(latency).sort((a, b) => a - b),
+    0.99,
+  );
   const slowest = rows.filter((r) => latency(r) >= p99);
-  console.log(`${rows.length} callbacks due from second ${from}; the slowest 1 %: ${slowest.length} (latency ≥ ${p99.toFixed(1)} ms)`);
-  console.log(`${'stage'.padEnd(46)} ${['p50', 'p90', 'p99', 'max', 'slow 1%'].map((h) => h.padStart(8)).join('')}   known`);
+  console.log(
+    `${rows.length} callbacks due from second ${from}; the slowest 1 %: ${slowest.length} (latency ≥ ${p99.toFixed(1)} ms)`,
+  );
+  console.log(
+    `${'stage'.padEnd(46)} ${['p50', 'p90', 'p99', 'max', 'slow 1%'].map((h) => h.padStart(8)).join('')}   known`,
+  );
   for (const [a, b, what] of STAGES) {
     const span = (r: number[]) => r[at(b)] - r[at(a)];
-    const d = rows.map(span).filter((v) => !Number.isNaN(v)).sort((x, y) => x - y);
+    const d = rows
+      .map(span)
+      .filter((v) => !Number.isNaN(v))
+      .sort((x, y) => x - y);
     if (d.length === 0) continue;
     const slow = slowest.map(span).filter((v) => !Number.isNaN(v));
     const mean = slow.length ? slow.reduce((x, y) => x + y, 0) / slow.length : NaN;
-    const figures = [quantile(d, 0.5), quantile(d, 0.9), quantile(d, 0.99), d[d.length - 1], mean].map((v) => v.toFixed(1).padStart(8)).join('');
+    const figures = [quantile(d, 0.5), quantile(d, 0.9), quantile(d, 0.99), d[d.length - 1], mean]
+      .map((v) => v.toFixed(1).padStart(8))
+      .join('');
     console.log(`${what.padEnd(46)} ${figures}   ${d.length}`);
   }
   // The rest of a window slot's turn: from a job's completion (its settlements committed, admission
@@ -53,8 +68,12 @@ function main(): void {
     .filter((v) => !Number.isNaN(v))
     .sort((x, y) => x - y);
   const figures = [0.5, 0.9, 0.99].map((q) => quantile(refill, q).toFixed(1).padStart(8)).join('');
-  console.log(`${'job completed → next pass that admitted'.padEnd(46)} ${figures}${refill.length ? refill[refill.length - 1].toFixed(1).padStart(8) : ''}             ${refill.length}`);
-  console.log(`passes that admitted: ${passes.length}, ${(rows.length / Math.max(1, passes.length)).toFixed(1)} callbacks each`);
+  console.log(
+    `${'job completed → next pass that admitted'.padEnd(46)} ${figures}${refill.length ? refill[refill.length - 1].toFixed(1).padStart(8) : ''}             ${refill.length}`,
+  );
+  console.log(
+    `passes that admitted: ${passes.length}, ${(rows.length / Math.max(1, passes.length)).toFixed(1)} callbacks each`,
+  );
 }
 
 main();

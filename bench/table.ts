@@ -17,4 +17,6 @@ const file = JSON.parse(readFileSync(results, 'utf8')) as ResultsFile;
 const before = readFileSync(page, 'utf8');
 const after = withResults(before, file);
 writeFileSync(page, after);
-console.log(`${path.relative(ROOT, page)}: ${after === before ? 'already current' : 'results table rewritten'} from ${path.relative(ROOT, results)} (${file.results.length} results)`);
+console.log(
+  `${path.relative(ROOT, page)}: ${after === before ? 'already current' : 'results table rewritten'} from ${path.relative(ROOT, results)} (${file.results.length} results)`,
+);

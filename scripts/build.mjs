@@ -36,7 +36,11 @@ function files(rel) {
 
 export function inputsHash() {
   const hash = createHash('sha256');
-  for (const rel of [...SOURCES.flatMap(files).filter((f) => f.endsWith('.ts') || isAsset(f)), ...GUIDE(), ...SETTINGS.flatMap(files)]) {
+  for (const rel of [
+    ...SOURCES.flatMap(files).filter((f) => f.endsWith('.ts') || isAsset(f)),
+    ...GUIDE(),
+    ...SETTINGS.flatMap(files),
+  ]) {
     hash.update(`${rel.split(path.sep).join('/')}\0`);
     hash.update(fs.readFileSync(path.join(ROOT, rel)));
     hash.update('\0');
@@ -117,10 +121,14 @@ async function main() {
     const fresh = path.join(ROOT, `.dist-${process.pid}`);
     fs.rmSync(fresh, { recursive: true, force: true });
     try {
-      execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', fresh], {
-        cwd: ROOT,
-        stdio: 'inherit',
-      });
+      execFileSync(
+        process.execPath,
+        [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', fresh],
+        {
+          cwd: ROOT,
+          stdio: 'inherit',
+        },
+      );
     } catch {
       fs.rmSync(fresh, { recursive: true, force: true });
       throw new Error('tsc reported errors (above); dist/ is unchanged');

@@ -6,7 +6,11 @@ import path from 'node:path';
 /** build.mjs's inputsHash() for a checkout at `root` (the script finds its inputs next to itself). */
 function inputsHash(root: string): string {
   const script = path.join(root, 'scripts/build.mjs');
-  return execFileSync(process.execPath, ['--input-type=module', '-e', `import { inputsHash } from ${JSON.stringify(script)}; console.log(inputsHash());`], { encoding: 'utf8' }).trim();
+  return execFileSync(
+    process.execPath,
+    ['--input-type=module', '-e', `import { inputsHash } from ${JSON.stringify(script)}; console.log(inputsHash());`],
+    { encoding: 'utf8' },
+  ).trim();
 }
 
 describe('build.mjs inputs', () => {

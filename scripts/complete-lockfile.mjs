@@ -14,7 +14,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const OS = new Set(['aix', 'android', 'darwin', 'freebsd', 'linux', 'netbsd', 'openbsd', 'openharmony', 'sunos', 'win32']);
+const OS = new Set([
+  'aix',
+  'android',
+  'darwin',
+  'freebsd',
+  'linux',
+  'netbsd',
+  'openbsd',
+  'openharmony',
+  'sunos',
+  'win32',
+]);
 const CPU = new Set(['arm', 'arm64', 'ia32', 'loong64', 'mips64el', 'ppc64', 'riscv64', 's390x', 'wasm32', 'x64']);
 const LIBC = { gnu: 'glibc', glibc: 'glibc', gnueabihf: 'glibc', musl: 'musl', musleabihf: 'musl' };
 /** Platform packages whose names do not say their platform. */
@@ -58,9 +69,15 @@ export function missingEntries(lock) {
     for (const [name, spec] of Object.entries(parent.optionalDependencies ?? {})) {
       const found = resolve({ ...packages, ...added }, from, name);
       if (found && (!EXACT.test(spec) || found.entry.version === spec)) continue;
-      if (!EXACT.test(spec)) throw new Error(`${from || 'the project'} asks for ${name}@${spec}, which the lockfile lacks: install it or pin an exact version`);
+      if (!EXACT.test(spec))
+        throw new Error(
+          `${from || 'the project'} asks for ${name}@${spec}, which the lockfile lacks: install it or pin an exact version`,
+        );
       const platform = platformOf(name);
-      if (!platform) throw new Error(`${name}@${spec} (optional, of ${from}) is missing and its name does not say its platform: add it to KNOWN in ${path.basename(fileURLToPath(import.meta.url))}`);
+      if (!platform)
+        throw new Error(
+          `${name}@${spec} (optional, of ${from}) is missing and its name does not say its platform: add it to KNOWN in ${path.basename(fileURLToPath(import.meta.url))}`,
+        );
       // Hoisted where nothing else sits, as npm places it; beside its parent if another version does.
       const location = found ? `${from}/node_modules/${name}` : `node_modules/${name}`;
       added[location] = {
@@ -94,17 +111,25 @@ function main() {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
   const file = process.argv.slice(2).find((a) => !a.startsWith('--')) ?? path.join(root, 'package-lock.json');
   const { lock, added } = completeLockfile(JSON.parse(fs.readFileSync(file, 'utf8')));
-  const names = Object.entries(added).map(([location, e]) => `${location.replace(/^.*node_modules\//, '')}@${e.version}`);
+  const names = Object.entries(added).map(
+    ([location, e]) => `${location.replace(/^.*node_modules\//, '')}@${e.version}`,
+  );
   if (process.argv.includes('--check')) {
     if (names.length === 0) {
       console.log('package-lock.json lists every platform package');
       return;
     }
-    console.error(`package-lock.json lacks ${names.length} optional platform packages (npm ci would refuse it):\n  ${names.join('\n  ')}\nRun: node scripts/complete-lockfile.mjs`);
+    console.error(
+      `package-lock.json lacks ${names.length} optional platform packages (npm ci would refuse it):\n  ${names.join('\n  ')}\nRun: node scripts/complete-lockfile.mjs`,
+    );
     process.exit(1);
   }
   if (names.length) fs.writeFileSync(file, `${JSON.stringify(lock, null, 2)}\n`);
-  console.log(names.length ? `added ${names.length} optional platform packages to package-lock.json` : 'package-lock.json already lists every platform package');
+  console.log(
+    names.length
+      ? `added ${names.length} optional platform packages to package-lock.json`
+      : 'package-lock.json already lists every platform package',
+  );
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -37,9 +37,14 @@ for (const file of sources(SRC)) {
   }
 }
 
-const folders = fs.readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+const folders = fs
+  .readdirSync(SRC, { withFileTypes: true })
+  .filter((e) => e.isDirectory())
+  .map((e) => e.name)
+  .sort();
 const pairs = [];
-for (const a of folders) for (const b of folders) if (a < b && edges.get(a)?.has(b) && edges.get(b)?.has(a)) pairs.push(`${a} <-> ${b}`);
+for (const a of folders)
+  for (const b of folders) if (a < b && edges.get(a)?.has(b) && edges.get(b)?.has(a)) pairs.push(`${a} <-> ${b}`);
 console.log(`folders under src/: ${folders.length}`);
 console.log(`folder pairs importing each other: ${pairs.length}`);
 for (const p of pairs) console.log(`  ${p}`);

@@ -14,7 +14,11 @@ const server = http.createServer((req, res) => {
     if (req.method === 'POST' && req.url === '/v1/traces') exports += 1;
     // An empty ExportTraceServiceResponse in either encoding.
     const json = String(req.headers['content-type']).startsWith('application/json');
-    res.writeHead(req.url === '/v1/traces' ? 200 : 404, { 'content-type': json ? 'application/json' : 'application/x-protobuf' }).end(json ? '{}' : '');
+    res
+      .writeHead(req.url === '/v1/traces' ? 200 : 404, {
+        'content-type': json ? 'application/json' : 'application/x-protobuf',
+      })
+      .end(json ? '{}' : '');
   });
 });
 const report = () => console.log(`otlp-sink: ${exports} exports, ${(bytes / 1e6).toFixed(1)} MB`);

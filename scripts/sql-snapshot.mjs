@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 execFileSync(process.execPath, [path.join(ROOT, 'scripts/build.mjs')], { stdio: 'inherit' });
-const { SNAPSHOT_DIR, sqlSnapshots } = createRequire(import.meta.url)(path.join(ROOT, 'dist/src/callbacks/store/snapshots.js'));
+const { SNAPSHOT_DIR, sqlSnapshots } = createRequire(import.meta.url)(
+  path.join(ROOT, 'dist/src/callbacks/store/snapshots.js'),
+);
 const dir = path.join(ROOT, SNAPSHOT_DIR);
 fs.mkdirSync(dir, { recursive: true });
 const files = sqlSnapshots();

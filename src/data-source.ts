@@ -6,7 +6,18 @@ import { Operator } from './operators/index.js';
 import { DataSourceOptions } from 'typeorm';
 
 /** Every entity the service maps (database/ knows none: features depend on it, not it on them). */
-export const ENTITIES = [Partner, Company, LimitRequest, WithdrawalRequest, Loan, LoanPayment, Callback, CallbackAttempt, IdempotencyKey, Operator];
+export const ENTITIES = [
+  Partner,
+  Company,
+  LimitRequest,
+  WithdrawalRequest,
+  Loan,
+  LoanPayment,
+  Callback,
+  CallbackAttempt,
+  IdempotencyKey,
+  Operator,
+];
 
 /** The service's data source options: its entities and migrations. */
 export function dataSourceOptions(databaseUrl: string): DataSourceOptions {

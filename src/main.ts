@@ -43,7 +43,8 @@ async function main(): Promise<void> {
   });
   setupApp(app, config);
   await listenOnAllInterfaces(app, config.port);
-  if (config.secretsKeyDefaulted) log.warn('SECRETS_KEY not set; signing secrets are sealed with the public development key');
+  if (config.secretsKeyDefaulted)
+    log.warn('SECRETS_KEY not set; signing secrets are sealed with the public development key');
   if (config.adminTokenGenerated) log.warn(`ADMIN_TOKEN not set; generated for this run: ${config.adminToken}`);
   // SIGTERM/SIGINT: stop taking work, let in-flight deliveries finish and record, then exit 0.
   let closing = false;
@@ -51,31 +52,41 @@ async function main(): Promise<void> {
     process.on(signal, () => {
       if (closing) return;
       closing = true;
-      app.close().then(stopTracing).then(
-        () => process.exit(0),
-        (e: Error) => {
-          new RedactingLogger(config.logFormat, []).line('error', `shutdown failed: ${e.message}`);
-          process.exit(1);
-        },
-      );
+      app
+        .close()
+        .then(stopTracing)
+        .then(
+          () => process.exit(0),
+          (e: Error) => {
+            new RedactingLogger(config.logFormat, []).line('error', `shutdown failed: ${e.message}`);
+            process.exit(1);
+          },
+        );
     });
   }
   stage = 'started';
   const address = app.getHttpServer().address() as { port: number };
   // The one start-up line (Nest's own info logging is off).
-  new RedactingLogger(config.logFormat, []).line('log', `funding-service ready: role=${config.role} variant=${config.variant} port=${address.port}`);
+  new RedactingLogger(config.logFormat, []).line(
+    'log',
+    `funding-service ready: role=${config.role} variant=${config.variant} port=${address.port}`,
+  );
 }
 
 // Node exits 0 once nothing is left to wait for, even with start-up unfinished (a promise no
 // connection will ever settle): that must not read as a deliberate stop.
 process.on('beforeExit', () => {
   if (stage === 'started') return;
-  new RedactingLogger(logFormatOf(), []).line('error', `failed to start: start-up stopped while ${stage}, with nothing left to wait for and no error`);
+  new RedactingLogger(logFormatOf(), []).line(
+    'error',
+    `failed to start: start-up stopped while ${stage}, with nothing left to wait for and no error`,
+  );
   process.exit(1);
 });
 
 main().catch((error: unknown) => {
-  const message = error instanceof ConfigError ? error.message : `failed to start: ${(error as Error)?.message ?? error}`;
+  const message =
+    error instanceof ConfigError ? error.message : `failed to start: ${(error as Error)?.message ?? error}`;
   new RedactingLogger(logFormatOf(), []).line('error', message);
   process.exit(1);
 });

@@ -21,7 +21,11 @@ async function seed(db: DataSource, name: string): Promise<string> {
 
 /** The indexes on callback_attempts, by name. */
 const indexes = async (db: DataSource) =>
-  (await db.query<{ indexname: string }[]>(`SELECT indexname FROM pg_indexes WHERE tablename = 'callback_attempts' ORDER BY indexname`)).map((i) => i.indexname);
+  (
+    await db.query<{ indexname: string }[]>(
+      `SELECT indexname FROM pg_indexes WHERE tablename = 'callback_attempts' ORDER BY indexname`,
+    )
+  ).map((i) => i.indexname);
 
 /**
  * Migration 1764700500000 (attempts carry their partner) over a database that ran every migration
@@ -36,12 +40,18 @@ describe('the migration giving each attempt its partner', () => {
   let before: string[];
 
   beforeAll(async () => {
-    const old = await openDatabase({ ...options, migrations: MIGRATIONS.slice(0, MIGRATIONS.indexOf(AttemptPartner1764700500000)) });
+    const old = await openDatabase({
+      ...options,
+      migrations: MIGRATIONS.slice(0, MIGRATIONS.indexOf(AttemptPartner1764700500000)),
+    });
     partners = [await seed(old, 'A'), await seed(old, 'B')];
     before = await indexes(old);
     await old.destroy();
     // Up to this migration only: the test reverts it as the last one run.
-    db = await openDatabase({ ...options, migrations: MIGRATIONS.slice(0, MIGRATIONS.indexOf(AttemptPartner1764700500000) + 1) });
+    db = await openDatabase({
+      ...options,
+      migrations: MIGRATIONS.slice(0, MIGRATIONS.indexOf(AttemptPartner1764700500000) + 1),
+    });
   }, 60_000);
   afterAll(async () => {
     await db?.destroy();
@@ -49,23 +59,45 @@ describe('the migration giving each attempt its partner', () => {
   });
 
   it("gives every attempt its callback's partner, NOT NULL from then on", async () => {
-    const rows = await db.query(`SELECT a.partner_id, c.partner_id AS callback_partner FROM callback_attempts a JOIN callbacks c ON c.id = a.callback_id ORDER BY a.id`);
-    expect(rows).toEqual([partners[0], partners[0], partners[1], partners[1]].map((p) => ({ partner_id: p, callback_partner: p })));
-    const [{ is_nullable }] = await db.query(`SELECT is_nullable FROM information_schema.columns WHERE table_name = 'callback_attempts' AND column_name = 'partner_id'`);
+    const rows = await db.query(
+      `SELECT a.partner_id, c.partner_id AS callback_partner FROM callback_attempts a JOIN callbacks c ON c.id = a.callback_id ORDER BY a.id`,
+    );
+    expect(rows).toEqual(
+      [partners[0], partners[0], partners[1], partners[1]].map((p) => ({ partner_id: p, callback_partner: p })),
+    );
+    const [{ is_nullable }] = await db.query(
+      `SELECT is_nullable FROM information_schema.columns WHERE table_name = 'callback_attempts' AND column_name = 'partner_id'`,
+    );
     expect(is_nullable).toBe('NO');
   });
 
   it('replaces the index by start time with one by partner and start time: as many indexes as before', async () => {
-    expect(before).toEqual(['callback_attempts_callback_idx', 'callback_attempts_pkey', 'callback_attempts_started_idx']);
-    expect(await indexes(db)).toEqual(['callback_attempts_callback_idx', 'callback_attempts_partner_started_idx', 'callback_attempts_pkey']);
-    const [{ indexdef }] = await db.query(`SELECT indexdef FROM pg_indexes WHERE indexname = 'callback_attempts_partner_started_idx'`);
-    expect(indexdef).toBe('CREATE INDEX callback_attempts_partner_started_idx ON public.callback_attempts USING btree (partner_id, started_at)');
+    expect(before).toEqual([
+      'callback_attempts_callback_idx',
+      'callback_attempts_pkey',
+      'callback_attempts_started_idx',
+    ]);
+    expect(await indexes(db)).toEqual([
+      'callback_attempts_callback_idx',
+      'callback_attempts_partner_started_idx',
+      'callback_attempts_pkey',
+    ]);
+    const [{ indexdef }] = await db.query(
+      `SELECT indexdef FROM pg_indexes WHERE indexname = 'callback_attempts_partner_started_idx'`,
+    );
+    expect(indexdef).toBe(
+      'CREATE INDEX callback_attempts_partner_started_idx ON public.callback_attempts USING btree (partner_id, started_at)',
+    );
   });
 
   it('reverts to the index by start time, and runs again', async () => {
     await db.undoLastMigration({ transaction: 'each' });
     expect(await indexes(db)).toEqual(before);
     await db.runMigrations({ transaction: 'each' });
-    expect(await indexes(db)).toEqual(['callback_attempts_callback_idx', 'callback_attempts_partner_started_idx', 'callback_attempts_pkey']);
+    expect(await indexes(db)).toEqual([
+      'callback_attempts_callback_idx',
+      'callback_attempts_partner_started_idx',
+      'callback_attempts_pkey',
+    ]);
   });
 });

@@ -14,7 +14,9 @@ describe('the bootstrap token', () => {
   let base = '';
 
   const bootstrapEntries = async () =>
-    (await t.sql<{ n: string }>(`SELECT count(*) AS n FROM audit_entries WHERE action = 'operator.bootstrap'`)).map((r) => Number(r.n))[0];
+    (await t.sql<{ n: string }>(`SELECT count(*) AS n FROM audit_entries WHERE action = 'operator.bootstrap'`)).map(
+      (r) => Number(r.n),
+    )[0];
   /** A second process (ROLE=api) on the same database, with this ADMIN_TOKEN. */
   const restartChild = async (adminToken: string) => {
     if (child) await stop(child, 'SIGTERM');
@@ -23,7 +25,8 @@ describe('the bootstrap token', () => {
     base = `http://127.0.0.1:${port}`;
     return child;
   };
-  const status = async (token: string) => (await fetch(`${base}/admin/v1/operators`, { headers: { authorization: `Bearer ${token}` } })).status;
+  const status = async (token: string) =>
+    (await fetch(`${base}/admin/v1/operators`, { headers: { authorization: `Bearer ${token}` } })).status;
 
   beforeAll(() => buildService(), 180_000);
   // The second process stops before the app closes (hooks run in the order declared).
@@ -43,7 +46,9 @@ describe('the bootstrap token', () => {
   }, 60_000);
 
   it('is revoked like any operator: refused at once here and within a second in the other process', async () => {
-    const alice = (await t.admin('post', '/admin/v1/operators', { name: 'alice', role: 'admin' }).expect(201)).body as { token: string };
+    const alice = (await t.admin('post', '/admin/v1/operators', { name: 'alice', role: 'admin' }).expect(201)).body as {
+      token: string;
+    };
     const [admin] = await t.sql<{ id: string }>(`SELECT id FROM operators WHERE name = 'admin'`);
     expect(await status(ADMIN_TOKEN)).toBe(200);
     const at = Date.now();
@@ -53,7 +58,9 @@ describe('the bootstrap token', () => {
       expect(Date.now() - at).toBeLessThan(1_000);
       await new Promise((r) => setTimeout(r, 20));
     }
-    const [entry] = await t.sql<{ action: string; target_id: string }>(`SELECT action, target_id FROM audit_entries ORDER BY seq DESC LIMIT 1`);
+    const [entry] = await t.sql<{ action: string; target_id: string }>(
+      `SELECT action, target_id FROM audit_entries ORDER BY seq DESC LIMIT 1`,
+    );
     expect(entry).toEqual({ action: 'operator.revoke', target_id: admin.id });
   }, 30_000);
 
@@ -74,8 +81,16 @@ describe('the bootstrap token', () => {
     const [entry] = await t.sql<{ name: string; before: object; after: object }>(
       `SELECT o.name, a.before, a.after FROM audit_entries a JOIN operators o ON o.id = a.operator_id WHERE a.action = 'operator.bootstrap' ORDER BY a.seq DESC LIMIT 1`,
     );
-    expect(entry).toEqual({ name: 'admin', before: { bootstrapToken: 'replaced', revokedAt: expect.any(String) }, after: { bootstrapToken: 'set', revokedAt: null } });
-    const admin = (await fetch(`${base}/admin/v1/operators`, { headers: { authorization: `Bearer ${NEW_TOKEN}` } }).then((r) => r.json() as Promise<{ items: { name: string; revokedAt: string | null }[] }>)).items.find((o) => o.name === 'admin');
+    expect(entry).toEqual({
+      name: 'admin',
+      before: { bootstrapToken: 'replaced', revokedAt: expect.any(String) },
+      after: { bootstrapToken: 'set', revokedAt: null },
+    });
+    const admin = (
+      await fetch(`${base}/admin/v1/operators`, { headers: { authorization: `Bearer ${NEW_TOKEN}` } }).then(
+        (r) => r.json() as Promise<{ items: { name: string; revokedAt: string | null }[] }>,
+      )
+    ).items.find((o) => o.name === 'admin');
     expect(admin?.revokedAt).toBeNull();
   }, 60_000);
 

@@ -20,8 +20,17 @@ describe('the callback feed', () => {
   let dbUrl: string;
 
   const page = async (p: Partner, after: string | null, limit: number) =>
-    (await t.as(p.apiKey, 'get', `/v1/callbacks/feed?limit=${limit}${after === null ? '' : `&after=${after}`}`).expect(200)).body as { items: Item[]; next: string };
-  const company = async (p: Partner) => (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'F', status_callback: 'http://127.0.0.1:9/feed' }).expect(201)).body.id as string;
+    (
+      await t
+        .as(p.apiKey, 'get', `/v1/callbacks/feed?limit=${limit}${after === null ? '' : `&after=${after}`}`)
+        .expect(200)
+    ).body as { items: Item[]; next: string };
+  const company = async (p: Partner) =>
+    (
+      await t
+        .as(p.apiKey, 'post', '/v1/companies', { name: 'F', status_callback: 'http://127.0.0.1:9/feed' })
+        .expect(201)
+    ).body.id as string;
   /** A callback recorded by a transaction of the test's own (as an operator's bulk load would). */
   const INSERT = `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
                   VALUES ($1::uuid, $2::uuid, 0, 'http://127.0.0.1:9/feed', '{"message":0,"withdrawalId":null,"companyId":"' || $2::text || '","limitRequestId":null,"loanId":null}', 'pending', now() + interval '1 day')
@@ -73,17 +82,24 @@ describe('the callback feed', () => {
       await Promise.all(
         companies.map(async (c, w) => {
           for (let i = 0; i < 25; i++) {
-            await t.admin('patch', `/admin/v1/companies/${c}/credit`, { repaymentTermDays: 1 + (days++ % 3000) }).expect(200);
+            await t
+              .admin('patch', `/admin/v1/companies/${c}/credit`, { repaymentTermDays: 1 + (days++ % 3000) })
+              .expect(200);
             if (++written === 100) opened.push(open());
-            if (w === 0 && i % 10 === 0) await t.admin('patch', `/admin/v1/companies/${theirs}/credit`, { repaymentTermDays: 1 + i }).expect(200);
-            if (w === 1 && i % 10 === 0) await t.as(acme.apiKey, 'post', '/v1/callbacks/test', { companyId: c }).expect(202);
+            if (w === 0 && i % 10 === 0)
+              await t.admin('patch', `/admin/v1/companies/${theirs}/credit`, { repaymentTermDays: 1 + i }).expect(200);
+            if (w === 1 && i % 10 === 0)
+              await t.as(acme.apiKey, 'post', '/v1/callbacks/test', { companyId: c }).expect(202);
           }
         }),
       );
       expect(opened).toHaveLength(1);
       await Promise.all(opened);
       // Every writer committed; the held transactions keep the later ones out of the feed.
-      const [{ n }] = await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM callbacks WHERE partner_id = $1 AND NOT test', [acme.id]);
+      const [{ n }] = await t.sql<{ n: number }>(
+        'SELECT count(*)::int AS n FROM callbacks WHERE partner_id = $1 AND NOT test',
+        [acme.id],
+      );
       expect(n).toBe(400);
       exposedWhileHeld = (await page(acme, null, 1000)).items.length;
       const [{ id: earlyId }] = (await early.query(INSERT, [acme.id, companies[1]])).rows as { id: string }[];
@@ -94,7 +110,10 @@ describe('the callback feed', () => {
       await reader;
       // To the end: every callback is committed; a transaction of another test elsewhere in this
       // database may still hold the newest back for a moment (the feed waits for it, by design).
-      await until(async () => (await read(), seen.length >= 402), { timeoutMs: 30_000, what: 'the reader to reach every callback' });
+      await until(async () => (await read(), seen.length >= 402), {
+        timeoutMs: 30_000,
+        what: 'the reader to reach every callback',
+      });
       expect(await read()).toBe(0);
       expect(seen.map((i) => i.id)).toEqual(expect.arrayContaining([earlyId, lateId]));
     } finally {
@@ -136,10 +155,13 @@ describe('the callback feed', () => {
       expect(await page(acme, start, 10)).toEqual({ items: [], next: start });
       const [{ id }] = (await held.query(INSERT, [acme.id, c])).rows as { id: string }[];
       await held.query('COMMIT');
-      const got = await until(async () => {
-        const p = await page(acme, start, 10);
-        return p.items.length === 2 ? p.items : null;
-      }, { what: 'both callbacks exposed' });
+      const got = await until(
+        async () => {
+          const p = await page(acme, start, 10);
+          return p.items.length === 2 ? p.items : null;
+        },
+        { what: 'both callbacks exposed' },
+      );
       // The held transaction's callback comes first: its id is the smaller.
       expect(got[0].id).toBe(id);
     } finally {
@@ -147,16 +169,21 @@ describe('the callback feed', () => {
     }
   });
 
-  it("a transaction open in another database of the cluster does not hold the feed back", async () => {
+  it('a transaction open in another database of the cluster does not hold the feed back', async () => {
     const c = await company(acme);
     const { next: start } = await page(acme, null, 1000);
-    const elsewhere = new Client({ connectionString: Object.assign(new URL(dbUrl), { pathname: '/postgres' }).toString() });
+    const elsewhere = new Client({
+      connectionString: Object.assign(new URL(dbUrl), { pathname: '/postgres' }).toString(),
+    });
     await elsewhere.connect();
     try {
       await elsewhere.query('BEGIN');
       await elsewhere.query('SELECT pg_current_xact_id()');
       await t.admin('patch', `/admin/v1/companies/${c}/credit`, { repaymentTermDays: 98 }).expect(200);
-      await until(async () => (await page(acme, start, 10)).items.length === 1, { timeoutMs: 30_000, what: 'the callback exposed while the other database holds a transaction' });
+      await until(async () => (await page(acme, start, 10)).items.length === 1, {
+        timeoutMs: 30_000,
+        what: 'the callback exposed while the other database holds a transaction',
+      });
     } finally {
       await elsewhere.query('ROLLBACK').catch(() => undefined);
       await elsewhere.end();
@@ -201,7 +228,9 @@ describe('the callback feed', () => {
       const plan = await explain(mode, [acme.id, xact.toString(), seq.toString(), 1000]);
       expect(`${mode}: ${plan}`).toMatch(/Index Scan using callbacks_feed_idx/);
       // No other way into callbacks, and nothing sorted (the catalogs the horizon reads are a few rows).
-      expect(`${mode}: ${plan}`).not.toMatch(/(Seq Scan|Bitmap Heap Scan|Index Only Scan|Index Scan using (?!callbacks_feed_idx)\w+) on callbacks|Sort/);
+      expect(`${mode}: ${plan}`).not.toMatch(
+        /(Seq Scan|Bitmap Heap Scan|Index Only Scan|Index Scan using (?!callbacks_feed_idx)\w+) on callbacks|Sort/,
+      );
     }
   }, 120_000);
 
@@ -213,7 +242,9 @@ describe('the callback feed', () => {
       const { storeStatement } = await import('../src/callbacks/store/statements.js');
       await pg.query(`SET plan_cache_mode = ${mode}`);
       await pg.query(`PREPARE feed(uuid, text, text, int) AS ${storeStatement('callback-feed-page').text}`);
-      const { rows } = await pg.query(`EXPLAIN EXECUTE feed(${values.map((v) => (typeof v === 'number' ? v : `'${String(v)}'`)).join(', ')})`);
+      const { rows } = await pg.query(
+        `EXPLAIN EXECUTE feed(${values.map((v) => (typeof v === 'number' ? v : `'${String(v)}'`)).join(', ')})`,
+      );
       return rows.map((r: { 'QUERY PLAN': string }) => r['QUERY PLAN']).join('\n');
     } finally {
       await pg.end();

@@ -38,18 +38,26 @@ describe('the origin of a callback URL, in SQL and TypeScript', () => {
   it.each(ORIGINS)('TypeScript: %j → %j', (url, origin) => expect(callbackOrigin(url)).toBe(origin));
 
   it('SQL (callback_origin): every URL of the table to its origin', async () => {
-    const { rows } = await s.pool.query<{ origin: string }>(`SELECT callback_origin(u) AS origin FROM unnest($1::text[]) WITH ORDINALITY AS x(u, n) ORDER BY n`, [ORIGINS.map(([u]) => u)]);
+    const { rows } = await s.pool.query<{ origin: string }>(
+      `SELECT callback_origin(u) AS origin FROM unnest($1::text[]) WITH ORDINALITY AS x(u, n) ORDER BY n`,
+      [ORIGINS.map(([u]) => u)],
+    );
     expect(rows.map((r) => r.origin)).toEqual(ORIGINS.map(([, o]) => o));
   });
 
   it('is inlined where it is used (no function call of its own per row), and gives NULL for NULL', async () => {
-    const { rows } = await s.pool.query(`EXPLAIN (VERBOSE, FORMAT JSON) SELECT callback_origin(u) FROM unnest($1::text[]) AS x(u)`, [['https://h.example/']]);
+    const { rows } = await s.pool.query(
+      `EXPLAIN (VERBOSE, FORMAT JSON) SELECT callback_origin(u) FROM unnest($1::text[]) AS x(u)`,
+      [['https://h.example/']],
+    );
     const output: string[] = rows[0]['QUERY PLAN'][0].Plan.Output;
-    expect(output).toEqual([expect.stringMatching(/^regexp_replace\(regexp_replace\(COALESCE\(lower\("substring"\(u, /)]);
+    expect(output).toEqual([
+      expect.stringMatching(/^regexp_replace\(regexp_replace\(COALESCE\(lower\("substring"\(u, /),
+    ]);
     expect((await s.pool.query(`SELECT callback_origin(NULL) AS o`)).rows).toEqual([{ o: null }]);
   });
 
-  it("fills callbacks.destination with the partner and it, and makes the destination known to admission (the AFTER INSERT trigger)", async () => {
+  it('fills callbacks.destination with the partner and it, and makes the destination known to admission (the AFTER INSERT trigger)', async () => {
     const { partnerId, companyId } = await seedCompany(s.pool);
     const { rows } = await s.pool.query(
       `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
@@ -59,6 +67,8 @@ describe('the origin of a callback URL, in SQL and TypeScript', () => {
     // The destination is the partner's origin: its id, a space, the origin.
     expect(rows).toEqual([{ destination: `${partnerId} https://hooks.example` }]);
     const known = await s.pool.query(`SELECT key, partner_id, origin FROM destinations`);
-    expect(known.rows).toEqual([{ key: `${partnerId} https://hooks.example`, partner_id: partnerId, origin: 'https://hooks.example' }]);
+    expect(known.rows).toEqual([
+      { key: `${partnerId} https://hooks.example`, partner_id: partnerId, origin: 'https://hooks.example' },
+    ]);
   });
 });

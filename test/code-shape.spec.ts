@@ -10,7 +10,11 @@ import { ROOT } from './support/doc-blocks.js';
 
 const sources = (dir: string): string[] =>
   readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sources(`${dir}/${e.name}`) : e.name.endsWith('.ts') && !e.name.endsWith('.spec.ts') ? [`${dir}/${e.name}`] : [],
+    e.isDirectory()
+      ? sources(`${dir}/${e.name}`)
+      : e.name.endsWith('.ts') && !e.name.endsWith('.spec.ts')
+        ? [`${dir}/${e.name}`]
+        : [],
   );
 
 /** Each class declared at the start of a line, and how many lines it spans (to its closing brace at the same indentation). */
@@ -48,20 +52,31 @@ describe('the shape of src/', () => {
   const files = sources('src');
 
   it('has no file over 300 lines', () => {
-    const long = files.map((f) => [f, readFileSync(path.join(ROOT, f), 'utf8').split('\n').length] as const).filter(([, n]) => n > 300);
+    const long = files
+      .map((f) => [f, readFileSync(path.join(ROOT, f), 'utf8').split('\n').length] as const)
+      .filter(([, n]) => n > 300);
     expect(long).toEqual([]);
   });
 
   it('has no class over 200 lines', () => {
-    const long = files.flatMap((f) => classLengths(readFileSync(path.join(ROOT, f), 'utf8')).filter((c) => c.lines > 200).map((c) => `${f}: ${c.name} (${c.lines})`));
+    const long = files.flatMap((f) =>
+      classLengths(readFileSync(path.join(ROOT, f), 'utf8'))
+        .filter((c) => c.lines > 200)
+        .map((c) => `${f}: ${c.name} (${c.lines})`),
+    );
     expect(long).toEqual([]);
   });
 
   it('has no SQL on the callback tables outside the callback store (src/callbacks/store/) and the migrations', () => {
-    const tables = /\b(FROM|INTO|UPDATE|JOIN|TABLE)\s+(callbacks|destinations|callback_attempts|callback_destinations|operational_events|failure_notices)\b|getRepository\((Callback|CallbackAttempt)\)|\.(findOne|find|findOneByOrFail)\((Callback|CallbackAttempt)\b/;
+    const tables =
+      /\b(FROM|INTO|UPDATE|JOIN|TABLE)\s+(callbacks|destinations|callback_attempts|callback_destinations|operational_events|failure_notices)\b|getRepository\((Callback|CallbackAttempt)\)|\.(findOne|find|findOneByOrFail)\((Callback|CallbackAttempt)\b/;
     const outside = files
       .filter((f) => !f.startsWith('src/callbacks/store/') && !f.startsWith('src/platform/database/migrations/'))
-      .flatMap((f) => readFileSync(path.join(ROOT, f), 'utf8').split('\n').map((line, i) => [f, i + 1, line] as const))
+      .flatMap((f) =>
+        readFileSync(path.join(ROOT, f), 'utf8')
+          .split('\n')
+          .map((line, i) => [f, i + 1, line] as const),
+      )
       .filter(([, , line]) => tables.test(line))
       .map(([f, n, line]) => `${f}:${n}: ${line.trim()}`);
     expect(outside).toEqual([]);
@@ -98,19 +113,40 @@ describe('the shape of src/', () => {
     const sqlText = new Set<string>();
     for (const f of store) {
       const mod = (await import(path.join(ROOT, f))) as Record<string, unknown>;
-      for (const [name, value] of Object.entries(mod)) if (typeof value === 'string' && sql.test(value)) sqlText.add(name);
+      for (const [name, value] of Object.entries(mod))
+        if (typeof value === 'string' && sql.test(value)) sqlText.add(name);
       const text = readFileSync(path.join(ROOT, f), 'utf8');
-      for (const m of text.matchAll(/export (?:async )?function (\w+)[^{]*\)\s*:\s*(?:string|\{ ?(?:name: string; )?text: string)/g)) if (m[1] !== 'withCallbackRows') sqlText.add(m[1]);
+      for (const m of text.matchAll(
+        /export (?:async )?function (\w+)[^{]*\)\s*:\s*(?:string|\{ ?(?:name: string; )?text: string)/g,
+      ))
+        if (m[1] !== 'withCallbackRows') sqlText.add(m[1]);
       for (const m of text.matchAll(/export const (\w+) = \([^)]*\)(?:: string)? =>\s*`/g)) sqlText.add(m[1]);
     }
     // The check sees the store's SQL text as it is exported.
-    expect([...sqlText]).toEqual(expect.arrayContaining(['ADMIT', 'LOAD', 'DESTINATION_COLUMNS', 'recordFor', 'saveDestinations', 'emitEvents']));
-    const outside = [...sources('src'), ...sources('test'), ...sources('bench'), ...sources('scripts')].filter((f) => !f.startsWith('src/callbacks/store/'));
+    expect([...sqlText]).toEqual(
+      expect.arrayContaining(['ADMIT', 'LOAD', 'DESTINATION_COLUMNS', 'recordFor', 'saveDestinations', 'emitEvents']),
+    );
+    const outside = [...sources('src'), ...sources('test'), ...sources('bench'), ...sources('scripts')].filter(
+      (f) => !f.startsWith('src/callbacks/store/'),
+    );
     const found = outside.flatMap((f) => {
       const text = readFileSync(path.join(ROOT, f), 'utf8');
-      const imports = [...text.matchAll(/(?:import\s*(?:type\s*)?\{([^}]*)\}\s*from|const\s*\{([^}]*)\}\s*=\s*await\s+import\()\s*'([^']*callbacks\/store\/[^']*)'/g)];
+      const imports = [
+        ...text.matchAll(
+          /(?:import\s*(?:type\s*)?\{([^}]*)\}\s*from|const\s*\{([^}]*)\}\s*=\s*await\s+import\()\s*'([^']*callbacks\/store\/[^']*)'/g,
+        ),
+      ];
       return imports.flatMap((m) => {
-        const names = (m[1] ?? m[2]).split(',').map((n) => n.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0]).filter(Boolean);
+        const names = (m[1] ?? m[2])
+          .split(',')
+          .map(
+            (n) =>
+              n
+                .trim()
+                .replace(/^type\s+/, '')
+                .split(/\s+as\s+/)[0],
+          )
+          .filter(Boolean);
         const fromCatalogue = m[3].endsWith('/statements.js');
         // The catalogue is for tests and scripts; the service runs the store's methods.
         if (fromCatalogue) return f.startsWith('src/') ? [`${f}: imports the store's catalogue of statements`] : [];
@@ -130,18 +166,28 @@ describe('the shape of src/', () => {
 });
 
 /** What boots the app in this process: the testing module, Nest's factory, the app module itself. */
-export const BOOTS_THE_APP = /@nestjs\/testing|\bNestFactory\b|\bcreateTestingModule\b|\bcreateNestApplication\b|\bAppModule\b|\bsetupApp\b|['"][./]*(support\/)?test-app(\.js)?['"]/;
+export const BOOTS_THE_APP =
+  /@nestjs\/testing|\bNestFactory\b|\bcreateTestingModule\b|\bcreateNestApplication\b|\bAppModule\b|\bsetupApp\b|['"][./]*(support\/)?test-app(\.js)?['"]/;
 
 describe('the shape of test/', () => {
   // test/support/test-app.ts boots the app, and is harness.ts's private part: every other file
   // that wants the app running calls harness(), so a suite's set-up has one place to grow.
   const BOOTERS = ['test/support/harness.ts', 'test/support/test-app.ts'];
-  const testFiles = [...sources('test'), ...readdirSync(path.join(ROOT, 'test')).filter((f) => f.endsWith('.spec.ts') && f !== 'code-shape.spec.ts').map((f) => `test/${f}`)];
+  const testFiles = [
+    ...sources('test'),
+    ...readdirSync(path.join(ROOT, 'test'))
+      .filter((f) => f.endsWith('.spec.ts') && f !== 'code-shape.spec.ts')
+      .map((f) => `test/${f}`),
+  ];
 
   it('boots the app only in the harness: no suite or helper imports test-app.ts, @nestjs/testing, NestFactory or AppModule', () => {
     const outside = testFiles
       .filter((f) => !BOOTERS.includes(f))
-      .flatMap((f) => readFileSync(path.join(ROOT, f), 'utf8').split('\n').map((line, i) => [f, i + 1, line] as const))
+      .flatMap((f) =>
+        readFileSync(path.join(ROOT, f), 'utf8')
+          .split('\n')
+          .map((line, i) => [f, i + 1, line] as const),
+      )
       .filter(([, , line]) => BOOTS_THE_APP.test(line))
       .map(([f, n, line]) => `${f}:${n}: ${line.trim()}`);
     expect(outside).toEqual([]);
@@ -195,6 +241,7 @@ const WIDE_FOR_NOW = [
   'src/callbacks/store/operational-events.ts',
   'src/callbacks/store/portal-activity.ts',
   'src/callbacks/store/reads.ts',
+  'src/callbacks/store/recording.ts',
   'src/callbacks/store/repairs.ts',
   'src/callbacks/store/replay.ts',
   'src/callbacks/store/retention.ts',
@@ -202,6 +249,7 @@ const WIDE_FOR_NOW = [
   'src/callbacks/store/snapshots.ts',
   'src/callbacks/store/statements.ts',
   'src/callbacks/store/test-callbacks.ts',
+  'src/callbacks/store/worker-slots.ts',
   'src/delivery/admission-floors.spec.ts',
   'src/delivery/admission-floors.ts',
   'src/delivery/admission-plan.spec.ts',
@@ -222,29 +270,31 @@ const WIDE_FOR_NOW = [
   'src/delivery/settle-attempt.spec.ts',
   'src/delivery/settle-attempt.ts',
   'src/delivery/settlement.ts',
-  'src/delivery/test-callbacks/test-callbacks.controller.ts',
   'src/delivery/timer-sweep.ts',
-  'src/delivery/worker-registry.ts',
+  'src/egress/answer-headers.ts',
   'src/egress/attempt-outcome.ts',
   'src/egress/callback-sender.spec.ts',
   'src/egress/connection-watch.ts',
   'src/egress/tls-failure.spec.ts',
+  'src/funding/domain/domain-transitions.ts',
   'src/funding/domain/one-row-batches.ts',
+  'src/funding/test-callbacks/test-callbacks.controller.ts',
   'src/operations/callback-retention.ts',
-  'src/operations/client-certificate-gauge.ts',
   'src/operations/delivery-gauges.ts',
   'src/operations/metrics.ts',
+  'src/partners/client-certificate-expiries.ts',
   'src/partners/client-certificate.controller.ts',
   'src/partners/client-certificate.ts',
   'src/partners/client-certificates.service.ts',
   'src/partners/client-tls-store.ts',
-  'src/partners/partner-responses.ts',
+  'src/partners/partner-credentials.responses.ts',
+  'src/partners/partner-profile.responses.ts',
   'src/partners/partner.entity.ts',
-  'src/partners/partner.responses.ts',
   'src/partners/partners.controller.ts',
   'src/partners/portal-links.ts',
   'src/partners/secrets-reencryption.ts',
-  'src/platform/config/module-parts.ts',
+  'src/platform/database/migrations/1764830590000-attempt-exchange.ts',
+  'src/portal/attempt-exchange.spec.ts',
   'src/portal/views/callback.eta',
   'src/portal/views/callbacks.eta',
   'src/portal/views/events.eta',

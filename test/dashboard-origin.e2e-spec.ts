@@ -17,7 +17,8 @@ describe('the queue dashboard and other sites', () => {
   let evilBase: string;
   let browser: TestBrowser | undefined;
 
-  const failedCount = async () => Number((await t.sql<{ n: string }>(`SELECT count(*) AS n FROM callbacks WHERE status = 'failed'`))[0].n);
+  const failedCount = async () =>
+    Number((await t.sql<{ n: string }>(`SELECT count(*) AS n FROM callbacks WHERE status = 'failed'`))[0].n);
   const auditCount = async () => Number((await t.sql<{ n: string }>('SELECT count(*) AS n FROM audit_entries'))[0].n);
 
   // ROLE=api: no worker, so the failed callbacks stay failed unless something redelivers them.
@@ -27,8 +28,13 @@ describe('the queue dashboard and other sites', () => {
     await t.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
     const p = await createPartner(t);
-    const company = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'Framed', status_callback: 'http://127.0.0.1:9/x' }).expect(201)).body.id as string;
-    for (const days of [40, 50]) await t.admin('patch', `/admin/v1/companies/${company}/credit`, { repaymentTermDays: days }).expect(200);
+    const company = (
+      await t
+        .as(p.apiKey, 'post', '/v1/companies', { name: 'Framed', status_callback: 'http://127.0.0.1:9/x' })
+        .expect(201)
+    ).body.id as string;
+    for (const days of [40, 50])
+      await t.admin('patch', `/admin/v1/companies/${company}/credit`, { repaymentTermDays: days }).expect(200);
     await t.sql(`UPDATE callbacks SET status = 'failed', next_attempt_at = NULL, last_error = 'HTTP 500'`);
     // Another site (another origin: another port): it frames the dashboard and asks it to retry.
     evil = http.createServer((_req, res) => {
@@ -65,7 +71,12 @@ describe('the queue dashboard and other sites', () => {
   it("refuses an action another site's page sends with the operator's credentials (Origin or Sec-Fetch-Site), and takes it from its own", async () => {
     const before = { failed: await failedCount(), audit: await auditCount() };
     expect(before.failed).toBe(2);
-    const origin = await t.http().put(RETRY_ALL).set('Authorization', BASIC).set('Origin', 'http://evil.example').expect(403);
+    const origin = await t
+      .http()
+      .put(RETRY_ALL)
+      .set('Authorization', BASIC)
+      .set('Origin', 'http://evil.example')
+      .expect(403);
     expect(origin.body.message).toMatch(/another site/);
     await t.http().put(RETRY_ALL).set('Authorization', BASIC).set('Origin', 'null').expect(403);
     await t.http().put(RETRY_ALL).set('Authorization', BASIC).set('Sec-Fetch-Site', 'cross-site').expect(403);
@@ -73,7 +84,13 @@ describe('the queue dashboard and other sites', () => {
     // Nothing retried, nothing audited.
     expect({ failed: await failedCount(), audit: await auditCount() }).toEqual(before);
     // Its own page's request (same origin), and a client that is not a browser, act.
-    const own = await t.http().put(RETRY_ALL).set('Authorization', BASIC).set('Origin', base).set('Sec-Fetch-Site', 'same-origin').expect(200);
+    const own = await t
+      .http()
+      .put(RETRY_ALL)
+      .set('Authorization', BASIC)
+      .set('Origin', base)
+      .set('Sec-Fetch-Site', 'same-origin')
+      .expect(200);
     expect(own.body).toEqual({ retried: 2, skipped: 0 });
     await t.sql(`UPDATE callbacks SET status = 'failed', next_attempt_at = NULL`);
   });
@@ -88,8 +105,13 @@ describe('the queue dashboard and other sites', () => {
     const before = { failed: await failedCount(), audit: await auditCount() };
 
     await page.goto(`${evilBase}/`);
-    await until(() => page.evaluate<boolean>("document.title.startsWith('put') && document.body.dataset.post !== undefined"), { what: "the other site's requests" });
-    await until(() => browser!.refusedByPolicy.some((m) => /frame-ancestors 'none'/.test(m)), { what: 'the frame refused' });
+    await until(
+      () => page.evaluate<boolean>("document.title.startsWith('put') && document.body.dataset.post !== undefined"),
+      { what: "the other site's requests" },
+    );
+    await until(() => browser!.refusedByPolicy.some((m) => /frame-ancestors 'none'/.test(m)), {
+      what: 'the frame refused',
+    });
     // Its cross-site PUT never reached a handler (the preflight is not granted); its no-cors POST did
     // reach the service, and did nothing.
     expect(await page.title()).toBe('put refused');

@@ -108,11 +108,13 @@ describe("the queue dashboard names each job's partner, and shows operational ev
     expect(refused.body).toMatchObject({ code: 'method_not_allowed', message: why });
     expect(refused.body.message).toContain('GET /admin/v1/partners/{partnerId}/events');
     const now = async (id: string) =>
-      (await t.sql<Omit<Failed, 'id' | 'eventType'> & { status: string }>(
-        `SELECT status, schedule_started_at AS "scheduleStartedAt", attempt_count AS "attemptCount"
+      (
+        await t.sql<Omit<Failed, 'id' | 'eventType'> & { status: string }>(
+          `SELECT status, schedule_started_at AS "scheduleStartedAt", attempt_count AS "attemptCount"
            FROM callbacks WHERE id = $1`,
-        [id],
-      ))[0];
+          [id],
+        )
+      )[0];
     const { scheduleStartedAt, attemptCount } = event;
     const unchanged = { status: 'failed', scheduleStartedAt, attemptCount };
     expect(await now(event.id)).toEqual(unchanged);
@@ -136,7 +138,10 @@ describe("the queue dashboard names each job's partner, and shows operational ev
     const acme = await createPartner(t, 'Acme Bank');
     const zeta = await createPartner(t, 'Zeta Payments');
     const ids: Record<string, string> = {};
-    for (const [name, p] of [['Acme Bank', acme], ['Zeta Payments', zeta]] as const) {
+    for (const [name, p] of [
+      ['Acme Bank', acme],
+      ['Zeta Payments', zeta],
+    ] as const) {
       ids[name] = await (await companyWithCallback(t, p, rx.url('/shared'))).change();
     }
     const delivered = async () => {

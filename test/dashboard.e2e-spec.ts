@@ -2,7 +2,15 @@ import type { AddressInfo } from 'node:net';
 import { CallbackQueue } from '../src/delivery/callback-queue.js';
 import { openBrowser, TestBrowser } from './support/browser.js';
 import { Receiver } from './support/receiver.js';
-import { ADMIN_TOKEN, companyWithCallback, createPartner, harness, Partner, TestApp, until } from './support/harness.js';
+import {
+  ADMIN_TOKEN,
+  companyWithCallback,
+  createPartner,
+  harness,
+  Partner,
+  TestApp,
+  until,
+} from './support/harness.js';
 
 const BASIC = `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`;
 
@@ -43,7 +51,8 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
 
   const board = (path: string) => t.http().get(`/admin/queues/api${path}`).set('Authorization', BASIC);
   const boardQueue = async (status: string, page = 1, perPage = 50) =>
-    (await board(`/queues?activeQueue=callbacks&status=${status}&page=${page}&jobsPerPage=${perPage}`).expect(200)).body.queues[0] as {
+    (await board(`/queues?activeQueue=callbacks&status=${status}&page=${page}&jobsPerPage=${perPage}`).expect(200)).body
+      .queues[0] as {
       counts: Record<string, number>;
       pagination: { pageCount: number };
       jobs: BoardJob[];
@@ -52,20 +61,35 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
   const boardJobs = async (status: string, page = 1, perPage = 50) => (await boardQueue(status, page, perPage)).jobs;
   const logs = async (id: string) => (await board(`/queues/callbacks/${id}/logs`).expect(200)).body as string[];
   const row = async (id: string) =>
-    (await t.sql<Row>('SELECT status, next_attempt_at, delivered_at, created_at, attempt_count, last_error FROM callbacks WHERE id = $1', [id]))[0];
+    (
+      await t.sql<Row>(
+        'SELECT status, next_attempt_at, delivered_at, created_at, attempt_count, last_error FROM callbacks WHERE id = $1',
+        [id],
+      )
+    )[0];
   const lastAttempt = async (id: string) =>
-    (await t.sql<{ started_at: Date; duration_ms: number }>('SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = $1 ORDER BY number DESC LIMIT 1', [id]))[0];
-  const settled = (id: string, status: string, what: string) => until(async () => (await row(id)).status === status, { what, timeoutMs: 20000 });
+    (
+      await t.sql<{ started_at: Date; duration_ms: number }>(
+        'SELECT started_at, duration_ms FROM callback_attempts WHERE callback_id = $1 ORDER BY number DESC LIMIT 1',
+        [id],
+      )
+    )[0];
+  const settled = (id: string, status: string, what: string) =>
+    until(async () => (await row(id)).status === status, { what, timeoutMs: 20000 });
 
   // One retry an hour away: the 500 leaves a delayed callback; three 503s open a circuit.
   const e2e = harness({ CALLBACK_RETRY_SCHEDULE: '1h', CALLBACK_BREAKER_THRESHOLD: '3' }, { partner: null });
   beforeAll(async () => {
     ({ t, rx } = e2e);
     rx.answer = (h, _req, res) => {
-      if (h.path === '/gone') return goneFixed ? res.writeHead(204).end() : res.writeHead(410).end('this endpoint is gone');
-      if (h.path === '/later') return rx.on('/later').length === 1 ? res.writeHead(500).end('busy') : res.writeHead(204).end();
-      if (h.path.startsWith('/bulk-gone')) return rx.on(h.path).length === 1 ? res.writeHead(410).end() : res.writeHead(204).end();
-      if (h.path === '/bulk-later') return rx.on(h.path).length === 1 ? res.writeHead(500).end() : res.writeHead(204).end();
+      if (h.path === '/gone')
+        return goneFixed ? res.writeHead(204).end() : res.writeHead(410).end('this endpoint is gone');
+      if (h.path === '/later')
+        return rx.on('/later').length === 1 ? res.writeHead(500).end('busy') : res.writeHead(204).end();
+      if (h.path.startsWith('/bulk-gone'))
+        return rx.on(h.path).length === 1 ? res.writeHead(410).end() : res.writeHead(204).end();
+      if (h.path === '/bulk-later')
+        return rx.on(h.path).length === 1 ? res.writeHead(500).end() : res.writeHead(204).end();
       if (h.path.startsWith('/ops-gone')) return res.writeHead(410).end();
       res.writeHead(204).end();
     };
@@ -79,7 +103,10 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
     delayedId = await (await companyWithCallback(t, p, rx.url('/later'))).change();
 
     await settled(deadId, 'failed', 'the dead letter');
-    await until(async () => (await row(delayedId)).attempt_count === 1, { what: 'the first attempt of the delayed one', timeoutMs: 20000 });
+    await until(async () => (await row(delayedId)).attempt_count === 1, {
+      what: 'the first attempt of the delayed one',
+      timeoutMs: 20000,
+    });
     for (const id of deliveredIds) await settled(id, 'delivered', 'delivered callbacks');
 
     // A dead letter that never had a job: failed in PostgreSQL without an attempt (as when its
@@ -87,7 +114,11 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
     [{ id: neverQueuedId }] = await t.sql<{ id: string }>(
       `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, last_error)
        SELECT partner_id, company_id, message, $1, body, 'failed', $2 FROM callbacks WHERE id = $3 RETURNING id`,
-      [rx.url('/never-queued/tok_123?key=k2'), `destination ${rx.url('/never-queued/tok_123?key=k2')} open since 10:00 (schedule exhausted)`, deliveredIds[0]],
+      [
+        rx.url('/never-queued/tok_123?key=k2'),
+        `destination ${rx.url('/never-queued/tok_123?key=k2')} open since 10:00 (schedule exhausted)`,
+        deliveredIds[0],
+      ],
     );
     // Redis holds no finished job (as in delivery core v2): everything below is read from PostgreSQL.
     const queue = t.app.get(CallbackQueue).queue;
@@ -100,11 +131,14 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
 
   it('names each job by message, partner, company and destination origin, never the path or query', async () => {
     const completed = await boardJobs('completed');
-    const [{ company_id: c }] = await t.sql<{ company_id: string }>('SELECT company_id FROM callbacks WHERE id = $1', [deliveredIds[0]]);
+    const [{ company_id: c }] = await t.sql<{ company_id: string }>('SELECT company_id FROM callbacks WHERE id = $1', [
+      deliveredIds[0],
+    ]);
     const job = completed.find((j) => j.id === deliveredIds[0])!;
     expect(job.name).toBe(`0 CreditLimitUpdated · partner Acme Bank · company ${c} · http://127.0.0.1:${rx.port}`);
     expect(job.data).toEqual({ callbackId: deliveredIds[0] });
-    for (const j of [...completed, ...(await boardJobs('failed'))]) expect(`${j.name} ${j.failedReason}`).not.toMatch(/secret-token|tok_123|key=/);
+    for (const j of [...completed, ...(await boardJobs('failed'))])
+      expect(`${j.name} ${j.failedReason}`).not.toMatch(/secret-token|tok_123|key=/);
   });
 
   it('shows delivered callbacks as completed jobs, newest delivery first, with their times from the database', async () => {
@@ -115,9 +149,16 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
     for (const j of completed) {
       const r = await row(j.id);
       const a = await lastAttempt(j.id);
-      expect([j.timestamp, j.processedOn, j.finishedOn, j.attempts]).toEqual([r.created_at.getTime(), a.started_at.getTime(), r.delivered_at!.getTime(), 1]);
+      expect([j.timestamp, j.processedOn, j.finishedOn, j.attempts]).toEqual([
+        r.created_at.getTime(),
+        a.started_at.getTime(),
+        r.delivered_at!.getTime(),
+        1,
+      ]);
     }
-    expect((await logs(deliveredIds[0]))[0]).toMatch(/^attempt 1 at \S+Z: HTTP 204 in \d+ ms from 127\.0\.0\.1 → delivered$/);
+    expect((await logs(deliveredIds[0]))[0]).toMatch(
+      /^attempt 1 at \S+Z: HTTP 204 in \d+ ms from 127\.0\.0\.1 → delivered$/,
+    );
   });
 
   it('shows a dead letter as a failed job with its last error, failure time and attempt log', async () => {
@@ -125,7 +166,9 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
     const a = await lastAttempt(deadId);
     expect(job.failedReason).toBe('HTTP 410');
     expect([job.processedOn, job.finishedOn]).toEqual([a.started_at.getTime(), a.started_at.getTime() + a.duration_ms]);
-    expect(await logs(deadId)).toEqual([`attempt 1 at ${a.started_at.toISOString()}: HTTP 410 in ${a.duration_ms} ms from 127.0.0.1 → failed: HTTP 410`]);
+    expect(await logs(deadId)).toEqual([
+      `attempt 1 at ${a.started_at.toISOString()}: HTTP 410 in ${a.duration_ms} ms from 127.0.0.1 → failed: HTTP 410`,
+    ]);
   });
 
   it('shows a dead letter that never had a job, with its reason cut to the origin', async () => {
@@ -140,10 +183,16 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
   });
 
   it('lists every failed callback, newest first, page by page', async () => {
-    const ids = (await t.sql<{ id: string }>(`SELECT id FROM callbacks WHERE status = 'failed' ORDER BY seq DESC`)).map((r) => r.id);
+    const ids = (await t.sql<{ id: string }>(`SELECT id FROM callbacks WHERE status = 'failed' ORDER BY seq DESC`)).map(
+      (r) => r.id,
+    );
     expect(ids).toEqual([neverQueuedId, deadId]);
     const first = await boardQueue('failed', 1, 1);
-    expect([first.counts.failed, first.pagination.pageCount, first.jobs.map((j) => j.id)]).toEqual([2, 2, [neverQueuedId]]);
+    expect([first.counts.failed, first.pagination.pageCount, first.jobs.map((j) => j.id)]).toEqual([
+      2,
+      2,
+      [neverQueuedId],
+    ]);
     expect((await boardJobs('failed', 2, 1)).map((j) => j.id)).toEqual([deadId]);
     expect((await boardQueue('failed')).jobs.map((j) => j.id)).toEqual(ids);
   });
@@ -157,7 +206,9 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
     expect(job.timestamp + (job.opts.delay || job.delay)).toBe(next_attempt_at!.getTime());
     expect(job.failedReason).toBe('');
     const a = await lastAttempt(delayedId);
-    expect(await logs(delayedId)).toEqual([`attempt 1 at ${a.started_at.toISOString()}: HTTP 500 in ${a.duration_ms} ms from 127.0.0.1 → next attempt at ${next_attempt_at!.toISOString()}`]);
+    expect(await logs(delayedId)).toEqual([
+      `attempt 1 at ${a.started_at.toISOString()}: HTTP 500 in ${a.duration_ms} ms from 127.0.0.1 → next attempt at ${next_attempt_at!.toISOString()}`,
+    ]);
     expect((await boardJobs('failed')).map((j) => j.id)).not.toContain(delayedId);
 
     // Any delay up to 24 h (a Retry-After): shown as PostgreSQL has it.
@@ -218,13 +269,19 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
 
     // The Failed tab: both dead letters, their errors and attempt logs, Retry as the only action.
     await page.goto(`${base}/admin/queues/queue/callbacks?status=failed`);
-    await card(neverQueuedId).getByText(/created at \S+Z, no attempt since → failed: destination http:\/\/127\.0\.0\.1:\d+ open since/).waitFor();
+    await card(neverQueuedId)
+      .getByText(/created at \S+Z, no attempt since → failed: destination http:\/\/127\.0\.0\.1:\d+ open since/)
+      .waitFor();
     const dead = card(deadId);
     await dead.waitFor();
     await expect(dead.textContent()).resolves.toContain('CreditLimitUpdated');
     // Logs is the card's first tab (dashboard-mount.ts); its lines arrive in a request of their
     // own after the card, so wait for them rather than read the card once.
-    const tab = (name: string) => dead.getByRole('button', { name }).or(dead.getByText(name, { exact: true })).first();
+    const tab = (name: string) =>
+      dead
+        .getByRole('button', { name })
+        .or(dead.getByText(name, { exact: true }))
+        .first();
     await dead.getByText(/attempt 1 at \S+Z: HTTP 410 in \d+ ms from 127\.0\.0\.1 → failed: HTTP 410/).waitFor();
     await tab('Error').click();
     await dead.getByText('HTTP 410', { exact: true }).waitFor();
@@ -275,21 +332,30 @@ describe('the queue dashboard tells PostgreSQL’s truth about deliveries', () =
 
   it('Retry all on the Failed tab redelivers every failed callback; Promote all attempts every delayed one now', async () => {
     const dead: string[] = [];
-    for (const path of ['/bulk-gone-1', '/bulk-gone-2']) dead.push(await (await companyWithCallback(t, p, rx.url(path))).change());
+    for (const path of ['/bulk-gone-1', '/bulk-gone-2'])
+      dead.push(await (await companyWithCallback(t, p, rx.url(path))).change());
     const delayed = await (await companyWithCallback(t, p, rx.url('/bulk-later'))).change();
     for (const id of dead) await settled(id, 'failed', 'two more dead letters');
     await until(async () => (await row(delayed)).attempt_count === 1, { what: 'a delayed callback', timeoutMs: 20000 });
     const failed = [neverQueuedId, ...dead];
     expect((await boardQueue('failed')).counts.failed).toBe(3);
 
-    const retried = await t.http().put('/admin/queues/api/queues/callbacks/retry/failed').set('Authorization', BASIC).expect(200);
+    const retried = await t
+      .http()
+      .put('/admin/queues/api/queues/callbacks/retry/failed')
+      .set('Authorization', BASIC)
+      .expect(200);
     expect(retried.body).toEqual({ retried: 3, skipped: 0 });
     expect((await t.sql(`SELECT 1 FROM callbacks WHERE status = 'failed'`)).length).toBe(0);
     await t.http().put('/admin/queues/api/queues/callbacks/promote').set('Authorization', BASIC).expect(200);
     const promoted = await row(delayed);
     expect(promoted.status === 'delivered' || promoted.next_attempt_at!.getTime() <= Date.now()).toBe(true);
 
-    for (const [path, id] of [['/bulk-gone-1', dead[0]], ['/bulk-gone-2', dead[1]], ['/bulk-later', delayed]]) {
+    for (const [path, id] of [
+      ['/bulk-gone-1', dead[0]],
+      ['/bulk-gone-2', dead[1]],
+      ['/bulk-later', delayed],
+    ]) {
       await until(() => rx.on(path).length === 2, { what: `the second attempt of ${path}`, timeoutMs: 20000 });
       expect(rx.on(path).map((h) => h.headers['webhook-id'])).toEqual([id, id]);
     }

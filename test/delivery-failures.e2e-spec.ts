@@ -18,17 +18,25 @@ describe('callback delivery when the receiver misbehaves', () => {
   let rx: Receiver;
   const show = async (id: string) => (await t.admin('get', `/admin/v1/callbacks/${id}`).expect(200)).body;
   const settled = (id: string, status: string) =>
-    until(async () => ((await show(id)).status === status ? show(id) : null), { what: `callback ${status}`, timeoutMs: 20000 });
+    until(async () => ((await show(id)).status === status ? show(id) : null), {
+      what: `callback ${status}`,
+      timeoutMs: 20000,
+    });
 
   // Three attempts 300 ms apart, 500 ms per attempt: the whole schedule runs within seconds.
   // These tests are about one callback's retries; all share one receiver (one destination), so
   // its circuit breaker is kept out of the way here (it has its own suite, isolation.e2e-spec).
-  const e2e = harness({ CALLBACK_RETRY_SCHEDULE: '300ms,300ms', CALLBACK_TIMEOUT_MS: '500', CALLBACK_BREAKER_THRESHOLD: '1000' });
+  const e2e = harness({
+    CALLBACK_RETRY_SCHEDULE: '300ms,300ms',
+    CALLBACK_TIMEOUT_MS: '500',
+    CALLBACK_BREAKER_THRESHOLD: '1000',
+  });
   beforeAll(() => ({ t, p, rx } = e2e));
 
   it('retries after a 500 and records both attempts', async () => {
     let n = 0;
-    rx.answer = (h, _req, res) => (h.path === '/flaky' && n++ === 0 ? res.writeHead(500).end('boom') : res.writeHead(200).end('ok'));
+    rx.answer = (h, _req, res) =>
+      h.path === '/flaky' && n++ === 0 ? res.writeHead(500).end('boom') : res.writeHead(200).end('ok');
     const { change } = await companyWithCallback(t, p, rx.url('/flaky'));
     const id = await change();
     const cb = await settled(id, 'delivered');
@@ -46,7 +54,8 @@ describe('callback delivery when the receiver misbehaves', () => {
 
   it('waits at least Retry-After after a 429', async () => {
     let n = 0;
-    rx.answer = (h, _req, res) => (h.path === '/busy' && n++ === 0 ? res.writeHead(429, { 'retry-after': '2' }).end() : res.writeHead(204).end());
+    rx.answer = (h, _req, res) =>
+      h.path === '/busy' && n++ === 0 ? res.writeHead(429, { 'retry-after': '2' }).end() : res.writeHead(204).end();
     const { change } = await companyWithCallback(t, p, rx.url('/busy'));
     const id = await change();
     await settled(id, 'delivered');
@@ -56,7 +65,8 @@ describe('callback delivery when the receiver misbehaves', () => {
   });
 
   it('does not follow a redirect: 302 is a failure, the target never hears of it', async () => {
-    rx.answer = (h, _req, res) => (h.path === '/moved' ? res.writeHead(302, { location: rx.url('/target') }).end() : res.writeHead(204).end());
+    rx.answer = (h, _req, res) =>
+      h.path === '/moved' ? res.writeHead(302, { location: rx.url('/target') }).end() : res.writeHead(204).end();
     const { change } = await companyWithCallback(t, p, rx.url('/moved'));
     const id = await change();
     const cb = await settled(id, 'failed');
@@ -99,11 +109,13 @@ describe('callback delivery when the receiver misbehaves', () => {
     const hits = rx.on('/silent');
     expect(hits).toHaveLength(4);
     expect(new Set(hits.map((h) => h.headers['webhook-id']))).toEqual(new Set([id]));
-    expect(new Webhook(p.signingSecret).verify(hits[3].body, {
-      'webhook-id': id,
-      'webhook-timestamp': String(hits[3].headers['webhook-timestamp']),
-      'webhook-signature': String(hits[3].headers['webhook-signature']),
-    })).toBeTruthy();
+    expect(
+      new Webhook(p.signingSecret).verify(hits[3].body, {
+        'webhook-id': id,
+        'webhook-timestamp': String(hits[3].headers['webhook-timestamp']),
+        'webhook-signature': String(hits[3].headers['webhook-signature']),
+      }),
+    ).toBeTruthy();
   });
 
   it('redelivers all failed callbacks of a company in bulk', async () => {
@@ -126,10 +138,17 @@ describe('callback delivery when the receiver misbehaves', () => {
     const { change } = await companyWithCallback(t, p, rx.url('/refold'));
     const first = await change();
     await settled(first, 'failed');
-    const failures = async () => (await t.sql<{ failures: number }>('SELECT failures FROM destinations WHERE origin = $1', [new URL(rx.url('/')).origin]))[0].failures;
+    const failures = async () =>
+      (
+        await t.sql<{ failures: number }>('SELECT failures FROM destinations WHERE origin = $1', [
+          new URL(rx.url('/')).origin,
+        ])
+      )[0].failures;
     const before = await failures();
     // Another process's settlements, which this one has not seen: two failures more, a new version.
-    await t.sql('UPDATE destinations SET failures = failures + 2, version = version + 1 WHERE origin = $1', [new URL(rx.url('/')).origin]);
+    await t.sql('UPDATE destinations SET failures = failures + 2, version = version + 1 WHERE origin = $1', [
+      new URL(rx.url('/')).origin,
+    ]);
     const second = await change();
     await settled(second, 'failed');
     // Its three failed attempts count on top of the other process's two, none lost or counted over a stale state.
@@ -160,7 +179,11 @@ describe('connect-time destination check (DNS rebinding)', () => {
   // The partner's host name resolves to a public address when registered, then to a private one.
   const answers: string[] = ['93.184.215.14'];
   const lookups: string[] = [];
-  const lookup = ((host: string, options: dns.LookupOptions, cb: (e: Error | null, a: dns.LookupAddress[] | string, f?: number) => void) => {
+  const lookup = ((
+    host: string,
+    options: dns.LookupOptions,
+    cb: (e: Error | null, a: dns.LookupAddress[] | string, f?: number) => void,
+  ) => {
     lookups.push(host);
     const address = answers.length > 1 ? answers.shift()! : answers[0];
     const list = [{ address, family: 4 }];
@@ -173,22 +196,34 @@ describe('connect-time destination check (DNS rebinding)', () => {
 
   // The spy goes before the app closes (hooks run in the order declared).
   afterAll(() => connectSpy?.mockRestore());
-  const e2e = harness({ CALLBACK_ALLOW_HTTP: 'false', CALLBACK_ALLOW_PRIVATE_TARGETS: 'false' }, { configure: (b) => b.overrideProvider(DNS_LOOKUP).useValue(lookup) });
+  const e2e = harness(
+    { CALLBACK_ALLOW_HTTP: 'false', CALLBACK_ALLOW_PRIVATE_TARGETS: 'false' },
+    { configure: (b) => b.overrideProvider(DNS_LOOKUP).useValue(lookup) },
+  );
   beforeAll(() => ({ t, p } = e2e));
 
   it('fails the callback at once, with a clear error and no connection attempt, when the name now resolves to 10.0.0.1', async () => {
-    const c = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'Rebind', status_callback: 'https://partner.example/cb' }).expect(201)).body.id;
+    const c = (
+      await t
+        .as(p.apiKey, 'post', '/v1/companies', { name: 'Rebind', status_callback: 'https://partner.example/cb' })
+        .expect(201)
+    ).body.id;
     expect(lookups).toEqual(['partner.example']);
     answers.splice(0, answers.length, '10.0.0.1');
     connectSpy = jest.spyOn(TCP.prototype, 'connect');
     await t.admin('patch', `/admin/v1/companies/${c}/credit`, { creditStatus: 'closed' }).expect(200);
     const [item] = (await t.admin('get', `/admin/v1/callbacks?companyId=${c}`).expect(200)).body.items;
-    const cb = await until(async () => {
-      const r = (await t.admin('get', `/admin/v1/callbacks/${item.id}`)).body;
-      return r.status === 'failed' ? r : null;
-    }, { what: 'refused callback failed' });
+    const cb = await until(
+      async () => {
+        const r = (await t.admin('get', `/admin/v1/callbacks/${item.id}`)).body;
+        return r.status === 'failed' ? r : null;
+      },
+      { what: 'refused callback failed' },
+    );
     expect(cb.attemptCount).toBe(1);
-    expect(cb.lastError).toBe('destination refused: partner.example resolves to 10.0.0.1, a private address (10.0.0.0/8, RFC 1918)');
+    expect(cb.lastError).toBe(
+      'destination refused: partner.example resolves to 10.0.0.1, a private address (10.0.0.0/8, RFC 1918)',
+    );
     expect(cb.attempts[0]).toMatchObject({ statusCode: null, error: cb.lastError });
     const targets = connectSpy.mock.calls.map((call) => String(call[1]));
     expect(targets.filter((a) => !a.startsWith('127.'))).toEqual([]);

@@ -28,8 +28,16 @@ describe('nothing is lost when Redis goes away', () => {
     await stop(redis, 'SIGKILL');
     for (let i = 0; i < 3; i++) await change();
     // Admission moves each row to sending and, Redis refusing the job, hands it back at once.
-    const attempted = async () => (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM callback_attempts a JOIN callbacks c ON c.id = a.callback_id WHERE c.company_id = $1`, [c]))[0].n;
-    await until(async () => (await statuses()).join() === 'pending,pending,pending', { what: 'admissions handed back while Redis is down' });
+    const attempted = async () =>
+      (
+        await t.sql<{ n: number }>(
+          `SELECT count(*)::int AS n FROM callback_attempts a JOIN callbacks c ON c.id = a.callback_id WHERE c.company_id = $1`,
+          [c],
+        )
+      )[0].n;
+    await until(async () => (await statuses()).join() === 'pending,pending,pending', {
+      what: 'admissions handed back while Redis is down',
+    });
     expect(await attempted()).toBe(0);
     redis = await startRedis(redisPort);
     await until(() => rx.on('/outage').length >= 3, { timeoutMs: 30000, what: 'callbacks after the outage' });
@@ -38,16 +46,24 @@ describe('nothing is lost when Redis goes away', () => {
   });
 
   it('keeps retry waits in PostgreSQL: Redis restarted empty loses none of them', async () => {
-    rx.answer = (h, _req, res) => res.writeHead(h.path === '/flushed' && rx.on('/flushed').length === 1 ? 500 : 204).end();
+    rx.answer = (h, _req, res) =>
+      res.writeHead(h.path === '/flushed' && rx.on('/flushed').length === 1 ? 500 : 204).end();
     const { change, c, statuses } = await companyWithCallback(t, p, rx.url('/flushed'));
     await change();
     await until(() => rx.on('/flushed').length === 1, { what: 'first attempt' });
     // The retry waits as a pending row (next_attempt_at), not as a job: Redis holds nothing of it.
-    await until(async () => (await t.sql<{ n: number }>(`SELECT schedule_attempts AS n FROM callbacks WHERE company_id = $1`, [c]))[0]?.n === 1);
+    await until(
+      async () =>
+        (await t.sql<{ n: number }>(`SELECT schedule_attempts AS n FROM callbacks WHERE company_id = $1`, [c]))[0]
+          ?.n === 1,
+    );
     await stop(redis, 'SIGKILL');
     redis = await startRedis(redisPort);
     await t.sql(`UPDATE callbacks SET next_attempt_at = now() WHERE company_id = $1`, [c]);
-    await until(async () => (await statuses())[0] === 'delivered', { timeoutMs: 20000, what: 'retried after Redis came back empty' });
+    await until(async () => (await statuses())[0] === 'delivered', {
+      timeoutMs: 20000,
+      what: 'retried after Redis came back empty',
+    });
     expect(rx.on('/flushed')).toHaveLength(2);
   });
 });
@@ -80,7 +96,10 @@ describe('nothing is lost when PostgreSQL goes away', () => {
     await until(() => proxy.refused >= 3, { what: 'the relay trying to reconnect' });
     proxy.restore();
     await change();
-    await until(async () => (await statuses()).join() === 'delivered', { timeoutMs: 20000, what: 'delivered after the outage' });
+    await until(async () => (await statuses()).join() === 'delivered', {
+      timeoutMs: 20000,
+      what: 'delivered after the outage',
+    });
     expect(rx.on('/pg-outage')).toHaveLength(1);
   });
 });
@@ -118,7 +137,10 @@ describe('worker processes stopped mid-delivery', () => {
     await stop(first, 'SIGKILL');
     expect(await statuses()).toEqual(['sending']);
     await worker();
-    await until(async () => (await statuses())[0] === 'delivered', { timeoutMs: 45000, what: 'delivery after restart' });
+    await until(async () => (await statuses())[0] === 'delivered', {
+      timeoutMs: 45000,
+      what: 'delivery after restart',
+    });
     const hits = rx.on('/kill');
     expect(hits.length).toBeGreaterThanOrEqual(2);
     expect(new Set(hits.map((h) => h.headers['webhook-id'])).size).toBe(1);

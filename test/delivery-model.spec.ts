@@ -18,7 +18,23 @@ import { circuitOf, newDestination, PROVEN_FOR_MS, roomOf } from '../src/deliver
 import { nextAttemptShown, nextProbeShown, probeReady } from '../src/callbacks/circuit-wait.js';
 import { originOfKey } from '../src/callbacks/callback-destination.js';
 import { CALLBACK_TRANSITIONS, LifeEvent, permits } from '../src/callbacks/callback-lifecycle.js';
-import { Behaviour, BEHAVIOURS, Callback, Change, cfg, LEASE_MS, MAX_ATTEMPTS, DESTINATIONS, PassReport, Row, SCHEDULE, SCHEDULE_TOTAL, TIMEOUT_MS, World, answer } from './support/delivery-model.js';
+import {
+  Behaviour,
+  BEHAVIOURS,
+  Callback,
+  Change,
+  cfg,
+  LEASE_MS,
+  MAX_ATTEMPTS,
+  DESTINATIONS,
+  PassReport,
+  Row,
+  SCHEDULE,
+  SCHEDULE_TOTAL,
+  TIMEOUT_MS,
+  World,
+  answer,
+} from './support/delivery-model.js';
 
 // ---- steps ----
 const k = <K extends string>(...ks: K[]) => fc.constantFrom(...ks);
@@ -31,9 +47,27 @@ const STEPS = {
   refuse: { weight: 1, arbitrary: fc.record({ k: k('refuse') }) },
   sweep: { weight: 2, arbitrary: fc.record({ k: k('sweep') }) },
   // Random answers are retryable ones: 410 and refused come from behaviours (else schedules never run out).
-  settle: { weight: 5, arbitrary: fc.record({ k: k('settle'), pick: fc.nat(), as: fc.option(fc.constantFrom<Behaviour>('ok', '5xx', '429', 'hang', '4xx'), { freq: 4 }), late: fc.nat(50) }) },
+  settle: {
+    weight: 5,
+    arbitrary: fc.record({
+      k: k('settle'),
+      pick: fc.nat(),
+      as: fc.option(fc.constantFrom<Behaviour>('ok', '5xx', '429', 'hang', '4xx'), { freq: 4 }),
+      late: fc.nat(50),
+    }),
+  },
   crash: { weight: 1, arbitrary: fc.record({ k: k('crash', 'restart'), w: fc.nat(1) }) },
-  tick: { weight: 3, arbitrary: fc.record({ k: k('tick'), ms: fc.oneof(fc.constant(10), fc.integer({ min: 100, max: 3000 }), fc.constantFrom(LEASE_MS + 1, SCHEDULE_TOTAL + 1, cfg.probe.last, PROVEN_FOR_MS, 3_600_000)) }) },
+  tick: {
+    weight: 3,
+    arbitrary: fc.record({
+      k: k('tick'),
+      ms: fc.oneof(
+        fc.constant(10),
+        fc.integer({ min: 100, max: 3000 }),
+        fc.constantFrom(LEASE_MS + 1, SCHEDULE_TOTAL + 1, cfg.probe.last, PROVEN_FOR_MS, 3_600_000),
+      ),
+    }),
+  },
   timers: { weight: 2, arbitrary: fc.record({ k: k('timers'), n: fc.integer({ min: 1, max: 8 }) }) },
   // A partner's or an operator's redelivery: of a failed callback (its repair after an outage), or of any.
   redeliver: { weight: 2, arbitrary: fc.record({ k: k('redeliver'), pick: fc.nat(), failed: fc.boolean() }) },
@@ -112,18 +146,33 @@ const show = (pass: PassReport) => JSON.stringify([...pass.rows].map(([o, r]) =>
 const eachCallbackHasOneConsistentState: Check = (w) => {
   for (const c of w.callbacks) {
     const settled = c.nextAttemptAt === null && c.leaseUntil === null;
-    const ok = { pending: c.nextAttemptAt !== null && c.leaseUntil === null, sending: c.leaseUntil !== null, delivered: settled, failed: settled }[c.status];
-    check(ok === true && c.scheduleAttempts <= MAX_ATTEMPTS, () => `callback ${c.id} is ${c.status}: ${JSON.stringify(c)}`);
+    const ok = {
+      pending: c.nextAttemptAt !== null && c.leaseUntil === null,
+      sending: c.leaseUntil !== null,
+      delivered: settled,
+      failed: settled,
+    }[c.status];
+    check(
+      ok === true && c.scheduleAttempts <= MAX_ATTEMPTS,
+      () => `callback ${c.id} is ${c.status}: ${JSON.stringify(c)}`,
+    );
   }
 };
 
 const jobsFitTheLiveWorkers: Check = (w) => {
   w.workers.forEach((wk, i) => {
     const n = w.started().filter((j) => j.worker === i).length;
-    check(n <= (wk.up ? wk.slots : 0), () => `worker ${i} (${wk.up ? 'up' : 'down'}, ${wk.slots} slots) sends ${n} callbacks at once`);
+    check(
+      n <= (wk.up ? wk.slots : 0),
+      () => `worker ${i} (${wk.up ? 'up' : 'down'}, ${wk.slots} slots) sends ${n} callbacks at once`,
+    );
   });
-  for (const j of w.jobs.values()) check(j.cb.status === 'sending', () => `callback ${j.cb.id} held by a job, and ${j.cb.status}`);
-  check(w.jobSizes.every((n) => n >= 1 && n <= JOB_CALLBACKS), () => `jobs of ${w.jobSizes.join(', ')} callbacks`);
+  for (const j of w.jobs.values())
+    check(j.cb.status === 'sending', () => `callback ${j.cb.id} held by a job, and ${j.cb.status}`);
+  check(
+    w.jobSizes.every((n) => n >= 1 && n <= JOB_CALLBACKS),
+    () => `jobs of ${w.jobSizes.join(', ')} callbacks`,
+  );
 };
 
 const inFlightWithinWindows: Check = (w, pass) => {
@@ -133,15 +182,34 @@ const inFlightWithinWindows: Check = (w, pass) => {
     // The requests actually under way to it, whatever became of their rows since (a URL moved).
     const requests = [...w.jobs.values()].filter((j) => j.dest === origin);
     const sent = (k: Callback['admittedAs']) => requests.filter((j) => j.admittedAs === k).length;
-    check(sending.length <= cfg.max && requests.length <= cfg.max, () => `${origin}: ${sending.length} sending, ${requests.length} requests, max ${cfg.max}`);
-    check(as('unproven') <= cfg.initial && sent('unproven') <= cfg.initial, () => `${origin}: ${as('unproven')} in flight and ${sent('unproven')} requests admitted while unproven, initial window ${cfg.initial}`);
-    check(as('open') <= 1 && sent('open') <= 1, () => `${origin}: ${as('open')} in flight and ${sent('open')} requests admitted while open (${JSON.stringify(state)})`);
+    check(
+      sending.length <= cfg.max && requests.length <= cfg.max,
+      () => `${origin}: ${sending.length} sending, ${requests.length} requests, max ${cfg.max}`,
+    );
+    check(
+      as('unproven') <= cfg.initial && sent('unproven') <= cfg.initial,
+      () =>
+        `${origin}: ${as('unproven')} in flight and ${sent('unproven')} requests admitted while unproven, initial window ${cfg.initial}`,
+    );
+    check(
+      as('open') <= 1 && sent('open') <= 1,
+      () =>
+        `${origin}: ${as('open')} in flight and ${sent('open')} requests admitted while open (${JSON.stringify(state)})`,
+    );
   }
   for (const [origin, r] of pass?.rows ?? []) {
     if (r.admitted === 0) continue;
     const s = r.state;
-    if (s.openedAt !== null) check(r.admitted === 1 && r.sending === 0 && probeReady(s, pass!.now), () => `${origin} open: ${r.sending} sending, admitted ${r.admitted} at ${pass!.now} (${JSON.stringify(s)})`);
-    else check(after(r) <= Math.min(cfg.max, r.proven ? s.window : Math.min(s.window, cfg.initial)), () => `${origin}: ${after(r)} sending after a pass, window ${s.window}, proven ${r.proven}`);
+    if (s.openedAt !== null)
+      check(
+        r.admitted === 1 && r.sending === 0 && probeReady(s, pass!.now),
+        () => `${origin} open: ${r.sending} sending, admitted ${r.admitted} at ${pass!.now} (${JSON.stringify(s)})`,
+      );
+    else
+      check(
+        after(r) <= Math.min(cfg.max, r.proven ? s.window : Math.min(s.window, cfg.initial)),
+        () => `${origin}: ${after(r)} sending after a pass, window ${s.window}, proven ${r.proven}`,
+      );
   }
 };
 
@@ -158,26 +226,51 @@ const openDestinationsHaveAWakeUp: Check = (w) => {
     const inFlight = w.of(origin, 'sending').length;
     const shown = circuitOf(state, inFlight, w.now);
     const what = () => `${origin} shown ${shown} at ${w.now}, ${inFlight} in flight (${JSON.stringify(state)})`;
-    if (inFlight === 0 && shown === 'half_open') check(roomOf(state, 0, w.now, cfg) === 1, () => `half-open with no room for its probe: ${what()}`);
-    if (shown === 'open') check(inFlight === 0 && state.nextProbeAt !== null && state.nextProbeAt > w.now, () => `open with no wake-up: ${what()}`);
+    if (inFlight === 0 && shown === 'half_open')
+      check(roomOf(state, 0, w.now, cfg) === 1, () => `half-open with no room for its probe: ${what()}`);
+    if (shown === 'open')
+      check(
+        inFlight === 0 && state.nextProbeAt !== null && state.nextProbeAt > w.now,
+        () => `open with no wake-up: ${what()}`,
+      );
     check((nextProbeShown(state, w.now) ?? -Infinity) >= w.now, () => `next probe shown in the past: ${what()}`);
-    for (const c of w.of(origin, 'pending')) check((nextAttemptShown(c, state, w.now) ?? -Infinity) >= w.now, () => `callback ${c.id} held there shows a next attempt in the past: ${what()}`);
+    for (const c of w.of(origin, 'pending'))
+      check(
+        (nextAttemptShown(c, state, w.now) ?? -Infinity) >= w.now,
+        () => `callback ${c.id} held there shows a next attempt in the past: ${what()}`,
+      );
   }
 };
 
 /** A manual redelivery is refused only for its URL removed (the model sends no test callback): never for an open circuit. */
-const redeliveriesAreTaken: Check = (w) => check(w.refusals.every((r) => / URL removed/.test(r)), () => `redeliveries refused: ${w.refusals.join('; ')}`);
+const redeliveriesAreTaken: Check = (w) =>
+  check(
+    w.refusals.every((r) => / URL removed/.test(r)),
+    () => `redeliveries refused: ${w.refusals.join('; ')}`,
+  );
 
 const unprovenWithinTheirShare: Check = (_w, pass) => {
   if (!pass) return;
   const rows = [...pass.rows.values()];
-  const sum = (f: (r: Row) => number, unproven = false) => rows.reduce((n, r) => n + (unproven && r.proven ? 0 : f(r)), 0);
+  const sum = (f: (r: Row) => number, unproven = false) =>
+    rows.reduce((n, r) => n + (unproven && r.proven ? 0 : f(r)), 0);
   const share = riskySlots(pass.slots);
-  if (sum((r) => r.admitted, true) > 0) check(sum(after, true) <= share, () => `unproven destinations: ${sum(after, true)} sending after a pass, share ${share} of ${pass.slots}; ${show(pass)}`);
+  if (sum((r) => r.admitted, true) > 0)
+    check(
+      sum(after, true) <= share,
+      () =>
+        `unproven destinations: ${sum(after, true)} sending after a pass, share ${share} of ${pass.slots}; ${show(pass)}`,
+    );
   const failing = rows.filter((r) => r.failing);
   const failingAfter = failing.reduce((n, r) => n + after(r), 0);
-  if (failing.some((r) => r.admitted > 0)) check(failingAfter <= failingSlots(pass.slots), () => `failing destinations: ${failingAfter} sending after a pass, share ${failingSlots(pass.slots)} of ${pass.slots}; ${show(pass)}`);
-  if (sum((r) => r.admitted) > 0) check(sum(after) <= pass.slots, () => `${sum(after)} sending after a pass, ${pass.slots} slots; ${show(pass)}`);
+  if (failing.some((r) => r.admitted > 0))
+    check(
+      failingAfter <= failingSlots(pass.slots),
+      () =>
+        `failing destinations: ${failingAfter} sending after a pass, share ${failingSlots(pass.slots)} of ${pass.slots}; ${show(pass)}`,
+    );
+  if (sum((r) => r.admitted) > 0)
+    check(sum(after) <= pass.slots, () => `${sum(after)} sending after a pass, ${pass.slots} slots; ${show(pass)}`);
 };
 
 const failuresHaveACause: Check = (w) => {
@@ -185,11 +278,19 @@ const failuresHaveACause: Check = (w) => {
     const what = () => `callback ${e.cb.id} ${e.status} by ${e.by}: ${JSON.stringify({ ...e, cb: undefined })}`;
     if (e.by === 'attempt' && e.final) check(e.status === 'failed', what); // 410 or refused: nothing to retry
     if (e.by === 'attempt' && !e.final) check(!e.probe && e.scheduleAttempts === MAX_ATTEMPTS, what); // a failed probe spends no schedule
-    if (e.by === 'expire') check(e.open && /unavailable \(circuit open since .*attempt schedule ended while waiting/.test(e.lastError), what);
+    if (e.by === 'expire')
+      check(
+        e.open && /unavailable \(circuit open since .*attempt schedule ended while waiting/.test(e.lastError),
+        what,
+      );
     if (e.by === 'removed') check(/^callback URL removed by the partner/.test(e.lastError), what);
     check(e.attemptCount > 0 || e.open || e.by === 'removed', what); // a closed destination's callback fails only after an attempt
   }
-  for (const c of w.callbacks) check(c.status !== 'failed' || w.ends.some((e) => e.cb === c && e.status === 'failed'), () => `callback ${c.id} failed with no cause`);
+  for (const c of w.callbacks)
+    check(
+      c.status !== 'failed' || w.ends.some((e) => e.cb === c && e.status === 'failed'),
+      () => `callback ${c.id} failed with no cause`,
+    );
 };
 
 /**
@@ -202,7 +303,8 @@ function leftOver(pass: PassReport) {
   const riskyFree = riskySlots(pass.slots) - rows.reduce((n, [, r]) => n + (r.proven ? 0 : after(r)), 0);
   const failingFree = failingSlots(pass.slots) - rows.reduce((n, [, r]) => n + (r.failing ? after(r) : 0), 0);
   const short = rows.filter(([, r]) => r.admitted < Math.min(r.due, r.room));
-  const why = (o: string, r: Row) => `${o} admitted ${r.admitted} of ${r.due} due (room ${r.room}, proven ${r.proven}, failing ${r.failing}) with ${free} slots free, ${riskyFree} of the unproven share, ${failingFree} of the failing one; ${show(pass)}`;
+  const why = (o: string, r: Row) =>
+    `${o} admitted ${r.admitted} of ${r.due} due (room ${r.room}, proven ${r.proven}, failing ${r.failing}) with ${free} slots free, ${riskyFree} of the unproven share, ${failingFree} of the failing one; ${show(pass)}`;
   // As the pass began: whether a destination could take a slot, had none gone to those served before it.
   const at = (f: (r: Row) => number) => rows.reduce((n, [, r]) => n + f(r), 0);
   const freeAtStart = pass.slots - at((r) => r.sending);
@@ -215,14 +317,22 @@ function leftOver(pass: PassReport) {
     r.sending < freeAtStart - before.length &&
     (r.proven || riskyAtStart - before.filter((x) => !x.proven).length > 0) &&
     (!r.failing || failingAtStart - before.filter((x) => x.failing).length > 0);
-  return { rows, short, why, could, full: (r: Row) => after(r) >= free || (!r.proven && riskyFree <= 0) || (r.failing && failingFree <= 0) };
+  return {
+    rows,
+    short,
+    why,
+    could,
+    full: (r: Row) => after(r) >= free || (!r.proven && riskyFree <= 0) || (r.failing && failingFree <= 0),
+  };
 }
 /** The order a pass serves destinations in (admission-plan.ts): fresh before catch-up, then least recently served (never or idle first), then fewest in flight, then oldest due. */
 const turn = (r: Row) => r.lastServed ?? -Infinity;
 const fresh = (r: Row, now: number) => isFresh(r.oldestDue!, now);
 const servedBefore = (now: number) => (x: Row, r: Row) =>
   (fresh(x, now) && !fresh(r, now)) ||
-  (fresh(x, now) === fresh(r, now) && (turn(x) < turn(r) || (turn(x) === turn(r) && (x.sending < r.sending || (x.sending === r.sending && x.oldestDue! <= r.oldestDue!)))));
+  (fresh(x, now) === fresh(r, now) &&
+    (turn(x) < turn(r) ||
+      (turn(x) === turn(r) && (x.sending < r.sending || (x.sending === r.sending && x.oldestDue! <= r.oldestDue!)))));
 
 /** Due + room ⇒ admitted within one pass, unless the slots (or its share) ran out on destinations served before it, or it holds as many as are left free. */
 const dueWithRoomIsAdmitted: Check = (_w, pass) => {
@@ -235,7 +345,10 @@ const dueWithRoomIsAdmitted: Check = (_w, pass) => {
     // When its turn came, those served before it had taken a slot each at most: could it take one then?
     const before = rows.filter(([, x]) => x !== r && x.admitted > 0 && servedBefore(pass.now)(x, r)).map(([, x]) => x);
     if (!could(r, before)) continue;
-    check(rivals.every(([, x]) => servedBefore(pass.now)(x, r)), () => `served out of order: ${why(o, r)}`);
+    check(
+      rivals.every(([, x]) => servedBefore(pass.now)(x, r)),
+      () => `served out of order: ${why(o, r)}`,
+    );
   }
 };
 
@@ -274,9 +387,15 @@ function admittedWithinBoundedPasses(): Check {
       if (could(r) && rows.some(([x, y]) => x !== o && y.admitted > 0 && fresh(y, pass.now))) wait.freshPasses++;
       waits.set(o, wait);
       const bound = rows.length - 1 + wait.arrivals + wait.freshPasses;
-      check(wait.passes <= bound, () => `${o} could take a slot at ${wait.passes} passes and got none (bound ${bound}: ${rows.length} destinations, ${wait.arrivals} newly active meanwhile, ${wait.freshPasses} passes with fresh ones served); ${show(pass)}`);
+      check(
+        wait.passes <= bound,
+        () =>
+          `${o} could take a slot at ${wait.passes} passes and got none (bound ${bound}: ${rows.length} destinations, ${wait.arrivals} newly active meanwhile, ${wait.freshPasses} passes with fresh ones served); ${show(pass)}`,
+      );
     }
-    known = new Set(rows.filter(([o, r]) => r.admitted > 0 || (known.has(o) && (r.due > 0 || pass.skipped.has(o)))).map(([o]) => o));
+    known = new Set(
+      rows.filter(([o, r]) => r.admitted > 0 || (known.has(o) && (r.due > 0 || pass.skipped.has(o)))).map(([o]) => o),
+    );
   };
 }
 
@@ -302,26 +421,50 @@ const lastSeen = new WeakMap<World, Map<number, Callback['status']>>();
 /** Every change of a callback's status is one the lifecycle table permits (src/callbacks/callback-lifecycle.ts). */
 const statusChangesAreTransitions: Check = (w) => {
   const before = lastSeen.get(w) ?? new Map<number, Callback['status']>();
-  for (const c of w.callbacks) check(permits(before.get(c.id) ?? null, c.status), () => `callback ${c.id} went from ${before.get(c.id) ?? 'no row'} to ${c.status}: ${JSON.stringify(c)}`);
+  for (const c of w.callbacks)
+    check(
+      permits(before.get(c.id) ?? null, c.status),
+      () => `callback ${c.id} went from ${before.get(c.id) ?? 'no row'} to ${c.status}: ${JSON.stringify(c)}`,
+    );
   const now = new Set(w.callbacks.map((c) => c.id));
-  for (const [id, from] of before) check(now.has(id) || permits(from, null), () => `callback ${id} was deleted from ${from}: no transition of callback-lifecycle.ts`);
+  for (const [id, from] of before)
+    check(
+      now.has(id) || permits(from, null),
+      () => `callback ${id} was deleted from ${from}: no transition of callback-lifecycle.ts`,
+    );
   lastSeen.set(w, new Map(w.callbacks.map((c) => [c.id, c.status])));
 };
 
 /** Whether a change is a row of the lifecycle table: its event, from one of the row's states, to one of them (or as it was). */
 export const isTableRow = (ch: Change) =>
-  CALLBACK_TRANSITIONS.some((t) => t.event === ch.event && t.from.includes(ch.from) && (t.to === 'same' ? ch.to === ch.from : t.to.includes(ch.to)));
+  CALLBACK_TRANSITIONS.some(
+    (t) =>
+      t.event === ch.event && t.from.includes(ch.from) && (t.to === 'same' ? ch.to === ch.from : t.to.includes(ch.to)),
+  );
 
 /** How many of each world's changes were checked. */
 const changesSeen = new WeakMap<World, number>();
 
 /** Every change the model made is a row of the lifecycle table, by its event: not only a change of status the table permits. */
 const changesAreTableRows: Check = (w) => {
-  for (const ch of w.changes.slice(changesSeen.get(w) ?? 0)) check(isTableRow(ch), () => `callback ${ch.id}: ${ch.event} from ${ch.from ?? 'no row'} to ${ch.to ?? 'no row'} is no row of callback-lifecycle.ts`);
+  for (const ch of w.changes.slice(changesSeen.get(w) ?? 0))
+    check(
+      isTableRow(ch),
+      () =>
+        `callback ${ch.id}: ${ch.event} from ${ch.from ?? 'no row'} to ${ch.to ?? 'no row'} is no row of callback-lifecycle.ts`,
+    );
   changesSeen.set(w, w.changes.length);
 };
 
-const SAFETY: Check[] = [eachCallbackHasOneConsistentState, jobsFitTheLiveWorkers, inFlightWithinWindows, unprovenWithinTheirShare, failuresHaveACause, openDestinationsHaveAWakeUp, redeliveriesAreTaken];
+const SAFETY: Check[] = [
+  eachCallbackHasOneConsistentState,
+  jobsFitTheLiveWorkers,
+  inFlightWithinWindows,
+  unprovenWithinTheirShare,
+  failuresHaveACause,
+  openDestinationsHaveAWakeUp,
+  redeliveriesAreTaken,
+];
 /** A random history's checks: it sees every step from the first, so each change of status too. */
 const TRACED: Check[] = [...SAFETY, statusChangesAreTransitions, changesAreTableRows];
 
@@ -339,7 +482,10 @@ function drain(w: World, checks: Check[]): void {
     w.now = answered.length > 0 ? w.now + 10 : w.nextEvent(); // a settlement wakes admission at once (settlement.ts)
   }
   const left = w.callbacks.filter((c) => c.status === 'pending' || c.status === 'sending');
-  check(left.length === 0, () => `still waiting after 500 rounds: ${JSON.stringify(left)} ${JSON.stringify([...w.dests])}`);
+  check(
+    left.length === 0,
+    () => `still waiting after 500 rounds: ${JSON.stringify(left)} ${JSON.stringify([...w.dests])}`,
+  );
 }
 
 const worldArb = fc.record({
@@ -358,9 +504,24 @@ const movingWorldArb = fc.record({
   steps: fc.array(
     fc.oneof(
       { weight: 4, arbitrary: fc.record({ k: k('commit'), d: fc.nat(3), b: fc.constant<Behaviour>('ok') }) },
-      { weight: 2, arbitrary: fc.record({ k: k('behave'), d: fc.nat(3), b: fc.constantFrom<Behaviour>('ok', '5xx', '429', 'hang') }) },
+      {
+        weight: 2,
+        arbitrary: fc.record({
+          k: k('behave'),
+          d: fc.nat(3),
+          b: fc.constantFrom<Behaviour>('ok', '5xx', '429', 'hang'),
+        }),
+      },
       { weight: 4, arbitrary: fc.record({ k: k('pass') }) },
-      { weight: 3, arbitrary: fc.record({ k: k('settle'), pick: fc.nat(), as: fc.option(fc.constantFrom<Behaviour>('ok', '5xx', 'hang'), { freq: 4 }), late: fc.nat(50) }) },
+      {
+        weight: 3,
+        arbitrary: fc.record({
+          k: k('settle'),
+          pick: fc.nat(),
+          as: fc.option(fc.constantFrom<Behaviour>('ok', '5xx', 'hang'), { freq: 4 }),
+          late: fc.nat(50),
+        }),
+      },
       { weight: 1, arbitrary: fc.record({ k: k('timers'), n: fc.integer({ min: 1, max: 3 }) }) },
       { weight: 4, arbitrary: fc.record({ k: k('move', 'move', 'remove'), pick: fc.nat(), d: fc.nat(3) }) },
     ),
@@ -391,7 +552,8 @@ describe('delivery core against an in-memory model of admission and settlement',
         for (const s of spec.steps) {
           const from = w.changes.length;
           for (const pass of [...apply(w, s), null]) for (const c of TRACED) c(w, pass);
-          for (const ch of w.changes.slice(from)) made.set(ch.event, (made.get(ch.event) ?? new Set()).add(s.k === 'restart' ? 'crash' : s.k));
+          for (const ch of w.changes.slice(from))
+            made.set(ch.event, (made.get(ch.event) ?? new Set()).add(s.k === 'restart' ? 'crash' : s.k));
         }
       }),
       { ...PARAMS, numRuns: 100 },
@@ -399,16 +561,26 @@ describe('delivery core against an in-memory model of admission and settlement',
     const events = [...new Set(CALLBACK_TRANSITIONS.map((t) => t.event))];
     expect(events.filter((e) => !made.has(e))).toEqual([]);
     // A step made an event only if it is named for it: the mapping says what the model does.
-    expect([...made].flatMap(([e, steps]) => [...steps].filter((st) => !EVENT_STEPS[e].includes(st as StepName)).map((st) => `${st} made ${e}`))).toEqual([]);
+    expect(
+      [...made].flatMap(([e, steps]) =>
+        [...steps].filter((st) => !EVENT_STEPS[e].includes(st as StepName)).map((st) => `${st} made ${e}`),
+      ),
+    ).toEqual([]);
   });
 
   it('keeps each callback in one state, in-flight within windows, workers and the unproven and failing shares, fails callbacks only for a cause, and gives every open destination a wake-up', () => {
-    fc.assert(fc.property(worldArb, (spec) => void run(spec, TRACED)), PARAMS);
+    fc.assert(
+      fc.property(worldArb, (spec) => void run(spec, TRACED)),
+      PARAMS,
+    );
   });
 
   it('keeps windows and the one probe of an open circuit while partners move and remove the URLs of callbacks in flight', () => {
     // Cheap histories, so many: a move must land on a callback in flight to a destination at its window.
-    fc.assert(fc.property(movingWorldArb, (spec) => void run(spec, TRACED)), { ...PARAMS, numRuns: 2000 });
+    fc.assert(
+      fc.property(movingWorldArb, (spec) => void run(spec, TRACED)),
+      { ...PARAMS, numRuns: 2000 },
+    );
   });
 
   it('delivers everything once destinations answer: what failed did so after attempts, an outage or its URL removed, and a redelivery delivers the others', () => {
@@ -425,10 +597,13 @@ describe('delivery core against an in-memory model of admission and settlement',
   });
 
   it('admits, in one pass, a due callback of every destination with room while slots are free, fresh first, then least recently served', () => {
-    fc.assert(fc.property(worldArb, (spec) => drain(run(spec, [dueWithRoomIsAdmitted]), [dueWithRoomIsAdmitted])), PARAMS);
+    fc.assert(
+      fc.property(worldArb, (spec) => drain(run(spec, [dueWithRoomIsAdmitted]), [dueWithRoomIsAdmitted])),
+      PARAMS,
+    );
   });
 
-  it('admits a destination that could take a slot within a bounded number of passes, whatever the age of the others\' backlogs', () => {
+  it("admits a destination that could take a slot within a bounded number of passes, whatever the age of the others' backlogs", () => {
     fc.assert(
       fc.property(worldArb, (spec) => {
         const checks = [admittedWithinBoundedPasses(), readInTurn()];
@@ -439,7 +614,10 @@ describe('delivery core against an in-memory model of admission and settlement',
   });
 
   it('leaves no slot idle in a pass while a destination has due callbacks, room, and fewer in flight than are left free', () => {
-    fc.assert(fc.property(worldArb, (spec) => drain(run(spec, [noSlotLeftIdle]), [noSlotLeftIdle])), PARAMS);
+    fc.assert(
+      fc.property(worldArb, (spec) => drain(run(spec, [noSlotLeftIdle]), [noSlotLeftIdle])),
+      PARAMS,
+    );
   });
 
   const timers = (w: World, seconds: number, b: Behaviour = 'ok') => {
@@ -460,7 +638,11 @@ describe('delivery core against an in-memory model of admission and settlement',
     timers(w, LEASE_MS / 1000 - 1);
     expect([w.of(a, 'sending').length, w.of(a, 'pending').length]).toEqual([2, 1]);
     timers(w, 5);
-    expect(w.callbacks.map((c) => [c.status, c.attemptCount])).toEqual([['delivered', 1], ['delivered', 1], ['delivered', 1]]);
+    expect(w.callbacks.map((c) => [c.status, c.attemptCount])).toEqual([
+      ['delivered', 1],
+      ['delivered', 1],
+      ['delivered', 1],
+    ]);
     expect(w.ends).toEqual([]);
   });
 
@@ -472,7 +654,11 @@ describe('delivery core against an in-memory model of admission and settlement',
     expect(w.dests.get(a)!.state.openedAt).not.toBeNull();
     w.commit(a);
     timers(w, SCHEDULE_TOTAL / 1000 + 2, '5xx');
-    expect(w.callbacks.every((c) => c.status === 'failed' && /unavailable \(circuit open since .*last error: HTTP 503/.test(c.lastError!))).toBe(true);
+    expect(
+      w.callbacks.every(
+        (c) => c.status === 'failed' && /unavailable \(circuit open since .*last error: HTTP 503/.test(c.lastError!),
+      ),
+    ).toBe(true);
     expect(w.ends.every((e) => e.by === 'expire' && e.open)).toBe(true);
     w.callbacks.forEach((c) => w.redeliver(c));
     timers(w, cfg.probe.last / 1000 + 2);
@@ -514,7 +700,10 @@ describe('delivery core against an in-memory model of admission and settlement',
       expect(d.probe).toBeNull(); // the request is answered by the probe admitted
       expect(w.pass().rows.get(a)!.admitted).toBe(0); // one in flight at a time
       w.settle(w.jobs.get(c.id)!, answer('5xx'), w.now);
-      expect(d.state).toMatchObject({ probeMs: Math.min(cfg.probe.last, probeMs * 2), nextProbeAt: w.now + Math.min(cfg.probe.last, probeMs * 2) });
+      expect(d.state).toMatchObject({
+        probeMs: Math.min(cfg.probe.last, probeMs * 2),
+        nextProbeAt: w.now + Math.min(cfg.probe.last, probeMs * 2),
+      });
       expect(w.pass().rows.get(a)!.admitted).toBe(0); // nothing more until the next redelivery or the probe's time
     }
     expect(requests() - before).toBe(3);
@@ -561,10 +750,12 @@ describe('delivery core against an in-memory model of admission and settlement',
     expect(skipped.map((c) => c.attemptCount)).toEqual([0]);
     w.tick(LEASE_MS - 2 * TIMEOUT_MS + 1);
     w.timer();
-    expect(w.callbacks.map((c) => [c.status, c.attemptCount])).toEqual(Array.from({ length: 6 }, () => ['delivered', 1]));
+    expect(w.callbacks.map((c) => [c.status, c.attemptCount])).toEqual(
+      Array.from({ length: 6 }, () => ['delivered', 1]),
+    );
   });
 
-  it('keeps a callback moved while in flight in its old destination\'s window until it settles; its retry goes to the new one', () => {
+  it("keeps a callback moved while in flight in its old destination's window until it settles; its retry goes to the new one", () => {
     const w = new World(2, [6]);
     const [a, b] = DESTINATIONS;
     for (let i = 0; i < 3; i++) w.commit(a);

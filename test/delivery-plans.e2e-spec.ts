@@ -1,6 +1,15 @@
 import { storeStatement } from '../src/callbacks/store/statements.js';
 import { literal, PlanNode, scansOf, sortsOf } from './support/plans.js';
-import { addCallbacks, BIG, deliveryDatabase, LATER, rolledBack, SMALL, Statement, statements } from './support/delivery-statements.js';
+import {
+  addCallbacks,
+  BIG,
+  deliveryDatabase,
+  LATER,
+  rolledBack,
+  SMALL,
+  Statement,
+  statements,
+} from './support/delivery-statements.js';
 
 /**
  * Every statement on the delivery path (and the partners' feed page) costs O(rows it touches), under the custom plan and the
@@ -33,7 +42,10 @@ const SCANNED = new Set(['callbacks', 'callback_attempts']);
  * tables' and indexes' sizes, so a narrower index looks cheaper to read whole and sort). Never
  * taken, the statements checked are the admission relay's, which run many times a second.
  */
-describe.each([['analysed as the backlog stood', true], ['never analysed', false]])('delivery statements cost O(rows touched) under custom and generic plans, statistics %s', (_stats, analysed) => {
+describe.each([
+  ['analysed as the backlog stood', true],
+  ['never analysed', false],
+])('delivery statements cost O(rows touched) under custom and generic plans, statistics %s', (_stats, analysed) => {
   const db = deliveryDatabase(async (queue) => {
     const add = (origin: string, n: number, age: string) => addCallbacks(queue, origin, n, age);
     // One destination's day-long backlog, analysed as it stood (then never again: autovacuum off).
@@ -50,7 +62,10 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
     await add(SMALL, 200, '1 hour');
     await add(LATER, 2_000, '-1 hour');
     // Open, its probe due: admission reads its callbacks (one not due would be read not at all).
-    await queue.query(`UPDATE destinations SET opened_at = now() - interval '1 hour', next_probe_at = now() - interval '1 second' WHERE key = $1`, [BIG]);
+    await queue.query(
+      `UPDATE destinations SET opened_at = now() - interval '1 hour', next_probe_at = now() - interval '1 second' WHERE key = $1`,
+      [BIG],
+    );
     await queue.query(`INSERT INTO delivery_workers VALUES ('w', 200, now() + interval '1 hour')`);
   });
 
@@ -80,9 +95,15 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
           // Admission's reads (the relay's, each second) start at their floor: a bound of the index, not a
           // filter after it. The waiting count of an operational event (once per opening or closing) is
           // bounded by its LIMIT alone, which EXAMINED_MAX checks.
-          const unbounded = s.on === relay && PER_DESTINATION.has(scan.index ?? '') && (!/\(destination = /.test(scan.cond ?? '') || (scan.index === 'callbacks_admission_idx' && !/ROW\(next_attempt_at, seq\) >= /.test(scan.cond ?? '')));
+          const unbounded =
+            s.on === relay &&
+            PER_DESTINATION.has(scan.index ?? '') &&
+            (!/\(destination = /.test(scan.cond ?? '') ||
+              (scan.index === 'callbacks_admission_idx' && !/ROW\(next_attempt_at, seq\) >= /.test(scan.cond ?? '')));
           if (scan.type === 'Seq Scan' || scan.examined > EXAMINED_MAX || unbounded) {
-            found.push(`${s.name}: ${scan.type} on ${scan.relation}${scan.index ? ` using ${scan.index} (${scan.cond})` : ''}, ${scan.examined} rows examined`);
+            found.push(
+              `${s.name}: ${scan.type} on ${scan.relation}${scan.index ? ` using ${scan.index} (${scan.cond})` : ''}, ${scan.examined} rows examined`,
+            );
           }
         }
       }
@@ -99,7 +120,13 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
         )
       ).rows;
       const pages = async (params: unknown[]) => {
-        const scans = scansOf(await explain({ name: 'candidates', on: relay, text: storeStatement('admission-candidates').text, params }, mode), SCANNED).filter((x) => x.index === 'callbacks_admission_idx');
+        const scans = scansOf(
+          await explain(
+            { name: 'candidates', on: relay, text: storeStatement('admission-candidates').text, params },
+            mode,
+          ),
+          SCANNED,
+        ).filter((x) => x.index === 'callbacks_admission_idx');
         return scans.reduce((sum, x) => sum + x.pages, 0);
       };
       // The head of BIG's backlog, delivered (beforeAll), left 5,000 dead entries there.
@@ -122,7 +149,9 @@ describe.each([['analysed as the backlog stood', true], ['never analysed', false
 describe('delivery statements planned while the tables were small, run once a backlog arrived', () => {
   const db = deliveryDatabase(async (queue) => {
     await addCallbacks(queue, BIG, 20, '1 hour');
-    await queue.query(`UPDATE callbacks SET status = 'sending', lease_until = now() + interval '1 minute' WHERE seq IN (SELECT seq FROM callbacks ORDER BY seq LIMIT 5)`);
+    await queue.query(
+      `UPDATE callbacks SET status = 'sending', lease_until = now() + interval '1 minute' WHERE seq IN (SELECT seq FROM callbacks ORDER BY seq LIMIT 5)`,
+    );
     await queue.query(`INSERT INTO delivery_workers VALUES ('w', 200, now() + interval '1 hour')`);
     await queue.query('ANALYZE');
   });
@@ -134,17 +163,29 @@ describe('delivery statements planned while the tables were small, run once a ba
     for (const [i, s] of small.entries()) {
       await s.on.query('SET plan_cache_mode = force_generic_plan');
       await s.on.query(`PREPARE cached${i} AS ${s.text}`);
-      await rolledBack(s, () => s.on.query(`EXECUTE cached${i}${s.params.length ? `(${s.params.map(literal).join(', ')})` : ''}`));
+      await rolledBack(s, () =>
+        s.on.query(`EXECUTE cached${i}${s.params.length ? `(${s.params.map(literal).join(', ')})` : ''}`),
+      );
     }
     // The backlog arrives: no ANALYZE, no VACUUM (autovacuum off).
     await addCallbacks(queue, BIG, BACKLOG, '1 day');
     await addCallbacks(queue, SMALL, 200, '1 hour');
-    await queue.query(`UPDATE callbacks SET status = 'sending', lease_until = now() - interval '1 second' WHERE seq IN (SELECT seq FROM callbacks WHERE status = 'pending' ORDER BY seq DESC LIMIT 40)`);
+    await queue.query(
+      `UPDATE callbacks SET status = 'sending', lease_until = now() - interval '1 second' WHERE seq IN (SELECT seq FROM callbacks WHERE status = 'pending' ORDER BY seq DESC LIMIT 40)`,
+    );
     const found: string[] = [];
     for (const [i, s] of (await statements(queue, relay)).entries()) {
-      const { rows } = await rolledBack(s, () => s.on.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE cached${i}${s.params.length ? `(${s.params.map(literal).join(', ')})` : ''}`));
+      const { rows } = await rolledBack(s, () =>
+        s.on.query(
+          `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE cached${i}${s.params.length ? `(${s.params.map(literal).join(', ')})` : ''}`,
+        ),
+      );
       const plan = (rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan;
-      for (const scan of scansOf(plan, SCANNED)) if (scan.type === 'Seq Scan' || scan.examined > EXAMINED_MAX) found.push(`${s.name}: ${scan.type} on ${scan.relation}${scan.index ? ` using ${scan.index} (${scan.cond})` : ""}, ${scan.examined} rows examined`);
+      for (const scan of scansOf(plan, SCANNED))
+        if (scan.type === 'Seq Scan' || scan.examined > EXAMINED_MAX)
+          found.push(
+            `${s.name}: ${scan.type} on ${scan.relation}${scan.index ? ` using ${scan.index} (${scan.cond})` : ''}, ${scan.examined} rows examined`,
+          );
     }
     expect(found).toEqual([]);
   }, 60_000);

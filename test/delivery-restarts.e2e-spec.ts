@@ -132,11 +132,19 @@ async function statusSummary(t: TestApp): Promise<string> {
   const rows = await t.sql<{ status: string; n: number; min: number; max: number; err: string | null }>(
     `SELECT status, count(*)::int AS n, min(attempt_count) AS min, max(attempt_count) AS max, max(last_error) AS err FROM callbacks GROUP BY status ORDER BY status`,
   );
-  return rows.map((r) => `${r.status}: ${r.n} (attempts ${r.min}..${r.max}${r.err ? `, e.g. "${r.err}"` : ''})`).join('; ');
+  return rows
+    .map((r) => `${r.status}: ${r.n} (attempts ${r.min}..${r.max}${r.err ? `, e.g. "${r.err}"` : ''})`)
+    .join('; ');
 }
 
 /** Waits until every committed callback reached the receiver and every row is settled as delivered. */
-async function waitAllDelivered(t: TestApp, rx: Receiver, path: string, committed: Change[], timeoutMs: number): Promise<void> {
+async function waitAllDelivered(
+  t: TestApp,
+  rx: Receiver,
+  path: string,
+  committed: Change[],
+  timeoutMs: number,
+): Promise<void> {
   try {
     await until(
       () => {
@@ -147,18 +155,28 @@ async function waitAllDelivered(t: TestApp, rx: Receiver, path: string, committe
     );
     // A request that reached the receiver before a kill leaves its row sending until the stalled
     // check or the lease brings it back: the rows get the same deadline as the arrivals.
-    await until(async () => (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM callbacks WHERE status <> 'delivered'`))[0].n === 0, {
-      timeoutMs,
-      intervalMs: 100,
-      what: 'every callback row delivered',
-    });
+    await until(
+      async () =>
+        (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM callbacks WHERE status <> 'delivered'`))[0].n === 0,
+      {
+        timeoutMs,
+        intervalMs: 100,
+        what: 'every callback row delivered',
+      },
+    );
   } catch (e) {
     const byId = hitsById(rx, path);
     const missing = committed.filter((c) => !byId.has(c.id)).map((c) => c.id);
     const detail = missing.length
-      ? await t.sql(`SELECT id, status, attempt_count, lease_until, next_attempt_at, last_error FROM callbacks WHERE id = ANY($1::uuid[]) LIMIT 5`, [missing])
+      ? await t.sql(
+          `SELECT id, status, attempt_count, lease_until, next_attempt_at, last_error FROM callbacks WHERE id = ANY($1::uuid[]) LIMIT 5`,
+          [missing],
+        )
       : [];
-    throw new Error(`${(e as Error).message}; ${missing.length} not received, e.g. ${JSON.stringify(detail)}; rows: ${await statusSummary(t)}`, { cause: e });
+    throw new Error(
+      `${(e as Error).message}; ${missing.length} not received, e.g. ${JSON.stringify(detail)}; rows: ${await statusSummary(t)}`,
+      { cause: e },
+    );
   }
 }
 
@@ -168,10 +186,21 @@ async function waitAllDelivered(t: TestApp, rx: Receiver, path: string, committe
  * the receiver saw each row's webhook-id with the row's body, signed, and no other id; at most
  * `maxExtra` requests beyond one per callback. Returns the callbacks received more than once.
  */
-async function expectEveryCallbackDelivered(t: TestApp, p: Partner, rx: Receiver, path: string, committed: Change[], maxExtra: number) {
-  const rows = await t.sql<{ id: string; status: string; attempt_count: number; body: string; last_error: string | null }>(
-    `SELECT id, status, attempt_count, body, last_error FROM callbacks`,
-  );
+async function expectEveryCallbackDelivered(
+  t: TestApp,
+  p: Partner,
+  rx: Receiver,
+  path: string,
+  committed: Change[],
+  maxExtra: number,
+) {
+  const rows = await t.sql<{
+    id: string;
+    status: string;
+    attempt_count: number;
+    body: string;
+    last_error: string | null;
+  }>(`SELECT id, status, attempt_count, body, last_error FROM callbacks`);
   const byRow = new Map(rows.map((r) => [r.id, r]));
   expect(committed.filter((c) => !byRow.has(c.id))).toEqual([]);
   expect(rows.filter((r) => r.status !== 'delivered')).toEqual([]);
@@ -223,7 +252,10 @@ describe('a worker stopped with SIGTERM under flow', () => {
     const first = await worker();
     const flow = startFlow(await companyFlow(t, p, rx.url('/term')), { rate: 30, max: 150 });
     try {
-      await until(() => flow.changes.length >= 40 && rxState.open() >= 2, { timeoutMs: 20_000, what: 'deliveries in flight under flow' });
+      await until(() => flow.changes.length >= 40 && rxState.open() >= 2, {
+        timeoutMs: 20_000,
+        what: 'deliveries in flight under flow',
+      });
       const inFlight = rxState.open();
       const termAt = Date.now();
       expect(await stop(first, 'SIGTERM')).toBe(0);
@@ -260,13 +292,20 @@ describe('a worker killed with SIGKILL under flow', () => {
     const first = await worker();
     const flow = startFlow(await companyFlow(t, p, rx.url('/kill')), { rate: 30, max: 150 });
     try {
-      await until(() => flow.changes.length >= 40 && rxState.open() >= 2, { timeoutMs: 20_000, what: 'deliveries in flight under flow' });
+      await until(() => flow.changes.length >= 40 && rxState.open() >= 2, {
+        timeoutMs: 20_000,
+        what: 'deliveries in flight under flow',
+      });
       const inFlight = rxState.open();
       const killAt = Date.now();
       await stop(first, 'SIGKILL');
       // Nothing can settle these any more: the deliveries in flight at the kill are among them.
       const leases = new Map(
-        (await t.sql<{ id: string; lease: number }>(`SELECT id, (extract(epoch FROM lease_until) * 1000)::float8 AS lease FROM callbacks WHERE status = 'sending'`)).map((r) => [r.id, r.lease]),
+        (
+          await t.sql<{ id: string; lease: number }>(
+            `SELECT id, (extract(epoch FROM lease_until) * 1000)::float8 AS lease FROM callbacks WHERE status = 'sending'`,
+          )
+        ).map((r) => [r.id, r.lease]),
       );
       const sendingAtKill = new Set(leases.keys());
       // Before this, only the killed worker could send: the receiver timestamps a request when it
@@ -277,7 +316,14 @@ describe('a worker killed with SIGKILL under flow', () => {
       expect(flow.errors).toEqual([]);
       // Those in flight come back through BullMQ's stalled check (~15 s) or their lease (33 s).
       await waitAllDelivered(t, rx, '/kill', flow.changes, 60_000);
-      const { rows, duplicates, extra } = await expectEveryCallbackDelivered(t, p, rx, '/kill', flow.changes, CONCURRENCY);
+      const { rows, duplicates, extra } = await expectEveryCallbackDelivered(
+        t,
+        p,
+        rx,
+        '/kill',
+        flow.changes,
+        CONCURRENCY,
+      );
       // A repeat is a request that reached the receiver before the kill and again after it.
       for (const [, hits] of duplicates) {
         expect(hits.length).toBe(2);
@@ -322,7 +368,12 @@ describe('PostgreSQL cut away under flow (ROLE=all through a proxy)', () => {
     proxy?.restore();
     await direct?.end().catch(() => undefined);
   });
-  const e2e = harness(() => ({ ROLE: 'all', DATABASE_URL: proxied, ...delivery, CALLBACK_CONCURRENCY: String(CONCURRENCY) }));
+  const e2e = harness(() => ({
+    ROLE: 'all',
+    DATABASE_URL: proxied,
+    ...delivery,
+    CALLBACK_CONCURRENCY: String(CONCURRENCY),
+  }));
   beforeAll(async () => {
     ({ t, p, rx } = e2e);
     await direct.connect();
@@ -334,7 +385,10 @@ describe('PostgreSQL cut away under flow (ROLE=all through a proxy)', () => {
     const rxState = answerAfter(rx, 100);
     const companies: string[] = [];
     for (let i = 0; i < 3; i++) {
-      companies.push((await t.as(p.apiKey, 'post', '/v1/companies', { name: 'F', status_callback: rx.url('/pg') }).expect(201)).body.id as string);
+      companies.push(
+        (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'F', status_callback: rx.url('/pg') }).expect(201)).body
+          .id as string,
+      );
     }
     const statuses = new Map<string, number>();
     let i = 0;
@@ -355,13 +409,19 @@ describe('PostgreSQL cut away under flow (ROLE=all through a proxy)', () => {
         statuses.set(res, (statuses.get(res) ?? 0) + 1);
         if (!/^2/.test(res)) return null;
         // Changes of one company are sequential here: its newest callback is this change's.
-        const [row] = await t.sql<{ id: string }>('SELECT id FROM callbacks WHERE company_id = $1 ORDER BY seq DESC LIMIT 1', [c]);
+        const [row] = await t.sql<{ id: string }>(
+          'SELECT id FROM callbacks WHERE company_id = $1 ORDER BY seq DESC LIMIT 1',
+          [c],
+        );
         return { id: row.id, at: Date.now() };
       },
       { rate: 30, max: 260 },
     );
     try {
-      await until(() => flow.changes.length >= 40 && rxState.open() >= 1, { timeoutMs: 20_000, what: 'deliveries under flow' });
+      await until(() => flow.changes.length >= 40 && rxState.open() >= 1, {
+        timeoutMs: 20_000,
+        what: 'deliveries under flow',
+      });
       // The cut comes while settlements are being written: the test holds the destination's row
       // lock (as a slow writer elsewhere would), so the worker's next settlement waits on it in
       // PostgreSQL. Under real load a PostgreSQL restart always finds some settlement under way.
@@ -399,7 +459,14 @@ describe('PostgreSQL cut away under flow (ROLE=all through a proxy)', () => {
       expect(flow.changes.filter((c) => c.at > restoredAt).length).toBeGreaterThan(0);
       // Rows claimed while PostgreSQL was gone (a job whose row could not be loaded) wait for their lease (33 s).
       await waitAllDelivered(t, rx, '/pg', flow.changes, 60_000);
-      const { rows, duplicates, extra } = await expectEveryCallbackDelivered(t, p, rx, '/pg', flow.changes, CONCURRENCY);
+      const { rows, duplicates, extra } = await expectEveryCallbackDelivered(
+        t,
+        p,
+        rx,
+        '/pg',
+        flow.changes,
+        CONCURRENCY,
+      );
       console.log(
         `PostgreSQL cut 4 s: ${flow.tries} changes tried, ${flow.changes.length} accepted (${acceptedDuring} of ${triesDuring} during the cut), ` +
           `answers ${JSON.stringify(Object.fromEntries(statuses))}, ${rows} rows all delivered, ${duplicates.length} received twice (${extra} extra), ` +
@@ -434,7 +501,10 @@ describe('the admission leader killed under flow', () => {
   });
   // The API in this process commits the flow but never leads admission (its relay is left out),
   // so the leader is always one of the ROLE=api children, which the test can kill.
-  const e2e = harness({ ROLE: 'api', ...delivery }, { configure: (b) => b.overrideProvider(CallbackRelay).useValue({}) });
+  const e2e = harness(
+    { ROLE: 'api', ...delivery },
+    { configure: (b) => b.overrideProvider(CallbackRelay).useValue({}) },
+  );
   beforeAll(() => ({ t, p, rx } = e2e));
 
   it('a standby takes over within seconds, twice; callbacks committed after each takeover arrive within seconds; nothing lost', async () => {
@@ -452,11 +522,18 @@ describe('the admission leader killed under flow', () => {
       expect(killed).not.toBe(next);
       const killAt = Date.now();
       await stop(apis.get(killed)!, 'SIGKILL');
-      await until(async () => (await leader()) === next, { timeoutMs: 10_000, intervalMs: 50, what: `${next} leading after ${killed} was killed` });
+      await until(async () => (await leader()) === next, {
+        timeoutMs: 10_000,
+        intervalMs: 50,
+        what: `${next} leading after ${killed} was killed`,
+      });
       takeovers.push({ killed, killAt, next, at: Date.now() });
     };
     try {
-      await until(() => flow.changes.length >= 30 && rx.on('/leader').length >= 10, { timeoutMs: 20_000, what: 'deliveries under flow' });
+      await until(() => flow.changes.length >= 30 && rx.on('/leader').length >= 10, {
+        timeoutMs: 20_000,
+        what: 'deliveries under flow',
+      });
       await killLeader(firstLeader === 'relay-a' ? 'relay-b' : 'relay-a');
       // A fresh process joins as standby, then the one that took over is killed in turn.
       await api('relay-c');
@@ -511,7 +588,10 @@ describe("the admission leader's PostgreSQL connection gone silent", () => {
     await proxy?.close();
   });
   // As above: the API in this process commits, and never leads admission.
-  const e2e = harness({ ROLE: 'api', ...delivery }, { configure: (b) => b.overrideProvider(CallbackRelay).useValue({}) });
+  const e2e = harness(
+    { ROLE: 'api', ...delivery },
+    { configure: (b) => b.overrideProvider(CallbackRelay).useValue({}) },
+  );
   beforeAll(async () => {
     ({ t, p, rx } = e2e);
     const url = new URL(t.config.databaseUrl);
@@ -521,7 +601,13 @@ describe("the admission leader's PostgreSQL connection gone silent", () => {
   it('the leader gives up its connection once a statement goes unanswered, and a standby leads and admits', async () => {
     const t0 = Date.now();
     const api = async (name: string, databaseUrl: string) => {
-      const s = await startService({ ...workerEnv(t), ROLE: 'api', PGAPPNAME: name, DATABASE_URL: databaseUrl, ...delivery });
+      const s = await startService({
+        ...workerEnv(t),
+        ROLE: 'api',
+        PGAPPNAME: name,
+        DATABASE_URL: databaseUrl,
+        ...delivery,
+      });
       children.push(s);
     };
     children.push(await startService({ ...workerEnv(t), ...delivery }));
@@ -532,15 +618,25 @@ describe("the admission leader's PostgreSQL connection gone silent", () => {
     await api('relay-b', t.config.databaseUrl);
     const { change, statuses } = await companyWithCallback(t, p, rx.url('/silent'));
     await change();
-    await until(async () => (await statuses()).join() === 'delivered', { timeoutMs: 10_000, what: 'delivered under relay-a' });
+    await until(async () => (await statuses()).join() === 'delivered', {
+      timeoutMs: 10_000,
+      what: 'delivered under relay-a',
+    });
 
     // No byte reaches relay-a's connections any more, and no reset either: its statements hang.
     proxy.silence();
     const silentAt = Date.now();
     await change();
-    await until(async () => (await admissionLeader(t)) === 'relay-b', { timeoutMs: RELAY_TIMEOUT_MS + 10_000, intervalMs: 100, what: 'relay-b leading' });
+    await until(async () => (await admissionLeader(t)) === 'relay-b', {
+      timeoutMs: RELAY_TIMEOUT_MS + 10_000,
+      intervalMs: 100,
+      what: 'relay-b leading',
+    });
     const takeover = Date.now() - silentAt;
-    await until(async () => (await statuses()).join() === 'delivered,delivered', { timeoutMs: 5000, what: 'the change after the silence delivered under relay-b' });
+    await until(async () => (await statuses()).join() === 'delivered,delivered', {
+      timeoutMs: 5000,
+      what: 'the change after the silence delivered under relay-b',
+    });
     // Within the statement timeout, the second's tick before it, and the standby's next try.
     expect(takeover).toBeLessThan(RELAY_TIMEOUT_MS + 3000);
 
@@ -557,7 +653,9 @@ describe("the admission leader's PostgreSQL connection gone silent", () => {
       { timeoutMs: RELAY_TIMEOUT_MS + 5000, what: 'relay-a trying the lock again on a new connection' },
     );
     expect(await admissionLeader(t)).toBe('relay-b');
-    console.log(`relay connection silenced: relay-b led ${takeover} ms later; relay-a back as a standby; test took ${secondsSince(t0)}`);
+    console.log(
+      `relay connection silenced: relay-b led ${takeover} ms later; relay-a back as a standby; test took ${secondsSince(t0)}`,
+    );
   }, 120_000);
 });
 
@@ -591,7 +689,10 @@ describe('Redis flushed while callbacks are sending', () => {
     const queue = t.app.get(CallbackQueue).queue;
     const flow = startFlow(await companyFlow(t, p, rx.url('/flush')), { rate: 30, max: 300 });
     try {
-      await until(() => flow.changes.length >= 40 && rx.on('/flush').length >= 20, { timeoutMs: 20_000, what: 'deliveries under flow' });
+      await until(() => flow.changes.length >= 40 && rx.on('/flush').length >= 20, {
+        timeoutMs: 20_000,
+        what: 'deliveries under flow',
+      });
       // Pausing the queue holds the jobs of the next admitted callbacks in Redis, where the flush
       // will find them (with a healthy worker they would stay there only for milliseconds).
       await queue.pause();

@@ -15,9 +15,30 @@ import { riskySlots } from '../src/delivery/admission-plan.js';
 import { stateOf } from '../src/delivery/destination-store.js';
 import { circuitOf, INITIAL_WINDOW, isProven } from '../src/delivery/destination-window.js';
 import { nextAttemptShown, nextProbeShown } from '../src/callbacks/circuit-wait.js';
-import { apply, check, Checks, drain, EVENT_STEPS, Step, stepArb, STEPS, tableSteps } from './support/statement-steps.js';
+import {
+  apply,
+  check,
+  Checks,
+  drain,
+  EVENT_STEPS,
+  Step,
+  stepArb,
+  STEPS,
+  tableSteps,
+} from './support/statement-steps.js';
 import type { Behaviour } from './support/delivery-model.js';
-import { CallbackRow, LEASE_MS, MAX_ATTEMPTS, ORIGINS, READY_WINDOW, RETENTION_MS, SCHEDULE, SCHEDULE_TOTAL, WINDOW_MAX, World } from './support/statement-world.js';
+import {
+  CallbackRow,
+  LEASE_MS,
+  MAX_ATTEMPTS,
+  ORIGINS,
+  READY_WINDOW,
+  RETENTION_MS,
+  SCHEDULE,
+  SCHEDULE_TOTAL,
+  WINDOW_MAX,
+  World,
+} from './support/statement-world.js';
 import { statementSuite } from './support/statement-suite.js';
 
 /** Each world's callbacks' statuses as last seen: every change since must be one the lifecycle table permits. */
@@ -26,8 +47,16 @@ const seen = new WeakMap<World, Map<string, CallbackStatus>>();
 function transitions(w: World, rows: { id: string; status: string }[]): void {
   const before = seen.get(w) ?? new Map<string, CallbackStatus>();
   const now = new Map(rows.map((c) => [c.id, c.status as CallbackStatus]));
-  for (const [id, to] of now) check(permits(before.get(id) ?? null, to), () => `callback ${id} went from ${before.get(id) ?? 'no row'} to ${to}: no transition of callback-lifecycle.ts`);
-  for (const [id, from] of before) check(now.has(id) || permits(from, null), () => `callback ${id} was deleted from ${from}: no transition of callback-lifecycle.ts`);
+  for (const [id, to] of now)
+    check(
+      permits(before.get(id) ?? null, to),
+      () => `callback ${id} went from ${before.get(id) ?? 'no row'} to ${to}: no transition of callback-lifecycle.ts`,
+    );
+  for (const [id, from] of before)
+    check(
+      now.has(id) || permits(from, null),
+      () => `callback ${id} was deleted from ${from}: no transition of callback-lifecycle.ts`,
+    );
   seen.set(w, now);
 }
 
@@ -36,18 +65,37 @@ async function safety(w: World): Promise<void> {
   const rows = await w.callbacks();
   for (const c of rows) {
     const settled = c.next_attempt_at === null && c.lease_until === null;
-    const ok = { pending: c.next_attempt_at !== null && c.lease_until === null, sending: c.lease_until !== null, delivered: settled && c.delivered_at !== null, failed: settled }[c.status];
-    check(ok === true && c.schedule_attempts <= MAX_ATTEMPTS, () => `callback in an inconsistent state: ${JSON.stringify(c)}`);
+    const ok = {
+      pending: c.next_attempt_at !== null && c.lease_until === null,
+      sending: c.lease_until !== null,
+      delivered: settled && c.delivered_at !== null,
+      failed: settled,
+    }[c.status];
+    check(
+      ok === true && c.schedule_attempts <= MAX_ATTEMPTS,
+      () => `callback in an inconsistent state: ${JSON.stringify(c)}`,
+    );
     // A callback fails after attempts, after its destination's outage outlasted its schedule, or with its URL removed.
-    const cause = /unavailable \(circuit open since .*attempt schedule ended while waiting|^callback URL removed by the partner/;
-    check(c.status !== 'failed' || c.attempt_count > 0 || cause.test(c.last_error ?? ''), () => `failed with no cause: ${JSON.stringify(c)}`);
+    const cause =
+      /unavailable \(circuit open since .*attempt schedule ended while waiting|^callback URL removed by the partner/;
+    check(
+      c.status !== 'failed' || c.attempt_count > 0 || cause.test(c.last_error ?? ''),
+      () => `failed with no cause: ${JSON.stringify(c)}`,
+    );
   }
   for (const o of w.keys) {
     const sending = rows.filter((c) => c.destination === o && c.status === 'sending').length;
     const requests = w.entries.filter((e) => e.dest === o).length;
-    check(sending <= WINDOW_MAX && requests <= WINDOW_MAX, () => `${o}: ${sending} sending, ${requests} requests, at most ${WINDOW_MAX}`);
+    check(
+      sending <= WINDOW_MAX && requests <= WINDOW_MAX,
+      () => `${o}: ${sending} sending, ${requests} requests, at most ${WINDOW_MAX}`,
+    );
   }
-  for (const e of w.entries) check(rows.some((c) => c.id === e.id), () => `a job holds ${e.id}, which is no callback`);
+  for (const e of w.entries)
+    check(
+      rows.some((c) => c.id === e.id),
+      () => `a job holds ${e.id}, which is no callback`,
+    );
   await openDestinationsHaveAWakeUp(w, rows);
 }
 
@@ -63,11 +111,22 @@ async function openDestinationsHaveAWakeUp(w: World, rows: CallbackRow[]): Promi
     const sending = rows.filter((c) => c.destination === d.key && c.status === 'sending').length;
     const shown = circuitOf(s, sending, d.now);
     const what = () => `${d.key} shown ${shown}, ${sending} in flight: ${JSON.stringify(d)}`;
-    if (shown === 'open') check(sending === 0 && d.next_probe_at !== null && d.next_probe_at > d.now, () => `open with no wake-up: ${what()}`);
+    if (shown === 'open')
+      check(
+        sending === 0 && d.next_probe_at !== null && d.next_probe_at > d.now,
+        () => `open with no wake-up: ${what()}`,
+      );
     check((nextProbeShown(s, d.now) ?? -Infinity) >= d.now, () => `next probe shown in the past: ${what()}`);
     for (const c of rows.filter((x) => x.destination === d.key && x.status === 'pending')) {
-      const next = nextAttemptShown({ status: c.status, nextAttemptAt: c.next_attempt_at?.getTime() ?? null }, s, d.now);
-      check((next ?? -Infinity) >= d.now, () => `callback ${c.id} held there shows a next attempt in the past: ${what()}`);
+      const next = nextAttemptShown(
+        { status: c.status, nextAttemptAt: c.next_attempt_at?.getTime() ?? null },
+        s,
+        d.now,
+      );
+      check(
+        (next ?? -Infinity) >= d.now,
+        () => `callback ${c.id} held there shows a next attempt in the past: ${what()}`,
+      );
     }
   }
 }
@@ -77,10 +136,18 @@ async function afterPass(w: World, admitted: string[]): Promise<void> {
   if (admitted.length === 0) return;
   // A job whose lease is not its callback's leaves the callback alone (callback-delivery.ts): it would wait for its lease to lapse.
   const leases = await w.leases(admitted);
-  for (const id of admitted) check(w.entries.filter((e) => e.id === id).at(-1)?.lease === leases.get(id), () => `callback ${id} admitted with lease ${leases.get(id)}, its job carries ${w.entries.filter((e) => e.id === id).at(-1)?.lease}`);
+  for (const id of admitted)
+    check(
+      w.entries.filter((e) => e.id === id).at(-1)?.lease === leases.get(id),
+      () =>
+        `callback ${id} admitted with lease ${leases.get(id)}, its job carries ${w.entries.filter((e) => e.id === id).at(-1)?.lease}`,
+    );
   const rows = await w.callbacks();
   const dests = await w.destinations();
-  const slots = Math.min(READY_WINDOW, w.workers.reduce((n, x) => n + (x.up ? x.slots : 0), 0));
+  const slots = Math.min(
+    READY_WINDOW,
+    w.workers.reduce((n, x) => n + (x.up ? x.slots : 0), 0),
+  );
   const sending = (o: string) => rows.filter((c) => c.destination === o && c.status === 'sending').length;
   const total = w.keys.reduce((n, o) => n + sending(o), 0);
   check(total <= slots, () => `${total} sending after a pass, ${slots} slots`);
@@ -88,12 +155,18 @@ async function afterPass(w: World, admitted: string[]): Promise<void> {
   const admittedTo = (o: string) => rows.filter((c) => c.destination === o && admitted.includes(c.id)).length;
   if (unproven.some((d) => admittedTo(d.key) > 0)) {
     const n = unproven.reduce((k, d) => k + sending(d.key), 0);
-    check(n <= riskySlots(slots), () => `unproven destinations: ${n} sending after a pass, share ${riskySlots(slots)} of ${slots}`);
+    check(
+      n <= riskySlots(slots),
+      () => `unproven destinations: ${n} sending after a pass, share ${riskySlots(slots)} of ${slots}`,
+    );
   }
   // The requests under way to each destination, whatever became of their rows (a URL moved).
   const requests = (o: string) => w.entries.filter((e) => e.dest === o).length;
   for (const d of dests.filter((x) => x.opened_at !== null && admittedTo(x.key) > 0)) {
-    check(admittedTo(d.key) === 1 && sending(d.key) === 1 && requests(d.key) === 1, () => `open ${d.key}: admitted ${admittedTo(d.key)}, ${sending(d.key)} sending, ${requests(d.key)} requests`);
+    check(
+      admittedTo(d.key) === 1 && sending(d.key) === 1 && requests(d.key) === 1,
+      () => `open ${d.key}: admitted ${admittedTo(d.key)}, ${sending(d.key)} sending, ${requests(d.key)} requests`,
+    );
   }
   for (const d of dests.filter((x) => !isProven(stateOf(x), x.now) && admittedTo(x.key) > 0)) {
     const window = Math.min(stateOf(d).window, INITIAL_WINDOW);
@@ -141,7 +214,9 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
     await traced.settled(w);
     await drain(w, traced);
     // Those whose URL the partner removed stay failed: nowhere to send them.
-    const left = (await w.callbacks()).filter((c) => c.status !== 'delivered' && !(c.status === 'failed' && /^callback URL removed/.test(c.last_error ?? '')));
+    const left = (await w.callbacks()).filter(
+      (c) => c.status !== 'delivered' && !(c.status === 'failed' && /^callback URL removed/.test(c.last_error ?? '')),
+    );
     check(left.length === 0, () => `not delivered after a redelivery: ${JSON.stringify(left)}`);
   }
 
@@ -156,11 +231,26 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
       fc.oneof(
         { weight: 3, arbitrary: STEPS.commit.arbitrary },
         { weight: 4, arbitrary: STEPS.admission.arbitrary },
-        { weight: 4, arbitrary: fc.record({ k: fc.constant('settle' as const), pick: fc.nat(), as: fc.constant<Behaviour | null>(null), late: fc.nat(50) }) },
+        {
+          weight: 4,
+          arbitrary: fc.record({
+            k: fc.constant('settle' as const),
+            pick: fc.nat(),
+            as: fc.constant<Behaviour | null>(null),
+            late: fc.nat(50),
+          }),
+        },
         { weight: 3, arbitrary: STEPS.tick.arbitrary },
         { weight: 2, arbitrary: STEPS.redeliver.arbitrary },
         { weight: 1, arbitrary: STEPS.url.arbitrary },
-        { weight: 1, arbitrary: fc.record({ k: fc.constant('behave' as const), d: fc.nat(5), b: fc.constantFrom<Behaviour>('5xx', 'hang', 'ok') }) },
+        {
+          weight: 1,
+          arbitrary: fc.record({
+            k: fc.constant('behave' as const),
+            d: fc.nat(5),
+            b: fc.constantFrom<Behaviour>('5xx', 'hang', 'ok'),
+          }),
+        },
       ),
       { minLength: 10, maxLength: 50 },
     ),
@@ -174,7 +264,11 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
       for (const company of [0, 1]) await w.openCircuit(ORIGINS[0], company);
       await history(w, spec.steps);
     });
-    await fc.assert(property, { interruptAfterTimeLimit: 100_000, numRuns: Number(process.env.FC_RUNS ?? 15), seed: Number(process.env.FC_SEED ?? 20_261_207) });
+    await fc.assert(property, {
+      interruptAfterTimeLimit: 100_000,
+      numRuns: Number(process.env.FC_RUNS ?? 15),
+      seed: Number(process.env.FC_SEED ?? 20_261_207),
+    });
   }, 140_000);
 
   it('keeps every callback in one consistent state and in-flight within windows, slots and the unproven share; fails only for a cause; delivers everything once destinations answer, and a redelivery delivers what failed; every open destination has a wake-up', async () => {
@@ -183,14 +277,21 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
       await history(w, spec.steps);
       // Retention deletes what was delivered, once it is old enough, and nothing else.
       const states = async () => (await w.callbacks()).map((c) => `${c.id} ${c.status}`).join(', ');
-      const kept = (await w.callbacks()).filter((c) => c.status !== 'delivered').map((c) => `${c.id} ${c.status}`).join(', ');
+      const kept = (await w.callbacks())
+        .filter((c) => c.status !== 'delivered')
+        .map((c) => `${c.id} ${c.status}`)
+        .join(', ');
       await w.tick(RETENTION_MS + 1);
       await w.prune();
       await traced.settled(w);
       const after = await states();
       check(after === kept, () => `retention left ${after}, not ${kept}`);
     });
-    await fc.assert(property, { interruptAfterTimeLimit: 200_000, numRuns: Number(process.env.FC_RUNS ?? 25), seed: Number(process.env.FC_SEED ?? 20_261_125) });
+    await fc.assert(property, {
+      interruptAfterTimeLimit: 200_000,
+      numRuns: Number(process.env.FC_RUNS ?? 25),
+      seed: Number(process.env.FC_SEED ?? 20_261_125),
+    });
   }, 240_000);
 
   const fresh = (destinations: number, workers: number[]) => suite.world(destinations, workers);
@@ -204,12 +305,24 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
     await w.restart(0);
     await w.tick(LEASE_MS - 1000);
     await w.sweep();
-    expect(await statuses(w)).toEqual([['sending', 0], ['sending', 0], ['pending', 0]]);
+    expect(await statuses(w)).toEqual([
+      ['sending', 0],
+      ['sending', 0],
+      ['pending', 0],
+    ]);
     await w.tick(2000);
     await w.sweep();
-    expect(await statuses(w)).toEqual([['pending', 0], ['pending', 0], ['pending', 0]]);
+    expect(await statuses(w)).toEqual([
+      ['pending', 0],
+      ['pending', 0],
+      ['pending', 0],
+    ]);
     await drain(w, checks);
-    expect(await statuses(w)).toEqual([['delivered', 1], ['delivered', 1], ['delivered', 1]]);
+    expect(await statuses(w)).toEqual([
+      ['delivered', 1],
+      ['delivered', 1],
+      ['delivered', 1],
+    ]);
   });
 
   it('gives each job the lease its callbacks hold when a pass admits in rounds, and they are sent at once', async () => {
@@ -241,7 +354,13 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
     await w.sweep();
     const rows = await w.callbacks();
     expect(rows.map((c) => c.status)).toEqual(['failed', 'failed', 'failed', 'failed']);
-    expect(rows.every((c) => /^destination https:\/\/a\.test unavailable \(circuit open since .*, last error: HTTP 503\); attempt schedule ended while waiting$/.test(c.last_error!))).toBe(true);
+    expect(
+      rows.every((c) =>
+        /^destination https:\/\/a\.test unavailable \(circuit open since .*, last error: HTTP 503\); attempt schedule ended while waiting$/.test(
+          c.last_error!,
+        ),
+      ),
+    ).toBe(true);
     // One redelivered while the circuit is open: it goes at once as the probe (ADMIT takes it first, CLEAR_ASKS ends the request).
     const [first, second] = rows;
     await w.redeliver(second.id);
@@ -265,7 +384,7 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
     expect((await w.destinations())[0]).toMatchObject({ opened_at: null, probe_id: null });
   });
 
-  it('keeps callbacks moved while in flight in their old destination\'s window (MOVE, ADMIT, RECORD): no request beyond it, and no second probe of an open circuit', async () => {
+  it("keeps callbacks moved while in flight in their old destination's window (MOVE, ADMIT, RECORD): no request beyond it, and no second probe of an open circuit", async () => {
     const w = await fresh(2, [6]);
     const [a, b] = [w.keyOf(ORIGINS[0]), w.keyOf(ORIGINS[1])]; // partner 0's destinations (companies 0 and 2 are its)
     for (let i = 0; i < 2; i++) await w.commit(ORIGINS[0], 0);
@@ -275,10 +394,18 @@ describe('the delivery statements on PostgreSQL, through random histories', () =
     expect(await w.pass()).toEqual([]); // a.test's window is still full: its requests are under way
     expect(w.entries.filter((e) => e.dest === a)).toHaveLength(INITIAL_WINDOW);
     const rows = await w.callbacks();
-    expect(rows.map((c) => [c.destination, c.status])).toEqual([[a, 'sending'], [a, 'sending'], [a, 'pending']]);
+    expect(rows.map((c) => [c.destination, c.status])).toEqual([
+      [a, 'sending'],
+      [a, 'sending'],
+      [a, 'pending'],
+    ]);
     // They settle (a 503), and only then move: their retries go to b.test.
     for (const e of [...w.entries]) await w.settle(e, '5xx');
-    expect((await w.callbacks()).map((c) => [c.destination, c.status])).toEqual([[b, 'pending'], [b, 'pending'], [a, 'pending']]);
+    expect((await w.callbacks()).map((c) => [c.destination, c.status])).toEqual([
+      [b, 'pending'],
+      [b, 'pending'],
+      [a, 'pending'],
+    ]);
     await drain(w, checks);
 
     // An open circuit's probe moved away leaves the circuit with its one probe in flight.

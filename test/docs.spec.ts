@@ -1,7 +1,8 @@
 import { ERROR_CODES } from '../src/platform/http/error-codes.js';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { loadConfig, parseDuration, parseDurationList } from '../src/platform/config/app-config.js';
+import { loadConfig } from '../src/platform/config/app-config.js';
+import { parseDuration, parseDurationList } from '../src/platform/config/durations.js';
 import type { ResultsFile } from '../bench/support/results.js';
 import { TABLE_BEGIN, TABLE_END, withResults } from '../bench/support/table.js';
 import { commandLines, DocBlock, docPages, fencedBlocks, ROOT } from './support/doc-blocks.js';
@@ -172,7 +173,7 @@ describe('the README and docs', () => {
 
   it('configuration.md names every variable the service reads, with the defaults the code has', () => {
     const source = read('src/platform/config/app-config.ts');
-    const read_ = new Set([...source.matchAll(/\b(?:parse(?:<[^>]*>)?|get)\('([A-Z_]+)'/g)].map((m) => m[1]));
+    const read_ = new Set([...source.matchAll(/\b(?:parse(?:<[^>]*>)?|get)\(\s*'([A-Z_]+)'/g)].map((m) => m[1]));
     read_.add('NODE_ENV');
     const page = read('docs/configuration.md');
     const rows = new Map([...page.matchAll(/^\| `([A-Z_]+)` \| ([^|]*) \|/gm)].map((m) => [m[1], m[2].trim()]));

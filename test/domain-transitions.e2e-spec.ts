@@ -16,15 +16,36 @@ describe('the domain transition template', () => {
 
   /** A company with a callback URL and a pending limit request of 500.00 with one. */
   async function pendingRequest(): Promise<{ c: string; l: string }> {
-    const c = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'T', status_callback: 'https://company.example/cb' }).expect(201)).body.id as string;
-    const l = (await t.as(p.apiKey, 'post', `/v1/companies/${c}/limit-requests`, { amount: '500', status_callback: 'https://limit.example/cb' }).expect(201)).body.id as string;
+    const c = (
+      await t
+        .as(p.apiKey, 'post', '/v1/companies', { name: 'T', status_callback: 'https://company.example/cb' })
+        .expect(201)
+    ).body.id as string;
+    const l = (
+      await t
+        .as(p.apiKey, 'post', `/v1/companies/${c}/limit-requests`, {
+          amount: '500',
+          status_callback: 'https://limit.example/cb',
+        })
+        .expect(201)
+    ).body.id as string;
     return { c, l };
   }
-  const run = (spec: StatusChangeSpec<LimitRequest, LimitRequestStatus>) => t.app.get(DomainTransitions).transaction((m) => t.app.get(DomainTransitions).apply(m, spec));
-  const messagesOf = async (c: string) => (await t.sql<{ message: number }>('SELECT message FROM callbacks WHERE company_id = $1 ORDER BY seq', [c])).map((r) => r.message);
+  const run = (spec: StatusChangeSpec<LimitRequest, LimitRequestStatus>) =>
+    t.app.get(DomainTransitions).transaction((m) => t.app.get(DomainTransitions).apply(m, spec));
+  const messagesOf = async (c: string) =>
+    (await t.sql<{ message: number }>('SELECT message FROM callbacks WHERE company_id = $1 ORDER BY seq', [c])).map(
+      (r) => r.message,
+    );
   const companyRow = async (c: string) =>
-    (await t.sql<{ name: string; credit_limit: string; credit_status: string }>('SELECT name, credit_limit, credit_status FROM companies WHERE id = $1', [c]))[0];
-  const statusOf = async (l: string) => (await t.sql<{ status: string }>('SELECT status FROM limit_requests WHERE id = $1', [l]))[0].status;
+    (
+      await t.sql<{ name: string; credit_limit: string; credit_status: string }>(
+        'SELECT name, credit_limit, credit_status FROM companies WHERE id = $1',
+        [c],
+      )
+    )[0];
+  const statusOf = async (l: string) =>
+    (await t.sql<{ status: string }>('SELECT status FROM limit_requests WHERE id = $1', [l]))[0].status;
 
   it('returns, row by row, the tracked properties it changed before and after, and records own, then company callbacks', async () => {
     const { c, l } = await pendingRequest();
@@ -39,7 +60,12 @@ describe('the domain transition template', () => {
       },
     });
     expect(changes).toEqual([
-      { table: 'companies', id: c, before: { creditLimit: 0n, creditStatus: 'pending' }, after: { creditLimit: 50000n, creditStatus: 'active' } },
+      {
+        table: 'companies',
+        id: c,
+        before: { creditLimit: 0n, creditStatus: 'pending' },
+        after: { creditLimit: 50000n, creditStatus: 'active' },
+      },
       { table: 'limit_requests', id: l, before: { status: 'pending' }, after: { status: 'approved' } },
     ]);
     expect(await statusOf(l)).toBe('approved');
@@ -58,7 +84,9 @@ describe('the domain transition template', () => {
         company.name = 'an untracked edit, not written';
       },
     });
-    expect(changes).toEqual([{ table: 'limit_requests', id: l, before: { status: 'pending' }, after: { status: 'rejected' } }]);
+    expect(changes).toEqual([
+      { table: 'limit_requests', id: l, before: { status: 'pending' }, after: { status: 'rejected' } },
+    ]);
     expect((await companyRow(c)).name).toBe('T');
     expect(await messagesOf(c)).toEqual([3]);
   });
@@ -66,8 +94,18 @@ describe('the domain transition template', () => {
   it('checks the state machine before any effect, and a refusal by an effect writes nothing', async () => {
     const { c, l } = await pendingRequest();
     let effects = 0;
-    const illegal = run({ resource: LIMIT_REQUEST, id: l, company: companyOfRow, to: 'pending', effects: () => void effects++ });
-    await expect(illegal).rejects.toMatchObject({ kind: 'conflict', code: ErrorCode.status_transition_not_allowed, message: 'Limit request cannot become pending: its current status is pending' });
+    const illegal = run({
+      resource: LIMIT_REQUEST,
+      id: l,
+      company: companyOfRow,
+      to: 'pending',
+      effects: () => void effects++,
+    });
+    await expect(illegal).rejects.toMatchObject({
+      kind: 'conflict',
+      code: ErrorCode.status_transition_not_allowed,
+      message: 'Limit request cannot become pending: its current status is pending',
+    });
     expect(effects).toBe(0);
 
     const refused = run({

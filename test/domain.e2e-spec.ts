@@ -38,14 +38,24 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
   }
 
   const body = (message: number, ids: { w?: string | null; c: string; l?: string | null; loan?: string | null }) =>
-    JSON.stringify({ message, withdrawalId: ids.w ?? null, companyId: ids.c, limitRequestId: ids.l ?? null, loanId: ids.loan ?? null });
+    JSON.stringify({
+      message,
+      withdrawalId: ids.w ?? null,
+      companyId: ids.c,
+      limitRequestId: ids.l ?? null,
+      loanId: ids.loan ?? null,
+    });
 
   async function company(extra: object = { [companyProp]: COMPANY_URL }, key = p.apiKey): Promise<string> {
     const res = await t.as(key, 'post', '/v1/companies', { name: 'Acme Trading', ...extra }).expect(201);
     return res.body.id;
   }
 
-  async function limitRequest(c: string, amount = '10000', extra: object = { status_callback: LIMIT_URL }): Promise<string> {
+  async function limitRequest(
+    c: string,
+    amount = '10000',
+    extra: object = { status_callback: LIMIT_URL },
+  ): Promise<string> {
     const res = await t.as(p.apiKey, 'post', `/v1/companies/${c}/limit-requests`, { amount, ...extra }).expect(201);
     return res.body.id;
   }
@@ -57,7 +67,11 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
     return c;
   }
 
-  async function withdrawal(c: string, amount = '2500.50', extra: object = { status_callback: W_URL, loan_status_callback: LOAN_URL }) {
+  async function withdrawal(
+    c: string,
+    amount = '2500.50',
+    extra: object = { status_callback: W_URL, loan_status_callback: LOAN_URL },
+  ) {
     const res = await t.as(p.apiKey, 'post', `/v1/companies/${c}/${wPath}`, { amount, ...extra }).expect(201);
     return res.body.id as string;
   }
@@ -77,7 +91,9 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
       expect(Object.keys(res.body)).toEqual(['id', 'name', 'apiKey', 'signingSecret', 'createdAt']);
       expect(res.body.signingSecret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
       expect(Buffer.from(res.body.signingSecret.slice(6), 'base64')).toHaveLength(32);
-      const [row] = await t.sql<{ api_key_hash: string }>('SELECT api_key_hash FROM partners WHERE id = $1', [res.body.id]);
+      const [row] = await t.sql<{ api_key_hash: string }>('SELECT api_key_hash FROM partners WHERE id = $1', [
+        res.body.id,
+      ]);
       expect(row.api_key_hash).not.toContain(res.body.apiKey);
     });
 
@@ -106,7 +122,10 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
       );
       // Sealed at rest (secret-box.ts): opened here with the test's SECRETS_KEY.
       const box = new SecretBox(t.config.secretsKeys);
-      expect({ ...row, previous_signing_secret: box.open(row.previous_signing_secret, 'partners.signing_secret', partner.id) }).toEqual({
+      expect({
+        ...row,
+        previous_signing_secret: box.open(row.previous_signing_secret, 'partners.signing_secret', partner.id),
+      }).toEqual({
         previous_signing_secret: partner.signingSecret,
         hours: 24,
       });
@@ -119,10 +138,19 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
   describe('companies', () => {
     it('creates a company with the variant callback property and reads it back', async () => {
       const res = await t
-        .as(p.apiKey, 'post', '/v1/companies', { name: 'Acme Trading', registrationNumber: 'HRB 1', [companyProp]: COMPANY_URL })
+        .as(p.apiKey, 'post', '/v1/companies', {
+          name: 'Acme Trading',
+          registrationNumber: 'HRB 1',
+          [companyProp]: COMPANY_URL,
+        })
         .expect(201);
       expect(Object.keys(res.body)).toEqual(['id', 'name', 'registrationNumber', 'currency', companyProp, 'createdAt']);
-      expect(res.body).toMatchObject({ name: 'Acme Trading', registrationNumber: 'HRB 1', currency: 'EUR', [companyProp]: COMPANY_URL });
+      expect(res.body).toMatchObject({
+        name: 'Acme Trading',
+        registrationNumber: 'HRB 1',
+        currency: 'EUR',
+        [companyProp]: COMPANY_URL,
+      });
       const got = await t.as(p.apiKey, 'get', `/v1/companies/${res.body.id}`).expect(200);
       expect(got.body).toEqual(res.body);
     });
@@ -154,8 +182,20 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
         return;
       }
       expect(res.status).toBe(200);
-      expect(Object.keys(res.body)).toEqual(['companyId', 'creditLimit', 'currency', 'annualInterestRate', 'repaymentTermDays', 'updatedAt']);
-      expect(res.body).toMatchObject({ companyId: c, creditLimit: '0.00', annualInterestRate: '0.00', repaymentTermDays: 30 });
+      expect(Object.keys(res.body)).toEqual([
+        'companyId',
+        'creditLimit',
+        'currency',
+        'annualInterestRate',
+        'repaymentTermDays',
+        'updatedAt',
+      ]);
+      expect(res.body).toMatchObject({
+        companyId: c,
+        creditLimit: '0.00',
+        annualInterestRate: '0.00',
+        repaymentTermDays: 30,
+      });
     });
 
     it.each([
@@ -179,7 +219,10 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
 
     it('answers 413 to a body over 64 KiB and 400 to malformed JSON', async () => {
       await t.as(p.apiKey, 'post', '/v1/companies', { name: 'x'.repeat(70 * 1024) }).expect(413);
-      const res = await t.as(p.apiKey, 'post', '/v1/companies').set('Content-Type', 'application/json').send('{"name":');
+      const res = await t
+        .as(p.apiKey, 'post', '/v1/companies')
+        .set('Content-Type', 'application/json')
+        .send('{"name":');
       expect(res.status).toBe(400);
       expect(res.body.statusCode).toBe(400);
     });
@@ -232,9 +275,26 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
   describe('limit requests', () => {
     it('creates a pending limit request and reads it and its status', async () => {
       const c = await company();
-      const res = await t.as(p.apiKey, 'post', `/v1/companies/${c}/limit-requests`, { amount: '1500.5', status_callback: LIMIT_URL }).expect(201);
-      expect(Object.keys(res.body)).toEqual(['id', 'companyId', 'amount', 'currency', 'status', 'status_callback', 'createdAt', 'updatedAt']);
-      expect(res.body).toMatchObject({ companyId: c, amount: '1500.50', currency: 'EUR', status: 'pending', status_callback: LIMIT_URL });
+      const res = await t
+        .as(p.apiKey, 'post', `/v1/companies/${c}/limit-requests`, { amount: '1500.5', status_callback: LIMIT_URL })
+        .expect(201);
+      expect(Object.keys(res.body)).toEqual([
+        'id',
+        'companyId',
+        'amount',
+        'currency',
+        'status',
+        'status_callback',
+        'createdAt',
+        'updatedAt',
+      ]);
+      expect(res.body).toMatchObject({
+        companyId: c,
+        amount: '1500.50',
+        currency: 'EUR',
+        status: 'pending',
+        status_callback: LIMIT_URL,
+      });
       const got = await t.as(p.apiKey, 'get', `/v1/companies/${c}/limit-requests/${res.body.id}`).expect(200);
       expect(got.body).toEqual(res.body);
       const st = await t.as(p.apiKey, 'get', `/v1/companies/${c}/limit-requests/${res.body.id}/status`).expect(200);
@@ -249,7 +309,9 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
 
     it('refuses a bad status_callback with 400 naming it', async () => {
       const c = await company();
-      const res = await t.as(p.apiKey, 'post', `/v1/companies/${c}/limit-requests`, { amount: '1', status_callback: 'ftp://x/y' }).expect(400);
+      const res = await t
+        .as(p.apiKey, 'post', `/v1/companies/${c}/limit-requests`, { amount: '1', status_callback: 'ftp://x/y' })
+        .expect(400);
       expect(res.body.message.join(' ')).toContain('status_callback');
     });
 
@@ -262,7 +324,11 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
         { message: 0, url: COMPANY_URL, body: body(0, { c }) },
         { message: 2, url: COMPANY_URL, body: body(2, { c }) },
       ]);
-      expect(await creditStatus(c)).toMatchObject({ creditStatus: 'active', creditLimit: '10000.00', creditBalance: '10000.00' });
+      expect(await creditStatus(c)).toMatchObject({
+        creditStatus: 'active',
+        creditLimit: '10000.00',
+        creditBalance: '10000.00',
+      });
       const st = await t.as(p.apiKey, 'get', `/v1/companies/${c}/limit-requests/${l}/status`).expect(200);
       expect(st.body.status).toBe('approved');
     });
@@ -340,13 +406,17 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
   describe('operator credit changes', () => {
     it('a limit change records 0 then 2; the same values again record nothing', async () => {
       const c = await fundedCompany('1000');
-      const rows = await recorded(() => t.admin('patch', `/admin/v1/companies/${c}/credit`, { creditLimit: '2000.5' }).expect(200));
+      const rows = await recorded(() =>
+        t.admin('patch', `/admin/v1/companies/${c}/credit`, { creditLimit: '2000.5' }).expect(200),
+      );
       expect(rows).toEqual([
         { message: 0, url: COMPANY_URL, body: body(0, { c }) },
         { message: 2, url: COMPANY_URL, body: body(2, { c }) },
       ]);
       const again = await recorded(() =>
-        t.admin('patch', `/admin/v1/companies/${c}/credit`, { creditLimit: '2000.50', creditStatus: 'active' }).expect(200),
+        t
+          .admin('patch', `/admin/v1/companies/${c}/credit`, { creditLimit: '2000.50', creditStatus: 'active' })
+          .expect(200),
       );
       expect(again).toEqual([]);
     });
@@ -355,9 +425,16 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
       const c = await fundedCompany('1000');
       const res = await t.admin('patch', `/admin/v1/companies/${c}/credit`, { creditStatus: 'suspended' });
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ companyId: c, creditStatus: 'suspended', creditLimit: '1000.00', creditBalance: '1000.00' });
+      expect(res.body).toMatchObject({
+        companyId: c,
+        creditStatus: 'suspended',
+        creditLimit: '1000.00',
+        creditBalance: '1000.00',
+      });
       const rows = await recorded(() =>
-        t.admin('patch', `/admin/v1/companies/${c}/credit`, { annualInterestRate: '7.5', repaymentTermDays: 60 }).expect(200),
+        t
+          .admin('patch', `/admin/v1/companies/${c}/credit`, { annualInterestRate: '7.5', repaymentTermDays: 60 })
+          .expect(200),
       );
       expect(rows.map((r) => r.message)).toEqual([0]);
       if (variant === 'B') {
@@ -376,16 +453,23 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
         expect(res.body.message).toContain('closed');
       });
       expect(rows.map((r) => r.message)).toEqual([0]);
-      expect(await creditStatus(c)).toMatchObject({ creditStatus: 'closed', creditLimit: '1000.00', borrowedAmount: '600.00' });
+      expect(await creditStatus(c)).toMatchObject({
+        creditStatus: 'closed',
+        creditLimit: '1000.00',
+        borrowedAmount: '600.00',
+      });
     });
 
-    it.each([[{ creditLimit: '-1' }], [{ creditStatus: 'frozen' }], [{ repaymentTermDays: 0 }], [{ annualInterestRate: '7.555' }], [{ extra: 1 }]])(
-      'refuses %j with 400',
-      async (payload) => {
-        const c = await company();
-        await t.admin('patch', `/admin/v1/companies/${c}/credit`, payload).expect(400);
-      },
-    );
+    it.each([
+      [{ creditLimit: '-1' }],
+      [{ creditStatus: 'frozen' }],
+      [{ repaymentTermDays: 0 }],
+      [{ annualInterestRate: '7.555' }],
+      [{ extra: 1 }],
+    ])('refuses %j with 400', async (payload) => {
+      const c = await company();
+      await t.admin('patch', `/admin/v1/companies/${c}/credit`, payload).expect(400);
+    });
 
     it('answers 404 for an unknown company', async () => {
       await t.admin('patch', `/admin/v1/companies/${NIL}/credit`, { creditLimit: '1' }).expect(404);
@@ -399,19 +483,41 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
       const c = await fundedCompany('1000');
       const res = await t.as(p.apiKey, 'post', `/v1/companies/${c}/${wPath}`, { amount: '1000.01' }).expect(422);
       expect(res.body.message).toContain('1000.00');
-      const [{ n }] = await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM withdrawal_requests WHERE company_id = ANY($1)', [[pending, c]]);
+      const [{ n }] = await t.sql<{ n: number }>(
+        'SELECT count(*)::int AS n FROM withdrawal_requests WHERE company_id = ANY($1)',
+        [[pending, c]],
+      );
       expect(n).toBe(0);
     });
 
     it('creates a withdrawal request and reads it and its status', async () => {
       const c = await fundedCompany();
       const res = await t
-        .as(p.apiKey, 'post', `/v1/companies/${c}/${wPath}`, { amount: '2500.5', status_callback: W_URL, loan_status_callback: LOAN_URL })
+        .as(p.apiKey, 'post', `/v1/companies/${c}/${wPath}`, {
+          amount: '2500.5',
+          status_callback: W_URL,
+          loan_status_callback: LOAN_URL,
+        })
         .expect(201);
       expect(Object.keys(res.body)).toEqual([
-        'id', 'companyId', 'amount', 'currency', 'status', 'status_callback', 'loan_status_callback', 'loanId', 'createdAt', 'updatedAt',
+        'id',
+        'companyId',
+        'amount',
+        'currency',
+        'status',
+        'status_callback',
+        'loan_status_callback',
+        'loanId',
+        'createdAt',
+        'updatedAt',
       ]);
-      expect(res.body).toMatchObject({ companyId: c, amount: '2500.50', currency: 'EUR', status: 'created', loanId: null });
+      expect(res.body).toMatchObject({
+        companyId: c,
+        amount: '2500.50',
+        currency: 'EUR',
+        status: 'created',
+        loanId: null,
+      });
       const w = res.body.id;
       expect((await t.as(p.apiKey, 'get', `/v1/companies/${c}/${wPath}/${w}`).expect(200)).body).toEqual(res.body);
       const st = await t.as(p.apiKey, 'get', `/v1/companies/${c}/${wPath}/${w}/status`).expect(200);
@@ -440,7 +546,11 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
         { message: 1, url: W_URL, body: body(1, { w, c, loan }) },
         { message: 2, url: COMPANY_URL, body: body(2, { c }) },
       ]);
-      expect(await creditStatus(c)).toMatchObject({ creditLimit: '10000.00', borrowedAmount: '2500.50', creditBalance: '7499.50' });
+      expect(await creditStatus(c)).toMatchObject({
+        creditLimit: '10000.00',
+        borrowedAmount: '2500.50',
+        creditBalance: '7499.50',
+      });
       const res = await t.as(p.apiKey, 'get', `/v1/companies/${c}/loans/${loan}`).expect(200);
       expect(res.body).toEqual({
         id: loan,
@@ -461,9 +571,13 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
       const c = await fundedCompany('10000');
       const { w, loan } = await paidOut(c, '2500.50');
       const partial = await recorded(async () => {
-        const res = await t.admin('post', `/admin/v1/loans/${loan}/payments`, { amount: '1000.25', paidAt: '2026-01-02T03:04:05Z' }).expect(201);
+        const res = await t
+          .admin('post', `/admin/v1/loans/${loan}/payments`, { amount: '1000.25', paidAt: '2026-01-02T03:04:05Z' })
+          .expect(201);
         expect(res.body).toMatchObject({ outstanding: '1500.25', status: 'active' });
-        expect(res.body.payments).toEqual([{ id: expect.any(String), amount: '1000.25', paidAt: '2026-01-02T03:04:05.000Z' }]);
+        expect(res.body.payments).toEqual([
+          { id: expect.any(String), amount: '1000.25', paidAt: '2026-01-02T03:04:05.000Z' },
+        ]);
         expect(res.body.lastPayment).toEqual(res.body.payments[0]);
       });
       expect(partial).toEqual([
@@ -472,7 +586,9 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
       ]);
       expect(await creditStatus(c)).toMatchObject({ borrowedAmount: '1500.25', creditBalance: '8499.75' });
       await t.admin('post', `/admin/v1/loans/${loan}/payments`, { amount: '1500.26' }).expect(422);
-      const final = await recorded(() => t.admin('post', `/admin/v1/loans/${loan}/payments`, { amount: '1500.25' }).expect(201));
+      const final = await recorded(() =>
+        t.admin('post', `/admin/v1/loans/${loan}/payments`, { amount: '1500.25' }).expect(201),
+      );
       expect(final).toEqual([
         { message: 4, url: LOAN_URL, body: body(4, { w, c, loan }) },
         { message: 1, url: W_URL, body: body(1, { w, c, loan }) },
@@ -492,7 +608,9 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
       const c = await fundedCompany();
       const { loan } = await paidOut(c, '10');
       const future = new Date(Date.now() + 3600_000).toISOString();
-      const res = await t.admin('post', `/admin/v1/loans/${loan}/payments`, { amount: '1', paidAt: future }).expect(400);
+      const res = await t
+        .admin('post', `/admin/v1/loans/${loan}/payments`, { amount: '1', paidAt: future })
+        .expect(400);
       expect(res.body.message.join(' ')).toContain('paidAt');
       await t.admin('post', `/admin/v1/loans/${loan}/payments`, { amount: '1', paidAt: 'yesterday' }).expect(400);
       await t.admin('post', `/admin/v1/loans/${NIL}/payments`, { amount: '1' }).expect(404);
@@ -525,9 +643,15 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
     ])('refuses %s → %s with 409, recording nothing', async (state, action) => {
       const c = await fundedCompany();
       const w = await withdrawal(c, '10');
-      const steps: Record<string, string[]> = { created: [], accepted: ['accept'], rejected: ['reject'], paid_out: ['accept', 'pay-out'] };
+      const steps: Record<string, string[]> = {
+        created: [],
+        accepted: ['accept'],
+        rejected: ['reject'],
+        paid_out: ['accept', 'pay-out'],
+      };
       if (state === 'cancelled') await t.as(p.apiKey, 'post', `/v1/companies/${c}/${wPath}/${w}/cancel`).expect(200);
-      for (const step of steps[state] ?? []) await t.admin('post', `/admin/v1/withdrawal-requests/${w}/${step}`).expect(200);
+      for (const step of steps[state] ?? [])
+        await t.admin('post', `/admin/v1/withdrawal-requests/${w}/${step}`).expect(200);
       let res: { status: number; body: { message: string } } | undefined;
       const rows = await recorded(async () => {
         res = await t.admin('post', `/admin/v1/withdrawal-requests/${w}/${action}`);
@@ -560,7 +684,8 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
 
   describe('idempotent creates', () => {
     it('replays the first response for the same key and body, creating nothing more', async () => {
-      const send = (name: string) => t.as(p.apiKey, 'post', '/v1/companies', { name }).set('Idempotency-Key', `key-${variant}-1`);
+      const send = (name: string) =>
+        t.as(p.apiKey, 'post', '/v1/companies', { name }).set('Idempotency-Key', `key-${variant}-1`);
       const first = await send('Once Ltd').expect(201);
       const second = await send('Once Ltd').expect(201);
       expect(second.body).toEqual(first.body);
@@ -576,9 +701,15 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
       await t.as(other.apiKey, 'post', '/v1/companies', { name: 'B' }).set('Idempotency-Key', key).expect(201);
       const c = await company();
       const k2 = `key-${variant}-3`;
-      await t.as(p.apiKey, 'post', `/v1/companies/${c}/${wPath}`, { amount: '5' }).set('Idempotency-Key', k2).expect(422);
+      await t
+        .as(p.apiKey, 'post', `/v1/companies/${c}/${wPath}`, { amount: '5' })
+        .set('Idempotency-Key', k2)
+        .expect(422);
       await t.admin('post', `/admin/v1/limit-requests/${await limitRequest(c, '10')}/approve`).expect(200);
-      await t.as(p.apiKey, 'post', `/v1/companies/${c}/${wPath}`, { amount: '5' }).set('Idempotency-Key', k2).expect(201);
+      await t
+        .as(p.apiKey, 'post', `/v1/companies/${c}/${wPath}`, { amount: '5' })
+        .set('Idempotency-Key', k2)
+        .expect(201);
       await t.as(p.apiKey, 'post', '/v1/companies', { name: 'A' }).set('Idempotency-Key', 'x'.repeat(256)).expect(400);
     });
   });
@@ -590,13 +721,35 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
       expect(all.body.items.map((i: { message: number }) => i.message)).toEqual([2, 0, 3]); // newest first
       const item = all.body.items[2];
       expect(Object.keys(item)).toEqual([
-        'id', 'message', 'name', 'url', 'body', 'status', 'attemptCount', 'nextAttemptAt', 'lastError', 'companyId', 'createdAt', 'deliveredAt', 'test',
+        'id',
+        'message',
+        'name',
+        'url',
+        'body',
+        'status',
+        'attemptCount',
+        'nextAttemptAt',
+        'lastError',
+        'companyId',
+        'createdAt',
+        'deliveredAt',
+        'test',
       ]);
-      expect(item).toMatchObject({ message: 3, name: 'LimitRequestStatusChanged', url: LIMIT_URL, status: 'pending', attemptCount: 0, companyId: c, test: false });
+      expect(item).toMatchObject({
+        message: 3,
+        name: 'LimitRequestStatusChanged',
+        url: LIMIT_URL,
+        status: 'pending',
+        attemptCount: 0,
+        companyId: c,
+        test: false,
+      });
       expect(item.body).toMatchObject({ message: 3, companyId: c, withdrawalId: null, loanId: null });
       const page1 = await t.admin('get', `/admin/v1/callbacks?companyId=${c}&limit=2`).expect(200);
       expect(page1.body.items).toHaveLength(2);
-      const page2 = await t.admin('get', `/admin/v1/callbacks?companyId=${c}&limit=2&cursor=${page1.body.nextCursor}`).expect(200);
+      const page2 = await t
+        .admin('get', `/admin/v1/callbacks?companyId=${c}&limit=2&cursor=${page1.body.nextCursor}`)
+        .expect(200);
       expect(page2.body).toEqual({ items: [all.body.items[2]], nextCursor: null });
       const zeros = await t.admin('get', `/admin/v1/callbacks?companyId=${c}&message=0&status=pending`).expect(200);
       expect(zeros.body.items.map((i: { id: string }) => i.id)).toEqual([all.body.items[1].id]);
@@ -614,7 +767,10 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
       const res = await t.http().get('/v1/callbacks/source-ips').expect(200);
       expect(res.body).toEqual({
         variant,
-        addresses: variant === 'A' ? ['20.105.118.54', '20.93.102.228'] : ['20.82.192.194', '20.67.208.150', '20.105.65.222', '20.93.102.228'],
+        addresses:
+          variant === 'A'
+            ? ['20.105.118.54', '20.93.102.228']
+            : ['20.82.192.194', '20.67.208.150', '20.105.65.222', '20.93.102.228'],
       });
     });
 
@@ -624,23 +780,40 @@ describe.each(['A', 'B'] as const)('funding domain API, variant %s', (variant) =
       const doc = await t.http().get('/docs-json').expect(200);
       expect(doc.body.openapi).toMatch(/^3\./);
       expect(Object.keys(doc.body.paths)).toEqual(
-        expect.arrayContaining(['/v1/companies', '/v1/companies/{companyId}/status', `/v1/companies/{companyId}/${wPath}`, '/admin/v1/callbacks']),
+        expect.arrayContaining([
+          '/v1/companies',
+          '/v1/companies/{companyId}/status',
+          `/v1/companies/{companyId}/${wPath}`,
+          '/admin/v1/callbacks',
+        ]),
       );
       const schemaOf = (path: string, method: string, status: string) => {
         const ref: string = doc.body.paths[path][method].responses[status].content['application/json'].schema.$ref;
         return doc.body.components.schemas[ref.split('/').pop()!];
       };
       expect(Object.keys(schemaOf('/v1/companies/{companyId}/status', 'get', '200').properties)).toEqual([
-        'companyId', 'creditStatus', 'creditLimit', 'borrowedAmount', 'creditBalance', 'currency', 'updatedAt',
+        'companyId',
+        'creditStatus',
+        'creditLimit',
+        'borrowedAmount',
+        'creditBalance',
+        'currency',
+        'updatedAt',
       ]);
       expect(Object.keys(schemaOf(`/v1/companies/{companyId}/${wPath}`, 'post', '201').properties)).toHaveLength(10);
       expect(doc.body.paths['/v1/companies'].post.parameters).toEqual(
         expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header' })]),
       );
-      expect(Object.keys(doc.body.paths[`/v1/companies/{companyId}/${wPath}/{withdrawalRequestId}/cancel`].post.responses)).toEqual(
-        expect.arrayContaining(['200', '401', '404', '409']),
-      );
-      expect(Object.keys(doc.body.components.schemas.CallbackBody.properties)).toEqual(['message', 'withdrawalId', 'companyId', 'limitRequestId', 'loanId']);
+      expect(
+        Object.keys(doc.body.paths[`/v1/companies/{companyId}/${wPath}/{withdrawalRequestId}/cancel`].post.responses),
+      ).toEqual(expect.arrayContaining(['200', '401', '404', '409']));
+      expect(Object.keys(doc.body.components.schemas.CallbackBody.properties)).toEqual([
+        'message',
+        'withdrawalId',
+        'companyId',
+        'limitRequestId',
+        'loanId',
+      ]);
       await t.http().get('/docs').expect(200);
     });
   });

@@ -13,21 +13,35 @@ class CapturingLogger extends ConsoleLogger {
     super({ logLevels: ['error', 'warn', 'log'] });
   }
   protected printMessages(messages: unknown[], context = '', logLevel = 'log'): void {
-    for (const m of messages) this.lines.push(`${logLevel} [${context}] ${m instanceof Error ? `${m.stack} ${JSON.stringify(m)}` : typeof m === 'string' ? m : JSON.stringify(m)}`);
+    for (const m of messages)
+      this.lines.push(
+        `${logLevel} [${context}] ${m instanceof Error ? `${m.stack} ${JSON.stringify(m)}` : typeof m === 'string' ? m : JSON.stringify(m)}`,
+      );
   }
   protected printStackTrace(stack?: string): void {
     if (stack) this.lines.push(stack);
   }
 }
 
-const TABLES = ['partners', 'companies', 'limit_requests', 'withdrawal_requests', 'loans', 'loan_payments', 'callbacks', 'callback_attempts', 'idempotency_keys'];
+const TABLES = [
+  'partners',
+  'companies',
+  'limit_requests',
+  'withdrawal_requests',
+  'loans',
+  'loan_payments',
+  'callbacks',
+  'callback_attempts',
+  'idempotency_keys',
+];
 
 describe('hostile input, idempotency and secrets', () => {
   let t: TestApp;
   let p: Partner;
   let company: string;
   const logger = new CapturingLogger();
-  const counts = async () => (await t.sql(`SELECT ${TABLES.map((x) => `(SELECT count(*)::int FROM ${x}) AS ${x}`).join(', ')}`))[0];
+  const counts = async () =>
+    (await t.sql(`SELECT ${TABLES.map((x) => `(SELECT count(*)::int FROM ${x}) AS ${x}`).join(', ')}`))[0];
   const raw = (path: string, body: string | Buffer, auth = `Bearer ${p.apiKey}`) =>
     t.http().post(path).set('Authorization', auth).set('Content-Type', 'application/json').send(body);
 
@@ -38,21 +52,51 @@ describe('hostile input, idempotency and secrets', () => {
     t.app.useLogger(logger);
     p = await createPartner(t);
     company = (await t.as(p.apiKey, 'post', '/v1/companies', { name: 'Acme' }).expect(201)).body.id;
-    const limit = (await t.as(p.apiKey, 'post', `/v1/companies/${company}/limit-requests`, { amount: '100000' }).expect(201)).body.id;
+    const limit = (
+      await t.as(p.apiKey, 'post', `/v1/companies/${company}/limit-requests`, { amount: '100000' }).expect(201)
+    ).body.id;
     await t.admin('post', `/admin/v1/limit-requests/${limit}/approve`).expect(200);
   });
 
   describe('no 5xx from any input, one error shape', () => {
     it.each([
       ['a NUL in a property', '{"name":"a\\u0000b"}', 'name must be valid Unicode text without NUL characters'],
-      ['a lone surrogate in a property', '{"name":"\\ud800"}', 'name must be valid Unicode text without NUL characters'],
-      ['a NUL in a property name', '{"na\\u0000me":"x"}', 'a property name must be valid Unicode text without NUL characters'],
-      ['a lone surrogate deeper in', '{"name":"x","extra":{"a":["ok","\\udc00"]}}', 'extra.a[1] must be valid Unicode text without NUL characters'],
-      ['JSON 5000 levels deep', `${'['.repeat(5000)}${']'.repeat(5000)}`, 'Request body nests JSON deeper than 32 levels'],
-      ['JSON 33 levels deep in a string-heavy body', `{"name":"[[[{{{\\"","x":${'{"a":'.repeat(33)}1${'}'.repeat(33)}}`, 'Request body nests JSON deeper than 32 levels'],
+      [
+        'a lone surrogate in a property',
+        '{"name":"\\ud800"}',
+        'name must be valid Unicode text without NUL characters',
+      ],
+      [
+        'a NUL in a property name',
+        '{"na\\u0000me":"x"}',
+        'a property name must be valid Unicode text without NUL characters',
+      ],
+      [
+        'a lone surrogate deeper in',
+        '{"name":"x","extra":{"a":["ok","\\udc00"]}}',
+        'extra.a[1] must be valid Unicode text without NUL characters',
+      ],
+      [
+        'JSON 5000 levels deep',
+        `${'['.repeat(5000)}${']'.repeat(5000)}`,
+        'Request body nests JSON deeper than 32 levels',
+      ],
+      [
+        'JSON 33 levels deep in a string-heavy body',
+        `{"name":"[[[{{{\\"","x":${'{"a":'.repeat(33)}1${'}'.repeat(33)}}`,
+        'Request body nests JSON deeper than 32 levels',
+      ],
       ['broken JSON', '{"name":', 'Request body is not valid JSON'],
-      ['a __proto__ property', '{"name":"x","__proto__":{"isAdmin":true}}', 'Request body must not contain a __proto__ or constructor.prototype property'],
-      ['a constructor.prototype property', '{"name":"x","constructor":{"prototype":{"isAdmin":true}}}', 'Request body must not contain a __proto__ or constructor.prototype property'],
+      [
+        'a __proto__ property',
+        '{"name":"x","__proto__":{"isAdmin":true}}',
+        'Request body must not contain a __proto__ or constructor.prototype property',
+      ],
+      [
+        'a constructor.prototype property',
+        '{"name":"x","constructor":{"prototype":{"isAdmin":true}}}',
+        'Request body must not contain a __proto__ or constructor.prototype property',
+      ],
       ['a constructor property', '{"name":"x","constructor":1}', 'property constructor should not exist'],
       ['a JSON string instead of an object', '"x"', 'Request body is not valid JSON'],
     ])('%s → 400 naming it, nothing stored', async (_label, body, message) => {
@@ -65,11 +109,22 @@ describe('hostile input, idempotency and secrets', () => {
     it('a body over 64 KiB → 413 in the one shape, with or without a Content-Length, nothing stored', async () => {
       const before = await counts();
       const big = JSON.stringify({ name: 'x'.repeat(65 * 1024) });
-      const expected = { statusCode: 413, error: 'Payload Too Large', message: 'Request body exceeds 64 KiB', code: 'body_too_large' };
+      const expected = {
+        statusCode: 413,
+        error: 'Payload Too Large',
+        message: 'Request body exceeds 64 KiB',
+        code: 'body_too_large',
+      };
       expect((await raw('/v1/companies', big).expect(413)).body).toEqual(expected);
       const streamed = await new Promise<{ status: number; body: string }>((resolve, reject) => {
         const { port } = t.app.getHttpServer().listen(0).address() as { port: number };
-        const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/v1/companies', headers: { Authorization: `Bearer ${p.apiKey}`, 'Content-Type': 'application/json' } });
+        const req = http.request({
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/v1/companies',
+          headers: { Authorization: `Bearer ${p.apiKey}`, 'Content-Type': 'application/json' },
+        });
         req.on('response', (res) => {
           let body = '';
           res.on('data', (c) => (body += c)).on('end', () => resolve({ status: res.statusCode!, body }));
@@ -107,24 +162,48 @@ describe('hostile input, idempotency and secrets', () => {
       ['message=-0', 'message must be an integer number'],
       ['status=', 'status must be one of the following values: pending, delivered, failed'],
       ['cursor=', 'cursor is not a cursor returned by this endpoint'],
-      [`cursor=${Buffer.from('seq:99999999999999999999').toString('base64url')}`, 'cursor is not a cursor returned by this endpoint'],
-      [`cursor=${Buffer.from('seq:9223372036854775808').toString('base64url')}`, 'cursor is not a cursor returned by this endpoint'],
+      [
+        `cursor=${Buffer.from('seq:99999999999999999999').toString('base64url')}`,
+        'cursor is not a cursor returned by this endpoint',
+      ],
+      [
+        `cursor=${Buffer.from('seq:9223372036854775808').toString('base64url')}`,
+        'cursor is not a cursor returned by this endpoint',
+      ],
       [`cursor=${Buffer.from('seq:1').toString('base64url')}!!`, 'cursor is not a cursor returned by this endpoint'],
       [`cursor=${'A'.repeat(65)}`, 'cursor must be shorter than or equal to 64 characters'],
       ['companyId=nope', 'companyId must be a UUID'],
-      ['other=1', 'query parameter other is not accepted; accepted: status, companyId, message, limit, cursor, partnerId, destination'],
+      [
+        'other=1',
+        'query parameter other is not accepted; accepted: status, companyId, message, limit, cursor, partnerId, destination',
+      ],
     ])('GET /admin/v1/callbacks?%s → 400: %s', async (query, message) => {
       const res = await t.admin('get', `/admin/v1/callbacks?${query}`).expect(400);
-      expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: expect.arrayContaining([message]), code: 'invalid_request' });
+      expect(res.body).toEqual({
+        statusCode: 400,
+        error: 'Bad Request',
+        message: expect.arrayContaining([message]),
+        code: 'invalid_request',
+      });
     });
 
     it('the largest cursor bigint holds is read', async () => {
-      await t.admin('get', `/admin/v1/callbacks?limit=1&message=0&cursor=${Buffer.from('seq:9223372036854775807').toString('base64url')}`).expect(200);
+      await t
+        .admin(
+          'get',
+          `/admin/v1/callbacks?limit=1&message=0&cursor=${Buffer.from('seq:9223372036854775807').toString('base64url')}`,
+        )
+        .expect(200);
     });
 
     it('a path that is not percent-decodable → 400 in the same shape', async () => {
       const res = await t.as(p.apiKey, 'get', '/v1/companies/%E0%A4%A').expect(400);
-      expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: "Failed to decode param '%E0%A4%A'", code: 'invalid_request' });
+      expect(res.body).toEqual({
+        statusCode: 400,
+        error: 'Bad Request',
+        message: "Failed to decode param '%E0%A4%A'",
+        code: 'invalid_request',
+      });
     });
 
     it.each([
@@ -136,10 +215,13 @@ describe('hostile input, idempotency and secrets', () => {
       expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: [message], code: 'invalid_request' });
     });
 
-    it.each([['creditLimit'], ['creditStatus'], ['annualInterestRate'], ['repaymentTermDays']])('a credit change with %s: null → 400 naming it', async (prop) => {
-      const res = await t.admin('patch', `/admin/v1/companies/${company}/credit`, { [prop]: null }).expect(400);
-      expect((res.body.message as string[]).join(' ')).toContain(prop);
-    });
+    it.each([['creditLimit'], ['creditStatus'], ['annualInterestRate'], ['repaymentTermDays']])(
+      'a credit change with %s: null → 400 naming it',
+      async (prop) => {
+        const res = await t.admin('patch', `/admin/v1/companies/${company}/credit`, { [prop]: null }).expect(400);
+        expect((res.body.message as string[]).join(' ')).toContain(prop);
+      },
+    );
 
     it('answers without X-Powered-By', async () => {
       const res = await t.http().get('/health').expect(200);
@@ -147,13 +229,28 @@ describe('hostile input, idempotency and secrets', () => {
     });
 
     it('an unexpected error is a 500 in the one shape, logged without the query parameters', async () => {
-      await t.sql(`CREATE FUNCTION refuse_partner() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'partners are closed'; END $$`);
-      await t.sql(`CREATE TRIGGER refuse_partner BEFORE INSERT ON partners FOR EACH ROW EXECUTE FUNCTION refuse_partner()`);
+      await t.sql(
+        `CREATE FUNCTION refuse_partner() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'partners are closed'; END $$`,
+      );
+      await t.sql(
+        `CREATE TRIGGER refuse_partner BEFORE INSERT ON partners FOR EACH ROW EXECUTE FUNCTION refuse_partner()`,
+      );
       try {
         // Unchecked against /docs-json: a 500 is never documented, and this one is provoked.
-        const res = await request(t.app.getHttpServer()).post('/admin/v1/partners').set('Authorization', `Bearer ${ADMIN_TOKEN}`).send({ name: 'Refused' }).expect(500);
-        expect(res.body).toEqual({ statusCode: 500, error: 'Internal Server Error', message: 'Internal server error', code: 'internal_error' });
-        expect(logger.lines.some((l) => l.includes('QueryFailedError') && l.includes('partners are closed'))).toBe(true);
+        const res = await request(t.app.getHttpServer())
+          .post('/admin/v1/partners')
+          .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+          .send({ name: 'Refused' })
+          .expect(500);
+        expect(res.body).toEqual({
+          statusCode: 500,
+          error: 'Internal Server Error',
+          message: 'Internal server error',
+          code: 'internal_error',
+        });
+        expect(logger.lines.some((l) => l.includes('QueryFailedError') && l.includes('partners are closed'))).toBe(
+          true,
+        );
       } finally {
         await t.sql(`DROP TRIGGER refuse_partner ON partners`);
       }
@@ -161,7 +258,8 @@ describe('hostile input, idempotency and secrets', () => {
   });
 
   describe('idempotent creates', () => {
-    const withdraw = (key: string, body: object = { amount: '10.00' }) => t.as(p.apiKey, 'post', `/v1/companies/${company}/withdrawal`, body).set('Idempotency-Key', key);
+    const withdraw = (key: string, body: object = { amount: '10.00' }) =>
+      t.as(p.apiKey, 'post', `/v1/companies/${company}/withdrawal`, body).set('Idempotency-Key', key);
 
     it('a replay is byte-identical: same status, same bytes, same field order', async () => {
       const first = await withdraw('replay-1').expect(201);
@@ -175,7 +273,12 @@ describe('hostile input, idempotency and secrets', () => {
     it('a lone surrogate in a retried body is refused before anything is created, every time', async () => {
       const before = await counts();
       for (let i = 0; i < 3; i++) {
-        const res = await raw(`/v1/companies/${company}/withdrawal`, '{"amount":"5","status_callback":"http://127.0.0.1:9/\\ud800"}').set('Idempotency-Key', 'surrogate').expect(400);
+        const res = await raw(
+          `/v1/companies/${company}/withdrawal`,
+          '{"amount":"5","status_callback":"http://127.0.0.1:9/\\ud800"}',
+        )
+          .set('Idempotency-Key', 'surrogate')
+          .expect(400);
         expect(res.body.message).toEqual(['status_callback must be valid Unicode text without NUL characters']);
       }
       expect(await counts()).toEqual(before);
@@ -183,8 +286,12 @@ describe('hostile input, idempotency and secrets', () => {
 
     it('a retried create whose response cannot be stored creates exactly one resource', async () => {
       // PostgreSQL itself refuses the store, after the create has committed.
-      await t.sql(`CREATE FUNCTION refuse_response() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.response IS NOT NULL THEN RAISE EXCEPTION 'no room'; END IF; RETURN NEW; END $$`);
-      await t.sql(`CREATE TRIGGER refuse_response BEFORE UPDATE ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION refuse_response()`);
+      await t.sql(
+        `CREATE FUNCTION refuse_response() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN IF NEW.response IS NOT NULL THEN RAISE EXCEPTION 'no room'; END IF; RETURN NEW; END $$`,
+      );
+      await t.sql(
+        `CREATE TRIGGER refuse_response BEFORE UPDATE ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION refuse_response()`,
+      );
       const before = (await counts()).withdrawal_requests as number;
       try {
         const first = await withdraw('unstorable');
@@ -222,8 +329,14 @@ describe('hostile input, idempotency and secrets', () => {
     });
 
     it('a replayed partner creation returns its credentials, kept sealed for the 24 h only', async () => {
-      const first = await t.admin('post', '/admin/v1/partners', { name: 'Idem' }).set('Idempotency-Key', 'partner-1').expect(201);
-      const again = await t.admin('post', '/admin/v1/partners', { name: 'Idem' }).set('Idempotency-Key', 'partner-1').expect(201);
+      const first = await t
+        .admin('post', '/admin/v1/partners', { name: 'Idem' })
+        .set('Idempotency-Key', 'partner-1')
+        .expect(201);
+      const again = await t
+        .admin('post', '/admin/v1/partners', { name: 'Idem' })
+        .set('Idempotency-Key', 'partner-1')
+        .expect(201);
       expect(again.text).toBe(first.text);
       const [row] = await t.sql<{ response: string }>(`SELECT response FROM idempotency_keys WHERE key = 'partner-1'`);
       expect(row.response).toMatch(/^enc2:[0-9a-f]{8}:[A-Za-z0-9_-]+$/);
@@ -234,13 +347,26 @@ describe('hostile input, idempotency and secrets', () => {
 
   describe('secrets at rest and in logs', () => {
     it('no API key or signing secret, current or previous, appears in clear in the database dump or the logs', async () => {
-      const created = await t.admin('post', '/admin/v1/partners', { name: 'Dumped' }).set('Idempotency-Key', 'dumped').expect(201);
+      const created = await t
+        .admin('post', '/admin/v1/partners', { name: 'Dumped' })
+        .set('Idempotency-Key', 'dumped')
+        .expect(201);
       const rotated = await t.admin('post', `/admin/v1/partners/${created.body.id}/rotate-signing-secret`).expect(200);
-      const secrets = [created.body.apiKey, created.body.signingSecret, rotated.body.signingSecret, p.apiKey, p.signingSecret];
+      const secrets = [
+        created.body.apiKey,
+        created.body.signingSecret,
+        rotated.body.signingSecret,
+        p.apiKey,
+        p.signingSecret,
+      ];
       const url = new URL(t.config.databaseUrl);
-      const dump = execFileSync('pg_dump', ['-h', url.hostname, '-p', url.port || '5432', '-U', 'postgres', '--data-only', url.pathname.slice(1)], {
-        maxBuffer: 64 * 1024 * 1024,
-      }).toString('utf8');
+      const dump = execFileSync(
+        'pg_dump',
+        ['-h', url.hostname, '-p', url.port || '5432', '-U', 'postgres', '--data-only', url.pathname.slice(1)],
+        {
+          maxBuffer: 64 * 1024 * 1024,
+        },
+      ).toString('utf8');
       expect(dump).toContain(created.body.id); // the dump is of the right database
       const logs = logger.lines.join('\n');
       for (const s of secrets) {
@@ -287,13 +413,21 @@ describe('hostile input, idempotency and secrets', () => {
     });
 
     it("re-seals partners' client certificate keys and Ed25519 signing keys too", async () => {
-      const partner = (await t2.admin('post', '/admin/v1/partners', { name: 'Rotated TLS', signatureScheme: 'ed25519' }).expect(201)).body;
+      const partner = (
+        await t2.admin('post', '/admin/v1/partners', { name: 'Rotated TLS', signatureScheme: 'ed25519' }).expect(201)
+      ).body;
       const oldBox = new SecretBox([OLD]);
-      const [{ signing_secret: current }] = await t2.sql<{ signing_secret: string }>('SELECT signing_secret FROM partners WHERE id = $1', [partner.id]);
+      const [{ signing_secret: current }] = await t2.sql<{ signing_secret: string }>(
+        'SELECT signing_secret FROM partners WHERE id = $1',
+        [partner.id],
+      );
       const whsk = new SecretBox([NEW, OLD]).open(current, 'partners.signing_secret', partner.id);
       // Only sealing is at stake here: the stored text need not be a real key.
       const key = '-----BEGIN PRIVATE KEY-----\nnot-a-real-key\n-----END PRIVATE KEY-----';
-      await t2.sql('UPDATE partners SET signing_secret = $2 WHERE id = $1', [partner.id, oldBox.seal(whsk, 'partners.signing_secret', partner.id)]);
+      await t2.sql('UPDATE partners SET signing_secret = $2 WHERE id = $1', [
+        partner.id,
+        oldBox.seal(whsk, 'partners.signing_secret', partner.id),
+      ]);
       await t2.sql(
         `INSERT INTO partner_client_certificates (partner_id, certificate, private_key, subject, issuer, not_after, fingerprint256)
          VALUES ($1, 'pem', $2, 'CN=x', 'CN=ca', now() + interval '30 days', 'AB')`,
@@ -313,7 +447,11 @@ describe('hostile input, idempotency and secrets', () => {
 
     it('refuses to start when a stored secret was sealed with a key it does not list', async () => {
       const partner = await createPartner(t2, 'Stranger');
-      const stranger = new SecretBox(['a-key-nobody-configured-here-000000000']).seal('whsec_x', 'partners.signing_secret', partner.id);
+      const stranger = new SecretBox(['a-key-nobody-configured-here-000000000']).seal(
+        'whsec_x',
+        'partners.signing_secret',
+        partner.id,
+      );
       await t2.sql('UPDATE partners SET signing_secret = $2 WHERE id = $1', [partner.id, stranger]);
       await expect(t2.app.get(SecretsReencryption).onApplicationBootstrap()).rejects.toThrow(
         `sealed with key ${keyId('a-key-nobody-configured-here-000000000')}, which SECRETS_KEY does not list`,

@@ -22,7 +22,9 @@ describe('HTTP server connections', () => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     try {
       const res = await new Promise<http.IncomingMessage>((resolve, reject) =>
-        http.get({ host: '127.0.0.1', port, path: '/health', agent }, (r) => r.resume().on('end', () => resolve(r))).on('error', reject),
+        http
+          .get({ host: '127.0.0.1', port, path: '/health', agent }, (r) => r.resume().on('end', () => resolve(r)))
+          .on('error', reject),
       );
       // Node announces its keepAliveTimeout; its default of 5 s would race clients' reuse.
       expect(res.headers['keep-alive']).toBe('timeout=65');

@@ -15,10 +15,16 @@ import { runIdentity } from './support/run-identity.js';
  */
 async function untilWaitingOn(holder: Client, what: string): Promise<void> {
   const [{ pid }] = (await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
-  await until(async () => {
-    await holder.query('SELECT pg_stat_clear_snapshot()');
-    return (await holder.query('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [pid])).rowCount === 1;
-  }, { what });
+  await until(
+    async () => {
+      await holder.query('SELECT pg_stat_clear_snapshot()');
+      return (
+        (await holder.query('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [pid]))
+          .rowCount === 1
+      );
+    },
+    { what },
+  );
 }
 
 /** A change of a company's own row (DomainTransitions.changeCompany): read unlocked, written only over the version read, with its callbacks in the same statement. */
@@ -36,8 +42,10 @@ describe('one-row changes', () => {
     partnerId,
     ids: { withdrawalId: null, companyId: company.id, limitRequestId: null, loanId: null },
   });
-  const callbacksOf = async (c: string) => (await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM callbacks WHERE company_id = $1', [c]))[0].n;
-  const daysOf = async (c: string) => (await t.sql<{ d: number }>('SELECT repayment_term_days AS d FROM companies WHERE id = $1', [c]))[0].d;
+  const callbacksOf = async (c: string) =>
+    (await t.sql<{ n: number }>('SELECT count(*)::int AS n FROM callbacks WHERE company_id = $1', [c]))[0].n;
+  const daysOf = async (c: string) =>
+    (await t.sql<{ d: number }>('SELECT repayment_term_days AS d FROM companies WHERE id = $1', [c]))[0].d;
   /** A change of the company's repayment term: its one callback (0), and one of another partner's first when `partnerId` is named. */
   const setDays = (c: string, days: number, partnerId?: string) =>
     t.app.get(DomainTransitions).changeCompany({
@@ -72,13 +80,19 @@ describe('one-row changes', () => {
     } finally {
       await other.end();
     }
-    const [row] = await t.sql<{ name: string; repayment_term_days: number }>('SELECT name, repayment_term_days FROM companies WHERE id = $1', [c]);
+    const [row] = await t.sql<{ name: string; repayment_term_days: number }>(
+      'SELECT name, repayment_term_days FROM companies WHERE id = $1',
+      [c],
+    );
     expect(row).toEqual({ name: 'renamed meanwhile', repayment_term_days: 90 });
     expect(await callbacksOf(c)).toBe(1);
   });
 
   it('writes other rows while one change waits for a lock another transaction holds on its row', async () => {
-    const [held, free] = await Promise.all([companyWithCallback(t, p, rx.url('/held')), companyWithCallback(t, p, rx.url('/free'))]);
+    const [held, free] = await Promise.all([
+      companyWithCallback(t, p, rx.url('/held')),
+      companyWithCallback(t, p, rx.url('/free')),
+    ]);
     const other = new Client({ connectionString: t.config.databaseUrl });
     await other.connect();
     try {
@@ -87,7 +101,9 @@ describe('one-row changes', () => {
       const waiting = setDays(held.c, 71);
       await untilWaitingOn(other, 'the change of the held row waiting on its lock');
       // Written while the held row's change still waits (were it in the same statement, this would wait too).
-      const behind = new Promise<never>((_, reject) => setTimeout(() => reject(new Error("the free row's change waited behind the held row's lock")), 5000).unref());
+      const behind = new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error("the free row's change waited behind the held row's lock")), 5000).unref(),
+      );
       expect((await Promise.race([setDays(free.c, 72), behind])).repaymentTermDays).toBe(72);
       await other.query('COMMIT');
       expect((await waiting).repaymentTermDays).toBe(71);
@@ -109,21 +125,30 @@ describe('one-row changes', () => {
   it('writes nothing when the decision refuses the change', async () => {
     const { c } = await companyWithCallback(t, p, rx.url('/refused'));
     await t.admin('patch', `/admin/v1/companies/${c}/credit`, { creditStatus: 'closed' }).expect(200);
-    await t.admin('patch', `/admin/v1/companies/${c}/credit`, { creditStatus: 'active', creditLimit: '10' }).expect(409);
-    const [row] = await t.sql<{ credit_status: string; credit_limit: string }>('SELECT credit_status, credit_limit FROM companies WHERE id = $1', [c]);
+    await t
+      .admin('patch', `/admin/v1/companies/${c}/credit`, { creditStatus: 'active', creditLimit: '10' })
+      .expect(409);
+    const [row] = await t.sql<{ credit_status: string; credit_limit: string }>(
+      'SELECT credit_status, credit_limit FROM companies WHERE id = $1',
+      [c],
+    );
     expect(row).toEqual({ credit_status: 'closed', credit_limit: '0.00' });
     expect(await callbacksOf(c)).toBe(1);
   });
 
   it('reads and writes the changes of requests under way together: two statements for twenty companies', async () => {
-    const companies = await Promise.all(Array.from({ length: 20 }, (_, i) => companyWithCallback(t, p, rx.url(`/together/${i}`))));
+    const companies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => companyWithCallback(t, p, rx.url(`/together/${i}`))),
+    );
     const pool = t.app.get(SqlPool).pool;
     const query = jest.spyOn(pool, 'query');
     try {
       const written = await Promise.all(companies.map(({ c }, i) => setDays(c, 100 + i)));
       expect(written.map((w) => w.repaymentTermDays)).toEqual(companies.map((_, i) => 100 + i));
       // The pool also carries the deliveries' loads and settlements: the row writes' statements are these.
-      expect(query.mock.calls.map(([q]) => (q as { name?: string }).name).filter((n) => n?.startsWith('row-'))).toEqual(['row-read-companies', 'row-write-companies-together']);
+      expect(query.mock.calls.map(([q]) => (q as { name?: string }).name).filter((n) => n?.startsWith('row-'))).toEqual(
+        ['row-read-companies', 'row-write-companies-together'],
+      );
     } finally {
       query.mockRestore();
     }
@@ -142,17 +167,24 @@ describe('one-row changes', () => {
         }),
       ),
     );
-    expect(seen.map((s) => s.repaymentTermDays).sort((a, b) => a - b)).toEqual(Array.from({ length: 24 }, (_, i) => 31 + i));
+    expect(seen.map((s) => s.repaymentTermDays).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 24 }, (_, i) => 31 + i),
+    );
     expect([await daysOf(c), await callbacksOf(c)]).toEqual([54, 24]);
   });
 
   it('fails only the change PostgreSQL refuses when it was written together with others', async () => {
-    const companies = await Promise.all(Array.from({ length: 5 }, (_, i) => companyWithCallback(t, p, rx.url(`/refused-one/${i}`))));
+    const companies = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => companyWithCallback(t, p, rx.url(`/refused-one/${i}`))),
+    );
     const unknownPartner = '00000000-0000-4000-8000-000000000000';
-    const outcomes = await Promise.allSettled(companies.map(({ c }, i) => setDays(c, 60 + i, i === 2 ? unknownPartner : undefined)));
+    const outcomes = await Promise.allSettled(
+      companies.map(({ c }, i) => setDays(c, 60 + i, i === 2 ? unknownPartner : undefined)),
+    );
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
     expect(String((outcomes[2] as PromiseRejectedResult).reason)).toMatch(/callbacks_partner_id_fkey/);
-    for (const [i, { c }] of companies.entries()) expect([await daysOf(c), await callbacksOf(c)]).toEqual(i === 2 ? [30, 0] : [60 + i, 1]);
+    for (const [i, { c }] of companies.entries())
+      expect([await daysOf(c), await callbacksOf(c)]).toEqual(i === 2 ? [30, 0] : [60 + i, 1]);
   });
 
   it('answers 409 and writes nothing when every one of its reads is overtaken', async () => {
@@ -160,10 +192,14 @@ describe('one-row changes', () => {
     // A trigger that skips this company's updates makes each write find its version gone, as if
     // another request changed the row every time in between.
     await t.sql(`CREATE FUNCTION skip_update() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$`);
-    await t.sql(`CREATE TRIGGER skip_update BEFORE UPDATE ON companies FOR EACH ROW WHEN (OLD.id = '${c}') EXECUTE FUNCTION skip_update()`);
+    await t.sql(
+      `CREATE TRIGGER skip_update BEFORE UPDATE ON companies FOR EACH ROW WHEN (OLD.id = '${c}') EXECUTE FUNCTION skip_update()`,
+    );
     try {
       const res = await t.admin('patch', `/admin/v1/companies/${c}/credit`, { creditLimit: '10' }).expect(409);
-      expect(res.body.message).toBe("Company was changed by another request after each of this change's 50 reads; nothing was written, try again");
+      expect(res.body.message).toBe(
+        "Company was changed by another request after each of this change's 50 reads; nothing was written, try again",
+      );
     } finally {
       await t.sql('DROP TRIGGER skip_update ON companies');
       await t.sql('DROP FUNCTION skip_update()');
@@ -176,15 +212,26 @@ describe('one-row changes', () => {
   it('applies concurrent changes of one company one after another: none lost, one callback pair each', async () => {
     const { c } = await companyWithCallback(t, p, rx.url('/concurrent'));
     const limits = Array.from({ length: 24 }, (_, i) => String(100 + i));
-    const answers = await Promise.all(limits.map((creditLimit) => t.admin('patch', `/admin/v1/companies/${c}/credit`, { creditLimit })));
+    const answers = await Promise.all(
+      limits.map((creditLimit) => t.admin('patch', `/admin/v1/companies/${c}/credit`, { creditLimit })),
+    );
     expect(answers.map((a) => a.status)).toEqual(limits.map(() => 200));
     // Every change raised or lowered the limit from the one before it: limit and balance callbacks, each.
     expect(await callbacksOf(c)).toBe(2 * limits.length);
     const [row] = await t.sql<{ credit_limit: string }>('SELECT credit_limit FROM companies WHERE id = $1', [c]);
     expect(limits.map((l) => `${l}.00`)).toContain(row.credit_limit);
-    await until(async () => (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM callbacks WHERE company_id = $1 AND status = 'delivered'`, [c]))[0].n === 48, {
-      what: 'all delivered',
-    });
+    await until(
+      async () =>
+        (
+          await t.sql<{ n: number }>(
+            `SELECT count(*)::int AS n FROM callbacks WHERE company_id = $1 AND status = 'delivered'`,
+            [c],
+          )
+        )[0].n === 48,
+      {
+        what: 'all delivered',
+      },
+    );
   });
 });
 
@@ -221,7 +268,11 @@ describe('a one-row change whose connection is reset', () => {
       await untilWaitingOn(other, 'the write waiting on the row lock');
       proxy.reset();
       const res = await answer;
-      expect([res.status, res.headers['retry-after'], res.body.message]).toEqual([503, '2', 'the database cannot be reached; retry later']);
+      expect([res.status, res.headers['retry-after'], res.body.message]).toEqual([
+        503,
+        '2',
+        'the database cannot be reached; retry later',
+      ]);
     } finally {
       proxy.restore();
       await other.query('ROLLBACK');

@@ -55,10 +55,18 @@ class Observer {
     ).rows;
   }
 
-  private async look(): Promise<Seen & { pending: { partner_id: string; destination: string }[]; partnersAt: Map<string, string[]> }> {
+  private async look(): Promise<
+    Seen & { pending: { partner_id: string; destination: string }[]; partnersAt: Map<string, string[]> }
+  > {
     const dests = await this.w.destinations();
     const rows = (
-      await this.s.pool.query<{ id: string; status: string; destination: string; partner_id: string; counted: boolean }>(
+      await this.s.pool.query<{
+        id: string;
+        status: string;
+        destination: string;
+        partner_id: string;
+        counted: boolean;
+      }>(
         `SELECT id, status, destination, partner_id, (event_type IS NULL AND NOT test AND url_removed_at IS NULL) AS counted FROM callbacks`,
       )
     ).rows;
@@ -67,7 +75,12 @@ class Observer {
     return {
       // In the history's own time (stored times move back as it passes: World.shift).
       opened: new Map(dests.map((d) => [d.key, d.opened_at === null ? null : d.opened_at + this.w.shift])),
-      status: new Map(rows.map((r) => [r.id, { status: r.status, destination: r.destination, partner: r.partner_id, counted: r.counted }])),
+      status: new Map(
+        rows.map((r) => [
+          r.id,
+          { status: r.status, destination: r.destination, partner: r.partner_id, counted: r.counted },
+        ]),
+      ),
       events: (await this.events()).length,
       pending: rows.filter((r) => r.status === 'pending' && r.counted),
       partnersAt,
@@ -82,21 +95,37 @@ class Observer {
     for (const [key, opened] of now.opened) {
       const origin = originOfKey(key);
       const before = this.seen.opened.get(key) ?? null;
-      const type = before === null && opened !== null ? 'destination.failing' : before !== null && opened === null ? 'destination.recovered' : null;
+      const type =
+        before === null && opened !== null
+          ? 'destination.failing'
+          : before !== null && opened === null
+            ? 'destination.recovered'
+            : null;
       if (type === null) continue;
       for (const partner of now.partnersAt.get(key) ?? []) {
         expected.push(`${partner} ${type} ${origin}`);
         const e = fresh.find((x) => x.partner_id === partner && x.type === type && x.data.destination === origin);
         check(e !== undefined, () => `${type} of ${origin} for ${partner}: no event (${JSON.stringify(fresh)})`);
         const waiting = now.pending.filter((c) => c.partner_id === partner && c.destination === key).length;
-        check(e!.data.waiting === waiting, () => `${type} of ${origin} for ${partner}: waiting ${String(e!.data.waiting)}, ${waiting} wait`);
+        check(
+          e!.data.waiting === waiting,
+          () => `${type} of ${origin} for ${partner}: waiting ${String(e!.data.waiting)}, ${waiting} wait`,
+        );
         const at = (t: number) => new Date(Math.floor(t - this.w.shift)).toISOString();
-        if (type === 'destination.failing') check(e!.data.since === at(opened!), () => `since ${String(e!.data.since)}, opened ${at(opened!)}`);
-        else check(e!.data.failingSince === at(before!), () => `failingSince ${String(e!.data.failingSince)}, opened ${at(before!)}`);
+        if (type === 'destination.failing')
+          check(e!.data.since === at(opened!), () => `since ${String(e!.data.since)}, opened ${at(opened!)}`);
+        else
+          check(
+            e!.data.failingSince === at(before!),
+            () => `failingSince ${String(e!.data.failingSince)}, opened ${at(before!)}`,
+          );
       }
     }
     const got = fresh.map((e) => `${e.partner_id} ${e.type} ${String(e.data.destination)}`).sort();
-    check(JSON.stringify(got) === JSON.stringify(expected.sort()), () => `circuit events ${JSON.stringify(got)}, expected ${JSON.stringify(expected)}`);
+    check(
+      JSON.stringify(got) === JSON.stringify(expected.sort()),
+      () => `circuit events ${JSON.stringify(got)}, expected ${JSON.stringify(expected)}`,
+    );
     await this.account(now);
   };
 
@@ -116,11 +145,15 @@ class Observer {
     }
     this.seen = now;
     if (grew.size === 0) return;
-    const nowMs = (await this.s.pool.query<{ ms: number }>(`SELECT (extract(epoch FROM now()) * 1000)::float8 AS ms`)).rows[0].ms;
+    const nowMs = (await this.s.pool.query<{ ms: number }>(`SELECT (extract(epoch FROM now()) * 1000)::float8 AS ms`))
+      .rows[0].ms;
     const told = (await this.events()).filter((e) => e.type === 'callbacks.failed');
     for (const key of grew) {
       const last = told.filter((e) => `${e.partner_id} ${String(e.data.destination)}` === key).at(-1);
-      check(last !== undefined && nowMs - last.created_ms < WINDOW_MS, () => `${key}: failed now, no callbacks.failed within the last 5 minutes`);
+      check(
+        last !== undefined && nowMs - last.created_ms < WINDOW_MS,
+        () => `${key}: failed now, no callbacks.failed within the last 5 minutes`,
+      );
     }
   }
 
@@ -133,37 +166,72 @@ class Observer {
     check(unread.length === 0, () => `circuit events outside a settlement: ${JSON.stringify(unread)}`);
     await this.account(now);
     const failedEvents = events.filter((e) => e.type === 'callbacks.failed');
-    const notices = (await this.s.pool.query<{ partner_id: string; destination: string; pending_count: number }>(`SELECT partner_id, destination, pending_count FROM failure_notices`)).rows;
+    const notices = (
+      await this.s.pool.query<{ partner_id: string; destination: string; pending_count: number }>(
+        `SELECT partner_id, destination, pending_count FROM failure_notices`,
+      )
+    ).rows;
     for (const [key, n] of this.failed) {
       const [partner, destination] = [key.slice(0, key.indexOf(' ')), originOfKey(key)];
       const told = failedEvents.filter((e) => e.partner_id === partner && e.data.destination === destination);
       const held = notices.find((x) => x.partner_id === partner && x.destination === key)?.pending_count ?? 0;
       const counted = told.reduce((k, e) => k + (e.data.count as number), 0) + held;
       check(counted === n, () => `${key}: ${n} failed, events count ${counted - held} and ${held} held`);
-      for (let i = 1; i < told.length; i++) check(told[i].created_ms - told[i - 1].created_ms >= WINDOW_MS - 1, () => `${key}: callbacks.failed ${told[i].created_ms - told[i - 1].created_ms} ms apart`);
+      for (let i = 1; i < told.length; i++)
+        check(
+          told[i].created_ms - told[i - 1].created_ms >= WINDOW_MS - 1,
+          () => `${key}: callbacks.failed ${told[i].created_ms - told[i - 1].created_ms} ms apart`,
+        );
     }
-    check(failedEvents.every((e) => this.failed.has(`${e.partner_id} ${String(e.data.destination)}`) && (e.data.count as number) > 0), () => `callbacks.failed for nothing: ${JSON.stringify(failedEvents)}`);
+    check(
+      failedEvents.every(
+        (e) => this.failed.has(`${e.partner_id} ${String(e.data.destination)}`) && (e.data.count as number) > 0,
+      ),
+      () => `callbacks.failed for nothing: ${JSON.stringify(failedEvents)}`,
+    );
     await this.delivered(events);
   };
 
   /** The events of the partner with an operationsUrl are callbacks to it, the event itself as body; the others' are only recorded. */
   private async delivered(events: Event[]): Promise<void> {
-    const rows = (await this.s.pool.query<{ id: string; url: string; body: string; event_type: string }>(`SELECT id, url, body, event_type FROM callbacks WHERE event_type IS NOT NULL`)).rows;
+    const rows = (
+      await this.s.pool.query<{ id: string; url: string; body: string; event_type: string }>(
+        `SELECT id, url, body, event_type FROM callbacks WHERE event_type IS NOT NULL`,
+      )
+    ).rows;
     const byId = new Map(rows.map((r) => [r.id, r]));
-    check(rows.length === events.filter((e) => e.sent).length, () => `${rows.length} event callbacks, ${events.filter((e) => e.sent).length} events sent`);
+    check(
+      rows.length === events.filter((e) => e.sent).length,
+      () => `${rows.length} event callbacks, ${events.filter((e) => e.sent).length} events sent`,
+    );
     for (const e of events) {
       const row = byId.get(e.id);
-      check(e.sent === (e.partner_id === this.withOps) && (row !== undefined) === e.sent, () => `event ${e.id} of ${e.partner_id}: sent ${e.sent}, callback ${row !== undefined}`);
+      check(
+        e.sent === (e.partner_id === this.withOps) && (row !== undefined) === e.sent,
+        () => `event ${e.id} of ${e.partner_id}: sent ${e.sent}, callback ${row !== undefined}`,
+      );
       if (!row) continue;
       const body = JSON.parse(row.body) as { type: string; timestamp: string; data: unknown };
-      check(row.url === `${OPS}/events` && row.event_type === e.type && body.type === e.type && isDeepStrictEqual(body.data, e.data) && Object.keys(body).join() === 'type,timestamp,data', () => `event ${e.id}'s callback: ${JSON.stringify(row)}`);
+      check(
+        row.url === `${OPS}/events` &&
+          row.event_type === e.type &&
+          body.type === e.type &&
+          isDeepStrictEqual(body.data, e.data) &&
+          Object.keys(body).join() === 'type,timestamp,data',
+        () => `event ${e.id}'s callback: ${JSON.stringify(row)}`,
+      );
     }
   }
 }
 
 describe('operational events from the real statements, through random histories across two worker processes', () => {
   const suite = statementSuite();
-  beforeAll(() => suite.s.pool.query(`UPDATE partners SET operations_url = $2 WHERE id = $1`, [suite.companies[0].partnerId, `${OPS}/events`]));
+  beforeAll(() =>
+    suite.s.pool.query(`UPDATE partners SET operations_url = $2 WHERE id = $1`, [
+      suite.companies[0].partnerId,
+      `${OPS}/events`,
+    ]),
+  );
 
   // The shared steps, with more callbacks, failing answers and 5-minute waits: circuits open, close and callbacks fail in most histories.
   const failing = fc.constantFrom<Behaviour>('5xx', '429', 'hang', '410');
@@ -172,7 +240,10 @@ describe('operational events from the real statements, through random histories 
       // Retention aside: it deletes the events and deliveries this test counts.
       { weight: 10, arbitrary: stepsOf(tableSteps(['prune'])) },
       { weight: 2, arbitrary: fc.record({ k: fc.constant('behave' as const), d: fc.nat(2), b: failing }) },
-      { weight: 4, arbitrary: fc.record({ k: fc.constant('settle' as const), pick: fc.nat(), as: failing, late: fc.nat(50) }) },
+      {
+        weight: 4,
+        arbitrary: fc.record({ k: fc.constant('settle' as const), pick: fc.nat(), as: failing, late: fc.nat(50) }),
+      },
       { weight: 3, arbitrary: fc.record({ k: fc.constant('commit' as const), d: fc.nat(2), c: fc.nat(1) }) },
       { weight: 3, arbitrary: fc.constant<Step>({ k: 'pass' }) },
       { weight: 1, arbitrary: fc.constant<Step>({ k: 'tick', ms: WINDOW_MS + 1 }) },
@@ -197,14 +268,35 @@ describe('operational events from the real statements, through random histories 
       await w.tick(WINDOW_MS + 1);
       await w.sweep();
       await o.afterStep();
-      const held = (await s.pool.query<{ n: number }>(`SELECT coalesce(sum(pending_count), 0)::int AS n FROM failure_notices`)).rows[0].n;
+      const held = (
+        await s.pool.query<{ n: number }>(`SELECT coalesce(sum(pending_count), 0)::int AS n FROM failure_notices`)
+      ).rows[0].n;
       check(held === 0, () => `${held} failures still held after their window`);
       await drain(w, checks);
       // Each event's delivery settled like a callback's: delivered, or failed by its receiver's answers (a 410 here).
-      const unsettled = (await s.pool.query(`SELECT id, status, last_error FROM callbacks WHERE event_type IS NOT NULL AND NOT (status = 'delivered' OR (status = 'failed' AND attempt_count > 0))`)).rows;
-      check(unsettled.length === 0, () => `events neither delivered nor failed by an answer: ${JSON.stringify(unsettled)}`);
-      if (process.env.FC_STATS) console.log('STATS', JSON.stringify((await s.pool.query(`SELECT type, count(*)::int AS n FROM operational_events GROUP BY type ORDER BY type`)).rows.map((r) => r.type)));
+      const unsettled = (
+        await s.pool.query(
+          `SELECT id, status, last_error FROM callbacks WHERE event_type IS NOT NULL AND NOT (status = 'delivered' OR (status = 'failed' AND attempt_count > 0))`,
+        )
+      ).rows;
+      check(
+        unsettled.length === 0,
+        () => `events neither delivered nor failed by an answer: ${JSON.stringify(unsettled)}`,
+      );
+      if (process.env.FC_STATS)
+        console.log(
+          'STATS',
+          JSON.stringify(
+            (
+              await s.pool.query(`SELECT type, count(*)::int AS n FROM operational_events GROUP BY type ORDER BY type`)
+            ).rows.map((r) => r.type),
+          ),
+        );
     });
-    await fc.assert(property, { interruptAfterTimeLimit: 250_000, numRuns: Number(process.env.FC_RUNS ?? 40), seed: Number(process.env.FC_SEED ?? 20_261_128) });
+    await fc.assert(property, {
+      interruptAfterTimeLimit: 250_000,
+      numRuns: Number(process.env.FC_RUNS ?? 40),
+      seed: Number(process.env.FC_SEED ?? 20_261_128),
+    });
   }, 300_000);
 });

@@ -34,7 +34,9 @@ const auditCount = async () => Number((await t.sql<{ n: string }>('SELECT count(
 describe('operators and roles', () => {
   it('walks every /admin route: unknown 401, a role below the route 403, the route role and above pass the guard', async () => {
     const nest = nestAdminRoutes(t.app);
-    const documented = documentedAdminRoutes((await t.http().get('/docs-json').expect(200)).body).filter((r) => r.path !== '/admin/queues');
+    const documented = documentedAdminRoutes((await t.http().get('/docs-json').expect(200)).body).filter(
+      (r) => r.path !== '/admin/queues',
+    );
     // Nothing under /admin escapes the document (or this walk).
     expect(nest.map((r) => `${r.method} ${r.path}`)).toEqual(documented.map((r) => `${r.method} ${r.path}`));
     expect(nest.length).toBeGreaterThanOrEqual(20);
@@ -55,9 +57,12 @@ describe('operators and roles', () => {
         const held = role === 'bootstrap' ? 'admin' : role;
         const res = await call(route.method, path, role === 'bootstrap' ? bearer(ADMIN_TOKEN) : callers[role], body);
         const allowed = roleAllows(held, needed);
-        if (allowed && (res.status === 401 || res.status === 403)) problems.push(`${route.method} ${route.path}: ${role} → ${res.status}, expected past the guard`);
-        if (!allowed && res.status !== 403) problems.push(`${route.method} ${route.path}: ${role} → ${res.status}, expected 403 (needs ${needed})`);
-        if (!allowed && !String(res.body.message).includes(needed)) problems.push(`${route.method} ${route.path}: the 403 does not name role ${needed}`);
+        if (allowed && (res.status === 401 || res.status === 403))
+          problems.push(`${route.method} ${route.path}: ${role} → ${res.status}, expected past the guard`);
+        if (!allowed && res.status !== 403)
+          problems.push(`${route.method} ${route.path}: ${role} → ${res.status}, expected 403 (needs ${needed})`);
+        if (!allowed && !String(res.body.message).includes(needed))
+          problems.push(`${route.method} ${route.path}: the 403 does not name role ${needed}`);
       }
     }
     expect(problems).toEqual([]);
@@ -66,34 +71,52 @@ describe('operators and roles', () => {
   }, 120_000);
 
   it('declares, for every changing /admin route, its audit action; docs/operations.md documents each action with its route', async () => {
-    const document = (await t.http().get('/docs-json').expect(200)).body as { paths: Record<string, Record<string, { 'x-audit-action'?: string; 'x-required-role'?: string }>> };
+    const document = (await t.http().get('/docs-json').expect(200)).body as {
+      paths: Record<string, Record<string, { 'x-audit-action'?: string; 'x-required-role'?: string }>>;
+    };
     const page = readFileSync(path.join(__dirname, '../docs/operations.md'), 'utf8');
     const rows = new Map([...page.matchAll(/^\| `([a-z.-]+)` \| ([^|]+) \|/gm)].map((m) => [m[1], m[2]]));
     const problems: string[] = [];
     for (const route of nestAdminRoutes(t.app)) {
       const operation = document.paths[route.path.replace(/:(\w+)/g, '{$1}')][route.method];
       const action = operation['x-audit-action'];
-      if (operation['x-required-role'] !== expectedRole(route)) problems.push(`${route.method} ${route.path}: x-required-role ${operation['x-required-role']}`);
+      if (operation['x-required-role'] !== expectedRole(route))
+        problems.push(`${route.method} ${route.path}: x-required-role ${operation['x-required-role']}`);
       if (route.method === 'get') {
-        if (action !== undefined) problems.push(`${route.method} ${route.path}: a read declares audit action ${action}`);
+        if (action !== undefined)
+          problems.push(`${route.method} ${route.path}: a read declares audit action ${action}`);
         continue;
       }
-      if (!action || !(action in AUDIT_ACTIONS)) problems.push(`${route.method} ${route.path}: no known audit action (${action})`);
-      else if (!rows.get(action)?.includes(`${route.method.toUpperCase()} ${route.path.replace(/:\w+/g, '{id}')}`)) problems.push(`${action}: docs/operations.md does not give its route ${route.method.toUpperCase()} ${route.path}`);
+      if (!action || !(action in AUDIT_ACTIONS))
+        problems.push(`${route.method} ${route.path}: no known audit action (${action})`);
+      else if (!rows.get(action)?.includes(`${route.method.toUpperCase()} ${route.path.replace(/:\w+/g, '{id}')}`))
+        problems.push(
+          `${action}: docs/operations.md does not give its route ${route.method.toUpperCase()} ${route.path}`,
+        );
     }
     expect(problems).toEqual([]);
     expect([...rows.keys()].filter((a) => a.includes('.')).sort()).toEqual(Object.keys(AUDIT_ACTIONS).sort());
-    for (const action of ['limit-request.approve', 'company.credit.update', 'callback.redeliver']) expect(AUDIT_ACTIONS).toHaveProperty([action]);
+    for (const action of ['limit-request.approve', 'company.credit.update', 'callback.redeliver'])
+      expect(AUDIT_ACTIONS).toHaveProperty([action]);
   });
 
   it('creates an operator whose token is shown once and stored hashed; names are unique, 1–100 characters', async () => {
     const alice = await newOperator('operator', 'alice');
-    expect(alice).toEqual({ id: expect.any(String), name: 'alice', role: 'operator', token: expect.stringMatching(/^fso_[A-Za-z0-9_-]{43}$/), createdAt: expect.any(String) });
+    expect(alice).toEqual({
+      id: expect.any(String),
+      name: 'alice',
+      role: 'operator',
+      token: expect.stringMatching(/^fso_[A-Za-z0-9_-]{43}$/),
+      createdAt: expect.any(String),
+    });
     const [row] = await t.sql<{ token_hash: string }>('SELECT token_hash FROM operators WHERE id = $1', [alice.id]);
     expect(row.token_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(JSON.stringify(await t.sql('SELECT * FROM operators'))).not.toContain(alice.token);
 
-    const clash = await call('post', '/admin/v1/operators', bearer(ADMIN_TOKEN), { name: 'alice', role: 'viewer' }).expect(409);
+    const clash = await call('post', '/admin/v1/operators', bearer(ADMIN_TOKEN), {
+      name: 'alice',
+      role: 'viewer',
+    }).expect(409);
     expect(clash.body.message).toContain('alice');
     await call('post', '/admin/v1/operators', bearer(ADMIN_TOKEN), { name: 'admin', role: 'viewer' }).expect(409);
     for (const [body, field] of [
@@ -107,11 +130,28 @@ describe('operators and roles', () => {
       const res = await call('post', '/admin/v1/operators', bearer(ADMIN_TOKEN), body).expect(400);
       expect(JSON.stringify(res.body.message)).toContain(field);
     }
-    await call('post', '/admin/v1/operators', bearer(ADMIN_TOKEN), { name: 'x'.repeat(100), role: 'viewer' }).expect(201);
+    await call('post', '/admin/v1/operators', bearer(ADMIN_TOKEN), { name: 'x'.repeat(100), role: 'viewer' }).expect(
+      201,
+    );
 
-    const list = (await call('get', '/admin/v1/operators', bearer(alice.token)).expect(200)).body.items as Record<string, unknown>[];
-    expect(list.find((o) => o.name === 'admin')).toEqual({ id: expect.any(String), name: 'admin', role: 'admin', createdAt: expect.any(String), revokedAt: null });
-    expect(list.find((o) => o.id === alice.id)).toEqual({ id: alice.id, name: 'alice', role: 'operator', createdAt: alice.createdAt, revokedAt: null });
+    const list = (await call('get', '/admin/v1/operators', bearer(alice.token)).expect(200)).body.items as Record<
+      string,
+      unknown
+    >[];
+    expect(list.find((o) => o.name === 'admin')).toEqual({
+      id: expect.any(String),
+      name: 'admin',
+      role: 'admin',
+      createdAt: expect.any(String),
+      revokedAt: null,
+    });
+    expect(list.find((o) => o.id === alice.id)).toEqual({
+      id: alice.id,
+      name: 'alice',
+      role: 'operator',
+      createdAt: alice.createdAt,
+      revokedAt: null,
+    });
     expect(JSON.stringify(list)).not.toContain('fso_');
   });
 
@@ -122,7 +162,9 @@ describe('operators and roles', () => {
     await call('get', '/admin/v1/operators', bearer(bob.token)).expect(401);
     const again = await call('delete', `/admin/v1/operators/${bob.id}`, bearer(ADMIN_TOKEN)).expect(409);
     expect(again.body.message).toContain('revoked');
-    const listed = (await call('get', '/admin/v1/operators', bearer(ADMIN_TOKEN)).expect(200)).body.items.find((o: { id: string }) => o.id === bob.id);
+    const listed = (await call('get', '/admin/v1/operators', bearer(ADMIN_TOKEN)).expect(200)).body.items.find(
+      (o: { id: string }) => o.id === bob.id,
+    );
     expect(listed.revokedAt).toEqual(expect.any(String));
 
     await call('delete', `/admin/v1/operators/${randomUUID()}`, bearer(ADMIN_TOKEN)).expect(404);
@@ -144,7 +186,9 @@ describe('partner API-key rotation', () => {
     await companies(p.apiKey).expect(201);
     await companies(res.body.apiKey).expect(201);
 
-    const two = await call('post', `/admin/v1/partners/${p.id}/rotate-api-key`, bearer(ADMIN_TOKEN), { previousKeyValidHours: 1 }).expect(200);
+    const two = await call('post', `/admin/v1/partners/${p.id}/rotate-api-key`, bearer(ADMIN_TOKEN), {
+      previousKeyValidHours: 1,
+    }).expect(200);
     expect(Math.abs(Date.parse(two.body.previousKeyExpiresAt) - Date.now() - 3600_000)).toBeLessThan(60_000);
     await companies(p.apiKey).expect(401);
     await companies(res.body.apiKey).expect(201);
@@ -159,7 +203,9 @@ describe('partner API-key rotation', () => {
   it('with 0: the previous key is refused at once', async () => {
     const p = await createPartner(t, 'Leaked');
     await companies(p.apiKey).expect(201);
-    const res = await call('post', `/admin/v1/partners/${p.id}/rotate-api-key`, bearer(ADMIN_TOKEN), { previousKeyValidHours: 0 }).expect(200);
+    const res = await call('post', `/admin/v1/partners/${p.id}/rotate-api-key`, bearer(ADMIN_TOKEN), {
+      previousKeyValidHours: 0,
+    }).expect(200);
     expect(Math.abs(Date.parse(res.body.previousKeyExpiresAt) - Date.now())).toBeLessThan(5_000);
     await companies(p.apiKey).expect(401);
     await companies(res.body.apiKey).expect(201);
@@ -186,7 +232,9 @@ describe('partner API-key rotation', () => {
   it('refuses an overlap outside 0–72 whole hours, an unknown partner, and anyone but an admin', async () => {
     const p = await createPartner(t, 'Strict');
     for (const previousKeyValidHours of [-1, 73, 1.5, '5', null]) {
-      const res = await call('post', `/admin/v1/partners/${p.id}/rotate-api-key`, bearer(ADMIN_TOKEN), { previousKeyValidHours }).expect(400);
+      const res = await call('post', `/admin/v1/partners/${p.id}/rotate-api-key`, bearer(ADMIN_TOKEN), {
+        previousKeyValidHours,
+      }).expect(400);
       expect(JSON.stringify(res.body.message)).toContain('previousKeyValidHours');
     }
     await call('post', `/admin/v1/partners/${randomUUID()}/rotate-api-key`, bearer(ADMIN_TOKEN), {}).expect(404);
@@ -213,7 +261,12 @@ describe('a second process', () => {
   });
 
   const status = async (path: string, token: string, init: RequestInit = {}) =>
-    (await fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers } })).status;
+    (
+      await fetch(`${base}${path}`, {
+        ...init,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers },
+      })
+    ).status;
 
   /**
    * Polls until the child answers `expected`; how long that took after `since`. One check per
@@ -242,38 +295,92 @@ describe('a second process', () => {
 
   it('refuses a partner key rotated with 0 within a second, having just accepted it', async () => {
     const p = await createPartner(t, 'Two processes');
-    const create = (key: string) => status('/v1/companies', key, { method: 'POST', body: JSON.stringify({ name: 'Q' }) });
+    const create = (key: string) =>
+      status('/v1/companies', key, { method: 'POST', body: JSON.stringify({ name: 'Q' }) });
     expect(await create(p.apiKey)).toBe(201);
     const at = Date.now();
-    const res = await call('post', `/admin/v1/partners/${p.id}/rotate-api-key`, bearer(ADMIN_TOKEN), { previousKeyValidHours: 0 }).expect(200);
+    const res = await call('post', `/admin/v1/partners/${p.id}/rotate-api-key`, bearer(ADMIN_TOKEN), {
+      previousKeyValidHours: 0,
+    }).expect(200);
     expect(await seenWithin(at, () => create(p.apiKey), 401)).toBeLessThan(1_000);
     expect(await create(res.body.apiKey)).toBe(201);
   });
 });
 
 describe('the audit log', () => {
-  type Entry = { id: string; at: string; operator: { id: string; name: string }; action: string; targetType: string; targetId: string | null; before: object; after: object };
-  const audit = async (query: string, token = ADMIN_TOKEN) => (await call('get', `/admin/v1/audit${query}`, bearer(token)).expect(200)).body as { items: Entry[]; nextCursor: string | null };
+  type Entry = {
+    id: string;
+    at: string;
+    operator: { id: string; name: string };
+    action: string;
+    targetType: string;
+    targetId: string | null;
+    before: object;
+    after: object;
+  };
+  const audit = async (query: string, token = ADMIN_TOKEN) =>
+    (await call('get', `/admin/v1/audit${query}`, bearer(token)).expect(200)).body as {
+      items: Entry[];
+      nextCursor: string | null;
+    };
 
   it('records partner creation, secret and key rotation, operator creation and revocation: who, what, before and after, never a secret', async () => {
     const dave = await newOperator('admin', `dave-${randomUUID().slice(0, 6)}`);
     const p = (await call('post', '/admin/v1/partners', bearer(dave.token), { name: 'Audited Bank' }).expect(201)).body;
-    const secret = (await call('post', `/admin/v1/partners/${p.id}/rotate-signing-secret`, bearer(dave.token)).expect(200)).body;
-    const key = (await call('post', `/admin/v1/partners/${p.id}/rotate-api-key`, bearer(dave.token), { previousKeyValidHours: 2 }).expect(200)).body;
+    const secret = (
+      await call('post', `/admin/v1/partners/${p.id}/rotate-signing-secret`, bearer(dave.token)).expect(200)
+    ).body;
+    const key = (
+      await call('post', `/admin/v1/partners/${p.id}/rotate-api-key`, bearer(dave.token), {
+        previousKeyValidHours: 2,
+      }).expect(200)
+    ).body;
     const erin = await newOperatorAs(dave.token, 'viewer');
     await call('delete', `/admin/v1/operators/${erin.id}`, bearer(dave.token)).expect(204);
 
     const { items } = await audit(`?operatorId=${dave.id}`);
     const who = { id: dave.id, name: dave.name };
-    expect(items.map((e) => e.action)).toEqual(['operator.revoke', 'operator.create', 'partner.api-key.rotate', 'partner.signing-secret.rotate', 'partner.create']);
+    expect(items.map((e) => e.action)).toEqual([
+      'operator.revoke',
+      'operator.create',
+      'partner.api-key.rotate',
+      'partner.signing-secret.rotate',
+      'partner.create',
+    ]);
     expect(items.every((e) => e.operator.id === who.id && e.operator.name === who.name)).toBe(true);
-    expect(items[4]).toMatchObject({ targetType: 'partner', targetId: p.id, before: {}, after: { name: 'Audited Bank' } });
-    expect(items[3]).toMatchObject({ targetType: 'partner', targetId: p.id, before: { signingSecretRotated: false, previousSecretExpiresAt: null }, after: { signingSecretRotated: true } });
-    expect(items[2]).toMatchObject({ targetType: 'partner', targetId: p.id, before: { apiKeyRotated: false }, after: { apiKeyRotated: true, previousKeyExpiresAt: key.previousKeyExpiresAt } });
-    expect(items[1]).toMatchObject({ targetType: 'operator', targetId: erin.id, before: {}, after: { name: erin.name, role: 'viewer' } });
-    expect(items[0]).toMatchObject({ targetType: 'operator', targetId: erin.id, before: { revokedAt: null }, after: { revokedAt: expect.any(String) } });
+    expect(items[4]).toMatchObject({
+      targetType: 'partner',
+      targetId: p.id,
+      before: {},
+      after: { name: 'Audited Bank' },
+    });
+    expect(items[3]).toMatchObject({
+      targetType: 'partner',
+      targetId: p.id,
+      before: { signingSecretRotated: false, previousSecretExpiresAt: null },
+      after: { signingSecretRotated: true },
+    });
+    expect(items[2]).toMatchObject({
+      targetType: 'partner',
+      targetId: p.id,
+      before: { apiKeyRotated: false },
+      after: { apiKeyRotated: true, previousKeyExpiresAt: key.previousKeyExpiresAt },
+    });
+    expect(items[1]).toMatchObject({
+      targetType: 'operator',
+      targetId: erin.id,
+      before: {},
+      after: { name: erin.name, role: 'viewer' },
+    });
+    expect(items[0]).toMatchObject({
+      targetType: 'operator',
+      targetId: erin.id,
+      before: { revokedAt: null },
+      after: { revokedAt: expect.any(String) },
+    });
     const stored = JSON.stringify(await t.sql('SELECT * FROM audit_entries'));
-    for (const secretValue of [p.apiKey, p.signingSecret, secret.signingSecret, key.apiKey, erin.token, dave.token]) expect(stored).not.toContain(secretValue);
+    for (const secretValue of [p.apiKey, p.signingSecret, secret.signingSecret, key.apiKey, erin.token, dave.token])
+      expect(stored).not.toContain(secretValue);
     expect(stored).not.toMatch(/whsec_|fsk_|fso_|enc[12]:/);
   });
 
@@ -287,7 +394,9 @@ describe('the audit log', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { items: Entry[]; nextCursor: string | null } = await audit(`?targetType=partner&since=${encodeURIComponent(since)}&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: { items: Entry[]; nextCursor: string | null } = await audit(
+        `?targetType=partner&since=${encodeURIComponent(since)}&limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       expect(page.items.length).toBeLessThanOrEqual(2);
       seen.push(...page.items.filter((e) => e.action === 'partner.create').map((e) => e.targetId!));
       cursor = page.nextCursor;
@@ -313,17 +422,34 @@ describe('the audit log', () => {
   it('cannot be changed or deleted: no route does (404), and the table refuses it', async () => {
     const [entry] = (await audit('?limit=1')).items;
     for (const method of ['put', 'patch', 'delete'] as const) {
-      await call(method, `/admin/v1/audit/${entry.id}`, bearer(ADMIN_TOKEN), method === 'delete' ? undefined : { action: 'x' }).expect(404);
-      await call(method, '/admin/v1/audit', bearer(ADMIN_TOKEN), method === 'delete' ? undefined : { action: 'x' }).expect(404);
+      await call(
+        method,
+        `/admin/v1/audit/${entry.id}`,
+        bearer(ADMIN_TOKEN),
+        method === 'delete' ? undefined : { action: 'x' },
+      ).expect(404);
+      await call(
+        method,
+        '/admin/v1/audit',
+        bearer(ADMIN_TOKEN),
+        method === 'delete' ? undefined : { action: 'x' },
+      ).expect(404);
     }
-    await expect(t.sql(`UPDATE audit_entries SET action = 'x' WHERE id = $1`, [entry.id])).rejects.toThrow(/cannot be changed or deleted/);
-    await expect(t.sql(`DELETE FROM audit_entries WHERE id = $1`, [entry.id])).rejects.toThrow(/cannot be changed or deleted/);
+    await expect(t.sql(`UPDATE audit_entries SET action = 'x' WHERE id = $1`, [entry.id])).rejects.toThrow(
+      /cannot be changed or deleted/,
+    );
+    await expect(t.sql(`DELETE FROM audit_entries WHERE id = $1`, [entry.id])).rejects.toThrow(
+      /cannot be changed or deleted/,
+    );
     expect((await audit('?limit=1')).items[0]).toEqual(entry);
   });
 });
 
 async function newOperatorAs(token: string, role: OperatorRole) {
-  const res = await call('post', '/admin/v1/operators', bearer(token), { name: `${role}-${randomUUID().slice(0, 8)}`, role }).expect(201);
+  const res = await call('post', '/admin/v1/operators', bearer(token), {
+    name: `${role}-${randomUUID().slice(0, 8)}`,
+    role,
+  }).expect(201);
   return res.body as { id: string; name: string; token: string };
 }
 
@@ -331,29 +457,44 @@ describe('the queue dashboard', () => {
   const basic = (name: string, token: string) => `Basic ${Buffer.from(`${name}:${token}`).toString('base64')}`;
   let ops: Record<OperatorRole, { id: string; name: string; token: string }>;
   beforeAll(async () => {
-    ops = { viewer: await newOperator('viewer'), operator: await newOperator('operator'), admin: await newOperator('admin') };
+    ops = {
+      viewer: await newOperator('viewer'),
+      operator: await newOperator('operator'),
+      admin: await newOperator('admin'),
+    };
   });
 
   it('walks every dashboard route bull-board serves: unknown 401 (with the Basic prompt), a viewer reads but every action is 403, an operator acts', async () => {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { appRoutes } = require('@bull-board/api/dist/routes.js') as { appRoutes: { entryPoint: { route: string[] }; api: { method: Method; route: string }[] } };
-    const routes = [...appRoutes.entryPoint.route.map((route) => ({ method: 'get' as const, route })), ...appRoutes.api];
+    const { appRoutes } = require('@bull-board/api/dist/routes.js') as {
+      appRoutes: { entryPoint: { route: string[] }; api: { method: Method; route: string }[] };
+    };
+    const routes = [
+      ...appRoutes.entryPoint.route.map((route) => ({ method: 'get' as const, route })),
+      ...appRoutes.api,
+    ];
     expect(routes.filter((r) => r.method !== 'get').length).toBeGreaterThanOrEqual(20);
     const fill = (route: string) =>
-      `/admin/queues${route === '/' ? '' : route}`.replace(/:(\w+)/g, (_, name: string) => ({ queueName: 'callbacks', queueStatus: 'completed' })[name] ?? randomUUID());
+      `/admin/queues${route === '/' ? '' : route}`.replace(
+        /:(\w+)/g,
+        (_, name: string) => ({ queueName: 'callbacks', queueStatus: 'completed' })[name] ?? randomUUID(),
+      );
     const before = await auditCount();
     const problems: string[] = [];
     for (const r of routes) {
       const path = fill(r.route);
       const body = r.method === 'get' ? undefined : {};
       const unknown = await call(r.method, path, basic('nobody', 'fso_unknown'), body);
-      if (unknown.status !== 401 || !String(unknown.headers['www-authenticate']).startsWith('Basic ')) problems.push(`${r.method} ${r.route}: unknown → ${unknown.status}`);
+      if (unknown.status !== 401 || !String(unknown.headers['www-authenticate']).startsWith('Basic '))
+        problems.push(`${r.method} ${r.route}: unknown → ${unknown.status}`);
       for (const role of OPERATOR_ROLES) {
         for (const auth of [basic(ops[role].name, ops[role].token), bearer(ops[role].token)]) {
           const res = await call(r.method, path, auth, body);
           const allowed = r.method === 'get' || role !== 'viewer';
-          if (allowed && [401, 403].includes(res.status)) problems.push(`${r.method} ${r.route}: ${role} → ${res.status}`);
-          if (!allowed && res.status !== 403) problems.push(`${r.method} ${r.route}: ${role} → ${res.status}, expected 403`);
+          if (allowed && [401, 403].includes(res.status))
+            problems.push(`${r.method} ${r.route}: ${role} → ${res.status}`);
+          if (!allowed && res.status !== 403)
+            problems.push(`${r.method} ${r.route}: ${role} → ${res.status}, expected 403`);
         }
       }
     }
@@ -390,7 +531,9 @@ describe('the queue dashboard', () => {
     const board = (auth: string, path: string) => call('put', `/admin/queues/api/queues/callbacks${path}`, auth);
     const op = basic(ops.operator.name, ops.operator.token);
     const mine = async () =>
-      (await call('get', `/admin/v1/audit?operatorId=${ops.operator.id}`, bearer(ADMIN_TOKEN)).expect(200)).body.items.map((e: { action: string; targetId: string | null; before: object; after: object }) => [
+      (
+        await call('get', `/admin/v1/audit?operatorId=${ops.operator.id}`, bearer(ADMIN_TOKEN)).expect(200)
+      ).body.items.map((e: { action: string; targetId: string | null; before: object; after: object }) => [
         e.action,
         e.targetId,
         e.after,
@@ -402,7 +545,9 @@ describe('the queue dashboard', () => {
     expect(await mine()).toEqual([]);
 
     await board(op, `/${dead}/retry`).expect(204);
-    expect(await mine()).toEqual([['callback.redeliver', dead, { status: 'pending', nextAttemptAt: expect.any(String) }]]);
+    expect(await mine()).toEqual([
+      ['callback.redeliver', dead, { status: 'pending', nextAttemptAt: expect.any(String) }],
+    ]);
     await board(op, `/${later}/promote`).expect(204);
     await board(op, `/${later}/promote`).expect(405); // due now: no longer delayed
     const promoted = await mine();
@@ -415,15 +560,25 @@ describe('the queue dashboard', () => {
     const all = await mine();
     expect(all.slice(0, 2)).toEqual([
       ['callback.promote', null, { count: expect.any(Number) }], // later2, and the redelivered one if its attempt failed meanwhile
-      ['callback.redeliver-failed', null, { status: 'pending', count: 1, since: null, until: null, partnerId: null, companyId: null, destination: null }],
+      [
+        'callback.redeliver-failed',
+        null,
+        { status: 'pending', count: 1, since: null, until: null, partnerId: null, companyId: null, destination: null },
+      ],
     ]);
-    expect((await t.sql<{ next: boolean }>('SELECT next_attempt_at <= now() AS next FROM callbacks WHERE id = $1', [later2]))[0].next).toBe(true);
+    expect(
+      (
+        await t.sql<{ next: boolean }>('SELECT next_attempt_at <= now() AS next FROM callbacks WHERE id = $1', [later2])
+      )[0].next,
+    ).toBe(true);
 
     // Promote all counts its page even when one callback is on it: its entry never names one.
     await until(
       async () => {
         await t.sql(`UPDATE callbacks SET status = 'failed', next_attempt_at = NULL WHERE status = 'pending'`);
-        const [{ n }] = await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM callbacks WHERE status IN ('pending', 'sending')`);
+        const [{ n }] = await t.sql<{ n: number }>(
+          `SELECT count(*)::int AS n FROM callbacks WHERE status IN ('pending', 'sending')`,
+        );
         return n === 0;
       },
       { what: 'no callback pending or in flight' },

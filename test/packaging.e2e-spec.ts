@@ -40,7 +40,9 @@ describe('packaging', () => {
   it("npm start's build step leaves a current dist/ untouched, so a start never disturbs a running suite", () => {
     const main = path.join(ROOT, 'dist/src/main.js');
     const before = fs.statSync(main);
-    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
     const out = execFileSync('sh', ['-c', pkg.scripts.prestart], { cwd: ROOT, encoding: 'utf8' });
     expect(out).toContain('dist/ is current');
     const after = fs.statSync(main);
@@ -49,15 +51,28 @@ describe('packaging', () => {
 
   it('three processes starting at once on a missing database all serve, and each migration runs once', async () => {
     const run = newRun();
-    const env = (role: string) => ({ PORT: '0', ROLE: role, DATABASE_URL: run.databaseUrl, REDIS_URL: run.redisUrl, QUEUE_PREFIX: run.queuePrefix, ADMIN_TOKEN });
-    const started = await Promise.allSettled([startService(env('api')), startService(env('worker')), startService(env('worker'))]);
+    const env = (role: string) => ({
+      PORT: '0',
+      ROLE: role,
+      DATABASE_URL: run.databaseUrl,
+      REDIS_URL: run.redisUrl,
+      QUEUE_PREFIX: run.queuePrefix,
+      ADMIN_TOKEN,
+    });
+    const started = await Promise.allSettled([
+      startService(env('api')),
+      startService(env('worker')),
+      startService(env('worker')),
+    ]);
     const services = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
     try {
       expect(started.filter((s) => s.status === 'rejected').map((s) => String(s.reason))).toEqual([]);
       const pg = new Client({ connectionString: run.databaseUrl });
       await pg.connect();
       try {
-        const { rows } = await pg.query<{ name: string; n: number }>('SELECT name, count(*)::int AS n FROM migrations GROUP BY name');
+        const { rows } = await pg.query<{ name: string; n: number }>(
+          'SELECT name, count(*)::int AS n FROM migrations GROUP BY name',
+        );
         expect(rows.map((r) => r.n)).toEqual(MIGRATIONS.map(() => 1));
         expect(rows).toHaveLength(MIGRATIONS.length);
       } finally {
@@ -94,7 +109,11 @@ describe('packaging', () => {
         } else if (step.instruction === 'RUN') {
           const command = step.args.replace(/--mount=\S+\s*/g, '');
           expect(command).toMatch(/^npm ci --omit=dev\b/);
-          const res = spawnSync('sh', ['-c', command], { cwd: dir, encoding: 'utf8', env: { ...process.env, NODE_ENV: 'production' } });
+          const res = spawnSync('sh', ['-c', command], {
+            cwd: dir,
+            encoding: 'utf8',
+            env: { ...process.env, NODE_ENV: 'production' },
+          });
           expect(res.status === 0 ? '' : res.stderr).toBe('');
         }
       }
@@ -120,13 +139,24 @@ describe('packaging', () => {
       child.stdout.on('data', (d: Buffer) => output.push(d.toString()));
       child.stderr.on('data', (d: Buffer) => output.push(d.toString()));
       try {
-        await until(() => output.join('').includes('ready:') || child.exitCode !== null, { timeoutMs: 60_000, what: 'the service to start' });
+        await until(() => output.join('').includes('ready:') || child.exitCode !== null, {
+          timeoutMs: 60_000,
+          what: 'the service to start',
+        });
         expect(output.join('')).toContain(`ready: role=all`);
         const res = await fetch(`http://127.0.0.1:${port}/ready`);
         expect(res.status).toBe(200);
         const guide = await fetch(`http://127.0.0.1:${port}/docs/partners`);
-        expect([guide.status, (await guide.text()).includes('<h1 id="integrating-as-a-partner">')]).toEqual([200, true]);
-        const check = spawnSync(process.execPath, healthcheck.slice(1), { cwd: dir, env, encoding: 'utf8', timeout: 10_000 });
+        expect([guide.status, (await guide.text()).includes('<h1 id="integrating-as-a-partner">')]).toEqual([
+          200,
+          true,
+        ]);
+        const check = spawnSync(process.execPath, healthcheck.slice(1), {
+          cwd: dir,
+          env,
+          encoding: 'utf8',
+          timeout: 10_000,
+        });
         expect(check.status).toBe(0);
         expect(await stop(child, 'SIGTERM')).toBe(0);
       } finally {

@@ -22,7 +22,8 @@ describe("the partner's own delivery log (/v1/callbacks)", () => {
   let theirs: string;
 
   const list = (p: Partner, query = '') => t.as(p.apiKey, 'get', `/v1/callbacks${query}`);
-  const statusOf = async (id: string) => (await t.sql<{ status: string }>('SELECT status FROM callbacks WHERE id = $1', [id]))[0].status;
+  const statusOf = async (id: string) =>
+    (await t.sql<{ status: string }>('SELECT status FROM callbacks WHERE id = $1', [id]))[0].status;
 
   // One retry an hour away: a callback answered 500 stays pending for the whole file.
   const e2e = harness({ CALLBACK_RETRY_SCHEDULE: '1h' });
@@ -44,9 +45,14 @@ describe("the partner's own delivery log (/v1/callbacks)", () => {
     const theirCompany = await companyWithCallback(t, other, rx.url('/theirs'));
     theirs = await theirCompany.change();
 
-    await until(async () => (await Promise.all(delivered.map(statusOf))).every((s) => s === 'delivered'), { what: 'three delivered' });
+    await until(async () => (await Promise.all(delivered.map(statusOf))).every((s) => s === 'delivered'), {
+      what: 'three delivered',
+    });
     await until(async () => (await statusOf(failed)) === 'failed', { what: 'one failed' });
-    await until(async () => (await t.sql('SELECT 1 FROM callback_attempts WHERE callback_id = $1', [pending])).length === 1, { what: 'a first attempt of the pending one' });
+    await until(
+      async () => (await t.sql('SELECT 1 FROM callback_attempts WHERE callback_id = $1', [pending])).length === 1,
+      { what: 'a first attempt of the pending one' },
+    );
     await until(async () => (await statusOf(theirs)) === 'delivered', { what: "the other partner's" });
   });
 
@@ -67,7 +73,9 @@ describe("the partner's own delivery log (/v1/callbacks)", () => {
     expect(await ids(`?companyId=${a.c}&status=delivered&message=0`)).toEqual([...delivered].reverse());
     expect(await ids('?message=2')).toEqual([]);
     // Another partner's company: nothing, as for any company without callbacks.
-    const theirCompany = (await t.sql<{ company_id: string }>('SELECT company_id FROM callbacks WHERE id = $1', [theirs]))[0].company_id;
+    const theirCompany = (
+      await t.sql<{ company_id: string }>('SELECT company_id FROM callbacks WHERE id = $1', [theirs])
+    )[0].company_id;
     expect(await ids(`?companyId=${theirCompany}`)).toEqual([]);
   });
 
@@ -105,9 +113,23 @@ describe("the partner's own delivery log (/v1/callbacks)", () => {
 
   it('shows one callback with its attempts', async () => {
     const body = (await t.as(acme.apiKey, 'get', `/v1/callbacks/${failed}`).expect(200)).body;
-    expect(body).toMatchObject({ id: failed, status: 'failed', attemptCount: 1, lastError: 'HTTP 410', nextAttemptAt: null });
+    expect(body).toMatchObject({
+      id: failed,
+      status: 'failed',
+      attemptCount: 1,
+      lastError: 'HTTP 410',
+      nextAttemptAt: null,
+    });
     expect(body.attempts).toEqual([
-      { number: 1, startedAt: expect.any(String), durationMs: expect.any(Number), statusCode: 410, error: 'HTTP 410', responseBody: 'gone', sourceAddress: expect.any(String) },
+      {
+        number: 1,
+        startedAt: expect.any(String),
+        durationMs: expect.any(Number),
+        statusCode: 410,
+        error: 'HTTP 410',
+        responseBody: 'gone',
+        sourceAddress: expect.any(String),
+      },
     ]);
     const waiting = (await t.as(acme.apiKey, 'get', `/v1/callbacks/${pending}`).expect(200)).body;
     expect(waiting).toMatchObject({ status: 'pending', attemptCount: 1, lastError: 'HTTP 500' });
@@ -127,13 +149,18 @@ describe("the partner's own delivery log (/v1/callbacks)", () => {
     expect(rx.on('/down')).toHaveLength(1);
     const asked = Date.now();
     await t.as(acme.apiKey, 'post', `/v1/callbacks/${pending}/redeliver`).expect(202);
-    const hits = await until(() => (rx.on('/down').length === 2 ? rx.on('/down') : null), { what: 'the attempt made now', timeoutMs: 10_000 });
+    const hits = await until(() => (rx.on('/down').length === 2 ? rx.on('/down') : null), {
+      what: 'the attempt made now',
+      timeoutMs: 10_000,
+    });
     expect(hits[1].at - asked).toBeLessThan(10_000);
     expect(hits.map((h) => h.headers['webhook-id'])).toEqual([pending, pending]);
     // The schedule ('1h': one retry) went on from its first attempt: this was its last, so the
     // callback failed. A fresh schedule would have made it wait another hour.
     await until(async () => (await statusOf(pending)) === 'failed', { what: 'failed after its last attempt' });
-    const [row] = await t.sql<{ schedule_attempts: number }>('SELECT schedule_attempts FROM callbacks WHERE id = $1', [pending]);
+    const [row] = await t.sql<{ schedule_attempts: number }>('SELECT schedule_attempts FROM callbacks WHERE id = $1', [
+      pending,
+    ]);
     expect(row.schedule_attempts).toBe(2);
   });
 
@@ -142,11 +169,16 @@ describe("the partner's own delivery log (/v1/callbacks)", () => {
     const before = rx.on('/a').filter((h) => h.headers['webhook-id'] === id).length;
     expect(before).toBe(1);
     await t.as(acme.apiKey, 'post', `/v1/callbacks/${id}/redeliver`).expect(202);
-    await until(() => rx.on('/a').filter((h) => h.headers['webhook-id'] === id).length === 2, { what: 'the redelivery' });
-    const body = await until(async () => {
-      const r = (await t.as(acme.apiKey, 'get', `/v1/callbacks/${id}`).expect(200)).body;
-      return r.status === 'delivered' && r.attemptCount === 2 ? r : null;
-    }, { what: 'delivered again' });
+    await until(() => rx.on('/a').filter((h) => h.headers['webhook-id'] === id).length === 2, {
+      what: 'the redelivery',
+    });
+    const body = await until(
+      async () => {
+        const r = (await t.as(acme.apiKey, 'get', `/v1/callbacks/${id}`).expect(200)).body;
+        return r.status === 'delivered' && r.attemptCount === 2 ? r : null;
+      },
+      { what: 'delivered again' },
+    );
     expect(body.attempts.map((x: { number: number; statusCode: number }) => [x.number, x.statusCode])).toEqual([
       [1, 204],
       [2, 204],
@@ -156,14 +188,21 @@ describe("the partner's own delivery log (/v1/callbacks)", () => {
   it('redelivers a failed callback: the receiver gets the same webhook-id again', async () => {
     rx.answer = (h, _req, res) => (h.path === '/down' ? res.writeHead(500).end('down') : res.writeHead(204).end());
     await t.as(acme.apiKey, 'post', `/v1/callbacks/${failed}/redeliver`).expect(202);
-    const hits = await until(() => (rx.on('/gone').length === 2 ? rx.on('/gone') : null), { what: 'the redelivery of the failed one' });
+    const hits = await until(() => (rx.on('/gone').length === 2 ? rx.on('/gone') : null), {
+      what: 'the redelivery of the failed one',
+    });
     expect(hits.map((h) => h.headers['webhook-id'])).toEqual([failed, failed]);
     await until(async () => (await statusOf(failed)) === 'delivered', { what: 'delivered after redelivery' });
   });
 
   it('refuses an unknown query parameter of its destinations list, naming it, as every list does', async () => {
     const res = await t.as(acme.apiKey, 'get', '/v1/callbacks/destinations?foo=1').expect(400);
-    expect(res.body).toEqual({ statusCode: 400, error: 'Bad Request', message: ['query parameter foo is not accepted; this operation takes none'], code: 'invalid_request' });
+    expect(res.body).toEqual({
+      statusCode: 400,
+      error: 'Bad Request',
+      message: ['query parameter foo is not accepted; this operation takes none'],
+      code: 'invalid_request',
+    });
     await t.as(acme.apiKey, 'get', '/v1/callbacks/destinations').expect(200);
   });
 

@@ -32,7 +32,10 @@ describe('the migration to one destination per partner and origin', () => {
   let before: { id: string; status: string }[];
 
   beforeAll(async () => {
-    const old = await openDatabase({ ...options, migrations: MIGRATIONS.slice(0, MIGRATIONS.indexOf(PartnerDestinations1764700000000)) });
+    const old = await openDatabase({
+      ...options,
+      migrations: MIGRATIONS.slice(0, MIGRATIONS.indexOf(PartnerDestinations1764700000000)),
+    });
     [a, b] = [await seed(old, 'A'), await seed(old, 'B')];
     // Both partners at the shared origin (its circuit open), partner A also at its own.
     await old.query(
@@ -65,8 +68,24 @@ describe('the migration to one destination per partner and origin', () => {
       `SELECT key, partner_id, origin, window_size, failures, opened_at IS NOT NULL AS open, next_probe_at > now() AS probe_later, probe_ms, last_error, version::int
          FROM destinations ORDER BY origin, key`,
     );
-    const open = { window_size: 1, failures: 4, open: true, probe_later: true, probe_ms: 60000, last_error: 'HTTP 503', version: 7 };
-    const fresh = { window_size: 2, failures: 0, open: false, probe_later: null, probe_ms: 0, last_error: null, version: 0 };
+    const open = {
+      window_size: 1,
+      failures: 4,
+      open: true,
+      probe_later: true,
+      probe_ms: 60000,
+      last_error: 'HTTP 503',
+      version: 7,
+    };
+    const fresh = {
+      window_size: 2,
+      failures: 0,
+      open: false,
+      probe_later: null,
+      probe_ms: 0,
+      last_error: null,
+      version: 0,
+    };
     expect(rows).toEqual(
       [
         { key: `${a.partnerId} ${SHARED}`, partner_id: a.partnerId, origin: SHARED, ...open },
@@ -88,24 +107,36 @@ describe('the migration to one destination per partner and origin', () => {
   });
 
   it('keys failure notices by destination, drops callback_destinations, and builds the indexes on callbacks.destination again', async () => {
-    expect(await db.query(`SELECT destination FROM failure_notices`)).toEqual([{ destination: `${b.partnerId} ${SHARED}` }]);
+    expect(await db.query(`SELECT destination FROM failure_notices`)).toEqual([
+      { destination: `${b.partnerId} ${SHARED}` },
+    ]);
     expect(await db.query(`SELECT to_regclass('callback_destinations') AS t`)).toEqual([{ t: null }]);
-    const indexes = await db.query(`SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'callbacks' AND indexdef LIKE '%(destination%' ORDER BY indexname`);
+    const indexes = await db.query(
+      `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'callbacks' AND indexdef LIKE '%(destination%' ORDER BY indexname`,
+    );
     expect(indexes.map((i: { indexdef: string }) => i.indexdef.replace('public.', ''))).toEqual([
       `CREATE INDEX callbacks_admission_idx ON callbacks USING btree (destination, next_attempt_at, seq) WHERE (status = 'pending'::text)`,
       `CREATE INDEX callbacks_pending_schedule_idx ON callbacks USING btree (destination, schedule_started_at) WHERE (status = 'pending'::text)`,
-      `CREATE INDEX callbacks_sending_idx ON callbacks (destination, lease_until) WHERE (status = 'sending'::text)`.replace('ON callbacks (', 'ON callbacks USING btree ('),
+      `CREATE INDEX callbacks_sending_idx ON callbacks (destination, lease_until) WHERE (status = 'sending'::text)`.replace(
+        'ON callbacks (',
+        'ON callbacks USING btree (',
+      ),
     ]);
   });
 
   it("makes a new or moved callback's destination known for its partner (the triggers)", async () => {
-    await db.query(`INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at) VALUES ($1, $2, 0, $3, '{}', 'pending', now())`, [
-      b.partnerId,
-      b.companyId,
-      `${OWN}/b`,
+    await db.query(
+      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at) VALUES ($1, $2, 0, $3, '{}', 'pending', now())`,
+      [b.partnerId, b.companyId, `${OWN}/b`],
+    );
+    await db.query(`UPDATE callbacks SET url = 'https://moved.example/x' WHERE partner_id = $1 AND url = $2`, [
+      a.partnerId,
+      `${SHARED}/a?token=x`,
     ]);
-    await db.query(`UPDATE callbacks SET url = 'https://moved.example/x' WHERE partner_id = $1 AND url = $2`, [a.partnerId, `${SHARED}/a?token=x`]);
-    const rows = await db.query(`SELECT key, partner_id, origin FROM destinations WHERE origin IN ($1, 'https://moved.example') ORDER BY origin, key`, [OWN]);
+    const rows = await db.query(
+      `SELECT key, partner_id, origin FROM destinations WHERE origin IN ($1, 'https://moved.example') ORDER BY origin, key`,
+      [OWN],
+    );
     expect(rows).toEqual(
       expect.arrayContaining([
         { key: `${b.partnerId} ${OWN}`, partner_id: b.partnerId, origin: OWN },

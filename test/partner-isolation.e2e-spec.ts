@@ -45,7 +45,8 @@ describe("two partners on one receiver origin: one's failures are its own", () =
     await ops?.close();
   });
 
-  const views = async (query: string) => (await e2e.t.admin('get', `/admin/v1/destinations${query}`).expect(200)).body.items as DestinationView[];
+  const views = async (query: string) =>
+    (await e2e.t.admin('get', `/admin/v1/destinations${query}`).expect(200)).body.items as DestinationView[];
 
   it("opens partner 2's destination only; partner 1's callbacks go at once, its destination stays closed, and it is told nothing", async () => {
     const { t, rx } = e2e;
@@ -58,29 +59,52 @@ describe("two partners on one receiver origin: one's failures are its own", () =
     await slow.change();
     await t.as(p2.apiKey, 'post', '/v1/callbacks/test', { companyId: failing.c, url: rx.url('/p2/test') }).expect(202);
     for (let i = 0; i < 3; i++) await mine.change();
-    const open = await until(async () => (await views(`?partnerId=${p2.id}`)).find((d) => d.state === 'open'), { timeoutMs: 20_000, what: "partner 2's destination opening" });
+    const open = await until(async () => (await views(`?partnerId=${p2.id}`)).find((d) => d.state === 'open'), {
+      timeoutMs: 20_000,
+      what: "partner 2's destination opening",
+    });
     expect(open).toMatchObject({ partnerId: p2.id, origin });
 
     // While it is open, partner 1's callbacks (and its test callback) to the same origin go at once.
     const sentBefore = rx.on('/p1/cb?token=a').length;
     const opened = Date.now();
     for (let i = 0; i < 5; i++) await mine.change();
-    const test1 = (await t.as(p1.apiKey, 'post', '/v1/callbacks/test', { companyId: mine.c, url: rx.url('/p1/test') }).expect(202)).body;
+    const test1 = (
+      await t.as(p1.apiKey, 'post', '/v1/callbacks/test', { companyId: mine.c, url: rx.url('/p1/test') }).expect(202)
+    ).body;
     expect(test1.status).toBe('pending');
-    await until(async () => (await mine.statuses()).every((s) => s === 'delivered') && rx.on('/p1/test').length === 1, { timeoutMs: 5000, what: "partner 1's callbacks delivered while partner 2's destination is open" });
+    await until(async () => (await mine.statuses()).every((s) => s === 'delivered') && rx.on('/p1/test').length === 1, {
+      timeoutMs: 5000,
+      what: "partner 1's callbacks delivered while partner 2's destination is open",
+    });
     expect(rx.on('/p1/cb?token=a').length - sentBefore).toBe(5);
     expect(Date.now() - opened).toBeLessThan(5000);
     // Partner 2's test callback now fails at once, naming its destination by origin (never the key).
-    const test2 = (await t.as(p2.apiKey, 'post', '/v1/callbacks/test', { companyId: failing.c, url: rx.url('/p2/test') }).expect(202)).body;
+    const test2 = (
+      await t.as(p2.apiKey, 'post', '/v1/callbacks/test', { companyId: failing.c, url: rx.url('/p2/test') }).expect(202)
+    ).body;
     expect(test2).toMatchObject({ status: 'failed' });
     expect(test2.lastError).toMatch(new RegExp(`^destination ${origin} circuit open since `));
 
     // Partner 1's destination is closed in its own view and the operators'.
-    const own = (await t.as(p1.apiKey, 'get', '/v1/callbacks/destinations').expect(200)).body.items as DestinationView[];
-    expect(own).toEqual([expect.objectContaining({ partnerId: p1.id, origin, state: 'closed', consecutiveFailures: 0, openedAt: null, lastError: null })]);
-    const theirs = (await t.as(p2.apiKey, 'get', '/v1/callbacks/destinations').expect(200)).body.items as DestinationView[];
+    const own = (await t.as(p1.apiKey, 'get', '/v1/callbacks/destinations').expect(200)).body
+      .items as DestinationView[];
+    expect(own).toEqual([
+      expect.objectContaining({
+        partnerId: p1.id,
+        origin,
+        state: 'closed',
+        consecutiveFailures: 0,
+        openedAt: null,
+        lastError: null,
+      }),
+    ]);
+    const theirs = (await t.as(p2.apiKey, 'get', '/v1/callbacks/destinations').expect(200)).body
+      .items as DestinationView[];
     // (its other destination: its operationsUrl's origin, which took its destination.failing)
-    expect(theirs.filter((d) => d.origin === origin)).toEqual([expect.objectContaining({ partnerId: p2.id, origin, state: 'open' })]);
+    expect(theirs.filter((d) => d.origin === origin)).toEqual([
+      expect.objectContaining({ partnerId: p2.id, origin, state: 'open' }),
+    ]);
     expect((await views(`?origin=${encodeURIComponent(origin)}`)).map((d) => [d.partnerId, d.state])).toEqual(
       expect.arrayContaining([
         [p1.id, 'closed'],
@@ -91,7 +115,10 @@ describe("two partners on one receiver origin: one's failures are its own", () =
     expect((await views(`?partnerId=${p1.id}&state=closed`)).map((d) => d.origin)).toEqual([origin]);
 
     // Partner 2 is told its destination is failing, by origin; partner 1 is told nothing.
-    const failingEvent = await until(() => ops.on('/ops/p2').find((h) => JSON.parse(h.body).type === 'destination.failing'), { what: "partner 2's destination.failing" });
+    const failingEvent = await until(
+      () => ops.on('/ops/p2').find((h) => JSON.parse(h.body).type === 'destination.failing'),
+      { what: "partner 2's destination.failing" },
+    );
     expect(JSON.parse(failingEvent.body).data).toMatchObject({ destination: origin });
     expect((await t.as(p1.apiKey, 'get', '/v1/partner/events').expect(200)).body.items).toEqual([]);
     expect(ops.on('/ops/p1')).toEqual([]);
@@ -101,7 +128,9 @@ describe("two partners on one receiver origin: one's failures are its own", () =
     const { t } = e2e;
     await t.admin('post', '/admin/v1/destinations/probe', { origin, partnerId: p1.id }).expect(409);
     await t.admin('post', '/admin/v1/destinations/probe', { origin, partnerId: randomUUID() }).expect(404);
-    await t.admin('post', '/admin/v1/destinations/probe', { origin: 'http://127.0.0.1:9', partnerId: p2.id }).expect(404);
+    await t
+      .admin('post', '/admin/v1/destinations/probe', { origin: 'http://127.0.0.1:9', partnerId: p2.id })
+      .expect(404);
     await t.admin('post', '/admin/v1/destinations/probe', { origin, partnerId: 'not-a-uuid' }).expect(400);
     // The probe goes within a second (its circuit's own probe is minutes away): one more request to partner 2's paths.
     const p2Hits = () => e2e.rx.hits.filter((h) => h.path.startsWith('/p2/')).length;
@@ -109,7 +138,9 @@ describe("two partners on one receiver origin: one's failures are its own", () =
     await t.admin('post', '/admin/v1/destinations/probe', { origin, partnerId: p2.id }).expect(202);
     await until(() => p2Hits() > hitsBefore, { what: "the probe of partner 2's destination" });
     await t.admin('post', '/admin/v1/destinations/probe', { origin }).expect(202);
-    const audit = await t.sql<{ target_id: string }>(`SELECT target_id FROM audit_entries WHERE action = 'destination.probe'`);
+    const audit = await t.sql<{ target_id: string }>(
+      `SELECT target_id FROM audit_entries WHERE action = 'destination.probe'`,
+    );
     // Each entry names the destination probed: partner 2's at the origin, never partner 1's.
     expect(audit.map((a) => a.target_id)).toEqual([`${p2.id} ${origin}`, `${p2.id} ${origin}`]);
     // Partner 1's destination was never touched by partner 2's probes.

@@ -32,7 +32,10 @@ describe("the migrations of the operators' partner look-up", () => {
     await old.query(entry, [operator, 'partner.signing-secret.rotate', ids['Never rotated'], '2026-11-21T00:00:00Z']);
     await old.destroy();
     // Up to the look-up's migrations only: the test reverts them as the last two run.
-    db = await openDatabase({ ...options, migrations: MIGRATIONS.slice(0, MIGRATIONS.indexOf(PartnerLookupIndexes1764810100000) + 1) });
+    db = await openDatabase({
+      ...options,
+      migrations: MIGRATIONS.slice(0, MIGRATIONS.indexOf(PartnerLookupIndexes1764810100000) + 1),
+    });
   }, 60_000);
   afterAll(async () => {
     await db?.destroy();

@@ -14,7 +14,9 @@ const v1Verifies = (hit: Received, secret: string) => {
 };
 
 const v1aVerifies = (hit: Received, whpk: string) => {
-  const content = Buffer.from(`${String(hit.headers['webhook-id'])}.${String(hit.headers['webhook-timestamp'])}.${hit.body}`);
+  const content = Buffer.from(
+    `${String(hit.headers['webhook-id'])}.${String(hit.headers['webhook-timestamp'])}.${hit.body}`,
+  );
   return String(hit.headers['webhook-signature'])
     .split(' ')
     .filter((s) => s.startsWith('v1a,'))

@@ -49,7 +49,11 @@ describe(`the portal overview's chart over ${ATTEMPTS.toLocaleString('en')} atte
   }, 180_000);
 
   it(`holds ${ATTEMPTS.toLocaleString('en')} attempts over ${PARTNERS} partners`, async () => {
-    const [{ attempts, partners }] = (await db.queue.query('SELECT count(*)::int AS attempts, count(DISTINCT partner_id)::int AS partners FROM callback_attempts')).rows;
+    const [{ attempts, partners }] = (
+      await db.queue.query(
+        'SELECT count(*)::int AS attempts, count(DISTINCT partner_id)::int AS partners FROM callback_attempts',
+      )
+    ).rows;
     expect([attempts, partners]).toEqual([ATTEMPTS, PARTNERS]);
   });
 
@@ -71,7 +75,9 @@ describe(`the portal overview's chart over ${ATTEMPTS.toLocaleString('en')} atte
         ).rows[0]);
         await queue.query(`SET LOCAL plan_cache_mode = ${mode}`);
         await queue.query(`PREPARE activity(uuid) AS ${storeStatement('partner-activity').text}`);
-        const { rows } = await queue.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE activity(${literal(PARTNER)})`);
+        const { rows } = await queue.query(
+          `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE activity(${literal(PARTNER)})`,
+        );
         plan = (rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan;
       } finally {
         await queue.query('ROLLBACK');

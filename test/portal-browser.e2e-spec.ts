@@ -35,8 +35,10 @@ describe('the partner portal in a browser', () => {
   let flakyCompany: string;
   const replayIds: string[] = [];
 
-  const row = async (id: string) => (await t.sql<Row>('SELECT status, attempt_count FROM callbacks WHERE id = $1', [id]))[0];
-  const settled = (ids: string[], status: string, what: string) => until(async () => (await Promise.all(ids.map(row))).every((r) => r.status === status), { what, timeoutMs: 30_000 });
+  const row = async (id: string) =>
+    (await t.sql<Row>('SELECT status, attempt_count FROM callbacks WHERE id = $1', [id]))[0];
+  const settled = (ids: string[], status: string, what: string) =>
+    until(async () => (await Promise.all(ids.map(row))).every((r) => r.status === status), { what, timeoutMs: 30_000 });
   const linkPath = async (apiKey = p.apiKey) => {
     const url = new URL((await t.as(apiKey, 'post', '/v1/partner/portal-links', {}).expect(201)).body.url as string);
     return `${base}${url.pathname}${url.search}`;
@@ -48,18 +50,24 @@ describe('the partner portal in a browser', () => {
     await on.waitForURL(`${base}/portal`);
   };
   // Strings: the test compiles without the DOM's types; these run in the page.
-  const globalsSet = (on: Page = page) => on.evaluate<string[]>(`${JSON.stringify(GLOBALS)}.filter((n) => window[n] !== undefined)`);
+  const globalsSet = (on: Page = page) =>
+    on.evaluate<string[]>(`${JSON.stringify(GLOBALS)}.filter((n) => window[n] !== undefined)`);
 
   // Two attempts each; three failures in a row open a destination, probed again within a second.
-  const e2e = harness({ CALLBACK_RETRY_SCHEDULE: '1s', CALLBACK_BREAKER_THRESHOLD: '3', CALLBACK_BREAKER_PROBE: '300ms..1s' }, { partner: 'Portal Bank' });
+  const e2e = harness(
+    { CALLBACK_RETRY_SCHEDULE: '1s', CALLBACK_BREAKER_THRESHOLD: '3', CALLBACK_BREAKER_PROBE: '300ms..1s' },
+    { partner: 'Portal Bank' },
+  );
   beforeAll(async () => {
     ({ t, p } = e2e);
     rx.down = await Receiver.start();
     rx.down.answer = (_h, _req, res) => res.writeHead(503).end('down for maintenance');
     rx.flaky = await Receiver.start();
-    rx.flaky.answer = (_h, _req, res) => (fixed.flaky ? res.writeHead(204).end() : res.writeHead(500, { 'content-type': 'text/html' }).end(ANSWER_MARKUP));
+    rx.flaky.answer = (_h, _req, res) =>
+      fixed.flaky ? res.writeHead(204).end() : res.writeHead(500, { 'content-type': 'text/html' }).end(ANSWER_MARKUP);
     rx.replay = await Receiver.start();
-    rx.replay.answer = (_h, _req, res) => (fixed.replay ? res.writeHead(204).end() : res.writeHead(500).end('replay me later'));
+    rx.replay.answer = (_h, _req, res) =>
+      fixed.replay ? res.writeHead(204).end() : res.writeHead(500).end('replay me later');
     await t.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
 
@@ -74,7 +82,12 @@ describe('the partner portal in a browser', () => {
     for (let i = 0; i < 3; i++) await down.change();
     await settled([flakyId], 'failed', 'the flaky callback to fail');
     await settled(replayIds, 'failed', 'the replayed callbacks to fail');
-    await until(async () => (await t.sql("SELECT 1 FROM destinations WHERE opened_at IS NOT NULL AND origin = $1", [rx.down.url('')])).length > 0, { what: 'the down destination to open', timeoutMs: 30_000 });
+    await until(
+      async () =>
+        (await t.sql('SELECT 1 FROM destinations WHERE opened_at IS NOT NULL AND origin = $1', [rx.down.url('')]))
+          .length > 0,
+      { what: 'the down destination to open', timeoutMs: 30_000 },
+    );
     browser = await openBrowser(undefined, { viewport: { width: 1280, height: 900 } });
     page = browser.page;
   }, 120_000);
@@ -106,13 +119,20 @@ describe('the partner portal in a browser', () => {
 
   it('shows the failing destination, its banner, the counts and the chart with its table', async () => {
     await page.goto(`${base}/portal`);
-    await page.getByRole('alert').filter({ hasText: rx.down.url('') }).waitFor();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: rx.down.url('') })
+      .waitFor();
     const row = page.getByRole('row').filter({ hasText: rx.down.url('') });
     await row.getByText('open').waitFor();
     // Its last error with the time it happened, in the one format.
     await row.getByText('HTTP 503').waitFor();
     await row.getByText(/^at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/).waitFor();
-    expect(await page.locator('svg.chart rect.bad').evaluateAll((rects) => rects.some((r) => Number(r.getAttribute('height')) > 0))).toBe(true);
+    expect(
+      await page
+        .locator('svg.chart rect.bad')
+        .evaluateAll((rects) => rects.some((r) => Number(r.getAttribute('height')) > 0)),
+    ).toBe(true);
     const hours = page.getByRole('table', { name: /Attempts per hour/ });
     expect(await hours.getByRole('row').count()).toBe(25);
     // Newest hour first, dated; the chart's axis dated too, oldest hour left.
@@ -121,10 +141,15 @@ describe('the partner portal in a browser', () => {
     expect([...shown].sort().reverse()).toEqual(shown);
     const axis = await page.locator('svg.chart text.label').allTextContents();
     expect(axis).toEqual([shown[23], shown[0], expect.stringMatching(/^max /)]);
-    const failedAttempts = (await hours.locator('tbody tr td:nth-child(3)').allTextContents()).reduce((n, c) => n + Number(c), 0);
+    const failedAttempts = (await hours.locator('tbody tr td:nth-child(3)').allTextContents()).reduce(
+      (n, c) => n + Number(c),
+      0,
+    );
     // The flaky callback's two; at least three each where a circuit opened after three in a row.
     expect(failedAttempts).toBeGreaterThanOrEqual(2 + 3 + 3);
-    expect(Number(await page.locator('.counts div').filter({ hasText: 'Failed' }).locator('dd').textContent())).toBeGreaterThanOrEqual(4);
+    expect(
+      Number(await page.locator('.counts div').filter({ hasText: 'Failed' }).locator('dd').textContent()),
+    ).toBeGreaterThanOrEqual(4);
     expect(browser.refusedByPolicy).toEqual([]);
     copyFileSync(await browser.screenshot('portal-overview.png'), path.join(DOCS, 'portal-overview.png'));
   });
@@ -174,7 +199,8 @@ describe('the partner portal in a browser', () => {
     await page.getByRole('status').filter({ hasText: 'Replay requested: 3' }).waitFor();
     await settled(replayIds, 'delivered', 'the replayed callbacks');
     // Each arrives once more, with its own webhook-id (some had fewer attempts before: their destination opened).
-    for (const id of replayIds) expect(rx.replay.hits.slice(before).filter((h) => h.headers['webhook-id'] === id)).toHaveLength(1);
+    for (const id of replayIds)
+      expect(rx.replay.hits.slice(before).filter((h) => h.headers['webhook-id'] === id)).toHaveLength(1);
     // Each one's last attempt reads as the replay's (or, on a destination still open, as its probe).
     const kinds: string[] = [];
     for (const id of replayIds) {
@@ -204,9 +230,13 @@ describe('the partner portal in a browser', () => {
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     expect(await page.getByLabel('Operations URL').inputValue()).toBe('http://127.0.0.1:9/ops');
     // A forged form: the session's cookie (the browser sends it) but no CSRF token.
-    const forged = await page.context().request.post(`${base}/portal/settings`, { form: { operationsUrl: 'http://127.0.0.1:9/evil' }, maxRedirects: 0 });
+    const forged = await page
+      .context()
+      .request.post(`${base}/portal/settings`, { form: { operationsUrl: 'http://127.0.0.1:9/evil' }, maxRedirects: 0 });
     expect(forged.status()).toBe(403);
-    expect(await t.sql('SELECT operations_url FROM partners WHERE id = $1', [p.id])).toEqual([{ operations_url: 'http://127.0.0.1:9/ops' }]);
+    expect(await t.sql('SELECT operations_url FROM partners WHERE id = $1', [p.id])).toEqual([
+      { operations_url: 'http://127.0.0.1:9/ops' },
+    ]);
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'Signed out' }).waitFor();
     expect((await page.goto(`${base}/portal/settings`))!.status()).toBe(401);
@@ -235,7 +265,14 @@ describe('the partner portal in a browser', () => {
         const n = other.page;
         await signIn(await linkPath(), n);
         const problems: string[] = [];
-        for (const path of ['/portal', '/portal/callbacks', `/portal/callbacks/${flakyId}`, '/portal/replay', '/portal/test', '/portal/settings']) {
+        for (const path of [
+          '/portal',
+          '/portal/callbacks',
+          `/portal/callbacks/${flakyId}`,
+          '/portal/replay',
+          '/portal/test',
+          '/portal/settings',
+        ]) {
           await n.goto(`${base}${path}`);
           problems.push(...(await layoutProblems(n, `${path} at ${width} px`)));
         }

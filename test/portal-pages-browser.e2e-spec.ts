@@ -56,7 +56,7 @@ describe('the portal pages in a browser', () => {
     // The test callback's answer comes late: its page shows it pending first.
     rx.test.answer = (_h, _req, res) => void setTimeout(() => res.writeHead(204).end(), 1500);
     await t.app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${((t.app.getHttpServer()).address() as AddressInfo).port}`;
+    base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
     // One resource of each kind on one URL, and a callback of each of the five messages.
     const url = rx.old.url('/hooks');
     company = (await as('post', '/v1/companies', { name: 'Main Ltd', status_callback: url }).expect(201)).body.id;

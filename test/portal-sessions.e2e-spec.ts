@@ -21,7 +21,6 @@ async function signIn(t: TestApp, apiKey: string): Promise<string> {
   return signInWith(t, (await link(t, apiKey)).url);
 }
 
-
 describe('partner portal links and sessions', () => {
   let t: TestApp;
   let apiKey: string;
@@ -85,9 +84,16 @@ describe('partner portal links and sessions', () => {
       expect(res.headers['cache-control']).toBe('no-store');
     }
     // A browser sent here from another site (an email's link) reloads once from this site, so its strict cookie goes along.
-    const crossSite = await t.http().get('/portal').set({ 'Sec-Fetch-Site': 'cross-site', 'Sec-Fetch-Mode': 'navigate' }).expect(401);
+    const crossSite = await t
+      .http()
+      .get('/portal')
+      .set({ 'Sec-Fetch-Site': 'cross-site', 'Sec-Fetch-Mode': 'navigate' })
+      .expect(401);
     expect(crossSite.text).toContain('<meta http-equiv="refresh" content="0">');
-    expect((await t.http().get('/portal').set({ 'Sec-Fetch-Site': 'same-origin', 'Sec-Fetch-Mode': 'navigate' }).expect(401)).text).not.toContain('refresh');
+    expect(
+      (await t.http().get('/portal').set({ 'Sec-Fetch-Site': 'same-origin', 'Sec-Fetch-Mode': 'navigate' }).expect(401))
+        .text,
+    ).not.toContain('refresh');
     // An API key is no portal credential.
     await t.http().get('/portal').set('Authorization', `Bearer ${apiKey}`).expect(401);
   });
@@ -111,56 +117,92 @@ describe('partner portal links and sessions', () => {
   it('a POST without the session CSRF token is refused 403 and changes nothing; with it, 303', async () => {
     const cookie = await signIn(t, apiKey);
     const other = await signIn(t, apiKey);
-    const form = (extra: string) => t.http().post('/portal/settings').set('Cookie', cookie).type('form').send(`operationsUrl=http%3A%2F%2F127.0.0.1%3A9%2Fops${extra}`);
+    const form = (extra: string) =>
+      t
+        .http()
+        .post('/portal/settings')
+        .set('Cookie', cookie)
+        .type('form')
+        .send(`operationsUrl=http%3A%2F%2F127.0.0.1%3A9%2Fops${extra}`);
     expect((await form('').expect(403)).text).toContain('Nothing was changed');
     await form('&_csrf=forged').expect(403);
     // Another session's token is not this session's.
     await form(`&_csrf=${encodeURIComponent(await csrfOf(t, other))}`).expect(403);
-    const [{ operations_url }] = await t.sql<{ operations_url: string | null }>('SELECT operations_url FROM partners WHERE id = $1', [partnerId]);
+    const [{ operations_url }] = await t.sql<{ operations_url: string | null }>(
+      'SELECT operations_url FROM partners WHERE id = $1',
+      [partnerId],
+    );
     expect(operations_url).toBeNull();
     const done = await form(`&_csrf=${encodeURIComponent(await csrfOf(t, cookie))}`).expect(303);
     expect(done.headers.location).toBe('/portal/settings?done=saved');
-    expect((await t.sql('SELECT operations_url FROM partners WHERE id = $1', [partnerId]))[0]).toEqual({ operations_url: 'http://127.0.0.1:9/ops' });
+    expect((await t.sql('SELECT operations_url FROM partners WHERE id = $1', [partnerId]))[0]).toEqual({
+      operations_url: 'http://127.0.0.1:9/ops',
+    });
   });
 
   it("another partner's callback id answers 404, as in the API", async () => {
     const other = await createPartner(t, 'Other Bank');
-    const company = (await t.as(other.apiKey, 'post', '/v1/companies', { name: 'Theirs', status_callback: 'http://127.0.0.1:9/c' }).expect(201)).body.id as string;
+    const company = (
+      await t
+        .as(other.apiKey, 'post', '/v1/companies', { name: 'Theirs', status_callback: 'http://127.0.0.1:9/c' })
+        .expect(201)
+    ).body.id as string;
     await t.admin('patch', `/admin/v1/companies/${company}/credit`, { repaymentTermDays: 3 }).expect(200);
     const [{ id }] = await t.sql<{ id: string }>('SELECT id FROM callbacks WHERE company_id = $1', [company]);
     const cookie = await signIn(t, apiKey);
     await t.http().get(`/portal/callbacks/${id}`).set('Cookie', cookie).expect(404);
     const token = await csrfOf(t, cookie);
-    await t.http().post(`/portal/callbacks/${id}/redeliver`).set('Cookie', cookie).type('form').send({ _csrf: token }).expect(404);
+    await t
+      .http()
+      .post(`/portal/callbacks/${id}/redeliver`)
+      .set('Cookie', cookie)
+      .type('form')
+      .send({ _csrf: token })
+      .expect(404);
     await t.http().get('/portal/callbacks/not-an-id').set('Cookie', cookie).expect(400);
   });
 
   it('ends a session after 30 minutes idle, after 8 hours, and on Sign out', async () => {
     const idle = await signIn(t, apiKey);
     const old = await signIn(t, apiKey);
-    await t.sql(`UPDATE portal_sessions SET last_seen_at = now() - interval '31 minutes' WHERE id = (SELECT id FROM portal_sessions ORDER BY created_at DESC OFFSET 1 LIMIT 1)`);
-    await t.sql(`UPDATE portal_sessions SET created_at = now() - interval '8 hours 1 minute' WHERE id = (SELECT id FROM portal_sessions ORDER BY created_at DESC LIMIT 1)`);
+    await t.sql(
+      `UPDATE portal_sessions SET last_seen_at = now() - interval '31 minutes' WHERE id = (SELECT id FROM portal_sessions ORDER BY created_at DESC OFFSET 1 LIMIT 1)`,
+    );
+    await t.sql(
+      `UPDATE portal_sessions SET created_at = now() - interval '8 hours 1 minute' WHERE id = (SELECT id FROM portal_sessions ORDER BY created_at DESC LIMIT 1)`,
+    );
     await t.http().get('/portal').set('Cookie', idle).expect(401);
     await t.http().get('/portal').set('Cookie', old).expect(401);
     const cookie = await signIn(t, apiKey);
-    const out = await t.http().post('/portal/logout').set('Cookie', cookie).type('form').send({ _csrf: await csrfOf(t, cookie) }).expect(303);
+    const out = await t
+      .http()
+      .post('/portal/logout')
+      .set('Cookie', cookie)
+      .type('form')
+      .send({ _csrf: await csrfOf(t, cookie) })
+      .expect(303);
     expect(out.headers.location).toBe('/portal/signed-out');
     expect(String(out.headers['set-cookie'])).toMatch(/^portal_session=;/);
     await t.http().get('/portal').set('Cookie', cookie).expect(401);
   });
 
   it("an operator's link is audited; DELETE …/portal-sessions ends every session of the partner at once, audited", async () => {
-    const viewer = (await t.admin('post', '/admin/v1/operators', { name: 'portal-viewer', role: 'viewer' }).expect(201)).body.token as string;
+    const viewer = (await t.admin('post', '/admin/v1/operators', { name: 'portal-viewer', role: 'viewer' }).expect(201))
+      .body.token as string;
     await t.as(viewer, 'post', `/admin/v1/partners/${partnerId}/portal-links`, {}).expect(403);
     await t.admin('post', '/admin/v1/partners/00000000-0000-4000-8000-000000000000/portal-links', {}).expect(404);
-    const made = (await t.admin('post', `/admin/v1/partners/${partnerId}/portal-links`, { ttlMinutes: 5 }).expect(201)).body as { url: string };
+    const made = (await t.admin('post', `/admin/v1/partners/${partnerId}/portal-links`, { ttlMinutes: 5 }).expect(201))
+      .body as { url: string };
     const cookie = await signInWith(t, made.url);
     const second = await signIn(t, apiKey);
     await t.http().get('/portal').set('Cookie', cookie).expect(200);
     await t.admin('delete', `/admin/v1/partners/${partnerId}/portal-sessions`).expect(204);
     await t.http().get('/portal').set('Cookie', cookie).expect(401);
     await t.http().get('/portal').set('Cookie', second).expect(401);
-    const audit = (await t.admin('get', `/admin/v1/audit?targetId=${partnerId}`).expect(200)).body.items as { action: string; operator: { name: string } }[];
+    const audit = (await t.admin('get', `/admin/v1/audit?targetId=${partnerId}`).expect(200)).body.items as {
+      action: string;
+      operator: { name: string };
+    }[];
     const actions = ['partner.portal-sessions.end', 'portal.session.open', 'partner.portal-link.create'];
     expect(audit.map((a) => a.action).slice(0, 3)).toEqual(actions);
     expect(JSON.stringify(audit)).not.toContain(new URL(made.url).searchParams.get('token'));
@@ -168,23 +210,39 @@ describe('partner portal links and sessions', () => {
   });
 
   it("the overview's statements read the partner's attempts of the last day by index and each callback by its key, under the generic plan", async () => {
-    const company = (await t.as(apiKey, 'post', '/v1/companies', { name: 'Charted', status_callback: 'http://127.0.0.1:9/c' }).expect(201)).body.id as string;
+    const company = (
+      await t
+        .as(apiKey, 'post', '/v1/companies', { name: 'Charted', status_callback: 'http://127.0.0.1:9/c' })
+        .expect(201)
+    ).body.id as string;
     await t.admin('patch', `/admin/v1/companies/${company}/credit`, { repaymentTermDays: 9 }).expect(200);
     const [{ id }] = await t.sql<{ id: string }>('SELECT id FROM callbacks WHERE company_id = $1', [company]);
-    await t.sql(`INSERT INTO callback_attempts (callback_id, partner_id, number, started_at, duration_ms, status_code) VALUES ($1, $2, 1, now() - interval '2 days', 5, 500), ($1, $2, 2, now(), 5, 204)`, [id, partnerId]);
+    await t.sql(
+      `INSERT INTO callback_attempts (callback_id, partner_id, number, started_at, duration_ms, status_code) VALUES ($1, $2, 1, now() - interval '2 days', 5, 500), ($1, $2, 2, now(), 5, 204)`,
+      [id, partnerId],
+    );
     const pg = new Client({ connectionString: t.config.databaseUrl, options: PLANNER_SETTINGS });
     await pg.connect();
     try {
       await pg.query(`PREPARE activity(uuid) AS ${storeStatement('partner-activity').text}`);
       const { rows } = await pg.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE activity('${partnerId}')`);
-      const scans = scansOf((rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan, new Set(['callback_attempts', 'callbacks']));
-      expect(scans.map((x) => `${x.relation} ${x.type} ${x.index}`).sort()).toEqual(['callback_attempts Index Scan callback_attempts_partner_started_idx', 'callbacks Index Scan callbacks_pkey']);
+      const scans = scansOf(
+        (rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan,
+        new Set(['callback_attempts', 'callbacks']),
+      );
+      expect(scans.map((x) => `${x.relation} ${x.type} ${x.index}`).sort()).toEqual([
+        'callback_attempts Index Scan callback_attempts_partner_started_idx',
+        'callbacks Index Scan callbacks_pkey',
+      ]);
       // The attempt two days old is not read: the window bounds the scan (test/portal-activity-plans.e2e-spec.ts: and the partner).
       expect(scans.find((x) => x.relation === 'callback_attempts')!.examined).toBe(1);
       // Each destination's last error's time: the same range of attempts, then each failing destination by its key.
       await pg.query(`PREPARE errors(uuid) AS ${storeStatement('partner-last-error-times').text}`);
       const errors = await pg.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE errors('${partnerId}')`);
-      const read = scansOf((errors.rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan, new Set(['callback_attempts', 'callbacks', 'destinations']));
+      const read = scansOf(
+        (errors.rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan,
+        new Set(['callback_attempts', 'callbacks', 'destinations']),
+      );
       expect(read.map((x) => `${x.relation} ${x.type} ${x.index}`).sort()).toEqual([
         'callback_attempts Index Scan callback_attempts_partner_started_idx',
         'callbacks Index Scan callbacks_pkey',
@@ -202,7 +260,9 @@ describe('partner portal links and sessions', () => {
   it('rotating the API key without overlap ends the portal sessions; with overlap it does not', async () => {
     const p = await createPartner(t, 'Rotating Bank');
     const cookie = await signIn(t, p.apiKey);
-    const { apiKey: next } = (await t.admin('post', `/admin/v1/partners/${p.id}/rotate-api-key`, { previousKeyValidHours: 1 }).expect(200)).body;
+    const { apiKey: next } = (
+      await t.admin('post', `/admin/v1/partners/${p.id}/rotate-api-key`, { previousKeyValidHours: 1 }).expect(200)
+    ).body;
     await t.http().get('/portal').set('Cookie', cookie).expect(200);
     await t.admin('post', `/admin/v1/partners/${p.id}/rotate-api-key`, { previousKeyValidHours: 0 }).expect(200);
     await t.http().get('/portal').set('Cookie', cookie).expect(401);

@@ -304,7 +304,9 @@ describe("an operator's portal session, audited", () => {
       before: { operationsOrigin: null },
       after: { operationsOrigin: 'http://127.0.0.1:9' },
     });
-    const [sent] = await t.sql<{ id: string }>('SELECT id FROM callbacks WHERE test AND event_type IS NULL ORDER BY seq DESC LIMIT 1');
+    const [sent] = await t.sql<{ id: string }>(
+      'SELECT id FROM callbacks WHERE test AND event_type IS NULL ORDER BY seq DESC LIMIT 1',
+    );
     expect(by['portal.test-callback.send'].targetId).toBe(sent.id);
     expect(by['portal.session.end'].before).toEqual({
       portalSession: (by['portal.session.open'].after as { portalSession: string }).portalSession,

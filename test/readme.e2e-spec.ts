@@ -26,7 +26,9 @@ const docs = docPages()
 const where = (b: DocBlock) => `${b.file}:${b.line}`;
 /** Plain `sh` blocks of docs/: the partner's view first, then the operators', then any other page's. */
 const rank = (b: DocBlock) => ['docs/partners.md', 'docs/operations.md', b.file].indexOf(b.file);
-const afterFlow = docs.filter((b) => b.lang === 'sh' && b.kind === '').sort((a, b) => rank(a) - rank(b) || a.file.localeCompare(b.file) || a.line - b.line);
+const afterFlow = docs
+  .filter((b) => b.lang === 'sh' && b.kind === '')
+  .sort((a, b) => rank(a) - rank(b) || a.file.localeCompare(b.file) || a.line - b.line);
 const MARK = '@@';
 
 /** Runs a bash script in a process group of its own, so whatever it leaves running can be stopped. */
@@ -53,7 +55,9 @@ const groupAlive = (pid: number) => {
 async function stopGroups(pids: number[]): Promise<void> {
   const alive = () => pids.filter(groupAlive);
   for (const pid of alive()) process.kill(-pid, 'SIGTERM');
-  await until(() => alive().length === 0, { timeoutMs: 20_000, what: "the flow's processes to stop" }).catch(() => alive().forEach((pid) => process.kill(-pid, 'SIGKILL')));
+  await until(() => alive().length === 0, { timeoutMs: 20_000, what: "the flow's processes to stop" }).catch(() =>
+    alive().forEach((pid) => process.kill(-pid, 'SIGKILL')),
+  );
 }
 
 describe('the README and docs, run as written', () => {
@@ -95,27 +99,55 @@ describe('the README and docs, run as written', () => {
     const flow = bash(script, env);
     const pg = new Client({ connectionString: run.databaseUrl });
     // bash's own group, and its jobs' groups once it names them.
-    const groups = () => [flow.child.pid!, ...(new RegExp(`^${MARK} jobs (.*)$`, 'm').exec(flow.stdout())?.[1].trim().split(/\s+/).filter(Boolean).map(Number) ?? [])];
+    const groups = () => [
+      flow.child.pid!,
+      ...(new RegExp(`^${MARK} jobs (.*)$`, 'm')
+        .exec(flow.stdout())?.[1]
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean)
+        .map(Number) ?? []),
+    ];
     try {
       const failed = () => {
         const code = flow.child.exitCode;
-        if (code !== null || /^REJECTED/m.test(flow.stdout())) throw new Error(`the flow ended (${code}):\n${flow.stdout()}\n${flow.stderr()}`);
+        if (code !== null || /^REJECTED/m.test(flow.stdout()))
+          throw new Error(`the flow ended (${code}):\n${flow.stdout()}\n${flow.stderr()}`);
       };
-      await until(() => (failed(), flow.stdout().includes(`${MARK} docs done`)), { timeoutMs: 150_000, intervalMs: 200, what: 'the flow and the docs blocks to run' });
+      await until(() => (failed(), flow.stdout().includes(`${MARK} docs done`)), {
+        timeoutMs: 150_000,
+        intervalMs: 200,
+        what: 'the flow and the docs blocks to run',
+      });
       const [flowOut, docsOut] = flow.stdout().split(`${MARK} flow done\n`);
 
       // What the receiver verified is every callback the flow's changes recorded, once each.
       await pg.connect();
       // The flow's callbacks (docs/partners.md's blocks add a test callback, which is not one of them).
-      const recorded = (await pg.query<{ id: string; message: number; url: string }>('SELECT id, message, url FROM callbacks WHERE NOT test')).rows;
-      const verified = [...flowOut.matchAll(/^verified (\S+) (\S+) (\{.*\})$/gm)].map(([, id, url, body]) => ({ id, url, message: (JSON.parse(body) as { message: number }).message }));
+      const recorded = (
+        await pg.query<{ id: string; message: number; url: string }>(
+          'SELECT id, message, url FROM callbacks WHERE NOT test',
+        )
+      ).rows;
+      const verified = [...flowOut.matchAll(/^verified (\S+) (\S+) (\{.*\})$/gm)].map(([, id, url, body]) => ({
+        id,
+        url,
+        message: (JSON.parse(body) as { message: number }).message,
+      }));
       expect(recorded.map((r) => r.message).sort()).toEqual([0, 1, 1, 2, 2, 2, 3, 4]);
       expect(verified.map((v) => v.id).sort()).toEqual(recorded.map((r) => r.id).sort());
-      for (const v of verified) expect(recorded.find((r) => r.id === v.id)!.url).toBe(`http://127.0.0.1:${receiverPort}${v.url}`);
+      for (const v of verified)
+        expect(recorded.find((r) => r.id === v.id)!.url).toBe(`http://127.0.0.1:${receiverPort}${v.url}`);
       // Each at its first attempt: the receiver listened before the first change. (A docs block
       // redelivers one callback meanwhile: a second attempt of it is not a retry.)
-      const firsts = (await pg.query<{ callback_id: string; status_code: number | null; error: string | null }>('SELECT a.callback_id, a.status_code, a.error FROM callback_attempts a JOIN callbacks c ON c.id = a.callback_id WHERE a.number = 1 AND NOT c.test')).rows;
-      expect(firsts.map((a) => `${a.callback_id} ${a.status_code ?? a.error}`).sort()).toEqual(recorded.map((r) => `${r.id} 204`).sort());
+      const firsts = (
+        await pg.query<{ callback_id: string; status_code: number | null; error: string | null }>(
+          'SELECT a.callback_id, a.status_code, a.error FROM callback_attempts a JOIN callbacks c ON c.id = a.callback_id WHERE a.number = 1 AND NOT c.test',
+        )
+      ).rows;
+      expect(firsts.map((a) => `${a.callback_id} ${a.status_code ?? a.error}`).sort()).toEqual(
+        recorded.map((r) => `${r.id} 204`).sort(),
+      );
 
       // It ends with the partner's read and the list of delivered callbacks, after every verification.
       expect(flowOut).toMatch(/"creditLimit":"10000\.00".*"borrowedAmount":"2000\.50","creditBalance":"7999\.50"/);
@@ -125,14 +157,19 @@ describe('the README and docs, run as written', () => {
       for (const l of listed) expect(JSON.parse(l)).toMatchObject({ status: 'delivered', attemptCount: 1 });
       // The README shows that list as it comes.
       expect(listed).toEqual(expectedList.code.split('\n'));
-      expect(lines.findIndex((l) => l.startsWith('{"message":'))).toBeGreaterThan(Math.max(...verified.map((v) => lines.findIndex((l) => l.includes(`verified ${v.id}`)))));
+      expect(lines.findIndex((l) => l.startsWith('{"message":'))).toBeGreaterThan(
+        Math.max(...verified.map((v) => lines.findIndex((l) => l.includes(`verified ${v.id}`)))),
+      );
 
       // docs/partners.md's test callback reached the README's receiver, verified, at the URL the
       // partner moved the company to; its nightly reconciliation printed every callback once, in order.
-      const [test] = (await pg.query<{ id: string; status: string }>('SELECT id, status FROM callbacks WHERE test')).rows;
+      const [test] = (await pg.query<{ id: string; status: string }>('SELECT id, status FROM callbacks WHERE test'))
+        .rows;
       expect(test).toEqual({ id: expect.any(String), status: 'delivered' });
       expect(docsOut).toMatch(new RegExp(`^verified ${test.id} /moved \\{"message":0,`, 'm'));
-      const reconciled = [...docsOut.matchAll(/^(\{"position":.*\})$/gm)].map(([line]) => JSON.parse(line) as { position: string; id: string });
+      const reconciled = [...docsOut.matchAll(/^(\{"position":.*\})$/gm)].map(
+        ([line]) => JSON.parse(line) as { position: string; id: string },
+      );
       expect(reconciled.map((r) => r.id).sort()).toEqual(recorded.map((r) => r.id).sort());
       expect(reconciled.every((r, i) => i === 0 || BigInt(r.position) > BigInt(reconciled[i - 1].position))).toBe(true);
 
@@ -149,7 +186,10 @@ describe('the README and docs, run as written', () => {
       expect(groups().filter(groupAlive)).toEqual([]);
       for (const p of [port, receiverPort]) await expect(fetch(`http://127.0.0.1:${p}/`)).rejects.toThrow();
     } catch (e) {
-      throw new Error(`${(e as Error).message}\n--- the flow's output:\n${flow.stdout()}\n--- its errors:\n${flow.stderr()}`, { cause: e });
+      throw new Error(
+        `${(e as Error).message}\n--- the flow's output:\n${flow.stdout()}\n--- its errors:\n${flow.stderr()}`,
+        { cause: e },
+      );
     } finally {
       await stopGroups(groups());
       rmSync(scratch, { recursive: true, force: true });
@@ -167,13 +207,27 @@ describe('the README and docs, run as written', () => {
     // Every wait of the flow goes through it: no loop of its own.
     const others = lines.filter((l, i) => (i < from || i > to) && /\b(until|while)\b/.test(l.replace(/#.*$/, '')));
     expect(others).toEqual([]);
-    expect(lines.filter((l) => /^waitfor \d+ ".+" \S/.test(l)).length).toBe(lines.filter((l) => l.startsWith('waitfor ')).length);
+    expect(lines.filter((l) => /^waitfor \d+ ".+" \S/.test(l)).length).toBe(
+      lines.filter((l) => l.startsWith('waitfor ')).length,
+    );
     const started = Date.now();
-    const run = spawnSync('bash', ['-c', `${definition}\nwaitfor 2 "what to check" false\necho "exit $?"`], { encoding: 'utf8', timeout: 20_000 });
+    const run = spawnSync('bash', ['-c', `${definition}\nwaitfor 2 "what to check" false\necho "exit $?"`], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(run.stdout.trim()).toBe('exit 1');
     expect(run.stderr.trim()).toBe('gave up waiting: what to check');
     expect(Date.now() - started).toBeLessThan(6_000);
-    expect(spawnSync('bash', ['-c', `${definition}\nn=0; second() { n=$((n + 1)); [ $n -ge 2 ]; }; waitfor 5 "x" second; echo "exit $? after $n"`], { encoding: 'utf8' }).stdout.trim()).toBe('exit 0 after 2');
+    expect(
+      spawnSync(
+        'bash',
+        [
+          '-c',
+          `${definition}\nn=0; second() { n=$((n + 1)); [ $n -ge 2 ]; }; waitfor 5 "x" second; echo "exit $? after $n"`,
+        ],
+        { encoding: 'utf8' },
+      ).stdout.trim(),
+    ).toBe('exit 0 after 2');
   });
 
   it('TEST_WITHOUT and the sh dev commands of docs/ select what they say', () => {
@@ -192,17 +246,33 @@ describe('the README and docs, run as written', () => {
     const without = jest([], { TEST_WITHOUT: needs });
     const leftOut = everything.filter((f) => !without.includes(f)).sort();
     // Exactly the files that use what TEST_WITHOUT names: Chromium, redis-server, jq (this file), the registry, openssl, python3.
-    const uses = /openBrowser\(|startRedis\(|startRedisCluster\(|startClusterNodesWithoutSlots\(|requireRegistry\(|requireExecutable\('jq'|'jq'\]|new TestCertificates\(|TlsReceiver\.start\(/;
-    const needing = everything.filter((f) => f.startsWith('test/') && uses.test(readFileSync(path.join(ROOT, f), 'utf8'))).sort();
+    const uses =
+      /openBrowser\(|startRedis\(|startRedisCluster\(|startClusterNodesWithoutSlots\(|requireRegistry\(|requireExecutable\('jq'|'jq'\]|new TestCertificates\(|TlsReceiver\.start\(/;
+    const needing = everything
+      .filter((f) => f.startsWith('test/') && uses.test(readFileSync(path.join(ROOT, f), 'utf8')))
+      .sort();
     expect(leftOut).toEqual(needing);
-    expect(leftOut).toEqual(expect.arrayContaining(['test/dashboard.e2e-spec.ts', 'test/packaging.e2e-spec.ts', 'test/readme.e2e-spec.ts', 'test/redis-cluster.e2e-spec.ts']));
+    expect(leftOut).toEqual(
+      expect.arrayContaining([
+        'test/dashboard.e2e-spec.ts',
+        'test/packaging.e2e-spec.ts',
+        'test/readme.e2e-spec.ts',
+        'test/redis-cluster.e2e-spec.ts',
+      ]),
+    );
 
     for (const b of docs.filter((x) => x.lang === 'sh' && x.kind === 'dev')) {
       for (const line of commandLines(b.code)) {
         const m = /^((?:[A-Z_]+=\S+\s+)*)(npm test|npx jest(?:\s+(.*))?|bash \.ci\/run)$/.exec(line);
         expect(`${where(b)}: ${line}`).toBe(`${where(b)}: ${m ? line : 'npm test, npx jest … or bash .ci/run'}`);
         if (m![2] === 'bash .ci/run') continue; // CI itself
-        const env = Object.fromEntries(m![1].trim().split(/\s+/).filter(Boolean).map((kv) => kv.split('=') as [string, string]));
+        const env = Object.fromEntries(
+          m![1]
+            .trim()
+            .split(/\s+/)
+            .filter(Boolean)
+            .map((kv) => kv.split('=') as [string, string]),
+        );
         const listed = jest(m![3] ? m![3].split(/\s+/) : [], env);
         expect(`${where(b)}: ${line} lists ${listed.length} files`).not.toMatch(/ lists 0 files$/);
       }
@@ -218,7 +288,11 @@ async function partnersReceiver(service: string, port: number): Promise<void> {
   const [snippet] = fencedBlocks('docs/partners.md').filter((b) => b.lang === 'js');
   const admin = `Bearer ${/ADMIN_TOKEN=(\S+)/.exec(flowBlock.code)![1]}`;
   const call = async (method: string, url: string, auth: string, body?: object) => {
-    const res = await fetch(`${service}${url}`, { method, headers: { authorization: auth, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+    const res = await fetch(`${service}${url}`, {
+      method,
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      body: body && JSON.stringify(body),
+    });
     const text = await res.text();
     if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${text}`);
     return text ? (JSON.parse(text) as Record<string, unknown>) : {};
@@ -227,7 +301,13 @@ async function partnersReceiver(service: string, port: number): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'partners-receiver-'));
   writeFileSync(path.join(dir, 'receiver.js'), snippet.code);
   const receiver = spawn(process.execPath, [path.join(dir, 'receiver.js')], {
-    env: { PATH: process.env.PATH ?? '', NODE_PATH: path.join(ROOT, 'node_modules'), SECRET: String(partner.signingSecret), PORT: String(port), HOST: '127.0.0.1' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_PATH: path.join(ROOT, 'node_modules'),
+      SECRET: String(partner.signingSecret),
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -235,33 +315,68 @@ async function partnersReceiver(service: string, port: number): Promise<void> {
   receiver.stderr.on('data', (d: Buffer) => (out += d.toString()));
   try {
     // Listening once it answers (an unsigned request: 401).
-    await until(() => fetch(`http://127.0.0.1:${port}/`).then((r) => r.status === 401, () => false), { timeoutMs: 10_000, what: "the partners' receiver to listen" });
+    await until(
+      () =>
+        fetch(`http://127.0.0.1:${port}/`).then(
+          (r) => r.status === 401,
+          () => false,
+        ),
+      { timeoutMs: 10_000, what: "the partners' receiver to listen" },
+    );
     const key = `Bearer ${String(partner.apiKey)}`;
-    const company = await call('POST', '/v1/companies', key, { name: 'Docs Receiver Co', status_callback: `http://127.0.0.1:${port}/hooks/funding` });
+    const company = await call('POST', '/v1/companies', key, {
+      name: 'Docs Receiver Co',
+      status_callback: `http://127.0.0.1:${port}/hooks/funding`,
+    });
     await call('PATCH', `/admin/v1/companies/${String(company.id)}/credit`, admin, { repaymentTermDays: 45 });
-    const callback = async () => ((await call('GET', `/v1/callbacks?companyId=${String(company.id)}`, key)).items as { id: string; status: string }[])[0];
-    await until(async () => (await callback())?.status === 'delivered', { timeoutMs: 20_000, what: "the partners' receiver to take the callback" });
+    const callback = async () =>
+      (
+        (await call('GET', `/v1/callbacks?companyId=${String(company.id)}`, key)).items as {
+          id: string;
+          status: string;
+        }[]
+      )[0];
+    await until(async () => (await callback())?.status === 'delivered', {
+      timeoutMs: 20_000,
+      what: "the partners' receiver to take the callback",
+    });
     const { id } = await callback();
-    const attempts = async () => (await call('GET', `/v1/callbacks/${id}`, key)) as { status: string; attempts: { statusCode: number | null }[] };
+    const attempts = async () =>
+      (await call('GET', `/v1/callbacks/${id}`, key)) as { status: string; attempts: { statusCode: number | null }[] };
     expect((await attempts()).attempts.map((a) => a.statusCode)).toEqual([204]);
     await call('POST', `/v1/callbacks/${id}/redeliver`, key);
-    await until(async () => {
-      const c = await attempts();
-      return c.status === 'delivered' && c.attempts.length === 2;
-    }, { timeoutMs: 20_000, what: 'the redelivery to be answered' });
+    await until(
+      async () => {
+        const c = await attempts();
+        return c.status === 'delivered' && c.attempts.length === 2;
+      },
+      { timeoutMs: 20_000, what: 'the redelivery to be answered' },
+    );
     expect((await attempts()).attempts.map((a) => a.statusCode)).toEqual([204, 204]);
     const forged = await fetch(`http://127.0.0.1:${port}/hooks/funding`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'webhook-id': 'msg_forged', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,Zm9yZ2Vk' },
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': 'msg_forged',
+        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+        'webhook-signature': 'v1,Zm9yZ2Vk',
+      },
       body: '{"message":0}',
     });
     expect(forged.status).toBe(401);
     // Printed once, though delivered twice; the forged one not at all.
     expect(out.trim().split('\n')).toEqual([`callback ${id} message 0 company ${String(company.id)}`]);
   } catch (e) {
-    const state = await Promise.all(['/admin/v1/callbacks?limit=3', '/admin/v1/destinations'].map((u) => call('GET', u, admin).then(JSON.stringify, String)));
+    const state = await Promise.all(
+      ['/admin/v1/callbacks?limit=3', '/admin/v1/destinations'].map((u) =>
+        call('GET', u, admin).then(JSON.stringify, String),
+      ),
+    );
     const cause = ((e as Error).cause as Error | undefined)?.message ?? '';
-    throw new Error(`${(e as Error).message} ${cause}\n--- docs/partners.md's receiver printed:\n${out}\n--- the service's state:\n${state.join('\n')}`, { cause: e });
+    throw new Error(
+      `${(e as Error).message} ${cause}\n--- docs/partners.md's receiver printed:\n${out}\n--- the service's state:\n${state.join('\n')}`,
+      { cause: e },
+    );
   } finally {
     receiver.kill('SIGTERM');
     rmSync(dir, { recursive: true, force: true });

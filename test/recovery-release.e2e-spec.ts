@@ -11,7 +11,11 @@ describe('a closing circuit releases the callbacks waiting in a backoff', () => 
   let failing = true;
   // Four failed attempts in a row open the circuit: two callbacks' first two attempts, the second
   // step five minutes away. Probes every 300 ms at first.
-  const e2e = harness({ CALLBACK_BREAKER_THRESHOLD: '4', CALLBACK_BREAKER_PROBE: '300ms..600ms', CALLBACK_RETRY_SCHEDULE: '100ms,5m' });
+  const e2e = harness({
+    CALLBACK_BREAKER_THRESHOLD: '4',
+    CALLBACK_BREAKER_PROBE: '300ms..600ms',
+    CALLBACK_RETRY_SCHEDULE: '100ms,5m',
+  });
   beforeAll(() => {
     ({ t, p } = e2e);
     e2e.rx.answer = (_h, _req, res) => res.writeHead(failing ? 503 : 204).end();
@@ -28,23 +32,36 @@ describe('a closing circuit releases the callbacks waiting in a backoff', () => 
     await company.change();
     await company.change();
     // Both failed twice: the circuit opened, and each waits its five minutes.
-    await until(async () => {
-      const open = await t.sql(`SELECT 1 FROM destinations WHERE opened_at IS NOT NULL`);
-      const waiting = await rows(company.c);
-      return open.length === 1 && waiting.every((r) => r.status === 'pending' && r.attempt_count === 2 && r.wait_s > 200);
-    }, { what: 'two callbacks in a five-minute backoff behind an open circuit', timeoutMs: 15_000 });
+    await until(
+      async () => {
+        const open = await t.sql(`SELECT 1 FROM destinations WHERE opened_at IS NOT NULL`);
+        const waiting = await rows(company.c);
+        return (
+          open.length === 1 && waiting.every((r) => r.status === 'pending' && r.attempt_count === 2 && r.wait_s > 200)
+        );
+      },
+      { what: 'two callbacks in a five-minute backoff behind an open circuit', timeoutMs: 15_000 },
+    );
 
     failing = false;
     // A new callback is due now: the probe carries it.
     const probe = await company.change();
-    const recovered = await until(async () => {
-      const [e] = await t.sql<{ data: { waiting: number }; at: Date }>(`SELECT data, created_at AS at FROM operational_events WHERE type = 'destination.recovered'`);
-      return e;
-    }, { what: 'destination.recovered', timeoutMs: 15_000 });
-    const delivered = await until(async () => {
-      const all = await rows(company.c);
-      return all.every((r) => r.status === 'delivered') ? all : null;
-    }, { what: 'every callback delivered within seconds of the recovery', timeoutMs: 10_000 });
+    const recovered = await until(
+      async () => {
+        const [e] = await t.sql<{ data: { waiting: number }; at: Date }>(
+          `SELECT data, created_at AS at FROM operational_events WHERE type = 'destination.recovered'`,
+        );
+        return e;
+      },
+      { what: 'destination.recovered', timeoutMs: 15_000 },
+    );
+    const delivered = await until(
+      async () => {
+        const all = await rows(company.c);
+        return all.every((r) => r.status === 'delivered') ? all : null;
+      },
+      { what: 'every callback delivered within seconds of the recovery', timeoutMs: 10_000 },
+    );
 
     expect(delivered.map((r) => r.attempt_count)).toEqual([3, 3, 1]);
     expect(delivered[2].id).toBe(probe);

@@ -13,7 +13,10 @@ describe('on a 3-master Redis Cluster (REDIS_URL names its seed nodes)', () => {
   beforeAll(async () => {
     cluster = await startRedisCluster(3);
   }, 60_000);
-  const e2e = harness(() => ({ REDIS_URL: cluster.url, CALLBACK_RETRY_SCHEDULE: '100ms' }), { configure: (b) => b.overrideProvider(PARTNER_RATE_LIMIT).useValue(5), partner: null });
+  const e2e = harness(() => ({ REDIS_URL: cluster.url, CALLBACK_RETRY_SCHEDULE: '100ms' }), {
+    configure: (b) => b.overrideProvider(PARTNER_RATE_LIMIT).useValue(5),
+    partner: null,
+  });
   // The cluster stops after the app closes (hooks run in the order declared).
   afterAll(async () => {
     await cluster?.stop();
@@ -46,7 +49,7 @@ describe('on a 3-master Redis Cluster (REDIS_URL names its seed nodes)', () => {
     expect(rx.on('/flaky').map((h) => h.headers['webhook-id'])).toEqual([retried, retried]);
   });
 
-  it("keeps every key of the deployment in one hash slot, on one master", async () => {
+  it('keeps every key of the deployment in one hash slot, on one master', async () => {
     const where = await withRedisOnce(cluster.url, async (redis) => {
       if (!isCluster(redis)) throw new Error('expected a cluster connection');
       const found: { node: string; keys: string[] }[] = [];
@@ -65,7 +68,9 @@ describe('on a 3-master Redis Cluster (REDIS_URL names its seed nodes)', () => {
   it('rate-limits a partner through the cluster', async () => {
     const busy = await createPartner(t, 'Busy');
     const c = (await t.as(busy.apiKey, 'post', '/v1/companies', { name: 'X' }).expect(201)).body.id;
-    const results = await Promise.all(Array.from({ length: 20 }, () => t.as(busy.apiKey, 'get', `/v1/companies/${c}/status`)));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => t.as(busy.apiKey, 'get', `/v1/companies/${c}/status`)),
+    );
     // 20 at once fall into at most two one-second windows of 5.
     expect(results.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(10);
   });

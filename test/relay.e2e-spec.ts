@@ -30,16 +30,24 @@ describe('relay wake-ups', () => {
   it('admits the callbacks of a change right after its commit', async () => {
     const { change, statuses } = await companyWithCallback(t, p, rx.url('/commit'));
     for (let i = 0; i < 3; i++) await change();
-    await until(async () => (await statuses()).every((s) => s === 'delivered'), { what: 'delivered without the timer' });
+    await until(async () => (await statuses()).every((s) => s === 'delivered'), {
+      what: 'delivered without the timer',
+    });
     expect(rx.on('/commit')).toHaveLength(3);
   });
 
   it('admits the callbacks of a domain transaction (a limit request approved) right after its commit', async () => {
     const { c, statuses } = await companyWithCallback(t, p, rx.url('/company'));
-    const l = (await t.as(p.apiKey, 'post', `/v1/companies/${c}/limit-requests`, { amount: '100', status_callback: rx.url('/limit') }).expect(201)).body.id;
+    const l = (
+      await t
+        .as(p.apiKey, 'post', `/v1/companies/${c}/limit-requests`, { amount: '100', status_callback: rx.url('/limit') })
+        .expect(201)
+    ).body.id;
     await t.admin('post', `/admin/v1/limit-requests/${l}/approve`).expect(200);
     // 3 (the request approved), 0 (limit and status) and 2 (the balance), all in one transaction.
-    await until(async () => (await statuses()).join() === 'delivered,delivered,delivered', { what: "the approval's callbacks delivered without the timer" });
+    await until(async () => (await statuses()).join() === 'delivered,delivered,delivered', {
+      what: "the approval's callbacks delivered without the timer",
+    });
     expect(rx.on('/limit')).toHaveLength(1);
   });
 
@@ -60,11 +68,20 @@ describe('relay wake-ups', () => {
     const recorder = t.app.get(CallbackRecorder);
     const writes = t.app.get(TransactionRunner);
     const signal = t.app.get(AdmissionSignal);
-    const event = { message: CallbackMessage.CreditLimitUpdated, url: rx.url('/hook'), partnerId: p.id, ids: { companyId: c, withdrawalId: null, limitRequestId: null, loanId: null } };
+    const event = {
+      message: CallbackMessage.CreditLimitUpdated,
+      url: rx.url('/hook'),
+      partnerId: p.id,
+      ids: { companyId: c, withdrawalId: null, limitRequestId: null, loanId: null },
+    };
     // What the database shows other sessions at each wake-up: the rows must be committed by then.
     const seen: Promise<number>[] = [];
     const wake = jest.spyOn(signal, 'wake').mockImplementation(() => {
-      seen.push(t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM callbacks WHERE url = $1`, [rx.url('/hook')]).then(([r]) => r.n));
+      seen.push(
+        t
+          .sql<{ n: number }>(`SELECT count(*)::int AS n FROM callbacks WHERE url = $1`, [rx.url('/hook')])
+          .then(([r]) => r.n),
+      );
     });
     try {
       await expect(
@@ -78,7 +95,9 @@ describe('relay wake-ups', () => {
       expect(wake).toHaveBeenCalledTimes(1);
       expect(await Promise.all(seen)).toEqual([2]);
       // Outside a transaction of the one write path there is no commit to wait for: refused.
-      await expect(recorder.record(t.app.get(DataSource).manager, [event])).rejects.toThrow('TransactionRunner.transaction');
+      await expect(recorder.record(t.app.get(DataSource).manager, [event])).rejects.toThrow(
+        'TransactionRunner.transaction',
+      );
     } finally {
       wake.mockRestore();
       await t.sql(`UPDATE callbacks SET status = 'delivered' WHERE url = $1`, [rx.url('/hook')]);
@@ -95,7 +114,9 @@ describe('relay wake-ups', () => {
     });
     try {
       // This database's leader only: advisory locks are per database, and pg_locks lists every database's (a bench's or another test run's).
-      await t.sql(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = 727003 AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`);
+      await t.sql(
+        `SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = 727003 AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+      );
       await until(() => states.includes('reconnecting'), { what: 'the relay reconnecting' });
       // Its timer is stopped here: a wake-up does not reconnect, the tick does.
       relay['tickAt'] = 0;
@@ -155,7 +176,13 @@ describe('admission on its timer', () => {
       [p.id, c, rx.url('/lapsed')],
     );
     const done = await until(
-      async () => (await t.sql<{ status: string; attempt_count: number }>('SELECT status, attempt_count FROM callbacks WHERE id = $1', [row.id])).find((r) => r.status === 'delivered' || r.status === 'failed'),
+      async () =>
+        (
+          await t.sql<{ status: string; attempt_count: number }>(
+            'SELECT status, attempt_count FROM callbacks WHERE id = $1',
+            [row.id],
+          )
+        ).find((r) => r.status === 'delivered' || r.status === 'failed'),
       { timeoutMs: 5000, what: 'settled after its lease lapsed' },
     );
     expect(done).toEqual({ status: 'delivered', attempt_count: 1 });
@@ -165,7 +192,9 @@ describe('admission on its timer', () => {
   it("admits a callback due below its destination's floor (a long transaction's, a bulk load's) on the pass after the timer's sweep", async () => {
     const { c, change, statuses } = await companyWithCallback(t, p, rx.url('/floor'));
     await change();
-    await until(async () => (await statuses()).every((s) => s === 'delivered'), { what: 'the first callback delivered' });
+    await until(async () => (await statuses()).every((s) => s === 'delivered'), {
+      what: 'the first callback delivered',
+    });
     // Passes since have started this destination's due callbacks at least 10 s before their time.
     const [row] = await t.sql<{ id: string }>(
       `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
@@ -173,7 +202,10 @@ describe('admission on its timer', () => {
       [p.id, c, rx.url('/floor')],
     );
     await t.sql(`SELECT pg_notify('funding_callbacks', '')`);
-    await until(() => rx.on('/floor').some((h) => h.headers['webhook-id'] === row.id), { timeoutMs: 5000, what: "delivered by the pass after the sweep" });
+    await until(() => rx.on('/floor').some((h) => h.headers['webhook-id'] === row.id), {
+      timeoutMs: 5000,
+      what: 'delivered by the pass after the sweep',
+    });
   });
 
   // The sweep runs beside the passes: one that waits (here on a row lock, in production on a slow
@@ -189,27 +221,50 @@ describe('admission on its timer', () => {
     await holder.connect();
     try {
       await holder.query('BEGIN');
-      const [{ pid }] = (await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid FROM callbacks WHERE id = $1 FOR UPDATE', [row.id])).rows;
+      const [{ pid }] = (
+        await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid FROM callbacks WHERE id = $1 FOR UPDATE', [
+          row.id,
+        ])
+      ).rows;
       // Its lease runs out: the next sweep's LAPSE waits for the lock.
-      await until(async () => (await t.sql('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [pid])).length > 0, { timeoutMs: 5000, what: 'the sweep waiting' });
+      await until(
+        async () =>
+          (await t.sql('SELECT 1 FROM pg_stat_activity WHERE $1 = ANY (pg_blocking_pids(pid))', [pid])).length > 0,
+        { timeoutMs: 5000, what: 'the sweep waiting' },
+      );
       const fresh = await change();
-      await until(() => rx.on('/beside').some((h) => h.headers['webhook-id'] === fresh), { timeoutMs: 3000, what: 'the fresh callback delivered while the sweep waits' });
+      await until(() => rx.on('/beside').some((h) => h.headers['webhook-id'] === fresh), {
+        timeoutMs: 3000,
+        what: 'the fresh callback delivered while the sweep waits',
+      });
       expect(rx.on('/beside-lapsed')).toHaveLength(0);
     } finally {
       await holder.query('ROLLBACK');
       await holder.end();
     }
-    await until(() => rx.on('/beside-lapsed').length === 1, { timeoutMs: 5000, what: 'the lapsed callback delivered after the sweep' });
+    await until(() => rx.on('/beside-lapsed').length === 1, {
+      timeoutMs: 5000,
+      what: 'the lapsed callback delivered after the sweep',
+    });
   });
 
   it("makes the sweep's connection again once it is lost: a lease that runs out after is still returned", async () => {
-    const SWEEP = ['admission-lapse', 'admission-open', 'admission-expire', 'admission-flush-notices'].map((name) => storeStatement(name).text);
+    const SWEEP = ['admission-lapse', 'admission-open', 'admission-expire', 'admission-flush-notices'].map(
+      (name) => storeStatement(name).text,
+    );
     // The sweep's backend: the one whose last statement is one of the sweep's (pg_stat_activity may cut a long text short).
     const sweepers = async () =>
-      (await t.sql<{ pid: number; query: string }>('SELECT pid, query FROM pg_stat_activity WHERE datname = current_database()'))
+      (
+        await t.sql<{ pid: number; query: string }>(
+          'SELECT pid, query FROM pg_stat_activity WHERE datname = current_database()',
+        )
+      )
         .filter((b) => b.query.length > 0 && SWEEP.some((s) => s.startsWith(b.query)))
         .map((b) => b.pid);
-    const [before] = await until(async () => ((await sweepers()).length === 1 ? await sweepers() : undefined), { timeoutMs: 5000, what: "the sweep's connection" });
+    const [before] = await until(async () => ((await sweepers()).length === 1 ? await sweepers() : undefined), {
+      timeoutMs: 5000,
+      what: "the sweep's connection",
+    });
     await t.sql('SELECT pg_terminate_backend($1)', [before]);
     const { c } = await companyWithCallback(t, p, rx.url('/unused'));
     const [row] = await t.sql<{ id: string }>(
@@ -217,7 +272,10 @@ describe('admission on its timer', () => {
        VALUES ($1, $2, 0, $3, '{}', 'sending', now(), now() - interval '1 second') RETURNING id`,
       [p.id, c, rx.url('/after-loss')],
     );
-    await until(() => rx.on('/after-loss').some((h) => h.headers['webhook-id'] === row.id), { timeoutMs: 5000, what: 'the lapsed callback delivered' });
+    await until(() => rx.on('/after-loss').some((h) => h.headers['webhook-id'] === row.id), {
+      timeoutMs: 5000,
+      what: 'the lapsed callback delivered',
+    });
     expect(await sweepers()).not.toContain(before);
   });
 
@@ -247,7 +305,10 @@ describe('admission on its timer', () => {
     expect(await t.app.get(Admission).admit(t.app.get(CallbackRelay)['session']!)).toBe(0);
     expect(await statuses()).toEqual(['pending']);
     registry.join();
-    await until(async () => (await statuses()).join() === 'delivered', { timeoutMs: 5000, what: 'delivered once the worker announces its slots' });
+    await until(async () => (await statuses()).join() === 'delivered', {
+      timeoutMs: 5000,
+      what: 'delivered once the worker announces its slots',
+    });
   });
 });
 
@@ -259,7 +320,10 @@ describe('admission rounds', () => {
   let other: Receiver;
 
   // 10 slots: a first round cannot give a destination with 30 due all of its room, so a second follows.
-  const e2e = harness({ CALLBACK_CONCURRENCY: '10' }, { configure: (b) => b.overrideProvider(ADMISSION_INTERVAL).useValue(3_600_000) });
+  const e2e = harness(
+    { CALLBACK_CONCURRENCY: '10' },
+    { configure: (b) => b.overrideProvider(ADMISSION_INTERVAL).useValue(3_600_000) },
+  );
   beforeAll(async () => {
     ({ t, p, rx } = e2e);
     other = await Receiver.start();
@@ -269,15 +333,21 @@ describe('admission rounds', () => {
 
   it("puts a round's jobs in Redis before the next round's statement: a fresh callback waits for no later round", async () => {
     const { c } = await companyWithCallback(t, p, rx.url('/unused'));
-    const idle = async () => (await t.sql(`SELECT 1 FROM callbacks WHERE status IN ('pending', 'sending')`)).length === 0;
+    const idle = async () =>
+      (await t.sql(`SELECT 1 FROM callbacks WHERE status IN ('pending', 'sending')`)).length === 0;
     await until(idle, { what: 'nothing waiting or in flight' });
     // Written without NOTIFY (and the timer stopped): only the pass below admits them.
     const insert = (url: string, n: number) =>
-      t.sql<{ id: string }>(`INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at) SELECT $1, $2, 0, $3, '{}', 'pending', now() FROM generate_series(1, $4) RETURNING id`, [p.id, c, url, n]);
+      t.sql<{ id: string }>(
+        `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at) SELECT $1, $2, 0, $3, '{}', 'pending', now() FROM generate_series(1, $4) RETURNING id`,
+        [p.id, c, url, n],
+      );
     const [fresh] = await insert(rx.url('/fresh'), 1);
     await insert(other.url('/busy'), 30);
     // Both proven, with room for 40 each: more than the 10 slots.
-    await t.sql(`UPDATE destinations SET window_size = 40, failures = 0, last_ok_at = now() WHERE partner_id = $1`, [p.id]);
+    await t.sql(`UPDATE destinations SET window_size = 40, failures = 0, last_ok_at = now() WHERE partner_id = $1`, [
+      p.id,
+    ]);
     const events: string[] = [];
     const queue = t.app.get(CallbackQueue);
     const add = queue.add.bind(queue);
@@ -335,14 +405,22 @@ describe('jobs and leases', () => {
     const delivered = await row(c, '/delivered', 'delivered', null);
     try {
       await t.app.get(CallbackQueue).add([own.id, readmitted.id, delivered.id], own.lease!, 1);
-      await until(async () => (await t.sql('SELECT 1 FROM callbacks WHERE id = $1 AND status = $2', [own.id, 'delivered'])).length === 1, {
-        what: 'the job delivered its own callback',
+      await until(
+        async () =>
+          (await t.sql('SELECT 1 FROM callbacks WHERE id = $1 AND status = $2', [own.id, 'delivered'])).length === 1,
+        {
+          what: 'the job delivered its own callback',
+        },
+      );
+      await until(async () => (await t.app.get(CallbackQueue).queue.getJobCounts('wait', 'active')).active === 0, {
+        what: 'the job ended',
       });
-      await until(async () => (await t.app.get(CallbackQueue).queue.getJobCounts('wait', 'active')).active === 0, { what: 'the job ended' });
       expect(rx.on('/own')).toHaveLength(1);
       expect(rx.on('/readmitted')).toHaveLength(0);
       expect(rx.on('/delivered')).toHaveLength(0);
-      expect(await t.sql('SELECT status, attempt_count FROM callbacks WHERE id = $1', [readmitted.id])).toEqual([{ status: 'sending', attempt_count: 0 }]);
+      expect(await t.sql('SELECT status, attempt_count FROM callbacks WHERE id = $1', [readmitted.id])).toEqual([
+        { status: 'sending', attempt_count: 0 },
+      ]);
     } finally {
       // Its destination's window is this receiver's: the other tests need the slot back.
       await t.sql(`UPDATE callbacks SET status = 'delivered', lease_until = NULL WHERE id = $1`, [readmitted.id]);
@@ -352,8 +430,15 @@ describe('jobs and leases', () => {
   it('drops a job of an earlier build (one callback id, no lease); its callback is sent once its lease lapses', async () => {
     const { c } = await companyWithCallback(t, p, rx.url('/unused'));
     const old = await row(c, '/earlier-build', 'sending', '2 seconds');
-    const [{ lease_ms }] = await t.sql<{ lease_ms: number }>(`SELECT (extract(epoch FROM lease_until) * 1000)::float8 AS lease_ms FROM callbacks WHERE id = $1`, [old.id]);
-    await t.app.get(CallbackQueue).queue.add('earlier build', { callbackId: old.id } as never, { jobId: old.id, removeOnComplete: true, removeOnFail: true });
+    const [{ lease_ms }] = await t.sql<{ lease_ms: number }>(
+      `SELECT (extract(epoch FROM lease_until) * 1000)::float8 AS lease_ms FROM callbacks WHERE id = $1`,
+      [old.id],
+    );
+    await t.app.get(CallbackQueue).queue.add('earlier build', { callbackId: old.id } as never, {
+      jobId: old.id,
+      removeOnComplete: true,
+      removeOnFail: true,
+    });
     await until(() => rx.on('/earlier-build').length === 1, { timeoutMs: 10_000, what: 'sent after its lease lapsed' });
     expect(rx.on('/earlier-build')[0].at).toBeGreaterThanOrEqual(lease_ms);
   });
@@ -362,11 +447,21 @@ describe('jobs and leases', () => {
     const { c } = await companyWithCallback(t, p, rx.url('/unused'));
     // 2 s left, less than the attempt's CALLBACK_TIMEOUT_MS (as if it had waited long for a slot).
     const short = await row(c, '/short-lease', 'sending', '2 seconds');
-    const [{ lease_ms }] = await t.sql<{ lease_ms: number }>(`SELECT (extract(epoch FROM lease_until) * 1000)::float8 AS lease_ms FROM callbacks WHERE id = $1`, [short.id]);
+    const [{ lease_ms }] = await t.sql<{ lease_ms: number }>(
+      `SELECT (extract(epoch FROM lease_until) * 1000)::float8 AS lease_ms FROM callbacks WHERE id = $1`,
+      [short.id],
+    );
     await t.app.get(CallbackQueue).add([short.id], short.lease!, 1);
     await until(() => rx.on('/short-lease').length === 1, { timeoutMs: 10_000, what: 'sent after its lease lapsed' });
     expect(rx.on('/short-lease')[0].at).toBeGreaterThanOrEqual(lease_ms);
-    await until(async () => (await t.sql<{ status: string }>('SELECT status FROM callbacks WHERE id = $1', [short.id]))[0].status === 'delivered', { what: 'delivered' });
-    expect(await t.sql('SELECT attempt_count FROM callbacks WHERE id = $1', [short.id])).toEqual([{ attempt_count: 1 }]);
+    await until(
+      async () =>
+        (await t.sql<{ status: string }>('SELECT status FROM callbacks WHERE id = $1', [short.id]))[0].status ===
+        'delivered',
+      { what: 'delivered' },
+    );
+    expect(await t.sql('SELECT attempt_count FROM callbacks WHERE id = $1', [short.id])).toEqual([
+      { attempt_count: 1 },
+    ]);
   });
 });

@@ -6,7 +6,10 @@ describe('retention (CALLBACK_RETENTION=1s)', () => {
   let t: TestApp;
   let rx: Receiver;
 
-  const e2e = harness({ CALLBACK_RETENTION: '1s', CALLBACK_RETRY_SCHEDULE: '100ms' }, { configure: (b) => b.overrideProvider(RETENTION_INTERVAL_MS).useValue(300), partner: null });
+  const e2e = harness(
+    { CALLBACK_RETENTION: '1s', CALLBACK_RETRY_SCHEDULE: '100ms' },
+    { configure: (b) => b.overrideProvider(RETENTION_INTERVAL_MS).useValue(300), partner: null },
+  );
   beforeAll(() => {
     ({ t, rx } = e2e);
     rx.answer = (hit, _req, res) => {
@@ -17,7 +20,8 @@ describe('retention (CALLBACK_RETENTION=1s)', () => {
     };
   });
 
-  const count = async (table: string, where: string, params: unknown[]) => Number((await t.sql<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`, params))[0].n);
+  const count = async (table: string, where: string, params: unknown[]) =>
+    Number((await t.sql<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`, params))[0].n);
 
   it('deletes delivered callbacks and their attempts in the background; keeps failed and pending ones', async () => {
     const p = await createPartner(t);
@@ -29,16 +33,27 @@ describe('retention (CALLBACK_RETENTION=1s)', () => {
     const pending = await later.change();
     // The failed one's two attempts and the pending one's first are on record; the delivered ones are
     // delivered (or already pruned: retention may come for them within a second of delivery).
-    await until(async () => (await count('callback_attempts', 'callback_id = ANY($1)', [[failed, pending]])) === 3, { what: 'three attempts recorded' });
-    await until(async () => (await count('callbacks', `id = ANY($1) AND status <> 'delivered'`, [delivered])) === 0, { what: 'three delivered' });
+    await until(async () => (await count('callback_attempts', 'callback_id = ANY($1)', [[failed, pending]])) === 3, {
+      what: 'three attempts recorded',
+    });
+    await until(async () => (await count('callbacks', `id = ANY($1) AND status <> 'delivered'`, [delivered])) === 0, {
+      what: 'three delivered',
+    });
     expect(await failing.statuses()).toEqual(['failed']);
     expect(await later.statuses()).toEqual(['pending']);
 
-    await until(async () => (await count('callbacks', 'id = ANY($1)', [delivered])) === 0, { what: 'delivered callbacks pruned' });
+    await until(async () => (await count('callbacks', 'id = ANY($1)', [delivered])) === 0, {
+      what: 'delivered callbacks pruned',
+    });
     expect(await count('callback_attempts', 'callback_id = ANY($1)', [delivered])).toBe(0);
     // After a whole pass of our own (null while the background pass holds the lock: try again),
     // past the 1 s retention, the others are all still there.
-    await until(async () => (await count('callbacks', `id = ANY($1) AND created_at < now() - interval '1 second'`, [[failed, pending]])) === 2, { what: 'older than the retention' });
+    await until(
+      async () =>
+        (await count('callbacks', `id = ANY($1) AND created_at < now() - interval '1 second'`, [[failed, pending]])) ===
+        2,
+      { what: 'older than the retention' },
+    );
     await until(() => t.app.get(CallbackRetention).prune(), { what: 'a retention pass' });
     expect(await count('callbacks', 'id = ANY($1)', [[failed, pending]])).toBe(2);
     expect(await count('callback_attempts', 'callback_id = ANY($1)', [[failed, pending]])).toBe(3);
@@ -46,7 +61,8 @@ describe('retention (CALLBACK_RETENTION=1s)', () => {
     await t.admin('get', `/admin/v1/callbacks/${delivered[0]}`).expect(404);
 
     const metrics = (await t.http().get('/metrics').expect(200)).text;
-    const pruned = (table: string) => Number(new RegExp(`funding_retention_pruned_rows_total\\{table="${table}"\\} (\\d+)`).exec(metrics)?.[1]);
+    const pruned = (table: string) =>
+      Number(new RegExp(`funding_retention_pruned_rows_total\\{table="${table}"\\} (\\d+)`).exec(metrics)?.[1]);
     expect(pruned('callbacks')).toBeGreaterThanOrEqual(3);
     expect(pruned('callback_attempts')).toBeGreaterThanOrEqual(3);
   });
@@ -65,29 +81,52 @@ describe('retention (CALLBACK_RETENTION=1s)', () => {
 
   it('deletes idempotency keys older than 24 h and keeps younger ones', async () => {
     const insert = (key: string, age: string) =>
-      t.sql(`INSERT INTO idempotency_keys (scope, key, request_hash, status_code, response, created_at) VALUES ('s', $1, 'h', 201, '{}', now() - $2::interval)`, [key, age]);
+      t.sql(
+        `INSERT INTO idempotency_keys (scope, key, request_hash, status_code, response, created_at) VALUES ('s', $1, 'h', 201, '{}', now() - $2::interval)`,
+        [key, age],
+      );
     await insert('old', '25 hours');
     await insert('young', '23 hours');
-    await until(async () => (await count('idempotency_keys', `key = 'old'`, [])) === 0, { what: 'old idempotency key pruned' });
+    await until(async () => (await count('idempotency_keys', `key = 'old'`, [])) === 0, {
+      what: 'old idempotency key pruned',
+    });
     expect(await count('idempotency_keys', `key = 'young'`, [])).toBe(1);
   });
 
   it('deletes portal links a day past their expiry and sessions ended, idle or too old; keeps live ones and links expired since', async () => {
     const p = await createPartner(t, 'Portal');
-    const link = (hash: string, expiresAt: string) => t.sql(`INSERT INTO portal_links (token_hash, partner_id, expires_at) VALUES ($1, $2, now() + $3::interval)`, [hash, p.id, expiresAt]);
+    const link = (hash: string, expiresAt: string) =>
+      t.sql(`INSERT INTO portal_links (token_hash, partner_id, expires_at) VALUES ($1, $2, now() + $3::interval)`, [
+        hash,
+        p.id,
+        expiresAt,
+      ]);
     await link('link-expired-two-days', '-2 days');
     await link('link-used-expired-two-days', '-2 days');
-    await t.sql(`UPDATE portal_links SET used_at = expires_at - interval '1 minute' WHERE token_hash = 'link-used-expired-two-days'`);
+    await t.sql(
+      `UPDATE portal_links SET used_at = expires_at - interval '1 minute' WHERE token_hash = 'link-used-expired-two-days'`,
+    );
     await link('link-expired-an-hour', '-1 hour');
     await link('link-live', '10 minutes');
     const session = (hash: string, columns: string) =>
-      t.sql(`INSERT INTO portal_sessions (token_hash, partner_id, csrf_secret, created_at, last_seen_at, ended_at) SELECT $1, $2, 's', ${columns}`, [hash, p.id]);
+      t.sql(
+        `INSERT INTO portal_sessions (token_hash, partner_id, csrf_secret, created_at, last_seen_at, ended_at) SELECT $1, $2, 's', ${columns}`,
+        [hash, p.id],
+      );
     await session('session-ended', `now() - interval '1 hour', now(), now() - interval '1 minute'`);
     await session('session-idle', `now() - interval '1 hour', now() - interval '31 minutes', NULL`);
     await session('session-too-old', `now() - interval '8 hours 1 minute', now(), NULL`);
     await session('session-live', `now() - interval '1 hour', now() - interval '1 minute', NULL`);
-    const left = async (table: string) => (await t.sql<{ token_hash: string }>(`SELECT token_hash FROM ${table} WHERE partner_id = $1 ORDER BY token_hash`, [p.id])).map((r) => r.token_hash);
-    await until(async () => (await left('portal_sessions')).length === 1 && (await left('portal_links')).length === 2, { what: 'portal rows pruned' });
+    const left = async (table: string) =>
+      (
+        await t.sql<{ token_hash: string }>(
+          `SELECT token_hash FROM ${table} WHERE partner_id = $1 ORDER BY token_hash`,
+          [p.id],
+        )
+      ).map((r) => r.token_hash);
+    await until(async () => (await left('portal_sessions')).length === 1 && (await left('portal_links')).length === 2, {
+      what: 'portal rows pruned',
+    });
     expect(await left('portal_links')).toEqual(['link-expired-an-hour', 'link-live']);
     expect(await left('portal_sessions')).toEqual(['session-live']);
     const metrics = (await t.http().get('/metrics').expect(200)).text;
@@ -98,7 +137,9 @@ describe('retention (CALLBACK_RETENTION=1s)', () => {
   it('prunes in one process at a time: a pass finds the lock taken and does nothing', async () => {
     // The test's own session takes the retention lock (src/operations), as another process's pass would.
     const id = 727_002;
-    await until(async () => (await t.sql<{ l: boolean }>('SELECT pg_try_advisory_lock($1) AS l', [id]))[0].l, { what: 'retention lock' });
+    await until(async () => (await t.sql<{ l: boolean }>('SELECT pg_try_advisory_lock($1) AS l', [id]))[0].l, {
+      what: 'retention lock',
+    });
     try {
       expect(await t.app.get(CallbackRetention).prune()).toBeNull();
     } finally {

@@ -36,8 +36,13 @@ function expectedAccess(method: string, url: string): RouteAccess {
   if (PORTAL_VISITOR.test(url)) return { to: 'portal-visitor' };
   const read = method === 'GET' || method === 'HEAD';
   if (url === '/portal' || url.startsWith('/portal/')) return { to: 'portal-session' };
-  if (url === '/admin/queues' || url.startsWith('/admin/queues/')) return { to: 'browser-operator', role: read ? 'viewer' : 'operator' };
-  if (url.startsWith('/admin/')) return { to: 'operator', role: expectedRole({ method: read ? 'get' : (method.toLowerCase() as 'post'), path: url }) };
+  if (url === '/admin/queues' || url.startsWith('/admin/queues/'))
+    return { to: 'browser-operator', role: read ? 'viewer' : 'operator' };
+  if (url.startsWith('/admin/'))
+    return {
+      to: 'operator',
+      role: expectedRole({ method: read ? 'get' : (method.toLowerCase() as 'post'), path: url }),
+    };
   return { to: 'partner' };
 }
 
@@ -55,7 +60,8 @@ function refused(access: RouteAccess, f: Fixtures): string[] {
   if (access.to === 'anyone' || access.to === 'portal-visitor') return [];
   if (access.to === 'partner') return [...always, 'viewer', 'operator', 'bootstrap admin'];
   // The portal's credential is its session cookie: none, a made-up one, an ended one, or any API credential.
-  if (access.to === 'portal-session') return [...always, 'partner', 'viewer', 'operator', 'bootstrap admin', 'made-up session', 'ended session'];
+  if (access.to === 'portal-session')
+    return [...always, 'partner', 'viewer', 'operator', 'bootstrap admin', 'made-up session', 'ended session'];
   const below = (['viewer', 'operator'] as const).filter((r) => !roleAllows(r, access.role));
   const basicBelow = access.to === 'browser-operator' ? below.map((r) => `${r} basic`) : [];
   // Basic is the dashboard's alone: on the API it is no credential at all.
@@ -65,7 +71,9 @@ function refused(access: RouteAccess, f: Fixtures): string[] {
 
 /** A concrete path for a route pattern: its parameters from the fixtures. */
 function concrete(url: string, params: Record<string, string>): string {
-  return url.replace(/:(\w+)/g, (_, name: string) => params[name] ?? '00000000-0000-4000-8000-000000000000').replace(/\*$/, 'x.js');
+  return url
+    .replace(/:(\w+)/g, (_, name: string) => params[name] ?? '00000000-0000-4000-8000-000000000000')
+    .replace(/\*$/, 'x.js');
 }
 
 /** The spellings of one path that a router might take for it, or a check on the raw URL might miss. */
@@ -83,7 +91,10 @@ function spellings(path: string, host: string): string[] {
   out.push(`/${first}/./${rest.join('/')}`, `/${first}/x/../${rest.join('/')}`, `/./${segments.join('/')}`);
   out.push(path.replace(/\//g, '//'), `/${first}%2f${rest.join('/')}`);
   out.push(`/${first};x/${rest.join('/')}`, `${path};x`, `${path}/`);
-  out.push(path.toUpperCase(), path.replace(/[a-z]/g, (c, i: number) => (i % 2 ? c.toUpperCase() : c)));
+  out.push(
+    path.toUpperCase(),
+    path.replace(/[a-z]/g, (c, i: number) => (i % 2 ? c.toUpperCase() : c)),
+  );
   return [...new Set(out)];
 }
 
@@ -95,7 +106,8 @@ function send(port: number, method: string, target: string, authorization: strin
     // A `cookie:` credential is a portal session's cookie, sent as the browser sends it.
     if (authorization?.startsWith('cookie:')) headers.cookie = authorization.slice('cookie:'.length);
     else if (authorization !== null) headers.authorization = authorization;
-    if (body !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(body.length) });
+    if (body !== undefined)
+      Object.assign(headers, { 'content-type': 'application/json', 'content-length': String(body.length) });
     const req = http.request({ host: '127.0.0.1', port, method, path: target, headers, agent: false }, (res) => {
       res.resume();
       res.on('end', () => resolve(res.statusCode ?? 0));
@@ -107,10 +119,14 @@ function send(port: number, method: string, target: string, authorization: strin
 
 /** Every table's rows (but delivery_workers, a heartbeat) and every job count of the queue. */
 async function snapshot(t: TestApp): Promise<string> {
-  const tables = await t.sql<{ name: string }>(`SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'delivery_workers' ORDER BY 1`);
+  const tables = await t.sql<{ name: string }>(
+    `SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename <> 'delivery_workers' ORDER BY 1`,
+  );
   const rows: string[] = [];
   for (const { name } of tables) {
-    const [{ digest }] = await t.sql<{ digest: string }>(`SELECT md5(coalesce(string_agg(x::text, ',' ORDER BY x::text), '')) AS digest FROM "${name}" x`);
+    const [{ digest }] = await t.sql<{ digest: string }>(
+      `SELECT md5(coalesce(string_agg(x::text, ',' ORDER BY x::text), '')) AS digest FROM "${name}" x`,
+    );
     rows.push(`${name}:${digest}`);
   }
   const jobs = await t.app.get(CallbackQueue).queue.getJobCounts();
@@ -121,15 +137,24 @@ async function fixtures(t: TestApp, variant: 'A' | 'B'): Promise<Fixtures> {
   const p = await createPartner(t);
   const key = (m: 'get' | 'post' | 'patch', path: string, body?: object) => t.as(p.apiKey, m, path, body);
   const companyUrl = variant === 'A' ? 'callback' : 'status_callback';
-  const companyId = (await key('post', '/v1/companies', { name: 'Walked', [companyUrl]: 'http://127.0.0.1:9/c' }).expect(201)).body.id as string;
-  const limitRequestId = (await key('post', `/v1/companies/${companyId}/limit-requests`, { amount: '1000' }).expect(201)).body.id as string;
+  const companyId = (
+    await key('post', '/v1/companies', { name: 'Walked', [companyUrl]: 'http://127.0.0.1:9/c' }).expect(201)
+  ).body.id as string;
+  const limitRequestId = (
+    await key('post', `/v1/companies/${companyId}/limit-requests`, { amount: '1000' }).expect(201)
+  ).body.id as string;
   await t.admin('post', `/admin/v1/limit-requests/${limitRequestId}/approve`).expect(200);
   const collection = variant === 'A' ? 'withdrawal-requests' : 'withdrawal';
-  const withdrawalRequestId = (await key('post', `/v1/companies/${companyId}/${collection}`, { amount: '10' }).expect(201)).body.id as string;
+  const withdrawalRequestId = (
+    await key('post', `/v1/companies/${companyId}/${collection}`, { amount: '10' }).expect(201)
+  ).body.id as string;
   await t.admin('post', `/admin/v1/withdrawal-requests/${withdrawalRequestId}/accept`).expect(200);
-  const loanId = (await t.admin('post', `/admin/v1/withdrawal-requests/${withdrawalRequestId}/pay-out`).expect(200)).body.loanId as string;
+  const loanId = (await t.admin('post', `/admin/v1/withdrawal-requests/${withdrawalRequestId}/pay-out`).expect(200))
+    .body.loanId as string;
   // No worker runs (ROLE=api): the callbacks stay put. One failed, for the dashboard's Retry.
-  const [callback] = await t.sql<{ id: string }>(`UPDATE callbacks SET status = 'failed', next_attempt_at = NULL WHERE id = (SELECT id FROM callbacks ORDER BY seq LIMIT 1) RETURNING id`);
+  const [callback] = await t.sql<{ id: string }>(
+    `UPDATE callbacks SET status = 'failed', next_attempt_at = NULL WHERE id = (SELECT id FROM callbacks ORDER BY seq LIMIT 1) RETURNING id`,
+  );
   const operators: Record<string, { id: string; name: string; token: string }> = {};
   for (const role of ['viewer', 'operator'] as const) {
     operators[role] = (await t.admin('post', '/admin/v1/operators', { name: `walker-${role}`, role }).expect(201)).body;
@@ -138,7 +163,18 @@ async function fixtures(t: TestApp, variant: 'A' | 'B'): Promise<Fixtures> {
   const ended = await signInWith(t, (await key('post', '/v1/partner/portal-links', {}).expect(201)).body.url as string);
   await t.admin('delete', `/admin/v1/partners/${p.id}/portal-sessions`).expect(204);
   return {
-    params: { companyId, limitRequestId, withdrawalRequestId, loanId, callbackId: callback.id, jobId: callback.id, partnerId: p.id, operatorId: operators.viewer.id, queueName: 'callbacks', queueStatus: 'failed' },
+    params: {
+      companyId,
+      limitRequestId,
+      withdrawalRequestId,
+      loanId,
+      callbackId: callback.id,
+      jobId: callback.id,
+      partnerId: p.id,
+      operatorId: operators.viewer.id,
+      queueName: 'callbacks',
+      queueStatus: 'failed',
+    },
     credentials: {
       none: null,
       'wrong bearer': 'Bearer fso_not-a-token',
@@ -159,9 +195,11 @@ async function fixtures(t: TestApp, variant: 'A' | 'B'): Promise<Fixtures> {
 /** Runs the calls, at most `n` at a time. */
 async function pool<T>(items: T[], n: number, run: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (next < items.length) await run(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (next < items.length) await run(items[next++]);
+    }),
+  );
 }
 
 describe.each(['A', 'B'] as const)('variant %s: every route of the route table', (variant) => {
@@ -169,7 +207,11 @@ describe.each(['A', 'B'] as const)('variant %s: every route of the route table',
   let port: number;
   const routes: RouteOptions[] = [];
 
-  const record = (app: NestFastifyApplication) => app.getHttpAdapter().getInstance().addHook('onRoute', (r: RouteOptions) => void routes.push(r));
+  const record = (app: NestFastifyApplication) =>
+    app
+      .getHttpAdapter()
+      .getInstance()
+      .addHook('onRoute', (r: RouteOptions) => void routes.push(r));
   const e2e = harness({ API_VARIANT: variant, ROLE: 'api' }, { beforeSetup: record, partner: null });
   beforeAll(async () => {
     ({ t } = e2e);
@@ -185,12 +227,25 @@ describe.each(['A', 'B'] as const)('variant %s: every route of the route table',
     for (const r of routes) {
       for (const method of [r.method].flat()) {
         const declared = accessOf(r.config);
-        if (JSON.stringify(declared) !== JSON.stringify(expectedAccess(method, r.url))) problems.push(`${method} ${r.url}: ${JSON.stringify(declared)}`);
+        if (JSON.stringify(declared) !== JSON.stringify(expectedAccess(method, r.url)))
+          problems.push(`${method} ${r.url}: ${JSON.stringify(declared)}`);
       }
     }
     expect(problems).toEqual([]);
     const urls = new Set(routes.map((r) => r.url));
-    for (const u of ['/admin/queues', '/admin/queues/api/queues', '/admin/queues/static/*', '/docs', '/docs-json', '/health', '/admin/v1/audit', '/portal', '/portal/callbacks/:callbackId', '/portal/replay']) expect(urls).toContain(u);
+    for (const u of [
+      '/admin/queues',
+      '/admin/queues/api/queues',
+      '/admin/queues/static/*',
+      '/docs',
+      '/docs-json',
+      '/health',
+      '/admin/v1/audit',
+      '/portal',
+      '/portal/callbacks/:callbackId',
+      '/portal/replay',
+    ])
+      expect(urls).toContain(u);
     // Every page and action of the portal, each a route of a Nest controller.
     const portal = [
       ...['/portal/callbacks', '/portal/callbacks/find', '/portal/callbacks/:callbackId/redeliver', '/portal/urls'],
@@ -202,8 +257,21 @@ describe.each(['A', 'B'] as const)('variant %s: every route of the route table',
     // The operators' partner look-up, walked as every other viewer's read.
     const reads = routes.filter((r) => [r.method].flat().includes('GET')).map((r) => r.url);
     expect(reads).toEqual(expect.arrayContaining(['/admin/v1/partners', '/admin/v1/partners/:partnerId']));
-    for (const u of ['/docs/partners', '/docs/partners/guide.css', '/docs/partners/portal-overview.png', '/docs/partners/api', '/docs/partners/api-json']) expect(urls).toContain(u);
-    for (const u of ['/v1/callback-urls', '/v1/callback-urls/move', '/v1/partner/rotate-signing-secret', '/v1/partner/signature-scheme']) expect(urls).toContain(u);
+    for (const u of [
+      '/docs/partners',
+      '/docs/partners/guide.css',
+      '/docs/partners/portal-overview.png',
+      '/docs/partners/api',
+      '/docs/partners/api-json',
+    ])
+      expect(urls).toContain(u);
+    for (const u of [
+      '/v1/callback-urls',
+      '/v1/callback-urls/move',
+      '/v1/partner/rotate-signing-secret',
+      '/v1/partner/signature-scheme',
+    ])
+      expect(urls).toContain(u);
     expect(routes.length).toBeGreaterThan(80);
   });
 
@@ -227,7 +295,8 @@ describe.each(['A', 'B'] as const)('variant %s: every route of the route table',
     const problems: string[] = [];
     await pool(calls, 16, async (c) => {
       const status = await send(port, c.method, c.target, f.credentials[c.credential]);
-      if (status >= 500 || (c.mustRefuse && status >= 200 && status < 300)) problems.push(`${c.route} as ${c.method} ${c.target} with ${c.credential}: ${status}`);
+      if (status >= 500 || (c.mustRefuse && status >= 200 && status < 300))
+        problems.push(`${c.route} as ${c.method} ${c.target} with ${c.credential}: ${status}`);
     });
     expect(problems).toEqual([]);
     expect(calls.length).toBeGreaterThan(3000);

@@ -22,7 +22,10 @@ describe('one-row writes planned while the companies were few, run once many arr
   beforeAll(async () => {
     s = await scratchDatabase();
     const { partnerId } = await seedCompany(s.pool);
-    await s.pool.query(`INSERT INTO companies (partner_id, name, currency, credit_status) SELECT $1, 'C' || g, 'EUR', 'active' FROM generate_series(2, $2::int) g`, [partnerId, FEW]);
+    await s.pool.query(
+      `INSERT INTO companies (partner_id, name, currency, credit_status) SELECT $1, 'C' || g, 'EUR', 'active' FROM generate_series(2, $2::int) g`,
+      [partnerId, FEW],
+    );
     await s.pool.query('ANALYZE');
     conn = await s.sql.pool.connect();
   }, 60_000);
@@ -35,13 +38,16 @@ describe('one-row writes planned while the companies were few, run once many arr
   /** Each statement's arguments for one company: written over a version it does not have, so nothing is written, but its row is locked and read. */
   function argsFor(text: string, id: string): string {
     const count = Math.max(...[...text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
-    const args = Array.from({ length: count }, (_, i) => (count === 1 ? [id] : i === 0 ? JSON.stringify([{ id }]) : i === 1 ? ['1'] : []));
+    const args = Array.from({ length: count }, (_, i) =>
+      count === 1 ? [id] : i === 0 ? JSON.stringify([{ id }]) : i === 1 ? ['1'] : [],
+    );
     return `(${args.map(literal).join(', ')})`;
   }
 
   it('keeps no plan that reads the companies table whole', async () => {
     const statements = new OneRowBatches(s.db, s.sql.pool, s.db.getMetadata(Company)).statements;
-    const id = async () => (await conn.query<{ id: string }>('SELECT id FROM companies ORDER BY random() LIMIT 1')).rows[0].id;
+    const id = async () =>
+      (await conn.query<{ id: string }>('SELECT id FROM companies ORDER BY random() LIMIT 1')).rows[0].id;
     await conn.query('SET plan_cache_mode = force_generic_plan');
     for (const [i, sql] of statements.entries()) {
       await conn.query(`PREPARE cached${i} AS ${sql.text}`);
@@ -50,17 +56,27 @@ describe('one-row writes planned while the companies were few, run once many arr
       await conn.query('ROLLBACK');
     }
     // The companies arrive: no ANALYZE, no VACUUM.
-    const [{ partner_id }] = (await conn.query<{ partner_id: string }>('SELECT partner_id FROM companies LIMIT 1')).rows;
-    await conn.query(`INSERT INTO companies (partner_id, name, currency, credit_status) SELECT $1, 'D' || g, 'EUR', 'active' FROM generate_series(1, $2::int) g`, [partner_id, MANY]);
+    const [{ partner_id }] = (await conn.query<{ partner_id: string }>('SELECT partner_id FROM companies LIMIT 1'))
+      .rows;
+    await conn.query(
+      `INSERT INTO companies (partner_id, name, currency, credit_status) SELECT $1, 'D' || g, 'EUR', 'active' FROM generate_series(1, $2::int) g`,
+      [partner_id, MANY],
+    );
     const found: string[] = [];
     for (const [i, sql] of statements.entries()) {
       await conn.query('BEGIN');
       try {
-        const { rows } = await conn.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE cached${i}${argsFor(sql.text, await id())}`);
+        const { rows } = await conn.query(
+          `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE cached${i}${argsFor(sql.text, await id())}`,
+        );
         const plan = (rows[0]['QUERY PLAN'] as { Plan: PlanNode }[])[0].Plan;
         const scans = scansOf(plan, COMPANIES);
         if (scans.length === 0) found.push(`${sql.name}: reads no company`);
-        for (const scan of scans) if (scan.type === 'Seq Scan' || scan.examined > 2) found.push(`${sql.name}: ${scan.type} on companies${scan.index ? ` using ${scan.index}` : ''}, ${scan.examined} rows examined`);
+        for (const scan of scans)
+          if (scan.type === 'Seq Scan' || scan.examined > 2)
+            found.push(
+              `${sql.name}: ${scan.type} on companies${scan.index ? ` using ${scan.index}` : ''}, ${scan.examined} rows examined`,
+            );
       } finally {
         await conn.query('ROLLBACK');
       }

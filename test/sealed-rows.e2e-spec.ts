@@ -24,7 +24,8 @@ class CapturingLogger extends ConsoleLogger {
     super({ logLevels: ['error', 'warn', 'log'] });
   }
   protected printMessages(messages: unknown[], context = '', logLevel = 'log'): void {
-    for (const m of messages) this.lines.push(`${logLevel} [${context}] ${typeof m === 'string' ? m : JSON.stringify(m)}`);
+    for (const m of messages)
+      this.lines.push(`${logLevel} [${context}] ${typeof m === 'string' ? m : JSON.stringify(m)}`);
   }
 }
 
@@ -39,33 +40,48 @@ describe('sealed values bound to their row', () => {
   });
   afterAll(() => certs?.close());
 
-  const logged = (text: string) => until(() => logger.lines.find((l) => l.includes(text)), { what: `a log line with ${text}`, timeoutMs: 15_000 });
+  const logged = (text: string) =>
+    until(() => logger.lines.find((l) => l.includes(text)), { what: `a log line with ${text}`, timeoutMs: 15_000 });
   const column = async (sql: string, id: string) => Object.values((await e2e.t.sql(sql, [id]))[0])[0] as string;
   const signingSecretOf = (id: string) => column('SELECT signing_secret FROM partners WHERE id = $1', id);
-  const clientKeyOf = (id: string) => column('SELECT private_key FROM partner_client_certificates WHERE partner_id = $1', id);
+  const clientKeyOf = (id: string) =>
+    column('SELECT private_key FROM partner_client_certificates WHERE partner_id = $1', id);
 
   it("signs nothing with a partner's signing key copied into another partner's row; the API goes on", async () => {
     const { t, p, rx } = e2e;
     const victim = await createPartner(t, 'Victim Bank');
-    await t.sql('UPDATE partners SET signing_secret = (SELECT signing_secret FROM partners WHERE id = $1) WHERE id = $2', [p.id, victim.id]);
+    await t.sql(
+      'UPDATE partners SET signing_secret = (SELECT signing_secret FROM partners WHERE id = $1) WHERE id = $2',
+      [p.id, victim.id],
+    );
     const copied = await companyWithCallback(t, victim, rx.url('/copied'));
     const stuck = await copied.change();
     const own = await companyWithCallback(t, p, rx.url('/own'));
     await own.change();
 
     // The key's own partner is delivered, signed with its key; the copy is never used.
-    const [hit] = await until(() => (rx.on('/own').length ? rx.on('/own') : null), { what: 'the own partner delivered' });
+    const [hit] = await until(() => (rx.on('/own').length ? rx.on('/own') : null), {
+      what: 'the own partner delivered',
+    });
     expect(() => new Webhook(p.signingSecret).verify(hit.body, webhookHeaders(hit.headers))).not.toThrow();
     await logged(`callback ${stuck} not sent: partners.signing_secret of row "${victim.id}" does not open`);
     expect(rx.on('/copied')).toEqual([]);
-    expect((await t.admin('get', `/admin/v1/callbacks/${stuck}`).expect(200)).body).toMatchObject({ status: 'pending', attempts: [] });
+    expect((await t.admin('get', `/admin/v1/callbacks/${stuck}`).expect(200)).body).toMatchObject({
+      status: 'pending',
+      attempts: [],
+    });
     await t.as(victim.apiKey, 'get', '/v1/partner').expect(200);
     await t.as(victim.apiKey, 'post', '/v1/companies', { name: 'Still served' }).expect(201);
 
     // A rotation repairs it: the new key signs alone (the copy, now the previous key, is left out).
-    const { signingSecret } = (await t.admin('post', `/admin/v1/partners/${victim.id}/rotate-signing-secret`).expect(200)).body;
+    const { signingSecret } = (
+      await t.admin('post', `/admin/v1/partners/${victim.id}/rotate-signing-secret`).expect(200)
+    ).body;
     await copied.change();
-    const [repaired] = await until(() => (rx.on('/copied').length ? rx.on('/copied') : null), { what: 'the victim delivered after a rotation', timeoutMs: 30_000 });
+    const [repaired] = await until(() => (rx.on('/copied').length ? rx.on('/copied') : null), {
+      what: 'the victim delivered after a rotation',
+      timeoutMs: 30_000,
+    });
     expect(repaired.headers['webhook-signature']).not.toContain(' ');
     expect(() => new Webhook(signingSecret).verify(repaired.body, webhookHeaders(repaired.headers))).not.toThrow();
   }, 60_000);
@@ -79,12 +95,17 @@ describe('sealed values bound to their row', () => {
     const victim = await createPartner(t, 'Victim TLS Bank');
     await t.admin('put', `/admin/v1/partners/${p.id}/client-certificate`, upload('owner-client')).expect(200);
     await t.admin('put', `/admin/v1/partners/${victim.id}/client-certificate`, upload('victim-client')).expect(200);
-    await t.sql('UPDATE partner_client_certificates SET private_key = $1 WHERE partner_id = $2', [await clientKeyOf(p.id), victim.id]);
+    await t.sql('UPDATE partner_client_certificates SET private_key = $1 WHERE partner_id = $2', [
+      await clientKeyOf(p.id),
+      victim.id,
+    ]);
     const stuck = await (await companyWithCallback(t, victim, rx.url('/copied-key'))).change();
     await (await companyWithCallback(t, p, rx.url('/own-key'))).change();
 
     await until(() => rx.on('/own-key').length > 0, { what: 'the own partner delivered' });
-    await logged(`callback ${stuck} not sent: its partner's client certificate could not be read: partner_client_certificates.private_key of row "${victim.id}" does not open`);
+    await logged(
+      `callback ${stuck} not sent: its partner's client certificate could not be read: partner_client_certificates.private_key of row "${victim.id}" does not open`,
+    );
     expect(rx.on('/copied-key')).toEqual([]);
     await t.admin('delete', `/admin/v1/partners/${p.id}/client-certificate`).expect(204);
   }, 30_000);
@@ -118,7 +139,11 @@ describe('sealed values bound to their row', () => {
     expect(resealed.startsWith(`enc2:${keyId(NEW)}:`)).toBe(true);
     expect(new SecretBox([NEW]).open(resealed, 'partners.signing_secret', owner.id)).toBe(owner.signingSecret);
     expect(await signingSecretOf(other.id)).toBe(ownSealed);
-    expect(logger.lines.some((l) => l.includes(`signing_secret left as it is: partners.signing_secret of row "${other.id}" does not open`))).toBe(true);
+    expect(
+      logger.lines.some((l) =>
+        l.includes(`signing_secret left as it is: partners.signing_secret of row "${other.id}" does not open`),
+      ),
+    ).toBe(true);
     await t.sql('UPDATE partners SET signing_secret = $1 WHERE id = $2', [resealed, other.id]); // no key of an older SECRETS_KEY left behind
   });
 
@@ -139,15 +164,18 @@ describe('sealed values bound to their row', () => {
        VALUES ($1, 'pem', $2, 'CN=x', 'CN=ca', now() + interval '30 days', 'AB')`,
       [partner.id, oldBox.sealUnbound(key, 'partners.client_key')],
     );
-    await t.sql(`INSERT INTO idempotency_keys (scope, key, request_hash, status_code, response) VALUES ($1, 'create 1', 'h', 201, $2)`, [
-      partner.id,
-      oldBox.sealUnbound('{"id":"x"}', 'idempotency_keys.response'),
-    ]);
+    await t.sql(
+      `INSERT INTO idempotency_keys (scope, key, request_hash, status_code, response) VALUES ($1, 'create 1', 'h', 201, $2)`,
+      [partner.id, oldBox.sealUnbound('{"id":"x"}', 'idempotency_keys.response')],
+    );
     const before = await signingSecretOf(partner.id);
 
     // A value sealed with a key SECRETS_KEY lacks stops it, and nothing is converted.
     const stranger = await createPartner(t, 'Stranger Bank');
-    await t.sql('UPDATE partners SET signing_secret = $1 WHERE id = $2', [new SecretBox(['a-key-nobody-configured-here-000000000']).sealUnbound('whsec_x', 'partners.signing_secret'), stranger.id]);
+    await t.sql('UPDATE partners SET signing_secret = $1 WHERE id = $2', [
+      new SecretBox(['a-key-nobody-configured-here-000000000']).sealUnbound('whsec_x', 'partners.signing_secret'),
+      stranger.id,
+    ]);
     const run = async (step: 'up' | 'down') => {
       const q = db.createQueryRunner();
       await q.startTransaction();
@@ -167,7 +195,12 @@ describe('sealed values bound to their row', () => {
 
     await run('up');
     const box = new SecretBox([NEW]);
-    const [row] = await t.sql<{ signing_secret: string; previous_signing_secret: string; private_key: string; response: string }>(
+    const [row] = await t.sql<{
+      signing_secret: string;
+      previous_signing_secret: string;
+      private_key: string;
+      response: string;
+    }>(
       `SELECT p.signing_secret, p.previous_signing_secret, c.private_key, i.response FROM partners p
          JOIN partner_client_certificates c ON c.partner_id = p.id JOIN idempotency_keys i ON i.scope = p.id::text WHERE p.id = $1`,
       [partner.id],
@@ -184,7 +217,9 @@ describe('sealed values bound to their row', () => {
     await run('down');
     expect(box.openUnbound(await signingSecretOf(partner.id), 'partners.signing_secret')).toBe(partner.signingSecret);
     await run('up');
-    expect(box.open(await signingSecretOf(partner.id), 'partners.signing_secret', partner.id)).toBe(partner.signingSecret);
+    expect(box.open(await signingSecretOf(partner.id), 'partners.signing_secret', partner.id)).toBe(
+      partner.signingSecret,
+    );
     await t.sql('DELETE FROM partner_client_certificates WHERE partner_id = $1', [partner.id]);
   });
 });

@@ -14,7 +14,8 @@ describe('settlement of a record PostgreSQL refuses', () => {
   it('an attempt whose callback was deleted while in flight is counted as lost, named in the log, and other callbacks still settle', async () => {
     let answerSlow = () => {};
     const slowAnswered = new Promise<void>((resolve) => (answerSlow = resolve));
-    rx.answer = (h, _req, res) => (h.path === '/slow' ? void slowAnswered.then(() => res.writeHead(204).end()) : res.writeHead(204).end());
+    rx.answer = (h, _req, res) =>
+      h.path === '/slow' ? void slowAnswered.then(() => res.writeHead(204).end()) : res.writeHead(204).end();
     const errors = jest.spyOn(Logger.prototype, 'error');
     try {
       const slow = await companyWithCallback(t, p, rx.url('/slow'));
@@ -27,7 +28,10 @@ describe('settlement of a record PostgreSQL refuses', () => {
       // Settled after the refused one, by the same process (one settlement batch at a time).
       const fast = await companyWithCallback(t, p, rx.url('/fast'));
       for (let i = 0; i < 3; i++) await fast.change();
-      await until(async () => (await fast.statuses()).every((s) => s === 'delivered'), { timeoutMs: 15_000, what: 'the other callbacks settled' });
+      await until(async () => (await fast.statuses()).every((s) => s === 'delivered'), {
+        timeoutMs: 15_000,
+        what: 'the other callbacks settled',
+      });
 
       const lost = errors.mock.calls.filter(([m]) => String(m).includes(gone));
       expect(lost).toHaveLength(1);

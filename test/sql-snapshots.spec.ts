@@ -12,7 +12,11 @@ describe('the SQL snapshots of the callback store', () => {
   const files = sqlSnapshots();
 
   it('hold every statement as the code builds it (run `npm run sql:snapshot` after changing one, and commit the files)', () => {
-    const stale = [...files].filter(([name, text]) => !existsSync(path.join(dir, name)) || readFileSync(path.join(dir, name), 'utf8') !== text).map(([name]) => name);
+    const stale = [...files]
+      .filter(
+        ([name, text]) => !existsSync(path.join(dir, name)) || readFileSync(path.join(dir, name), 'utf8') !== text,
+      )
+      .map(([name]) => name);
     expect(stale).toEqual([]);
   });
 

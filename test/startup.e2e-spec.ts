@@ -39,7 +39,14 @@ describe('start-up against a Redis that does not serve', () => {
   function service(redisUrl: string) {
     const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js')], {
       cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', DATABASE_URL: run.databaseUrl, REDIS_URL: redisUrl, QUEUE_PREFIX: run.queuePrefix, ADMIN_TOKEN, PORT: '0' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        DATABASE_URL: run.databaseUrl,
+        REDIS_URL: redisUrl,
+        QUEUE_PREFIX: run.queuePrefix,
+        ADMIN_TOKEN,
+        PORT: '0',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     started.push(child);
@@ -49,7 +56,10 @@ describe('start-up against a Redis that does not serve', () => {
     return {
       output: () => output,
       exited: async () => {
-        await until(() => child.exitCode !== null || child.signalCode !== null, { timeoutMs: 30_000, what: `the service to exit (output so far: ${output})` });
+        await until(() => child.exitCode !== null || child.signalCode !== null, {
+          timeoutMs: 30_000,
+          what: `the service to exit (output so far: ${output})`,
+        });
         return { code: child.exitCode, output };
       },
       running: () => child.exitCode === null && child.signalCode === null,
@@ -57,12 +67,24 @@ describe('start-up against a Redis that does not serve', () => {
   }
 
   async function redisServer(port: number, ...args: string[]): Promise<void> {
-    const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...args], { stdio: 'ignore' });
+    const child = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...args],
+      { stdio: 'ignore' },
+    );
     servers.push(child);
-    await until(() => new Promise<boolean>((resolve) => net.connect(port, '127.0.0.1', function (this: net.Socket) {
-      this.destroy();
-      resolve(true);
-    }).on('error', () => resolve(false))), { what: `redis-server on ${port}` });
+    await until(
+      () =>
+        new Promise<boolean>((resolve) =>
+          net
+            .connect(port, '127.0.0.1', function (this: net.Socket) {
+              this.destroy();
+              resolve(true);
+            })
+            .on('error', () => resolve(false)),
+        ),
+      { what: `redis-server on ${port}` },
+    );
   }
 
   it('exits 1 naming cluster_state:fail when one seed is a cluster node without slots and the other refuses connections', async () => {
@@ -99,14 +121,18 @@ describe('start-up against a Redis that does not serve', () => {
     // Answers every command as a Redis still loading its dataset does.
     const loading = net.createServer((s) =>
       s.on('data', (d) => {
-        for (const _ of d.toString().match(/^\*\d+\r$/gm) ?? []) s.write('-LOADING Redis is loading the dataset in memory\r\n');
+        for (const _ of d.toString().match(/^\*\d+\r$/gm) ?? [])
+          s.write('-LOADING Redis is loading the dataset in memory\r\n');
       }),
     );
     servers.push(loading);
     const [port] = await sparePorts(1);
     await new Promise<void>((r) => loading.listen(port, '127.0.0.1', r));
     const s = service(`redis://127.0.0.1:${port}`);
-    await until(() => s.output().includes(`waiting for Redis at 127.0.0.1:${port}: it is loading its dataset into memory`), { timeoutMs: 30_000, what: 'the waiting line' });
+    await until(
+      () => s.output().includes(`waiting for Redis at 127.0.0.1:${port}: it is loading its dataset into memory`),
+      { timeoutMs: 30_000, what: 'the waiting line' },
+    );
     expect(s.running()).toBe(true);
   });
 });

@@ -24,9 +24,15 @@ const REDIS_LIMIT = 100 * 1024 * 1024;
 
 /** The variants BENCH_BACKLOG_VARIANTS names (default both), checked before anything runs. */
 export function backlogVariants(): Variant[] {
-  const named = (process.env.BENCH_BACKLOG_VARIANTS ?? 'one,spread').split(',').map((s) => s.trim()).filter(Boolean);
+  const named = (process.env.BENCH_BACKLOG_VARIANTS ?? 'one,spread')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const unknown = named.filter((v) => !(v in VARIANTS));
-  if (unknown.length || named.length === 0) throw new Error(`bench: BENCH_BACKLOG_VARIANTS names ${unknown.join(', ') || 'nothing'}; the variants are ${Object.keys(VARIANTS).join(', ')}`);
+  if (unknown.length || named.length === 0)
+    throw new Error(
+      `bench: BENCH_BACKLOG_VARIANTS names ${unknown.join(', ') || 'nothing'}; the variants are ${Object.keys(VARIANTS).join(', ')}`,
+    );
   return named as Variant[];
 }
 
@@ -116,7 +122,10 @@ export async function backlogScenario(baseline: number, variant: Variant): Promi
       }
       while (nextTenth < 10 && lastCount >= (n * nextTenth) / 10) {
         console.log(
-          `  backlog (${variant}): ${nextTenth * 10} % (${fmt(lastCount)}) at +${fmt((performance.now() - ready) / 1000)} s; Redis peak ${mb(samples.redisPeak())}, service RSS peak ${run.pids().map((p) => fmt(samples.rssPeak(p))).join(' / ')} MB`,
+          `  backlog (${variant}): ${nextTenth * 10} % (${fmt(lastCount)}) at +${fmt((performance.now() - ready) / 1000)} s; Redis peak ${mb(samples.redisPeak())}, service RSS peak ${run
+            .pids()
+            .map((p) => fmt(samples.rssPeak(p)))
+            .join(' / ')} MB`,
         );
         nextTenth++;
       }
@@ -132,7 +141,9 @@ export async function backlogScenario(baseline: number, variant: Variant): Promi
     await sleep(2000);
     await samples.sample();
     const [{ vacuums, analyzes }] = (
-      await pg.query<{ vacuums: string; analyzes: string }>(`SELECT coalesce(autovacuum_count, 0) AS vacuums, coalesce(autoanalyze_count, 0) AS analyzes FROM pg_stat_user_tables WHERE relname = 'callbacks'`)
+      await pg.query<{ vacuums: string; analyzes: string }>(
+        `SELECT coalesce(autovacuum_count, 0) AS vacuums, coalesce(autoanalyze_count, 0) AS analyzes FROM pg_stat_user_tables WHERE relname = 'callbacks'`,
+      )
     ).rows;
     const rss = run.pids().map((p) => Math.max(samples.rssPeak(p) || 0, peakRssMb(p) || 0));
 
@@ -166,19 +177,33 @@ export async function backlogScenario(baseline: number, variant: Variant): Promi
           met: finished && duplicates === 0 && dbDelivered >= n,
         },
         {
-          measure: finished ? 'drain rate, ready to the last' : `drain rate of the ${fmt(arrived)} that arrived (${ended})`,
+          measure: finished
+            ? 'drain rate, ready to the last'
+            : `drain rate of the ${fmt(arrived)} that arrived (${ended})`,
           result: `${fmt(overall)}/s = ${fmt(overall / baseline, 2)}× baseline`,
           goal: '≥ 0.6× (aim 0.9×)',
           met: Number.isFinite(overall) ? finished && overall / baseline >= RATE_GOAL : null,
         },
         {
           measure: 'last 10 % against the first 10 %',
-          result: finished ? `${fmt(lastRate)} vs ${fmt(firstRate)}/s = ${fmt(lastRate / firstRate, 2)}×` : `first 10 % ${fmt(firstRate)}/s; the last 10 % never came`,
+          result: finished
+            ? `${fmt(lastRate)} vs ${fmt(firstRate)}/s = ${fmt(lastRate / firstRate, 2)}×`
+            : `first 10 % ${fmt(firstRate)}/s; the last 10 % never came`,
           goal: '≥ 0.8×',
           met: finished ? (Number.isFinite(lastRate / firstRate) ? lastRate / firstRate >= 0.8 : null) : false,
         },
-        { measure: 'Redis used_memory peak over its start (absolute: Redis is shared)', result: `${mb(redisDelta)} (${mb(redisPeak)})`, goal: '≤ 100 MB', met: redisDelta <= REDIS_LIMIT },
-        { measure: 'service RSS peak', result: rss.map((r) => `${fmt(r)} MB`).join(' / '), goal: `≤ ${RSS_LIMIT_MB} MB`, met: rss.every((r) => r > 0 && r <= RSS_LIMIT_MB) },
+        {
+          measure: 'Redis used_memory peak over its start (absolute: Redis is shared)',
+          result: `${mb(redisDelta)} (${mb(redisPeak)})`,
+          goal: '≤ 100 MB',
+          met: redisDelta <= REDIS_LIMIT,
+        },
+        {
+          measure: 'service RSS peak',
+          result: rss.map((r) => `${fmt(r)} MB`).join(' / '),
+          goal: `≤ ${RSS_LIMIT_MB} MB`,
+          met: rss.every((r) => r > 0 && r <= RSS_LIMIT_MB),
+        },
       ],
       figures: {
         callbacks: n,

@@ -20,21 +20,38 @@ export interface Ctx {
 }
 
 /** The body of a callback row inserted with SQL. */
-export const BODY = JSON.stringify({ message: 0, withdrawalId: null, companyId: 'x', limitRequestId: null, loanId: null });
+export const BODY = JSON.stringify({
+  message: 0,
+  withdrawalId: null,
+  companyId: 'x',
+  limitRequestId: null,
+  loanId: null,
+});
 /** Changes per second to a healthy destination (isolation, storm). */
 export const HEALTHY_RATE = 10;
 
 /** A partner (of the default signature scheme unless given), and a company of it whose own callbacks go to `callbackUrl`. */
-export async function partnerWithCompany(api: Got, name: string, callbackUrl: string, signatureScheme?: string): Promise<{ partnerId: string; companyId: string }> {
+export async function partnerWithCompany(
+  api: Got,
+  name: string,
+  callbackUrl: string,
+  signatureScheme?: string,
+): Promise<{ partnerId: string; companyId: string }> {
   const json = signatureScheme ? { name, signatureScheme } : { name };
-  const partner = await api.post('admin/v1/partners', { headers: adminHeaders, json }).json<{ id: string; apiKey: string }>();
+  const partner = await api
+    .post('admin/v1/partners', { headers: adminHeaders, json })
+    .json<{ id: string; apiKey: string }>();
   const company = await api
-    .post('v1/companies', { headers: { authorization: `Bearer ${partner.apiKey}` }, json: { name, status_callback: callbackUrl } })
+    .post('v1/companies', {
+      headers: { authorization: `Bearer ${partner.apiKey}` },
+      json: { name, status_callback: callbackUrl },
+    })
     .json<{ id: string }>();
   return { partnerId: partner.id, companyId: company.id };
 }
 
-export const delivered = async (pg: Client) => Number((await pg.query<{ n: string }>(`SELECT count(*) AS n FROM callbacks WHERE status = 'delivered'`)).rows[0].n);
+export const delivered = async (pg: Client) =>
+  Number((await pg.query<{ n: string }>(`SELECT count(*) AS n FROM callbacks WHERE status = 'delivered'`)).rows[0].n);
 
 /**
  * A healthy partner's load: `rate` credit changes a second for `seconds` (one company per change,
@@ -42,7 +59,13 @@ export const delivered = async (pg: Client) => Number((await pg.query<{ n: strin
  * once every request has been answered; `arrivals()` then says which callbacks arrived so far and
  * how late.
  */
-export async function healthySend(ctx: Ctx, label: string, rate: number, seconds: number, stop: () => boolean = () => false) {
+export async function healthySend(
+  ctx: Ctx,
+  label: string,
+  rate: number,
+  seconds: number,
+  stop: () => boolean = () => false,
+) {
   const m = rate * seconds;
   const rows = (
     await ctx.pg.query<{ id: string; name: string }>(
@@ -60,10 +83,15 @@ export async function healthySend(ctx: Ctx, label: string, rate: number, seconds
     const wait = begin + (i * 1000) / rate - performance.now();
     if (wait > 0) await sleep(wait);
     calls.push(
-      ctx.api.patch(`admin/v1/companies/${rows[i].id}/credit`, { headers: adminHeaders, json: { creditStatus: 'suspended' } }).then(
-        () => (sent[i] = performance.now()),
-        (e: Error) => failed.push(`request ${i}: ${e.message}`),
-      ),
+      ctx.api
+        .patch(`admin/v1/companies/${rows[i].id}/credit`, {
+          headers: adminHeaders,
+          json: { creditStatus: 'suspended' },
+        })
+        .then(
+          () => (sent[i] = performance.now()),
+          (e: Error) => failed.push(`request ${i}: ${e.message}`),
+        ),
     );
   }
   await Promise.all(calls);
@@ -77,7 +105,10 @@ export async function healthySend(ctx: Ctx, label: string, rate: number, seconds
     },
     /** The latencies (API response → arrival) of the callbacks arrived so far, sorted, and what is missing. */
     arrivals: () => {
-      const latencies = accepted.filter(arrived).map((i) => ctx.rx.arrivals.get(`/${label}/${i}`)! - sent[i]).sort((a, b) => a - b);
+      const latencies = accepted
+        .filter(arrived)
+        .map((i) => ctx.rx.arrivals.get(`/${label}/${i}`)! - sent[i])
+        .sort((a, b) => a - b);
       return { latencies, requested, accepted: accepted.length, missing: accepted.length - latencies.length, failed };
     },
   };
@@ -85,7 +116,13 @@ export async function healthySend(ctx: Ctx, label: string, rate: number, seconds
 export type HealthyArrivals = ReturnType<Awaited<ReturnType<typeof healthySend>>['arrivals']>;
 
 /** healthySend, then its callbacks, waited for at most `waitMs` after the last response. */
-export async function healthyLoad(ctx: Ctx, label: string, rate: number, seconds: number, waitMs: number): Promise<HealthyArrivals> {
+export async function healthyLoad(
+  ctx: Ctx,
+  label: string,
+  rate: number,
+  seconds: number,
+  waitMs: number,
+): Promise<HealthyArrivals> {
   const load = await healthySend(ctx, label, rate, seconds);
   await load.wait(waitMs);
   return load.arrivals();

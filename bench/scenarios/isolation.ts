@@ -40,7 +40,8 @@ async function deadDestination() {
     recover: () => {
       answering = true;
     },
-    close: () => new Promise((r) => (hanging.forEach((h) => h.destroy()), server.closeAllConnections(), server.close(r))),
+    close: () =>
+      new Promise((r) => (hanging.forEach((h) => h.destroy()), server.closeAllConnections(), server.close(r))),
   };
 }
 
@@ -65,7 +66,14 @@ export async function isolationScenario(ctx: Ctx): Promise<ScenarioResult> {
     const recovered = performance.now();
     dead.recover();
     await until(
-      async () => Number((await pg.query<{ n: string }>(`SELECT count(*) AS n FROM callbacks WHERE url LIKE '%/dead/%' AND status = 'delivered'`)).rows[0].n) >= DEAD_BACKLOG,
+      async () =>
+        Number(
+          (
+            await pg.query<{ n: string }>(
+              `SELECT count(*) AS n FROM callbacks WHERE url LIKE '%/dead/%' AND status = 'delivered'`,
+            )
+          ).rows[0].n,
+        ) >= DEAD_BACKLOG,
       'the dead backlog after recovery',
       300_000,
     );
@@ -75,11 +83,17 @@ export async function isolationScenario(ctx: Ctx): Promise<ScenarioResult> {
     const p99Alone = quantile(alone.latencies, 0.99);
     const p99Beside = quantile(withDead.latencies, 0.99);
     const memory = memoryReport(await processMemory(ctx.run));
-    const missing = (r: HealthyArrivals) => (r.missing || r.failed.length ? ` (${r.missing} of ${r.accepted} missing, ${r.failed.length} requests failed)` : '');
+    const missing = (r: HealthyArrivals) =>
+      r.missing || r.failed.length
+        ? ` (${r.missing} of ${r.accepted} missing, ${r.failed.length} requests failed)`
+        : '';
     return {
       scenario: 'isolation',
       title: `a healthy destination at ${HEALTHY_RATE} changes/s for ${HEALTHY_SECONDS} s, alone, then beside a dead one (accepts, never answers) with ${fmt(DEAD_BACKLOG)} pending`,
-      details: [`healthy alone: ${pq(alone.latencies)}${missing(alone)}`, `healthy beside the dead one: ${pq(withDead.latencies)}${missing(withDead)}`],
+      details: [
+        `healthy alone: ${pq(alone.latencies)}${missing(alone)}`,
+        `healthy beside the dead one: ${pq(withDead.latencies)}${missing(withDead)}`,
+      ],
       rows: [
         {
           measure: 'healthy p99 alone → beside the dead one',
@@ -87,8 +101,14 @@ export async function isolationScenario(ctx: Ctx): Promise<ScenarioResult> {
           goal: '≤ alone + 100 ms, none missing',
           met: Number.isFinite(p99Beside) ? p99Beside <= p99Alone + 100 && withDead.missing === 0 : null,
         },
-        { measure: 'connections offered to the dead one while down', result: `${downConnections} in ${fmt(downSeconds)} s` },
-        { measure: 'its backlog once it answers again', result: `first +${fmt(firstAfter)} s, last +${fmt(lastAfter)} s (${fmt(afterProbe)} s from the first successful probe)` },
+        {
+          measure: 'connections offered to the dead one while down',
+          result: `${downConnections} in ${fmt(downSeconds)} s`,
+        },
+        {
+          measure: 'its backlog once it answers again',
+          result: `first +${fmt(firstAfter)} s, last +${fmt(lastAfter)} s (${fmt(afterProbe)} s from the first successful probe)`,
+        },
         memory.row,
       ],
       figures: {

@@ -8,7 +8,17 @@ import { AddressInfo } from 'node:net';
 import { envInt, figure, fmt, quantile, sleep } from '../support/common.js';
 import { memoryReport, processMemory } from '../support/cost.js';
 import { ScenarioResult } from '../support/results.js';
-import { BODY, Ctx, HEALTHY_RATE, HEALTHY_WAIT_MS, healthyLine, healthyLoad, healthyMissingRow, healthySend, partnerWithCompany } from './context.js';
+import {
+  BODY,
+  Ctx,
+  HEALTHY_RATE,
+  HEALTHY_WAIT_MS,
+  healthyLine,
+  healthyLoad,
+  healthyMissingRow,
+  healthySend,
+  partnerWithCompany,
+} from './context.js';
 
 const STORM_DEAD = 50;
 const STORM_SLOW = 3;
@@ -111,10 +121,15 @@ export async function stormScenario(ctx: Ctx): Promise<ScenarioResult> {
     const slowArrived = () => slow.reduce((n, o) => n + o.answered.size, 0);
     const deadline = recovered + STORM_RECOVERY_MS;
     let nextReport = recovered + 30_000;
-    while ((deadArrived() < deadWanted || slowArrived() < STORM_SLOW * STORM_PER_ORIGIN) && performance.now() < deadline) {
+    while (
+      (deadArrived() < deadWanted || slowArrived() < STORM_SLOW * STORM_PER_ORIGIN) &&
+      performance.now() < deadline
+    ) {
       await sleep(100);
       if (performance.now() >= nextReport) {
-        console.log(`  storm: +${fmt((performance.now() - recovered) / 1000, 0)} s after recovery: ${fmt(deadArrived())} of ${fmt(deadWanted)} of the dead origins' callbacks and ${slowArrived()} of ${STORM_SLOW * STORM_PER_ORIGIN} of the slow ones' arrived`);
+        console.log(
+          `  storm: +${fmt((performance.now() - recovered) / 1000, 0)} s after recovery: ${fmt(deadArrived())} of ${fmt(deadWanted)} of the dead origins' callbacks and ${slowArrived()} of ${STORM_SLOW * STORM_PER_ORIGIN} of the slow ones' arrived`,
+        );
         nextReport += 30_000;
       }
     }
@@ -128,7 +143,10 @@ export async function stormScenario(ctx: Ctx): Promise<ScenarioResult> {
     const firstNew = (Math.min(...dead.map((o) => o.firstNew()).filter((t) => !Number.isNaN(t))) - recovered) / 1000;
     const slowTimes = slow.flatMap((o) => [...o.answered.values()]);
     const statuses = (
-      await pg.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM callbacks WHERE partner_id = $1 GROUP BY status ORDER BY status`, [storm.partnerId])
+      await pg.query<{ status: string; n: number }>(
+        `SELECT status, count(*)::int AS n FROM callbacks WHERE partner_id = $1 GROUP BY status ORDER BY status`,
+        [storm.partnerId],
+      )
     ).rows.map((r) => `${r.status} ${fmt(r.n)}`);
 
     const p99Alone = quantile(alone.latencies, 0.99);
@@ -148,12 +166,24 @@ export async function stormScenario(ctx: Ctx): Promise<ScenarioResult> {
         `storm partner's callbacks in PostgreSQL at the end: ${statuses.join(', ')}`,
       ],
       rows: [
-        { measure: 'healthy p99 alone → in the storm', result: `${fmt(p99Alone)} → ${fmt(p99Beside)} ms`, goal: '≤ alone + 100 ms', met: Number.isFinite(p99Beside) ? p99Beside <= p99Alone + 100 : null },
+        {
+          measure: 'healthy p99 alone → in the storm',
+          result: `${fmt(p99Alone)} → ${fmt(p99Beside)} ms`,
+          goal: '≤ alone + 100 ms',
+          met: Number.isFinite(p99Beside) ? p99Beside <= p99Alone + 100 : null,
+        },
         healthyMissingRow(beside),
-        { measure: 'connections per dead origin while down, max', result: `${maxDown} in ${fmt(downSeconds)} s${over ? ` (${over} of ${STORM_DEAD} origins above 10)` : ''}`, goal: '≤ 10', met: maxDown <= 10 },
+        {
+          measure: 'connections per dead origin while down, max',
+          result: `${maxDown} in ${fmt(downSeconds)} s${over ? ` (${over} of ${STORM_DEAD} origins above 10)` : ''}`,
+          goal: '≤ 10',
+          met: maxDown <= 10,
+        },
         {
           measure: `all ${fmt(deadWanted)} of the dead origins' callbacks arrived after recovery`,
-          result: allArrived ? `+${fmt(last)} s` : `${fmt(deadTimes.length)} within ${fmt(STORM_RECOVERY_MS / 1000)} s (BENCH_STORM_RECOVERY_S)`,
+          result: allArrived
+            ? `+${fmt(last)} s`
+            : `${fmt(deadTimes.length)} within ${fmt(STORM_RECOVERY_MS / 1000)} s (BENCH_STORM_RECOVERY_S)`,
           goal: '≤ 60 s',
           met: allArrived && last <= 60,
         },

@@ -18,7 +18,9 @@ export interface AdmissionCounts {
 export async function admissionCounts(api: Got, pg: Client): Promise<AdmissionCounts> {
   const metrics = await api.get('metrics').text();
   const passes = Number(/^funding_admission_passes_total (\d+)/m.exec(metrics)?.[1] ?? NaN);
-  const { rows } = await pg.query<{ name: string; n: string }>(`SELECT indexrelname AS name, idx_tup_read AS n FROM pg_stat_user_indexes WHERE relname = 'callbacks'`);
+  const { rows } = await pg.query<{ name: string; n: string }>(
+    `SELECT indexrelname AS name, idx_tup_read AS n FROM pg_stat_user_indexes WHERE relname = 'callbacks'`,
+  );
   return { passes, read: new Map(rows.map((r) => [r.name, Number(r.n)])) };
 }
 
@@ -34,6 +36,8 @@ export function describePerPass(from: AdmissionCounts, to: AdmissionCounts, seco
   const passes = to.passes - from.passes;
   const f = (n: number) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: 1 }) : 'n/a');
   const read = [...to.read].map(([i, n]) => [i, n - (from.read.get(i) ?? 0)] as const).filter(([, n]) => n > 0);
-  const each = read.sort((a, b) => b[1] - a[1]).map(([i, n]) => `${i} ${f(passes > 0 ? n / passes : NaN)} (${f(n / seconds)}/s)`);
+  const each = read
+    .sort((a, b) => b[1] - a[1])
+    .map(([i, n]) => `${i} ${f(passes > 0 ? n / passes : NaN)} (${f(n / seconds)}/s)`);
   return `${f(passes)} admission passes in ${f(seconds)} s; index entries read per pass (per second): ${each.join(', ') || 'none'}`;
 }

@@ -8,7 +8,8 @@ import got, { Got } from 'got';
 export function envInt(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
-  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1) throw new Error(`bench: ${name} must be a positive integer, got "${raw}"`);
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) < 1)
+    throw new Error(`bench: ${name} must be a positive integer, got "${raw}"`);
   return Number(raw);
 }
 
@@ -19,14 +20,20 @@ export const adminHeaders = { authorization: `Bearer ${ADMIN}` };
 /** The default bound of a wait for deliveries. */
 export const DEADLINE_MS = 180_000;
 
-export const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN);
-export const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits }) : 'n/a');
+export const quantile = (sorted: number[], q: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : NaN;
+export const fmt = (n: number, digits = 1) =>
+  Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits }) : 'n/a';
 export const mb = (bytes: number) => `${fmt(bytes / 1024 / 1024)} MB`;
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** A figure for the results file: a number, or null where it was not measured. */
 export const figure = (n: number) => (Number.isFinite(n) ? Math.round(n * 100) / 100 : null);
 
-export async function until(fn: () => boolean | Promise<boolean>, what: string, timeoutMs = DEADLINE_MS): Promise<void> {
+export async function until(
+  fn: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = DEADLINE_MS,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await fn())) {
     if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);

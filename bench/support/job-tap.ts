@@ -79,7 +79,9 @@ export class JobTap {
         else if (event === 'completed') this.job(jobId).completed = at;
       }
       if (added.length === 0) continue;
-      const datas = await Promise.all(added.map((jobId) => this.redis.hget(`${redisNamespace(this.prefix)}:${CALLBACK_QUEUE}:${jobId}`, 'data')));
+      const datas = await Promise.all(
+        added.map((jobId) => this.redis.hget(`${redisNamespace(this.prefix)}:${CALLBACK_QUEUE}:${jobId}`, 'data')),
+      );
       added.forEach((jobId, i) => {
         const data = datas[i];
         if (!data) return; // completed and removed before the tap read it

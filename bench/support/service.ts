@@ -11,8 +11,14 @@ const SERVICE_START_MS = 120_000;
 /** BENCH_SPLIT=1: a ROLE=api and a ROLE=worker process instead of one ROLE=all. */
 export const SPLIT = process.env.BENCH_SPLIT === '1';
 /** Delivery and dashboard settings given to the bench go to the service (to compare them). */
-export const FORWARDED = Object.fromEntries(Object.entries(process.env).filter(([k]) => /^(CALLBACK|DASHBOARD|OTEL)_/.test(k))) as Record<string, string>;
-export const SETTINGS = Object.keys(FORWARDED).length ? Object.entries(FORWARDED).map(([k, v]) => `${k}=${v}`).join(' ') : 'none';
+export const FORWARDED = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => /^(CALLBACK|DASHBOARD|OTEL)_/.test(k)),
+) as Record<string, string>;
+export const SETTINGS = Object.keys(FORWARDED).length
+  ? Object.entries(FORWARDED)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')
+  : 'none';
 // The flags `npm start` runs the service with; BENCH_NODE_ARGS adds more, e.g.
 // "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the service processes.
 const NODE_ARGS = ['--max-semi-space-size=16', ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
@@ -47,7 +53,12 @@ export class ServiceRun {
   async start(): Promise<void> {
     if (!this.pg) console.log(`  (service run: database ${this.dbName}, queue prefix ${this.prefix})`);
     this.port = await freePort();
-    const roles: [string, number][] = SPLIT ? [['api', this.port], ['worker', await freePort()]] : [['all', this.port]];
+    const roles: [string, number][] = SPLIT
+      ? [
+          ['api', this.port],
+          ['worker', await freePort()],
+        ]
+      : [['all', this.port]];
     for (const [role, port] of roles) await this.startRole(role, port);
   }
 
@@ -72,10 +83,14 @@ export class ServiceRun {
     this.children.push(child);
     this.roles.set(child, { role, port });
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`service (ROLE=${role}) not ready within ${SERVICE_START_MS / 1000} s`)), SERVICE_START_MS);
+      const timer = setTimeout(
+        () => reject(new Error(`service (ROLE=${role}) not ready within ${SERVICE_START_MS / 1000} s`)),
+        SERVICE_START_MS,
+      );
       child.stdout.on('data', (d: Buffer) => {
         // The service's own log lines (a circuit opening or closing, warnings) go through.
-        for (const line of d.toString().split('\n')) if (line.trim() && !line.includes('ready:')) console.log(`  [${role}] ${line.trim()}`);
+        for (const line of d.toString().split('\n'))
+          if (line.trim() && !line.includes('ready:')) console.log(`  [${role}] ${line.trim()}`);
         if (d.toString().includes('ready:')) {
           clearTimeout(timer);
           resolve();
@@ -152,7 +167,9 @@ export function runMain(name: string, main: () => Promise<void>): void {
     process.once(signal, () => {
       console.error(`${name}: ${signal}, removing the runs' databases and Redis keys`);
       setTimeout(() => process.exit(130), 30_000).unref();
-      void Promise.all([...active].map((r) => r.cleanup().catch((e: Error) => console.error(e.message)))).finally(() => process.exit(130));
+      void Promise.all([...active].map((r) => r.cleanup().catch((e: Error) => console.error(e.message)))).finally(() =>
+        process.exit(130),
+      );
     });
   }
   main().then(

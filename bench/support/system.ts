@@ -25,7 +25,9 @@ export const rssMb = (pid: number): number => statusKb(pid, 'VmRSS') / 1024;
 
 /** CPU seconds (user + system) a process has used so far. */
 export function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
 }
 
@@ -80,10 +82,13 @@ export function cpuUsed(servicePids: number[]): CpuUsed {
  * commands Redis processed (all of its clients), so far.
  */
 export async function roundTrips(pg: Client): Promise<{ postgres: number; redis: number }> {
-  const { rows } = await pg.query<{ n: string }>(`SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`);
+  const { rows } = await pg.query<{ n: string }>(
+    `SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()`,
+  );
   const commands = await withRedisOnce(REDIS_URL, async (redis) => {
     let n = 0;
-    for (const node of isCluster(redis) ? redis.nodes('master') : [redis]) n += Number(/^total_commands_processed:(\d+)/m.exec(await node.info('stats'))?.[1] ?? NaN);
+    for (const node of isCluster(redis) ? redis.nodes('master') : [redis])
+      n += Number(/^total_commands_processed:(\d+)/m.exec(await node.info('stats'))?.[1] ?? NaN);
     return n;
   });
   return { postgres: Number(rows[0].n), redis: commands };

@@ -36,7 +36,13 @@ export interface SignedPostDoc {
  * events, and which of its answers count as success.
  */
 export function signedPost(doc: SignedPostDoc) {
-  const header = (name: string, description: string, schema: object) => ({ name, in: 'header', required: true, description, schema });
+  const header = (name: string, description: string, schema: object) => ({
+    name,
+    in: 'header',
+    required: true,
+    description,
+    schema,
+  });
   return {
     post: {
       summary: doc.summary,
@@ -58,11 +64,16 @@ export function signedPost(doc: SignedPostDoc) {
             'two, space-separated (v1 and/or v1a): verify with either key',
           { type: 'string', pattern: '^v1a?,[A-Za-z0-9+/]+={0,2}( v1a?,[A-Za-z0-9+/]+={0,2})*$' },
         ),
-        header('user-agent', 'funding-service-callbacks/<service version>', { type: 'string', pattern: '^funding-service-callbacks/' }),
+        header('user-agent', 'funding-service-callbacks/<service version>', {
+          type: 'string',
+          pattern: '^funding-service-callbacks/',
+        }),
       ],
       requestBody: {
         required: true,
-        content: { 'application/json': { schema: { $ref: `#/components/schemas/${doc.schema}` }, examples: doc.examples } },
+        content: {
+          'application/json': { schema: { $ref: `#/components/schemas/${doc.schema}` }, examples: doc.examples },
+        },
       },
       responses: {
         '2XX': {
@@ -103,7 +114,10 @@ function callbackOperation(target: CallbackTarget) {
  */
 export function callbackDocs(targets: CallbackTarget[]): ApiOperationOptions['callbacks'] {
   const objects = Object.fromEntries(
-    targets.map((c) => [c.property, { ...(c.variant ? variantOnly(c.variant) : {}), [`{$request.body#/${c.property}}`]: callbackOperation(c) }]),
+    targets.map((c) => [
+      c.property,
+      { ...(c.variant ? variantOnly(c.variant) : {}), [`{$request.body#/${c.property}}`]: callbackOperation(c) },
+    ]),
   );
   // The variant mark is an extension key, which the callback object allows but its type does not know.
   return objects as ApiOperationOptions['callbacks'];

@@ -20,4 +20,3 @@ export function traced(events: CallbackEvent[]): CallbackEvent[] {
   const trace = currentTraceparent();
   return trace === null ? events : events.map((e) => ({ ...e, trace }));
 }
-

@@ -9,7 +9,11 @@ import { callbackView } from './callback.views.js';
 import { CallbackFeed } from './callback-feed.service.js';
 
 export class FeedQuery {
-  @ApiPropertyOptional({ description: 'a position the feed returned (an item\'s or a next); omitted: from the beginning of what is retained', pattern: '^[0-9]{1,40}$', maxLength: 40 })
+  @ApiPropertyOptional({
+    description: "a position the feed returned (an item's or a next); omitted: from the beginning of what is retained",
+    pattern: '^[0-9]{1,40}$',
+    maxLength: 40,
+  })
   @IsOptional()
   @IsString()
   @MaxLength(40)

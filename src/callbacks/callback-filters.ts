@@ -24,14 +24,17 @@ export const OriginField = (field: string, description: string, required: 'requi
     }),
     MaxLength(2048),
     IsString(),
-    Transform(({ value }: { value: unknown }) => (typeof value === 'string' && ORIGIN.test(value) ? callbackOrigin(value) : value)),
+    Transform(({ value }: { value: unknown }) =>
+      typeof value === 'string' && ORIGIN.test(value) ? callbackOrigin(value) : value,
+    ),
     ...(required === 'required'
       ? [ApiProperty({ example: 'https://hooks.example.com', maxLength: 2048, description })]
       : [IsOptional(), ApiPropertyOptional({ example: 'https://hooks.example.com', maxLength: 2048, description })]),
   );
 
 /** `destination`: only callbacks whose URL has this origin. */
-export const DestinationOrigin = () => OriginField('destination', 'only callbacks whose URL has this origin (scheme, host, port)');
+export const DestinationOrigin = () =>
+  OriginField('destination', 'only callbacks whose URL has this origin (scheme, host, port)');
 
 export class ListCallbacksQuery {
   @ApiPropertyOptional({ enum: SHOWN_STATUSES })

@@ -8,16 +8,31 @@ const N = '11111111-2222-4333-8444-555555555555';
 
 describe('callback body', () => {
   it.each([
-    [CallbackMessage.CreditLimitUpdated, { withdrawalId: null, companyId: C, limitRequestId: null, loanId: null },
-      `{"message":0,"withdrawalId":null,"companyId":"${C}","limitRequestId":null,"loanId":null}`],
-    [CallbackMessage.WithdrawalRequestStatusChanged, { withdrawalId: W, companyId: C, limitRequestId: null, loanId: N },
-      `{"message":1,"withdrawalId":"${W}","companyId":"${C}","limitRequestId":null,"loanId":"${N}"}`],
-    [CallbackMessage.CreditBalanceUpdated, { withdrawalId: null, companyId: C, limitRequestId: null, loanId: null },
-      `{"message":2,"withdrawalId":null,"companyId":"${C}","limitRequestId":null,"loanId":null}`],
-    [CallbackMessage.LimitRequestStatusChanged, { withdrawalId: null, companyId: C, limitRequestId: L, loanId: null },
-      `{"message":3,"withdrawalId":null,"companyId":"${C}","limitRequestId":"${L}","loanId":null}`],
-    [CallbackMessage.LoanPaymentRegistered, { withdrawalId: W, companyId: C, limitRequestId: null, loanId: N },
-      `{"message":4,"withdrawalId":"${W}","companyId":"${C}","limitRequestId":null,"loanId":"${N}"}`],
+    [
+      CallbackMessage.CreditLimitUpdated,
+      { withdrawalId: null, companyId: C, limitRequestId: null, loanId: null },
+      `{"message":0,"withdrawalId":null,"companyId":"${C}","limitRequestId":null,"loanId":null}`,
+    ],
+    [
+      CallbackMessage.WithdrawalRequestStatusChanged,
+      { withdrawalId: W, companyId: C, limitRequestId: null, loanId: N },
+      `{"message":1,"withdrawalId":"${W}","companyId":"${C}","limitRequestId":null,"loanId":"${N}"}`,
+    ],
+    [
+      CallbackMessage.CreditBalanceUpdated,
+      { withdrawalId: null, companyId: C, limitRequestId: null, loanId: null },
+      `{"message":2,"withdrawalId":null,"companyId":"${C}","limitRequestId":null,"loanId":null}`,
+    ],
+    [
+      CallbackMessage.LimitRequestStatusChanged,
+      { withdrawalId: null, companyId: C, limitRequestId: L, loanId: null },
+      `{"message":3,"withdrawalId":null,"companyId":"${C}","limitRequestId":"${L}","loanId":null}`,
+    ],
+    [
+      CallbackMessage.LoanPaymentRegistered,
+      { withdrawalId: W, companyId: C, limitRequestId: null, loanId: N },
+      `{"message":4,"withdrawalId":"${W}","companyId":"${C}","limitRequestId":null,"loanId":"${N}"}`,
+    ],
   ])('message %s has exactly five keys in the contract order', (message, ids, expected) => {
     expect(buildCallbackBody(message, ids)).toBe(expected);
   });
@@ -34,7 +49,13 @@ describe('callback body', () => {
 });
 
 describe('which company messages a credit change calls for', () => {
-  const base: CreditSnapshot = { creditLimit: 100000n, creditStatus: 'active', borrowedAmount: 20000n, annualInterestRate: '7.50', repaymentTermDays: 30 };
+  const base: CreditSnapshot = {
+    creditLimit: 100000n,
+    creditStatus: 'active',
+    borrowedAmount: 20000n,
+    annualInterestRate: '7.50',
+    repaymentTermDays: 30,
+  };
   it.each<[string, Partial<CreditSnapshot>, CallbackMessage[]]>([
     ['nothing changed', {}, []],
     ['same rate written differently', { annualInterestRate: '7.5' }, []],

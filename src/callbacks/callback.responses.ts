@@ -9,7 +9,8 @@ export class CallbackAttemptResponse {
   @ApiProperty({ type: 'integer', minimum: 1 }) number: number;
   @ApiProperty(timestamp) startedAt: string;
   @ApiProperty({ type: 'integer', minimum: 0 }) durationMs: number;
-  @ApiProperty({ nullable: true, type: 'integer', description: 'null when no HTTP answer came' }) statusCode: number | null;
+  @ApiProperty({ nullable: true, type: 'integer', description: 'null when no HTTP answer came' }) statusCode:
+    number | null;
   @ApiProperty({ nullable: true, type: 'string', example: 'timeout: no answer within 15000 ms' }) error: string | null;
   @ApiProperty({ nullable: true, type: 'string', description: 'first 1 KiB' }) responseBody: string | null;
   @ApiProperty({ nullable: true, type: 'string', example: '20.93.102.228' }) sourceAddress: string | null;
@@ -46,14 +47,29 @@ export class CallbackMessageResponse {
       'Failed callbacks are kept and can be redelivered.',
   })
   status: string;
-  @ApiProperty({ type: 'integer', minimum: 0, description: 'attempts made, redeliveries included ' + '(a failed probe of an open circuit is logged but spends none of the schedule)' })
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    description:
+      'attempts made, redeliveries included ' +
+      '(a failed probe of an open circuit is logged but spends none of the schedule)',
+  })
   attemptCount: number;
-  @ApiProperty({ ...nullableTimestamp, description: 'while pending: when it is due (it goes as soon as its destination has room)' }) nextAttemptAt: string | null;
+  @ApiProperty({
+    ...nullableTimestamp,
+    description: 'while pending: when it is due (it goes as soon as its destination has room)',
+  })
+  nextAttemptAt: string | null;
   @ApiProperty({ nullable: true, type: 'string' }) lastError: string | null;
   @ApiProperty(uuid) companyId: string;
   @ApiProperty(timestamp) createdAt: string;
   @ApiProperty(nullableTimestamp) deliveredAt: string | null;
-  @ApiProperty({ type: 'boolean', description: 'true for a test callback (POST /v1/callbacks/test: one attempt, not in the feed, no state changed); ' + 'false for every real one' })
+  @ApiProperty({
+    type: 'boolean',
+    description:
+      'true for a test callback (POST /v1/callbacks/test: one attempt, not in the feed, no state changed); ' +
+      'false for every real one',
+  })
   test: boolean;
 }
 
@@ -63,17 +79,31 @@ export class CallbackWithAttemptsResponse extends CallbackMessageResponse {
 
 export class CallbackPageResponse {
   @ApiProperty({ type: [CallbackMessageResponse] }) items: CallbackMessageResponse[];
-  @ApiProperty({ nullable: true, type: 'string', description: 'opaque; null on the last page' }) nextCursor: string | null;
+  @ApiProperty({ nullable: true, type: 'string', description: 'opaque; null on the last page' }) nextCursor:
+    string | null;
 }
 
 export class CallbackFeedItemResponse extends CallbackMessageResponse {
-  @ApiProperty({ type: 'string', pattern: '^[0-9]{1,40}$', example: '7560000000000000123', description: 'its place in the feed: opaque digits, ascending; pass it (or next) as after' })
+  @ApiProperty({
+    type: 'string',
+    pattern: '^[0-9]{1,40}$',
+    example: '7560000000000000123',
+    description: 'its place in the feed: opaque digits, ascending; pass it (or next) as after',
+  })
   position: string;
 }
 
 export class CallbackFeedPageResponse {
-  @ApiProperty({ type: [CallbackFeedItemResponse], description: 'ascending position; test callbacks are never in the feed' }) items: CallbackFeedItemResponse[];
-  @ApiProperty({ type: 'string', pattern: '^[0-9]{1,40}$', description: 'the after of the next call: the last item\'s position, or the after given when nothing new' })
+  @ApiProperty({
+    type: [CallbackFeedItemResponse],
+    description: 'ascending position; test callbacks are never in the feed',
+  })
+  items: CallbackFeedItemResponse[];
+  @ApiProperty({
+    type: 'string',
+    pattern: '^[0-9]{1,40}$',
+    description: "the after of the next call: the last item's position, or the after given when nothing new",
+  })
   next: string;
 }
 
@@ -90,9 +120,12 @@ export const REDELIVER_REFUSALS = {
 } as const;
 
 /** Why a bulk redelivery is refused. */
-export const REPLAY_REFUSALS = { 422: 'more than 100,000 failed callbacks match (replay_over_limit): nothing was done; narrow the window' } as const;
+export const REPLAY_REFUSALS = {
+  422: 'more than 100,000 failed callbacks match (replay_over_limit): nothing was done; narrow the window',
+} as const;
 
 export class SourceIpsResponse {
   @ApiProperty({ enum: ['A', 'B'] }) variant: string;
-  @ApiProperty({ type: [String], example: ['20.82.192.194', '20.67.208.150', '20.105.65.222', '20.93.102.228'] }) addresses: string[];
+  @ApiProperty({ type: [String], example: ['20.82.192.194', '20.67.208.150', '20.105.65.222', '20.93.102.228'] })
+  addresses: string[];
 }

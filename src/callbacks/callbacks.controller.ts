@@ -2,7 +2,13 @@ import { Access } from '../operators/index.js';
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { Doc, ParseUuid } from '../platform/index.js';
-import { CallbackPageResponse, CallbackWithAttemptsResponse, REDELIVER_REFUSALS, RedeliverCountResponse, REPLAY_REFUSALS } from './callback.responses.js';
+import {
+  CallbackPageResponse,
+  CallbackWithAttemptsResponse,
+  REDELIVER_REFUSALS,
+  RedeliverCountResponse,
+  REPLAY_REFUSALS,
+} from './callback.responses.js';
 import { CurrentPartner, Partner } from '../partners/index.js';
 import { ListCallbacksQuery, ReplayFailedDto, replayWindow } from './callback-filters.js';
 import { BulkReplay } from './bulk-replay.js';
@@ -49,8 +55,8 @@ export class CallbacksController {
 
   /** The operators' rule (redelivery-rules.ts), on the partner's own callbacks. */
   @Doc(
-    'Redeliver one of your callbacks: same webhook-id; a delivered or failed one on a fresh schedule, '
-      + 'a pending one attempted now; while its destination is open, it is sent now as the probe (one probe at a time)',
+    'Redeliver one of your callbacks: same webhook-id; a delivered or failed one on a fresh schedule, ' +
+      'a pending one attempted now; while its destination is open, it is sent now as the probe (one probe at a time)',
     null,
     [400, 401, 404, REDELIVER_REFUSALS],
     { status: 202 },
@@ -62,7 +68,13 @@ export class CallbacksController {
   }
 
   /** Replay after an outage: each failed callback of the window sent again as a redelivery sends it. */
-  @Doc('Redeliver your failed callbacks created in [since, until) (at one destination origin), ' + 'at most 100,000 at once; test callbacks are not', RedeliverCountResponse, [400, 401, 413, REPLAY_REFUSALS], { status: 202 })
+  @Doc(
+    'Redeliver your failed callbacks created in [since, until) (at one destination origin), ' +
+      'at most 100,000 at once; test callbacks are not',
+    RedeliverCountResponse,
+    [400, 401, 413, REPLAY_REFUSALS],
+    { status: 202 },
+  )
   @Post('redeliver')
   @HttpCode(202)
   async redeliverFailed(@CurrentPartner() partner: Partner, @Body() dto: ReplayFailedDto) {

@@ -22,8 +22,20 @@ describe('what waits behind an open circuit, and until when', () => {
     ['pending, its destination closed: its own time, due or not', 'pending', NOW - 300, closed, NOW - 300],
     ['pending, its destination unknown to the read: its own time', 'pending', NOW + 300, null, NOW + 300],
     ['being attempted: its own time', 'sending', NOW - 300, open(NOW + 500), NOW - 300],
-    ['pending behind an open circuit: the next probe, never a time past', 'pending', NOW - 300, open(NOW + 500), NOW + 500],
-    ['pending in a backoff beyond the probe: the probe (which releases it)', 'pending', NOW + 9_000, open(NOW + 500), NOW + 500],
+    [
+      'pending behind an open circuit: the next probe, never a time past',
+      'pending',
+      NOW - 300,
+      open(NOW + 500),
+      NOW + 500,
+    ],
+    [
+      'pending in a backoff beyond the probe: the probe (which releases it)',
+      'pending',
+      NOW + 9_000,
+      open(NOW + 500),
+      NOW + 500,
+    ],
     ['pending behind a half-open circuit: now (it or the next is the probe)', 'pending', NOW - 300, open(NOW - 1), NOW],
     ['pending, its probe asked for: now', 'pending', NOW, open(NOW + 60_000, true), NOW],
   ])('the next attempt a callback shows, %s', (_name, status, nextAttemptAt, circuit, shown) => {

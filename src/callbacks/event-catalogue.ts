@@ -50,12 +50,10 @@ const LIMIT_REQUEST = '7a9e0b1c-2d3f-4a5b-8c6d-e7f809a1b2c3';
 const WITHDRAWAL = 'c4d5e6f7-0819-4a2b-9c3d-4e5f60718293';
 const LOAN = '0e1f2a3b-4c5d-4e6f-8a7b-9c0d1e2f3a4b';
 const COMPANY_STATUS: ReadPath = { path: 'GET /v1/companies/{companyId}/status' };
-const WITHDRAWAL_READS = (['A', 'B'] as const).map(
-  (variant): ReadPath => ({
-    path: `GET /v1/companies/{companyId}/${variant === 'A' ? 'withdrawal-requests' : 'withdrawal'}/{withdrawalId}`,
-    variant,
-  }),
-);
+const WITHDRAWAL_READS = (['A', 'B'] as const).map((variant): ReadPath => ({
+  path: `GET /v1/companies/{companyId}/${variant === 'A' ? 'withdrawal-requests' : 'withdrawal'}/{withdrawalId}`,
+  variant,
+}));
 
 /**
  * Every callback message, in code order (API §5, "When one is created"; docs/partners.md, "The five
@@ -155,7 +153,7 @@ export const OPERATIONAL_EVENTS: readonly OperationalEventEntry[] = [
         waiting: 42,
       },
     },
-    act: 'nothing: the waiting callbacks follow at the destination\'s pace',
+    act: "nothing: the waiting callbacks follow at the destination's pace",
   },
   {
     type: 'callbacks.failed',

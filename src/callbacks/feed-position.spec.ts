@@ -1,5 +1,12 @@
 import fc from 'fast-check';
-import { comparePositions, decodePosition, encodePosition, FEED_START, FeedPosition, feedPage } from './feed-position.js';
+import {
+  comparePositions,
+  decodePosition,
+  encodePosition,
+  FEED_START,
+  FeedPosition,
+  feedPage,
+} from './feed-position.js';
 
 describe('feed positions', () => {
   it.each([
@@ -13,16 +20,28 @@ describe('feed positions', () => {
 
   it('orders as (xact, seq) does', () =>
     fc.assert(
-      fc.property(fc.bigInt(0n, 2n ** 64n - 1n), fc.bigInt(0n, 2n ** 63n - 1n), fc.bigInt(0n, 2n ** 64n - 1n), fc.bigInt(0n, 2n ** 63n - 1n), (x1, s1, x2, s2) => {
-        const [a, b] = [{ xact: x1, seq: s1 }, { xact: x2, seq: s2 }];
-        const numeric = BigInt(encodePosition(a)) - BigInt(encodePosition(b));
-        expect(Math.sign(Number(numeric))).toBe(comparePositions(a, b));
-      }),
+      fc.property(
+        fc.bigInt(0n, 2n ** 64n - 1n),
+        fc.bigInt(0n, 2n ** 63n - 1n),
+        fc.bigInt(0n, 2n ** 64n - 1n),
+        fc.bigInt(0n, 2n ** 63n - 1n),
+        (x1, s1, x2, s2) => {
+          const [a, b] = [
+            { xact: x1, seq: s1 },
+            { xact: x2, seq: s2 },
+          ];
+          const numeric = BigInt(encodePosition(a)) - BigInt(encodePosition(b));
+          expect(Math.sign(Number(numeric))).toBe(comparePositions(a, b));
+        },
+      ),
     ));
 
-  it.each(['', '-1', '01', '1.5', '1e3', ' 1', 'abc', '9'.repeat(41), '0x10', String(2n ** 64n * 10n ** 19n)])('after=%j is refused, naming after', (text) => {
-    expect(() => decodePosition(text)).toThrow(/^after /);
-  });
+  it.each(['', '-1', '01', '1.5', '1e3', ' 1', 'abc', '9'.repeat(41), '0x10', String(2n ** 64n * 10n ** 19n)])(
+    'after=%j is refused, naming after',
+    (text) => {
+      expect(() => decodePosition(text)).toThrow(/^after /);
+    },
+  );
 
   it('a seq beyond bigint is refused', () => expect(() => decodePosition('19999999999999999999')).toThrow(/^after /));
 });
@@ -34,7 +53,12 @@ describe('feed positions', () => {
  * is what store/feed-page.ts reads from its snapshot: the smallest id still running, or the
  * next id to hand out when none is.
  */
-type Op = { kind: 'begin' } | { kind: 'write'; t: number } | { kind: 'commit'; t: number } | { kind: 'abort'; t: number } | { kind: 'read'; limit: number };
+type Op =
+  | { kind: 'begin' }
+  | { kind: 'write'; t: number }
+  | { kind: 'commit'; t: number }
+  | { kind: 'abort'; t: number }
+  | { kind: 'read'; limit: number };
 type Row = FeedPosition & { id: number };
 
 const ops = fc.array(
@@ -105,7 +129,10 @@ describe('the feed position rule against interleaved transactions', () => {
 
   it('the naive rule (committed rows in seq order) skips a callback the model finds', () => {
     const naive: Reader = (visible, _horizon, after, limit) =>
-      visible.filter((r) => r.seq > after.seq).sort((a, b) => (a.seq < b.seq ? -1 : 1)).slice(0, limit);
+      visible
+        .filter((r) => r.seq > after.seq)
+        .sort((a, b) => (a.seq < b.seq ? -1 : 1))
+        .slice(0, limit);
     const run = fc.check(
       fc.property(ops, (list) => {
         const { committed, seen } = simulate(list, naive);

@@ -32,7 +32,8 @@ export function encodePosition(p: FeedPosition): string {
 
 /** A position as `after` gives it: plain digits, one the feed could have returned; else 400 naming `after`. */
 export function decodePosition(text: string): FeedPosition {
-  if (!/^(0|[1-9]\d{0,39})$/.test(text)) throw invalidProperty('after must be a position returned by the feed: a string of digits');
+  if (!/^(0|[1-9]\d{0,39})$/.test(text))
+    throw invalidProperty('after must be a position returned by the feed: a string of digits');
   const n = BigInt(text);
   const p = { xact: n / SEQ_SCALE, seq: n % SEQ_SCALE };
   if (p.xact > MAX_XACT || p.seq > MAX_SEQ) throw invalidProperty('after is not a position the feed returns');
@@ -47,7 +48,12 @@ export const comparePositions = (a: FeedPosition, b: FeedPosition): number =>
  * `after` whose transaction is below `horizon`, in position order, `limit`
  * of them. The property test (feed-position.spec.ts) runs it against interleaved transactions.
  */
-export function feedPage<T extends FeedPosition>(visible: T[], horizon: bigint, after: FeedPosition, limit: number): T[] {
+export function feedPage<T extends FeedPosition>(
+  visible: T[],
+  horizon: bigint,
+  after: FeedPosition,
+  limit: number,
+): T[] {
   return visible
     .filter((r) => r.xact < horizon && comparePositions(r, after) > 0)
     .sort(comparePositions)

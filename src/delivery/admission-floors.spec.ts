@@ -2,7 +2,12 @@ import { AdmissionFloors, FloorRow } from './admission-floors.js';
 
 const IDLE = '1000000';
 /** A candidate row of `key`: its floor, or null when the pass did not read its callbacks. */
-const row = (key: string, at: string | null): FloorRow => ({ key, floor_at: at, floor_seq: at === null ? null : '7', idle_floor: IDLE });
+const row = (key: string, at: string | null): FloorRow => ({
+  key,
+  floor_at: at,
+  floor_seq: at === null ? null : '7',
+  idle_floor: IDLE,
+});
 /** Each destination's floor in the next read's parameters, by key. */
 const floorsOf = (f: AdmissionFloors, skipped: string[] = []): Record<string, string> => {
   const p = f.params(new Set(skipped));

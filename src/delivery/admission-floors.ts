@@ -46,7 +46,12 @@ export class AdmissionFloors {
   /** The candidates' read's floors: the known ones (but those of `skipped`, destinations the read leaves out) as three arrays, and the idle one. */
   params(skipped: ReadonlySet<string>): CandidateFloors {
     const floors = [...this.floors].filter(([key]) => !skipped.has(key));
-    return { keys: floors.map(([o]) => o), at: floors.map(([, f]) => f.at), seq: floors.map(([, f]) => f.seq), idle: this.idle };
+    return {
+      keys: floors.map(([o]) => o),
+      at: floors.map(([, f]) => f.at),
+      seq: floors.map(([, f]) => f.seq),
+      idle: this.idle,
+    };
   }
 
   /**
@@ -55,7 +60,12 @@ export class AdmissionFloors {
    */
   note(rows: FloorRow[], unread: ReadonlySet<string>): void {
     const kept = [...unread].map((key): [string, Floor] => [key, this.floors.get(key) ?? HEAD]);
-    this.floors = new Map([...kept, ...rows.filter((r) => r.floor_at !== null).map((r): [string, Floor] => [r.key, { at: r.floor_at!, seq: r.floor_seq! }])]);
+    this.floors = new Map([
+      ...kept,
+      ...rows
+        .filter((r) => r.floor_at !== null)
+        .map((r): [string, Floor] => [r.key, { at: r.floor_at!, seq: r.floor_seq! }]),
+    ]);
     if (rows.length > 0) this.idle = rows[0].idle_floor;
   }
 

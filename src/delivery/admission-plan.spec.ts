@@ -1,20 +1,47 @@
-import { ADMIT_ROUNDS, admissionRounds, Budget, Candidate, FRESH_MS, planAdmission, Served, servedAfter } from './admission-plan.js';
+import {
+  ADMIT_ROUNDS,
+  admissionRounds,
+  Budget,
+  Candidate,
+  FRESH_MS,
+  planAdmission,
+  Served,
+  servedAfter,
+} from './admission-plan.js';
 import { DestinationState, newDestination, WindowConfig } from './destination-window.js';
 
 const cfg: WindowConfig = { initial: 2, max: 40, threshold: 3, probe: { first: 1000, last: 8000 } };
 const fresh = newDestination(cfg);
 const proven = (window: number, at = 0): DestinationState => ({ ...fresh, window, lastOkAt: at });
 const failing = (failures: number): DestinationState => ({ ...fresh, window: 1, failures, lastError: 'timeout' });
-const c = (key: string, state: DestinationState, sending: number, oldestDue: number): Candidate => ({ key, state, sending, oldestDue });
-const budget = (slots: number, sending = 0, riskySending = 0, failingSending = 0): Budget => ({ slots, sending, riskySending, failingSending });
+const c = (key: string, state: DestinationState, sending: number, oldestDue: number): Candidate => ({
+  key,
+  state,
+  sending,
+  oldestDue,
+});
+const budget = (slots: number, sending = 0, riskySending = 0, failingSending = 0): Budget => ({
+  slots,
+  sending,
+  riskySending,
+  failingSending,
+});
 const none: Served = new Map();
 const sorted = (plan: Map<string, number>) => [...plan].sort();
 /** A whole pass (its rounds) against destinations holding `due` callbacks each (none named: plenty); what each got. */
-function wholePass(candidates: Candidate[], b: Budget, now: number, served: Served, due: Record<string, number>): Map<string, number> {
+function wholePass(
+  candidates: Candidate[],
+  b: Budget,
+  now: number,
+  served: Served,
+  due: Record<string, number>,
+): Map<string, number> {
   const total = new Map<string, number>();
   const rounds = admissionRounds(candidates, b, now, cfg, served);
-  for (let round = rounds.next(); !round.done; ) {
-    const got = new Map([...round.value].map(([o, n]): [string, number] => [o, Math.min(n, (due[o] ?? Infinity) - (total.get(o) ?? 0))]));
+  for (let round = rounds.next(); !round.done;) {
+    const got = new Map(
+      [...round.value].map(([o, n]): [string, number] => [o, Math.min(n, (due[o] ?? Infinity) - (total.get(o) ?? 0))]),
+    );
     for (const [o, n] of got) total.set(o, (total.get(o) ?? 0) + n);
     round = rounds.next(got);
   }
@@ -28,12 +55,24 @@ describe('planAdmission: the slots of one pass', () => {
 
   it('shares scarce slots one at a time, fewest in flight first, then oldest due', () => {
     const plan = planAdmission([c('b', proven(40, 0), 0, 20), c('x', proven(40, 0), 0, 5)], budget(12), 100, cfg, none);
-    expect(sorted(plan)).toEqual([['b', 4], ['x', 4]]);
+    expect(sorted(plan)).toEqual([
+      ['b', 4],
+      ['x', 4],
+    ]);
   });
 
   it('gives each destination up to its room when slots are plenty', () => {
-    const plan = planAdmission([c('b', proven(40, 0), 0, 20), c('a', proven(40, 0), 35, 10)], budget(200, 35), 100, cfg, none);
-    expect(sorted(plan)).toEqual([['a', 5], ['b', 40]]);
+    const plan = planAdmission(
+      [c('b', proven(40, 0), 0, 20), c('a', proven(40, 0), 35, 10)],
+      budget(200, 35),
+      100,
+      cfg,
+      none,
+    );
+    expect(sorted(plan)).toEqual([
+      ['a', 5],
+      ['b', 40],
+    ]);
   });
 
   it('gives no slot to a destination holding as many as are left free: the last ones stay for those holding fewer', () => {
@@ -43,22 +82,52 @@ describe('planAdmission: the slots of one pass', () => {
     expect(sorted(plan)).toEqual([['healthy', 15]]);
     // Holding 20 each of 150, they grow until each holds as many as are left free: 37 stay free.
     const busy = ['s1', 's2', 's3'].map((o) => c(o, proven(40, 0), 20, 1));
-    expect(sorted(planAdmission(busy, budget(150, 60), 100, cfg, none))).toEqual([['s1', 18], ['s2', 18], ['s3', 17]]);
+    expect(sorted(planAdmission(busy, budget(150, 60), 100, cfg, none))).toEqual([
+      ['s1', 18],
+      ['s2', 18],
+      ['s3', 17],
+    ]);
   });
 
   it('admits no unproven callback while their share is overdrawn', () => {
-    const plan = planAdmission([c('new', fresh, 0, 10), c('b', proven(40, 0), 0, 20)], budget(10, 6, 6), 100, cfg, none);
+    const plan = planAdmission(
+      [c('new', fresh, 0, 10), c('b', proven(40, 0), 0, 20)],
+      budget(10, 6, 6),
+      100,
+      cfg,
+      none,
+    );
     expect([...plan]).toEqual([['b', 2]]);
   });
 
   it('never lets unproven destinations take more than half the slots, nor failing ones more than a quarter', () => {
     const dead = Array.from({ length: 10 }, (_, i) => c(`dead${i}`, failing(1), 0, i));
-    const plan = planAdmission([...dead, c('new', fresh, 0, 50), c('healthy', proven(40, 0), 0, 100)], budget(20), 100, cfg, none);
-    expect([...plan]).toEqual([['dead0', 1], ['dead1', 1], ['dead2', 1], ['dead3', 1], ['dead4', 1], ['new', 2], ['healthy', 7]]);
+    const plan = planAdmission(
+      [...dead, c('new', fresh, 0, 50), c('healthy', proven(40, 0), 0, 100)],
+      budget(20),
+      100,
+      cfg,
+      none,
+    );
+    expect([...plan]).toEqual([
+      ['dead0', 1],
+      ['dead1', 1],
+      ['dead2', 1],
+      ['dead3', 1],
+      ['dead4', 1],
+      ['new', 2],
+      ['healthy', 7],
+    ]);
   });
 
   it('leaves a new destination the unproven slots that failing ones cannot take', () => {
-    const plan = planAdmission([c('dead', failing(2), 0, 1), c('new', fresh, 0, 50)], budget(40, 10, 10, 10), 100, cfg, none);
+    const plan = planAdmission(
+      [c('dead', failing(2), 0, 1), c('new', fresh, 0, 50)],
+      budget(40, 10, 10, 10),
+      100,
+      cfg,
+      none,
+    );
     expect([...plan]).toEqual([['new', 2]]);
   });
 });
@@ -68,7 +137,7 @@ describe('admissionRounds: a pass admits what destinations have, in rounds', () 
   function run(candidates: Candidate[], b: Budget, due: Record<string, number>): [string, number][][] {
     const plans: [string, number][][] = [];
     const rounds = admissionRounds(candidates, b, 100, cfg, none);
-    for (let round = rounds.next(); !round.done; ) {
+    for (let round = rounds.next(); !round.done;) {
       plans.push(sorted(round.value));
       const got = new Map([...round.value].map(([o, n]) => [o, Math.min(n, due[o])]));
       for (const [o, n] of got) due[o] -= n;
@@ -79,7 +148,13 @@ describe('admissionRounds: a pass admits what destinations have, in rounds', () 
 
   it('gives the slots a destination could not use to the others in the next round', () => {
     const plans = run([c('a', proven(40, 0), 0, 1), c('b', proven(40, 0), 0, 2)], budget(24), { a: 1, b: 30 });
-    expect(plans).toEqual([[['a', 8], ['b', 8]], [['b', 4]]]);
+    expect(plans).toEqual([
+      [
+        ['a', 8],
+        ['b', 8],
+      ],
+      [['b', 4]],
+    ]);
   });
 
   it('ends after a round that left nobody short', () => {
@@ -101,9 +176,15 @@ describe('admissionRounds: a pass admits what destinations have, in rounds', () 
 
 describe('admission is fair across passes: least recently served first', () => {
   it('serves the least recently served first (never served before all), whatever their oldest due', () => {
-    const served: Served = new Map([['a', 7], ['b', 2]]);
+    const served: Served = new Map([
+      ['a', 7],
+      ['b', 2],
+    ]);
     const candidates = [c('a', proven(40, 0), 0, 1), c('b', proven(40, 0), 0, 50), c('fresh', proven(40, 0), 0, 99)];
-    expect(sorted(planAdmission(candidates, budget(2), 100, cfg, served))).toEqual([['b', 1], ['fresh', 1]]);
+    expect(sorted(planAdmission(candidates, budget(2), 100, cfg, served))).toEqual([
+      ['b', 1],
+      ['fresh', 1],
+    ]);
   });
 
   it('gives a newly active destination a slot in the next pass, beside a thousand backlogs older than it', () => {
@@ -114,12 +195,37 @@ describe('admission is fair across passes: least recently served first', () => {
   });
 
   it('forgets a destination that had nothing due, remembers when the others last had their turn', () => {
-    const served: Served = new Map([['idle', 3], ['waited', 4], ['got', 4]]);
-    const candidates = [c('waited', fresh, 0, 1), c('got', fresh, 0, 1), c('new', fresh, 0, 1), c('passed over', fresh, 0, 1)];
-    const next = servedAfter(served, candidates, new Map([['got', 2], ['new', 1]]), 9);
-    expect(sorted(next)).toEqual([['got', 9], ['new', 9], ['passed over', 9], ['waited', 4]]);
+    const served: Served = new Map([
+      ['idle', 3],
+      ['waited', 4],
+      ['got', 4],
+    ]);
+    const candidates = [
+      c('waited', fresh, 0, 1),
+      c('got', fresh, 0, 1),
+      c('new', fresh, 0, 1),
+      c('passed over', fresh, 0, 1),
+    ];
+    const next = servedAfter(
+      served,
+      candidates,
+      new Map([
+        ['got', 2],
+        ['new', 1],
+      ]),
+      9,
+    );
+    expect(sorted(next)).toEqual([
+      ['got', 9],
+      ['new', 9],
+      ['passed over', 9],
+      ['waited', 4],
+    ]);
     // A pass that gave no slot leaves the newly active as they were.
-    expect(sorted(servedAfter(served, candidates, new Map(), 9))).toEqual([['got', 4], ['waited', 4]]);
+    expect(sorted(servedAfter(served, candidates, new Map(), 9))).toEqual([
+      ['got', 4],
+      ['waited', 4],
+    ]);
   });
 
   it('serves each of 100 backlogs within ceil(100 / free slots) passes (their share of them), and a light destination in the pass it has something due', () => {
@@ -148,7 +254,9 @@ describe('fresh work before catch-up', () => {
   it('admits a destination with a callback due just now beside a thousand catch-up backlogs served less recently than it', () => {
     const backlogs = Array.from({ length: 1000 }, (_, i) => c(`dead${i}`, proven(40, 0), 0, i));
     const served: Served = new Map([...backlogs.map((b, i): [string, number] => [b.key, 1000 + i]), ['healthy', 2000]]);
-    const plan = wholePass([...backlogs, c('healthy', proven(40, 0), 0, 6000)], budget(10), 6000, served, { healthy: 3 });
+    const plan = wholePass([...backlogs, c('healthy', proven(40, 0), 0, 6000)], budget(10), 6000, served, {
+      healthy: 3,
+    });
     // All three it has, however many backlogs: the other slots go to those.
     expect(plan.get('healthy')).toBe(3);
     expect([...plan.values()].reduce((a, b) => a + b, 0)).toBe(10);
@@ -178,7 +286,11 @@ describe('fresh work before catch-up', () => {
 
   it('does not prefer a destination whose oldest due became due FRESH_MS ago or more', () => {
     const now = 50_000;
-    const served: Served = new Map([['behind', 2], ['stale', 5], ['recent', 9]]);
+    const served: Served = new Map([
+      ['behind', 2],
+      ['stale', 5],
+      ['recent', 9],
+    ]);
     const stale = [c('behind', proven(40, 0), 0, now - 5000), c('stale', proven(40, 0), 0, now - FRESH_MS)];
     expect([...planAdmission(stale, budget(1), now, cfg, served)]).toEqual([['behind', 1]]);
     // One a millisecond younger than the bound is still fresh, and goes first.

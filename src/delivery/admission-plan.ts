@@ -26,7 +26,13 @@ export type Served = ReadonlyMap<string, number>;
  * pass left `unread` (catch-up.ts); a destination read and not a candidate (nothing due) is
  * forgotten. Its size is the candidates' and the unread ones', whatever came before.
  */
-export function servedAfter(served: Served, candidates: Candidate[], admitted: ReadonlyMap<string, number>, pass: number, unread: ReadonlySet<string> = new Set()): Map<string, number> {
+export function servedAfter(
+  served: Served,
+  candidates: Candidate[],
+  admitted: ReadonlyMap<string, number>,
+  pass: number,
+  unread: ReadonlySet<string> = new Set(),
+): Map<string, number> {
   const gave = [...admitted.values()].some((n) => n > 0);
   const next = new Map<string, number>();
   for (const key of unread) if (served.has(key)) next.set(key, served.get(key)!);
@@ -52,7 +58,12 @@ export interface Budget {
  * The budget once `admitted` (callbacks by destination) are in flight too: each counts where its
  * destination does (admissionRounds keeps the same account between its rounds).
  */
-export function spentAfter(budget: Budget, candidates: Candidate[], admitted: ReadonlyMap<string, number>, now: number): Budget {
+export function spentAfter(
+  budget: Budget,
+  candidates: Candidate[],
+  admitted: ReadonlyMap<string, number>,
+  now: number,
+): Budget {
   const spent = { ...budget };
   for (const c of candidates) {
     const n = admitted.get(c.key) ?? 0;
@@ -102,16 +113,32 @@ export const isFresh = (oldestDue: number, now: number): boolean => now - oldest
  * once, and until then the last free ones stay with destinations holding fewer, whose callbacks
  * would otherwise wait for them.
  */
-export function planAdmission(candidates: Candidate[], budget: Budget, now: number, cfg: WindowConfig, served: Served): Map<string, number> {
+export function planAdmission(
+  candidates: Candidate[],
+  budget: Budget,
+  now: number,
+  cfg: WindowConfig,
+  served: Served,
+): Map<string, number> {
   const plan = new Map<string, number>();
   let free = budget.slots - budget.sending;
   // Below zero when callbacks in flight already exceed a share (a proven window aged, slots shrank).
   let riskyFree = riskySlots(budget.slots) - budget.riskySending;
   let failingFree = failingSlots(budget.slots) - budget.failingSending;
   const open = candidates
-    .map((c) => ({ key: c.key, proven: isProven(c.state, now), failing: isFailing(c.state), room: roomOf(c.state, c.sending, now, cfg), holds: c.sending, oldestDue: c.oldestDue, catchUp: isFresh(c.oldestDue, now) ? 0 : 1, turn: served.get(c.key) ?? -Infinity }))
+    .map((c) => ({
+      key: c.key,
+      proven: isProven(c.state, now),
+      failing: isFailing(c.state),
+      room: roomOf(c.state, c.sending, now, cfg),
+      holds: c.sending,
+      oldestDue: c.oldestDue,
+      catchUp: isFresh(c.oldestDue, now) ? 0 : 1,
+      turn: served.get(c.key) ?? -Infinity,
+    }))
     .sort((a, b) => a.catchUp - b.catchUp || a.turn - b.turn || a.holds - b.holds || a.oldestDue - b.oldestDue);
-  const may = (c: (typeof open)[number]) => c.room > 0 && c.holds < free && (c.proven || riskyFree > 0) && (!c.failing || failingFree > 0);
+  const may = (c: (typeof open)[number]) =>
+    c.room > 0 && c.holds < free && (c.proven || riskyFree > 0) && (!c.failing || failingFree > 0);
   /** One slot at a time round `order` until none of them may take one. */
   const round = (order: typeof open) => {
     while ((order = order.filter(may)).length > 0) {
@@ -144,7 +171,13 @@ export const ADMIT_ROUNDS = 4;
  * callbacks of each destination it admitted; ends when a round left nobody short, planned
  * nothing, or after ADMIT_ROUNDS (the next pass goes on).
  */
-export function* admissionRounds(candidates: Candidate[], budget: Budget, now: number, cfg: WindowConfig, served: Served): Generator<Map<string, number>, void, Map<string, number>> {
+export function* admissionRounds(
+  candidates: Candidate[],
+  budget: Budget,
+  now: number,
+  cfg: WindowConfig,
+  served: Served,
+): Generator<Map<string, number>, void, Map<string, number>> {
   let spent = budget;
   let left = candidates.map((c) => ({ ...c }));
   for (let round = 0; round < ADMIT_ROUNDS; round++) {

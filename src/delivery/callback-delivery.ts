@@ -86,7 +86,13 @@ export class CallbackDelivery {
       const startedAt = Date.now();
       const request = this.signed(row, Math.floor(startedAt / 1000));
       const result = await this.sender.send({ ...request, clientTls });
-      const settled = await this.settlement.settle({ row, startedAt, answeredAt: Date.now(), result, sent: request.headers });
+      const settled = await this.settlement.settle({
+        row,
+        startedAt,
+        answeredAt: Date.now(),
+        result,
+        sent: request.headers,
+      });
       if (settled) {
         this.metrics.attempts.inc({
           result: settled.counts ? ATTEMPT_RESULT[settled.status] : 'probe_failed',

@@ -47,7 +47,10 @@ export class CallbackQueue implements OnApplicationShutdown {
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
     // FAIL_FAST: while Redis is unreachable an add fails at once, and admission hands the rows back.
     this.redis = createRedis(config.redisUrl, `${config.queuePrefix}-queue`, FAIL_FAST);
-    this.queue = new Queue<DeliverJobData>(CALLBACK_QUEUE, { connection: this.redis, prefix: redisNamespace(config.queuePrefix) });
+    this.queue = new Queue<DeliverJobData>(CALLBACK_QUEUE, {
+      connection: this.redis,
+      prefix: redisNamespace(config.queuePrefix),
+    });
     this.queue.on('error', () => undefined);
   }
 

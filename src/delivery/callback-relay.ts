@@ -1,6 +1,22 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationShutdown,
+  OnModuleInit,
+} from '@nestjs/common';
 import { Client } from 'pg';
-import { AdmissionSignal, APP_CONFIG, AppConfig, CALLBACKS_CHANNEL, RepeatLimitedLog, sessionWithDeadline, SqlSession, StatementTimeout } from '../platform/index.js';
+import {
+  AdmissionSignal,
+  APP_CONFIG,
+  AppConfig,
+  CALLBACKS_CHANNEL,
+  RepeatLimitedLog,
+  sessionWithDeadline,
+  SqlSession,
+  StatementTimeout,
+} from '../platform/index.js';
 import { Admission } from './admission.js';
 import { relayClient, RELAY_TIMEOUT_MS } from './relay-connection.js';
 import { TimerSweep } from './timer-sweep.js';
@@ -60,7 +76,12 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
     private readonly admission: Admission,
     private readonly signal: AdmissionSignal,
   ) {
-    this.sweep = new TimerSweep(config.databaseUrl, admission, (m) => this.warnings.warn(m), () => this.wake());
+    this.sweep = new TimerSweep(
+      config.databaseUrl,
+      admission,
+      (m) => this.warnings.warn(m),
+      () => this.wake(),
+    );
   }
 
   async onModuleInit(): Promise<void> {
@@ -146,7 +167,10 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
   private async tryToLead(): Promise<void> {
     const conn = this.conn!;
     try {
-      const { rows } = await this.session!.query<{ locked: boolean }>({ text: 'SELECT pg_try_advisory_lock($1) AS locked', values: [ADMISSION_LOCK] });
+      const { rows } = await this.session!.query<{ locked: boolean }>({
+        text: 'SELECT pg_try_advisory_lock($1) AS locked',
+        values: [ADMISSION_LOCK],
+      });
       if (!rows[0].locked || this.stopped || this.conn !== conn) return;
       this.enter('leading');
       this.woken = true; // a pass at once: whatever waits is admitted now

@@ -25,10 +25,21 @@ const columnsOf = (s: DestinationState): DestinationColumns => ({
 });
 
 /** A destination's new state, to be written over the version it was read at, and the opening or closing it reports. */
-export type DestinationWrite = { state: DestinationState; version: string; reported?: 'opened' | 'closed' | null; failingSince?: number | null };
+export type DestinationWrite = {
+  state: DestinationState;
+  version: string;
+  reported?: 'opened' | 'closed' | null;
+  failingSince?: number | null;
+};
 
 /** The writes (by destination key) as the store's save takes them. */
 export const savesOf = (writes: Map<string, DestinationWrite>): DestinationSave[] =>
-  [...writes].map(([key, w]) => ({ key, columns: columnsOf(w.state), version: w.version, reported: w.reported ?? null, failingSince: w.failingSince ?? null }));
+  [...writes].map(([key, w]) => ({
+    key,
+    columns: columnsOf(w.state),
+    version: w.version,
+    reported: w.reported ?? null,
+    failingSince: w.failingSince ?? null,
+  }));
 
 export type { DestinationRow };

@@ -70,7 +70,11 @@ export const newDestination = (cfg: WindowConfig): DestinationState => ({
  * only attempts started after it opened (its probes) count; an answer closes it with the initial
  * window, a failure doubles the probe interval (up to its last).
  */
-export function settleDestination(s: DestinationState, a: AttemptResult, cfg: WindowConfig): { state: DestinationState; transition: Transition | null } {
+export function settleDestination(
+  s: DestinationState,
+  a: AttemptResult,
+  cfg: WindowConfig,
+): { state: DestinationState; transition: Transition | null } {
   if (a.result === 'none') return { state: s, transition: null };
   const answered = a.result === 'ok' || a.result === 'answered';
   if (s.openedAt !== null) {
@@ -78,14 +82,21 @@ export function settleDestination(s: DestinationState, a: AttemptResult, cfg: Wi
     if (a.startedAt < s.openedAt) return { state: s, transition: null };
     if (answered) return { state: { ...newDestination(cfg), lastOkAt: a.at }, transition: 'closed' };
     const probeMs = Math.min(cfg.probe.last, Math.max(cfg.probe.first, s.probeMs * 2));
-    return { state: { ...s, failures: s.failures + 1, probeMs, nextProbeAt: a.at + probeMs, lastError: a.error }, transition: 'reopened' };
+    return {
+      state: { ...s, failures: s.failures + 1, probeMs, nextProbeAt: a.at + probeMs, lastError: a.error },
+      transition: 'reopened',
+    };
   }
-  if (answered) return { state: { ...s, window: Math.min(cfg.max, s.window + 1), failures: 0, lastOkAt: a.at }, transition: null };
+  if (answered)
+    return { state: { ...s, window: Math.min(cfg.max, s.window + 1), failures: 0, lastOkAt: a.at }, transition: null };
   const failures = s.failures + 1;
   const window = Math.max(1, Math.floor(s.window / 2));
   if (failures < cfg.threshold) return { state: { ...s, window, failures, lastError: a.error }, transition: null };
   const probeMs = cfg.probe.first;
-  return { state: { ...s, window, failures, lastError: a.error, openedAt: a.at, probeMs, nextProbeAt: a.at + probeMs }, transition: 'opened' };
+  return {
+    state: { ...s, window, failures, lastError: a.error, openedAt: a.at, probeMs, nextProbeAt: a.at + probeMs },
+    transition: 'opened',
+  };
 }
 
 /** Closed, no failure since its last answer, and that answer recent: it may use its whole window. */
@@ -119,7 +130,16 @@ export function circuitOf(s: DestinationState, sending: number, now: number): 'c
   return sending > 0 || probeReady(s, now) ? 'half_open' : 'open';
 }
 
-export function windowConfigOf(c: { callbackDestinationConcurrency: number; callbackBreakerThreshold: number; callbackBreakerProbeMs: { first: number; last: number } }): WindowConfig {
+export function windowConfigOf(c: {
+  callbackDestinationConcurrency: number;
+  callbackBreakerThreshold: number;
+  callbackBreakerProbeMs: { first: number; last: number };
+}): WindowConfig {
   const max = c.callbackDestinationConcurrency;
-  return { initial: Math.min(INITIAL_WINDOW, max), max, threshold: c.callbackBreakerThreshold, probe: c.callbackBreakerProbeMs };
+  return {
+    initial: Math.min(INITIAL_WINDOW, max),
+    max,
+    threshold: c.callbackBreakerThreshold,
+    probe: c.callbackBreakerProbeMs,
+  };
 }

@@ -14,7 +14,8 @@ export const RELAY_TIMEOUT_MS = 10_000;
  * partitioned leader's session, and the advisory lock it holds, outlive it by the operating
  * system's defaults (hours), and no standby can lead meanwhile. (Ignored over a Unix socket.)
  */
-const SERVER_SIDE_TIMEOUTS = '-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3 -c tcp_user_timeout=20000';
+const SERVER_SIDE_TIMEOUTS =
+  '-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3 -c tcp_user_timeout=20000';
 
 /**
  * A connection of the relay's (its own, and its sweep's: timer-sweep.ts): no connect waits past RELAY_TIMEOUT_MS (its statements have the same

@@ -4,7 +4,11 @@ import { parseRetryAfter, RetryPolicy } from './retry-policy.js';
 const S = 1000;
 const SCHEDULE = [5 * S, 300 * S, 1800 * S, 7200 * S, 18000 * S, 36000 * S, 36000 * S];
 const NOW = Date.parse('2026-11-22T12:00:00Z');
-const exact = new RetryPolicy(SCHEDULE, () => 0.5, () => NOW);
+const exact = new RetryPolicy(
+  SCHEDULE,
+  () => 0.5,
+  () => NOW,
+);
 
 describe('RetryPolicy', () => {
   it.each<[string, AttemptOutcome, string]>([
@@ -25,9 +29,12 @@ describe('RetryPolicy', () => {
     expect(exact.decide(1, outcome).action).toBe(action);
   });
 
-  it.each(SCHEDULE.map((ms, i) => [i + 1, ms]))('after failed attempt %i waits the schedule delay %i ms (no jitter at 0.5)', (n, ms) => {
-    expect(exact.decide(n, { kind: 'timeout' })).toEqual({ action: 'retry', delayMs: ms });
-  });
+  it.each(SCHEDULE.map((ms, i) => [i + 1, ms]))(
+    'after failed attempt %i waits the schedule delay %i ms (no jitter at 0.5)',
+    (n, ms) => {
+      expect(exact.decide(n, { kind: 'timeout' })).toEqual({ action: 'retry', delayMs: ms });
+    },
+  );
 
   it('fails after the eighth attempt of a seven-delay schedule, which lasts the delays together', () => {
     expect(exact.maxAttempts).toBe(8);

@@ -70,7 +70,8 @@ export interface AttemptPlace {
 
 /** Of an attempt, what decides its outcome. */
 type AttemptTimes = Omit<Attempt, 'row' | 'sent'> & {
-  row: Pick<SettlingRow, 'destination' | 'schedule_attempts' | 'attempt_limit'> & Partial<Pick<SettlingRow, 'test' | 'restarted_by'>>;
+  row: Pick<SettlingRow, 'destination' | 'schedule_attempts' | 'attempt_limit'> &
+    Partial<Pick<SettlingRow, 'test' | 'restarted_by'>>;
 };
 
 /**
@@ -78,9 +79,20 @@ type AttemptTimes = Omit<Attempt, 'row' | 'sent'> & {
  * (`skew` turns this process's clock into PostgreSQL's, which the states are kept in): the one
  * place that decides what becomes of a callback after an attempt.
  */
-export function settleAttempt(state: DestinationState, a: AttemptTimes, skew: number, policy: RetryPolicy, cfg: WindowConfig): SettledAttempt {
+export function settleAttempt(
+  state: DestinationState,
+  a: AttemptTimes,
+  skew: number,
+  policy: RetryPolicy,
+  cfg: WindowConfig,
+): SettledAttempt {
   // How the attempt counts for its destination, in PostgreSQL's clock.
-  const result = { result: breakerResult(a.result.outcome), startedAt: a.startedAt + skew, at: a.answeredAt + skew, error: a.result.error };
+  const result = {
+    result: breakerResult(a.result.outcome),
+    startedAt: a.startedAt + skew,
+    at: a.answeredAt + skew,
+    error: a.result.error,
+  };
   const probe = state.openedAt !== null && result.startedAt >= state.openedAt;
   const { state: destination, transition } = settleDestination(state, result, cfg);
   const fate = fateOf(a, probe, policy);
@@ -92,9 +104,13 @@ export function settleAttempt(state: DestinationState, a: AttemptTimes, skew: nu
     destination,
     transition,
     // Its fresh schedule stands: due now, this attempt spent none of it (unless it delivered it).
-    ifRedelivered: delivered ? fate : { status: 'pending', delayMs: 0, lastError: fate.lastError, keepsError: false, counts: false },
+    ifRedelivered: delivered
+      ? fate
+      : { status: 'pending', delayMs: 0, lastError: fate.lastError, keepsError: false, counts: false },
     // No further attempt: failed, its lastError the removal's (unless this attempt delivered it).
-    ifUrlRemoved: delivered ? fate : { status: 'failed', delayMs: null, lastError: null, keepsError: true, counts: false },
+    ifUrlRemoved: delivered
+      ? fate
+      : { status: 'failed', delayMs: null, lastError: null, keepsError: true, counts: false },
   };
 }
 
@@ -107,14 +123,23 @@ function fateOf(a: AttemptTimes, probe: boolean, policy: RetryPolicy): Fate {
   const outcome = a.result.outcome;
   const allowed = a.row.attempt_limit ?? policy.maxAttempts;
   const decision = policy.decide(a.row.schedule_attempts + 1, outcome, allowed);
-  if (decision.action === 'delivered') return { status: 'delivered', delayMs: null, lastError: null, keepsError: false, counts: true };
+  if (decision.action === 'delivered')
+    return { status: 'delivered', delayMs: null, lastError: null, keepsError: false, counts: true };
   const what = a.result.error ?? (a.result.statusCode !== null ? `HTTP ${a.result.statusCode}` : 'unknown error');
   // A failed probe spends none of the schedule, unless the schedule is shorter than the
   // deployment's and this was its last attempt (a test callback's one attempt is its only one).
   const lastOfShortSchedule = allowed < policy.maxAttempts && a.row.schedule_attempts + 1 >= allowed;
-  if (probe && !isFinal(outcome) && !lastOfShortSchedule) return { status: 'pending', delayMs: 0, lastError: what, keepsError: false, counts: false };
-  if (decision.action === 'retry') return { status: 'pending', delayMs: decision.delayMs, lastError: what, keepsError: false, counts: true };
-  return { status: 'failed', delayMs: null, lastError: isFinal(outcome) ? what : `${what} (attempt schedule exhausted)`, keepsError: false, counts: true };
+  if (probe && !isFinal(outcome) && !lastOfShortSchedule)
+    return { status: 'pending', delayMs: 0, lastError: what, keepsError: false, counts: false };
+  if (decision.action === 'retry')
+    return { status: 'pending', delayMs: decision.delayMs, lastError: what, keepsError: false, counts: true };
+  return {
+    status: 'failed',
+    delayMs: null,
+    lastError: isFinal(outcome) ? what : `${what} (attempt schedule exhausted)`,
+    keepsError: false,
+    counts: true,
+  };
 }
 
 /**

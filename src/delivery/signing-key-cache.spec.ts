@@ -27,7 +27,11 @@ describe('SigningKeyCache', () => {
   });
 
   it('throws for a key sealed with a SECRETS_KEY it does not list (the callback is then not sent)', () => {
-    const stranger = new SecretBox(['a-key-nobody-configured-here-000000000']).seal('whsec_x', 'partners.signing_secret', PARTNER);
+    const stranger = new SecretBox(['a-key-nobody-configured-here-000000000']).seal(
+      'whsec_x',
+      'partners.signing_secret',
+      PARTNER,
+    );
     expect(() => new SigningKeyCache(box).signersOf(PARTNER, stranger, null)).toThrow(/SECRETS_KEY does not list/);
   });
 

@@ -24,6 +24,14 @@ describe('the outcome rules', () => {
   });
 
   it('judges a recorded status code (no outcome kind) as an answer of that status', () => {
-    expect([null, 100, 200, 226, 299, 300, 500].map(isSuccessStatus)).toEqual([false, false, true, true, true, false, false]);
+    expect([null, 100, 200, 226, 299, 300, 500].map(isSuccessStatus)).toEqual([
+      false,
+      false,
+      true,
+      true,
+      true,
+      false,
+      false,
+    ]);
   });
 });

@@ -16,7 +16,8 @@ export type AttemptOutcome =
   | { kind: 'refused' };
 
 /** A 2xx answer: the callback is delivered (the dashboard judges a recorded attempt's status code by it). */
-export const isSuccessStatus = (statusCode: number | null): boolean => statusCode !== null && statusCode >= 200 && statusCode < 300;
+export const isSuccessStatus = (statusCode: number | null): boolean =>
+  statusCode !== null && statusCode >= 200 && statusCode < 300;
 
 export const isSuccess = (o: AttemptOutcome): boolean => o.kind === 'http' && isSuccessStatus(o.statusCode);
 
@@ -24,7 +25,8 @@ export const isSuccess = (o: AttemptOutcome): boolean => o.kind === 'http' && is
  * Ends the callback at once, whatever is left of its schedule and whatever its destination's
  * state: `410 Gone` (the receiver is gone for good) and a refused destination.
  */
-export const isFinal = (o: AttemptOutcome): boolean => o.kind === 'refused' || (o.kind === 'http' && o.statusCode === 410);
+export const isFinal = (o: AttemptOutcome): boolean =>
+  o.kind === 'refused' || (o.kind === 'http' && o.statusCode === 410);
 
 /** Retried on the schedule while attempts are left: everything else, `4xx` included. */
 export const isRetryable = (o: AttemptOutcome): boolean => !isSuccess(o) && !isFinal(o);

@@ -20,7 +20,13 @@ async function receiver(handler: (req: http.IncomingMessage, res: http.ServerRes
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
-      hits.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString(), remoteAddress: req.socket.remoteAddress });
+      hits.push({
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+        remoteAddress: req.socket.remoteAddress,
+      });
       handler(req, res);
     });
   });
@@ -29,7 +35,11 @@ async function receiver(handler: (req: http.IncomingMessage, res: http.ServerRes
   return {
     hits,
     url: (path = '/cb') => `http://127.0.0.1:${port}${path}`,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -81,10 +91,18 @@ YW1wbGUwCgYIKoZIzj0EAwIDRwAwRAIgMhLtn3yg/FYR+81DO/H59XLYJCABdPkc
 -----END CERTIFICATE-----`;
 
 function config(env: Record<string, string> = {}): AppConfig {
-  return loadConfig({ ADMIN_TOKEN: 'x'.repeat(20), CALLBACK_ALLOW_HTTP: 'true', CALLBACK_ALLOW_PRIVATE_TARGETS: 'true', ...env });
+  return loadConfig({
+    ADMIN_TOKEN: 'x'.repeat(20),
+    CALLBACK_ALLOW_HTTP: 'true',
+    CALLBACK_ALLOW_PRIVATE_TARGETS: 'true',
+    ...env,
+  });
 }
 
-const REQ = { headers: { 'content-type': 'application/json', 'webhook-id': 'abc' }, body: '{"message":0,"withdrawalId":null}' };
+const REQ = {
+  headers: { 'content-type': 'application/json', 'webhook-id': 'abc' },
+  body: '{"message":0,"withdrawalId":null}',
+};
 
 describe('CallbackSender', () => {
   const senders: CallbackSender[] = [];
@@ -98,7 +116,13 @@ describe('CallbackSender', () => {
   it('POSTs the body and headers verbatim and records status, body and source address', async () => {
     const r = await receiver((_, res) => res.writeHead(200).end('thanks'));
     const result = await make().send({ url: r.url(), ...REQ });
-    expect(result).toMatchObject({ outcome: { kind: 'http', statusCode: 200 }, statusCode: 200, error: null, responseBody: 'thanks', sourceAddress: '127.0.0.1' });
+    expect(result).toMatchObject({
+      outcome: { kind: 'http', statusCode: 200 },
+      statusCode: 200,
+      error: null,
+      responseBody: 'thanks',
+      sourceAddress: '127.0.0.1',
+    });
     expect(r.hits).toHaveLength(1);
     expect(r.hits[0]).toMatchObject({ method: 'POST', url: '/cb', body: REQ.body });
     expect(r.hits[0].headers).toMatchObject(REQ.headers);
@@ -126,7 +150,11 @@ describe('CallbackSender', () => {
 
   it('passes Retry-After on to the retry policy', async () => {
     const r = await receiver((_, res) => res.writeHead(429, { 'retry-after': '7' }).end());
-    expect((await make().send({ url: r.url(), ...REQ })).outcome).toEqual({ kind: 'http', statusCode: 429, retryAfter: '7' });
+    expect((await make().send({ url: r.url(), ...REQ })).outcome).toEqual({
+      kind: 'http',
+      statusCode: 429,
+      retryAfter: '7',
+    });
     await r.close();
   });
 
@@ -176,18 +204,25 @@ describe('CallbackSender', () => {
 
   it('runs HTTPS inside the proxy tunnel, with the partner host name for SNI and the certificate check', async () => {
     const names: string[] = [];
-    const tlsServer = tls.createServer({ key: PARTNER_KEY, cert: PARTNER_CERT, SNICallback: (name, cb) => (names.push(name), cb(null, undefined)) });
+    const tlsServer = tls.createServer({
+      key: PARTNER_KEY,
+      cert: PARTNER_CERT,
+      SNICallback: (name, cb) => (names.push(name), cb(null, undefined)),
+    });
     await new Promise<void>((res) => tlsServer.listen(0, '127.0.0.1', res));
     const port = (tlsServer.address() as AddressInfo).port;
     const proxy = await connectProxy();
-    const lookup = ((_host: string, _opts: unknown, cb: (e: null, a: { address: string; family: number }[]) => void) => cb(null, [{ address: '127.0.0.1', family: 4 }])) as never;
+    const lookup = ((_host: string, _opts: unknown, cb: (e: null, a: { address: string; family: number }[]) => void) =>
+      cb(null, [{ address: '127.0.0.1', family: 4 }])) as never;
     const sender = make({ CALLBACK_PROXY_URL: proxy.url }, lookup);
     const result = await sender.send({ url: `https://partner.example:${port}/cb`, ...REQ });
     expect(proxy.connects).toEqual([`127.0.0.1:${port}`]);
     expect(names).toEqual(['partner.example']);
     // Its certificate is self-signed: refused, so certificates are checked inside the tunnel.
     expect(result).toMatchObject({ outcome: { kind: 'tls' }, statusCode: null });
-    expect(result.error).toMatch(/^TLS: the receiver's certificate was not accepted: .*\(DEPTH_ZERO_SELF_SIGNED_CERT\)$/);
+    expect(result.error).toMatch(
+      /^TLS: the receiver's certificate was not accepted: .*\(DEPTH_ZERO_SELF_SIGNED_CERT\)$/,
+    );
     sender.close();
     await proxy.close();
     await new Promise((res) => tlsServer.close(res));
@@ -216,23 +251,32 @@ describe('CallbackSender', () => {
       await r.close();
     });
 
-    it.each([['http://10.0.0.1/cb'], ['http://169.254.169.254/latest/meta-data'], ['http://[::ffff:10.0.0.1]/x'], ['http://2130706433/x']])(
-      'refuses %s without opening a socket',
-      async (url) => {
-        const result = await make({ CALLBACK_ALLOW_PRIVATE_TARGETS: 'false' }).send({ url, ...REQ });
-        expect(result.outcome).toEqual({ kind: 'refused' });
-        expect(result.error).toMatch(/^destination refused: /);
-        expect(targets()).toEqual([]);
-      },
-    );
+    it.each([
+      ['http://10.0.0.1/cb'],
+      ['http://169.254.169.254/latest/meta-data'],
+      ['http://[::ffff:10.0.0.1]/x'],
+      ['http://2130706433/x'],
+    ])('refuses %s without opening a socket', async (url) => {
+      const result = await make({ CALLBACK_ALLOW_PRIVATE_TARGETS: 'false' }).send({ url, ...REQ });
+      expect(result.outcome).toEqual({ kind: 'refused' });
+      expect(result.error).toMatch(/^destination refused: /);
+      expect(targets()).toEqual([]);
+    });
 
     it('refuses a host name whose lookup returns a private address (DNS rebinding), with zero connection attempts', async () => {
       const lookups: string[] = [];
-      const lookup = ((host: string, _opts: unknown, cb: (e: null, a: { address: string; family: number }[]) => void) => {
+      const lookup = ((
+        host: string,
+        _opts: unknown,
+        cb: (e: null, a: { address: string; family: number }[]) => void,
+      ) => {
         lookups.push(host);
         cb(null, [{ address: '10.0.0.1', family: 4 }]);
       }) as never;
-      const result = await make({ CALLBACK_ALLOW_PRIVATE_TARGETS: 'false' }, lookup).send({ url: 'http://rebind.test/cb', ...REQ });
+      const result = await make({ CALLBACK_ALLOW_PRIVATE_TARGETS: 'false' }, lookup).send({
+        url: 'http://rebind.test/cb',
+        ...REQ,
+      });
       expect(lookups).toEqual(['rebind.test']);
       expect(result.outcome).toEqual({ kind: 'refused' });
       expect(result.error).toContain('10.0.0.1');
@@ -241,7 +285,10 @@ describe('CallbackSender', () => {
 
     it('refuses localhost (resolving to loopback) unless private targets are allowed', async () => {
       const r = await receiver((_, res) => res.writeHead(200).end());
-      const refused = await make({ CALLBACK_ALLOW_PRIVATE_TARGETS: 'false' }).send({ url: r.url().replace('127.0.0.1', 'localhost'), ...REQ });
+      const refused = await make({ CALLBACK_ALLOW_PRIVATE_TARGETS: 'false' }).send({
+        url: r.url().replace('127.0.0.1', 'localhost'),
+        ...REQ,
+      });
       expect(refused.outcome).toEqual({ kind: 'refused' });
       expect(r.hits).toHaveLength(0);
       const allowed = await make().send({ url: r.url().replace('127.0.0.1', 'localhost'), ...REQ });

@@ -15,7 +15,9 @@ export class CallbackUrlValidator {
     this.options = { allowHttp: config.callbackAllowHttp, allowPrivate: config.callbackAllowPrivateTargets };
     this.lookupAll = (host) =>
       new Promise((resolve, reject) =>
-        lookup(host, { all: true, verbatim: true }, (err, addresses) => (err ? reject(err) : resolve(addresses.map((a) => a.address)))),
+        lookup(host, { all: true, verbatim: true }, (err, addresses) =>
+          err ? reject(err) : resolve(addresses.map((a) => a.address)),
+        ),
       );
   }
 

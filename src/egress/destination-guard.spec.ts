@@ -1,5 +1,14 @@
 import dns from 'node:dns';
-import { checkCallbackUrl, describeReason, checkCallbackUrlResolved, DestinationRefused, guardedLookup, isBlockedAddress, parseCallbackUrl, resolveCallbackUrl } from './destination-guard.js';
+import {
+  checkCallbackUrl,
+  describeReason,
+  checkCallbackUrlResolved,
+  DestinationRefused,
+  guardedLookup,
+  isBlockedAddress,
+  parseCallbackUrl,
+  resolveCallbackUrl,
+} from './destination-guard.js';
 import { SPECIAL_RANGES } from './special-addresses.js';
 
 const STRICT = { allowHttp: false, allowPrivate: false };
@@ -21,15 +30,27 @@ describe('checkCallbackUrl (registration, production defaults)', () => {
     ['user name only', 'https://user@partner.example.com/cb', 'must not contain user information'],
     ['2049 characters', `https://partner.example.com/${'a'.repeat(2049 - 28)}`, 'must be at most 2048 characters'],
     ['10/8', 'https://10.0.0.1/cb', 'points at a private address (10.0.0.0/8, RFC 1918)'],
-    ['cloud metadata', 'https://169.254.169.254/latest/meta-data', 'points at a link-local address (169.254.0.0/16, RFC 3927)'],
+    [
+      'cloud metadata',
+      'https://169.254.169.254/latest/meta-data',
+      'points at a link-local address (169.254.0.0/16, RFC 3927)',
+    ],
     ['loopback', 'https://127.0.0.1/cb', 'points at a loopback address (127.0.0.0/8, RFC 1122)'],
     ['loopback, decimal form', 'https://2130706433/cb', 'points at a loopback address (127.0.0.0/8, RFC 1122)'],
     ['loopback, hex form', 'https://0x7f000001/cb', 'points at a loopback address (127.0.0.0/8, RFC 1122)'],
     ['loopback, octal form', 'https://0177.0.0.1/cb', 'points at a loopback address (127.0.0.0/8, RFC 1122)'],
     ['loopback, short form', 'https://127.1/cb', 'points at a loopback address (127.0.0.0/8, RFC 1122)'],
     ['IPv6 loopback', 'https://[::1]/cb', 'points at a loopback address (::1/128, RFC 4291)'],
-    ['IPv4-mapped loopback', 'https://[::ffff:127.0.0.1]/cb', 'points at a loopback address (127.0.0.0/8, RFC 1122, via IPv4-mapped, RFC 4291)'],
-    ['IPv4-mapped metadata, hex', 'https://[::ffff:a9fe:a9fe]/cb', 'points at a link-local address (169.254.0.0/16, RFC 3927, via IPv4-mapped, RFC 4291)'],
+    [
+      'IPv4-mapped loopback',
+      'https://[::ffff:127.0.0.1]/cb',
+      'points at a loopback address (127.0.0.0/8, RFC 1122, via IPv4-mapped, RFC 4291)',
+    ],
+    [
+      'IPv4-mapped metadata, hex',
+      'https://[::ffff:a9fe:a9fe]/cb',
+      'points at a link-local address (169.254.0.0/16, RFC 3927, via IPv4-mapped, RFC 4291)',
+    ],
     ['IPv6 link-local', 'https://[fe80::1]/cb', 'points at a link-local address (fe80::/10, RFC 4291)'],
     ['IPv6 unique local', 'https://[fd00::1]/cb', 'points at a private address (fc00::/7, RFC 4193)'],
     ['CGNAT', 'https://100.64.0.1/cb', 'points at a CGNAT address (100.64.0.0/10, RFC 6598)'],
@@ -43,20 +64,48 @@ describe('checkCallbackUrl (registration, production defaults)', () => {
     ['sub.localhost', 'https://foo.localhost/cb', 'points at a local host name'],
     ['.internal', 'https://metadata.google.internal/cb', 'points at a local host name'],
     ['home.arpa', 'https://printer.home.arpa/cb', 'points at a local host name'],
-    ['leading space', ' https://partner.example.com/cb', 'must not contain surrounding whitespace, backslashes or control characters'],
-    ['trailing newline', 'https://partner.example.com/cb\n', 'must not contain surrounding whitespace, backslashes or control characters'],
-    ['backslash', 'https://partner.example.com\\@10.0.0.1/cb', 'must not contain surrounding whitespace, backslashes or control characters'],
-    ['tab inside', 'https://partner.exa\tmple.com/cb', 'must not contain surrounding whitespace, backslashes or control characters'],
-    ['C1 control', 'https://partner.example.com/c\u0085b', 'must not contain surrounding whitespace, backslashes or control characters'],
+    [
+      'leading space',
+      ' https://partner.example.com/cb',
+      'must not contain surrounding whitespace, backslashes or control characters',
+    ],
+    [
+      'trailing newline',
+      'https://partner.example.com/cb\n',
+      'must not contain surrounding whitespace, backslashes or control characters',
+    ],
+    [
+      'backslash',
+      'https://partner.example.com\\@10.0.0.1/cb',
+      'must not contain surrounding whitespace, backslashes or control characters',
+    ],
+    [
+      'tab inside',
+      'https://partner.exa\tmple.com/cb',
+      'must not contain surrounding whitespace, backslashes or control characters',
+    ],
+    [
+      'C1 control',
+      'https://partner.example.com/c\u0085b',
+      'must not contain surrounding whitespace, backslashes or control characters',
+    ],
     ['port 25', 'https://partner.example.com:25/cb', 'must not use port 25 (below 1024, only 80 and 443 are allowed)'],
     ['port 22', 'https://93.184.215.14:22/cb', 'must not use port 22 (below 1024, only 80 and 443 are allowed)'],
     ['port 80 on https', 'https://partner.example.com:80/cb', null],
     ['port 1024', 'https://partner.example.com:1024/cb', null],
     ['NAT64 of a public address', 'https://[64:ff9b::5db8:d70e]/cb', null],
-    ['NAT64 of metadata', 'https://[64:ff9b::169.254.169.254]/cb', 'points at a link-local address (169.254.0.0/16, RFC 3927, via NAT64, RFC 6052)'],
+    [
+      'NAT64 of metadata',
+      'https://[64:ff9b::169.254.169.254]/cb',
+      'points at a link-local address (169.254.0.0/16, RFC 3927, via NAT64, RFC 6052)',
+    ],
     ['6to4', 'https://[2002:5db8:d70e::1]/cb', 'points at a 6to4 address (2002::/16, RFC 3056)'],
     ['Teredo', 'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/cb', 'points at a Teredo address (2001::/32, RFC 4380)'],
-    ['IPv4-compatible (deprecated)', 'https://[::5db8:d70e]/cb', 'points at a reserved address (::/0 outside 2000::/3, RFC 4291)'],
+    [
+      'IPv4-compatible (deprecated)',
+      'https://[::5db8:d70e]/cb',
+      'points at a reserved address (::/0 outside 2000::/3, RFC 4291)',
+    ],
   ])('%s: %s → %p', (_, url, expected) => {
     expect(checkCallbackUrl(url, STRICT)).toBe(expected);
   });
@@ -66,12 +115,15 @@ describe('checkCallbackUrl (registration, production defaults)', () => {
     expect(checkCallbackUrl('ftp://partner.example.com/cb', HTTP)).toBe('must be an absolute http or https URL');
   });
 
-  it.each([['https://10.0.0.1/cb'], ['http://127.0.0.1:3000/cb'], ['https://[::1]/cb'], ['https://localhost/cb'], ['http://169.254.169.254/']])(
-    'accepts private %s with CALLBACK_ALLOW_PRIVATE_TARGETS',
-    (url) => {
-      expect(checkCallbackUrl(url, OPEN)).toBeNull();
-    },
-  );
+  it.each([
+    ['https://10.0.0.1/cb'],
+    ['http://127.0.0.1:3000/cb'],
+    ['https://[::1]/cb'],
+    ['https://localhost/cb'],
+    ['http://169.254.169.254/'],
+  ])('accepts private %s with CALLBACK_ALLOW_PRIVATE_TARGETS', (url) => {
+    expect(checkCallbackUrl(url, OPEN)).toBeNull();
+  });
 
   it('still refuses user info and oversize URLs with every flag set', () => {
     expect(checkCallbackUrl('http://a:b@127.0.0.1/', OPEN)).toBe('must not contain user information');
@@ -125,22 +177,41 @@ describe('isBlockedAddress', () => {
 });
 
 describe('checkCallbackUrlResolved', () => {
-  const resolvesTo = (...addresses: string[]) => () => Promise.resolve(addresses);
+  const resolvesTo =
+    (...addresses: string[]) =>
+    () =>
+      Promise.resolve(addresses);
   it('accepts a name resolving to public addresses only', async () => {
-    expect(await checkCallbackUrlResolved('https://partner.example/cb', STRICT, resolvesTo('93.184.215.14', '2606:2800:220:1::1'))).toBeNull();
+    expect(
+      await checkCallbackUrlResolved(
+        'https://partner.example/cb',
+        STRICT,
+        resolvesTo('93.184.215.14', '2606:2800:220:1::1'),
+      ),
+    ).toBeNull();
   });
   it('refuses a name resolving to a private address', async () => {
-    expect(await checkCallbackUrlResolved('https://partner.example/cb', STRICT, resolvesTo('10.0.0.1'))).toBe('resolves to a private address (10.0.0.0/8, RFC 1918) (10.0.0.1)');
-  });
-  it('refuses a name when any of its addresses is private', async () => {
-    expect(await checkCallbackUrlResolved('https://partner.example/cb', STRICT, resolvesTo('93.184.215.14', '169.254.169.254'))).toBe(
-      'resolves to a link-local address (169.254.0.0/16, RFC 3927) (169.254.169.254)',
+    expect(await checkCallbackUrlResolved('https://partner.example/cb', STRICT, resolvesTo('10.0.0.1'))).toBe(
+      'resolves to a private address (10.0.0.0/8, RFC 1918) (10.0.0.1)',
     );
   });
+  it('refuses a name when any of its addresses is private', async () => {
+    expect(
+      await checkCallbackUrlResolved(
+        'https://partner.example/cb',
+        STRICT,
+        resolvesTo('93.184.215.14', '169.254.169.254'),
+      ),
+    ).toBe('resolves to a link-local address (169.254.0.0/16, RFC 3927) (169.254.169.254)');
+  });
   it('refuses a name that does not resolve', async () => {
-    expect(await checkCallbackUrlResolved('https://partner.example/cb', STRICT, resolvesTo())).toBe('host partner.example does not resolve');
+    expect(await checkCallbackUrlResolved('https://partner.example/cb', STRICT, resolvesTo())).toBe(
+      'host partner.example does not resolve',
+    );
     const failing = () => Promise.reject(new Error('ENOTFOUND'));
-    expect(await checkCallbackUrlResolved('https://partner.example/cb', STRICT, failing)).toBe('host partner.example does not resolve');
+    expect(await checkCallbackUrlResolved('https://partner.example/cb', STRICT, failing)).toBe(
+      'host partner.example does not resolve',
+    );
   });
   it('does not resolve IP literals or anything when private targets are allowed', async () => {
     const lookup = jest.fn(resolvesTo('10.0.0.1'));
@@ -152,20 +223,31 @@ describe('checkCallbackUrlResolved', () => {
 
 describe('guardedLookup (connect time)', () => {
   type Cb = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
-  const fake = (...addresses: string[]) => (_host: string, _o: dns.LookupOptions, cb: Cb) => cb(null, addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+  const fake =
+    (...addresses: string[]) =>
+    (_host: string, _o: dns.LookupOptions, cb: Cb) =>
+      cb(
+        null,
+        addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+      );
   const call = (lookup: ReturnType<typeof guardedLookup>, options: dns.LookupOptions) =>
     new Promise<{ err: NodeJS.ErrnoException | null; address: unknown; family?: number }>((resolve) =>
       lookup('partner.example', options, (err, address, family) => resolve({ err, address, family })),
     );
 
-  it.each([['10.0.0.1'], ['169.254.169.254'], ['::1'], ['::ffff:127.0.0.1']])('refuses %s before any connection', async (ip) => {
-    for (const options of [{}, { all: true }]) {
-      const { err } = await call(guardedLookup(STRICT, fake('93.184.215.14', ip)), options);
-      expect(err).toBeInstanceOf(DestinationRefused);
-      expect(err?.code).toBe('EDESTINATIONREFUSED');
-      expect(err?.message).toBe(`destination refused: partner.example resolves to ${ip}, ${describeReason(isBlockedAddress(ip)!)}`);
-    }
-  });
+  it.each([['10.0.0.1'], ['169.254.169.254'], ['::1'], ['::ffff:127.0.0.1']])(
+    'refuses %s before any connection',
+    async (ip) => {
+      for (const options of [{}, { all: true }]) {
+        const { err } = await call(guardedLookup(STRICT, fake('93.184.215.14', ip)), options);
+        expect(err).toBeInstanceOf(DestinationRefused);
+        expect(err?.code).toBe('EDESTINATIONREFUSED');
+        expect(err?.message).toBe(
+          `destination refused: partner.example resolves to ${ip}, ${describeReason(isBlockedAddress(ip)!)}`,
+        );
+      }
+    },
+  );
 
   it('passes public addresses through in both callback forms', async () => {
     const lookup = guardedLookup(STRICT, fake('93.184.215.14', '2606:2800:220:1::1'));
@@ -181,7 +263,11 @@ describe('guardedLookup (connect time)', () => {
   });
 
   it('lets private addresses through when they are allowed', async () => {
-    expect(await call(guardedLookup(OPEN, fake('127.0.0.1')), {})).toEqual({ err: null, address: '127.0.0.1', family: 4 });
+    expect(await call(guardedLookup(OPEN, fake('127.0.0.1')), {})).toEqual({
+      err: null,
+      address: '127.0.0.1',
+      family: 4,
+    });
   });
 });
 
@@ -206,23 +292,37 @@ function bounds(prefix: string): [string, string] {
 }
 
 describe('the IANA special-purpose registries, entry by entry', () => {
-  const rows = [...SPECIAL_RANGES.ipv4, ...SPECIAL_RANGES.ipv6].flatMap(([prefix, name]) => bounds(prefix).map((ip) => [prefix, ip, name] as const));
+  const rows = [...SPECIAL_RANGES.ipv4, ...SPECIAL_RANGES.ipv6].flatMap(([prefix, name]) =>
+    bounds(prefix).map((ip) => [prefix, ip, name] as const),
+  );
   it.each(rows)('%s: %s is refused', (_prefix, ip) => {
     expect(isBlockedAddress(ip)).not.toBeNull();
   });
   // A more specific entry names the reason, so only the entries no other contains are checked by name.
-  it.each(rows.filter(([prefix]) => !['0.0.0.0/8', '192.0.0.0/24', '192.88.99.0/24', '240.0.0.0/4', '2001::/23', '2001::/32'].includes(prefix)))(
-    '%s: %s is a %s address',
-    (_prefix, ip, name) => {
-      expect(isBlockedAddress(ip)?.name).toBe(name);
+  it.each(
+    rows.filter(
+      ([prefix]) =>
+        !['0.0.0.0/8', '192.0.0.0/24', '192.88.99.0/24', '240.0.0.0/4', '2001::/23', '2001::/32'].includes(prefix),
+    ),
+  )('%s: %s is a %s address', (_prefix, ip, name) => {
+    expect(isBlockedAddress(ip)?.name).toBe(name);
+  });
+  it.each(SPECIAL_RANGES.ipv4.map(([prefix]) => prefix))(
+    'IPv4-mapped and NAT64 forms of %s are refused too',
+    (prefix) => {
+      const [first] = bounds(prefix);
+      expect(isBlockedAddress(`::ffff:${first}`)).not.toBeNull();
+      expect(isBlockedAddress(`64:ff9b::${first}`)).not.toBeNull();
     },
   );
-  it.each(SPECIAL_RANGES.ipv4.map(([prefix]) => prefix))('IPv4-mapped and NAT64 forms of %s are refused too', (prefix) => {
-    const [first] = bounds(prefix);
-    expect(isBlockedAddress(`::ffff:${first}`)).not.toBeNull();
-    expect(isBlockedAddress(`64:ff9b::${first}`)).not.toBeNull();
-  });
-  it.each([['1.1.1.1'], ['93.184.215.14'], ['::ffff:1.1.1.1'], ['64:ff9b::1.1.1.1'], ['2606:4700:4700::1111'], ['2a00:1450:4001:80b::200e']])('%s is public', (ip) => {
+  it.each([
+    ['1.1.1.1'],
+    ['93.184.215.14'],
+    ['::ffff:1.1.1.1'],
+    ['64:ff9b::1.1.1.1'],
+    ['2606:4700:4700::1111'],
+    ['2a00:1450:4001:80b::200e'],
+  ])('%s is public', (ip) => {
     expect(isBlockedAddress(ip)).toBeNull();
   });
 });
@@ -240,7 +340,9 @@ describe('normalised form', () => {
     expect(await resolveCallbackUrl(raw, STRICT, () => Promise.resolve(['93.184.215.14']))).toEqual({ url: stored });
   });
   it('refuses a URL whose serialisation grows past 2048 characters', () => {
-    expect(checkCallbackUrl(`https://partner.example.com/${' '.repeat(1000)}x`, STRICT)).toBe('must be at most 2048 characters');
+    expect(checkCallbackUrl(`https://partner.example.com/${' '.repeat(1000)}x`, STRICT)).toBe(
+      'must be at most 2048 characters',
+    );
   });
   it('lifts the port rule with CALLBACK_ALLOW_PRIVATE_TARGETS (development and tests)', () => {
     expect(checkCallbackUrl('http://127.0.0.1:9/cb', OPEN)).toBeNull();

@@ -48,10 +48,14 @@ function hostOf(url: URL): string {
  * Registration-time syntax check: the URL parsed once, then either refused (a phrase saying what
  * is wrong) or returned in the WHATWG serialisation, which is what is stored and called.
  */
-export function parseCallbackUrl(raw: unknown, opts: GuardOptions): { url: URL; problem?: undefined } | { problem: string; url?: undefined } {
+export function parseCallbackUrl(
+  raw: unknown,
+  opts: GuardOptions,
+): { url: URL; problem?: undefined } | { problem: string; url?: undefined } {
   if (typeof raw !== 'string') return { problem: 'must be a URL string' };
   if (raw.length > 2048) return { problem: 'must be at most 2048 characters' };
-  if (UNSAFE_TEXT.test(raw)) return { problem: 'must not contain surrounding whitespace, backslashes or control characters' };
+  if (UNSAFE_TEXT.test(raw))
+    return { problem: 'must not contain surrounding whitespace, backslashes or control characters' };
   let url: URL;
   try {
     url = new URL(raw);
@@ -67,7 +71,8 @@ export function parseCallbackUrl(raw: unknown, opts: GuardOptions): { url: URL; 
   const host = hostOf(url);
   if (!host) return { problem: 'must name a host' };
   if (opts.allowPrivate) return { url };
-  if (url.port && !allowedPort(Number(url.port))) return { problem: `must not use port ${url.port} (below 1024, only 80 and 443 are allowed)` };
+  if (url.port && !allowedPort(Number(url.port)))
+    return { problem: `must not use port ${url.port} (below 1024, only 80 and 443 are allowed)` };
   // WHATWG URL has already normalised decimal, hex and octal IPv4 forms to dotted quads.
   if (isIP(host)) {
     const range = isBlockedAddress(host);
@@ -86,7 +91,11 @@ const defaultLookupAll: LookupAll = async (hostname) =>
   (await dns.promises.lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 
 /** The registration check plus DNS: every address the host resolves to must be allowed. Returns the URL to store. */
-export async function resolveCallbackUrl(raw: unknown, opts: GuardOptions, lookup: LookupAll = defaultLookupAll): Promise<{ url: string } | { problem: string }> {
+export async function resolveCallbackUrl(
+  raw: unknown,
+  opts: GuardOptions,
+  lookup: LookupAll = defaultLookupAll,
+): Promise<{ url: string } | { problem: string }> {
   const parsed = parseCallbackUrl(raw, opts);
   if (parsed.problem !== undefined) return { problem: parsed.problem };
   const url = parsed.url.href;
@@ -107,12 +116,20 @@ export async function resolveCallbackUrl(raw: unknown, opts: GuardOptions, looku
 }
 
 /** resolveCallbackUrl's verdict only: a phrase saying what is wrong, or null. */
-export async function checkCallbackUrlResolved(raw: unknown, opts: GuardOptions, lookup: LookupAll = defaultLookupAll): Promise<string | null> {
+export async function checkCallbackUrlResolved(
+  raw: unknown,
+  opts: GuardOptions,
+  lookup: LookupAll = defaultLookupAll,
+): Promise<string | null> {
   const r = await resolveCallbackUrl(raw, opts, lookup);
   return 'problem' in r ? r.problem : null;
 }
 
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | dns.LookupAddress[],
+  family?: number,
+) => void;
 type LookupFn = (hostname: string, options: dns.LookupOptions, callback: LookupCallback) => void;
 
 /**
@@ -128,11 +145,21 @@ export function guardedLookup(opts: GuardOptions, lookup: LookupFn = dns.lookup)
       if (!opts.allowPrivate) {
         for (const a of list) {
           const range = isBlockedAddress(a.address);
-          if (range) return callback(new DestinationRefused(`${hostname} resolves to ${a.address}, ${describeReason(range)}`), o.all ? [] : '', undefined);
+          if (range)
+            return callback(
+              new DestinationRefused(`${hostname} resolves to ${a.address}, ${describeReason(range)}`),
+              o.all ? [] : '',
+              undefined,
+            );
         }
       }
       if (o.all) return callback(null, list);
-      if (list.length === 0) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '', undefined);
+      if (list.length === 0)
+        return callback(
+          Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }),
+          '',
+          undefined,
+        );
       callback(null, list[0].address, list[0].family);
     });
   };

@@ -135,7 +135,12 @@ export function specialRange(ip: string): SpecialRange | null {
       return inner && { ...inner, rfc: `${inner.rfc}, via ${e.via}` };
     }
   }
-  return match(V6, n) ?? ((n & UNICAST.mask) === UNICAST.base ? null : { prefix: '::/0 outside 2000::/3', name: 'reserved', rfc: 'RFC 4291' });
+  return (
+    match(V6, n) ??
+    ((n & UNICAST.mask) === UNICAST.base
+      ? null
+      : { prefix: '::/0 outside 2000::/3', name: 'reserved', rfc: 'RFC 4291' })
+  );
 }
 
 /** The registries as data, for the tests that check each entry is refused. */

@@ -63,9 +63,11 @@ export function tlsFailure(code: string | undefined, message: string): string | 
   if (!code) return null;
   if (RECEIVER_CERTIFICATE_CODES.has(code)) return `the receiver's certificate was not accepted: ${message} (${code})`;
   const alert = ALERT.exec(code);
-  if (alert) return `${CERTIFICATE_ALERTS[alert[1]] ?? `the receiver ended the handshake: ${words(alert[1])}`} (${code})`;
+  if (alert)
+    return `${CERTIFICATE_ALERTS[alert[1]] ?? `the receiver ended the handshake: ${words(alert[1])}`} (${code})`;
   if (code.startsWith('ERR_SSL_')) return `the handshake failed: ${words(code.slice('ERR_SSL_'.length))} (${code})`;
-  if (code.startsWith('ERR_OSSL_')) return `the client certificate or its key could not be used: ${words(code.slice('ERR_OSSL_'.length))} (${code})`;
+  if (code.startsWith('ERR_OSSL_'))
+    return `the client certificate or its key could not be used: ${words(code.slice('ERR_OSSL_'.length))} (${code})`;
   if (code === 'EPROTO') return `the handshake failed (${code})`;
   return null;
 }
@@ -84,7 +86,11 @@ const CLOSED_WHEN: Record<ClosedAt, string> = {
  * closed by the receiver. Null for any other error, or when the connection had got further. The
  * underlying error stays in the text.
  */
-export function closedOnCertificate(code: string | undefined, message: string, closedAt: ClosedAt | null): string | null {
+export function closedOnCertificate(
+  code: string | undefined,
+  message: string,
+  closedAt: ClosedAt | null,
+): string | null {
   if (!closedAt || !code || !CLOSED_CODES.has(code)) return null;
   return `${CLOSED_WHEN[closedAt]}: it may have refused the client certificate (${code}: ${message})`;
 }

@@ -33,10 +33,19 @@ export class HealthController {
   @Get('ready')
   async ready() {
     const timeout = <T>(p: Promise<T>) =>
-      Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref())]);
+      Promise.race([
+        p,
+        new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref()),
+      ]);
     const [database, redis] = await Promise.all([
-      timeout(this.db.query('SELECT 1')).then(() => 'ok', () => 'unreachable'),
-      timeout(pingNamespace(this.redis, this.config.queuePrefix)).then(() => 'ok', () => 'unreachable'),
+      timeout(this.db.query('SELECT 1')).then(
+        () => 'ok',
+        () => 'unreachable',
+      ),
+      timeout(pingNamespace(this.redis, this.config.queuePrefix)).then(
+        () => 'ok',
+        () => 'unreachable',
+      ),
     ]);
     const body = { status: database === 'ok' && redis === 'ok' ? 'ok' : 'unavailable', database, redis };
     if (body.status !== 'ok') throw new ServiceUnavailableException(body);

@@ -10,7 +10,8 @@ const AUDIT_ACTION = 'operator:auditAction';
  * handler passes it to its service through {@link CurrentActor}. In the OpenAPI document as the
  * operation's `x-audit-action`.
  */
-export const AuditAction = (action: string) => applyDecorators(SetMetadata(AUDIT_ACTION, action), ApiExtension('x-audit-action', action));
+export const AuditAction = (action: string) =>
+  applyDecorators(SetMetadata(AUDIT_ACTION, action), ApiExtension('x-audit-action', action));
 
 /** A partner acting on its own account (its signing key), as the audit log names it. */
 export interface PartnerIdentity {

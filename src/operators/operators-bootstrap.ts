@@ -27,20 +27,35 @@ export class OperatorsBootstrap implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     const hash = hashToken(this.config.adminToken);
     const outcome = await this.writes.transaction(async (m) => {
-      const [admin]: AdminRow[] = await m.query(`SELECT id, token_hash, revoked_at FROM operators WHERE name = $1 FOR UPDATE`, [BOOTSTRAP_OPERATOR]);
+      const [admin]: AdminRow[] = await m.query(
+        `SELECT id, token_hash, revoked_at FROM operators WHERE name = $1 FOR UPDATE`,
+        [BOOTSTRAP_OPERATOR],
+      );
       if (!admin) throw new Error(`the bootstrap operator "${BOOTSTRAP_OPERATOR}" is missing from table operators`);
       if (admin.token_hash === hash) return admin.revoked_at ? 'revoked' : 'held';
-      const [retired] = await m.query<unknown[]>(`SELECT 1 FROM retired_bootstrap_tokens WHERE token_hash = $1`, [hash]);
+      const [retired] = await m.query<unknown[]>(`SELECT 1 FROM retired_bootstrap_tokens WHERE token_hash = $1`, [
+        hash,
+      ]);
       if (retired) return 'retired';
-      if (admin.token_hash !== null) await m.query(`INSERT INTO retired_bootstrap_tokens (token_hash) VALUES ($1) ON CONFLICT DO NOTHING`, [admin.token_hash]);
+      if (admin.token_hash !== null)
+        await m.query(`INSERT INTO retired_bootstrap_tokens (token_hash) VALUES ($1) ON CONFLICT DO NOTHING`, [
+          admin.token_hash,
+        ]);
       await m.query(`UPDATE operators SET token_hash = $2, revoked_at = NULL WHERE id = $1`, [admin.id, hash]);
       const operator = { id: admin.id, name: BOOTSTRAP_OPERATOR, role: 'admin' as const };
-      await this.audit.record(m, { operator, action: 'operator.bootstrap' }, {
-        targetType: 'operator',
-        targetId: admin.id,
-        before: { bootstrapToken: admin.token_hash === null ? null : 'replaced', revokedAt: admin.revoked_at?.toISOString() ?? null },
-        after: { bootstrapToken: 'set', revokedAt: null },
-      });
+      await this.audit.record(
+        m,
+        { operator, action: 'operator.bootstrap' },
+        {
+          targetType: 'operator',
+          targetId: admin.id,
+          before: {
+            bootstrapToken: admin.token_hash === null ? null : 'replaced',
+            revokedAt: admin.revoked_at?.toISOString() ?? null,
+          },
+          after: { bootstrapToken: 'set', revokedAt: null },
+        },
+      );
       return 'bootstrapped';
     });
     if (outcome === 'revoked' || outcome === 'retired') {

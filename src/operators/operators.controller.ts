@@ -8,7 +8,13 @@ import { Actor, AuditAction, CurrentActor } from './actor.js';
 import { OperatorsService } from './operators.service.js';
 
 export class CreateOperatorDto {
-  @ApiProperty({ example: 'alice', minLength: 1, maxLength: 100, pattern: '^[^:\\x00-\\x1f\\x7f]+$', description: 'unique for ever; no colon (it is the dashboard\'s Basic user name)' })
+  @ApiProperty({
+    example: 'alice',
+    minLength: 1,
+    maxLength: 100,
+    pattern: '^[^:\\x00-\\x1f\\x7f]+$',
+    description: "unique for ever; no colon (it is the dashboard's Basic user name)",
+  })
   @IsString()
   @Length(1, 100)
   // eslint-disable-next-line no-control-regex -- the control characters it refuses
@@ -25,7 +31,8 @@ export class OperatorResponse {
   @ApiProperty({ example: 'alice' }) name: string;
   @ApiProperty({ enum: OPERATOR_ROLES }) role: OperatorRole;
   @ApiProperty({ format: 'date-time' }) createdAt: string;
-  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'when its token stopped working' }) revokedAt: string | null;
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, description: 'when its token stopped working' })
+  revokedAt: string | null;
 }
 
 export class OperatorCreatedResponse {
@@ -45,7 +52,12 @@ export class OperatorListResponse {
 export class OperatorsController {
   constructor(private readonly operators: OperatorsService) {}
 
-  @Doc('Create a named operator credential: its token is shown once', OperatorCreatedResponse, [400, 413, { 409: 'an operator of this name exists (names are never reused)' }], { status: 201 })
+  @Doc(
+    'Create a named operator credential: its token is shown once',
+    OperatorCreatedResponse,
+    [400, 413, { 409: 'an operator of this name exists (names are never reused)' }],
+    { status: 201 },
+  )
   @Access.operator('admin')
   @AuditAction('operator.create')
   @Post()
@@ -60,7 +72,13 @@ export class OperatorsController {
     return { items: await this.operators.list() };
   }
 
-  @Doc('Revoke an operator (the bootstrap operator admin too): ' + 'its token stops working within a second, in every process, and stays refused', null, [400, 404, { 409: 'already revoked' }], { status: 204 })
+  @Doc(
+    'Revoke an operator (the bootstrap operator admin too): ' +
+      'its token stops working within a second, in every process, and stays refused',
+    null,
+    [400, 404, { 409: 'already revoked' }],
+    { status: 204 },
+  )
   @Access.operator('admin')
   @AuditAction('operator.revoke')
   @Delete(':operatorId')

@@ -24,7 +24,13 @@ export interface OperatorView {
   revokedAt: string | null;
 }
 
-const view = (o: Operator): OperatorView => ({ id: o.id, name: o.name, role: o.role, createdAt: o.createdAt.toISOString(), revokedAt: o.revokedAt?.toISOString() ?? null });
+const view = (o: Operator): OperatorView => ({
+  id: o.id,
+  name: o.name,
+  role: o.role,
+  createdAt: o.createdAt.toISOString(),
+  revokedAt: o.revokedAt?.toISOString() ?? null,
+});
 
 /** Named operator credentials: created with a role, listed, revoked; each change audited in its transaction. */
 @Injectable()
@@ -37,16 +43,36 @@ export class OperatorsService {
   ) {}
 
   /** The token is returned this once and stored as its hash only. */
-  async create(actor: Actor, name: string, role: OperatorRole): Promise<{ id: string; name: string; role: OperatorRole; token: string; createdAt: string }> {
+  async create(
+    actor: Actor,
+    name: string,
+    role: OperatorRole,
+  ): Promise<{ id: string; name: string; role: OperatorRole; token: string; createdAt: string }> {
     const token = newOperatorToken();
     try {
       return await this.writes.transaction(async (m) => {
         const operator = await m.save(m.create(Operator, { name, role, tokenHash: hashToken(token), revokedAt: null }));
-        await this.audit.record(m, actor, { targetType: 'operator', targetId: operator.id, before: {}, after: { name, role } });
-        return { id: operator.id, name: operator.name, role: operator.role, token, createdAt: operator.createdAt.toISOString() };
+        await this.audit.record(m, actor, {
+          targetType: 'operator',
+          targetId: operator.id,
+          before: {},
+          after: { name, role },
+        });
+        return {
+          id: operator.id,
+          name: operator.name,
+          role: operator.role,
+          token,
+          createdAt: operator.createdAt.toISOString(),
+        };
       });
     } catch (e) {
-      if ((e as { code?: string }).code === UNIQUE_VIOLATION) throw new DomainError('conflict', ErrorCode.operator_name_taken, `An operator named ${JSON.stringify(name)} exists already (names are never reused)`);
+      if ((e as { code?: string }).code === UNIQUE_VIOLATION)
+        throw new DomainError(
+          'conflict',
+          ErrorCode.operator_name_taken,
+          `An operator named ${JSON.stringify(name)} exists already (names are never reused)`,
+        );
       throw e;
     }
   }
@@ -62,10 +88,20 @@ export class OperatorsService {
   async revoke(actor: Actor, id: string): Promise<void> {
     const hash = await this.writes.transaction(async (m) => {
       const operator = await lockOrNotFound(m, Operator, { id }, 'Operator');
-      if (operator.revokedAt) throw new DomainError('conflict', ErrorCode.operator_revoked, `Operator is already revoked (current status: revoked at ${operator.revokedAt.toISOString()})`);
+      if (operator.revokedAt)
+        throw new DomainError(
+          'conflict',
+          ErrorCode.operator_revoked,
+          `Operator is already revoked (current status: revoked at ${operator.revokedAt.toISOString()})`,
+        );
       operator.revokedAt = new Date();
       await writeBack(m, Operator, operator);
-      await this.audit.record(m, actor, { targetType: 'operator', targetId: id, before: { revokedAt: null }, after: { revokedAt: operator.revokedAt.toISOString() } });
+      await this.audit.record(m, actor, {
+        targetType: 'operator',
+        targetId: id,
+        before: { revokedAt: null },
+        after: { revokedAt: operator.revokedAt.toISOString() },
+      });
       return operator.tokenHash;
     });
     if (hash) this.credentials.forget(hash);

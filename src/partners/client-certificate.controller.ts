@@ -10,19 +10,31 @@ import { ClientCertificateResponse } from './partner-profile.responses.js';
 const PEM_LIMIT = 32 * 1024;
 
 export class ClientCertificateDto {
-  @ApiProperty({ description: 'PEM: the client certificate (the leaf) first, then its chain up to (not necessarily including) the root the receiver trusts', maxLength: PEM_LIMIT })
+  @ApiProperty({
+    description:
+      'PEM: the client certificate (the leaf) first, then its chain up to (not necessarily including) the root the receiver trusts',
+    maxLength: PEM_LIMIT,
+  })
   @IsString()
   @MinLength(1)
   @MaxLength(PEM_LIMIT)
   certificate: string;
 
-  @ApiProperty({ description: "PEM: the leaf certificate's private key, unencrypted (PKCS#8, PKCS#1 or SEC 1); sealed at rest, never returned", maxLength: PEM_LIMIT })
+  @ApiProperty({
+    description:
+      "PEM: the leaf certificate's private key, unencrypted (PKCS#8, PKCS#1 or SEC 1); sealed at rest, never returned",
+    maxLength: PEM_LIMIT,
+  })
   @IsString()
   @MinLength(1)
   @MaxLength(PEM_LIMIT)
   privateKey: string;
 
-  @ApiPropertyOptional({ description: "PEM bundle: verify the receiver's certificate against these CAs only; without it, against the public roots", maxLength: PEM_LIMIT })
+  @ApiPropertyOptional({
+    description:
+      "PEM bundle: verify the receiver's certificate against these CAs only; without it, against the public roots",
+    maxLength: PEM_LIMIT,
+  })
   @IsOmittable()
   @IsString()
   @MaxLength(PEM_LIMIT)
@@ -39,16 +51,29 @@ export class ClientCertificateController {
   constructor(private readonly certificates: ClientCertificates) {}
 
   /** Presented on every https callback to the partner from now on; replaces the one it had. */
-  @Doc("Set the partner's client certificate for mutual TLS (the key is sealed, never returned)", ClientCertificateResponse, [400, 404, 413, REFUSED])
+  @Doc(
+    "Set the partner's client certificate for mutual TLS (the key is sealed, never returned)",
+    ClientCertificateResponse,
+    [400, 404, 413, REFUSED],
+  )
   @Access.operator('admin')
   @AuditAction('partner.client-certificate.set')
   @Put()
   @HttpCode(200)
   set(@CurrentActor() actor: Actor, @Param('partnerId', ParseUuid) id: string, @Body() dto: ClientCertificateDto) {
-    return this.certificates.set(actor, id, { certificate: dto.certificate, privateKey: dto.privateKey, serverCa: dto.serverCa });
+    return this.certificates.set(actor, id, {
+      certificate: dto.certificate,
+      privateKey: dto.privateKey,
+      serverCa: dto.serverCa,
+    });
   }
 
-  @Doc("Remove the partner's client certificate: callbacks go without one", null, [400, { 404: 'unknown partner, or it has no client certificate' }], { status: 204 })
+  @Doc(
+    "Remove the partner's client certificate: callbacks go without one",
+    null,
+    [400, { 404: 'unknown partner, or it has no client certificate' }],
+    { status: 204 },
+  )
   @Access.operator('admin')
   @AuditAction('partner.client-certificate.delete')
   @Delete()

@@ -32,7 +32,8 @@ export interface CheckedClientCertificate {
 /** The extended key usages that allow a certificate to authenticate a TLS client. */
 const CLIENT_AUTH = ['1.3.6.1.5.5.7.3.2', '2.5.29.37.0'];
 
-const refuse = (code: (typeof ErrorCode)[keyof typeof ErrorCode], message: string) => new DomainError('rule', code, message);
+const refuse = (code: (typeof ErrorCode)[keyof typeof ErrorCode], message: string) =>
+  new DomainError('rule', code, message);
 
 /** Every certificate of a PEM text, in order; null when there is none or anything else is there. */
 function certificates(pem: string): X509Certificate[] | null {
@@ -63,7 +64,12 @@ function privateKey(pem: string): KeyObject | null {
 const distinguishedName = (name: string) => name.split('\n').join(', ');
 
 export function certificateInfo(leaf: X509Certificate): ClientCertificateInfo {
-  return { subject: distinguishedName(leaf.subject), issuer: distinguishedName(leaf.issuer), notAfter: new Date(leaf.validTo), fingerprint256: leaf.fingerprint256 };
+  return {
+    subject: distinguishedName(leaf.subject),
+    issuer: distinguishedName(leaf.issuer),
+    notAfter: new Date(leaf.validTo),
+    fingerprint256: leaf.fingerprint256,
+  };
 }
 
 /**
@@ -73,22 +79,46 @@ export function certificateInfo(leaf: X509Certificate): ClientCertificateInfo {
  */
 export function checkClientCertificate(upload: ClientCertificateUpload, now: Date): CheckedClientCertificate {
   const chain = certificates(upload.certificate);
-  if (!chain) throw refuse(ErrorCode.client_certificate_unreadable, 'certificate is not readable PEM: give the leaf certificate first, then its chain, each as -----BEGIN CERTIFICATE-----, nothing but whitespace around them');
+  if (!chain)
+    throw refuse(
+      ErrorCode.client_certificate_unreadable,
+      'certificate is not readable PEM: give the leaf certificate first, then its chain, each as -----BEGIN CERTIFICATE-----, nothing but whitespace around them',
+    );
   const key = privateKey(upload.privateKey);
-  if (!key) throw refuse(ErrorCode.client_certificate_unreadable, 'privateKey is not a readable PEM private key: one key block, nothing but whitespace around it (an encrypted key must be decrypted first)');
+  if (!key)
+    throw refuse(
+      ErrorCode.client_certificate_unreadable,
+      'privateKey is not a readable PEM private key: one key block, nothing but whitespace around it (an encrypted key must be decrypted first)',
+    );
   const serverCa = upload.serverCa === undefined ? null : certificates(upload.serverCa);
-  if (serverCa === null && upload.serverCa !== undefined) throw refuse(ErrorCode.client_certificate_unreadable, 'serverCa is not readable PEM: one or more -----BEGIN CERTIFICATE----- blocks, nothing but whitespace around them');
+  if (serverCa === null && upload.serverCa !== undefined)
+    throw refuse(
+      ErrorCode.client_certificate_unreadable,
+      'serverCa is not readable PEM: one or more -----BEGIN CERTIFICATE----- blocks, nothing but whitespace around them',
+    );
   const [leaf] = chain;
-  if (!leaf.checkPrivateKey(key)) throw refuse(ErrorCode.client_certificate_key_mismatch, 'privateKey does not match the certificate (its first, leaf, certificate)');
+  if (!leaf.checkPrivateKey(key))
+    throw refuse(
+      ErrorCode.client_certificate_key_mismatch,
+      'privateKey does not match the certificate (its first, leaf, certificate)',
+    );
   for (const [i, cert] of chain.entries()) {
     const which = i === 0 ? 'certificate' : `certificate chain (${distinguishedName(cert.subject)})`;
-    if (new Date(cert.validTo) <= now) throw refuse(ErrorCode.client_certificate_expired, `${which} expired at ${new Date(cert.validTo).toISOString()}`);
-    if (new Date(cert.validFrom) > now) throw refuse(ErrorCode.client_certificate_not_yet_valid, `${which} is not valid before ${new Date(cert.validFrom).toISOString()}`);
+    if (new Date(cert.validTo) <= now)
+      throw refuse(ErrorCode.client_certificate_expired, `${which} expired at ${new Date(cert.validTo).toISOString()}`);
+    if (new Date(cert.validFrom) > now)
+      throw refuse(
+        ErrorCode.client_certificate_not_yet_valid,
+        `${which} is not valid before ${new Date(cert.validFrom).toISOString()}`,
+      );
   }
   // X509Certificate.keyUsage lists the extended key usages; undefined: the certificate sets none (any use).
   const usages = leaf.keyUsage;
   if (usages !== undefined && !usages.some((u) => CLIENT_AUTH.includes(u))) {
-    throw refuse(ErrorCode.client_certificate_not_for_clients, 'certificate does not allow client authentication (its extended key usage lacks clientAuth)');
+    throw refuse(
+      ErrorCode.client_certificate_not_for_clients,
+      'certificate does not allow client authentication (its extended key usage lacks clientAuth)',
+    );
   }
   return {
     certificate: chain.map((c) => c.toString().trim()).join('\n'),

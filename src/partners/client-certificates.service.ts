@@ -23,7 +23,9 @@ interface Row {
 
 export const CLIENT_CERTIFICATE_VIEW = `subject, issuer, not_after, fingerprint256, server_ca IS NOT NULL AS has_server_ca`;
 
-export const clientCertificateView = (r: Pick<Row, 'subject' | 'issuer' | 'not_after' | 'fingerprint256'>): ClientCertificateView => ({
+export const clientCertificateView = (
+  r: Pick<Row, 'subject' | 'issuer' | 'not_after' | 'fingerprint256'>,
+): ClientCertificateView => ({
   subject: r.subject,
   issuer: r.issuer,
   notAfter: r.not_after.toISOString(),
@@ -69,7 +71,12 @@ export class ClientCertificates {
           checked.info.fingerprint256,
         ],
       );
-      await this.audit.record(m, actor, { targetType: 'partner', targetId: partnerId, before: { clientCertificate: tracked(before) }, after: { clientCertificate: tracked(after) } });
+      await this.audit.record(m, actor, {
+        targetType: 'partner',
+        targetId: partnerId,
+        before: { clientCertificate: tracked(before) },
+        after: { clientCertificate: tracked(after) },
+      });
       return clientCertificateView(after);
     });
   }
@@ -79,14 +86,25 @@ export class ClientCertificates {
     await this.writes.transaction(async (m) => {
       await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
       // TypeORM answers a DELETE with [rows, count].
-      const [[removed]]: [Row[], number] = await m.query(`DELETE FROM partner_client_certificates WHERE partner_id = $1 RETURNING ${CLIENT_CERTIFICATE_VIEW}`, [partnerId]);
+      const [[removed]]: [Row[], number] = await m.query(
+        `DELETE FROM partner_client_certificates WHERE partner_id = $1 RETURNING ${CLIENT_CERTIFICATE_VIEW}`,
+        [partnerId],
+      );
       if (!removed) throw notFound('Client certificate');
-      await this.audit.record(m, actor, { targetType: 'partner', targetId: partnerId, before: { clientCertificate: tracked(removed) }, after: { clientCertificate: null } });
+      await this.audit.record(m, actor, {
+        targetType: 'partner',
+        targetId: partnerId,
+        before: { clientCertificate: tracked(removed) },
+        after: { clientCertificate: null },
+      });
     });
   }
 
   private async current(m: EntityManager, partnerId: string): Promise<Row | undefined> {
-    const [row]: Row[] = await m.query(`SELECT ${CLIENT_CERTIFICATE_VIEW} FROM partner_client_certificates WHERE partner_id = $1`, [partnerId]);
+    const [row]: Row[] = await m.query(
+      `SELECT ${CLIENT_CERTIFICATE_VIEW} FROM partner_client_certificates WHERE partner_id = $1`,
+      [partnerId],
+    );
     return row;
   }
 }

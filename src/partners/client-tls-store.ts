@@ -44,8 +44,17 @@ export class ClientTlsStore {
   }
 
   private async load(id: string): Promise<ClientTls | null> {
-    const [r]: Row[] = await this.db.query('SELECT id, partner_id, certificate, private_key, server_ca FROM partner_client_certificates WHERE id = $1', [id]);
+    const [r]: Row[] = await this.db.query(
+      'SELECT id, partner_id, certificate, private_key, server_ca FROM partner_client_certificates WHERE id = $1',
+      [id],
+    );
     if (!r) return null;
-    return { id: r.id, partnerId: r.partner_id, certificate: r.certificate, key: this.box.open(r.private_key, 'partner_client_certificates.private_key', r.partner_id), serverCa: r.server_ca };
+    return {
+      id: r.id,
+      partnerId: r.partner_id,
+      certificate: r.certificate,
+      key: this.box.open(r.private_key, 'partner_client_certificates.private_key', r.partner_id),
+      serverCa: r.server_ca,
+    };
   }
 }

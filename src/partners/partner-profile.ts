@@ -57,7 +57,15 @@ export class PartnerProfile {
       signatureScheme: r.signature_scheme,
       signingPublicKeys: [r.signing_public_key, r.previous_public_key].filter((k): k is string => k !== null),
       operationsUrl: r.operations_url,
-      clientCertificate: r.not_after === null ? null : clientCertificateView({ subject: r.subject!, issuer: r.issuer!, not_after: r.not_after, fingerprint256: r.fingerprint256! }),
+      clientCertificate:
+        r.not_after === null
+          ? null
+          : clientCertificateView({
+              subject: r.subject!,
+              issuer: r.issuer!,
+              not_after: r.not_after,
+              fingerprint256: r.fingerprint256!,
+            }),
     };
   }
 

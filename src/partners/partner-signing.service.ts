@@ -1,6 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { DomainError, ErrorCode, lockOrNotFound, newSigningKey, SecretBox, ShownKey, SignatureScheme, writeBack, TransactionRunner } from '../platform/index.js';
+import {
+  DomainError,
+  ErrorCode,
+  lockOrNotFound,
+  newSigningKey,
+  SecretBox,
+  ShownKey,
+  SignatureScheme,
+  writeBack,
+  TransactionRunner,
+} from '../platform/index.js';
 import { type Actor, AuditLog } from '../operators/index.js';
 import { Partner } from './partner.entity.js';
 
@@ -12,7 +22,8 @@ export const ROTATION_OVERLAP_MS = 24 * 3600 * 1000;
 
 /** A partner acts on its own key only: a call for another's is a fault of the caller, never a request to honour. */
 function ownKeyOnly(actor: Actor, partnerId: string): void {
-  if ('partner' in actor && actor.partner.id !== partnerId) throw new Error(`partner ${actor.partner.id} cannot change partner ${partnerId}'s key`);
+  if ('partner' in actor && actor.partner.id !== partnerId)
+    throw new Error(`partner ${actor.partner.id} cannot change partner ${partnerId}'s key`);
 }
 
 /**
@@ -60,13 +71,21 @@ export class PartnerSigning {
   }
 
   /** `409` when the partner signs with `scheme` already: a new key of the same scheme is a rotation. */
-  async switchScheme(actor: Actor, partnerId: string, scheme: SignatureScheme): Promise<{ signatureScheme: SignatureScheme } & ShownKey> {
+  async switchScheme(
+    actor: Actor,
+    partnerId: string,
+    scheme: SignatureScheme,
+  ): Promise<{ signatureScheme: SignatureScheme } & ShownKey> {
     ownKeyOnly(actor, partnerId);
     return this.writes.transaction(async (m) => {
       const partner = await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
       const was = partner.signatureScheme;
       if (was === scheme) {
-        throw new DomainError('conflict', ErrorCode.signature_scheme_unchanged, `the partner signs with ${was} already; rotate-signing-secret gives it a new key`);
+        throw new DomainError(
+          'conflict',
+          ErrorCode.signature_scheme_unchanged,
+          `the partner signs with ${was} already; rotate-signing-secret gives it a new key`,
+        );
       }
       const before = partner.previousSecretExpiresAt?.toISOString() ?? null;
       const shown = await this.replaceKey(m, partner, scheme);

@@ -1,13 +1,27 @@
 import { Access, Actor, AuditAction, CurrentActor } from '../operators/index.js';
-import { DEFAULT_SIGNATURE_SCHEME, Doc, IdempotencyInterceptor, IsOmittable, ParseUuid, SIGNATURE_SCHEMES, SignatureScheme } from '../platform/index.js';
-import { ApiKeyRotatedResponse, PartnerCreatedResponse, SignatureSchemeResponse, SigningKeyResponse } from './partner-credentials.responses.js';
+import {
+  DEFAULT_SIGNATURE_SCHEME,
+  Doc,
+  IdempotencyInterceptor,
+  IsOmittable,
+  ParseUuid,
+  SIGNATURE_SCHEMES,
+  SignatureScheme,
+} from '../platform/index.js';
+import {
+  ApiKeyRotatedResponse,
+  PartnerCreatedResponse,
+  SignatureSchemeResponse,
+  SigningKeyResponse,
+} from './partner-credentials.responses.js';
 import { Body, Controller, HttpCode, Param, Post, UseInterceptors } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsInt, IsString, Length, Max, Min } from 'class-validator';
 import { PartnerSigning } from './partner-signing.service.js';
 import { PartnersService } from './partners.service.js';
 
-const SCHEME_DOC = 'hmac-sha256: Standard Webhooks v1 (a whsec_ secret); ed25519: v1a (a whpk_ public key to verify with; the private key never leaves the service)';
+const SCHEME_DOC =
+  'hmac-sha256: Standard Webhooks v1 (a whsec_ secret); ed25519: v1a (a whpk_ public key to verify with; the private key never leaves the service)';
 
 export class CreatePartnerDto {
   @ApiProperty({ example: 'Acme Bank' })
@@ -37,8 +51,8 @@ export class RotateApiKeyDto {
     maximum: 72,
     default: DEFAULT_PREVIOUS_KEY_VALID_HOURS,
     description:
-      'hours the current key keeps working; 0 stops it within a second, in every process, '
-      + "and ends the partner's portal sessions and unused portal links",
+      'hours the current key keeps working; 0 stops it within a second, in every process, ' +
+      "and ends the partner's portal sessions and unused portal links",
   })
   @IsOmittable()
   @IsInt()
@@ -56,7 +70,12 @@ export class PartnersController {
   ) {}
 
   /** Returns the partner with its apiKey and signingSecret (or signingPublicKey): shown this once only. */
-  @Doc('Create a partner: apiKey and signingSecret (under ed25519: signingPublicKey) are shown once', PartnerCreatedResponse, [400, 413], { status: 201, idempotent: true })
+  @Doc(
+    'Create a partner: apiKey and signingSecret (under ed25519: signingPublicKey) are shown once',
+    PartnerCreatedResponse,
+    [400, 413],
+    { status: 201, idempotent: true },
+  )
   @Access.operator('admin')
   @AuditAction('partner.create')
   @Post()
@@ -66,7 +85,11 @@ export class PartnersController {
     return { ...p, createdAt: p.createdAt.toISOString() };
   }
 
-  @Doc('Rotate the signing key: a new secret (hmac-sha256) or key pair (ed25519); the old one signs too for 24 h', SigningKeyResponse, [400, 404, 413])
+  @Doc(
+    'Rotate the signing key: a new secret (hmac-sha256) or key pair (ed25519); the old one signs too for 24 h',
+    SigningKeyResponse,
+    [400, 404, 413],
+  )
   @Access.operator('admin')
   @AuditAction('partner.signing-secret.rotate')
   @Post(':partnerId/rotate-signing-secret')
@@ -76,22 +99,29 @@ export class PartnersController {
   }
 
   /** A receiver changes its verifier without a gap: both schemes' signatures for 24 h. */
-  @Doc('Switch the signature scheme: a new key of that scheme; the old one signs too for 24 h', SignatureSchemeResponse, [
-    400,
-    404,
-    413,
-    { 409: 'the partner signs with that scheme already (a new key of it is a rotation)' },
-  ])
+  @Doc(
+    'Switch the signature scheme: a new key of that scheme; the old one signs too for 24 h',
+    SignatureSchemeResponse,
+    [400, 404, 413, { 409: 'the partner signs with that scheme already (a new key of it is a rotation)' }],
+  )
   @Access.operator('admin')
   @AuditAction('partner.signature-scheme.switch')
   @Post(':partnerId/signature-scheme')
   @HttpCode(200)
-  switchScheme(@CurrentActor() actor: Actor, @Param('partnerId', ParseUuid) id: string, @Body() dto: SwitchSignatureSchemeDto) {
+  switchScheme(
+    @CurrentActor() actor: Actor,
+    @Param('partnerId', ParseUuid) id: string,
+    @Body() dto: SwitchSignatureSchemeDto,
+  ) {
     return this.signing.switchScheme(actor, id, dto.scheme);
   }
 
   /** A leaked or departing key is replaced without recreating the partner. */
-  @Doc('Rotate the API key: a new one (shown once); the current one works until previousKeyExpiresAt', ApiKeyRotatedResponse, [400, 404, 413])
+  @Doc(
+    'Rotate the API key: a new one (shown once); the current one works until previousKeyExpiresAt',
+    ApiKeyRotatedResponse,
+    [400, 404, 413],
+  )
   @Access.operator('admin')
   @AuditAction('partner.api-key.rotate')
   @Post(':partnerId/rotate-api-key')

@@ -3,7 +3,17 @@ import { type Actor, AuditLog, CREDENTIAL_CLOCK, CredentialCache, MonotonicClock
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { hashToken, lockOrNotFound, newApiKey, newSigningKey, safeEqual, SecretBox, SignatureScheme, writeBack, TransactionRunner } from '../platform/index.js';
+import {
+  hashToken,
+  lockOrNotFound,
+  newApiKey,
+  newSigningKey,
+  safeEqual,
+  SecretBox,
+  SignatureScheme,
+  writeBack,
+  TransactionRunner,
+} from '../platform/index.js';
 import { Partner } from './partner.entity.js';
 import { PortalLinks } from './portal-links.js';
 
@@ -59,7 +69,12 @@ export class PartnersService {
           operationsUrl: null,
         }),
       );
-      await this.audit.record(m, actor, { targetType: 'partner', targetId: saved.id, before: {}, after: { name, signatureScheme } });
+      await this.audit.record(m, actor, {
+        targetType: 'partner',
+        targetId: saved.id,
+        before: {},
+        after: { name, signatureScheme },
+      });
       return saved;
     });
     return { id: partner.id, name: partner.name, apiKey, ...key.shown, createdAt: partner.createdAt };

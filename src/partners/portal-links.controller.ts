@@ -8,7 +8,13 @@ import { Partner } from './partner.entity.js';
 import { DEFAULT_PORTAL_LINK_MINUTES, PortalLinks } from './portal-links.js';
 
 export class PortalLinkDto {
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 60, default: DEFAULT_PORTAL_LINK_MINUTES, description: 'minutes the link can be followed (once)' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 60,
+    default: DEFAULT_PORTAL_LINK_MINUTES,
+    description: 'minutes the link can be followed (once)',
+  })
   @IsOmittable()
   @IsInt()
   @Min(1)
@@ -19,9 +25,9 @@ export class PortalLinkDto {
 export class PortalLinkResponse {
   @ApiProperty({
     description:
-      '<PORTAL_BASE_URL>/portal/login?token=…: in a browser, a page naming the partner whose Sign in '
-      + 'button uses the link, once, before expiresAt (opening it uses nothing). The token is a '
-      + 'credential: do not log or share it',
+      '<PORTAL_BASE_URL>/portal/login?token=…: in a browser, a page naming the partner whose Sign in ' +
+      'button uses the link, once, before expiresAt (opening it uses nothing). The token is a ' +
+      'credential: do not log or share it',
     example: 'https://portal.example.com/portal/login?token=fsp_…',
   })
   url: string;
@@ -57,8 +63,8 @@ export class PortalAdminController {
   }
 
   @Doc(
-    'End every portal session of the partner (the next request of each answers 401) and every '
-      + 'portal link of it not yet used',
+    'End every portal session of the partner (the next request of each answers 401) and every ' +
+      'portal link of it not yet used',
     null,
     [400, 404],
     { status: 204 },

@@ -144,12 +144,16 @@ export class PortalLinks {
     const [operator]: OperatorIdentity[] = await m.query('SELECT id, name, role FROM operators WHERE id = $1', [
       operatorId,
     ]);
-    await this.audit.record(m, { operator, action: 'portal.session.open' }, {
-      targetType: 'partner',
-      targetId: partnerId,
-      before: { portalSession: null },
-      after: { portalSession: sessionId },
-    });
+    await this.audit.record(
+      m,
+      { operator, action: 'portal.session.open' },
+      {
+        targetType: 'partner',
+        targetId: partnerId,
+        before: { portalSession: null },
+        after: { portalSession: sessionId },
+      },
+    );
   }
 
   private async insert(m: EntityManager, partnerId: string, ttlMinutes: number, operatorId: string | null) {

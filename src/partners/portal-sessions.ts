@@ -112,14 +112,16 @@ export class PortalSessions {
    * its operator revoked) or more than one is. One statement on the token's unique index.
    */
   async find(tokens: string[]): Promise<PortalSession | null> {
-    const hashes = tokens.filter((t) => t.length > 0 && t.length <= 200).slice(0, PORTAL_COOKIES_READ).map(hashToken);
+    const hashes = tokens
+      .filter((t) => t.length > 0 && t.length <= 200)
+      .slice(0, PORTAL_COOKIES_READ)
+      .map(hashToken);
     if (hashes.length === 0) return null;
     // An UPDATE's answer through TypeORM: [rows, affected].
     const [[row]]: [FoundRow[], number] = await this.db.query(FIND, [hashes]);
     if (!row || !hashes.some((h) => safeEqual(row.token_hash, h))) return null;
-    const operator = row.operator_id === null
-      ? null
-      : { id: row.operator_id, name: row.operator_name!, role: row.operator_role! };
+    const operator =
+      row.operator_id === null ? null : { id: row.operator_id, name: row.operator_name!, role: row.operator_role! };
     return { id: row.id, partnerId: row.partner_id, csrfSecret: row.csrf_secret, operator };
   }
 
@@ -131,12 +133,16 @@ export class PortalSessions {
         [session.id],
       );
       if (ended === 0 || !session.operator) return;
-      await this.audit.record(m, { operator: session.operator, action: 'portal.session.end' }, {
-        targetType: 'partner',
-        targetId: session.partnerId,
-        before: { portalSession: session.id },
-        after: { portalSession: null },
-      });
+      await this.audit.record(
+        m,
+        { operator: session.operator, action: 'portal.session.end' },
+        {
+          targetType: 'partner',
+          targetId: session.partnerId,
+          before: { portalSession: session.id },
+          after: { portalSession: null },
+        },
+      );
     });
   }
 

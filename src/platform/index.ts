@@ -48,7 +48,16 @@ export { buildApiDocument } from './openapi/api-document.js';
 export { mountPartnerDocs, PARTNER_API_PATH } from './openapi/partner-docs.js';
 export { GUIDE_PATH } from './openapi/partner-guide.js';
 export { variantOnly } from './openapi/api-variant-doc.js';
-export { CALLBACK_URL, currency, money, nullableTimestamp, nullableUuid, timestamp, url, uuid } from './openapi/schema.js';
+export {
+  CALLBACK_URL,
+  currency,
+  money,
+  nullableTimestamp,
+  nullableUuid,
+  timestamp,
+  url,
+  uuid,
+} from './openapi/schema.js';
 export { RouteSpanInterceptor } from './telemetry/route-span.interceptor.js';
 export { currentTraceparent, inAttemptSpan, tracingActive } from './telemetry/trace-context.js';
 export { databaseModule, PlatformModule } from './platform.module.js';

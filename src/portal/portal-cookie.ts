@@ -30,6 +30,11 @@ export function cookieValues(header: string | undefined, name: string): string[]
   return header.split(';').flatMap((pair) => {
     const at = pair.indexOf('=');
     if (at < 0 || pair.slice(0, at).trim() !== name) return [];
-    return [pair.slice(at + 1).trim().replace(/^"(.*)"$/, '$1')];
+    return [
+      pair
+        .slice(at + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1'),
+    ];
   });
 }

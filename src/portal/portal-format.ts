@@ -131,7 +131,11 @@ export function parseUuid(field: string, raw: string | undefined): string | unde
 }
 
 /** One of `allowed`, or none when empty. */
-export function parseChoice<T extends string>(field: string, raw: string | undefined, allowed: readonly T[]): T | undefined {
+export function parseChoice<T extends string>(
+  field: string,
+  raw: string | undefined,
+  allowed: readonly T[],
+): T | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!(allowed as readonly string[]).includes(raw)) {
     throw new FieldError(`${field} must be one of ${allowed.join(', ')}`);

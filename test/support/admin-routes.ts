@@ -9,7 +9,11 @@ export interface AdminRoute {
   path: string;
 }
 
-const join = (...parts: string[]) => `/${parts.flatMap((p) => p.split('/')).filter(Boolean).join('/')}`;
+const join = (...parts: string[]) =>
+  `/${parts
+    .flatMap((p) => p.split('/'))
+    .filter(Boolean)
+    .join('/')}`;
 
 /**
  * Every route under /admin that the application's controllers declare, read from Nest's own
@@ -22,7 +26,11 @@ export function nestAdminRoutes(app: INestApplication): AdminRoute[] {
       const type = wrapper.metatype as (new (...args: never[]) => unknown) | null;
       if (!type) continue;
       const base = [Reflect.getMetadata(PATH_METADATA, type) as string | string[]].flat();
-      for (let proto: unknown = type.prototype; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+      for (
+        let proto: unknown = type.prototype;
+        proto && proto !== Object.prototype;
+        proto = Object.getPrototypeOf(proto)
+      ) {
         for (const name of Object.getOwnPropertyNames(proto)) {
           const handler = Object.getOwnPropertyDescriptor(proto, name)?.value as unknown;
           if (typeof handler !== 'function' || name === 'constructor') continue;
@@ -31,7 +39,8 @@ export function nestAdminRoutes(app: INestApplication): AdminRoute[] {
           for (const b of base) {
             for (const p of [Reflect.getMetadata(PATH_METADATA, handler) as string | string[]].flat()) {
               const path = join(b, p);
-              if (path.startsWith('/admin/')) routes.push({ method: RequestMethod[method].toLowerCase() as AdminRoute['method'], path });
+              if (path.startsWith('/admin/'))
+                routes.push({ method: RequestMethod[method].toLowerCase() as AdminRoute['method'], path });
             }
           }
         }

@@ -8,7 +8,12 @@ import { requireExecutable } from './processes.js';
 export const CHROMIUM = '/usr/bin/chromium';
 
 // Checked when a test file loads this: without Chromium it fails at once, saying what to install.
-requireExecutable(CHROMIUM, "the dashboard's browser test drives Debian's Chromium", 'apt-get install -y chromium', 'chromium');
+requireExecutable(
+  CHROMIUM,
+  "the dashboard's browser test drives Debian's Chromium",
+  'apt-get install -y chromium',
+  'chromium',
+);
 
 /** Exactly these switches, plus what Playwright needs to drive it (headless, the pipe, the profile). */
 export const CHROMIUM_FLAGS = [
@@ -51,7 +56,10 @@ export interface BrowserOptions {
  * Headless Chromium with a fresh profile, HTTP Basic credentials for every loopback page (when
  * given), and every request beyond loopback refused, so a page that waits on the internet shows up here.
  */
-export async function openBrowser(credentials: { username: string; password: string } | undefined, options: Omit<BrowserOptions, 'credentials'> = {}): Promise<TestBrowser> {
+export async function openBrowser(
+  credentials: { username: string; password: string } | undefined,
+  options: Omit<BrowserOptions, 'credentials'> = {},
+): Promise<TestBrowser> {
   const profile = mkdtempSync(path.join(tmpdir(), 'funding-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
@@ -73,7 +81,8 @@ export async function openBrowser(credentials: { username: string; password: str
   const page = context.pages()[0] ?? (await context.newPage());
   page.on('pageerror', (e) => pageErrors.push(e.message));
   page.on('console', (m) => {
-    if (/Content Security Policy|Refused to (frame|display|load|execute|apply)/.test(m.text())) refusedByPolicy.push(m.text());
+    if (/Content Security Policy|Refused to (frame|display|load|execute|apply)/.test(m.text()))
+      refusedByPolicy.push(m.text());
   });
   return {
     page,

@@ -16,7 +16,14 @@ import { LEASE_SPARE_MS } from '../../src/delivery/callback-delivery.js';
 import { jobsOf } from '../../src/delivery/callback-queue.js';
 import { AttemptOutcome, isFinal as finalOutcome } from '../../src/egress/attempt-outcome.js';
 import type { SendResult } from '../../src/egress/callback-sender.js';
-import { DestinationState, isFailing, isProven, newDestination, roomOf, WindowConfig } from '../../src/delivery/destination-window.js';
+import {
+  DestinationState,
+  isFailing,
+  isProven,
+  newDestination,
+  roomOf,
+  WindowConfig,
+} from '../../src/delivery/destination-window.js';
 import { redeliveryOf } from '../../src/callbacks/redelivery-rules.js';
 import { DomainError } from '../../src/platform/http/domain-error.js';
 import { settleAttempt } from '../../src/delivery/settle-attempt.js';
@@ -35,7 +42,12 @@ export const LEASE_MS = TIMEOUT_MS + LEASE_MARGIN_MS;
  * two partners' at one origin (a shared inbox), each with its own window and circuit, so every
  * history of two or more destinations has partners sharing an origin.
  */
-export const DESTINATIONS = [destinationKey('p1', 'https://a.test'), destinationKey('p2', 'https://a.test'), destinationKey('p1', 'https://b.test'), destinationKey('p2', 'https://c.test')];
+export const DESTINATIONS = [
+  destinationKey('p1', 'https://a.test'),
+  destinationKey('p2', 'https://a.test'),
+  destinationKey('p1', 'https://b.test'),
+  destinationKey('p2', 'https://c.test'),
+];
 
 export type Behaviour = 'ok' | '5xx' | '429' | 'hang' | '4xx' | '410' | 'refused';
 export const BEHAVIOURS: Behaviour[] = ['ok', '5xx', '429', 'hang', '4xx', '410', 'refused'];
@@ -45,7 +57,15 @@ export const BEHAVIOURS: Behaviour[] = ['ok', '5xx', '429', 'hang', '4xx', '410'
  * Retry-After (its time moves by hand, a second at most).
  */
 export function answer(b: Behaviour, timeoutMs = TIMEOUT_MS, retryAfter: string | null = '30'): SendResult {
-  const r = (outcome: AttemptOutcome, statusCode: number | null, error: string | null = null) => ({ outcome, statusCode, error, responseBody: null, sourceAddress: null, answer: null, durationMs: 1 });
+  const r = (outcome: AttemptOutcome, statusCode: number | null, error: string | null = null) => ({
+    outcome,
+    statusCode,
+    error,
+    responseBody: null,
+    sourceAddress: null,
+    answer: null,
+    durationMs: 1,
+  });
   if (b === 'ok') return r({ kind: 'http', statusCode: 200 }, 200);
   if (b === 'hang') return r({ kind: 'timeout' }, null, `timeout: no answer within ${timeoutMs} ms`);
   if (b === 'refused') return r({ kind: 'refused' }, null, 'destination refused');
@@ -56,10 +76,18 @@ const isFinal = (r: SendResult) => finalOutcome(r.outcome);
 
 export type Status = 'pending' | 'sending' | 'delivered' | 'failed';
 export interface Callback {
-  id: number; dest: string; status: Status; nextAttemptAt: number | null; leaseUntil: number | null;
-  scheduleStartedAt: number; scheduleAttempts: number; attemptCount: number; lastError: string | null;
+  id: number;
+  dest: string;
+  status: Status;
+  nextAttemptAt: number | null;
+  leaseUntil: number | null;
+  scheduleStartedAt: number;
+  scheduleAttempts: number;
+  attemptCount: number;
+  lastError: string | null;
   /** The destination the partner moved it to while it was `sending` (next_url), and whether it removed its URL (url_removed_at). */
-  nextDest: string | null; removed: boolean;
+  nextDest: string | null;
+  removed: boolean;
   /** How its destination stood when it was last admitted. */
   admittedAs: 'proven' | 'unproven' | 'open' | null;
 }
@@ -67,13 +95,49 @@ export interface Callback {
  * One callback of a job on a worker, with the row as the worker loaded it. A job carries up to
  * JOB_CALLBACKS; each of its callbacks is sent once it has one of the worker's slots (`startedAt`).
  */
-export interface Job { cb: Callback; dest: string; admittedAs: Callback['admittedAs']; job: number; worker: number; admittedAt: number; startedAt: number | null; attemptCount: number; scheduleAttempts: number; scheduleKey: number }
+export interface Job {
+  cb: Callback;
+  dest: string;
+  admittedAs: Callback['admittedAs'];
+  job: number;
+  worker: number;
+  admittedAt: number;
+  startedAt: number | null;
+  attemptCount: number;
+  scheduleAttempts: number;
+  scheduleKey: number;
+}
 /** A callback's end (failed, or a final answer recorded), with what the model knew then. */
-export interface End { cb: Callback; by: 'attempt' | 'expire' | 'removed'; status: Status; final: boolean; probe: boolean; scheduleAttempts: number; attemptCount: number; open: boolean; lastError: string }
+export interface End {
+  cb: Callback;
+  by: 'attempt' | 'expire' | 'removed';
+  status: Status;
+  final: boolean;
+  probe: boolean;
+  scheduleAttempts: number;
+  attemptCount: number;
+  open: boolean;
+  lastError: string;
+}
 /** A destination as a pass found it (`lastServed`: the pass admission remembered it last got a slot at, null: never or idle since) and what it admitted. */
-export interface Row { state: DestinationState; sending: number; due: number; oldestDue: number | null; room: number; proven: boolean; failing: boolean; lastServed: number | null; admitted: number }
+export interface Row {
+  state: DestinationState;
+  sending: number;
+  due: number;
+  oldestDue: number | null;
+  room: number;
+  proven: boolean;
+  failing: boolean;
+  lastServed: number | null;
+  admitted: number;
+}
 /** `skipped`: the destinations catching up whose callbacks the pass did not read (src/delivery/catch-up.ts). */
-export interface PassReport { now: number; slots: number; rows: Map<string, Row>; skipped: ReadonlySet<string> }
+export interface PassReport {
+  now: number;
+  slots: number;
+  rows: Map<string, Row>;
+  skipped: ReadonlySet<string>;
+}
 /** A destination: its window and breaker, what its receiver does, and the callback a redelivery asked to go as its next probe (probe_id). */
 export interface Dest {
   state: DestinationState;
@@ -81,7 +145,12 @@ export interface Dest {
   probe: number | null;
 }
 /** A change the model made to a callback, named by the lifecycle table's event (src/callbacks/callback-lifecycle.ts). */
-export interface Change { event: LifeEvent; id: number; from: Status | null; to: Status | null }
+export interface Change {
+  event: LifeEvent;
+  id: number;
+  from: Status | null;
+  to: Status | null;
+}
 
 /** The tables `callbacks`, `destinations`, `delivery_workers` and the Redis jobs, in memory. */
 export class World {
@@ -107,15 +176,27 @@ export class World {
   private ids = 0;
 
   constructor(destinations: number, workerSlots: number[], seed = 1) {
-    for (const o of DESTINATIONS.slice(0, destinations)) this.dests.set(o, { state: newDestination(cfg), behaviour: 'ok', probe: null });
+    for (const o of DESTINATIONS.slice(0, destinations))
+      this.dests.set(o, { state: newDestination(cfg), behaviour: 'ok', probe: null });
     this.workers = workerSlots.map((slots) => ({ slots, up: true }));
     let r = seed;
-    this.policy = new RetryPolicy(SCHEDULE, () => (r = (r * 48271) % 0x7fffffff) / 0x7fffffff, () => this.now);
+    this.policy = new RetryPolicy(
+      SCHEDULE,
+      () => (r = (r * 48271) % 0x7fffffff) / 0x7fffffff,
+      () => this.now,
+    );
   }
 
   of = (origin: string, status: Status) => this.callbacks.filter((c) => c.dest === origin && c.status === status);
-  dueOf = (origin: string) => this.of(origin, 'pending').filter((c) => c.nextAttemptAt! <= this.now).sort((a, b) => a.nextAttemptAt! - b.nextAttemptAt! || a.id - b.id);
-  slots = () => Math.min(READY_WINDOW, this.workers.reduce((n, w) => n + (w.up ? w.slots : 0), 0));
+  dueOf = (origin: string) =>
+    this.of(origin, 'pending')
+      .filter((c) => c.nextAttemptAt! <= this.now)
+      .sort((a, b) => a.nextAttemptAt! - b.nextAttemptAt! || a.id - b.id);
+  slots = () =>
+    Math.min(
+      READY_WINDOW,
+      this.workers.reduce((n, w) => n + (w.up ? w.slots : 0), 0),
+    );
   busy = () => this.callbacks.some((c) => c.status === 'pending' || c.status === 'sending');
 
   private note(event: LifeEvent, c: Callback, from: Status | null, to: Status | null = c.status): void {
@@ -123,7 +204,20 @@ export class World {
   }
 
   commit(origin: string): void {
-    this.callbacks.push({ id: this.ids++, dest: origin, status: 'pending', nextAttemptAt: this.now, leaseUntil: null, scheduleStartedAt: this.now, scheduleAttempts: 0, attemptCount: 0, lastError: null, nextDest: null, removed: false, admittedAs: null });
+    this.callbacks.push({
+      id: this.ids++,
+      dest: origin,
+      status: 'pending',
+      nextAttemptAt: this.now,
+      leaseUntil: null,
+      scheduleStartedAt: this.now,
+      scheduleAttempts: 0,
+      attemptCount: 0,
+      lastError: null,
+      nextDest: null,
+      removed: false,
+      admittedAs: null,
+    });
     this.note('record', this.callbacks.at(-1)!, null);
   }
 
@@ -137,7 +231,11 @@ export class World {
     const live = this.workers.map((_, i) => i).filter((i) => this.workers[i].up);
     const { report, candidates, admitted } = this.admit(unread, (callbacks) => {
       const byId = new Map(callbacks.map((c) => [String(c.id), c]));
-      for (const ids of jobsOf([...byId.keys()], live.length)) this.enqueue(ids.map((id) => byId.get(id)!), live);
+      for (const ids of jobsOf([...byId.keys()], live.length))
+        this.enqueue(
+          ids.map((id) => byId.get(id)!),
+          live,
+        );
       return true;
     });
     this.start();
@@ -159,16 +257,30 @@ export class World {
    * CANDIDATES and the ADMIT rounds, each round's callbacks (moved to `sending`) handed to
    * `enqueued`, which says whether the pass goes on: how many of each destination it admitted.
    */
-  private admit(skipped: ReadonlySet<string>, enqueued: (callbacks: Callback[]) => boolean): { report: PassReport; candidates: Candidate[]; admitted: Map<string, number> } {
+  private admit(
+    skipped: ReadonlySet<string>,
+    enqueued: (callbacks: Callback[]) => boolean,
+  ): { report: PassReport; candidates: Candidate[]; admitted: Map<string, number> } {
     const report: PassReport = { now: this.now, slots: this.slots(), rows: new Map(), skipped };
     const budget: Budget = { slots: report.slots, sending: 0, riskySending: 0, failingSending: 0 };
     const candidates: Candidate[] = [];
     const asks = new Map([...this.dests].filter(([, d]) => d.probe !== null).map(([o, d]) => [o, d.probe!]));
     for (const [origin, { state }] of this.dests) {
       const sending = this.of(origin, 'sending').length;
-      const read = (state.openedAt === null || state.nextProbeAt! <= this.now || state.probeAsked) && !skipped.has(origin);
+      const read =
+        (state.openedAt === null || state.nextProbeAt! <= this.now || state.probeAsked) && !skipped.has(origin);
       const due = read ? this.dueOf(origin) : [];
-      const row: Row = { state, sending, due: due.length, oldestDue: due[0]?.nextAttemptAt ?? null, room: roomOf(state, sending, this.now, cfg), proven: isProven(state, this.now), failing: isFailing(state), lastServed: this.served.get(origin) ?? null, admitted: 0 };
+      const row: Row = {
+        state,
+        sending,
+        due: due.length,
+        oldestDue: due[0]?.nextAttemptAt ?? null,
+        room: roomOf(state, sending, this.now, cfg),
+        proven: isProven(state, this.now),
+        failing: isFailing(state),
+        lastServed: this.served.get(origin) ?? null,
+        admitted: 0,
+      };
       report.rows.set(origin, row);
       if (due.length === 0 && sending === 0) continue;
       budget.sending += sending;
@@ -177,15 +289,21 @@ export class World {
       if (due.length > 0) candidates.push({ key: origin, state, sending, oldestDue: row.oldestDue! });
     }
     const rounds = admissionRounds(candidates, budget, this.now, cfg, this.served);
-    for (let round = rounds.next(); !round.done; ) {
+    for (let round = rounds.next(); !round.done;) {
       const got = new Map<string, number>();
       const admitted: Callback[] = [];
       for (const [origin, n] of round.value) {
         const row = report.rows.get(origin)!;
         // ADMIT: the probe a redelivery asked for first, while it still waits there; then the oldest due.
-        const asked = this.callbacks.filter((c) => c.id === asks.get(origin) && c.dest === origin && c.status === 'pending');
+        const asked = this.callbacks.filter(
+          (c) => c.id === asks.get(origin) && c.dest === origin && c.status === 'pending',
+        );
         for (const cb of [...asked, ...this.dueOf(origin).filter((c) => !asked.includes(c))].slice(0, n)) {
-          Object.assign(cb, { status: 'sending', leaseUntil: this.now + LEASE_MS, admittedAs: row.state.openedAt !== null ? 'open' : row.proven ? 'proven' : 'unproven' });
+          Object.assign(cb, {
+            status: 'sending',
+            leaseUntil: this.now + LEASE_MS,
+            admittedAs: row.state.openedAt !== null ? 'open' : row.proven ? 'proven' : 'unproven',
+          });
           this.note('admit', cb, 'pending');
           row.admitted++;
           got.set(origin, (got.get(origin) ?? 0) + 1);
@@ -194,7 +312,8 @@ export class World {
       }
       if (!enqueued(admitted)) break;
       // CLEAR_ASKS: a probe admitted ends the request CANDIDATES read (not one made since).
-      for (const origin of got.keys()) if (asks.has(origin) && this.dests.get(origin)!.probe === asks.get(origin)) this.ask(origin, null);
+      for (const origin of got.keys())
+        if (asks.has(origin) && this.dests.get(origin)!.probe === asks.get(origin)) this.ask(origin, null);
       round = rounds.next(got);
     }
     return { report, candidates, admitted: new Map([...report.rows].map(([o, r]) => [o, r.admitted])) };
@@ -208,7 +327,18 @@ export class World {
     const job = this.jobSizes.push(cbs.length);
     // A callback still held by an older job of this worker model (its lease lapsed and it was admitted again) keeps that entry.
     for (const cb of cbs.filter((c) => !this.jobs.has(c.id))) {
-      this.jobs.set(cb.id, { cb, dest: cb.dest, admittedAs: cb.admittedAs, job, worker, admittedAt: this.now, startedAt: null, attemptCount: cb.attemptCount, scheduleAttempts: cb.scheduleAttempts, scheduleKey: cb.scheduleStartedAt });
+      this.jobs.set(cb.id, {
+        cb,
+        dest: cb.dest,
+        admittedAs: cb.admittedAs,
+        job,
+        worker,
+        admittedAt: this.now,
+        startedAt: null,
+        attemptCount: cb.attemptCount,
+        scheduleAttempts: cb.scheduleAttempts,
+        scheduleKey: cb.scheduleStartedAt,
+      });
     }
   }
 
@@ -236,20 +366,49 @@ export class World {
   /** LAPSE and RELEASE: back to waiting with the URL it was moved to, or failed if its URL was removed meanwhile. */
   private backToWaiting(c: Callback, event: 'release' | 'lapse'): void {
     this.note(c.removed ? 'fail' : event, c, c.status, c.removed ? 'failed' : 'pending');
-    Object.assign(c, { status: c.removed ? 'failed' : 'pending', nextAttemptAt: c.removed ? null : c.nextAttemptAt, leaseUntil: null, dest: c.nextDest ?? c.dest, nextDest: null });
-    if (c.removed) this.ends.push({ cb: c, by: 'removed', status: 'failed', final: false, probe: false, scheduleAttempts: c.scheduleAttempts, attemptCount: c.attemptCount, open: false, lastError: c.lastError ?? '' });
+    Object.assign(c, {
+      status: c.removed ? 'failed' : 'pending',
+      nextAttemptAt: c.removed ? null : c.nextAttemptAt,
+      leaseUntil: null,
+      dest: c.nextDest ?? c.dest,
+      nextDest: null,
+    });
+    if (c.removed)
+      this.ends.push({
+        cb: c,
+        by: 'removed',
+        status: 'failed',
+        final: false,
+        probe: false,
+        scheduleAttempts: c.scheduleAttempts,
+        attemptCount: c.attemptCount,
+        open: false,
+        lastError: c.lastError ?? '',
+      });
   }
 
   /** Admission.sweep(): LAPSE, then EXPIRE. */
   sweep(): void {
-    for (const c of this.callbacks) if (c.status === 'sending' && c.leaseUntil! < this.now) this.backToWaiting(c, 'lapse');
+    for (const c of this.callbacks)
+      if (c.status === 'sending' && c.leaseUntil! < this.now) this.backToWaiting(c, 'lapse');
     for (const c of this.callbacks) {
       const { state } = this.dests.get(c.dest)!;
-      if (c.status !== 'pending' || state.openedAt === null || !(c.scheduleStartedAt < this.now - SCHEDULE_TOTAL)) continue;
+      if (c.status !== 'pending' || state.openedAt === null || !(c.scheduleStartedAt < this.now - SCHEDULE_TOTAL))
+        continue;
       const lastError = `destination ${c.dest} unavailable (circuit open since ${new Date(state.openedAt).toISOString()}${state.lastError ? `, last error: ${state.lastError}` : ''}); attempt schedule ended while waiting`;
       Object.assign(c, { status: 'failed', nextAttemptAt: null, lastError });
       this.note('fail', c, 'pending');
-      this.ends.push({ cb: c, by: 'expire', status: 'failed', final: false, probe: false, scheduleAttempts: c.scheduleAttempts, attemptCount: c.attemptCount, open: true, lastError });
+      this.ends.push({
+        cb: c,
+        by: 'expire',
+        status: 'failed',
+        final: false,
+        probe: false,
+        scheduleAttempts: c.scheduleAttempts,
+        attemptCount: c.attemptCount,
+        open: true,
+        lastError,
+      });
     }
   }
 
@@ -264,7 +423,18 @@ export class World {
     // The destination the attempt went to: the one the worker loaded (a lapsed callback may have moved since).
     const dest = this.dests.get(job.dest)!;
     const probe = dest.state.openedAt !== null && startedAt >= dest.state.openedAt;
-    const s = settleAttempt(dest.state, { row: { destination: job.dest, schedule_attempts: job.scheduleAttempts, attempt_limit: null }, startedAt, answeredAt: this.now, result }, 0, this.policy, cfg);
+    const s = settleAttempt(
+      dest.state,
+      {
+        row: { destination: job.dest, schedule_attempts: job.scheduleAttempts, attempt_limit: null },
+        startedAt,
+        answeredAt: this.now,
+        result,
+      },
+      0,
+      this.policy,
+      cfg,
+    );
     const closed = dest.state.openedAt !== null && s.destination.openedAt === null;
     dest.state = s.destination;
     // saveDestinations: a closing ends a probe asked for (the fold keeps it otherwise).
@@ -277,7 +447,11 @@ export class World {
       this.note('due now', w, 'pending');
     }
     // RECORD: a row failed meanwhile (its URL removed while the attempt was under way) takes only a delivery.
-    if ((c.status !== 'sending' && c.status !== 'pending' && s.status !== 'delivered') || c.attemptCount !== job.attemptCount) return;
+    if (
+      (c.status !== 'sending' && c.status !== 'pending' && s.status !== 'delivered') ||
+      c.attemptCount !== job.attemptCount
+    )
+      return;
     const same = c.scheduleStartedAt === job.scheduleKey;
     const delivered = s.status === 'delivered';
     const removed = c.removed && !delivered;
@@ -285,19 +459,48 @@ export class World {
     c.status = delivered ? s.status : removed ? 'failed' : same ? s.status : 'pending';
     c.scheduleAttempts += same && s.counts ? 1 : 0;
     c.nextAttemptAt = delivered || removed ? null : !same ? this.now : s.delayMs === null ? null : this.now + s.delayMs;
-    Object.assign(c, { attemptCount: c.attemptCount + 1, lastError: removed ? c.lastError : s.lastError, leaseUntil: null, dest: c.nextDest ?? c.dest, nextDest: null });
+    Object.assign(c, {
+      attemptCount: c.attemptCount + 1,
+      lastError: removed ? c.lastError : s.lastError,
+      leaseUntil: null,
+      dest: c.nextDest ?? c.dest,
+      nextDest: null,
+    });
     this.note(delivered ? 'deliver' : c.status === 'failed' ? 'fail' : 'retry', c, from);
     if (removed) {
-      this.ends.push({ cb: c, by: 'removed', status: 'failed', final: false, probe, scheduleAttempts: c.scheduleAttempts, attemptCount: c.attemptCount, open: false, lastError: c.lastError ?? '' });
+      this.ends.push({
+        cb: c,
+        by: 'removed',
+        status: 'failed',
+        final: false,
+        probe,
+        scheduleAttempts: c.scheduleAttempts,
+        attemptCount: c.attemptCount,
+        open: false,
+        lastError: c.lastError ?? '',
+      });
     } else if (c.status === 'failed' || (same && isFinal(result))) {
-      this.ends.push({ cb: c, by: 'attempt', status: c.status, final: isFinal(result), probe, scheduleAttempts: c.scheduleAttempts, attemptCount: c.attemptCount, open: dest.state.openedAt !== null, lastError: s.lastError ?? '' });
+      this.ends.push({
+        cb: c,
+        by: 'attempt',
+        status: c.status,
+        final: isFinal(result),
+        probe,
+        scheduleAttempts: c.scheduleAttempts,
+        attemptCount: c.attemptCount,
+        open: dest.state.openedAt !== null,
+        lastError: s.lastError ?? '',
+      });
     }
   }
 
   /** Time passes; a live worker's request ends by its timeout (before its lease), with what its destination does. */
   tick(ms: number): void {
     const until = this.now + ms;
-    for (let j; (j = this.started().sort((a, b) => a.startedAt! - b.startedAt!)[0]) && j.startedAt! + TIMEOUT_MS <= until; ) {
+    for (
+      let j;
+      (j = this.started().sort((a, b) => a.startedAt! - b.startedAt!)[0]) && j.startedAt! + TIMEOUT_MS <= until;
+    ) {
       this.now = Math.max(this.now, j.startedAt! + TIMEOUT_MS);
       this.settle(j, answer(this.dests.get(j.cb.dest)!.behaviour), j.startedAt!);
     }
@@ -309,7 +512,8 @@ export class World {
     this.tick(1000);
     this.sweep();
     const pass = this.pass();
-    for (let started; (started = this.started()).length > 0; ) for (const j of started) this.settle(j, answer(b ?? this.dests.get(j.cb.dest)!.behaviour), j.startedAt!);
+    for (let started; (started = this.started()).length > 0;)
+      for (const j of started) this.settle(j, answer(b ?? this.dests.get(j.cb.dest)!.behaviour), j.startedAt!);
     return pass;
   }
 
@@ -335,14 +539,29 @@ export class World {
   redeliver(c: Callback): boolean {
     const { state } = this.dests.get(c.dest)!;
     // What the lock reads; the circuit too (the rule once refused an open one: it must not look at it).
-    const facts = { status: c.status, test: false, urlRemovedAt: c.removed ? new Date(this.now) : null, origin: c.dest, openedAt: state.openedAt === null ? null : new Date(state.openedAt), nextProbeAt: state.nextProbeAt === null ? null : new Date(state.nextProbeAt) };
+    const facts = {
+      status: c.status,
+      test: false,
+      urlRemovedAt: c.removed ? new Date(this.now) : null,
+      origin: c.dest,
+      openedAt: state.openedAt === null ? null : new Date(state.openedAt),
+      nextProbeAt: state.nextProbeAt === null ? null : new Date(state.nextProbeAt),
+    };
     const move = redeliveryOf(facts);
     if (move instanceof DomainError) {
-      this.refusals.push(`${c.id} (${c.status}${c.removed ? ', URL removed' : ''}, destination ${state.openedAt === null ? 'closed' : 'open'}): ${move.code}`);
+      this.refusals.push(
+        `${c.id} (${c.status}${c.removed ? ', URL removed' : ''}, destination ${state.openedAt === null ? 'closed' : 'open'}): ${move.code}`,
+      );
       return false;
     }
     if (move !== 'under_way') this.note('redeliver', c, c.status, 'pending');
-    if (move === 'fresh_schedule') Object.assign(c, { status: 'pending', scheduleAttempts: 0, scheduleStartedAt: this.now, nextAttemptAt: this.now });
+    if (move === 'fresh_schedule')
+      Object.assign(c, {
+        status: 'pending',
+        scheduleAttempts: 0,
+        scheduleStartedAt: this.now,
+        nextAttemptAt: this.now,
+      });
     if (move === 'due_now') c.nextAttemptAt = this.now;
     if (state.openedAt !== null) this.ask(c.dest, c.id);
     return true;
@@ -379,16 +598,37 @@ export class World {
     if (c.status === 'delivered') return;
     const lastError = 'callback URL removed by the partner (status_callback set to null); no further attempts';
     // REMOVE_URL: a waiting or failed one fails (again) now, one in flight when it comes back.
-    this.note(c.status === 'sending' ? 'remove URL' : 'fail', c, c.status, c.status === 'sending' ? 'sending' : 'failed');
+    this.note(
+      c.status === 'sending' ? 'remove URL' : 'fail',
+      c,
+      c.status,
+      c.status === 'sending' ? 'sending' : 'failed',
+    );
     if (c.status === 'pending') {
       Object.assign(c, { status: 'failed', nextAttemptAt: null, lastError, removed: true, nextDest: null });
-      this.ends.push({ cb: c, by: 'removed', status: 'failed', final: false, probe: false, scheduleAttempts: c.scheduleAttempts, attemptCount: c.attemptCount, open: false, lastError });
-    } else Object.assign(c, { removed: true, nextDest: null, lastError: c.status === 'failed' ? c.lastError : lastError });
+      this.ends.push({
+        cb: c,
+        by: 'removed',
+        status: 'failed',
+        final: false,
+        probe: false,
+        scheduleAttempts: c.scheduleAttempts,
+        attemptCount: c.attemptCount,
+        open: false,
+        lastError,
+      });
+    } else
+      Object.assign(c, { removed: true, nextDest: null, lastError: c.status === 'failed' ? c.lastError : lastError });
   }
 
   /** When anything can next change: a retry or probe due, a lease lapsing; the relay's timer at the latest. */
   nextEvent(): number {
-    const times = [this.now + 1000, ...this.callbacks.map((c) => (c.status === 'pending' ? c.nextAttemptAt! : c.status === 'sending' ? c.leaseUntil! + 1 : Infinity))];
+    const times = [
+      this.now + 1000,
+      ...this.callbacks.map((c) =>
+        c.status === 'pending' ? c.nextAttemptAt! : c.status === 'sending' ? c.leaseUntil! + 1 : Infinity,
+      ),
+    ];
     for (const { state } of this.dests.values()) if (state.nextProbeAt !== null) times.push(state.nextProbeAt);
     return Math.max(this.now + 1, Math.min(...times.filter((t) => t > this.now)));
   }

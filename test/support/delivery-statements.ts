@@ -24,14 +24,20 @@ export const LATER = destinationKey(PARTNER, 'http://127.0.0.1:3');
 
 /** A feed position half way through the callbacks (xact, seq). */
 async function middleOfFeed(queue: ClientBase): Promise<[string, string]> {
-  const { rows } = await queue.query<{ xact: string; seq: string }>(`SELECT xact::text AS xact, seq::text AS seq FROM callbacks ORDER BY seq OFFSET (SELECT count(*) / 2 FROM callbacks) LIMIT 1`);
+  const { rows } = await queue.query<{ xact: string; seq: string }>(
+    `SELECT xact::text AS xact, seq::text AS seq FROM callbacks ORDER BY seq OFFSET (SELECT count(*) / 2 FROM callbacks) LIMIT 1`,
+  );
   return [rows[0]?.xact ?? '0', rows[0]?.seq ?? '0'];
 }
 
 /** The partner and company every callback here belongs to. */
 async function addCompany(queue: ClientBase): Promise<void> {
-  await queue.query(`INSERT INTO partners (id, name, api_key_hash, signing_secret) VALUES ('00000000-0000-0000-0000-000000000001', 'p', 'h', 's')`);
-  await queue.query(`INSERT INTO companies (id, partner_id, name, currency, credit_status) VALUES ('00000000-0000-0000-0000-000000000002', '00000000-0000-0000-0000-000000000001', 'c', 'EUR', 'active')`);
+  await queue.query(
+    `INSERT INTO partners (id, name, api_key_hash, signing_secret) VALUES ('00000000-0000-0000-0000-000000000001', 'p', 'h', 's')`,
+  );
+  await queue.query(
+    `INSERT INTO companies (id, partner_id, name, currency, credit_status) VALUES ('00000000-0000-0000-0000-000000000002', '00000000-0000-0000-0000-000000000001', 'c', 'EUR', 'active')`,
+  );
 }
 
 /** `n` pending callbacks to the destination, due from `age` ago on, a millisecond apart. */
@@ -57,7 +63,12 @@ async function migratedDatabase(databaseUrl: string): Promise<{ pool: SqlPool; q
   return { pool, queue, relay };
 }
 
-async function dropDatabase(run: ReturnType<typeof runIdentity>, pool: SqlPool | undefined, queue: PoolClient | undefined, relay: Client | undefined): Promise<void> {
+async function dropDatabase(
+  run: ReturnType<typeof runIdentity>,
+  pool: SqlPool | undefined,
+  queue: PoolClient | undefined,
+  relay: Client | undefined,
+): Promise<void> {
   queue?.release();
   await pool?.onApplicationShutdown();
   await relay?.end();
@@ -98,49 +109,146 @@ export async function rolledBack<T>(s: Statement, work: () => Promise<T>): Promi
 
 /** The statements and their arguments as the code passes them; `on` is the connection the code runs them on. */
 export async function statements(queue: ClientBase, relay: Client): Promise<Statement[]> {
-  const sending = (await queue.query<{ id: string; partner_id: string; attempt_count: number; k: string }>(`SELECT id, partner_id, attempt_count, (extract(epoch FROM schedule_started_at) * 1000000)::bigint::text AS k FROM callbacks WHERE status = 'sending' LIMIT 20`)).rows;
+  const sending = (
+    await queue.query<{ id: string; partner_id: string; attempt_count: number; k: string }>(
+      `SELECT id, partner_id, attempt_count, (extract(epoch FROM schedule_started_at) * 1000000)::bigint::text AS k FROM callbacks WHERE status = 'sending' LIMIT 20`,
+    )
+  ).rows;
   const ids = sending.map((r) => r.id);
-  const columns = { window_size: 3, failures: 0, probe_ms: 0, last_error: null, opened_at: null, next_probe_at: null, last_ok_at: Date.now() };
-  const saves = (reported: DestinationSave['reported']): unknown[] => saveParams([{ key: BIG, columns, version: '0', reported, failingSince: reported && Date.now() - 60_000 }]);
-  const fate = (status: 'delivered' | 'failed') => ({ status, delayMs: null, lastError: status === 'failed' ? 'HTTP 410' : null, keepsError: false, counts: true });
+  const columns = {
+    window_size: 3,
+    failures: 0,
+    probe_ms: 0,
+    last_error: null,
+    opened_at: null,
+    next_probe_at: null,
+    last_ok_at: Date.now(),
+  };
+  const saves = (reported: DestinationSave['reported']): unknown[] =>
+    saveParams([{ key: BIG, columns, version: '0', reported, failingSince: reported && Date.now() - 60_000 }]);
+  const fate = (status: 'delivered' | 'failed') => ({
+    status,
+    delayMs: null,
+    lastError: status === 'failed' ? 'HTTP 410' : null,
+    keepsError: false,
+    counts: true,
+  });
   const records = (status: 'delivered' | 'failed'): unknown[] =>
     recordParams(
       sending.map((r): AttemptRecord => ({
-        id: r.id, partnerId: r.partner_id, attemptCount: r.attempt_count, scheduleKey: r.k, startedAt: Date.now(), durationMs: 5, statusCode: 200, error: null, responseBody: 'ok', sourceAddress: null,
-        kind: 'retry', scheduleNumber: 2, scheduleAllows: 8, requestHeaders: { 'webhook-id': r.id }, responseStatus: 'HTTP/1.1 200 OK', responseHeaders: [['content-length', '2']],
-        fate: fate(status), ifRedelivered: fate(status), ifUrlRemoved: fate(status),
+        id: r.id,
+        partnerId: r.partner_id,
+        attemptCount: r.attempt_count,
+        scheduleKey: r.k,
+        startedAt: Date.now(),
+        durationMs: 5,
+        statusCode: 200,
+        error: null,
+        responseBody: 'ok',
+        sourceAddress: null,
+        kind: 'retry',
+        scheduleNumber: 2,
+        scheduleAllows: 8,
+        requestHeaders: { 'webhook-id': r.id },
+        responseStatus: 'HTTP/1.1 200 OK',
+        responseHeaders: [['content-length', '2']],
+        fate: fate(status),
+        ifRedelivered: fate(status),
+        ifUrlRemoved: fate(status),
       })),
     );
   const text = (name: string) => storeStatement(name).text;
   // The newest of the big destination's waiting callbacks, asked for as its probe: the last of its index range.
-  const asked = (await queue.query<{ id: string }>(`SELECT id FROM callbacks WHERE destination = $1 AND status = 'pending' ORDER BY seq DESC LIMIT 1`, [BIG])).rows[0]?.id ?? null;
+  const asked =
+    (
+      await queue.query<{ id: string }>(
+        `SELECT id FROM callbacks WHERE destination = $1 AND status = 'pending' ORDER BY seq DESC LIMIT 1`,
+        [BIG],
+      )
+    ).rows[0]?.id ?? null;
   return [
     { name: 'admission candidates', on: relay, text: text('admission-candidates'), params: [[], [], [], null, []] },
     // A pass that leaves a destination catching up unread (src/delivery/catch-up.ts).
-    { name: 'admission candidates (one catching up unread)', on: relay, text: text('admission-candidates'), params: [[], [], [], null, [BIG]] },
-    { name: 'admission admit (big destination)', on: relay, text: text('admission-admit'), params: [[BIG], [40], 45_000, [null], [null]] },
-    { name: 'admission admit (small destination)', on: relay, text: text('admission-admit'), params: [[SMALL], [40], 45_000, [null], [null]] },
+    {
+      name: 'admission candidates (one catching up unread)',
+      on: relay,
+      text: text('admission-candidates'),
+      params: [[], [], [], null, [BIG]],
+    },
+    {
+      name: 'admission admit (big destination)',
+      on: relay,
+      text: text('admission-admit'),
+      params: [[BIG], [40], 45_000, [null], [null]],
+    },
+    {
+      name: 'admission admit (small destination)',
+      on: relay,
+      text: text('admission-admit'),
+      params: [[SMALL], [40], 45_000, [null], [null]],
+    },
     // Open destinations' probes redeliveries asked for (primary-key probes): one waiting, one no longer there.
-    { name: 'admission admit asked-for probes', on: relay, text: text('admission-admit-probes'), params: [[BIG, SMALL], [asked, asked], 45_000] },
+    {
+      name: 'admission admit asked-for probes',
+      on: relay,
+      text: text('admission-admit-probes'),
+      params: [[BIG, SMALL], [asked, asked], 45_000],
+    },
     { name: 'admission clear asks', on: relay, text: text('admission-clear-asks'), params: [[BIG], [asked]] },
     { name: 'admission release', on: relay, text: text('admission-release'), params: [ids] },
     { name: 'admission lapse', on: relay, text: text('admission-lapse'), params: [] },
     { name: 'admission open destinations', on: relay, text: text('admission-open'), params: [] },
-    { name: 'admission expire', on: relay, text: text('admission-expire'), params: [60_000, [BIG], ['destination unavailable']] },
+    {
+      name: 'admission expire',
+      on: relay,
+      text: text('admission-expire'),
+      params: [60_000, [BIG], ['destination unavailable']],
+    },
     { name: 'admission flush notices', on: relay, text: text('admission-flush-notices'), params: [] },
     { name: 'delivery load', on: queue, text: text('callback-delivery-load'), params: [ids] },
-    { name: 'settlement record', on: queue, text: text('settlement-record'), params: [...records('delivered'), ...saves(null)] },
+    {
+      name: 'settlement record',
+      on: queue,
+      text: text('settlement-record'),
+      params: [...records('delivered'), ...saves(null)],
+    },
     // The variant that records operational events: a batch that closes a circuit and fails callbacks for good.
-    { name: 'settlement record with events', on: queue, text: text('settlement-record+circuit+failures'), params: [...records('failed'), ...saves('closed')] },
+    {
+      name: 'settlement record with events',
+      on: queue,
+      text: text('settlement-record+circuit+failures'),
+      params: [...records('failed'), ...saves('closed')],
+    },
     { name: 'settlement read', on: queue, text: text('settlement-read'), params: [[BIG]] },
     { name: 'settlement refold', on: queue, text: text('settlement-refold'), params: saves(null) },
-    { name: 'settlement refold with events', on: queue, text: text('settlement-refold+circuit'), params: saves('opened') },
+    {
+      name: 'settlement refold with events',
+      on: queue,
+      text: text('settlement-refold+circuit'),
+      params: saves('opened'),
+    },
     // Closing releases the destination's callbacks in backoff: a range past its callbacks due already.
-    { name: 'settlement refold closing a circuit', on: queue, text: text('settlement-refold+circuit'), params: saves('closed') },
-    { name: 'retention prune', on: queue, text: text('retention-prune'), params: [7 * 86_400_000], setup: storeStatement('retention-prune').setup },
+    {
+      name: 'settlement refold closing a circuit',
+      on: queue,
+      text: text('settlement-refold+circuit'),
+      params: saves('closed'),
+    },
+    {
+      name: 'retention prune',
+      on: queue,
+      text: text('retention-prune'),
+      params: [7 * 86_400_000],
+      setup: storeStatement('retention-prune').setup,
+    },
     // A partner's feed, from the start and from its middle (the API's, on the same connections).
     { name: 'feed page from the start', on: queue, text: text('callback-feed-page'), params: [PARTNER, '0', '0', 100] },
-    { name: 'feed page from a position', on: queue, text: text('callback-feed-page'), params: [PARTNER, ...(await middleOfFeed(queue)), 100] },
+    {
+      name: 'feed page from a position',
+      on: queue,
+      text: text('callback-feed-page'),
+      params: [PARTNER, ...(await middleOfFeed(queue)), 100],
+    },
     // The callbacks gauge, counting up to a cap below the backlog: it reads as far as the cap.
     { name: 'callbacks gauge', on: queue, text: text('callbacks-gauge'), params: [1000] },
   ];

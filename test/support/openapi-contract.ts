@@ -33,9 +33,11 @@ export interface ApiContract {
 
 /** Validates the document, then builds the response checker from it. */
 export async function loadApiContract(document: object): Promise<ApiContract> {
-  const result = await new Validator().validate(structuredClone(document) as Parameters<Validator["validate"]>[0]);
+  const result = await new Validator().validate(structuredClone(document) as Parameters<Validator['validate']>[0]);
   if (!result.valid) {
-    throw new Error(`/docs-json is not a valid OpenAPI document:\n${JSON.stringify(result.errors, null, 2).slice(0, 4000)}`);
+    throw new Error(
+      `/docs-json is not a valid OpenAPI document:\n${JSON.stringify(result.errors, null, 2).slice(0, 4000)}`,
+    );
   }
   const api = new OpenAPIBackend({
     definition: closeObjects(structuredClone(document)) as never,
@@ -62,7 +64,8 @@ function closeObjects(node: unknown): unknown {
   else if (node && typeof node === 'object') {
     const schema = node as Record<string, unknown>;
     for (const child of Object.values(schema)) closeObjects(child);
-    if (schema.type === 'object' && schema.properties && schema.additionalProperties === undefined) schema.additionalProperties = false;
+    if (schema.type === 'object' && schema.properties && schema.additionalProperties === undefined)
+      schema.additionalProperties = false;
   }
   return node;
 }
@@ -70,39 +73,62 @@ function closeObjects(node: unknown): unknown {
 function check(api: OpenAPIBackend, method: string, path: string, res: SeenResponse): string | null {
   if (OUTSIDE_THE_DOCUMENT.some((p) => p.test(path))) return null;
   const where = `${method.toUpperCase()} ${path} → ${res.status}`;
-  const problem = (what: string) => `OpenAPI mismatch: ${where}: ${what}\nresponse body: ${bodyText(res).slice(0, 600)}`;
+  const problem = (what: string) =>
+    `OpenAPI mismatch: ${where}: ${what}\nresponse body: ${bodyText(res).slice(0, 600)}`;
   const operation = api.matchOperation({ method, path, headers: {} });
   if (!operation) {
     // A route that does not exist answers Nest's own 404, which the document need not list.
     const body = res.body as { message?: unknown } | undefined;
-    if (res.status === 404 && typeof body?.message === 'string' && body.message.startsWith(`Cannot ${method.toUpperCase()} `)) return null;
+    if (
+      res.status === 404 &&
+      typeof body?.message === 'string' &&
+      body.message.startsWith(`Cannot ${method.toUpperCase()} `)
+    )
+      return null;
     return problem(
       `/docs-json documents no ${method.toUpperCase()} operation on this path; document the route (@Doc and @ApiErrors from src/platform/openapi/api-doc.ts)`,
     );
   }
-  const responses = (operation.responses ?? {}) as Record<string, { content?: Record<string, unknown>; headers?: Record<string, { required?: boolean }> }>;
-  const documented = responses[String(res.status)] ?? responses[`${Math.floor(res.status / 100)}XX`] ?? responses.default;
+  const responses = (operation.responses ?? {}) as Record<
+    string,
+    { content?: Record<string, unknown>; headers?: Record<string, { required?: boolean }> }
+  >;
+  const documented =
+    responses[String(res.status)] ?? responses[`${Math.floor(res.status / 100)}XX`] ?? responses.default;
   const name = `operation ${operation.operationId}`;
   if (!documented) {
-    return problem(`status ${res.status} is not documented for ${name} (documented: ${Object.keys(responses).join(', ')}); add it with @ApiErrors`);
+    return problem(
+      `status ${res.status} is not documented for ${name} (documented: ${Object.keys(responses).join(', ')}); add it with @ApiErrors`,
+    );
   }
-  const mediaType = String(res.headers['content-type'] ?? '').split(';')[0].trim();
+  const mediaType = String(res.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim();
   const hasBody = method !== 'head' && (res.text ?? '').length > 0;
   const contentTypes = Object.keys(documented.content ?? {});
   if (hasBody && !contentTypes.includes(mediaType)) {
-    return problem(`content type "${mediaType}" is not documented for ${res.status} of ${name} (documented: ${contentTypes.join(', ') || 'no body'})`);
+    return problem(
+      `content type "${mediaType}" is not documented for ${res.status} of ${name} (documented: ${contentTypes.join(', ') || 'no body'})`,
+    );
   }
-  if (!hasBody && contentTypes.length > 0 && method !== 'head') return problem(`no body, but ${name} documents ${contentTypes.join(', ')} for ${res.status}`);
+  if (!hasBody && contentTypes.length > 0 && method !== 'head')
+    return problem(`no body, but ${name} documents ${contentTypes.join(', ')} for ${res.status}`);
   const errors: string[] = [];
   if (hasBody && mediaType === 'application/json') {
     const result = api.validateResponse(res.body, operation, res.status);
-    for (const e of result.errors ?? []) errors.push(`body${e.instancePath || ''} ${e.message}${e.params ? ` ${JSON.stringify(e.params)}` : ''}`);
+    for (const e of result.errors ?? [])
+      errors.push(`body${e.instancePath || ''} ${e.message}${e.params ? ` ${JSON.stringify(e.params)}` : ''}`);
   }
   for (const [header, spec] of Object.entries(documented.headers ?? {})) {
-    if (spec.required && res.headers[header.toLowerCase()] === undefined) errors.push(`header ${header} is documented as required but missing`);
+    if (spec.required && res.headers[header.toLowerCase()] === undefined)
+      errors.push(`header ${header} is documented as required but missing`);
   }
-  const headers = api.validateResponseHeaders(res.headers, operation, { statusCode: res.status, setMatchType: SetMatchType.Any });
-  for (const e of headers.errors ?? []) errors.push(`header ${(e.instancePath || '').replace(/^\/headers\//, '')} ${e.message}`);
+  const headers = api.validateResponseHeaders(res.headers, operation, {
+    statusCode: res.status,
+    setMatchType: SetMatchType.Any,
+  });
+  for (const e of headers.errors ?? [])
+    errors.push(`header ${(e.instancePath || '').replace(/^\/headers\//, '')} ${e.message}`);
   return errors.length ? problem(`the response does not match ${name}:\n  ${errors.join('\n  ')}`) : null;
 }
 

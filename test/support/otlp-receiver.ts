@@ -30,8 +30,10 @@ interface OtlpSpan extends Pick<ReceivedSpan, 'traceId' | 'spanId' | 'name' | 'k
   status?: ReceivedSpan['status'];
 }
 
-const valueOf = (v: AnyValue): unknown => v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.boolValue ?? v.doubleValue));
-const attributesOf = (kvs: KeyValue[] | undefined) => Object.fromEntries((kvs ?? []).map((kv) => [kv.key, valueOf(kv.value)]));
+const valueOf = (v: AnyValue): unknown =>
+  v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.boolValue ?? v.doubleValue));
+const attributesOf = (kvs: KeyValue[] | undefined) =>
+  Object.fromEntries((kvs ?? []).map((kv) => [kv.key, valueOf(kv.value)]));
 
 /**
  * An OpenTelemetry collector on 127.0.0.1 for OTEL_EXPORTER_OTLP_PROTOCOL=http/json: it decodes
@@ -45,7 +47,11 @@ export class OtlpReceiver {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      if (req.method !== 'POST' || req.url !== '/v1/traces' || !String(req.headers['content-type']).startsWith('application/json')) {
+      if (
+        req.method !== 'POST' ||
+        req.url !== '/v1/traces' ||
+        !String(req.headers['content-type']).startsWith('application/json')
+      ) {
         this.unexpected.push(`${req.method} ${req.url} ${req.headers['content-type']}`);
         res.writeHead(404).end();
         return;

@@ -11,7 +11,10 @@ export async function portalLink(
   apiKey: string,
   body: object = {},
 ): Promise<{ url: string; expiresAt: string }> {
-  return (await t.as(apiKey, 'post', '/v1/partner/portal-links', body).expect(201)).body as { url: string; expiresAt: string };
+  return (await t.as(apiKey, 'post', '/v1/partner/portal-links', body).expect(201)).body as {
+    url: string;
+    expiresAt: string;
+  };
 }
 
 /** A link's Sign in as a browser sends it from the link's page: a form POST from the portal's own origin. */

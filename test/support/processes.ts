@@ -27,7 +27,9 @@ export function buildService(): void {
 }
 
 /** Starts `node dist/src/main.js` with the given environment; resolves once it logs "ready". */
-export async function startService(env: Record<string, string>): Promise<ChildProcess & { output: string[]; out: string[]; err: string[] }> {
+export async function startService(
+  env: Record<string, string>,
+): Promise<ChildProcess & { output: string[]; out: string[]; err: string[] }> {
   const child = spawn(process.execPath, [path.join(ROOT, 'dist/src/main.js')], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env },
@@ -45,7 +47,9 @@ export async function startService(env: Record<string, string>): Promise<ChildPr
     };
     child.stdout!.on('data', onData(child.out));
     child.stderr!.on('data', onData(child.err));
-    child.once('exit', (code) => reject(new Error(`service exited with ${code} before ready: ${child.output.join('')}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`service exited with ${code} before ready: ${child.output.join('')}`)),
+    );
   });
   await ready;
   return child;
@@ -81,7 +85,9 @@ export async function sparePorts(count: number): Promise<number[]> {
  * the tests that need it out.
  */
 export function requireExecutable(file: string, what: string, install: string, need: string): void {
-  const candidates = file.includes('/') ? [file] : (process.env.PATH ?? '').split(path.delimiter).map((dir) => path.join(dir, file));
+  const candidates = file.includes('/')
+    ? [file]
+    : (process.env.PATH ?? '').split(path.delimiter).map((dir) => path.join(dir, file));
   const found = candidates.some((candidate) => {
     try {
       accessSync(candidate, constants.X_OK);
@@ -90,24 +96,45 @@ export function requireExecutable(file: string, what: string, install: string, n
       return false;
     }
   });
-  if (!found) throw new Error(`${file} is missing (${what}). Install it: ${install}; or leave these tests out: TEST_WITHOUT=${need} npm test`);
+  if (!found)
+    throw new Error(
+      `${file} is missing (${what}). Install it: ${install}; or leave these tests out: TEST_WITHOUT=${need} npm test`,
+    );
 }
 
 /** The npm registry answers (the packaging test installs the production dependencies as the image does). */
 export function requireRegistry(): void {
   try {
-    execFileSync('npm', ['ping', '--fetch-retries=0', '--fetch-timeout=10000'], { cwd: ROOT, stdio: 'pipe', timeout: 30_000 });
+    execFileSync('npm', ['ping', '--fetch-retries=0', '--fetch-timeout=10000'], {
+      cwd: ROOT,
+      stdio: 'pipe',
+      timeout: 30_000,
+    });
   } catch (e) {
     const output = String((e as { stderr?: Buffer }).stderr ?? '');
-    const said = (/^npm error FetchError: .*$/m.exec(output) ?? /^npm error (?:code \S+|\d{3} .*)$/m.exec(output))?.[0] ?? (e as Error).message;
-    throw new Error(`the npm registry does not answer \`npm ping\` (${said}): this test runs \`npm ci --omit=dev\` as the image does. Give this machine access to the registry npm is configured with; or leave this test out: TEST_WITHOUT=registry npm test`, { cause: e });
+    const said =
+      (/^npm error FetchError: .*$/m.exec(output) ?? /^npm error (?:code \S+|\d{3} .*)$/m.exec(output))?.[0] ??
+      (e as Error).message;
+    throw new Error(
+      `the npm registry does not answer \`npm ping\` (${said}): this test runs \`npm ci --omit=dev\` as the image does. Give this machine access to the registry npm is configured with; or leave this test out: TEST_WITHOUT=registry npm test`,
+      { cause: e },
+    );
   }
 }
 
 /** A private redis-server on its own port, for tests that stop and restart Redis. */
 export async function startRedis(port: number): Promise<ChildProcess> {
-  requireExecutable('redis-server', 'the Redis fault tests start their own redis-server', 'apt-get install -y redis-server', 'redis-server');
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  requireExecutable(
+    'redis-server',
+    'the Redis fault tests start their own redis-server',
+    'apt-get install -y redis-server',
+    'redis-server',
+  );
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+    { stdio: 'ignore' },
+  );
   for (let i = 0; i < 100; i++) {
     const up = await new Promise<boolean>((resolve) => {
       const s = net.connect(port, '127.0.0.1', () => {

@@ -11,7 +11,12 @@ const run = promisify(execFile);
 
 // Checked when a test file loads this: without them it fails at once, saying what to install.
 for (const program of ['redis-server', 'redis-cli']) {
-  requireExecutable(program, 'the Redis Cluster test starts three redis-server nodes and joins them with redis-cli', 'apt-get install -y redis-server (it brings redis-cli)', 'redis-server');
+  requireExecutable(
+    program,
+    'the Redis Cluster test starts three redis-server nodes and joins them with redis-cli',
+    'apt-get install -y redis-server (it brings redis-cli)',
+    'redis-server',
+  );
 }
 
 export interface RedisCluster {
@@ -53,11 +58,22 @@ async function onFreshPorts(start: () => Promise<RedisCluster>): Promise<RedisCl
 
 /** Joins the nodes into one cluster, the slots spread over them, and waits until every node knows the whole map. */
 async function createCluster(ports: number[]): Promise<void> {
-  await run('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes']);
-  await until(async () => (await Promise.all(ports.map((p) => cli(p, 'cluster', 'info')))).every((info) => /cluster_state:ok/.test(info)), {
-    timeoutMs: 15_000,
-    what: 'cluster_state:ok on every node',
-  });
+  await run('redis-cli', [
+    '--cluster',
+    'create',
+    ...ports.map((p) => `127.0.0.1:${p}`),
+    '--cluster-replicas',
+    '0',
+    '--cluster-yes',
+  ]);
+  await until(
+    async () =>
+      (await Promise.all(ports.map((p) => cli(p, 'cluster', 'info')))).every((info) => /cluster_state:ok/.test(info)),
+    {
+      timeoutMs: 15_000,
+      what: 'cluster_state:ok on every node',
+    },
+  );
 }
 
 /** A node that exited before the cluster was up, with the end of what it printed. */
@@ -81,7 +97,10 @@ async function tryStartRedisCluster(masters: number, join: (ports: number[]) => 
   };
   const exitedNode = () => {
     const n = nodes.find((x) => x.exitCode !== null || x.signalCode !== null);
-    if (n) throw new NodeExited(`redis-server on port ${ports[nodes.indexOf(n)]} exited (${n.exitCode ?? n.signalCode}): ${output.get(n)?.trim() ?? ''}`);
+    if (n)
+      throw new NodeExited(
+        `redis-server on port ${ports[nodes.indexOf(n)]} exited (${n.exitCode ?? n.signalCode}): ${output.get(n)?.trim() ?? ''}`,
+      );
   };
   try {
     const spare = await sparePorts(2 * masters);
@@ -89,8 +108,26 @@ async function tryStartRedisCluster(masters: number, join: (ports: number[]) => 
       const [port, bus] = [spare[2 * i], spare[2 * i + 1]];
       const nodeDir = path.join(dir, String(port));
       mkdirSync(nodeDir);
-      const args = ['--port', String(port), '--cluster-port', String(bus), '--bind', '127.0.0.1', '--cluster-enabled', 'yes'];
-      args.push('--cluster-config-file', path.join(nodeDir, 'nodes.conf'), '--dir', nodeDir, '--save', '', '--appendonly', 'no');
+      const args = [
+        '--port',
+        String(port),
+        '--cluster-port',
+        String(bus),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+      ];
+      args.push(
+        '--cluster-config-file',
+        path.join(nodeDir, 'nodes.conf'),
+        '--dir',
+        nodeDir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+      );
       const node = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
       // Its last lines, to say why it stopped if it does.
       const keep = (chunk: Buffer) => output.set(node, ((output.get(node) ?? '') + chunk.toString()).slice(-500));

@@ -20,7 +20,9 @@ export async function dropRunData(c: { databaseUrl: string; redisUrl: string; qu
   await dropQueueKeys(c.redisUrl, c.queuePrefix);
   const admin = new Client({ connectionString: BASE_DB.replace(/\/[^/]*$/, '/postgres') });
   await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS "${new URL(c.databaseUrl).pathname.slice(1)}" WITH (FORCE)`).catch(() => undefined);
+  await admin
+    .query(`DROP DATABASE IF EXISTS "${new URL(c.databaseUrl).pathname.slice(1)}" WITH (FORCE)`)
+    .catch(() => undefined);
   await admin.end();
 }
 
@@ -29,4 +31,3 @@ async function dropQueueKeys(url: string, prefix: string): Promise<void> {
   // A test that stopped its own Redis (or cluster) has nothing left to clean.
   await withRedisOnce(url, (redis) => deletePrefixKeys(redis, prefix)).catch(() => undefined);
 }
-

@@ -23,9 +23,26 @@ export const STEPS = {
   admission: { weight: 5, arbitrary: fc.record({ k: k('pass', 'pass', 'sweep') }) },
   // A pass whose jobs Redis refuses: what it admitted is released.
   refuse: { weight: 2, arbitrary: fc.record({ k: k('refuse') }) },
-  settle: { weight: 4, arbitrary: fc.record({ k: k('settle'), pick: fc.nat(), as: fc.option(fc.constantFrom<Behaviour>('ok', '5xx', '429', 'hang', '4xx'), { freq: 4 }), late: fc.nat(50) }) },
+  settle: {
+    weight: 4,
+    arbitrary: fc.record({
+      k: k('settle'),
+      pick: fc.nat(),
+      as: fc.option(fc.constantFrom<Behaviour>('ok', '5xx', '429', 'hang', '4xx'), { freq: 4 }),
+      late: fc.nat(50),
+    }),
+  },
   crash: { weight: 1, arbitrary: fc.record({ k: k('crash', 'restart'), w: fc.nat(1) }) },
-  tick: { weight: 3, arbitrary: fc.record({ k: k('tick'), ms: fc.oneof(fc.integer({ min: 100, max: 3000 }), fc.constantFrom(LEASE_MS + 1, SCHEDULE_TOTAL + 1, PROBE_LAST, PROVEN_FOR_MS)) }) },
+  tick: {
+    weight: 3,
+    arbitrary: fc.record({
+      k: k('tick'),
+      ms: fc.oneof(
+        fc.integer({ min: 100, max: 3000 }),
+        fc.constantFrom(LEASE_MS + 1, SCHEDULE_TOTAL + 1, PROBE_LAST, PROVEN_FOR_MS),
+      ),
+    }),
+  },
   redeliver: { weight: 1, arbitrary: fc.record({ k: k('redeliver'), pick: fc.nat() }) },
   promote: { weight: 1, arbitrary: fc.record({ k: k('promote'), pick: fc.nat() }) },
   prune: { weight: 1, arbitrary: fc.record({ k: k('prune') }) },
@@ -58,7 +75,9 @@ export const WORLD_STEPS: StepName[] = ['behave', 'crash', 'tick'];
 
 /** The steps of the table's events and of the world, but those left out (`except`). */
 export function tableSteps(except: StepName[] = []): StepName[] {
-  return [...new Set([...CALLBACK_TRANSITIONS.flatMap((t) => EVENT_STEPS[t.event] ?? []), ...WORLD_STEPS])].filter((n) => !except.includes(n));
+  return [...new Set([...CALLBACK_TRANSITIONS.flatMap((t) => EVENT_STEPS[t.event] ?? []), ...WORLD_STEPS])].filter(
+    (n) => !except.includes(n),
+  );
 }
 export const stepsOf = (names: StepName[]) => fc.oneof(...names.map((n) => STEPS[n]));
 export const stepArb = stepsOf(tableSteps());
@@ -83,13 +102,18 @@ export async function apply(w: World, s: Step, checks: Checks): Promise<void> {
     if (pending.length > 0) await w.promote(pending[s.pick % pending.length].id);
   }
   if (s.k === 'redeliver') {
-    const done = (await w.callbacks()).filter((c) => (c.status === 'delivered' || c.status === 'failed') && c.url_removed_at === null);
+    const done = (await w.callbacks()).filter(
+      (c) => (c.status === 'delivered' || c.status === 'failed') && c.url_removed_at === null,
+    );
     const c = done[s.pick % done.length];
     // Taken whatever its destination's circuit (redelivery-rules.ts); an open one is asked for it as its next probe.
     if (c) {
       await w.redeliver(c.id);
       const d = (await w.destinations()).find((x) => x.key === c.destination);
-      check(d?.opened_at == null || d.probe_id === c.id, () => `redelivered ${c.id} while ${c.destination} was open: its probe asked for ${d?.probe_id}`);
+      check(
+        d?.opened_at == null || d.probe_id === c.id,
+        () => `redelivered ${c.id} while ${c.destination} was open: its probe asked for ${d?.probe_id}`,
+      );
     }
   }
 }
@@ -114,5 +138,7 @@ export async function drain(w: World, checks: Checks): Promise<void> {
     await checks.settled(w);
     if (w.entries.length === 0) await w.tick(await w.untilNext());
   }
-  throw new Error(`still waiting after 300 rounds: ${JSON.stringify((await w.callbacks()).filter((c) => c.status === 'pending' || c.status === 'sending'))}`);
+  throw new Error(
+    `still waiting after 300 rounds: ${JSON.stringify((await w.callbacks()).filter((c) => c.status === 'pending' || c.status === 'sending'))}`,
+  );
 }

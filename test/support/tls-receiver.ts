@@ -28,8 +28,15 @@ export class TlsReceiver {
   private constructor(private readonly child: ChildProcess) {}
 
   static async start(cert: string, key: string, clientCa: string): Promise<TlsReceiver> {
-    requireExecutable('python3', "the mutual TLS tests' receiver is a Python https server (its handshake sends TLS alerts)", 'apt-get install -y python3', 'python3');
-    const child = spawn('python3', [path.join(__dirname, 'tls-receiver.py'), cert, key, clientCa], { stdio: ['ignore', 'pipe', 'inherit'] });
+    requireExecutable(
+      'python3',
+      "the mutual TLS tests' receiver is a Python https server (its handshake sends TLS alerts)",
+      'apt-get install -y python3',
+      'python3',
+    );
+    const child = spawn('python3', [path.join(__dirname, 'tls-receiver.py'), cert, key, clientCa], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const receiver = new TlsReceiver(child);
     await new Promise<void>((resolve, reject) => {
       child.once('error', reject);
@@ -73,8 +80,17 @@ export class NodeTlsReceiver {
   private constructor(private readonly server: https.Server) {}
 
   static async start(certs: TestCertificates, clientCa: string, maxVersion: SecureVersion): Promise<NodeTlsReceiver> {
-    const options = { key: readFileSync(certs.file('receiver.key')), cert: readFileSync(certs.file('receiver.crt')), ca: clientCa, requestCert: true, rejectUnauthorized: true, maxVersion };
-    const receiver = new NodeTlsReceiver(https.createServer(options, (req, res) => (receiver.hits.push(req.url!), res.writeHead(204).end())));
+    const options = {
+      key: readFileSync(certs.file('receiver.key')),
+      cert: readFileSync(certs.file('receiver.crt')),
+      ca: clientCa,
+      requestCert: true,
+      rejectUnauthorized: true,
+      maxVersion,
+    };
+    const receiver = new NodeTlsReceiver(
+      https.createServer(options, (req, res) => (receiver.hits.push(req.url!), res.writeHead(204).end())),
+    );
     await new Promise<void>((res) => receiver.server.listen(0, '127.0.0.1', res));
     return receiver;
   }

@@ -1,5 +1,8 @@
 /** Waits for a condition with a deadline, polling: never a bare sleep. */
-export async function until<T>(fn: () => T | Promise<T>, { timeoutMs = 10000, intervalMs = 20, what = 'condition' } = {}): Promise<NonNullable<T>> {
+export async function until<T>(
+  fn: () => T | Promise<T>,
+  { timeoutMs = 10000, intervalMs = 20, what = 'condition' } = {},
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await fn();

@@ -28,7 +28,10 @@ export class OperationalEventResponse {
       'callbacks.failed: {destination, count, from, to} (docs/partners.md, "Operational events")',
   })
   data: Record<string, unknown>;
-  @ApiProperty({ enum: ['pending', 'delivered', 'failed', 'not_sent'], description: 'its delivery to the operationsUrl; not_sent: none was set when it happened' })
+  @ApiProperty({
+    enum: ['pending', 'delivered', 'failed', 'not_sent'],
+    description: 'its delivery to the operationsUrl; not_sent: none was set when it happened',
+  })
   status: string;
   @ApiProperty({ type: 'integer', minimum: 0 }) attemptCount: number;
   @ApiProperty({ type: 'string', nullable: true }) lastError: string | null;
@@ -37,5 +40,10 @@ export class OperationalEventResponse {
 
 export class OperationalEventPageResponse {
   @ApiProperty({ type: [OperationalEventResponse] }) items: OperationalEventResponse[];
-  @ApiProperty({ type: 'string', nullable: true, description: 'pass as cursor for the next (older) page; null on the last' }) nextCursor: string | null;
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'pass as cursor for the next (older) page; null on the last',
+  })
+  nextCursor: string | null;
 }

@@ -12,7 +12,11 @@ import { OperationalEvents } from './operational-events.service.js';
 export class PartnerEventsController {
   constructor(private readonly events: OperationalEvents) {}
 
-  @Doc("Your operational events, newest first: your receivers' trouble (docs/partners.md, \"Operational events\")", OperationalEventPageResponse, [400])
+  @Doc(
+    'Your operational events, newest first: your receivers\' trouble (docs/partners.md, "Operational events")',
+    OperationalEventPageResponse,
+    [400],
+  )
   @Get()
   list(@CurrentPartner() partner: Partner, @Query() q: ListEventsQuery) {
     return this.events.list(partner.id, { ...q, limit: q.limit ?? 50 });

@@ -10,9 +10,11 @@ import { emitEvents, noteFailures } from './operational-events.js';
  */
 const LATE_COMMIT = `interval '10 seconds'`;
 /** A floor's due time (microseconds since the epoch, as microsKey writes them) as a bound; none: from the head. */
-const fromMicros = (key: string): string => `coalesce(timestamptz 'epoch' + ${key} * interval '1 microsecond', '-infinity')`;
+const fromMicros = (key: string): string =>
+  `coalesce(timestamptz 'epoch' + ${key} * interval '1 microsecond', '-infinity')`;
 /** A callback's position in `callbacks_admission_idx`, from a floor on: the order admission takes them in. */
-const fromFloor = (at: string, seq: string): string => `(c.next_attempt_at, c.seq) >= (${fromMicros(at)}, coalesce(${seq}, 0))`;
+const fromFloor = (at: string, seq: string): string =>
+  `(c.next_attempt_at, c.seq) >= (${fromMicros(at)}, coalesce(${seq}, 0))`;
 
 /**
  * Every destination that may have room or has callbacks in flight, its state and in-flight count,

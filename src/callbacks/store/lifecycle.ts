@@ -12,7 +12,15 @@ import type { LifeEvent } from '../callback-lifecycle.js';
 export type { LifeEvent };
 
 /** The columns of `callbacks` a callback's life writes, in the order a statement lists them. */
-const COLUMNS = ['status', 'schedule_attempts', 'schedule_started_at', 'next_attempt_at', 'last_error', 'delivered_at', 'lease_until'] as const;
+const COLUMNS = [
+  'status',
+  'schedule_attempts',
+  'schedule_started_at',
+  'next_attempt_at',
+  'last_error',
+  'delivered_at',
+  'lease_until',
+] as const;
 export type LifeColumn = (typeof COLUMNS)[number];
 
 /** What a change writes: each column's new value as SQL; a column left out keeps its value. */
@@ -27,7 +35,11 @@ const SETTLED: Writes = { next_attempt_at: 'NULL', lease_until: 'NULL' };
  * callbacks in flight fail when they come back, with the reason the removal wrote).
  */
 export function fail(reason?: string): Writes {
-  return { status: `'failed'`, next_attempt_at: SETTLED.next_attempt_at, ...(reason === undefined ? {} : { last_error: reason }) };
+  return {
+    status: `'failed'`,
+    next_attempt_at: SETTLED.next_attempt_at,
+    ...(reason === undefined ? {} : { last_error: reason }),
+  };
 }
 
 /** Leaving `sending`: the lease is over. */
@@ -51,7 +63,12 @@ export function settle(fate: (column: string) => string): string {
 }
 
 /** A fresh schedule, due now (a redelivery). */
-const FRESH: Writes = { schedule_attempts: '0', schedule_started_at: 'now()', next_attempt_at: 'now()', delivered_at: 'NULL' };
+const FRESH: Writes = {
+  schedule_attempts: '0',
+  schedule_started_at: 'now()',
+  next_attempt_at: 'now()',
+  delivered_at: 'NULL',
+};
 
 /**
  * What each event of the lifecycle table writes (a builder takes the statement's parameters):
@@ -60,7 +77,10 @@ const FRESH: Writes = { schedule_attempts: '0', schedule_started_at: 'now()', ne
  */
 export const EVENT_WRITES = {
   record: { status: `'pending'`, next_attempt_at: 'now()' },
-  admit: (leaseMs: string): Writes => ({ status: `'sending'`, lease_until: `now() + ${leaseMs} * interval '1 millisecond'` }),
+  admit: (leaseMs: string): Writes => ({
+    status: `'sending'`,
+    lease_until: `now() + ${leaseMs} * interval '1 millisecond'`,
+  }),
   release: { status: `'pending'`, ...UNLEASED },
   lapse: { status: `'pending'`, ...UNLEASED },
   deliver: settle,
@@ -78,7 +98,12 @@ export const EVENT_WRITES = {
  * Writes of one of two events, by a condition of the row: each column CASE WHEN `when` THEN the
  * first's ELSE the second's; `kept` spells a column an event leaves as it is.
  */
-export function choose(when: string, then: Writes, otherwise: Writes, kept: (column: string) => string = (column) => column): Writes {
+export function choose(
+  when: string,
+  then: Writes,
+  otherwise: Writes,
+  kept: (column: string) => string = (column) => column,
+): Writes {
   const out: Writes = {};
   for (const column of COLUMNS) {
     if (!(column in then) && !(column in otherwise)) continue;
@@ -93,7 +118,9 @@ const inOrder = (w: Writes): [LifeColumn, string][] => COLUMNS.filter((c) => c i
 /** The writes as a SET list (in COLUMNS' order); each CASE after the first starts a line at `indent`. */
 export function set(w: Writes, indent = ''): string {
   return inOrder(w)
-    .map(([column, value], i) => `${i > 0 ? (value.startsWith('CASE') ? `,\n${indent}` : ', ') : ''}${column} = ${value}`)
+    .map(
+      ([column, value], i) => `${i > 0 ? (value.startsWith('CASE') ? `,\n${indent}` : ', ') : ''}${column} = ${value}`,
+    )
     .join('');
 }
 
@@ -110,14 +137,19 @@ export const RECORD = insert(EVENT_WRITES.record);
  * A test callback: recorded, or failed at once when `notSent` (its reason, written beside) is not
  * null. A column one of them leaves out is the new row's default, NULL.
  */
-export const recordOrFail = (notSent: string) => insert(choose(`${notSent} IS NULL`, EVENT_WRITES.record, fail(), () => 'NULL'));
+export const recordOrFail = (notSent: string) =>
+  insert(choose(`${notSent} IS NULL`, EVENT_WRITES.record, fail(), () => 'NULL'));
 
 /** Leaving `sending` without an attempt (release, lapse): back to waiting, or failed if its URL was removed meanwhile (the removal wrote why). */
-export const backToWaiting = (event: 'release' | 'lapse'): string => set(choose('url_removed_at IS NULL', EVENT_WRITES[event], { ...fail(), ...UNLEASED }), '  ');
+export const backToWaiting = (event: 'release' | 'lapse'): string =>
+  set(choose('url_removed_at IS NULL', EVENT_WRITES[event], { ...fail(), ...UNLEASED }), '  ');
 
 /**
  * The URL removed (`c`, its callbacks): they fail now, the reason written beside, but one in flight,
  * which stays `sending` and fails when it comes back (backToWaiting, settlement's fate).
  */
 export const removeUrl = (indent: string): string =>
-  set(choose(`c.status = 'sending'`, EVENT_WRITES['remove URL'], { ...fail(), ...UNLEASED }, (column) => `c.${column}`), indent);
+  set(
+    choose(`c.status = 'sending'`, EVENT_WRITES['remove URL'], { ...fail(), ...UNLEASED }, (column) => `c.${column}`),
+    indent,
+  );

@@ -64,7 +64,11 @@ const RECORD_INPUT = new InputColumns<AttemptRecord>([
   { name: 'schedule_allows', type: 'int', value: (r) => r.scheduleAllows },
   { name: 'request_headers', type: 'text', value: (r) => JSON.stringify(r.requestHeaders) },
   { name: 'response_status', type: 'text', value: (r) => r.responseStatus },
-  { name: 'response_headers', type: 'text', value: (r) => (r.responseHeaders === null ? null : JSON.stringify(r.responseHeaders)) },
+  {
+    name: 'response_headers',
+    type: 'text',
+    value: (r) => (r.responseHeaders === null ? null : JSON.stringify(r.responseHeaders)),
+  },
   { name: 'attempt_count', type: 'int', value: (r) => r.attemptCount },
   { name: 'schedule_key', type: 'text', value: (r) => r.scheduleKey },
   ...fateColumns('', (r) => r.fate),
@@ -132,7 +136,9 @@ function recordStatement(reports: Reports): string {
 
 /** The record statement for a batch, prepared once for each combination of its reports (nearly every batch has none). */
 export function recordFor(reports: Reports): { name: string; text: string } {
-  const name = ['settlement-record', reports.circuit ? 'circuit' : '', reports.failures ? 'failures' : ''].filter(Boolean).join('+');
+  const name = ['settlement-record', reports.circuit ? 'circuit' : '', reports.failures ? 'failures' : '']
+    .filter(Boolean)
+    .join('+');
   let statement = RECORDS.get(name);
   if (!statement) RECORDS.set(name, (statement = { name, text: recordStatement(reports) }));
   return statement;
@@ -142,6 +148,9 @@ const RECORDS = new Map<string, { name: string; text: string }>();
 /** A refold's write of destinations; with `circuit`, the events of the circuits it opened or closed. */
 export function saveFor(reports: Pick<Reports, 'circuit'>): { name: string; text: string } {
   return reports.circuit
-    ? { name: 'settlement-refold+circuit', text: `WITH saved AS (${saveDestinations(1)}),${circuitEvents('saved', NONE_SETTLED)}\n  SELECT key FROM saved` }
+    ? {
+        name: 'settlement-refold+circuit',
+        text: `WITH saved AS (${saveDestinations(1)}),${circuitEvents('saved', NONE_SETTLED)}\n  SELECT key FROM saved`,
+      }
     : { name: 'settlement-refold', text: saveDestinations(1) };
 }

@@ -11,7 +11,14 @@ import { COUNTS, DASHBOARD_TABS, DELAYED_IDS, LOG, ONE_ROW, PAGES } from './dash
 import { LOAD } from './delivery-load.js';
 import { READ_DESTINATIONS } from './destination-states.js';
 import { DESTINATIONS_BY_PARTNER, LONGEST_OPEN } from './destination-summaries.js';
-import { COUNT_OPEN, DESTINATION_STATES, KNOWN, LIST_DESTINATIONS, PROBE_NOW, WAITING_BY_CIRCUIT } from './destinations.js';
+import {
+  COUNT_OPEN,
+  DESTINATION_STATES,
+  KNOWN,
+  LIST_DESTINATIONS,
+  PROBE_NOW,
+  WAITING_BY_CIRCUIT,
+} from './destinations.js';
 import { FEED_PAGE } from './feed-page.js';
 import { OPEN_CIRCUITS } from './reads.js';
 import { FLUSH_NOTICES, LIST_EVENTS } from './operational-events.js';
@@ -21,7 +28,13 @@ import { ASK_PROBE, DUE_NOW, LOCK_FOR_REDELIVERY, LOCK_OPEN_DESTINATION, RESTART
 import { countStatement, replayStatement } from './replay.js';
 import { DELIVERIES_UNDER_WAY, PRUNE_CALLBACKS, PRUNE_PLANNER, PRUNE_UNSENT_EVENTS } from './retention.js';
 import { recordFor, saveFor } from './settlement.js';
-import { INSERT_TEST_CALLBACK, INSERT_TEST_EVENT, LOCK_TESTS, OPEN_CIRCUIT_OF, RECENT_TESTS } from './test-callbacks.js';
+import {
+  INSERT_TEST_CALLBACK,
+  INSERT_TEST_EVENT,
+  LOCK_TESTS,
+  OPEN_CIRCUIT_OF,
+  RECENT_TESTS,
+} from './test-callbacks.js';
 import { MOVE_URL, REMOVE_URL } from './url-changes.js';
 import { LAST_DELIVERIES } from './url-deliveries.js';
 import { ANNOUNCE_SLOTS, WITHDRAW_SLOTS } from './worker-slots.js';
@@ -46,7 +59,12 @@ export interface StoreStatement {
   setup?: string;
 }
 
-const statement = (name: string, on: Connection, text: string, setup?: string): StoreStatement => ({ name, on, text, ...(setup ? { setup } : {}) });
+const statement = (name: string, on: Connection, text: string, setup?: string): StoreStatement => ({
+  name,
+  on,
+  text,
+  ...(setup ? { setup } : {}),
+});
 const recordings = [
   { circuit: false, failures: false },
   { circuit: true, failures: false },
@@ -79,7 +97,11 @@ export const STATEMENT_GROUPS: Record<string, StoreStatement[]> = {
   recording: [
     statement('callbacks-insert', 'orm', INSERT_CALLBACKS),
     // Inside a domain row write (domain/one-row-batches.ts, on SqlPool's connections), between its CTEs.
-    statement('callbacks-insert-with-rows', 'sql-pool', withCallbackRows({ before: '', after: '', first: 4, owners: '$3', written: 'SELECT id FROM written' })),
+    statement(
+      'callbacks-insert-with-rows',
+      'sql-pool',
+      withCallbackRows({ before: '', after: '', first: 4, owners: '$3', written: 'SELECT id FROM written' }),
+    ),
     statement('test-callbacks-lock', 'orm', LOCK_TESTS),
     statement('test-callbacks-recent', 'orm', RECENT_TESTS),
     statement('test-callbacks-open-circuit', 'orm', OPEN_CIRCUIT_OF),

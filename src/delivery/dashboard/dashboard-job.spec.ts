@@ -64,24 +64,84 @@ describe('a callback row as a dashboard job', () => {
   });
 
   it.each([
-    ['sending', row({ status: 'sending', nextAttemptAt: at(-1) }), { delay: 0, processedOn: at(-30), finishedOn: null, failedReason: '' }],
-    ['waiting (due, no room yet)', row({ nextAttemptAt: at(-1) }), { delay: 0, processedOn: at(-30), finishedOn: null, failedReason: '' }],
-    ['new, never attempted', row({ attemptCount: 0, scheduleAttempts: 0, nextAttemptAt: at(-60), lastError: null, lastAttemptStartedAt: null, lastAttemptDurationMs: null }), { delay: 0, processedOn: null, finishedOn: null, failedReason: '' }],
+    [
+      'sending',
+      row({ status: 'sending', nextAttemptAt: at(-1) }),
+      { delay: 0, processedOn: at(-30), finishedOn: null, failedReason: '' },
+    ],
+    [
+      'waiting (due, no room yet)',
+      row({ nextAttemptAt: at(-1) }),
+      { delay: 0, processedOn: at(-30), finishedOn: null, failedReason: '' },
+    ],
+    [
+      'new, never attempted',
+      row({
+        attemptCount: 0,
+        scheduleAttempts: 0,
+        nextAttemptAt: at(-60),
+        lastError: null,
+        lastAttemptStartedAt: null,
+        lastAttemptDurationMs: null,
+      }),
+      { delay: 0, processedOn: null, finishedOn: null, failedReason: '' },
+    ],
     // bull-board shows timestamp + delay as "will run at": exactly next_attempt_at.
-    ['delayed (a retry 24 h away)', row({ nextAttemptAt: at(24 * 3600) }), { delay: (24 * 3600 + 60) * 1000, processedOn: at(-30), finishedOn: null, failedReason: '' }],
-    ['delivered', row({ status: 'delivered', nextAttemptAt: null, lastError: null, deliveredAt: at(-29) }), { delay: 0, processedOn: at(-30), finishedOn: at(-29), failedReason: '' }],
-    ['failed by its last attempt', row({ status: 'failed', nextAttemptAt: null, lastError: 'HTTP 410' }), { delay: 0, processedOn: at(-30), finishedOn: new Date(at(-30).getTime() + 40), failedReason: 'HTTP 410' }],
+    [
+      'delayed (a retry 24 h away)',
+      row({ nextAttemptAt: at(24 * 3600) }),
+      { delay: (24 * 3600 + 60) * 1000, processedOn: at(-30), finishedOn: null, failedReason: '' },
+    ],
+    [
+      'delivered',
+      row({ status: 'delivered', nextAttemptAt: null, lastError: null, deliveredAt: at(-29) }),
+      { delay: 0, processedOn: at(-30), finishedOn: at(-29), failedReason: '' },
+    ],
+    [
+      'failed by its last attempt',
+      row({ status: 'failed', nextAttemptAt: null, lastError: 'HTTP 410' }),
+      { delay: 0, processedOn: at(-30), finishedOn: new Date(at(-30).getTime() + 40), failedReason: 'HTTP 410' },
+    ],
     [
       'failed while its destination was open (no attempt of this schedule)',
-      row({ status: 'failed', nextAttemptAt: null, scheduleStartedAt: at(-10), scheduleAttempts: 0, lastError: 'destination https://bank.example open since … (schedule exhausted)' }),
-      { delay: 0, processedOn: at(-30), finishedOn: null, failedReason: 'destination https://bank.example open since … (schedule exhausted)' },
+      row({
+        status: 'failed',
+        nextAttemptAt: null,
+        scheduleStartedAt: at(-10),
+        scheduleAttempts: 0,
+        lastError: 'destination https://bank.example open since … (schedule exhausted)',
+      }),
+      {
+        delay: 0,
+        processedOn: at(-30),
+        finishedOn: null,
+        failedReason: 'destination https://bank.example open since … (schedule exhausted)',
+      },
     ],
     [
       'failed with a URL path in its error',
-      row({ status: 'failed', nextAttemptAt: null, lastError: 'refused: https://bank.example/cb/tok_123?key=abc resolves to 10.0.0.1' }),
-      { delay: 0, processedOn: at(-30), finishedOn: new Date(at(-30).getTime() + 40), failedReason: 'refused: https://bank.example resolves to 10.0.0.1' },
+      row({
+        status: 'failed',
+        nextAttemptAt: null,
+        lastError: 'refused: https://bank.example/cb/tok_123?key=abc resolves to 10.0.0.1',
+      }),
+      {
+        delay: 0,
+        processedOn: at(-30),
+        finishedOn: new Date(at(-30).getTime() + 40),
+        failedReason: 'refused: https://bank.example resolves to 10.0.0.1',
+      },
     ],
-    ['failed with no error recorded', row({ status: 'failed', nextAttemptAt: null, lastError: null }), { delay: 0, processedOn: at(-30), finishedOn: new Date(at(-30).getTime() + 40), failedReason: 'failed (no error recorded)' }],
+    [
+      'failed with no error recorded',
+      row({ status: 'failed', nextAttemptAt: null, lastError: null }),
+      {
+        delay: 0,
+        processedOn: at(-30),
+        finishedOn: new Date(at(-30).getTime() + 40),
+        failedReason: 'failed (no error recorded)',
+      },
+    ],
   ] as const)('shows a %s callback with its times from the row', (_what, r, expected) => {
     const job = dashboardJobJson(r, NOW);
     expect(job).toEqual({
@@ -148,26 +208,67 @@ describe('a callback row as a dashboard job', () => {
   });
 
   it('cuts any URL quoted in a message to its origin', () => {
-    expect(withoutUrlPaths('invalid URL: https://a.example/secret/path?token=x then http://b.example:81/y')).toBe('invalid URL: https://a.example then http://b.example:81');
+    expect(withoutUrlPaths('invalid URL: https://a.example/secret/path?token=x then http://b.example:81/y')).toBe(
+      'invalid URL: https://a.example then http://b.example:81',
+    );
   });
 
   it.each([
-    [attempt({ statusCode: 204, error: null, durationMs: 12, sourceAddress: '127.0.0.2' }), 'delivered', 'attempt 1 at 2026-11-23T09:59:30.000Z: HTTP 204 in 12 ms from 127.0.0.2 → delivered'],
-    [attempt({ number: 3, statusCode: null, error: 'timeout: no answer within 500 ms', durationMs: 501, sourceAddress: null }), undefined, 'attempt 3 at 2026-11-23T09:59:30.000Z: timeout: no answer within 500 ms in 501 ms from unknown address'],
-    [attempt({ error: 'refused https://x.example/tok?k=1' }), 'failed: see https://x.example/p', 'attempt 1 at 2026-11-23T09:59:30.000Z: refused https://x.example in 40 ms from 20.93.102.228 → failed: see https://x.example'],
+    [
+      attempt({ statusCode: 204, error: null, durationMs: 12, sourceAddress: '127.0.0.2' }),
+      'delivered',
+      'attempt 1 at 2026-11-23T09:59:30.000Z: HTTP 204 in 12 ms from 127.0.0.2 → delivered',
+    ],
+    [
+      attempt({
+        number: 3,
+        statusCode: null,
+        error: 'timeout: no answer within 500 ms',
+        durationMs: 501,
+        sourceAddress: null,
+      }),
+      undefined,
+      'attempt 3 at 2026-11-23T09:59:30.000Z: timeout: no answer within 500 ms in 501 ms from unknown address',
+    ],
+    [
+      attempt({ error: 'refused https://x.example/tok?k=1' }),
+      'failed: see https://x.example/p',
+      'attempt 1 at 2026-11-23T09:59:30.000Z: refused https://x.example in 40 ms from 20.93.102.228 → failed: see https://x.example',
+    ],
   ])('logs an attempt as one line: %#', (a, then, line) => {
     expect(attemptLogLine(a, then)).toBe(line);
   });
 
   const T = (s: number) => at(s).toISOString();
   it.each([
-    ['a retry 1 h away', row(), [attempt()], [`attempt 1 at ${T(-30)}: HTTP 500 in 40 ms from 20.93.102.228 → next attempt at ${T(3600)}`]],
-    ['a dead letter', row({ status: 'failed', nextAttemptAt: null, lastError: 'HTTP 410' }), [attempt({ statusCode: 410, error: null })], [`attempt 1 at ${T(-30)}: HTTP 410 in 40 ms from 20.93.102.228 → failed: HTTP 410`]],
+    [
+      'a retry 1 h away',
+      row(),
+      [attempt()],
+      [`attempt 1 at ${T(-30)}: HTTP 500 in 40 ms from 20.93.102.228 → next attempt at ${T(3600)}`],
+    ],
+    [
+      'a dead letter',
+      row({ status: 'failed', nextAttemptAt: null, lastError: 'HTTP 410' }),
+      [attempt({ statusCode: 410, error: null })],
+      [`attempt 1 at ${T(-30)}: HTTP 410 in 40 ms from 20.93.102.228 → failed: HTTP 410`],
+    ],
     [
       'delivered at the second attempt',
-      row({ status: 'delivered', attemptCount: 2, scheduleAttempts: 2, nextAttemptAt: null, lastError: null, deliveredAt: at(-9), lastAttemptStartedAt: at(-10) }),
+      row({
+        status: 'delivered',
+        attemptCount: 2,
+        scheduleAttempts: 2,
+        nextAttemptAt: null,
+        lastError: null,
+        deliveredAt: at(-9),
+        lastAttemptStartedAt: at(-10),
+      }),
       [attempt(), attempt({ number: 2, startedAt: at(-10), statusCode: 200, error: null })],
-      [`attempt 1 at ${T(-30)}: HTTP 500 in 40 ms from 20.93.102.228`, `attempt 2 at ${T(-10)}: HTTP 200 in 40 ms from 20.93.102.228 → delivered`],
+      [
+        `attempt 1 at ${T(-30)}: HTTP 500 in 40 ms from 20.93.102.228`,
+        `attempt 2 at ${T(-10)}: HTTP 200 in 40 ms from 20.93.102.228 → delivered`,
+      ],
     ],
     [
       'in flight again',
@@ -175,10 +276,22 @@ describe('a callback row as a dashboard job', () => {
       [attempt()],
       [`attempt 1 at ${T(-30)}: HTTP 500 in 40 ms from 20.93.102.228 → being sent now`],
     ],
-    ['never attempted', row({ attemptCount: 0, scheduleAttempts: 0, nextAttemptAt: at(-60), lastAttemptStartedAt: null }), [], [`created at ${T(-60)}, no attempt since → next attempt at ${T(-60)}`]],
+    [
+      'never attempted',
+      row({ attemptCount: 0, scheduleAttempts: 0, nextAttemptAt: at(-60), lastAttemptStartedAt: null }),
+      [],
+      [`created at ${T(-60)}, no attempt since → next attempt at ${T(-60)}`],
+    ],
     [
       'failed while its destination was open, without an attempt',
-      row({ status: 'failed', attemptCount: 0, scheduleAttempts: 0, nextAttemptAt: null, lastError: 'destination open (schedule exhausted)', lastAttemptStartedAt: null }),
+      row({
+        status: 'failed',
+        attemptCount: 0,
+        scheduleAttempts: 0,
+        nextAttemptAt: null,
+        lastError: 'destination open (schedule exhausted)',
+        lastAttemptStartedAt: null,
+      }),
       [],
       [`created at ${T(-60)}, no attempt since → failed: destination open (schedule exhausted)`],
     ],
@@ -186,7 +299,10 @@ describe('a callback row as a dashboard job', () => {
       'redelivered after delivery, not attempted yet',
       row({ scheduleStartedAt: at(-5), scheduleAttempts: 0, nextAttemptAt: at(-5) }),
       [attempt({ statusCode: 204, error: null })],
-      [`attempt 1 at ${T(-30)}: HTTP 204 in 40 ms from 20.93.102.228 → delivered`, `redelivered at ${T(-5)}, no attempt since → next attempt at ${T(-5)}`],
+      [
+        `attempt 1 at ${T(-30)}: HTTP 204 in 40 ms from 20.93.102.228 → delivered`,
+        `redelivered at ${T(-5)}, no attempt since → next attempt at ${T(-5)}`,
+      ],
     ],
     [
       'only its latest attempts',
@@ -201,21 +317,39 @@ describe('a callback row as a dashboard job', () => {
     // Held by its destination's open circuit: why it waits, and until when (never a time already past).
     [
       'held by an open circuit whose probe is to come',
-      row({ nextAttemptAt: at(-20), circuit: { openedAt: at(-25).getTime(), nextProbeAt: at(40).getTime(), probeAsked: false } }),
+      row({
+        nextAttemptAt: at(-20),
+        circuit: { openedAt: at(-25).getTime(), nextProbeAt: at(40).getTime(), probeAsked: false },
+      }),
       [attempt()],
-      [`attempt 1 at ${T(-30)}: HTTP 500 in 40 ms from 20.93.102.228 → waiting: circuit open since ${T(-25)}, next probe at ${T(40)}`],
+      [
+        `attempt 1 at ${T(-30)}: HTTP 500 in 40 ms from 20.93.102.228 → waiting: circuit open since ${T(-25)}, next probe at ${T(40)}`,
+      ],
     ],
     [
       'held by an open circuit whose probe time has passed (half-open)',
-      row({ nextAttemptAt: at(-20), circuit: { openedAt: at(-25).getTime(), nextProbeAt: at(-5).getTime(), probeAsked: false } }),
+      row({
+        nextAttemptAt: at(-20),
+        circuit: { openedAt: at(-25).getTime(), nextProbeAt: at(-5).getTime(), probeAsked: false },
+      }),
       [attempt()],
-      [`attempt 1 at ${T(-30)}: HTTP 500 in 40 ms from 20.93.102.228 → waiting: circuit open since ${T(-25)}, next probe now (half-open: it or the next callback goes as the probe)`],
+      [
+        `attempt 1 at ${T(-30)}: HTTP 500 in 40 ms from 20.93.102.228 → waiting: circuit open since ${T(-25)}, next probe now (half-open: it or the next callback goes as the probe)`,
+      ],
     ],
     [
       'redelivered while its destination is open (the probe asked for)',
-      row({ scheduleStartedAt: at(-5), scheduleAttempts: 0, nextAttemptAt: at(-5), circuit: { openedAt: at(-25).getTime(), nextProbeAt: at(600).getTime(), probeAsked: true } }),
+      row({
+        scheduleStartedAt: at(-5),
+        scheduleAttempts: 0,
+        nextAttemptAt: at(-5),
+        circuit: { openedAt: at(-25).getTime(), nextProbeAt: at(600).getTime(), probeAsked: true },
+      }),
       [attempt()],
-      [`attempt 1 at ${T(-30)}: HTTP 500 in 40 ms from 20.93.102.228`, `redelivered at ${T(-5)}, no attempt since → waiting: circuit open since ${T(-25)}, next probe now (half-open: it or the next callback goes as the probe)`],
+      [
+        `attempt 1 at ${T(-30)}: HTTP 500 in 40 ms from 20.93.102.228`,
+        `redelivered at ${T(-5)}, no attempt since → waiting: circuit open since ${T(-25)}, next probe now (half-open: it or the next callback goes as the probe)`,
+      ],
     ],
     // The worker's clock may run behind PostgreSQL's: the attempt counter decides.
     [

@@ -76,8 +76,10 @@ export function dashboardState(r: Pick<DashboardRow, 'status' | 'nextAttemptAt'>
  * since (or an expiry without any attempt). The attempt counter says so whatever the clocks; the
  * times (the attempt's from the worker, the schedule's from PostgreSQL) cover an uncounted probe.
  */
-const followsAttempt = (r: Pick<DashboardRow, 'scheduleAttempts' | 'scheduleStartedAt'>, lastStartedAt: Date | null | undefined): boolean =>
-  lastStartedAt != null && (r.scheduleAttempts > 0 || lastStartedAt >= r.scheduleStartedAt);
+const followsAttempt = (
+  r: Pick<DashboardRow, 'scheduleAttempts' | 'scheduleStartedAt'>,
+  lastStartedAt: Date | null | undefined,
+): boolean => lastStartedAt != null && (r.scheduleAttempts > 0 || lastStartedAt >= r.scheduleStartedAt);
 
 /**
  * When the callback finished: delivered_at, or for a dead letter the end of the attempt that
@@ -171,14 +173,19 @@ export function attemptLogLine(a: AttemptRow, then?: string): string {
  */
 export function attemptLog(r: DashboardRow, attempts: AttemptRow[], now: Date): string[] {
   const follows = followsAttempt(r, attempts.at(-1)?.startedAt);
-  const omitted = attempts.length > 0 && attempts[0].number > 1 ? [`attempts 1 to ${attempts[0].number - 1} not shown (GET /admin/v1/callbacks/${r.id} lists every attempt)`] : [];
+  const omitted =
+    attempts.length > 0 && attempts[0].number > 1
+      ? [`attempts 1 to ${attempts[0].number - 1} not shown (GET /admin/v1/callbacks/${r.id} lists every attempt)`]
+      : [];
   const lines = attempts.map((a, i) => {
     if (i === attempts.length - 1 && follows) return attemptLogLine(a, outcome(r, now));
     return attemptLogLine(a, isSuccessStatus(a.statusCode) ? 'delivered' : undefined);
   });
   if (!follows) {
     const since = r.scheduleStartedAt.getTime() === r.createdAt.getTime() ? 'created' : 'redelivered';
-    lines.push(withoutUrlPaths(`${since} at ${r.scheduleStartedAt.toISOString()}, no attempt since → ${outcome(r, now)}`));
+    lines.push(
+      withoutUrlPaths(`${since} at ${r.scheduleStartedAt.toISOString()}, no attempt since → ${outcome(r, now)}`),
+    );
   }
   return [...omitted, ...lines];
 }

@@ -60,13 +60,34 @@ describe('queue dashboard policy', () => {
   });
 
   it('describes the destinations with an open circuit, or none', () => {
-    const closed = { origin: 'https://ok.example', state: 'closed', openedAt: null, nextProbeAt: null, lastError: null, waiting: 0 };
+    const closed = {
+      origin: 'https://ok.example',
+      state: 'closed',
+      openedAt: null,
+      nextProbeAt: null,
+      lastError: null,
+      waiting: 0,
+    };
     expect(circuitsDescription([closed])).toBe('All destinations closed (healthy).');
     expect(
       circuitsDescription([
         closed,
-        { origin: 'https://down.example', state: 'open', openedAt: '2026-11-23T10:00:00.000Z', nextProbeAt: '2026-11-23T10:00:05.000Z', lastError: 'HTTP 503', waiting: 12 },
-        { origin: 'https://flaky.example:8443', state: 'half_open', openedAt: '2026-11-23T09:59:00.000Z', nextProbeAt: null, lastError: null, waiting: 0 },
+        {
+          origin: 'https://down.example',
+          state: 'open',
+          openedAt: '2026-11-23T10:00:00.000Z',
+          nextProbeAt: '2026-11-23T10:00:05.000Z',
+          lastError: 'HTTP 503',
+          waiting: 12,
+        },
+        {
+          origin: 'https://flaky.example:8443',
+          state: 'half_open',
+          openedAt: '2026-11-23T09:59:00.000Z',
+          nextProbeAt: null,
+          lastError: null,
+          waiting: 0,
+        },
       ]),
     ).toBe(
       'Open circuits (2): https://down.example open since 2026-11-23T10:00:00.000Z, 12 waiting, next probe 2026-11-23T10:00:05.000Z (last error: HTTP 503); ' +

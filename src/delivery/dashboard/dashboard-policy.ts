@@ -55,11 +55,12 @@ export function dashboardRefusal(method: string, route: string, params: Dashboar
  * concurrency, rate limit…). bull-board's CSS-module class names end in a build hash, hence the
  * prefix matches. The browser test checks that exactly Retry and Promote are left.
  */
-export const DASHBOARD_CSS = [
-  '[class*="jobActions-"] > li:not(:has(.lucide-refresh-cw, .lucide-corner-up-left))',
-  '[class*="queueActions-"] > li:not(:has(.lucide-refresh-cw, .lucide-corner-up-left))',
-  'button[aria-haspopup="menu"]:has(> .lucide-ellipsis-vertical)',
-].join(',\n') + ' { display: none !important; }';
+export const DASHBOARD_CSS =
+  [
+    '[class*="jobActions-"] > li:not(:has(.lucide-refresh-cw, .lucide-corner-up-left))',
+    '[class*="queueActions-"] > li:not(:has(.lucide-refresh-cw, .lucide-corner-up-left))',
+    'button[aria-haspopup="menu"]:has(> .lucide-ellipsis-vertical)',
+  ].join(',\n') + ' { display: none !important; }';
 
 /**
  * The dashboard's security headers, through @fastify/helmet on every answer under its path: a

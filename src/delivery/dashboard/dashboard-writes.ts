@@ -36,7 +36,11 @@ export interface DashboardWriteActions {
 export interface DashboardWrite {
   /** Under the dashboard's path; the queue is named, so bull-board's routes for other names still answer theirs. */
   path: string;
-  run(actions: DashboardWriteActions, operator: OperatorIdentity, params: Record<string, string>): Promise<DashboardAnswer>;
+  run(
+    actions: DashboardWriteActions,
+    operator: OperatorIdentity,
+    params: Record<string, string>,
+  ): Promise<DashboardAnswer>;
 }
 
 const actor = (operator: OperatorIdentity, action: string): Actor => ({ operator, action });
@@ -81,7 +85,10 @@ export const DASHBOARD_WRITES: DashboardWrite[] = [
   {
     // One statement, not bull-board's page-by-page retry of jobs (which stops at the capped count).
     path: `/api/queues/${CALLBACK_QUEUE}/retry/failed`,
-    run: async (a, op) => ({ status: 200, body: { retried: await a.redeliverFailed(actor(op, 'callback.redeliver-failed')), skipped: 0 } }),
+    run: async (a, op) => ({
+      status: 200,
+      body: { retried: await a.redeliverFailed(actor(op, 'callback.redeliver-failed')), skipped: 0 },
+    }),
   },
   {
     path: `/api/queues/${CALLBACK_QUEUE}/promote`,

@@ -66,7 +66,12 @@ export class CallbackUrlChanges {
     return row;
   }
 
-  async limitRequest(partnerId: string, companyId: string, id: string, body: UrlChanges): Promise<OfCompany<LimitRequest>> {
+  async limitRequest(
+    partnerId: string,
+    companyId: string,
+    id: string,
+    body: UrlChanges,
+  ): Promise<OfCompany<LimitRequest>> {
     const [url] = await this.checked(body, ['status_callback']);
     return this.transitions.change({
       resource: LIMIT_REQUEST_URL,
@@ -86,7 +91,12 @@ export class CallbackUrlChanges {
     });
   }
 
-  async withdrawal(partnerId: string, companyId: string, id: string, body: UrlChanges): Promise<OfCompany<WithdrawalRequest>> {
+  async withdrawal(
+    partnerId: string,
+    companyId: string,
+    id: string,
+    body: UrlChanges,
+  ): Promise<OfCompany<WithdrawalRequest>> {
     const properties = (['status_callback', 'loan_status_callback'] as const).filter((p) => body[p] !== undefined);
     if (properties.length === 0)
       throw invalidProperty('status_callback or loan_status_callback is required: a URL, or null to remove it');

@@ -25,9 +25,17 @@ const BAD = {
 export class CompanyCallbackController {
   constructor(private readonly changes: CallbackUrlChanges) {}
 
-  @Doc("Change or remove the organization's callback URL (its waiting callbacks follow; docs/partners.md)", CompanyResponse, [BAD, 404, 413])
+  @Doc(
+    "Change or remove the organization's callback URL (its waiting callbacks follow; docs/partners.md)",
+    CompanyResponse,
+    [BAD, 404, 413],
+  )
   @Patch(':companyId')
-  async change(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Body() dto: CompanyCallbackDto) {
+  async change(
+    @CurrentPartner() p: Partner,
+    @Param('companyId', uuid) companyId: string,
+    @Body() dto: CompanyCallbackDto,
+  ) {
     return companyView(await this.changes.company(p.id, companyId, { ...dto }), this.changes.names);
   }
 }
@@ -38,9 +46,18 @@ export class CompanyCallbackController {
 export class LimitRequestCallbackController {
   constructor(private readonly changes: CallbackUrlChanges) {}
 
-  @Doc("Change or remove a limit request's status_callback (its waiting callbacks follow)", LimitRequestResponse, [BAD, 404, 413])
+  @Doc("Change or remove a limit request's status_callback (its waiting callbacks follow)", LimitRequestResponse, [
+    BAD,
+    404,
+    413,
+  ])
   @Patch(':limitRequestId')
-  async change(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('limitRequestId', uuid) id: string, @Body() dto: LimitRequestCallbackDto) {
+  async change(
+    @CurrentPartner() p: Partner,
+    @Param('companyId', uuid) companyId: string,
+    @Param('limitRequestId', uuid) id: string,
+    @Body() dto: LimitRequestCallbackDto,
+  ) {
     return limitRequestView(await this.changes.limitRequest(p.id, companyId, id, { ...dto }));
   }
 }
@@ -50,9 +67,19 @@ export class LimitRequestCallbackController {
 abstract class WithdrawalCallbackRoutes {
   constructor(protected readonly changes: CallbackUrlChanges) {}
 
-  @Doc("Change or remove a withdrawal request's status_callback and/or loan_status_callback " + '(their waiting callbacks follow)', WithdrawalResponse, [BAD, 404, 413])
+  @Doc(
+    "Change or remove a withdrawal request's status_callback and/or loan_status_callback " +
+      '(their waiting callbacks follow)',
+    WithdrawalResponse,
+    [BAD, 404, 413],
+  )
   @Patch(':withdrawalRequestId')
-  async change(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('withdrawalRequestId', uuid) id: string, @Body() dto: WithdrawalCallbackDto) {
+  async change(
+    @CurrentPartner() p: Partner,
+    @Param('companyId', uuid) companyId: string,
+    @Param('withdrawalRequestId', uuid) id: string,
+    @Body() dto: WithdrawalCallbackDto,
+  ) {
     return withdrawalView(await this.changes.withdrawal(p.id, companyId, id, { ...dto }));
   }
 }

@@ -9,19 +9,30 @@ const MOVES =
   'null removes it (undelivered callbacks fail).';
 
 export class CompanyCallbackDto {
-  @ApiPropertyOptional({ ...URL_OR_NULL, description: `URL receiving CreditLimitUpdated (0) and CreditBalanceUpdated (2). ${MOVES}`, ...variantOnly('A') })
+  @ApiPropertyOptional({
+    ...URL_OR_NULL,
+    description: `URL receiving CreditLimitUpdated (0) and CreditBalanceUpdated (2). ${MOVES}`,
+    ...variantOnly('A'),
+  })
   @IsOptional()
   @IsString()
   callback?: string | null;
 
-  @ApiPropertyOptional({ ...URL_OR_NULL, description: `URL receiving CreditLimitUpdated (0) and CreditBalanceUpdated (2). ${MOVES}`, ...variantOnly('B') })
+  @ApiPropertyOptional({
+    ...URL_OR_NULL,
+    description: `URL receiving CreditLimitUpdated (0) and CreditBalanceUpdated (2). ${MOVES}`,
+    ...variantOnly('B'),
+  })
   @IsOptional()
   @IsString()
   status_callback?: string | null;
 }
 
 export class LimitRequestCallbackDto {
-  @ApiPropertyOptional({ ...URL_OR_NULL, description: `URL receiving LimitRequestStatusChanged (3). Required. ${MOVES}` })
+  @ApiPropertyOptional({
+    ...URL_OR_NULL,
+    description: `URL receiving LimitRequestStatusChanged (3). Required. ${MOVES}`,
+  })
   @IsOptional()
   @IsString()
   status_callback?: string | null;

@@ -25,7 +25,11 @@ const COMPANY_CALLBACKS: CallbackTarget[] = (['A', 'B'] as const).map((variant) 
 export class CompaniesController {
   constructor(private readonly companies: CompaniesService) {}
 
-  @Doc('Create an organization', CompanyResponse, [400, 413], { status: 201, idempotent: true, callbacks: callbackDocs(COMPANY_CALLBACKS) })
+  @Doc('Create an organization', CompanyResponse, [400, 413], {
+    status: 201,
+    idempotent: true,
+    callbacks: callbackDocs(COMPANY_CALLBACKS),
+  })
   @Post()
   @UseInterceptors(IdempotencyInterceptor)
   async create(@CurrentPartner() partner: Partner, @Body() dto: CreateCompanyDto) {
@@ -82,7 +86,11 @@ export class CreditAdminController {
   @AuditAction('company.credit.update')
   @Patch(':companyId/credit')
   @HttpCode(200)
-  async updateCredit(@CurrentActor() actor: Actor, @Param('companyId', ParseUuid) id: string, @Body() dto: UpdateCreditDto) {
+  async updateCredit(
+    @CurrentActor() actor: Actor,
+    @Param('companyId', ParseUuid) id: string,
+    @Body() dto: UpdateCreditDto,
+  ) {
     return creditStatusView(await this.companies.updateCredit(actor, id, dto));
   }
 }

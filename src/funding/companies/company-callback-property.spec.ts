@@ -11,7 +11,11 @@ describe('the organization callback property of a body', () => {
 
   it("refuses the other variant's property, even null, naming both", () => {
     expect(() => companyCallbackProperty(VARIANTS.A, { status_callback: null })).toThrow(DomainError);
-    expect(() => companyCallbackProperty(VARIANTS.A, { status_callback: 'https://x.example/' })).toThrow('property status_callback is not accepted by this API variant; use callback');
-    expect(() => companyCallbackProperty(VARIANTS.B, { callback: 'https://x.example/' })).toThrow('property callback is not accepted by this API variant; use status_callback');
+    expect(() => companyCallbackProperty(VARIANTS.A, { status_callback: 'https://x.example/' })).toThrow(
+      'property status_callback is not accepted by this API variant; use callback',
+    );
+    expect(() => companyCallbackProperty(VARIANTS.B, { callback: 'https://x.example/' })).toThrow(
+      'property callback is not accepted by this API variant; use status_callback',
+    );
   });
 });

@@ -20,21 +20,35 @@ export class CreateCompanyDto {
   @IsISO4217CurrencyCode()
   currency?: string;
 
-  @ApiPropertyOptional({ ...CALLBACK_URL, description: 'URL receiving CreditLimitUpdated (0) and CreditBalanceUpdated (2)', ...variantOnly('A') })
+  @ApiPropertyOptional({
+    ...CALLBACK_URL,
+    description: 'URL receiving CreditLimitUpdated (0) and CreditBalanceUpdated (2)',
+    ...variantOnly('A'),
+  })
   @IsOptional()
   @IsString()
   callback?: string;
 
-  @ApiPropertyOptional({ ...CALLBACK_URL, description: 'URL receiving CreditLimitUpdated (0) and CreditBalanceUpdated (2)', ...variantOnly('B') })
+  @ApiPropertyOptional({
+    ...CALLBACK_URL,
+    description: 'URL receiving CreditLimitUpdated (0) and CreditBalanceUpdated (2)',
+    ...variantOnly('B'),
+  })
   @IsOptional()
   @IsString()
   status_callback?: string;
 }
 
 export class UpdateCreditDto {
-  @ApiPropertyOptional({ pattern: MONEY_INPUT_PATTERN, example: '50000.00', description: 'decimal string, at least 0, at most 2 decimals' })
+  @ApiPropertyOptional({
+    pattern: MONEY_INPUT_PATTERN,
+    example: '50000.00',
+    description: 'decimal string, at least 0, at most 2 decimals',
+  })
   @IsOmittable()
-  @Matches(/^(0|[1-9]\d{0,14})(\.\d{1,2})?$/, { message: 'creditLimit must be a decimal string of at least 0 with at most 2 decimals' })
+  @Matches(/^(0|[1-9]\d{0,14})(\.\d{1,2})?$/, {
+    message: 'creditLimit must be a decimal string of at least 0 with at most 2 decimals',
+  })
   creditLimit?: string;
 
   @ApiPropertyOptional({ enum: CREDIT_STATUSES })
@@ -42,9 +56,15 @@ export class UpdateCreditDto {
   @IsIn(CREDIT_STATUSES)
   creditStatus?: CreditStatus;
 
-  @ApiPropertyOptional({ pattern: '^(0|[1-9]\\d{0,2})(\\.\\d{1,2})?$', example: '7.50', description: 'percent per year, 0 to 999.99' })
+  @ApiPropertyOptional({
+    pattern: '^(0|[1-9]\\d{0,2})(\\.\\d{1,2})?$',
+    example: '7.50',
+    description: 'percent per year, 0 to 999.99',
+  })
   @IsOmittable()
-  @Matches(/^(0|[1-9]\d{0,2})(\.\d{1,2})?$/, { message: 'annualInterestRate must be a decimal string from 0 to 999.99 with at most 2 decimals' })
+  @Matches(/^(0|[1-9]\d{0,2})(\.\d{1,2})?$/, {
+    message: 'annualInterestRate must be a decimal string from 0 to 999.99 with at most 2 decimals',
+  })
   annualInterestRate?: string;
 
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 3650, example: 30 })
@@ -56,7 +76,11 @@ export class UpdateCreditDto {
 }
 
 export class AmountDto {
-  @ApiProperty({ pattern: MONEY_INPUT_PATTERN, example: '1500.00', description: 'decimal string above 0, at most 2 decimals ("1500", "1500.5", "1500.50")' })
+  @ApiProperty({
+    pattern: MONEY_INPUT_PATTERN,
+    example: '1500.00',
+    description: 'decimal string above 0, at most 2 decimals ("1500", "1500.5", "1500.50")',
+  })
   @IsMoneyAmount()
   amount: string;
 }

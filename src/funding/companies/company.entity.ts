@@ -13,7 +13,8 @@ export class Company {
   @Column('text', { name: 'callback_url', nullable: true }) callbackUrl: string | null;
   @Column('text', { name: 'credit_status' }) creditStatus: CreditStatus;
   @Column('numeric', { name: 'credit_limit', precision: 18, scale: 2, transformer: moneyColumn }) creditLimit: bigint;
-  @Column('numeric', { name: 'borrowed_amount', precision: 18, scale: 2, transformer: moneyColumn }) borrowedAmount: bigint;
+  @Column('numeric', { name: 'borrowed_amount', precision: 18, scale: 2, transformer: moneyColumn })
+  borrowedAmount: bigint;
   /** Percent per year, kept as the decimal string PostgreSQL returns ("7.50"). */
   @Column('numeric', { name: 'annual_interest_rate', precision: 7, scale: 2 }) annualInterestRate: string;
   @Column('integer', { name: 'repayment_term_days' }) repaymentTermDays: number;

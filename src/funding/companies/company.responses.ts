@@ -9,7 +9,8 @@ export class CompanyResponse {
   @ApiProperty(currency) currency: string;
   // One of the two, by the deployment's API variant: the document of a variant shows only its own.
   @ApiProperty({ ...url('the organization callback URL (variant A)'), ...variantOnly('A') }) callback?: string | null;
-  @ApiProperty({ ...url('the organization callback URL (variant B)'), ...variantOnly('B') }) status_callback?: string | null;
+  @ApiProperty({ ...url('the organization callback URL (variant B)'), ...variantOnly('B') }) status_callback?:
+    string | null;
   @ApiProperty(timestamp) createdAt: string;
 }
 
@@ -27,7 +28,13 @@ export class TermsResponse {
   @ApiProperty(uuid) companyId: string;
   @ApiProperty(money('10000.00')) creditLimit: string;
   @ApiProperty(currency) currency: string;
-  @ApiProperty({ type: 'string', pattern: '^\\d+\\.\\d{2}$', example: '7.50', description: 'percent per year, exactly 2 decimals' }) annualInterestRate: string;
+  @ApiProperty({
+    type: 'string',
+    pattern: '^\\d+\\.\\d{2}$',
+    example: '7.50',
+    description: 'percent per year, exactly 2 decimals',
+  })
+  annualInterestRate: string;
   @ApiProperty({ type: 'integer', example: 30 }) repaymentTermDays: number;
   @ApiProperty(timestamp) updatedAt: string;
 }

@@ -12,7 +12,13 @@ export interface CreditSnapshot {
 }
 
 /** The company's properties a change's callbacks (0 and 2) are decided on. */
-export const CREDIT_PROPERTIES = ['creditLimit', 'creditStatus', 'borrowedAmount', 'annualInterestRate', 'repaymentTermDays'] as const satisfies readonly (keyof CreditSnapshot & keyof Company)[];
+export const CREDIT_PROPERTIES = [
+  'creditLimit',
+  'creditStatus',
+  'borrowedAmount',
+  'annualInterestRate',
+  'repaymentTermDays',
+] as const satisfies readonly (keyof CreditSnapshot & keyof Company)[];
 
 export function creditSnapshot(c: Company): CreditSnapshot {
   return {
@@ -56,6 +62,10 @@ export function creditEvents(company: Company, before: CreditSnapshot): Callback
 /** A credit limit may not fall below what the company has borrowed (422); `what` names the proposed limit. */
 export function assertLimitCoversBorrowed(limit: bigint, company: Company, what: string): void {
   if (limit < company.borrowedAmount) {
-    throw new DomainError('rule', ErrorCode.credit_limit_below_borrowed, `${what} ${formatMoney(limit)} is below the borrowed amount ${formatMoney(company.borrowedAmount)}`);
+    throw new DomainError(
+      'rule',
+      ErrorCode.credit_limit_below_borrowed,
+      `${what} ${formatMoney(limit)} is below the borrowed amount ${formatMoney(company.borrowedAmount)}`,
+    );
   }
 }

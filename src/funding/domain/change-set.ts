@@ -25,7 +25,10 @@ export class ChangeSet {
    * resource when absent.
    */
   async lock<T extends CompanyRow>(resource: Resource<T>, id: string): Promise<T> {
-    const row = await this.m.findOne(resource.entity, { where: { id, companyId: this.company.id } as never, lock: { mode: 'pessimistic_write' } });
+    const row = await this.m.findOne(resource.entity, {
+      where: { id, companyId: this.company.id } as never,
+      lock: { mode: 'pessimistic_write' },
+    });
     if (!row) throw notFound(resource.what);
     return this.track(resource, row);
   }
@@ -60,7 +63,12 @@ export class ChangeSet {
   async write(): Promise<RowChanges[]> {
     const changes: RowChanges[] = [];
     for (const { resource, row, before } of this.held) {
-      const changed = changesOf(this.m.connection.getMetadata(resource.entity).tableName, row.id, before, snapshot(row, resource.tracked));
+      const changed = changesOf(
+        this.m.connection.getMetadata(resource.entity).tableName,
+        row.id,
+        before,
+        snapshot(row, resource.tracked),
+      );
       if (!changed) continue;
       await writeBack(this.m, resource.entity, row);
       changes.push(changed);

@@ -65,7 +65,10 @@ export class OneRowBatches<T extends ObjectLiteral & { id: string }> {
     private readonly meta: EntityMetadata,
   ) {
     this.columns = updatableColumns(meta);
-    this.readSql = { name: `row-read-${meta.tableName}`, text: `SELECT xmin::text AS row_version, * FROM "${meta.tableName}" WHERE id = ANY($1::uuid[])` };
+    this.readSql = {
+      name: `row-read-${meta.tableName}`,
+      text: `SELECT xmin::text AS row_version, * FROM "${meta.tableName}" WHERE id = ANY($1::uuid[])`,
+    };
     this.together = this.writeSql('together', TOGETHER);
     this.alone = this.writeSql('alone', ALONE);
   }
@@ -87,7 +90,10 @@ export class OneRowBatches<T extends ObjectLiteral & { id: string }> {
   }
 
   private async readMany(ids: string[]): Promise<(Versioned<T> | undefined)[]> {
-    const { rows } = await this.pool.query<Record<string, unknown> & { row_version: string }>({ ...this.readSql, values: [ids] });
+    const { rows } = await this.pool.query<Record<string, unknown> & { row_version: string }>({
+      ...this.readSql,
+      values: [ids],
+    });
     const byId = new Map(rows.map((r) => [String(r.id).toLowerCase(), r]));
     return ids.map((id) => {
       const found = byId.get(id.toLowerCase());
@@ -98,7 +104,8 @@ export class OneRowBatches<T extends ObjectLiteral & { id: string }> {
   /** An entity of a row as the driver returns it, through the columns' transformers. */
   private hydrate(raw: Record<string, unknown>): T {
     const row = this.meta.create() as T;
-    for (const c of this.meta.columns) c.setEntityValue(row, this.db.driver.prepareHydratedValue(raw[c.databaseName], c));
+    for (const c of this.meta.columns)
+      c.setEntityValue(row, this.db.driver.prepareHydratedValue(raw[c.databaseName], c));
     return row;
   }
 
@@ -117,20 +124,32 @@ export class OneRowBatches<T extends ObjectLiteral & { id: string }> {
       if (!isDataError(e)) throw e;
       return ws.map((w) => (first(w) ? 'alone' : 'overtaken'));
     }
-    return ws.map((w) => (!first(w) ? 'overtaken' : done.written.has(w.row.id) ? 'written' : done.locked.has(w.row.id) ? 'overtaken' : 'alone'));
+    return ws.map((w) =>
+      !first(w)
+        ? 'overtaken'
+        : done.written.has(w.row.id)
+          ? 'written'
+          : done.locked.has(w.row.id)
+            ? 'overtaken'
+            : 'alone',
+    );
   }
 
   /** The rows, each over its version, and the callbacks of those written; returns the ids written and those locked. */
   private async statement(ws: RowWrite<T>[], sql: Sql): Promise<{ written: Set<string>; locked: Set<string> }> {
     const values = ws.map((w) => {
       const value: Record<string, unknown> = { id: w.row.id };
-      for (const c of this.columns) value[c.databaseName] = this.db.driver.preparePersistentValue(c.getEntityValue(w.row), c);
+      for (const c of this.columns)
+        value[c.databaseName] = this.db.driver.preparePersistentValue(c.getEntityValue(w.row), c);
       return value;
     });
     const owners = ws.flatMap((w) => w.events.map(() => w.row.id));
     const callbacks = callbackValues(ws.flatMap((w) => w.events));
     const audit = auditRowsValues(ws.flatMap((w) => (w.audit ? [{ owner: w.row.id, values: w.audit }] : [])));
-    const { rows } = await this.pool.query<{ id: string; written: boolean }>({ ...sql, values: [JSON.stringify(values), ws.map((w) => w.version), owners, ...callbacks, ...audit] });
+    const { rows } = await this.pool.query<{ id: string; written: boolean }>({
+      ...sql,
+      values: [JSON.stringify(values), ws.map((w) => w.version), owners, ...callbacks, ...audit],
+    });
     return { written: new Set(rows.filter((r) => r.written).map((r) => r.id)), locked: new Set(rows.map((r) => r.id)) };
   }
 

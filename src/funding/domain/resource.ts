@@ -28,12 +28,21 @@ export interface StatusResource<T extends StatusRow<S>, S extends string> extend
 }
 
 /** 409 naming the current status when the state machine forbids the move. */
-export function assertTransition<T extends StatusRow<S>, S extends string>(resource: StatusResource<T, S>, row: T, to: S): void {
+export function assertTransition<T extends StatusRow<S>, S extends string>(
+  resource: StatusResource<T, S>,
+  row: T,
+  to: S,
+): void {
   assertStatusChange(resource.what, resource.transitions, row.status, to);
 }
 
 /** Moves a row's status (checked again) and returns the callback the move records. */
-export function moveStatus<T extends StatusRow<S>, S extends string>(resource: StatusResource<T, S>, row: T, to: S, company: Company): CallbackEvent {
+export function moveStatus<T extends StatusRow<S>, S extends string>(
+  resource: StatusResource<T, S>,
+  row: T,
+  to: S,
+  company: Company,
+): CallbackEvent {
   assertTransition(resource, row, to);
   row.status = to;
   row.updatedAt = new Date();

@@ -26,6 +26,8 @@ describe('tracked changes', () => {
   });
 
   it('is null when no tracked property changed', () => {
-    expect(changesOf('companies', 'r1', snapshot(row, ['status']), snapshot({ ...row, note: 'x' }, ['status']))).toBeNull();
+    expect(
+      changesOf('companies', 'r1', snapshot(row, ['status']), snapshot({ ...row, note: 'x' }, ['status'])),
+    ).toBeNull();
   });
 });

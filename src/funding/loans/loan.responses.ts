@@ -16,7 +16,8 @@ export class LoanResponse {
   @ApiProperty(currency) currency: string;
   @ApiProperty({ enum: ['active', 'repaid'] }) status: string;
   @ApiProperty({ type: [PaymentResponse] }) payments: PaymentResponse[];
-  @ApiProperty({ type: PaymentResponse, nullable: true, description: 'the latest payment, null before the first' }) lastPayment: PaymentResponse | null;
+  @ApiProperty({ type: PaymentResponse, nullable: true, description: 'the latest payment, null before the first' })
+  lastPayment: PaymentResponse | null;
   @ApiProperty(timestamp) createdAt: string;
   @ApiProperty(timestamp) updatedAt: string;
 }

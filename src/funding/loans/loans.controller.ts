@@ -18,7 +18,11 @@ export class LoansController {
 
   @Doc('Read a loan with its payments', LoanResponse, [400, 404])
   @Get(':loanId')
-  async get(@CurrentPartner() p: Partner, @Param('companyId', uuid) companyId: string, @Param('loanId', uuid) id: string) {
+  async get(
+    @CurrentPartner() p: Partner,
+    @Param('companyId', uuid) companyId: string,
+    @Param('loanId', uuid) id: string,
+  ) {
     return loanView(await this.loans.get(p.id, companyId, id));
   }
 }
@@ -28,15 +32,24 @@ export class LoansController {
 export class LoansAdminController {
   constructor(private readonly loans: LoansService) {}
 
-  @Doc('Register a payment (callbacks 4, 1 when repaid, 2)', LoanResponse, [400, 404, 413, { 422: 'the amount exceeds the outstanding amount' }], {
-    status: 201,
-    idempotent: true,
-  })
+  @Doc(
+    'Register a payment (callbacks 4, 1 when repaid, 2)',
+    LoanResponse,
+    [400, 404, 413, { 422: 'the amount exceeds the outstanding amount' }],
+    {
+      status: 201,
+      idempotent: true,
+    },
+  )
   @Access.operator('operator')
   @AuditAction('loan.payment.register')
   @Post(':loanId/payments')
   @UseInterceptors(IdempotencyInterceptor)
-  async registerPayment(@CurrentActor() actor: Actor, @Param('loanId', uuid) id: string, @Body() dto: RegisterPaymentDto) {
+  async registerPayment(
+    @CurrentActor() actor: Actor,
+    @Param('loanId', uuid) id: string,
+    @Body() dto: RegisterPaymentDto,
+  ) {
     return loanView(await this.loans.registerPayment(actor, id, dto));
   }
 }

@@ -128,20 +128,40 @@ export class AccessGate {
     if (access.to === 'anyone') return null;
     if (access.to === 'portal-visitor') return this.visitor(req);
     if (!SAFE_METHODS.has(req.method) && fromAnotherSite(req.headers)) {
-      return { status: 403, code: ErrorCode.cross_site_request, message: 'A request from another site cannot change anything here (its Origin or Sec-Fetch-Site is not this service)' };
+      return {
+        status: 403,
+        code: ErrorCode.cross_site_request,
+        message:
+          'A request from another site cannot change anything here (its Origin or Sec-Fetch-Site is not this service)',
+      };
     }
     if (access.to === 'portal-session') return this.portal(req);
     const authorization = req.headers.authorization;
     if (access.to === 'partner') return this.partner(req, authorization);
     const browser = access.to === 'browser-operator';
-    const operator = browser ? await this.credentials.operatorOrBasic(authorization) : await this.credentials.operator(authorization);
+    const operator = browser
+      ? await this.credentials.operatorOrBasic(authorization)
+      : await this.credentials.operator(authorization);
     if (!operator) {
       return browser
-        ? { status: 401, code: ErrorCode.unauthenticated, message: 'Operator credentials are required (Bearer <token>, or Basic <operator name>:<token>)', headers: BASIC_CHALLENGE }
-        : { status: 401, code: ErrorCode.unauthenticated, message: 'A valid operator token is required (Authorization: Bearer <token>)' };
+        ? {
+            status: 401,
+            code: ErrorCode.unauthenticated,
+            message: 'Operator credentials are required (Bearer <token>, or Basic <operator name>:<token>)',
+            headers: BASIC_CHALLENGE,
+          }
+        : {
+            status: 401,
+            code: ErrorCode.unauthenticated,
+            message: 'A valid operator token is required (Authorization: Bearer <token>)',
+          };
     }
     if (!roleAllows(operator.role, access.role)) {
-      return { status: 403, code: ErrorCode.role_insufficient, message: `Operator ${operator.name} has role ${operator.role}; this needs role ${access.role} or above` };
+      return {
+        status: 403,
+        code: ErrorCode.role_insufficient,
+        message: `Operator ${operator.name} has role ${operator.role}; this needs role ${access.role} or above`,
+      };
     }
     req.operator = operator;
     return null;
@@ -153,8 +173,9 @@ export class AccessGate {
    */
   private async visitor(req: GatedRequest): Promise<Refusal | null> {
     if (!SAFE_METHODS.has(req.method) && !fromThisSite(req.headers)) {
-      const message = "A sign-in is sent from the portal's own page (this request's Origin or Sec-Fetch-Site says "
-        + 'it was not): nothing was used';
+      const message =
+        "A sign-in is sent from the portal's own page (this request's Origin or Sec-Fetch-Site says " +
+        'it was not): nothing was used';
       return { status: 403, code: ErrorCode.cross_site_request, message };
     }
     return this.visitorRate(req);
@@ -178,7 +199,12 @@ export class AccessGate {
 
   private async partner(req: GatedRequest, authorization: string | undefined): Promise<Refusal | null> {
     const partner = await this.credentials.partner(authorization);
-    if (!partner) return { status: 401, code: ErrorCode.unauthenticated, message: 'A valid partner API key is required (Authorization: Bearer <apiKey>)' };
+    if (!partner)
+      return {
+        status: 401,
+        code: ErrorCode.unauthenticated,
+        message: 'A valid partner API key is required (Authorization: Bearer <apiKey>)',
+      };
     if (!(await this.credentials.partnerWithinRate(partner.id))) return TOO_MANY;
     req.partner = partner;
     return null;

@@ -34,7 +34,9 @@ export function installRouteAccess(instance: FastifyInstance, gate: AccessGate, 
           'give its handler or controller an @Access decorator',
       );
     if (others.some((a) => JSON.stringify(a) !== JSON.stringify(access))) {
-      throw new Error(`route ${methods.join(',')} ${route.url} has methods of different access: declare them as separate routes`);
+      throw new Error(
+        `route ${methods.join(',')} ${route.url} has methods of different access: declare them as separate routes`,
+      );
     }
     route.config = { ...(route.config as object), access };
     const check: onRequestAsyncHookHandler = (req, reply) => gate.check(access, req, reply);

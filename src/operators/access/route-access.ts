@@ -34,7 +34,8 @@ type Handler = (...args: never[]) => unknown;
 
 /** Sets the access on one route handler, keeping any other route config it has. */
 function setHandlerAccess(handler: Handler, access: RouteAccess): void {
-  const config = (Reflect.getMetadata(FASTIFY_ROUTE_CONFIG_METADATA, handler) as Record<string, unknown> | undefined) ?? {};
+  const config =
+    (Reflect.getMetadata(FASTIFY_ROUTE_CONFIG_METADATA, handler) as Record<string, unknown> | undefined) ?? {};
   Reflect.defineMetadata(FASTIFY_ROUTE_CONFIG_METADATA, { ...config, [ACCESS_CONFIG_KEY]: access }, handler);
 }
 
@@ -48,7 +49,7 @@ function hasAccess(handler: Handler): boolean {
  * declares none of its own (class decorators run after the methods').
  */
 function declare(access: RouteAccess): ClassDecorator & MethodDecorator {
-  return ((target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
+  return (target: object, key?: string | symbol, descriptor?: PropertyDescriptor) => {
     if (descriptor) return setHandlerAccess(descriptor.value as Handler, access);
     const proto = (target as { prototype: object }).prototype;
     for (const name of Object.getOwnPropertyNames(proto)) {
@@ -56,7 +57,7 @@ function declare(access: RouteAccess): ClassDecorator & MethodDecorator {
       if (typeof handler !== 'function' || Reflect.getMetadata(METHOD_METADATA, handler) === undefined) continue;
       if (!hasAccess(handler as Handler)) setHandlerAccess(handler as Handler, access);
     }
-  });
+  };
 }
 
 /** A route's or a controller's access, with what the OpenAPI document says of it. */

@@ -15,7 +15,10 @@ export type TrackedProperties = Record<string, Tracked | Record<string, Tracked>
  * the caller passes is compared, so a secret is never in an entry unless a caller puts it there
  * (none does: a rotation records `{rotated: true}`-style facts, never a value).
  */
-export function changedProperties(before: TrackedProperties, after: TrackedProperties): { before: TrackedProperties; after: TrackedProperties } {
+export function changedProperties(
+  before: TrackedProperties,
+  after: TrackedProperties,
+): { before: TrackedProperties; after: TrackedProperties } {
   const out = { before: {} as TrackedProperties, after: {} as TrackedProperties };
   for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
     if (JSON.stringify(before[key]) === JSON.stringify(after[key])) continue;
@@ -42,13 +45,21 @@ export function trackedValues(snapshot: Record<string, unknown>): Record<string,
 }
 
 /** Tables as an entry names the other rows a change touched. */
-const ROW_NAMES: Record<string, string> = { companies: 'company', limit_requests: 'limitRequest', withdrawal_requests: 'withdrawalRequest', loans: 'loan' };
+const ROW_NAMES: Record<string, string> = {
+  companies: 'company',
+  limit_requests: 'limitRequest',
+  withdrawal_requests: 'withdrawalRequest',
+  loans: 'loan',
+};
 
 /**
  * An entry's before and after from the rows a change wrote (each with only its changed tracked
  * properties): the target row's at the top, every other row's under its name.
  */
-export function rowChangesAudit(targetId: string, rows: { table: string; id: string; before: Record<string, unknown>; after: Record<string, unknown> }[]): { before: TrackedProperties; after: TrackedProperties } {
+export function rowChangesAudit(
+  targetId: string,
+  rows: { table: string; id: string; before: Record<string, unknown>; after: Record<string, unknown> }[],
+): { before: TrackedProperties; after: TrackedProperties } {
   const out = { before: {} as TrackedProperties, after: {} as TrackedProperties };
   for (const row of rows) {
     const before = trackedValues(row.before);

@@ -75,7 +75,8 @@ export function auditRowsValues(entries: { owner: string; values: unknown[] }[])
 /** The parameters of {@link AUDIT_INSERT} for a change, only its changed properties kept. */
 export function auditValues(actor: Actor, change: AuditChange): unknown[] {
   const expected = AUDIT_ACTIONS[actor.action as AuditActionName];
-  if (expected !== change.targetType) throw new Error(`audit action ${actor.action} is not a change of a ${change.targetType}`);
+  if (expected !== change.targetType)
+    throw new Error(`audit action ${actor.action} is not a change of a ${change.targetType}`);
   const { before, after } = changedProperties(change.before, change.after);
   const who = 'operator' in actor ? [actor.operator.id, null, null] : [null, actor.partner.id, actor.partner.name];
   return [...who, actor.action, change.targetType, change.targetId, JSON.stringify(before), JSON.stringify(after)];
@@ -115,7 +116,8 @@ export class AuditLog {
 
   /** Writes the entry of a change inside the change's transaction. */
   async record(m: EntityManager, actor: Actor, change: AuditChange): Promise<void> {
-    if (!inWrite(m)) throw new Error('an audit entry is written inside the transaction of its change (TransactionRunner.transaction)');
+    if (!inWrite(m))
+      throw new Error('an audit entry is written inside the transaction of its change (TransactionRunner.transaction)');
     await m.query(AUDIT_INSERT, auditValues(actor, change));
   }
 

@@ -18,7 +18,11 @@ export class ListAuditQuery {
   @IsIn(AUDIT_TARGET_TYPES)
   targetType?: string;
 
-  @ApiPropertyOptional({ description: "the changed resource's id (a destination's origin)", minLength: 1, maxLength: 2048 })
+  @ApiPropertyOptional({
+    description: "the changed resource's id (a destination's origin)",
+    minLength: 1,
+    maxLength: 2048,
+  })
   @IsOptional()
   @IsString()
   @MinLength(1)
@@ -59,24 +63,47 @@ const TRACKED = {
 export class AuditEntryResponse {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ format: 'date-time' }) at: string;
-  @ApiProperty({ type: AuditOperatorResponse, nullable: true, description: 'the operator who made the change; null when a partner did' })
+  @ApiProperty({
+    type: AuditOperatorResponse,
+    nullable: true,
+    description: 'the operator who made the change; null when a partner did',
+  })
   operator: AuditOperatorResponse | null;
   @ApiProperty({
     type: AuditPartnerResponse,
     nullable: true,
-    description: 'the partner who made the change (rolling its own signing key through /v1/partner); null when an operator did',
+    description:
+      'the partner who made the change (rolling its own signing key through /v1/partner); null when an operator did',
   })
   partner: AuditPartnerResponse | null;
-  @ApiProperty({ enum: Object.keys(AUDIT_ACTIONS), description: 'a stable dotted name; docs/operations.md lists each with its route' }) action: string;
+  @ApiProperty({
+    enum: Object.keys(AUDIT_ACTIONS),
+    description: 'a stable dotted name; docs/operations.md lists each with its route',
+  })
+  action: string;
   @ApiProperty({ enum: AUDIT_TARGET_TYPES }) targetType: string;
-  @ApiProperty({ type: 'string', nullable: true, description: "the changed resource's id (a destination's origin); null for a bulk change" }) targetId: string | null;
-  @ApiProperty({ ...TRACKED, description: 'the tracked properties that changed, as they were (never a secret, token or API key)' }) before: Record<string, unknown>;
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: "the changed resource's id (a destination's origin); null for a bulk change",
+  })
+  targetId: string | null;
+  @ApiProperty({
+    ...TRACKED,
+    description: 'the tracked properties that changed, as they were (never a secret, token or API key)',
+  })
+  before: Record<string, unknown>;
   @ApiProperty({ ...TRACKED, description: 'the same properties as they became' }) after: Record<string, unknown>;
 }
 
 export class AuditPageResponse {
   @ApiProperty({ type: [AuditEntryResponse] }) items: AuditEntryResponse[];
-  @ApiProperty({ type: 'string', nullable: true, description: 'pass as cursor for the next (older) page; null on the last' }) nextCursor: string | null;
+  @ApiProperty({
+    type: 'string',
+    nullable: true,
+    description: 'pass as cursor for the next (older) page; null on the last',
+  })
+  nextCursor: string | null;
 }
 
 @ApiTags('operator: audit')
@@ -85,7 +112,11 @@ export class AuditController {
   constructor(private readonly audit: AuditLog) {}
 
   /** Read-only: no route changes or deletes an entry. */
-  @Doc('The audit log: one entry per change made under /admin or by a partner to its signing key, newest first', AuditPageResponse, [400])
+  @Doc(
+    'The audit log: one entry per change made under /admin or by a partner to its signing key, newest first',
+    AuditPageResponse,
+    [400],
+  )
   @Access.operator('viewer')
   @Get()
   list(@Query() q: ListAuditQuery) {

@@ -12,12 +12,22 @@ describe('money', () => {
     expect(parseMoney(raw)).toBe(cents);
   });
 
-  it.each([['1500.505'], ['-1'], ['1e3'], ['01'], ['.5'], ['5.'], [''], [' 1'], ['1,5'], ['1000000000000000'], [1500], [null]])(
-    'refuses %p',
-    (raw) => {
-      expect(parseMoney(raw)).toBeNull();
-    },
-  );
+  it.each([
+    ['1500.505'],
+    ['-1'],
+    ['1e3'],
+    ['01'],
+    ['.5'],
+    ['5.'],
+    [''],
+    [' 1'],
+    ['1,5'],
+    ['1000000000000000'],
+    [1500],
+    [null],
+  ])('refuses %p', (raw) => {
+    expect(parseMoney(raw)).toBeNull();
+  });
 
   it.each([
     [150050n, '1500.50'],

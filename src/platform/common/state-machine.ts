@@ -11,6 +11,10 @@ export function canTransition<S extends string>(table: Transitions<S>, from: S, 
 /** 409 naming the current status when the state machine forbids the move (every resource's, the credit's too). */
 export function assertStatusChange<S extends string>(what: string, table: Transitions<S>, from: S, to: S): void {
   if (!canTransition(table, from, to)) {
-    throw new DomainError('conflict', ErrorCode.status_transition_not_allowed, `${what} cannot become ${to}: its current status is ${from}`);
+    throw new DomainError(
+      'conflict',
+      ErrorCode.status_transition_not_allowed,
+      `${what} cannot become ${to}: its current status is ${from}`,
+    );
   }
 }

@@ -18,10 +18,19 @@ export async function lockOrNotFound<T extends ObjectLiteral>(
  * Writes a loaded, locked row's columns back with one UPDATE. (`save` would first re-read the
  * row to compute a diff: a second round-trip on every state change, for a row we hold locked.)
  */
-export async function writeBack<T extends ObjectLiteral & { id: string }>(m: EntityManager, entity: EntityTarget<T>, row: T): Promise<void> {
+export async function writeBack<T extends ObjectLiteral & { id: string }>(
+  m: EntityManager,
+  entity: EntityTarget<T>,
+  row: T,
+): Promise<void> {
   const values: Record<string, unknown> = {};
   for (const c of updatableColumns(m.connection.getMetadata(entity))) values[c.propertyName] = row[c.propertyName];
-  await m.createQueryBuilder().update(entity).set(values as never).where('id = :id', { id: row.id }).execute();
+  await m
+    .createQueryBuilder()
+    .update(entity)
+    .set(values as never)
+    .where('id = :id', { id: row.id })
+    .execute();
 }
 
 /** The columns a change writes back: all but the key, the creation time and relations. */

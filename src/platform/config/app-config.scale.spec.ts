@@ -1,9 +1,13 @@
-import { loadConfig, parseDuration } from './app-config.js';
+import { loadConfig } from './app-config.js';
+import { parseDuration } from './durations.js';
 
 describe('REDIS_URL', () => {
   it.each([
     ['redis://127.0.0.1:6379', 'redis://127.0.0.1:6379'],
-    ['redis://10.0.0.1:7000, redis://10.0.0.2:7000,redis://10.0.0.3:7000', 'redis://10.0.0.1:7000,redis://10.0.0.2:7000,redis://10.0.0.3:7000'],
+    [
+      'redis://10.0.0.1:7000, redis://10.0.0.2:7000,redis://10.0.0.3:7000',
+      'redis://10.0.0.1:7000,redis://10.0.0.2:7000,redis://10.0.0.3:7000',
+    ],
     ['rediss://u:p@a:7000,rediss://u:p@b:7000', 'rediss://u:p@a:7000,rediss://u:p@b:7000'],
   ])('accepts %s', (raw, normalized) => {
     expect(loadConfig({ REDIS_URL: raw }).redisUrl).toBe(normalized);

@@ -7,8 +7,16 @@ describe('SECRETS_KEY', () => {
     ['unset outside production: the development key, flagged', {}, [DEV_SECRETS_KEY]],
     ['one key', { SECRETS_KEY: KEY }, [KEY]],
     ['a list, newest first, spaces trimmed', { SECRETS_KEY: ` ${KEY}2 , ${KEY}1 ` }, [`${KEY}2`, `${KEY}1`]],
-    ['unset in production', { NODE_ENV: 'production', ADMIN_TOKEN: 'a'.repeat(16) }, /SECRETS_KEY: must be set when NODE_ENV=production/],
-    ['a key under 32 characters', { SECRETS_KEY: `${KEY},short` }, /SECRETS_KEY: each comma-separated key must be at least 32 characters/],
+    [
+      'unset in production',
+      { NODE_ENV: 'production', ADMIN_TOKEN: 'a'.repeat(16) },
+      /SECRETS_KEY: must be set when NODE_ENV=production/,
+    ],
+    [
+      'a key under 32 characters',
+      { SECRETS_KEY: `${KEY},short` },
+      /SECRETS_KEY: each comma-separated key must be at least 32 characters/,
+    ],
     ['a key listed twice', { SECRETS_KEY: `${KEY},${KEY}` }, /SECRETS_KEY: a key is listed twice/],
   ])('%s', (_label, env, expected) => {
     if (expected instanceof RegExp) {
@@ -51,7 +59,11 @@ describe('LOG_FORMAT', () => {
 describe('OTEL_* that the service checks itself', () => {
   it.each([
     ['OTEL_EXPORTER_OTLP_PROTOCOL', 'grpc', /OTEL_EXPORTER_OTLP_PROTOCOL: must be http\/protobuf or http\/json/],
-    ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'http/xml', /OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: must be http\/protobuf or http\/json/],
+    [
+      'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
+      'http/xml',
+      /OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: must be http\/protobuf or http\/json/,
+    ],
     ['OTEL_EXPORTER_OTLP_ENDPOINT', 'collector:4318', /OTEL_EXPORTER_OTLP_ENDPOINT: must use http: or https:/],
     ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'not a url', /OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "not a url" is not a URL/],
   ])('%s=%s stops the start', (name, value, expected) => {
@@ -60,7 +72,11 @@ describe('OTEL_* that the service checks itself', () => {
 
   it('accepts the supported protocols and endpoints', () => {
     expect(() =>
-      loadConfig({ OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' }),
+      loadConfig({
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
+      }),
     ).not.toThrow();
   });
 });

@@ -2,6 +2,7 @@
 // invalid value stops the process with a message naming the variable.
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
+import { parseDuration, parseDurationList } from './durations.js';
 
 export type ApiVariant = 'A' | 'B';
 export type Role = 'api' | 'worker' | 'all';
@@ -92,26 +93,6 @@ const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'];
  */
 export const DEV_SECRETS_KEY = 'development-only-secrets-key-do-not-use-in-production';
 
-const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
-/** Parses `5s,5m,30m,2h` into milliseconds; throws on anything else. */
-export function parseDurationList(raw: string): number[] {
-  return raw.split(',').map((part) => {
-    const m = /^\s*(\d+)\s*(ms|s|m|h)\s*$/.exec(part);
-    if (!m) throw new Error(`"${part.trim()}" is not a duration like 500ms, 5s, 5m or 2h`);
-    return Number(m[1]) * DURATION_UNITS[m[2]];
-  });
-}
-
-const SINGLE_DURATION_UNITS: Record<string, number> = { ...DURATION_UNITS, d: 86_400_000 };
-
-/** Parses one duration such as `30d`, `12h` or `1s` (days allowed here) into milliseconds. */
-export function parseDuration(raw: string): number {
-  const m = /^\s*(\d+)\s*(ms|s|m|h|d)\s*$/.exec(raw);
-  if (!m) throw new Error(`"${raw.trim()}" is not a duration like 1s, 12h or 30d`);
-  return Number(m[1]) * SINGLE_DURATION_UNITS[m[2]];
-}
-
 function readVersion(): string {
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -168,8 +149,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const seeds = raw.split(',').map((s) => url(['redis:', 'rediss:'])(s.trim()));
     if (seeds.length > 1) {
       const parsed = seeds.map((s) => new URL(s));
-      if (parsed.some((u) => u.pathname !== '' && u.pathname !== '/' && u.pathname !== '/0')) throw new Error('a Redis Cluster has database 0 only: no /<db> on its seed URLs');
-      if (new Set(parsed.map((u) => `${u.protocol}//${u.username}:${u.password}`)).size > 1) throw new Error('the seed URLs of a Redis Cluster must share scheme and credentials');
+      if (parsed.some((u) => u.pathname !== '' && u.pathname !== '/' && u.pathname !== '/0'))
+        throw new Error('a Redis Cluster has database 0 only: no /<db> on its seed URLs');
+      if (new Set(parsed.map((u) => `${u.protocol}//${u.username}:${u.password}`)).size > 1)
+        throw new Error('the seed URLs of a Redis Cluster must share scheme and credentials');
     }
     return seeds.join(',');
   };
@@ -243,13 +226,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     secretsKeys = rawSecretsKey.split(',').map((k) => k.trim());
     secretsKeyDefaulted = false;
     // Said without echoing the value: configuration errors end up in logs.
-    if (secretsKeys.some((k) => k.length < 32)) errors.push('SECRETS_KEY: each comma-separated key must be at least 32 characters');
+    if (secretsKeys.some((k) => k.length < 32))
+      errors.push('SECRETS_KEY: each comma-separated key must be at least 32 characters');
     if (new Set(secretsKeys).size !== secretsKeys.length) errors.push('SECRETS_KEY: a key is listed twice');
   }
 
   const config: AppConfig = {
     port: parse('PORT', 3000, int(0, 65535)),
-    databaseUrl: parse('DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/funding_service', url(['postgres:', 'postgresql:'])),
+    databaseUrl: parse(
+      'DATABASE_URL',
+      'postgres://postgres@127.0.0.1:5432/funding_service',
+      url(['postgres:', 'postgresql:']),
+    ),
     redisUrl: parse('REDIS_URL', 'redis://127.0.0.1:6379', redisUrls),
     queuePrefix,
     role,
@@ -264,7 +252,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     callbackRetryScheduleMs: schedule,
     callbackConcurrency: parse('CALLBACK_CONCURRENCY', DEFAULT_CONCURRENCY, int(1, 10_000)),
     callbackReadyWindow: parse('CALLBACK_READY_WINDOW', DEFAULT_READY_WINDOW, int(1, 1_000_000)),
-    callbackDestinationConcurrency: parse('CALLBACK_DESTINATION_CONCURRENCY', DEFAULT_DESTINATION_CONCURRENCY, int(1, 10_000)),
+    callbackDestinationConcurrency: parse(
+      'CALLBACK_DESTINATION_CONCURRENCY',
+      DEFAULT_DESTINATION_CONCURRENCY,
+      int(1, 10_000),
+    ),
     callbackBreakerThreshold: parse('CALLBACK_BREAKER_THRESHOLD', DEFAULT_BREAKER_THRESHOLD, int(1, 1000)),
     callbackBreakerProbeMs: probe,
     callbackAllowHttp: parse('CALLBACK_ALLOW_HTTP', false, bool),
@@ -275,7 +267,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       return ms;
     }),
     dashboardKeep: {
-      completed: { count: parse('DASHBOARD_KEEP_COMPLETED', 1000, int(0, 1_000_000)), ageMs: parse('DASHBOARD_KEEP_COMPLETED_FOR', 3_600_000, duration) },
+      completed: {
+        count: parse('DASHBOARD_KEEP_COMPLETED', 1000, int(0, 1_000_000)),
+        ageMs: parse('DASHBOARD_KEEP_COMPLETED_FOR', 3_600_000, duration),
+      },
     },
     secretsKeys,
     secretsKeyDefaulted,
@@ -286,11 +281,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   // The portal's own origin: a path, query or fragment would be lost from its links.
   config.portalBaseUrl = parse('PORTAL_BASE_URL', `http://127.0.0.1:${config.port}`, (raw) => {
     const u = new URL(url(['http:', 'https:'])(raw));
-    if (u.pathname !== '/' || u.search || u.hash || u.username) throw new Error('must be an origin (scheme, host and port only), e.g. https://portal.example.com');
+    if (u.pathname !== '/' || u.search || u.hash || u.username)
+      throw new Error('must be an origin (scheme, host and port only), e.g. https://portal.example.com');
     return u.origin;
   });
   // A connect slower than the whole attempt would never be cut by the connect timeout.
-  if (config.callbackConnectTimeoutMs > config.callbackTimeoutMs) config.callbackConnectTimeoutMs = config.callbackTimeoutMs;
+  if (config.callbackConnectTimeoutMs > config.callbackTimeoutMs)
+    config.callbackConnectTimeoutMs = config.callbackTimeoutMs;
   if (errors.length) throw new ConfigError(`Invalid configuration: ${errors.join('; ')}`);
   return config;
 }

@@ -9,7 +9,10 @@ describe('destination isolation settings', () => {
   });
 
   it('reads CALLBACK_BREAKER_PROBE as first..last', () => {
-    expect(loadConfig({ CALLBACK_BREAKER_PROBE: '500ms..1m' }).callbackBreakerProbeMs).toEqual({ first: 500, last: 60_000 });
+    expect(loadConfig({ CALLBACK_BREAKER_PROBE: '500ms..1m' }).callbackBreakerProbeMs).toEqual({
+      first: 500,
+      last: 60_000,
+    });
   });
 
   it.each([

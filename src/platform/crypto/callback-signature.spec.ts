@@ -18,7 +18,8 @@ const RFC8032 = {
 };
 const RFC_WHSK = `whsk_${Buffer.from(RFC8032.seed, 'hex').toString('base64')}`;
 const RFC_WHPK = `whpk_${Buffer.from(RFC8032.publicKey, 'hex').toString('base64')}`;
-const sign = (keys: string[], id: string, ts: number, body: string) => signatureHeader(keys.map(signerFor), id, ts, body);
+const sign = (keys: string[], id: string, ts: number, body: string) =>
+  signatureHeader(keys.map(signerFor), id, ts, body);
 
 describe('callback signature (Standard Webhooks)', () => {
   it('matches a fixed vector', () => {
@@ -31,7 +32,9 @@ describe('callback signature (Standard Webhooks)', () => {
 
   it('is the vector of the Standard Webhooks reference', () => {
     // From the Standard Webhooks specification's example.
-    expect(sign([SECRET], 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}')).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
+    expect(sign([SECRET], 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}')).toBe(
+      'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+    );
   });
 
   it('verifies with the standardwebhooks package, with either secret during a rotation', () => {
@@ -42,7 +45,9 @@ describe('callback signature (Standard Webhooks)', () => {
     for (const secret of [SECRET, OTHER]) {
       expect(new Webhook(secret).verify(BODY, headers)).toEqual(JSON.parse(BODY));
     }
-    expect(() => new Webhook('whsec_' + Buffer.from('x'.repeat(32)).toString('base64')).verify(BODY, headers)).toThrow();
+    expect(() =>
+      new Webhook('whsec_' + Buffer.from('x'.repeat(32)).toString('base64')).verify(BODY, headers),
+    ).toThrow();
     expect(() => new Webhook(SECRET).verify(BODY.replace('0', '1'), headers)).toThrow();
   });
 });
@@ -66,7 +71,14 @@ describe('v1a: Ed25519 signatures', () => {
     const ts = Math.floor(Date.now() / 1000);
     const header = sign([fresh.stored, SECRET], 'cb-8', ts, BODY).split(' ');
     expect(header.map((s) => s.split(',')[0])).toEqual(['v1a', 'v1']);
-    expect(verify(null, Buffer.from(`cb-8.${ts}.${BODY}`), ed25519PublicKey(fresh.publicKey!), Buffer.from(header[0].slice(4), 'base64'))).toBe(true);
+    expect(
+      verify(
+        null,
+        Buffer.from(`cb-8.${ts}.${BODY}`),
+        ed25519PublicKey(fresh.publicKey!),
+        Buffer.from(header[0].slice(4), 'base64'),
+      ),
+    ).toBe(true);
     // A receiver still on its whsec_ secret: the standardwebhooks package finds its v1 in the list.
     const headers = { 'webhook-id': 'cb-8', 'webhook-timestamp': String(ts), 'webhook-signature': header.join(' ') };
     expect(new Webhook(SECRET).verify(BODY, headers)).toEqual(JSON.parse(BODY));

@@ -1,6 +1,7 @@
 import { pemBlocks } from './pem.js';
 
-const block = (label: string, body = 'MIIBkTCB+wIJAKHHIG\n/ABCdef0123==') => `-----BEGIN ${label}-----\n${body}\n-----END ${label}-----`;
+const block = (label: string, body = 'MIIBkTCB+wIJAKHHIG\n/ABCdef0123==') =>
+  `-----BEGIN ${label}-----\n${body}\n-----END ${label}-----`;
 const cert = block('CERTIFICATE');
 const key = block('PRIVATE KEY', 'MC4CAQAwBQYDK2VwBCIEI\nAbc+/==');
 

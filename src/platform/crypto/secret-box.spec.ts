@@ -29,7 +29,9 @@ describe('SecretBox', () => {
 
   it('refuses a value sealed with a key no longer listed, naming only the key id', () => {
     const sealedOld = new SecretBox([OLD]).seal(SECRET, 'partners.signing_secret', ROW);
-    expect(() => new SecretBox([NEW]).open(sealedOld, 'partners.signing_secret', ROW)).toThrow(`sealed with key ${keyId(OLD)}, which SECRETS_KEY does not list`);
+    expect(() => new SecretBox([NEW]).open(sealedOld, 'partners.signing_secret', ROW)).toThrow(
+      `sealed with key ${keyId(OLD)}, which SECRETS_KEY does not list`,
+    );
   });
 
   it("refuses a value moved to another row, naming that row, never the value; the row's own still opens", () => {

@@ -13,9 +13,24 @@ import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } f
  * key moved, still sealed: both columns are `partners.signing_secret`.
  */
 export const SEALED_COLUMNS = {
-  'partners.signing_secret': { table: 'partners', columns: ['signing_secret', 'previous_signing_secret'], row: `id::text`, key: ['id'] },
-  'partner_client_certificates.private_key': { table: 'partner_client_certificates', columns: ['private_key'], row: `partner_id::text`, key: ['partner_id'] },
-  'idempotency_keys.response': { table: 'idempotency_keys', columns: ['response'], row: `scope || ' ' || key`, key: ['scope', 'key'] },
+  'partners.signing_secret': {
+    table: 'partners',
+    columns: ['signing_secret', 'previous_signing_secret'],
+    row: `id::text`,
+    key: ['id'],
+  },
+  'partner_client_certificates.private_key': {
+    table: 'partner_client_certificates',
+    columns: ['private_key'],
+    row: `partner_id::text`,
+    key: ['partner_id'],
+  },
+  'idempotency_keys.response': {
+    table: 'idempotency_keys',
+    columns: ['response'],
+    row: `scope || ' ' || key`,
+    key: ['scope', 'key'],
+  },
 } as const;
 
 /** Where a sealed value is stored: authenticated with its row (AES-GCM's associated data), so it opens nowhere else. */
@@ -58,7 +73,9 @@ export class SecretBox {
     // SECRETS_KEY is a passphrase-like string of at least 32 characters; HKDF turns it into exactly 256 bits.
     this.ring = secretsKeys.map((k) => ({
       id: keyId(k),
-      key: Buffer.from(hkdfSync('sha256', Buffer.from(k, 'utf8'), Buffer.alloc(0), 'funding-service secrets at rest v1', 32)),
+      key: Buffer.from(
+        hkdfSync('sha256', Buffer.from(k, 'utf8'), Buffer.alloc(0), 'funding-service secrets at rest v1', 32),
+      ),
     }));
   }
 

@@ -36,7 +36,12 @@ export function newSigningKey(scheme: SignatureScheme): NewSigningKey {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const seed = privateKey.export({ format: 'der', type: 'pkcs8' }).subarray(PKCS8_ED25519_PREFIX.length);
   const whpk = publicKeyText(publicKey);
-  return { scheme, stored: `${PRIVATE_PREFIX}${seed.toString('base64')}`, publicKey: whpk, shown: { signingPublicKey: whpk } };
+  return {
+    scheme,
+    stored: `${PRIVATE_PREFIX}${seed.toString('base64')}`,
+    publicKey: whpk,
+    shown: { signingPublicKey: whpk },
+  };
 }
 
 /** The scheme a stored key signs with, by its form. */
@@ -47,7 +52,8 @@ export function schemeOfKey(key: string): SignatureScheme {
 /** The private key object of a `whsk_…` key. */
 export function ed25519PrivateKey(whsk: string): KeyObject {
   const seed = Buffer.from(whsk.slice(PRIVATE_PREFIX.length), 'base64');
-  if (!whsk.startsWith(PRIVATE_PREFIX) || seed.length !== 32) throw new Error('not an Ed25519 signing key (whsk_ and a 32-byte seed)');
+  if (!whsk.startsWith(PRIVATE_PREFIX) || seed.length !== 32)
+    throw new Error('not an Ed25519 signing key (whsk_ and a 32-byte seed)');
   return createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' });
 }
 
@@ -60,6 +66,7 @@ export function publicKeyText(key: KeyObject): string {
 /** The public key object of a `whpk_…` key, as a receiver builds it to verify `v1a` signatures. */
 export function ed25519PublicKey(whpk: string): KeyObject {
   const raw = Buffer.from(whpk.slice(PUBLIC_PREFIX.length), 'base64');
-  if (!whpk.startsWith(PUBLIC_PREFIX) || raw.length !== 32) throw new Error('not an Ed25519 public key (whpk_ and 32 bytes)');
+  if (!whpk.startsWith(PUBLIC_PREFIX) || raw.length !== 32)
+    throw new Error('not an Ed25519 public key (whpk_ and 32 bytes)');
   return createPublicKey({ key: Buffer.concat([SPKI_ED25519_PREFIX, raw]), format: 'der', type: 'spki' });
 }

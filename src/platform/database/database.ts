@@ -70,7 +70,6 @@ export const MIGRATIONS = [
   AttemptExchange1764830590000,
 ];
 
-
 /** Any fixed number: the advisory lock that lets one process at a time run migrations. */
 const MIGRATION_LOCK = 727_001;
 const MIGRATION_LOCK_POLL_MS = 200;
@@ -94,7 +93,8 @@ const CREATE_DATABASE_LOCK = 727_002;
  * every run (settlement's record and its read of destinations, admission's admit), at a cost above
  * the run's.
  */
-export const PLANNER_SETTINGS = '-c enable_seqscan=off -c enable_bitmapscan=off -c jit=off -c plan_cache_mode=force_generic_plan';
+export const PLANNER_SETTINGS =
+  '-c enable_seqscan=off -c enable_bitmapscan=off -c jit=off -c plan_cache_mode=force_generic_plan';
 
 /**
  * The ORM's connections: no bitmap scans and no JIT, as PLANNER_SETTINGS, but sequential scans
@@ -159,7 +159,10 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
  * Connects and migrates; several processes starting together take turns on an advisory lock.
  * `secretsKeys` (SECRETS_KEY) are for the migrations that re-seal stored secrets.
  */
-export async function openDatabase(options: DataSourceOptions & { url?: string }, secretsKeys: string[] = []): Promise<DataSource> {
+export async function openDatabase(
+  options: DataSourceOptions & { url?: string },
+  secretsKeys: string[] = [],
+): Promise<DataSource> {
   await ensureDatabase(options.url!);
   const db = new DataSource(options);
   giveSecretsKeys(db, secretsKeys);
@@ -169,7 +172,9 @@ export async function openDatabase(options: DataSourceOptions & { url?: string }
     // Polled, not a blocking pg_advisory_lock: a session blocked in that statement holds a
     // snapshot, and a migration building an index CONCURRENTLY waits for every older snapshot,
     // so the two would wait on each other for ever.
-    const locked = async () => ((await lock.query('SELECT pg_try_advisory_lock($1) AS locked', [MIGRATION_LOCK])) as { locked: boolean }[])[0].locked;
+    const locked = async () =>
+      ((await lock.query('SELECT pg_try_advisory_lock($1) AS locked', [MIGRATION_LOCK])) as { locked: boolean }[])[0]
+        .locked;
     while (!(await locked())) {
       await new Promise((r) => setTimeout(r, MIGRATION_LOCK_POLL_MS));
     }

@@ -14,6 +14,7 @@ export function giveSecretsKeys(db: DataSource, secretsKeys: string[]): void {
 /** Throws when none were given: a database with sealed values is never migrated without them. */
 export function secretsKeysOf(db: DataSource): string[] {
   const keys = given.get(db);
-  if (!keys || keys.length === 0) throw new Error('stored secrets must be re-sealed, and SECRETS_KEY was not given to the migrations');
+  if (!keys || keys.length === 0)
+    throw new Error('stored secrets must be re-sealed, and SECRETS_KEY was not given to the migrations');
   return keys;
 }

@@ -59,7 +59,10 @@ export const FAIL_FAST: RedisPatience = { maxRetriesPerRequest: 1, enableOffline
 export function createRedis(url: string, name: string, patience: RedisPatience = WAIT_FOR_REDIS): RedisConnection {
   const { enableOfflineQueue, ...retries } = patience;
   const node: RedisOptions = { connectionName: name, ...retries };
-  const redis = redisSeeds(url).length > 1 ? connect(url, node, { enableOfflineQueue }) : connect(url, { ...node, enableOfflineQueue });
+  const redis =
+    redisSeeds(url).length > 1
+      ? connect(url, node, { enableOfflineQueue })
+      : connect(url, { ...node, enableOfflineQueue });
   redis.on('error', () => undefined); // reconnects by itself; callers see failures on their commands
   return redis;
 }
@@ -77,16 +80,28 @@ export function createRedis(url: string, name: string, patience: RedisPatience =
  * it (`WRONGPASS`, `NOAUTH`, `ECONNREFUSED`), not as "Connection is closed.".
  */
 export async function withRedisOnce<T>(url: string, fn: (redis: RedisConnection) => Promise<T>): Promise<T> {
-  const node: RedisOptions = { lazyConnect: true, connectTimeout: 5000, maxRetriesPerRequest: 0, retryStrategy: () => null, enableReadyCheck: false };
+  const node: RedisOptions = {
+    lazyConnect: true,
+    connectTimeout: 5000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableReadyCheck: false,
+  };
   const redis = connect(url, node, { lazyConnect: true, clusterRetryStrategy: () => null });
   let cause: Error | undefined;
   redis.on('error', (e: Error) => (cause = e));
   const why = (e: Error) => (cause && /Connection is closed/.test(e.message) ? cause : e);
   try {
     await new Promise<void>((resolve, reject) => {
-      const ended = () => reject(cause ?? new Error('the connection ended before Redis was ready (a Redis Cluster whose state is not ok?)'));
+      const ended = () =>
+        reject(
+          cause ?? new Error('the connection ended before Redis was ready (a Redis Cluster whose state is not ok?)'),
+        );
       redis.once('end', ended);
-      redis.connect().then(resolve, (e: Error) => reject(why(e))).finally(() => redis.off('end', ended));
+      redis
+        .connect()
+        .then(resolve, (e: Error) => reject(why(e)))
+        .finally(() => redis.off('end', ended));
     });
     return await fn(redis).catch((e: Error) => Promise.reject(why(e)));
   } finally {

@@ -14,7 +14,16 @@ describe('InputColumns', () => {
   });
 
   it('gives one array per column, in the same order, each item in the order given', () => {
-    expect(input.params([{ id: 'a', n: 1, at }, { id: 'b', n: 2, at }])).toEqual([['a', 'b'], [1, 2], [at, at]]);
+    expect(
+      input.params([
+        { id: 'a', n: 1, at },
+        { id: 'b', n: 2, at },
+      ]),
+    ).toEqual([
+      ['a', 'b'],
+      [1, 2],
+      [at, at],
+    ]);
   });
 });
 

@@ -23,7 +23,8 @@ export async function checkRedis(url: string, queuePrefix: string, waiting: (mes
   for (;;) {
     try {
       await withRedisOnce(url, async (redis) => {
-        if (!isCluster(redis) && (await redis.role())[0] === 'slave') throw new Error('it is a replica (read-only): REDIS_URL must name the master');
+        if (!isCluster(redis) && (await redis.role())[0] === 'slave')
+          throw new Error('it is a replica (read-only): REDIS_URL must name the master');
         // The node holding this deployment's keys, as readiness asks it (CLUSTERDOWN on a cluster
         // not serving its slot).
         await pingNamespace(redis, queuePrefix);
@@ -31,7 +32,11 @@ export async function checkRedis(url: string, queuePrefix: string, waiting: (mes
       return;
     } catch (e) {
       const message = (e as Error).message;
-      if (!/^LOADING\b/.test(message)) throw new Error(`${where} cannot serve this service: ${message}${seeds.length > 1 ? await describeSeeds(seeds) : ''}`, { cause: e });
+      if (!/^LOADING\b/.test(message))
+        throw new Error(
+          `${where} cannot serve this service: ${message}${seeds.length > 1 ? await describeSeeds(seeds) : ''}`,
+          { cause: e },
+        );
       if (Date.now() - lastLog >= LOADING_LOG_MS) {
         waiting(`waiting for ${where}: it is loading its dataset into memory (${message})`);
         lastLog = Date.now();
@@ -51,7 +56,9 @@ async function describeSeeds(seeds: string[]): Promise<string> {
     seeds.map(async (seed) => {
       const u = new URL(seed);
       if (!u.password && first.password) [u.username, u.password] = [first.username, first.password];
-      const info = await withRedisOnce(u.toString(), (r) => r.call('CLUSTER', 'INFO') as Promise<string>).catch((e: Error) => e);
+      const info = await withRedisOnce(u.toString(), (r) => r.call('CLUSTER', 'INFO') as Promise<string>).catch(
+        (e: Error) => e,
+      );
       if (info instanceof Error) return `${u.host}: ${info.message}`;
       const field = (name: string) => new RegExp(`^${name}:(\\S+)`, 'm').exec(info)?.[1] ?? '?';
       return (

@@ -18,7 +18,8 @@ const open = new WeakMap<EntityManager, { due: number }>();
  */
 export function noteDue(m: EntityManager, callbacks: number): void {
   const write = open.get(m);
-  if (!write || !m.queryRunner?.isTransactionActive) throw new Error('callbacks are written inside TransactionRunner.transaction, with the change that calls for them');
+  if (!write || !m.queryRunner?.isTransactionActive)
+    throw new Error('callbacks are written inside TransactionRunner.transaction, with the change that calls for them');
   write.due += callbacks;
 }
 

@@ -33,7 +33,11 @@ export const notFound = (what: string) => new DomainError('not_found', ErrorCode
 
 /** 409: other requests changed the resource after each of a change's `reads` reads of it; nothing was written. */
 export const overtaken = (what: string, reads: number) =>
-  new DomainError('conflict', ErrorCode.concurrent_changes, `${what} was changed by another request after each of this change's ${reads} reads; nothing was written, try again`);
+  new DomainError(
+    'conflict',
+    ErrorCode.concurrent_changes,
+    `${what} was changed by another request after each of this change's ${reads} reads; nothing was written, try again`,
+  );
 
 /** 400 in the validation shape (`message` is a list), naming the property. */
 export const invalidProperty = (message: string) => new DomainError('invalid', ErrorCode.invalid_request, message);

@@ -11,14 +11,24 @@ import { codeOfStatus } from './error-codes.js';
 export function frameworkRefusal(e: unknown): HttpException | null {
   if (!(e instanceof Error)) return null;
   const { code, statusCode } = e as { code?: unknown; statusCode?: unknown };
-  if (typeof code !== 'string' || !code.startsWith('FST_') || typeof statusCode !== 'number' || statusCode < 400 || statusCode > 499) return null;
+  if (
+    typeof code !== 'string' ||
+    !code.startsWith('FST_') ||
+    typeof statusCode !== 'number' ||
+    statusCode < 400 ||
+    statusCode > 499
+  )
+    return null;
   switch (code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new PayloadTooLargeException('Request body exceeds 64 KiB');
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new BadRequestException(['Request body length does not match its Content-Length']);
     default:
-      return new HttpException({ statusCode, error: STATUS_CODES[statusCode] ?? 'Bad Request', message: e.message }, statusCode);
+      return new HttpException(
+        { statusCode, error: STATUS_CODES[statusCode] ?? 'Bad Request', message: e.message },
+        statusCode,
+      );
   }
 }
 
@@ -58,8 +68,11 @@ function undecodableSegment(url: string): string | undefined {
  * any hook or error handler runs: a 400 naming the segment, in the one error shape.
  */
 export function answerRouterRefusal(error: Error, req: FastifyRequest, reply: FastifyReply): void {
-  const segment = (error as { code?: unknown }).code === 'FST_ERR_BAD_URL' ? undecodableSegment(req.raw.url ?? '') : undefined;
+  const segment =
+    (error as { code?: unknown }).code === 'FST_ERR_BAD_URL' ? undecodableSegment(req.raw.url ?? '') : undefined;
   const refusal =
-    segment !== undefined ? new BadRequestException(`Failed to decode param '${segment}'`) : (frameworkRefusal(error) ?? new BadRequestException(error.message));
+    segment !== undefined
+      ? new BadRequestException(`Failed to decode param '${segment}'`)
+      : (frameworkRefusal(error) ?? new BadRequestException(error.message));
   sendHttpException(refusal, reply);
 }

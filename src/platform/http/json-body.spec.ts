@@ -18,16 +18,20 @@ describe('assertJsonDepth (on the bytes, before parsing)', () => {
 });
 
 describe('storable text', () => {
-  it.each(([
-    ['plain', true],
-    ['é 漢字 😀', true],
-    ['\u0000', false],
-    ['a\u0000b', false],
-    ['\ud800', false],
-    ['x\udc00', false],
-    ['\ud83d\ude00', true],
-    ['\ude00\ud83d', false],
-  ] as [string, boolean][]).map(([s, ok]) => [JSON.stringify(s), s, ok] as const))('%s → %p', (_label, s, ok) => {
+  it.each(
+    (
+      [
+        ['plain', true],
+        ['é 漢字 😀', true],
+        ['\u0000', false],
+        ['a\u0000b', false],
+        ['\ud800', false],
+        ['x\udc00', false],
+        ['\ud83d\ude00', true],
+        ['\ude00\ud83d', false],
+      ] as [string, boolean][]
+    ).map(([s, ok]) => [JSON.stringify(s), s, ok] as const),
+  )('%s → %p', (_label, s, ok) => {
     expect(isStorableText(s)).toBe(ok);
   });
 
@@ -53,16 +57,36 @@ describe('storable text', () => {
 describe('redactSecrets', () => {
   it.each([
     ['signing secret', 'secret whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw= leaked', 'secret whsec_[redacted] leaked'],
-    ['Ed25519 signing key', 'key whsk_nWGxne/9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A= leaked', 'key whsk_[redacted] leaked'],
-    ['PEM private key', 'body {"privateKey":"-----BEGIN EC PRIVATE KEY-----\\nMHcCAQEE\\n-----END EC PRIVATE KEY-----"}', 'body {"privateKey":"-----BEGIN EC PRIVATE KEY-----[redacted]"}'],
-    ['PEM private key cut short', 'key -----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMG', 'key -----BEGIN PRIVATE KEY-----[redacted]'],
+    [
+      'Ed25519 signing key',
+      'key whsk_nWGxne/9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A= leaked',
+      'key whsk_[redacted] leaked',
+    ],
+    [
+      'PEM private key',
+      'body {"privateKey":"-----BEGIN EC PRIVATE KEY-----\\nMHcCAQEE\\n-----END EC PRIVATE KEY-----"}',
+      'body {"privateKey":"-----BEGIN EC PRIVATE KEY-----[redacted]"}',
+    ],
+    [
+      'PEM private key cut short',
+      'key -----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMG',
+      'key -----BEGIN PRIVATE KEY-----[redacted]',
+    ],
     ['API key', 'key fsk_abc-DEF_123 there', 'key fsk_[redacted] there'],
     ['sealed value', 'param enc1:0123abcd:AbC-_x9 end', 'param enc1:[redacted] end'],
     ['sealed value bound to its row', 'param enc2:0123abcd:AbC-_x9 end', 'param enc2:[redacted] end'],
     ['bearer token', 'Authorization: Bearer test-admin-token-0123', 'Authorization: Bearer [redacted]'],
     ['basic credentials', 'authorization: basic YWRtaW46eA==', 'authorization: basic [redacted]'],
-    ['a URL query string', 'invalid URL: https://acme.example/hook?token=s3cret&x=1#top', 'invalid URL: https://acme.example/hook?[redacted]#top'],
-    ['a URL without a query', 'circuit opened for https://acme.example:8443', 'circuit opened for https://acme.example:8443'],
+    [
+      'a URL query string',
+      'invalid URL: https://acme.example/hook?token=s3cret&x=1#top',
+      'invalid URL: https://acme.example/hook?[redacted]#top',
+    ],
+    [
+      'a URL without a query',
+      'circuit opened for https://acme.example:8443',
+      'circuit opened for https://acme.example:8443',
+    ],
     ['nothing secret', 'callback 42 delivered', 'callback 42 delivered'],
   ])('%s', (_label, text, expected) => {
     expect(redactSecrets(text)).toBe(expected);
@@ -81,11 +105,27 @@ describe('parseJsonBody (the bytes of an application/json body)', () => {
   };
 
   it.each<[string, string, string]>([
-    ['__proto__ at the top', '{"name":"x","__proto__":{"admin":true}}', 'Request body must not contain a __proto__ or constructor.prototype property'],
-    ['__proto__ deeper in', '{"extra":[{"__proto__":{}}]}', 'Request body must not contain a __proto__ or constructor.prototype property'],
-    ['constructor.prototype', '{"constructor":{"prototype":{"admin":true}}}', 'Request body must not contain a __proto__ or constructor.prototype property'],
+    [
+      '__proto__ at the top',
+      '{"name":"x","__proto__":{"admin":true}}',
+      'Request body must not contain a __proto__ or constructor.prototype property',
+    ],
+    [
+      '__proto__ deeper in',
+      '{"extra":[{"__proto__":{}}]}',
+      'Request body must not contain a __proto__ or constructor.prototype property',
+    ],
+    [
+      'constructor.prototype',
+      '{"constructor":{"prototype":{"admin":true}}}',
+      'Request body must not contain a __proto__ or constructor.prototype property',
+    ],
     ['a constructor property', '{"name":"x","constructor":1}', 'property constructor should not exist'],
-    ['a constructor property deeper in', '{"extra":{"a":[{"constructor":"x"}]}}', 'property extra.a[0].constructor should not exist'],
+    [
+      'a constructor property deeper in',
+      '{"extra":{"a":[{"constructor":"x"}]}}',
+      'property extra.a[0].constructor should not exist',
+    ],
     ['a bare string', '"x"', 'Request body is not valid JSON'],
     ['a bare number', ' 1', 'Request body is not valid JSON'],
     ['null', 'null', 'Request body is not valid JSON'],
@@ -95,9 +135,12 @@ describe('parseJsonBody (the bytes of an application/json body)', () => {
     expect(refusal(text)).toBe(message);
   });
 
-  it.each([['application/json; charset=latin1'], ['application/json; charset="utf-16"']])('%s → 400: not UTF-8', (type) => {
-    expect(refusal('{"a":1}', type)).toBe('Request body must be JSON in UTF-8');
-  });
+  it.each([['application/json; charset=latin1'], ['application/json; charset="utf-16"']])(
+    '%s → 400: not UTF-8',
+    (type) => {
+      expect(refusal('{"a":1}', type)).toBe('Request body must be JSON in UTF-8');
+    },
+  );
 
   it('reads UTF-8 (any spelling), a byte-order mark, and an empty body as an empty object', () => {
     expect(parseJsonBody(Buffer.from('{"a":"é"}'), 'application/json; charset=UTF-8')).toEqual({ a: 'é' });

@@ -30,7 +30,8 @@ export function assertJsonDepth(buf: Buffer, max = MAX_JSON_DEPTH): void {
   for (let i = 0; i < buf.length; i++) {
     const c = buf[i];
     if (inString) {
-      if (c === 0x5c) i++; // backslash: the next byte is escaped, whatever it is
+      if (c === 0x5c)
+        i++; // backslash: the next byte is escaped, whatever it is
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) {
@@ -64,7 +65,7 @@ function scan(value: unknown): Problem | null {
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const found = scan(value[i]);
-      if (found) return found.at.push(i), found;
+      if (found) return (found.at.push(i), found);
     }
     return null;
   }
@@ -72,7 +73,7 @@ function scan(value: unknown): Problem | null {
     if (FORBIDDEN_KEYS.has(k)) return { kind: 'forbidden name', at: [k] };
     if (!isStorableText(k)) return { kind: 'unstorable name', at: [] };
     const found = scan((value as Record<string, unknown>)[k]);
-    if (found) return found.at.push(k), found;
+    if (found) return (found.at.push(k), found);
   }
   return null;
 }
@@ -117,7 +118,11 @@ export function parseJsonBody(buf: Buffer, contentType: string | undefined): unk
     body = secureJsonParse(text, PARSE_OPTIONS);
   } catch (e) {
     const poisoned = /forbidden prototype property/.test((e as Error).message);
-    throw new BodyRefused(poisoned ? 'Request body must not contain a __proto__ or constructor.prototype property' : 'Request body is not valid JSON');
+    throw new BodyRefused(
+      poisoned
+        ? 'Request body must not contain a __proto__ or constructor.prototype property'
+        : 'Request body is not valid JSON',
+    );
   }
   const problem = bodyProblem(body);
   if (problem) throw new BodyRefused(problem);
@@ -131,12 +136,18 @@ export function parseJsonBody(buf: Buffer, contentType: string | undefined): unk
  */
 export function registerBodyParsers(instance: FastifyInstance): void {
   instance.removeAllContentTypeParsers();
-  instance.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (req, buf, done) => {
-    try {
-      done(null, parseJsonBody(buf as Buffer, req.headers['content-type']));
-    } catch (e) {
-      done(e as Error, undefined);
-    }
-  });
-  instance.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_req, _buf, done) => done(null, undefined));
+  instance.addContentTypeParser(
+    'application/json',
+    { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES },
+    (req, buf, done) => {
+      try {
+        done(null, parseJsonBody(buf as Buffer, req.headers['content-type']));
+      } catch (e) {
+        done(e as Error, undefined);
+      }
+    },
+  );
+  instance.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY_BYTES }, (_req, _buf, done) =>
+    done(null, undefined),
+  );
 }

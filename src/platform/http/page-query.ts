@@ -13,8 +13,20 @@ import { QueryInt } from './validation.js';
 
 /** `limit`: a query-string integer from 1 to 200, 50 when absent. */
 export const PageLimit = () =>
-  applyDecorators(Max(200), Min(1), IsInt(), QueryInt(), IsOptional(), ApiPropertyOptional({ type: 'integer', default: 50, minimum: 1, maximum: 200 }));
+  applyDecorators(
+    Max(200),
+    Min(1),
+    IsInt(),
+    QueryInt(),
+    IsOptional(),
+    ApiPropertyOptional({ type: 'integer', default: 50, minimum: 1, maximum: 200 }),
+  );
 
 /** `cursor`: the previous page's `nextCursor`, at most 64 characters. */
 export const PageCursor = () =>
-  applyDecorators(MaxLength(64), IsString(), IsOptional(), ApiPropertyOptional({ description: 'nextCursor of the previous page', maxLength: 64 }));
+  applyDecorators(
+    MaxLength(64),
+    IsString(),
+    IsOptional(),
+    ApiPropertyOptional({ description: 'nextCursor of the previous page', maxLength: 64 }),
+  );

@@ -1,7 +1,15 @@
 // Path ids read exactly as written: a malformed id is a 400 naming its parameter (Nest's
 // ParseUUIDPipe names nothing). Query integers: QueryInt in validation.ts. Operations that take
 // no query at all: NoQuery.
-import { applyDecorators, ArgumentMetadata, CanActivate, ExecutionContext, Injectable, PipeTransform, UseGuards } from '@nestjs/common';
+import {
+  applyDecorators,
+  ArgumentMetadata,
+  CanActivate,
+  ExecutionContext,
+  Injectable,
+  PipeTransform,
+  UseGuards,
+} from '@nestjs/common';
 import { ApiErrors } from '../openapi/api-doc.js';
 import { invalidProperty } from './domain-error.js';
 import { unknownQueryParameters } from './validation.js';
@@ -36,4 +44,8 @@ export class NoQueryGuard implements CanActivate {
 }
 
 /** Refuses any query parameter ({@link NoQueryGuard}), and says so in the OpenAPI document. */
-export const NoQuery = () => applyDecorators(UseGuards(NoQueryGuard), ApiErrors({ 400: 'a query parameter: this operation takes none (the message names it)' }));
+export const NoQuery = () =>
+  applyDecorators(
+    UseGuards(NoQueryGuard),
+    ApiErrors({ 400: 'a query parameter: this operation takes none (the message names it)' }),
+  );

@@ -18,7 +18,13 @@ export const UNAVAILABLE_RETRY_AFTER_S = 2;
 export function isDatabaseUnavailable(e: Error): boolean {
   const driver = (e as { driverError?: unknown }).driverError;
   const code = (e as { code?: unknown }).code ?? (driver as { code?: unknown } | undefined)?.code;
-  if (typeof code === 'string' && (/^(08|57P0[1-3])/.test(code) || code === '53300' || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code))) return true;
+  if (
+    typeof code === 'string' &&
+    (/^(08|57P0[1-3])/.test(code) ||
+      code === '53300' ||
+      ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'].includes(code))
+  )
+    return true;
   return /^(Connection terminated|timeout exceeded when trying to connect)/.test(e.message);
 }
 
@@ -29,7 +35,8 @@ export function isDatabaseUnavailable(e: Error): boolean {
  */
 export function asError(thrown: unknown): Error {
   if (thrown instanceof Error) return thrown;
-  if (typeof thrown === 'object' && thrown !== null && typeof (thrown as { message?: unknown }).message === 'string') return thrown as Error;
+  if (typeof thrown === 'object' && thrown !== null && typeof (thrown as { message?: unknown }).message === 'string')
+    return thrown as Error;
   return new Error(String(thrown));
 }
 
@@ -54,13 +61,20 @@ export class UnexpectedErrorAnswer {
     else this.log.error(what);
     if (reply.sent || reply.raw.headersSent) return void reply.raw.end();
     if (unavailable) {
-      reply
-        .header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_S))
-        .status(503)
-        .send({ statusCode: 503, error: 'Service Unavailable', message: 'the database cannot be reached; retry later', code: ErrorCode.database_unavailable });
+      reply.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_S)).status(503).send({
+        statusCode: 503,
+        error: 'Service Unavailable',
+        message: 'the database cannot be reached; retry later',
+        code: ErrorCode.database_unavailable,
+      });
       return;
     }
-    reply.status(500).send({ statusCode: 500, error: 'Internal Server Error', message: 'Internal server error', code: ErrorCode.internal_error });
+    reply.status(500).send({
+      statusCode: 500,
+      error: 'Internal Server Error',
+      message: 'Internal server error',
+      code: ErrorCode.internal_error,
+    });
   }
 }
 
@@ -73,7 +87,8 @@ export class UnexpectedErrorFilter extends BaseExceptionFilter {
   catch(error: unknown, host: ArgumentsHost): void {
     if (error instanceof DomainError) return this.domain.catch(error, host);
     // Nest hands Fastify's own 4xx refusals (reading a body) over as HttpExceptions caused by them.
-    if (error instanceof HttpException) return sendHttpException(frameworkRefusal(error.cause) ?? error, host.switchToHttp().getResponse<FastifyReply>());
+    if (error instanceof HttpException)
+      return sendHttpException(frameworkRefusal(error.cause) ?? error, host.switchToHttp().getResponse<FastifyReply>());
     this.unexpected.send(error, host.switchToHttp().getResponse<FastifyReply>());
   }
 }

@@ -16,8 +16,12 @@ describe('query parameters', () => {
   });
 
   it('names each unknown parameter as one, with the accepted ones, or says the operation takes none', () => {
-    expect(unknownQueryParameters(['foo'], ['status', 'limit'])).toEqual(['query parameter foo is not accepted; accepted: status, limit']);
-    expect(unknownQueryParameters(['verbose'], [])).toEqual(['query parameter verbose is not accepted; this operation takes none']);
+    expect(unknownQueryParameters(['foo'], ['status', 'limit'])).toEqual([
+      'query parameter foo is not accepted; accepted: status, limit',
+    ]);
+    expect(unknownQueryParameters(['verbose'], [])).toEqual([
+      'query parameter verbose is not accepted; this operation takes none',
+    ]);
   });
 
   it('names at most ten, then counts the rest', () => {

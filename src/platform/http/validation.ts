@@ -23,7 +23,10 @@ export function IsMoneyAmount(options?: ValidationOptions) {
  * would also take "", " 5", "1e2" or "0x1" (an empty `message=` would even filter on 0); anything
  * else stays a string here, so `@IsInt()` refuses it with a message naming the parameter.
  */
-export const QueryInt = () => Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value));
+export const QueryInt = () =>
+  Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value,
+  );
 
 /**
  * Optional, but not nullable: skips validation only when the property is absent. class-validator's
@@ -37,7 +40,8 @@ export function IsOmittable(options?: ValidationOptions) {
 export function declaredProperties(type: Type): string[] {
   const metadatas = getMetadataStorage().getTargetValidationMetadatas(type, '', true, false);
   const chain: unknown[] = [];
-  for (let c: unknown = type; typeof c === 'function' && c !== Function.prototype; c = Object.getPrototypeOf(c)) chain.unshift(c);
+  for (let c: unknown = type; typeof c === 'function' && c !== Function.prototype; c = Object.getPrototypeOf(c))
+    chain.unshift(c);
   return [...new Set(chain.flatMap((c) => metadatas.filter((x) => x.target === c).map((x) => x.propertyName)))];
 }
 
@@ -48,7 +52,9 @@ const NAMED_UNKNOWN = 10;
 export function unknownQueryParameters(unknown: string[], accepted: string[]): string[] {
   const list = accepted.length > 0 ? `accepted: ${accepted.join(', ')}` : 'this operation takes none';
   const named = unknown.slice(0, NAMED_UNKNOWN).map((name) => `query parameter ${name} is not accepted; ${list}`);
-  return unknown.length > NAMED_UNKNOWN ? [...named, `and ${unknown.length - NAMED_UNKNOWN} more unknown query parameters`] : named;
+  return unknown.length > NAMED_UNKNOWN
+    ? [...named, `and ${unknown.length - NAMED_UNKNOWN} more unknown query parameters`]
+    : named;
 }
 
 /**
@@ -60,7 +66,8 @@ export function unknownQueryParameters(unknown: string[], accepted: string[]): s
 export class StrictValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const type = metadata.metatype;
-    if (metadata.type !== 'query' || !type || typeof value !== 'object' || value === null || Array.isArray(value)) return super.transform(value, metadata);
+    if (metadata.type !== 'query' || !type || typeof value !== 'object' || value === null || Array.isArray(value))
+      return super.transform(value, metadata);
     const accepted = declaredProperties(type);
     const unknown = Object.keys(value).filter((k) => !accepted.includes(k));
     if (unknown.length === 0) return super.transform(value, metadata);
@@ -68,7 +75,8 @@ export class StrictValidationPipe extends ValidationPipe {
     const others = await super.transform(known, metadata).then(
       () => [],
       (e: unknown) => {
-        if (e instanceof BadRequestException) return [(e.getResponse() as { message?: string | string[] }).message ?? []].flat();
+        if (e instanceof BadRequestException)
+          return [(e.getResponse() as { message?: string | string[] }).message ?? []].flat();
         throw e;
       },
     );

@@ -52,17 +52,23 @@ export class IdempotencyInterceptor implements NestInterceptor {
   ) {}
 
   async intercept(ctx: ExecutionContext, next: CallHandler): Promise<Observable<unknown>> {
-    const req = ctx.switchToHttp().getRequest<FastifyRequest & { partner?: { id: string }; operator?: { id: string } }>();
+    const req = ctx
+      .switchToHttp()
+      .getRequest<FastifyRequest & { partner?: { id: string }; operator?: { id: string } }>();
     const res = ctx.switchToHttp().getResponse<FastifyReply>();
     const key = req.headers['idempotency-key'];
     if (key === undefined) return next.handle();
     if (typeof key !== 'string' || !/^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/.test(key)) {
-      throw invalidProperty('Idempotency-Key header must be 1 to 255 printable ASCII characters, not starting or ending with a space');
+      throw invalidProperty(
+        'Idempotency-Key header must be 1 to 255 printable ASCII characters, not starting or ending with a space',
+      );
     }
     // Keys are the caller's own: a partner's, or one named operator's (another's key never replays to them).
     const scope = req.partner?.id ?? `operator:${req.operator!.id}`;
     const hash = sha('sha256', `${req.method} ${req.originalUrl.split('?')[0]} ${canonical(req.body)}`, 'hex');
-    const status = (Reflect.getMetadata(HTTP_CODE_METADATA, ctx.getHandler()) as number | undefined) ?? (req.method === 'POST' ? 201 : 200);
+    const status =
+      (Reflect.getMetadata(HTTP_CODE_METADATA, ctx.getHandler()) as number | undefined) ??
+      (req.method === 'POST' ? 201 : 200);
 
     // One round trip claims the key: a new row, or in place of one older than the window (as if
     // that one had been deleted first); a row within the window is left as it is (no row returned).
@@ -75,13 +81,18 @@ export class IdempotencyInterceptor implements NestInterceptor {
       [scope, key, hash],
     );
     if (claimed.length === 0) {
-      const [row]: { request_hash: string; status_code: number | null; response: string | null }[] = await this.db.query(
-        `SELECT request_hash, status_code, response FROM idempotency_keys ` +
-          `WHERE scope = $1 AND key = $2 AND created_at >= now() - ${IDEMPOTENCY_WINDOW}`,
-        [scope, key],
-      );
+      const [row]: { request_hash: string; status_code: number | null; response: string | null }[] =
+        await this.db.query(
+          `SELECT request_hash, status_code, response FROM idempotency_keys ` +
+            `WHERE scope = $1 AND key = $2 AND created_at >= now() - ${IDEMPOTENCY_WINDOW}`,
+          [scope, key],
+        );
       if (row && row.request_hash !== hash) {
-        throw new DomainError('rule', ErrorCode.idempotency_key_reused, 'Idempotency-Key was already used with a different request body');
+        throw new DomainError(
+          'rule',
+          ErrorCode.idempotency_key_reused,
+          'Idempotency-Key was already used with a different request body',
+        );
       }
       if (!row || row.status_code === null || row.response === null) {
         throw new DomainError('conflict', ErrorCode.idempotency_key_in_use, IN_USE);
@@ -121,13 +132,22 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 
   /** Stores and returns the exact text sent; never fails: the create has committed by now. */
-  private async complete(scope: string, key: string, status: number, body: unknown, res: FastifyReply): Promise<string> {
+  private async complete(
+    scope: string,
+    key: string,
+    status: number,
+    body: unknown,
+    res: FastifyReply,
+  ): Promise<string> {
     const text = JSON.stringify(body);
     res.header('Content-Type', JSON_TYPE);
     const sealed = this.box.seal(text, 'idempotency_keys.response', idempotencyRow(scope, key));
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.db.query(`UPDATE idempotency_keys SET status_code = $3, response = $4 WHERE scope = $1 AND key = $2`, [scope, key, status, sealed]);
+        await this.db.query(
+          `UPDATE idempotency_keys SET status_code = $3, response = $4 WHERE scope = $1 AND key = $2`,
+          [scope, key, status, sealed],
+        );
         return text;
       } catch (e) {
         if (attempt >= STORE_RETRY_DELAYS_MS.length) {

@@ -43,8 +43,10 @@ describe('link tokens in a request target, read as Fastify reads the query', () 
   });
 
   it('any percent-encoding of the name or the value is caught, whatever Fastify decodes it to', async () => {
-    const spell = (s: string) => fc.array(fc.boolean(), { minLength: s.length, maxLength: s.length }).map((flags) =>
-      [...s].map((c, i) => (flags[i] ? encoded(c) : c)).join(''));
+    const spell = (s: string) =>
+      fc
+        .array(fc.boolean(), { minLength: s.length, maxLength: s.length })
+        .map((flags) => [...s].map((c, i) => (flags[i] ? encoded(c) : c)).join(''));
     await fc.assert(
       fc.asyncProperty(spell('token'), spell(TOKEN), async (name, value) => {
         const target = `/portal/login?x=1&${name}=${value}`;

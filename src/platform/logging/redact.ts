@@ -13,7 +13,10 @@ const LINK_PREFIX = '(?:f|%66)(?:s|%73)(?:p|%70)(?:_|%5f)';
 const SECRETS: [RegExp, string][] = [
   [/whsec_[A-Za-z0-9+/=]+/g, 'whsec_[redacted]'],
   [/whsk_[A-Za-z0-9+/=]+/g, 'whsk_[redacted]'],
-  [/-----BEGIN ([A-Z ]*)PRIVATE KEY-----[\s\S]*?(-----END \1PRIVATE KEY-----|$)/g, '-----BEGIN $1PRIVATE KEY-----[redacted]'],
+  [
+    /-----BEGIN ([A-Z ]*)PRIVATE KEY-----[\s\S]*?(-----END \1PRIVATE KEY-----|$)/g,
+    '-----BEGIN $1PRIVATE KEY-----[redacted]',
+  ],
   [/fsk_[A-Za-z0-9_-]+/g, 'fsk_[redacted]'],
   [/fso_[A-Za-z0-9_-]+/g, 'fso_[redacted]'],
   // A link token percent-encoded letter by letter (`%66sp_…`, `fsp%5F…`) as well.

@@ -27,10 +27,19 @@ describe('RedactingLogger, json', () => {
       log.log('not enabled', 'Nest');
     });
     expect(err).toBe('');
-    const lines = out.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = out
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toEqual([
       { time: expect.any(String), level: 'warn', context: 'Destinations', msg: 'circuit opened' },
-      { time: expect.any(String), level: 'error', context: 'UnexpectedError', msg: 'boom', stack: 'Error: boom\n    at x' },
+      {
+        time: expect.any(String),
+        level: 'error',
+        context: 'UnexpectedError',
+        msg: 'boom',
+        stack: 'Error: boom\n    at x',
+      },
     ]);
     for (const l of lines) expect(new Date(l.time).toISOString()).toBe(l.time);
     expect(out).not.toContain('\u001b');
@@ -39,7 +48,13 @@ describe('RedactingLogger, json', () => {
   it('carries trace_id and span_id while a span is active, and nothing of the sort otherwise', () => {
     const log = new RedactingLogger('json', ['warn']);
     let ids: { trace_id: string; span_id: string } | null = null;
-    installTraceHooks({ logIds: () => ids, traceparent: () => null, attempt: (_p, _a, fn) => fn({ end: () => undefined }), untraced: (fn) => fn(), nameServerSpan: () => undefined });
+    installTraceHooks({
+      logIds: () => ids,
+      traceparent: () => null,
+      attempt: (_p, _a, fn) => fn({ end: () => undefined }),
+      untraced: (fn) => fn(),
+      nameServerSpan: () => undefined,
+    });
     const outside = JSON.parse(capture(() => log.warn('outside', 'X')).out);
     ids = { trace_id: '4bf92f3577b34da6a3ce929d0e0e4736', span_id: '00f067aa0ba902b7' };
     const inside = JSON.parse(capture(() => log.warn('inside', 'X')).out);
@@ -49,14 +64,28 @@ describe('RedactingLogger, json', () => {
 
   it('redacts secrets and query strings wherever they are in the line', () => {
     const log = new RedactingLogger('json', ['error']);
-    const { out } = capture(() => log.error('refused Bearer abc.def for https://x.example/h?token=s3cret with fsk_KEY123', 'Error: at https://x.example/h?token=s3cret', 'X'));
+    const { out } = capture(() =>
+      log.error(
+        'refused Bearer abc.def for https://x.example/h?token=s3cret with fsk_KEY123',
+        'Error: at https://x.example/h?token=s3cret',
+        'X',
+      ),
+    );
     expect(out).not.toMatch(/abc\.def|s3cret|fsk_KEY123/);
-    expect(JSON.parse(out).msg).toBe('refused Bearer [redacted] for https://x.example/h?[redacted] with fsk_[redacted]');
+    expect(JSON.parse(out).msg).toBe(
+      'refused Bearer [redacted] for https://x.example/h?[redacted] with fsk_[redacted]',
+    );
   });
 
   it("never writes a portal link's token or session cookie, in a path without its origin or bare", () => {
     const log = new RedactingLogger('json', ['error']);
-    const { out } = capture(() => log.error('GET /portal/login?token=fsp_AbC-1 then /PORTAL/login?x=1&TOKEN=anything; cookie fss_Xy-9', undefined, 'X'));
+    const { out } = capture(() =>
+      log.error(
+        'GET /portal/login?token=fsp_AbC-1 then /PORTAL/login?x=1&TOKEN=anything; cookie fss_Xy-9',
+        undefined,
+        'X',
+      ),
+    );
     expect(out).not.toMatch(/AbC-1|anything|Xy-9/);
     expect(JSON.parse(out).msg).toBe(
       'GET /portal/login?[redacted] then /PORTAL/login?[redacted] cookie fss_[redacted]',
@@ -66,7 +95,12 @@ describe('RedactingLogger, json', () => {
   it("the service's own lines whatever the enabled levels", () => {
     const log = new RedactingLogger('json', []);
     const line = JSON.parse(capture(() => log.line('log', 'funding-service ready: role=all')).out);
-    expect(line).toEqual({ time: expect.any(String), level: 'log', context: 'funding-service', msg: 'funding-service ready: role=all' });
+    expect(line).toEqual({
+      time: expect.any(String),
+      level: 'log',
+      context: 'funding-service',
+      msg: 'funding-service ready: role=all',
+    });
   });
 });
 

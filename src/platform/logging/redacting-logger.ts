@@ -29,7 +29,14 @@ export class RedactingLogger extends ConsoleLogger {
     this.printMessages([msg], SERVICE_CONTEXT, level, 'stdout');
   }
 
-  protected printMessages(messages: unknown[], context?: string, logLevel?: LogLevel, _stream?: 'stdout' | 'stderr', errorStack?: unknown, params?: Record<string, unknown>): void {
+  protected printMessages(
+    messages: unknown[],
+    context?: string,
+    logLevel?: LogLevel,
+    _stream?: 'stdout' | 'stderr',
+    errorStack?: unknown,
+    params?: Record<string, unknown>,
+  ): void {
     super.printMessages(messages, context, logLevel, 'stdout', errorStack, params);
   }
 
@@ -38,13 +45,17 @@ export class RedactingLogger extends ConsoleLogger {
       time: new Date().toISOString(),
       level: options.logLevel,
       context: options.context || SERVICE_CONTEXT,
-      msg: typeof message === 'string' ? message : inspect(message, { compact: true, breakLength: Infinity, colors: false }),
+      msg:
+        typeof message === 'string'
+          ? message
+          : inspect(message, { compact: true, breakLength: Infinity, colors: false }),
     };
     const ids = logTraceIds();
     if (ids) Object.assign(line, ids);
     if (options.errorStack) {
       const stack = options.errorStack;
-      line.stack = typeof stack === 'string' ? stack : inspect(stack, { compact: true, breakLength: Infinity, colors: false });
+      line.stack =
+        typeof stack === 'string' ? stack : inspect(stack, { compact: true, breakLength: Infinity, colors: false });
     }
     if (options.error) line.error = this.serializeError(options.error);
     if (options.params) line.params = options.params;
@@ -60,7 +71,9 @@ export class RedactingLogger extends ConsoleLogger {
     timestampDiff: string,
     params?: Record<string, unknown>,
   ): string {
-    return redactSecrets(super.formatMessage(logLevel, message, pidMessage, formattedLogLevel, contextMessage, timestampDiff, params));
+    return redactSecrets(
+      super.formatMessage(logLevel, message, pidMessage, formattedLogLevel, contextMessage, timestampDiff, params),
+    );
   }
 
   protected printStackTrace(stack: string): void {

@@ -7,7 +7,11 @@ describe('RepeatLimitedLog', () => {
   beforeEach(() => {
     now = 1_000_000;
     written = [];
-    log = new RepeatLimitedLog((m) => written.push(m), 30_000, () => now);
+    log = new RepeatLimitedLog(
+      (m) => written.push(m),
+      30_000,
+      () => now,
+    );
   });
 
   it('writes a repeated message once per interval and counts what it held back', () => {

@@ -8,7 +8,11 @@ import { ErrorResponse } from '../http/error-response.js';
 // so an answer that is not declared here fails them.
 
 /** Names of the security schemes (see `securitySchemes` below). */
-export const SECURITY = { partner: 'partnerApiKey', operator: 'operatorToken', operatorBasic: 'operatorBasic' } as const;
+export const SECURITY = {
+  partner: 'partnerApiKey',
+  operator: 'operatorToken',
+  operatorBasic: 'operatorBasic',
+} as const;
 
 /** The real credentials: opaque Bearer tokens (not JWTs), and Basic for the queue dashboard. */
 export const securitySchemes = {
@@ -16,7 +20,8 @@ export const securitySchemes = {
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'API key',
-    description: "A partner's apiKey, shown once when an operator creates the partner: `Authorization: Bearer <apiKey>`.",
+    description:
+      "A partner's apiKey, shown once when an operator creates the partner: `Authorization: Bearer <apiKey>`.",
   },
   [SECURITY.operator]: {
     type: 'http',
@@ -42,7 +47,7 @@ export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 422 | 429 | 503;
 const ERRORS: Record<ErrorStatus, string> = {
   400: 'invalid body, query, header or id (a malformed id included); the message names the field',
   401: 'missing or invalid credentials',
-  403: "a known operator whose role does not allow this (the only 403: the caller is known)",
+  403: 'a known operator whose role does not allow this (the only 403: the caller is known)',
   404: 'unknown id, or a resource of another partner',
   409: 'not allowed from the current status (the message names it)',
   413: 'body over 64 KiB',
@@ -52,7 +57,11 @@ const ERRORS: Record<ErrorStatus, string> = {
 };
 
 const RETRY_AFTER = {
-  'Retry-After': { description: 'seconds to wait before retrying', required: true, schema: { type: 'string', pattern: '^[0-9]+$' } },
+  'Retry-After': {
+    description: 'seconds to wait before retrying',
+    required: true,
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
 };
 
 /**
@@ -67,7 +76,12 @@ export function ApiErrors(...codes: (ErrorStatus | Partial<Record<ErrorStatus, s
   }
   return applyDecorators(
     ...[...described].map(([status, description]) =>
-      ApiResponse({ status, type: ErrorResponse, description, ...(status === 429 || status === 503 ? { headers: RETRY_AFTER } : {}) }),
+      ApiResponse({
+        status,
+        type: ErrorResponse,
+        description,
+        ...(status === 429 || status === 503 ? { headers: RETRY_AFTER } : {}),
+      }),
     ),
   );
 }
@@ -89,7 +103,17 @@ export function Doc(
       status,
       ...(type ? { type } : {}),
       description: status === 202 ? 'accepted' : 'success',
-      ...(idempotent ? { headers: { 'Idempotent-Replayed': { description: 'true on a replayed response', required: false, schema: { type: 'string', enum: ['true'] } } } } : {}),
+      ...(idempotent
+        ? {
+            headers: {
+              'Idempotent-Replayed': {
+                description: 'true on a replayed response',
+                required: false,
+                schema: { type: 'string', enum: ['true'] },
+              },
+            },
+          }
+        : {}),
     }),
     ApiErrors(...errors),
     ...(idempotent
@@ -100,7 +124,12 @@ export function Doc(
             description:
               '1–255 printable ASCII characters. The same key and body within 24 h returns the first ' +
               'response again, byte for byte (with Idempotent-Replayed: true), and creates nothing.',
-            schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$' },
+            schema: {
+              type: 'string',
+              minLength: 1,
+              maxLength: 255,
+              pattern: '^[\\x21-\\x7e]([\\x20-\\x7e]*[\\x21-\\x7e])?$',
+            },
           }),
           ApiErrors({
             409: also(
@@ -117,7 +146,13 @@ export function Doc(
 }
 
 /** The route's own reason for `status`, if it has one, and `why` too. */
-function also(errors: (ErrorStatus | Partial<Record<ErrorStatus, string>>)[], status: ErrorStatus, why: string): string {
-  const own = errors.map((e) => (typeof e === 'object' ? e[status] : e === status ? ERRORS[status] : undefined)).find(Boolean);
+function also(
+  errors: (ErrorStatus | Partial<Record<ErrorStatus, string>>)[],
+  status: ErrorStatus,
+  why: string,
+): string {
+  const own = errors
+    .map((e) => (typeof e === 'object' ? e[status] : e === status ? ERRORS[status] : undefined))
+    .find(Boolean);
   return own ? `${own}; or ${why}` : why;
 }

@@ -36,18 +36,23 @@ export function buildApiDocument(app: INestApplication, config: AppConfig, parts
         'the operations that register their URLs. ' +
         'Errors share one shape (ErrorResponse); money is a decimal string, ids are UUIDs. ' +
         'Integrating as a partner (verifying signatures, de-duplicating on webhook-id, retries, redelivery): ' +
-        'the partner guide at /docs/partners (docs/partners.md), and the partners\' routes alone at /docs/partners/api.',
+        "the partner guide at /docs/partners (docs/partners.md), and the partners' routes alone at /docs/partners/api.",
     )
     .setVersion(config.version)
     // The service is deployed at addresses this document cannot know: its paths are relative to
     // the address that served it.
     .addServer('/', 'the address serving this document');
   for (const [name, scheme] of Object.entries(securitySchemes)) builder.addSecurity(name, { ...scheme });
-  const document = SwaggerModule.createDocument(app, builder.build(), { extraModels: [ErrorResponse, ...parts.models] });
+  const document = SwaggerModule.createDocument(app, builder.build(), {
+    extraModels: [ErrorResponse, ...parts.models],
+  });
   Object.assign(document.paths, parts.paths);
   // package.json's UNLICENSED, as an SPDX expression: no licence is granted.
   // (OpenAPI 3.1's `identifier`, which the 3.0 types of @nestjs/swagger do not know.)
-  document.info.license = { name: 'Proprietary (UNLICENSED)', identifier: 'LicenseRef-Proprietary' } as OpenAPIObject['info']['license'];
+  document.info.license = {
+    name: 'Proprietary (UNLICENSED)',
+    identifier: 'LicenseRef-Proprietary',
+  } as OpenAPIObject['info']['license'];
   markPublicOperations(document);
   return partnersFirst(keepVariant(document, config.variant));
 }
@@ -76,12 +81,14 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 function markPublicOperations(document: OpenAPIObject): void {
   const visit = (item: Record<string, unknown>) => {
     for (const method of METHODS) {
-      const op = item[method] as { security?: unknown[]; callbacks?: Record<string, Record<string, Record<string, unknown>>> } | undefined;
+      const op = item[method] as
+        { security?: unknown[]; callbacks?: Record<string, Record<string, Record<string, unknown>>> } | undefined;
       if (!op) continue;
       op.security ??= [];
       errorsAsJson(op as { responses?: Record<string, { content?: Record<string, unknown> }> });
       for (const callback of Object.values(op.callbacks ?? {})) {
-        for (const [expression, callbackItem] of Object.entries(callback)) if (expression.startsWith('{')) visit(callbackItem);
+        for (const [expression, callbackItem] of Object.entries(callback))
+          if (expression.startsWith('{')) visit(callbackItem);
       }
     }
   };

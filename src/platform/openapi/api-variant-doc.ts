@@ -29,7 +29,8 @@ export function keepVariant<T extends object>(document: T, variant: ApiVariant):
     delete object[MARK];
     // `properties` is the map a removed property lived in; its schema holds the `required` list.
     const properties = object.properties as Record<string, unknown> | undefined;
-    if (properties && Array.isArray(object.required)) object.required = object.required.filter((name) => name in properties);
+    if (properties && Array.isArray(object.required))
+      object.required = object.required.filter((name) => name in properties);
   };
   walk(document);
   return document;

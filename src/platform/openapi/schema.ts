@@ -16,7 +16,8 @@ export const CALLBACK_URL = { type: 'string', format: 'uri', maxLength: 2048 } a
  * Money in responses: a decimal string with exactly 2 decimals, never a JSON number
  * (docs/partners.md, "Credentials and conventions").
  */
-export const money = (example: string) => ({ type: 'string', pattern: '^\\d+\\.\\d{2}$', example, description: 'decimal string, exactly 2 decimals' }) as const;
+export const money = (example: string) =>
+  ({ type: 'string', pattern: '^\\d+\\.\\d{2}$', example, description: 'decimal string, exactly 2 decimals' }) as const;
 export const currency = { type: 'string', pattern: '^[A-Z]{3}$', example: 'EUR', description: 'ISO 4217' } as const;
 export const url = (description: string) => ({ type: 'string', format: 'uri', nullable: true, description }) as const;
 export { variantOnly };

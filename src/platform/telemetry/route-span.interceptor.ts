@@ -4,7 +4,10 @@ import type { Observable } from 'rxjs';
 import { nameServerSpan } from './trace-context.js';
 
 /** `/admin/v1/companies/:companyId/credit` from the controller's and the handler's paths. */
-export function routeOf(controllerPath: string | string[] | undefined, handlerPath: string | string[] | undefined): string {
+export function routeOf(
+  controllerPath: string | string[] | undefined,
+  handlerPath: string | string[] | undefined,
+): string {
   const first = (p: string | string[] | undefined) => (Array.isArray(p) ? p[0] : p) ?? '';
   const route = [first(controllerPath), first(handlerPath)]
     .map((p) => p.replace(/^\/+|\/+$/g, ''))

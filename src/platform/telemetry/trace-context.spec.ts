@@ -1,4 +1,11 @@
-import { currentTraceparent, formatTraceparent, inAttemptSpan, logTraceIds, parseTraceparent, untraced } from './trace-context.js';
+import {
+  currentTraceparent,
+  formatTraceparent,
+  inAttemptSpan,
+  logTraceIds,
+  parseTraceparent,
+  untraced,
+} from './trace-context.js';
 
 describe('traceparent', () => {
   const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';

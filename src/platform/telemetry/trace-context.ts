@@ -37,7 +37,11 @@ export interface TraceHooks {
   traceparent(): string | null;
   logIds(): LogTraceIds | null;
   /** Runs `fn` in an attempt span whose parent is `parent` (a stored traceparent; null: a root span). */
-  attempt<T>(parent: string | null, attributes: AttemptSpanAttributes, fn: (span: AttemptSpan) => Promise<T>): Promise<T>;
+  attempt<T>(
+    parent: string | null,
+    attributes: AttemptSpanAttributes,
+    fn: (span: AttemptSpan) => Promise<T>,
+  ): Promise<T>;
   /** Runs `fn` outside any trace: work done for many requests at once (an admission pass). */
   untraced<T>(fn: () => T): T;
   /** Names the active server span by its route (`PATCH /admin/v1/companies/:companyId/credit`). */
@@ -70,7 +74,11 @@ export function logTraceIds(): LogTraceIds | null {
   return hooks ? hooks.logIds() : null;
 }
 
-export function inAttemptSpan<T>(parent: string | null, attributes: AttemptSpanAttributes, fn: (span: AttemptSpan) => Promise<T>): Promise<T> {
+export function inAttemptSpan<T>(
+  parent: string | null,
+  attributes: AttemptSpanAttributes,
+  fn: (span: AttemptSpan) => Promise<T>,
+): Promise<T> {
   return hooks ? hooks.attempt(parent, attributes, fn) : fn(NO_SPAN);
 }
 

@@ -9,7 +9,13 @@ import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import type { IncomingMessage } from 'node:http';
 import { redactSecrets, targetCarriesLinkToken } from '../logging/redact.js';
-import { AttemptSpanAttributes, formatTraceparent, installTraceHooks, parseTraceparent, TraceHooks } from './trace-context.js';
+import {
+  AttemptSpanAttributes,
+  formatTraceparent,
+  installTraceHooks,
+  parseTraceparent,
+  TraceHooks,
+} from './trace-context.js';
 
 /** Requests that are not worth a trace: probes and scrapes every few seconds. */
 const UNTRACED_PATHS = new Set(['/health', '/ready', '/metrics']);
@@ -23,12 +29,14 @@ export interface TracingSdk {
 
 /** http/protobuf (the standard's default) or http/json; src/platform/config refuses any other protocol at start. */
 function traceExporter(env: NodeJS.ProcessEnv) {
-  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? '').trim() || 'http/protobuf';
+  const protocol =
+    (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? '').trim() || 'http/protobuf';
   return protocol === 'http/json' ? new JsonTraceExporter() : new ProtobufTraceExporter();
 }
 
 export function startTracing(env: NodeJS.ProcessEnv): TracingSdk {
-  const named = (env.OTEL_SERVICE_NAME ?? '').trim() !== '' || /(^|,)\s*service\.name\s*=/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? '');
+  const named =
+    (env.OTEL_SERVICE_NAME ?? '').trim() !== '' || /(^|,)\s*service\.name\s*=/.test(env.OTEL_RESOURCE_ATTRIBUTES ?? '');
   const sdk = new NodeSDK({
     serviceName: named ? undefined : 'funding-service',
     traceExporter: traceExporter(env),
@@ -59,7 +67,10 @@ export function startTracing(env: NodeJS.ProcessEnv): TracingSdk {
   sdk.start();
   installTraceHooks(hooks());
   return {
-    stop: () => Promise.race([sdk.shutdown(), new Promise<void>((r) => setTimeout(r, SHUTDOWN_FLUSH_MS).unref())]).catch(() => undefined),
+    stop: () =>
+      Promise.race([sdk.shutdown(), new Promise<void>((r) => setTimeout(r, SHUTDOWN_FLUSH_MS).unref())]).catch(
+        () => undefined,
+      ),
   };
 }
 

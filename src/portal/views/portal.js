@@ -24,9 +24,12 @@
           var fresh = new DOMParser().parseFromString(html, 'text/html').getElementById(region.id);
           if (!fresh) return;
           if (fresh.innerHTML !== region.innerHTML) {
-            region.replaceChildren.apply(region, Array.prototype.map.call(fresh.childNodes, function (n) {
-              return document.importNode(n, true);
-            }));
+            region.replaceChildren.apply(
+              region,
+              Array.prototype.map.call(fresh.childNodes, function (n) {
+                return document.importNode(n, true);
+              }),
+            );
           }
           var wait = fresh.getAttribute('data-refresh');
           if (wait === null) return region.removeAttribute('data-refresh');

@@ -97,7 +97,9 @@ export class InitialSchema1763800000000 implements MigrationInterface {
         delivered_at timestamptz
       )`);
     // The relay's two questions: what was never handed to the queue, and what is overdue.
-    await q.query(`CREATE INDEX callbacks_unenqueued_idx ON callbacks (seq) WHERE status = 'pending' AND enqueued_at IS NULL`);
+    await q.query(
+      `CREATE INDEX callbacks_unenqueued_idx ON callbacks (seq) WHERE status = 'pending' AND enqueued_at IS NULL`,
+    );
     await q.query(`CREATE INDEX callbacks_pending_due_idx ON callbacks (next_attempt_at) WHERE status = 'pending'`);
     await q.query(`CREATE INDEX callbacks_status_seq_idx ON callbacks (status, seq)`);
     await q.query(`CREATE INDEX callbacks_company_seq_idx ON callbacks (company_id, seq)`);

@@ -23,7 +23,9 @@ export class Destinations1763900000000 implements MigrationInterface {
                  '^(https://.*):443$', '\\1'),
                '^(http://.*):80$', '\\1')
       $$`);
-    await q.query(`ALTER TABLE callbacks ADD COLUMN destination text GENERATED ALWAYS AS (callback_origin(url)) STORED`);
+    await q.query(
+      `ALTER TABLE callbacks ADD COLUMN destination text GENERATED ALWAYS AS (callback_origin(url)) STORED`,
+    );
     await q.query(`ALTER TABLE callbacks ADD COLUMN parked_at timestamptz`);
     // The schedule's start: creation, or the last redelivery. A callback still parked when its
     // schedule would have ended fails.
@@ -50,7 +52,9 @@ export class Destinations1763900000000 implements MigrationInterface {
         PRIMARY KEY (partner_id, origin)
       )`);
     await q.query(`CREATE INDEX callback_destinations_origin_idx ON callback_destinations (origin)`);
-    await q.query(`INSERT INTO callback_destinations (partner_id, origin) SELECT DISTINCT partner_id, destination FROM callbacks`);
+    await q.query(
+      `INSERT INTO callback_destinations (partner_id, origin) SELECT DISTINCT partner_id, destination FROM callbacks`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {
@@ -58,8 +62,12 @@ export class Destinations1763900000000 implements MigrationInterface {
     await q.query(`DROP INDEX callbacks_parked_schedule_idx`);
     await q.query(`DROP INDEX callbacks_parked_idx`);
     await q.query(`DROP INDEX callbacks_unenqueued_idx`);
-    await q.query(`ALTER TABLE callbacks DROP COLUMN schedule_started_at, DROP COLUMN parked_at, DROP COLUMN destination`);
+    await q.query(
+      `ALTER TABLE callbacks DROP COLUMN schedule_started_at, DROP COLUMN parked_at, DROP COLUMN destination`,
+    );
     await q.query(`DROP FUNCTION callback_origin(text)`);
-    await q.query(`CREATE INDEX callbacks_unenqueued_idx ON callbacks (seq) WHERE status = 'pending' AND enqueued_at IS NULL`);
+    await q.query(
+      `CREATE INDEX callbacks_unenqueued_idx ON callbacks (seq) WHERE status = 'pending' AND enqueued_at IS NULL`,
+    );
   }
 }

@@ -11,7 +11,11 @@ export class RetentionIndexes1763900300000 implements MigrationInterface {
   transaction = false;
 
   async up(q: QueryRunner): Promise<void> {
-    await buildIndexConcurrently(q, 'callbacks_delivered_at_idx', `callbacks (delivered_at) WHERE status = 'delivered'`);
+    await buildIndexConcurrently(
+      q,
+      'callbacks_delivered_at_idx',
+      `callbacks (delivered_at) WHERE status = 'delivered'`,
+    );
     await buildIndexConcurrently(q, 'idempotency_keys_created_at_idx', 'idempotency_keys (created_at)');
   }
 

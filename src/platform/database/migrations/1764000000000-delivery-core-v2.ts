@@ -25,11 +25,15 @@ export class DeliveryCoreV21764000000000 implements MigrationInterface {
     }
     await q.query(`ALTER TABLE callbacks DROP COLUMN enqueued_at, DROP COLUMN parked_at`);
     // Admission: a destination's oldest due callbacks. Outage expiry: an open destination's oldest schedules.
-    await q.query(`CREATE INDEX callbacks_pending_idx ON callbacks (destination, next_attempt_at) WHERE status = 'pending'`);
+    await q.query(
+      `CREATE INDEX callbacks_pending_idx ON callbacks (destination, next_attempt_at) WHERE status = 'pending'`,
+    );
     await q.query(`CREATE INDEX callbacks_pending_schedule_idx ON callbacks (destination, schedule_started_at)
       WHERE status = 'pending'`);
     // Admission counts what is in flight per destination and returns expired leases.
-    await q.query(`CREATE INDEX callbacks_sending_idx ON callbacks (destination, lease_until) WHERE status = 'sending'`);
+    await q.query(
+      `CREATE INDEX callbacks_sending_idx ON callbacks (destination, lease_until) WHERE status = 'sending'`,
+    );
 
     await q.query(`
       CREATE TABLE destinations (
@@ -43,7 +47,9 @@ export class DeliveryCoreV21764000000000 implements MigrationInterface {
         last_ok_at timestamptz,
         version bigint NOT NULL DEFAULT 0
       )`);
-    await q.query(`INSERT INTO destinations (origin) SELECT DISTINCT origin FROM callback_destinations ON CONFLICT DO NOTHING`);
+    await q.query(
+      `INSERT INTO destinations (origin) SELECT DISTINCT origin FROM callback_destinations ON CONFLICT DO NOTHING`,
+    );
     // Every writer of callbacks (the recorder, an operator's bulk load) makes its destinations
     // known, once per statement, so admission finds them and the partners' lists show them.
     await q.query(`
@@ -70,12 +76,15 @@ export class DeliveryCoreV21764000000000 implements MigrationInterface {
     await q.query(`DROP TRIGGER callbacks_note_destinations ON callbacks`);
     await q.query(`DROP FUNCTION callbacks_note_destinations()`);
     await q.query(`DROP TABLE destinations`);
-    for (const index of ['callbacks_sending_idx', 'callbacks_pending_schedule_idx', 'callbacks_pending_idx']) await q.query(`DROP INDEX ${index}`);
+    for (const index of ['callbacks_sending_idx', 'callbacks_pending_schedule_idx', 'callbacks_pending_idx'])
+      await q.query(`DROP INDEX ${index}`);
     await q.query(`UPDATE callbacks SET status = 'pending' WHERE status = 'sending'`);
     await q.query(`ALTER TABLE callbacks
       ADD COLUMN enqueued_at timestamptz, ADD COLUMN parked_at timestamptz, DROP COLUMN lease_until`);
     await q.query(`ALTER TABLE callbacks DROP CONSTRAINT callbacks_status_check`);
-    await q.query(`ALTER TABLE callbacks ADD CONSTRAINT callbacks_status_check CHECK (status IN ('pending','delivered','failed'))`);
+    await q.query(
+      `ALTER TABLE callbacks ADD CONSTRAINT callbacks_status_check CHECK (status IN ('pending','delivered','failed'))`,
+    );
     await q.query(`CREATE INDEX callbacks_unenqueued_idx ON callbacks (seq)
       WHERE status = 'pending' AND enqueued_at IS NULL AND parked_at IS NULL`);
     await q.query(`CREATE INDEX callbacks_parked_idx ON callbacks (destination, seq)

@@ -16,12 +16,20 @@ export class DashboardDueIndex1764000100000 implements MigrationInterface {
   transaction = false;
 
   async up(q: QueryRunner): Promise<void> {
-    await buildIndexConcurrently(q, 'callbacks_pending_due_utc_idx', `callbacks ((next_attempt_at AT TIME ZONE 'UTC')) WHERE status = 'pending'`);
+    await buildIndexConcurrently(
+      q,
+      'callbacks_pending_due_utc_idx',
+      `callbacks ((next_attempt_at AT TIME ZONE 'UTC')) WHERE status = 'pending'`,
+    );
     await q.query('DROP INDEX CONCURRENTLY IF EXISTS callbacks_pending_due_idx');
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await buildIndexConcurrently(q, 'callbacks_pending_due_idx', `callbacks (next_attempt_at) WHERE status = 'pending'`);
+    await buildIndexConcurrently(
+      q,
+      'callbacks_pending_due_idx',
+      `callbacks (next_attempt_at) WHERE status = 'pending'`,
+    );
     await q.query('DROP INDEX CONCURRENTLY IF EXISTS callbacks_pending_due_utc_idx');
   }
 }

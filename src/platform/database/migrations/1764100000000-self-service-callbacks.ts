@@ -45,6 +45,8 @@ export class SelfServiceCallbacks1764100000000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP TRIGGER callbacks_note_moved_destination ON callbacks`);
     await q.query(`DROP FUNCTION callbacks_note_moved_destination()`);
-    await q.query(`ALTER TABLE callbacks DROP COLUMN xact, DROP COLUMN url_removed_at, DROP COLUMN attempt_limit, DROP COLUMN test`);
+    await q.query(
+      `ALTER TABLE callbacks DROP COLUMN xact, DROP COLUMN url_removed_at, DROP COLUMN attempt_limit, DROP COLUMN test`,
+    );
   }
 }

@@ -53,7 +53,9 @@ export class OperatorsAndAudit1764200000000 implements MigrationInterface {
       CREATE TRIGGER audit_entries_immutable BEFORE UPDATE OR DELETE ON audit_entries
         FOR EACH ROW EXECUTE FUNCTION audit_entries_immutable()`);
 
-    await q.query(`ALTER TABLE partners ADD COLUMN previous_api_key_hash text, ADD COLUMN previous_key_expires_at timestamptz`);
+    await q.query(
+      `ALTER TABLE partners ADD COLUMN previous_api_key_hash text, ADD COLUMN previous_key_expires_at timestamptz`,
+    );
     await q.query(`CREATE UNIQUE INDEX partners_previous_api_key_hash_key ON partners (previous_api_key_hash)
       WHERE previous_api_key_hash IS NOT NULL`);
   }

@@ -17,12 +17,20 @@ export class AdmissionIndex1764450000000 implements MigrationInterface {
   transaction = false;
 
   async up(q: QueryRunner): Promise<void> {
-    await buildIndexConcurrently(q, 'callbacks_admission_idx', `callbacks (destination, next_attempt_at, seq) WHERE status = 'pending'`);
+    await buildIndexConcurrently(
+      q,
+      'callbacks_admission_idx',
+      `callbacks (destination, next_attempt_at, seq) WHERE status = 'pending'`,
+    );
     await q.query('DROP INDEX CONCURRENTLY IF EXISTS callbacks_pending_idx');
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await buildIndexConcurrently(q, 'callbacks_pending_idx', `callbacks (destination, next_attempt_at) WHERE status = 'pending'`);
+    await buildIndexConcurrently(
+      q,
+      'callbacks_pending_idx',
+      `callbacks (destination, next_attempt_at) WHERE status = 'pending'`,
+    );
     await q.query('DROP INDEX CONCURRENTLY IF EXISTS callbacks_admission_idx');
   }
 }

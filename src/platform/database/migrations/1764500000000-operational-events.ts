@@ -50,7 +50,9 @@ export class OperationalEvents1764500000000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP TABLE failure_notices`);
     await q.query(`DROP TABLE operational_events`);
-    await q.query(`DELETE FROM callback_attempts WHERE callback_id IN (SELECT id FROM callbacks WHERE event_type IS NOT NULL)`);
+    await q.query(
+      `DELETE FROM callback_attempts WHERE callback_id IN (SELECT id FROM callbacks WHERE event_type IS NOT NULL)`,
+    );
     await q.query(`DELETE FROM callbacks WHERE event_type IS NOT NULL`);
     await q.query(`ALTER TABLE callbacks DROP CONSTRAINT callbacks_kind_check, DROP COLUMN event_type`);
     await q.query(`ALTER TABLE callbacks ALTER COLUMN company_id SET NOT NULL, ALTER COLUMN message SET NOT NULL`);

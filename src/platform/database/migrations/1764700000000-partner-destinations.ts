@@ -48,17 +48,23 @@ export class PartnerDestinations1764700000000 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE destinations RENAME COLUMN origin TO key`);
-    await q.query(`ALTER TABLE destinations ADD COLUMN partner_id uuid REFERENCES partners (id), ADD COLUMN origin text`);
+    await q.query(
+      `ALTER TABLE destinations ADD COLUMN partner_id uuid REFERENCES partners (id), ADD COLUMN origin text`,
+    );
     await q.query(`
       INSERT INTO destinations (key, partner_id, origin, ${STATE})
-      SELECT cd.partner_id::text || ' ' || d.key, cd.partner_id, d.key, ${STATE.split(', ').map((c) => `d.${c}`).join(', ')}
+      SELECT cd.partner_id::text || ' ' || d.key, cd.partner_id, d.key, ${STATE.split(', ')
+        .map((c) => `d.${c}`)
+        .join(', ')}
         FROM callback_destinations cd JOIN destinations d ON d.key = cd.origin`);
     await q.query(`DELETE FROM destinations WHERE partner_id IS NULL`);
     // A partner's origin the old table knew without a state of its own: a fresh destination.
     await q.query(`INSERT INTO destinations (key, partner_id, origin)
       SELECT partner_id::text || ' ' || origin, partner_id, origin FROM callback_destinations ON CONFLICT DO NOTHING`);
     await q.query(`ALTER TABLE destinations ALTER COLUMN partner_id SET NOT NULL, ALTER COLUMN origin SET NOT NULL`);
-    await q.query(`ALTER TABLE destinations ADD CONSTRAINT destinations_key_check CHECK (key = partner_id::text || ' ' || origin)`);
+    await q.query(
+      `ALTER TABLE destinations ADD CONSTRAINT destinations_key_check CHECK (key = partner_id::text || ' ' || origin)`,
+    );
     await q.query(`CREATE INDEX destinations_partner_idx ON destinations (partner_id, origin)`);
     await q.query(`CREATE INDEX destinations_origin_idx ON destinations (origin)`);
 
@@ -106,13 +112,17 @@ export class PartnerDestinations1764700000000 implements MigrationInterface {
         RETURN NULL;
       END $$`);
     await q.query(`ALTER TABLE callbacks DROP COLUMN destination`);
-    await q.query(`ALTER TABLE callbacks ADD COLUMN destination text GENERATED ALWAYS AS (callback_origin(url)) STORED`);
+    await q.query(
+      `ALTER TABLE callbacks ADD COLUMN destination text GENERATED ALWAYS AS (callback_origin(url)) STORED`,
+    );
     for (const index of INDEXES) await q.query(index);
     // One state per origin again: the partners' destinations at it folded into one, an open circuit first.
     await q.query(`CREATE TABLE origin_states AS SELECT DISTINCT ON (origin) origin, ${STATE} FROM destinations
       ORDER BY origin, opened_at DESC NULLS LAST, failures DESC`);
     await q.query(`DELETE FROM destinations`);
-    await q.query(`ALTER TABLE destinations DROP CONSTRAINT destinations_key_check, DROP COLUMN partner_id, DROP COLUMN origin`);
+    await q.query(
+      `ALTER TABLE destinations DROP CONSTRAINT destinations_key_check, DROP COLUMN partner_id, DROP COLUMN origin`,
+    );
     await q.query(`ALTER TABLE destinations RENAME COLUMN key TO origin`);
     await q.query(`INSERT INTO destinations (origin, ${STATE}) SELECT origin, ${STATE} FROM origin_states`);
     await q.query(`DROP TABLE origin_states`);

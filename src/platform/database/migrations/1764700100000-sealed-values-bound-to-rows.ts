@@ -24,11 +24,15 @@ export class SealedValuesBoundToRows1764700100000 implements MigrationInterface 
   name = 'SealedValuesBoundToRows1764700100000';
 
   async up(q: QueryRunner): Promise<void> {
-    await reseal(q, 'enc1', (box, value, sealed, row) => box.seal(box.openUnbound(value, UNBOUND_CONTEXT[sealed]), sealed, row));
+    await reseal(q, 'enc1', (box, value, sealed, row) =>
+      box.seal(box.openUnbound(value, UNBOUND_CONTEXT[sealed]), sealed, row),
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await reseal(q, 'enc2', (box, value, sealed, row) => box.sealUnbound(box.open(value, sealed, row), UNBOUND_CONTEXT[sealed]));
+    await reseal(q, 'enc2', (box, value, sealed, row) =>
+      box.sealUnbound(box.open(value, sealed, row), UNBOUND_CONTEXT[sealed]),
+    );
   }
 }
 
@@ -56,7 +60,10 @@ async function reseal(q: QueryRunner, from: string, convert: Convert): Promise<v
         for (const r of rows) {
           const converted = convertible(() => convert(box!, r.value, sealed, r.rid));
           if (converted === null) continue;
-          await q.query(`UPDATE ${table} SET ${column} = $1 WHERE ${key.map((k, i) => `${k} = $${i + 2}`).join(' AND ')}`, [converted, ...r.keys]);
+          await q.query(
+            `UPDATE ${table} SET ${column} = $1 WHERE ${key.map((k, i) => `${k} = $${i + 2}`).join(' AND ')}`,
+            [converted, ...r.keys],
+          );
         }
         after = rows[rows.length - 1].value;
       }

@@ -14,7 +14,11 @@ export class ReplayIndex1764700300000 implements MigrationInterface {
   transaction = false;
 
   async up(q: QueryRunner): Promise<void> {
-    await buildIndexConcurrently(q, 'callbacks_failed_idx', `callbacks (partner_id, created_at) WHERE status = 'failed'`);
+    await buildIndexConcurrently(
+      q,
+      'callbacks_failed_idx',
+      `callbacks (partner_id, created_at) WHERE status = 'failed'`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -36,7 +36,9 @@ export class PartnerPortal1764700400000 implements MigrationInterface {
         last_seen_at timestamptz NOT NULL DEFAULT now(),
         ended_at timestamptz
       )`);
-    await q.query(`CREATE INDEX IF NOT EXISTS portal_sessions_partner_idx ON portal_sessions (partner_id) WHERE ended_at IS NULL`);
+    await q.query(
+      `CREATE INDEX IF NOT EXISTS portal_sessions_partner_idx ON portal_sessions (partner_id) WHERE ended_at IS NULL`,
+    );
     await buildIndexConcurrently(q, 'callback_attempts_started_idx', 'callback_attempts (started_at)');
   }
 

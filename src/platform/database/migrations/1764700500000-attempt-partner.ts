@@ -20,7 +20,9 @@ export class AttemptPartner1764700500000 implements MigrationInterface {
     // Dropped before the backfill, which would otherwise write every row's entry in it again.
     await q.query('DROP INDEX IF EXISTS callback_attempts_started_idx');
     await q.query('ALTER TABLE callback_attempts ADD COLUMN partner_id uuid');
-    await q.query('UPDATE callback_attempts a SET partner_id = c.partner_id FROM callbacks c WHERE c.id = a.callback_id');
+    await q.query(
+      'UPDATE callback_attempts a SET partner_id = c.partner_id FROM callbacks c WHERE c.id = a.callback_id',
+    );
     await q.query('ALTER TABLE callback_attempts ALTER COLUMN partner_id SET NOT NULL');
     await q.query('CREATE INDEX callback_attempts_partner_started_idx ON callback_attempts (partner_id, started_at)');
   }

@@ -6,7 +6,10 @@ import { QueryRunner } from 'typeorm';
  * dropped and built again.
  */
 export async function buildIndexConcurrently(q: QueryRunner, name: string, on: string): Promise<void> {
-  const invalid = (await q.query(`SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = $1 AND NOT i.indisvalid`, [name])) as unknown[];
+  const invalid = (await q.query(
+    `SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = $1 AND NOT i.indisvalid`,
+    [name],
+  )) as unknown[];
   if (invalid.length > 0) await q.query(`DROP INDEX CONCURRENTLY ${name}`);
   await q.query(`CREATE INDEX CONCURRENTLY IF NOT EXISTS ${name} ON ${on}`);
 }
