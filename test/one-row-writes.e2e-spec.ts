@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { CallbackMessage } from '../src/callbacks/callback-message.js';
 import { DomainTransitions } from '../src/funding/domain/domain-transitions.js';
 import { CallbackEvent } from '../src/callbacks/callback-recorder.js';
-import { Company } from '../src/funding/companies/company.entity.js';
+import { Company } from '../src/funding/domain/company.entity.js';
 import { SqlPool } from '../src/platform/database/sql-pool.js';
 import { Receiver } from './support/receiver.js';
 import { TcpProxy } from './support/tcp-proxy.js';

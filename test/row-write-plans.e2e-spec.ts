@@ -1,5 +1,5 @@
 import type { PoolClient } from 'pg';
-import { Company } from '../src/funding/companies/company.entity.js';
+import { Company } from '../src/funding/domain/company.entity.js';
 import { OneRowBatches } from '../src/funding/domain/one-row-batches.js';
 import { literal, PlanNode, scansOf } from './support/plans.js';
 import { scratchDatabase, ScratchDatabase, seedCompany } from './support/scratch-database.js';

@@ -1,4 +1,4 @@
-import { creditMessages, CreditSnapshot } from '../funding/companies/credit.js';
+import { creditMessages, CreditSnapshot } from '../funding/domain/credit.js';
 import { buildCallbackBody, CallbackMessage } from './callback-message.js';
 
 const C = '5b1f0c4e-4a53-4a8e-9d0e-1a2b3c4d5e6f';

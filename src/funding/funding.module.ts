@@ -21,7 +21,7 @@ import { CompaniesController, CreditAdminController, CreditTermsController } fro
 import { CompaniesService } from './companies/companies.service.js';
 import { CompanyChanges } from './domain/company-changes.js';
 import { CompanyRows } from './domain/company-rows.js';
-import { CompanyLocks } from './companies/company-locks.js';
+import { CompanyLocks } from './domain/company-locks.js';
 import { DomainTransitions } from './domain/domain-transitions.js';
 import { UrlMoves } from './domain/url-moves.js';
 import { LimitRequestsAdminController, LimitRequestsController } from './limit-requests/limit-requests.controller.js';

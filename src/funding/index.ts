@@ -5,8 +5,8 @@ export type { CallbackUrlView } from './callback-urls/callback-url-list.service.
 export { CallbackUrlMove } from './callback-urls/callback-url-move.service.js';
 export { CompaniesService } from './companies/companies.service.js';
 export { TestCallbacks } from './test-callbacks/test-callbacks.service.js';
-export { Company } from './companies/company.entity.js';
+export { Company } from './domain/company.entity.js';
 export { LimitRequest } from './limit-requests/limit-request.entity.js';
-export { Loan, LoanPayment } from './loans/loan.entity.js';
+export { Loan, LoanPayment } from './withdrawals/loan.entity.js';
 export { WithdrawalRequest } from './withdrawals/withdrawal-request.entity.js';
 export { FundingModule } from './funding.module.js';

@@ -7,7 +7,7 @@ import type { OfCompany } from '../company-requests/company-requests.service.js'
 import { DomainTransitions, partnersCompany } from '../domain/domain-transitions.js';
 import { Resource } from '../domain/resource.js';
 import { messagesOf, urlColumn } from '../domain/url-properties.js';
-import { Company } from '../companies/company.entity.js';
+import { Company } from '../domain/company.entity.js';
 import { LimitRequest } from '../limit-requests/limit-request.entity.js';
 import { WithdrawalRequest } from '../withdrawals/withdrawal-request.entity.js';
 

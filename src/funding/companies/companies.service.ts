@@ -14,11 +14,11 @@ import {
   VARIANTS,
 } from '../../platform/index.js';
 import { companyCallbackProperty } from './company-callback-property.js';
-import { CompanyLocks } from './company-locks.js';
-import { Company } from './company.entity.js';
+import { CompanyLocks } from '../domain/company-locks.js';
+import { Company } from '../domain/company.entity.js';
 import { CreateCompanyDto, UpdateCreditDto } from './company.dto.js';
-import { CREDIT_TRANSITIONS } from './credit-status.js';
-import { assertLimitCoversBorrowed } from './credit.js';
+import { CREDIT_TRANSITIONS } from '../domain/credit-status.js';
+import { assertLimitCoversBorrowed } from '../domain/credit.js';
 import type { Actor } from '../../operators/index.js';
 
 @Injectable()

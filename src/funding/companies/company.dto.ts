@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsInt, IsISO4217CurrencyCode, IsOptional, IsString, Length, Matches, Max, Min } from 'class-validator';
 import { CALLBACK_URL, IsMoneyAmount, IsOmittable, MONEY_INPUT_PATTERN, variantOnly } from '../../platform/index.js';
-import { CREDIT_STATUSES, CreditStatus } from './credit-status.js';
+import { CREDIT_STATUSES, CreditStatus } from '../domain/credit-status.js';
 
 export class CreateCompanyDto {
   @ApiProperty({ example: 'Acme Trading Ltd' })

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { CREDIT_STATUSES } from './credit-status.js';
+import { CREDIT_STATUSES } from '../domain/credit-status.js';
 import { currency, money, timestamp, url, uuid, variantOnly } from '../../platform/index.js';
 
 export class CompanyResponse {

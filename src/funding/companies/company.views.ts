@@ -1,5 +1,5 @@
 import { formatMoney, VariantNames } from '../../platform/index.js';
-import { Company } from './company.entity.js';
+import { Company } from '../domain/company.entity.js';
 
 export function companyView(c: Company, names: VariantNames) {
   return {

@@ -5,8 +5,8 @@ import { DataSource } from 'typeorm';
 import { CallbackUrlValidator } from '../../egress/index.js';
 import type { Actor } from '../../operators/index.js';
 import { notFound } from '../../platform/index.js';
-import { CompanyLocks } from '../companies/company-locks.js';
-import { Company } from '../companies/company.entity.js';
+import { CompanyLocks } from '../domain/company-locks.js';
+import { Company } from '../domain/company.entity.js';
 import {
   companyOfRow,
   DomainTransitions,

@@ -1,8 +1,8 @@
 import { DeepPartial, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 import { CallbackEvent } from '../../callbacks/index.js';
 import { notFound, writeBack } from '../../platform/index.js';
-import { Company } from '../companies/company.entity.js';
-import { CREDIT_PROPERTIES } from '../companies/credit.js';
+import { Company } from './company.entity.js';
+import { CREDIT_PROPERTIES } from './credit.js';
 import { CompanyRow, DomainRow, moveStatus, Resource, StatusResource, StatusRow } from './resource.js';
 import { changesOf, RowChanges, snapshot, Snapshot } from './tracked-changes.js';
 

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { CallbackEvent, traced } from '../../callbacks/index.js';
 import { notFound, overtaken, TransactionRunner } from '../../platform/index.js';
-import { Company } from '../companies/company.entity.js';
-import { creditEvents, creditSnapshot } from '../companies/credit.js';
+import { Company } from './company.entity.js';
+import { creditEvents, creditSnapshot } from './credit.js';
 import { type Actor, AUDIT_ACTIONS, AuditActionName, auditValues, rowChangesAudit } from '../../operators/index.js';
 import { CompanyRows } from './company-rows.js';
 import { COMPANY } from './change-set.js';

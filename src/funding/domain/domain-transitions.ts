@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { DeepPartial, EntityManager, EntityTarget } from 'typeorm';
 import { CallbackEvent, callbackOrigin, CallbackRecorder } from '../../callbacks/index.js';
-import { CompanyLocks } from '../companies/company-locks.js';
-import { Company } from '../companies/company.entity.js';
-import { creditEvents, creditSnapshot } from '../companies/credit.js';
+import { CompanyLocks } from './company-locks.js';
+import { Company } from './company.entity.js';
+import { creditEvents, creditSnapshot } from './credit.js';
 import { assertTransition, CompanyRow, DomainRow, Resource, StatusResource, StatusRow } from './resource.js';
 import { RowChanges } from './tracked-changes.js';
 import { ChangeSet } from './change-set.js';

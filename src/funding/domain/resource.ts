@@ -1,7 +1,7 @@
 import { EntityTarget, ObjectLiteral } from 'typeorm';
 import { CallbackEvent } from '../../callbacks/index.js';
 import { assertStatusChange, Transitions } from '../../platform/index.js';
-import { Company } from '../companies/company.entity.js';
+import { Company } from './company.entity.js';
 
 /** A row the domain changes: it has an id. */
 export type DomainRow = ObjectLiteral & { id: string };

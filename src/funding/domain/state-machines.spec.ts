@@ -1,4 +1,4 @@
-import { CREDIT_STATUSES, CREDIT_TRANSITIONS } from '../companies/credit-status.js';
+import { CREDIT_STATUSES, CREDIT_TRANSITIONS } from './credit-status.js';
 import { LIMIT_REQUEST_STATUSES, LIMIT_REQUEST_TRANSITIONS } from '../limit-requests/limit-request-status.js';
 import { WITHDRAWAL_STATUSES, WITHDRAWAL_TRANSITIONS } from '../withdrawals/withdrawal-status.js';
 import { canTransition, Transitions } from '../../platform/common/state-machine.js';

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../operators/index.js';
 import { DomainError, ErrorCode, parseMoney } from '../../platform/index.js';
-import { assertLimitCoversBorrowed } from '../companies/credit.js';
+import { assertLimitCoversBorrowed } from '../domain/credit.js';
 import { CompanyRequests, OfCompany } from '../company-requests/company-requests.service.js';
 import { CreateLimitRequestDto } from './limit-request.dto.js';
 import { LimitRequest } from './limit-request.entity.js';

@@ -1,5 +1,5 @@
 import { formatMoney } from '../../platform/index.js';
-import { LoanPayment } from './loan.entity.js';
+import { LoanPayment } from '../withdrawals/loan.entity.js';
 import type { LoanWithPayments } from './loans.service.js';
 
 const paymentView = (p: LoanPayment) => ({ id: p.id, amount: formatMoney(p.amount), paidAt: p.paidAt.toISOString() });

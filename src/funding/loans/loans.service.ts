@@ -4,12 +4,12 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CallbackEvent, CallbackMessage } from '../../callbacks/index.js';
 import { DomainError, ErrorCode, formatMoney, invalidProperty, notFound, parseMoney } from '../../platform/index.js';
-import { CompanyLocks } from '../companies/company-locks.js';
+import { CompanyLocks } from '../domain/company-locks.js';
 import { companyOfRow, DomainTransitions } from '../domain/domain-transitions.js';
 import { Resource } from '../domain/resource.js';
 import { WITHDRAWAL } from '../withdrawals/withdrawal-rules.js';
 import { RegisterPaymentDto } from './loan.dto.js';
-import { Loan, LoanPayment } from './loan.entity.js';
+import { Loan, LoanPayment } from '../withdrawals/loan.entity.js';
 
 export interface LoanWithPayments {
   loan: Loan;

@@ -1,6 +1,6 @@
 import { CallbackMessage } from '../../callbacks/index.js';
 import { DomainError, ErrorCode, formatMoney } from '../../platform/index.js';
-import { Company } from '../companies/company.entity.js';
+import { Company } from '../domain/company.entity.js';
 import type { RequestResource } from '../company-requests/company-requests.service.js';
 import { WithdrawalRequest } from './withdrawal-request.entity.js';
 import { WITHDRAWAL_TRANSITIONS, WithdrawalStatus } from './withdrawal-status.js';

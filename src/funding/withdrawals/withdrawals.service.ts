@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../../operators/index.js';
 import { parseMoney } from '../../platform/index.js';
 import { CompanyRequests, OfCompany } from '../company-requests/company-requests.service.js';
-import { Loan } from '../loans/loan.entity.js';
+import { Loan } from './loan.entity.js';
 import { CreateWithdrawalDto } from './withdrawal.dto.js';
 import { WithdrawalRequest } from './withdrawal-request.entity.js';
 import { assertCanDraw, WITHDRAWAL } from './withdrawal-rules.js';
