@@ -114,7 +114,10 @@ export const CLEAR_ASKS = `
  */
 export const FOLLOW_MOVE = `url = coalesce(next_url, url), next_url = NULL`;
 
-/** Admitted rows whose jobs Redis refused go back to waiting, as they were, with the URL they were moved to meanwhile. */
+/**
+ * Admitted rows whose jobs Redis refused go back to waiting, as they were, with the URL they were moved to
+ * meanwhile.
+ */
 export const RELEASE = `UPDATE callbacks SET ${backToWaiting('release')}, ${FOLLOW_MOVE} WHERE id = ANY($1::uuid[]) AND status = 'sending'`;
 
 /** A lease that ran out: its process died or its job was lost. Back to waiting, no attempt spent, as RELEASE. */

@@ -31,7 +31,10 @@ export interface DeliveryState {
   feed_held: number;
 }
 
-/** Callbacks pending (sending included) and failed, each counted up to $1: an index scan each, stopped at the cap (never a bitmap scan, which reads every match first). */
+/**
+ * Callbacks pending (sending included) and failed, each counted up to $1: an index scan each, stopped at the
+ * cap (never a bitmap scan, which reads every match first).
+ */
 export const COUNT_PENDING_AND_FAILED = `
   SELECT (SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE status IN ('pending', 'sending') LIMIT $1) p) AS pending,
          (SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE status = 'failed' LIMIT $1) f) AS failed`;
@@ -44,13 +47,19 @@ export class DeliveryCounts {
     private readonly sql: SqlPool,
   ) {}
 
-  /** The state the alert gauges show (workers alive, the longest open circuit, the feed held back), in one statement. */
+  /**
+   * The state the alert gauges show (workers alive, the longest open circuit, the feed held back), in one
+   * statement.
+   */
   async deliveryState(): Promise<DeliveryState> {
     const [row]: DeliveryState[] = await this.db.query(STATE);
     return row;
   }
 
-  /** Callbacks pending (sending included) and failed, each counted up to `cap` (a bounded index scan each: on SqlPool's connections, whose plans read by index). */
+  /**
+   * Callbacks pending (sending included) and failed, each counted up to `cap` (a bounded index scan each: on
+   * SqlPool's connections, whose plans read by index).
+   */
   async countPendingAndFailed(cap: number): Promise<{ pending: number; failed: number }> {
     const {
       rows: [row],

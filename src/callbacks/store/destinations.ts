@@ -4,7 +4,10 @@ import { DataSource, EntityManager } from 'typeorm';
 import { noteDue } from '../../platform/index.js';
 import { DESTINATION_COLUMNS, DestinationRow } from './destination-states.js';
 
-/** Waiting callbacks are counted up to this many per destination: a scrape or a list stays cheap whatever the backlog. */
+/**
+ * Waiting callbacks are counted up to this many per destination: a scrape or a list stays cheap whatever the
+ * backlog.
+ */
 export const WAITING_COUNT_CAP = 10_000;
 
 /**
@@ -64,7 +67,10 @@ export class DestinationRepository {
     return this.db.query(LIST_DESTINATIONS, [f.partnerId, f.origin]);
   }
 
-  /** The partner's destinations at these origins, with their callbacks in flight (those it has: a URL never used has none). */
+  /**
+   * The partner's destinations at these origins, with their callbacks in flight (those it has: a URL never
+   * used has none).
+   */
   destinationStates(
     partnerId: string,
     origins: string[],
@@ -78,7 +84,10 @@ export class DestinationRepository {
     return row.n;
   }
 
-  /** Due callbacks waiting for their destination, behind an open circuit or for room in a window (each destination counted up to the cap). */
+  /**
+   * Due callbacks waiting for their destination, behind an open circuit or for room in a window (each
+   * destination counted up to the cap).
+   */
   async countWaitingByCircuit(): Promise<{ open: number; closed: number }> {
     const rows: { open: boolean; n: number }[] = await this.db.query(WAITING_BY_CIRCUIT);
     return { open: rows.find((r) => r.open)?.n ?? 0, closed: rows.find((r) => !r.open)?.n ?? 0 };

@@ -47,7 +47,10 @@ export class FeedStore {
     this.pool = sql.pool;
   }
 
-  /** Up to `limit` of the partner's callbacks after the position (xact, seq); at least one row, for the snapshot's xmax. */
+  /**
+   * Up to `limit` of the partner's callbacks after the position (xact, seq); at least one row, for the
+   * snapshot's xmax.
+   */
   async page(partnerId: string, after: { xact: bigint; seq: bigint }, limit: number): Promise<FeedRow[]> {
     return (
       await this.pool.query<FeedRow>({

@@ -73,7 +73,10 @@ export function noteFailures(name: string, failed: string): string {
  */
 export const originOfKeySql = (key: string): string => `substr(${key}, strpos(${key}, ' ') + 1)`;
 
-/** `callbacks.failed` events, from rows of (partner_id, destination (its key), emitted_count, emitted_from, emitted_to). */
+/**
+ * `callbacks.failed` events, from rows of (partner_id, destination (its key), emitted_count, emitted_from,
+ * emitted_to).
+ */
 function failedEvents(rows: string): string {
   return `SELECT partner_id, 'callbacks.failed' AS type,
                  json_build_object('destination', ${originOfKeySql('destination')}, 'count', emitted_count, 'from', ${isoText('emitted_from')}, 'to', ${isoText('emitted_to')}) AS data

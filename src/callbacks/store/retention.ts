@@ -57,7 +57,10 @@ export class RetentionStore {
     this.pool = sql.pool;
   }
 
-  /** A batch of the oldest delivered callbacks, with their attempts and the events they delivered, in one transaction. */
+  /**
+   * A batch of the oldest delivered callbacks, with their attempts and the events they delivered, in one
+   * transaction.
+   */
   async pruneCallbacks(client: PoolClient, retentionMs: number): Promise<{ callbacks: number; attempts: number }> {
     await client.query('BEGIN');
     await client.query(PRUNE_PLANNER);

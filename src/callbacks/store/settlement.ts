@@ -134,7 +134,10 @@ function recordStatement(reports: Reports): string {
   SELECT key FROM saved`;
 }
 
-/** The record statement for a batch, prepared once for each combination of its reports (nearly every batch has none). */
+/**
+ * The record statement for a batch, prepared once for each combination of its reports (nearly every batch has
+ * none).
+ */
 export function recordFor(reports: Reports): { name: string; text: string } {
   const name = ['settlement-record', reports.circuit ? 'circuit' : '', reports.failures ? 'failures' : '']
     .filter(Boolean)

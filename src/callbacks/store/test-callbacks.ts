@@ -62,7 +62,10 @@ export class TestCallbackRepository {
     return recent;
   }
 
-  /** The open circuit of the partner's destination for a URL, if it has one (its origin, since when, its last error). */
+  /**
+   * The open circuit of the partner's destination for a URL, if it has one (its origin, since when, its last
+   * error).
+   */
   async openCircuitOf(
     m: EntityManager,
     partnerId: string,
