@@ -10,7 +10,8 @@ import { DataSource } from 'typeorm';
  * server's backends, never of a table.
  */
 const FEED_HELD = `(SELECT coalesce(extract(epoch FROM now() - least(
-      (SELECT min(xact_start) FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()),
+      (SELECT min(xact_start) FROM pg_stat_activity
+        WHERE datname = current_database() AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()),
       (SELECT min(prepared) FROM pg_prepared_xacts WHERE database = current_database()))), 0))`;
 
 /**
@@ -22,7 +23,8 @@ const FEED_HELD = `(SELECT coalesce(extract(epoch FROM now() - least(
  */
 export const STATE = `
   SELECT (SELECT count(*) FROM delivery_workers WHERE expires_at > now())::int AS workers,
-         (SELECT coalesce(extract(epoch FROM now() - min(opened_at)), 0) FROM destinations WHERE opened_at IS NOT NULL)::float8 AS open_longest,
+         (SELECT coalesce(extract(epoch FROM now() - min(opened_at)), 0)
+            FROM destinations WHERE opened_at IS NOT NULL)::float8 AS open_longest,
          ${FEED_HELD}::float8 AS feed_held`;
 
 export interface DeliveryState {

@@ -18,7 +18,9 @@ export const LIST_DESTINATIONS = `
   SELECT ${DESTINATION_COLUMNS},
          (SELECT count(*) FROM callbacks c WHERE c.destination = d.key AND c.status = 'sending')::int AS sending,
          (SELECT count(*) FROM (SELECT 1 FROM callbacks c
-                                 WHERE c.destination = d.key AND c.status = 'pending' AND c.next_attempt_at <= now() LIMIT ${WAITING_COUNT_CAP}) w)::int AS waiting,
+                                 WHERE c.destination = d.key AND c.status = 'pending'
+                                   AND c.next_attempt_at <= now()
+                                 LIMIT ${WAITING_COUNT_CAP}) w)::int AS waiting,
          (extract(epoch FROM now()) * 1000)::float8 AS now
     FROM destinations d
    WHERE ($1::uuid IS NULL OR d.partner_id = $1) AND ($2::text IS NULL OR d.origin = $2)
@@ -45,12 +47,16 @@ export type Probed = { partnerId: string; before: Date | null; after: Date };
 export const COUNT_OPEN = `SELECT count(*)::int AS n FROM destinations WHERE opened_at IS NOT NULL`;
 
 export const WAITING_BY_CIRCUIT = `SELECT d.opened_at IS NOT NULL AS open, count(*)::int AS n
-       FROM destinations d, LATERAL (SELECT 1 FROM callbacks c WHERE c.destination = d.key AND c.status = 'pending' AND c.next_attempt_at <= now() LIMIT ${WAITING_COUNT_CAP}) w
+       FROM destinations d, LATERAL (SELECT 1 FROM callbacks c
+                                      WHERE c.destination = d.key AND c.status = 'pending'
+                                        AND c.next_attempt_at <= now()
+                                      LIMIT ${WAITING_COUNT_CAP}) w
       GROUP BY 1`;
 
 export const PROBE_NOW = `UPDATE destinations d SET next_probe_at = now(), version = d.version + 1
        FROM (SELECT key AS k, next_probe_at AS before FROM destinations
-              WHERE origin = $1 AND ($2::uuid IS NULL OR partner_id = $2) AND opened_at IS NOT NULL ORDER BY key FOR UPDATE) old
+              WHERE origin = $1 AND ($2::uuid IS NULL OR partner_id = $2) AND opened_at IS NOT NULL
+              ORDER BY key FOR UPDATE) old
       WHERE d.key = old.k
       RETURNING d.partner_id AS "partnerId", old.before, d.next_probe_at AS after`;
 

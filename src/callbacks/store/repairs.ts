@@ -50,7 +50,8 @@ export const ASK_PROBE = askProbes('(SELECT id, destination, seq FROM callbacks 
  */
 const moveStatement = (set: string, when: string): string =>
   `UPDATE callbacks c SET ${set}
-       FROM (SELECT id AS old_id, status AS old_status, next_attempt_at AS old_next FROM callbacks WHERE id = ANY($1::uuid[]) ${when} FOR UPDATE) old
+       FROM (SELECT id AS old_id, status AS old_status, next_attempt_at AS old_next FROM callbacks
+              WHERE id = ANY($1::uuid[]) ${when} FOR UPDATE) old
       WHERE c.id = old.old_id
       RETURNING old.old_status, old.old_next, c.status, c.next_attempt_at`;
 
