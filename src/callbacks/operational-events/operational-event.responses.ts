@@ -24,7 +24,8 @@ export class OperationalEventResponse {
     type: 'object',
     additionalProperties: true,
     description:
-      'destination.failing: {destination, since, lastError, waiting}; destination.recovered: {destination, failingSince, recoveredAt, waiting}; ' +
+      'destination.failing: {destination, since, lastError, waiting}; ' +
+      'destination.recovered: {destination, failingSince, recoveredAt, waiting}; ' +
       'callbacks.failed: {destination, count, from, to} (docs/partners.md, "Operational events")',
   })
   data: Record<string, unknown>;

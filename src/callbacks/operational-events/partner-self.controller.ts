@@ -11,7 +11,8 @@ export class PartnerChangeDto {
     ...CALLBACK_URL,
     nullable: true,
     description:
-      "where operational events go: a URL checked exactly as a callback URL (use another origin than your callbacks'), or null to stop them",
+      'where operational events go: a URL checked exactly as a callback URL ' +
+      "(use another origin than your callbacks'), or null to stop them",
   })
   // Required, and null is its value for "none": an absent property would change nothing.
   @ValidateIf((o: PartnerChangeDto) => o.operationsUrl !== null)

@@ -4,7 +4,10 @@ import { ADMIT, ADMIT_PROBES, CANDIDATES, CLEAR_ASKS, EXPIRE, LAPSE, OPEN_DESTIN
 import type { DestinationRow } from './destination-states.js';
 import { FLUSH_NOTICES } from './operational-events.js';
 
-/** Where each destination's read starts (delivery/admission-floors.ts): three arrays by destination, and the idle floor. */
+/**
+ * Where each destination's read starts (delivery/admission-floors.ts): three arrays by destination, and the
+ * idle floor.
+ */
 export interface CandidateFloors {
   keys: string[];
   at: string[];
@@ -55,7 +58,10 @@ export type OpenDestination = { key: string; origin: string; opened_at: number; 
  */
 @Injectable()
 export class AdmissionStore {
-  /** Every destination that may take a callback now or has some in flight, each read from its floor but those `skipped` (their callbacks in flight still counted). */
+  /**
+   * Every destination that may take a callback now or has some in flight, each read from its floor but those
+   * `skipped` (their callbacks in flight still counted).
+   */
   async candidates(conn: SqlSession, f: CandidateFloors, skipped: ReadonlySet<string>): Promise<CandidateRow[]> {
     return (
       await conn.query<CandidateRow>({
@@ -66,7 +72,10 @@ export class AdmissionStore {
     ).rows;
   }
 
-  /** One round: each destination's oldest due callbacks, as many as planned, become `sending` under a lease of `leaseMs`. */
+  /**
+   * One round: each destination's oldest due callbacks, as many as planned, become `sending` under a lease of
+   * `leaseMs`.
+   */
   async admit(conn: SqlSession, plan: AdmitPlan[], leaseMs: number): Promise<AdmittedRow[]> {
     const values = [
       plan.map((p) => p.key),

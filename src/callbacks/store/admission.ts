@@ -49,8 +49,10 @@ export const CANDIDATES = `
          (SELECT coalesce(sum(concurrency), 0)::int FROM delivery_workers WHERE expires_at > now()) AS worker_slots,
          (SELECT count(*)::int FROM delivery_workers WHERE expires_at > now()) AS workers,
          (extract(epoch FROM now()) * 1000)::float8 AS now,
-         CASE WHEN NOT a.read THEN NULL WHEN due.at < now() - ${LATE_COMMIT} THEN ${microsKey('due.at')} ELSE ${microsKey(`now() - ${LATE_COMMIT}`)} END AS floor_at,
-         CASE WHEN NOT a.read THEN NULL WHEN due.at < now() - ${LATE_COMMIT} THEN due.seq::text ELSE '0' END AS floor_seq,
+         CASE WHEN NOT a.read THEN NULL WHEN due.at < now() - ${LATE_COMMIT} THEN ${microsKey('due.at')}
+              ELSE ${microsKey(`now() - ${LATE_COMMIT}`)} END AS floor_at,
+         CASE WHEN NOT a.read THEN NULL WHEN due.at < now() - ${LATE_COMMIT} THEN due.seq::text
+              ELSE '0' END AS floor_seq,
          ${microsKey(`now() - ${LATE_COMMIT}`)} AS idle_floor
     FROM destinations d
     LEFT JOIN unnest($5::text[]) AS skip(key) ON skip.key = d.key
@@ -75,7 +77,8 @@ export const ADMIT = `
    WHERE c.id = ANY (ARRAY(
            SELECT p.id FROM unnest($1::text[], $2::int[], $4::bigint[], $5::bigint[]) AS w(key, n, at, seq),
              LATERAL (SELECT c.id FROM callbacks c
-                       WHERE c.destination = w.key AND c.status = 'pending' AND c.next_attempt_at <= now() AND ${fromFloor('w.at', 'w.seq')}
+                       WHERE c.destination = w.key AND c.status = 'pending' AND c.next_attempt_at <= now()
+                         AND ${fromFloor('w.at', 'w.seq')}
                        ORDER BY c.next_attempt_at, c.seq LIMIT w.n FOR UPDATE SKIP LOCKED) p))
   RETURNING c.id, c.destination, c.attempt_count, c.created_at, ${microsKey('c.lease_until')} AS lease`;
 
@@ -114,15 +117,21 @@ export const CLEAR_ASKS = `
  */
 export const FOLLOW_MOVE = `url = coalesce(next_url, url), next_url = NULL`;
 
-/** Admitted rows whose jobs Redis refused go back to waiting, as they were, with the URL they were moved to meanwhile. */
-export const RELEASE = `UPDATE callbacks SET ${backToWaiting('release')}, ${FOLLOW_MOVE} WHERE id = ANY($1::uuid[]) AND status = 'sending'`;
+/**
+ * Admitted rows whose jobs Redis refused go back to waiting, as they were, with the URL they were moved to
+ * meanwhile.
+ */
+export const RELEASE = `UPDATE callbacks SET ${backToWaiting('release')}, ${FOLLOW_MOVE}
+   WHERE id = ANY($1::uuid[]) AND status = 'sending'`;
 
 /** A lease that ran out: its process died or its job was lost. Back to waiting, no attempt spent, as RELEASE. */
-export const LAPSE = `UPDATE callbacks SET ${backToWaiting('lapse')}, ${FOLLOW_MOVE} WHERE status = 'sending' AND lease_until < now()`;
+export const LAPSE = `UPDATE callbacks SET ${backToWaiting('lapse')}, ${FOLLOW_MOVE}
+   WHERE status = 'sending' AND lease_until < now()`;
 
 /** The destinations whose circuit is open (a small table's scan), for the sweep's expiry. */
 export const OPEN_DESTINATIONS = `
-  SELECT key, origin, (extract(epoch FROM opened_at) * 1000)::float8 AS opened_at, last_error FROM destinations WHERE opened_at IS NOT NULL`;
+  SELECT key, origin, (extract(epoch FROM opened_at) * 1000)::float8 AS opened_at, last_error
+    FROM destinations WHERE opened_at IS NOT NULL`;
 
 /**
  * Callbacks of these open destinations whose schedule ended while they waited become `failed`,
@@ -139,8 +148,14 @@ export const EXPIRE = `
    WHERE c.destination = o.key AND c.id = ANY (ARRAY(
            SELECT p.id FROM unnest($2::text[]) AS d(key),
              LATERAL (SELECT id FROM callbacks
-                       WHERE destination = d.key AND status = 'pending' AND schedule_started_at < now() - $1 * interval '1 millisecond'
+                       WHERE destination = d.key AND status = 'pending'
+                         AND schedule_started_at < now() - $1 * interval '1 millisecond'
                        ORDER BY schedule_started_at LIMIT 1000 FOR UPDATE SKIP LOCKED) p))
   RETURNING c.id, c.partner_id, c.destination, c.test, c.event_type
-  ),${noteFailures('expiry', `SELECT partner_id, destination, count(*)::int AS n FROM expired WHERE NOT test AND event_type IS NULL GROUP BY partner_id, destination`)},${emitEvents('expired', 'SELECT * FROM expiry_emit')}
+  ),${noteFailures(
+    'expiry',
+    `SELECT partner_id, destination, count(*)::int AS n
+       FROM expired WHERE NOT test AND event_type IS NULL
+      GROUP BY partner_id, destination`,
+  )},${emitEvents('expired', 'SELECT * FROM expiry_emit')}
   SELECT id FROM expired`;

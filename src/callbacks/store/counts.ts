@@ -10,7 +10,8 @@ import { DataSource } from 'typeorm';
  * server's backends, never of a table.
  */
 const FEED_HELD = `(SELECT coalesce(extract(epoch FROM now() - least(
-      (SELECT min(xact_start) FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()),
+      (SELECT min(xact_start) FROM pg_stat_activity
+        WHERE datname = current_database() AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()),
       (SELECT min(prepared) FROM pg_prepared_xacts WHERE database = current_database()))), 0))`;
 
 /**
@@ -22,7 +23,8 @@ const FEED_HELD = `(SELECT coalesce(extract(epoch FROM now() - least(
  */
 export const STATE = `
   SELECT (SELECT count(*) FROM delivery_workers WHERE expires_at > now())::int AS workers,
-         (SELECT coalesce(extract(epoch FROM now() - min(opened_at)), 0) FROM destinations WHERE opened_at IS NOT NULL)::float8 AS open_longest,
+         (SELECT coalesce(extract(epoch FROM now() - min(opened_at)), 0)
+            FROM destinations WHERE opened_at IS NOT NULL)::float8 AS open_longest,
          ${FEED_HELD}::float8 AS feed_held`;
 
 export interface DeliveryState {
@@ -31,7 +33,10 @@ export interface DeliveryState {
   feed_held: number;
 }
 
-/** Callbacks pending (sending included) and failed, each counted up to $1: an index scan each, stopped at the cap (never a bitmap scan, which reads every match first). */
+/**
+ * Callbacks pending (sending included) and failed, each counted up to $1: an index scan each, stopped at the
+ * cap (never a bitmap scan, which reads every match first).
+ */
 export const COUNT_PENDING_AND_FAILED = `
   SELECT (SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE status IN ('pending', 'sending') LIMIT $1) p) AS pending,
          (SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE status = 'failed' LIMIT $1) f) AS failed`;
@@ -44,13 +49,19 @@ export class DeliveryCounts {
     private readonly sql: SqlPool,
   ) {}
 
-  /** The state the alert gauges show (workers alive, the longest open circuit, the feed held back), in one statement. */
+  /**
+   * The state the alert gauges show (workers alive, the longest open circuit, the feed held back), in one
+   * statement.
+   */
   async deliveryState(): Promise<DeliveryState> {
     const [row]: DeliveryState[] = await this.db.query(STATE);
     return row;
   }
 
-  /** Callbacks pending (sending included) and failed, each counted up to `cap` (a bounded index scan each: on SqlPool's connections, whose plans read by index). */
+  /**
+   * Callbacks pending (sending included) and failed, each counted up to `cap` (a bounded index scan each: on
+   * SqlPool's connections, whose plans read by index).
+   */
   async countPendingAndFailed(cap: number): Promise<{ pending: number; failed: number }> {
     const {
       rows: [row],

@@ -95,12 +95,15 @@ const TABS: Record<DashboardTab, { where: (age: string) => string; key: string; 
 const orderOf = (tab: DashboardTab) => `${TABS[tab].key} ${TABS[tab].dir}`;
 
 /** The callbacks columns a page reads (not the body). */
-const ROW = `id, seq, message, company_id, destination, status, attempt_count, next_attempt_at, last_error, created_at, delivered_at,
+const ROW = `id, seq, message, company_id, destination, status, attempt_count, next_attempt_at, last_error,
+  created_at, delivered_at,
   schedule_started_at, schedule_attempts, partner_id, event_type`;
 /** Whose the row is (its partner's name, by the partners key: a lookup per row shown), and the event it delivers. */
 const WHO = `(SELECT name FROM partners WHERE id = c.partner_id) AS "partnerName", c.event_type AS "eventType"`;
-const COLUMNS = `c.id, c.message, c.company_id AS "companyId", ${originOfKeySql('c.destination')} AS destination, c.status, c.attempt_count AS "attemptCount",
-  c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError", c.created_at AS "createdAt", c.delivered_at AS "deliveredAt",
+const COLUMNS = `c.id, c.message, c.company_id AS "companyId", ${originOfKeySql('c.destination')} AS destination,
+  c.status, c.attempt_count AS "attemptCount",
+  c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError", c.created_at AS "createdAt",
+  c.delivered_at AS "deliveredAt",
   c.schedule_started_at AS "scheduleStartedAt", c.schedule_attempts AS "scheduleAttempts",
   a.started_at AS "lastAttemptStartedAt", a.duration_ms AS "lastAttemptDurationMs", ${WHO},
   CASE WHEN d.opened_at IS NOT NULL THEN json_build_object(
@@ -117,7 +120,8 @@ export const ONE_ROW = `SELECT ${COLUMNS}, now() AS "readAt" FROM callbacks c ${
 /** Each tab's count, up to the cap ($2; the completed tab's $3, its age $1), in one statement. */
 export const COUNTS = `SELECT ${DASHBOARD_TABS.map((t) => {
   const cap = t === 'completed' ? '$3' : '$2';
-  return `(SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE ${TABS[t].where('$1')} ORDER BY ${orderOf(t)} LIMIT ${cap}) x) AS ${t}`;
+  return `(SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE ${TABS[t].where('$1')}
+    ORDER BY ${orderOf(t)} LIMIT ${cap}) x) AS ${t}`;
 }).join(',\n')}`;
 
 /**
@@ -130,16 +134,19 @@ export const PAGES = Object.fromEntries(
     return [
       tab,
       `SELECT ${COLUMNS}, now() AS "readAt"
-         FROM (SELECT ${ROW}, ${key} AS sort_key FROM callbacks WHERE ${where('$3')} ORDER BY ${key} ${dir} LIMIT $1 OFFSET $2) c ${LAST_ATTEMPT}
+         FROM (SELECT ${ROW}, ${key} AS sort_key FROM callbacks WHERE ${where('$3')}
+                ORDER BY ${key} ${dir} LIMIT $1 OFFSET $2) c ${LAST_ATTEMPT}
         ORDER BY c.sort_key ${dir}`,
     ];
   }),
 ) as Record<DashboardTab, string>;
 
-export const LOG = `SELECT number, started_at AS "startedAt", duration_ms AS "durationMs", status_code AS "statusCode", error, source_address AS "sourceAddress"
+export const LOG = `SELECT number, started_at AS "startedAt", duration_ms AS "durationMs", status_code AS "statusCode",
+                  error, source_address AS "sourceAddress"
            FROM callback_attempts WHERE callback_id = $1 ORDER BY number DESC LIMIT $2`;
 
-export const DELAYED_IDS = `SELECT id FROM callbacks WHERE ${TABS.delayed.where('')} ORDER BY ${orderOf('delayed')} LIMIT $1`;
+export const DELAYED_IDS = `SELECT id FROM callbacks WHERE ${TABS.delayed.where('')}
+  ORDER BY ${orderOf('delayed')} LIMIT $1`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -7,9 +7,12 @@ import { microsKey, SqlPool } from '../../platform/index.js';
  * and client certificate, its lease as the job carries it and how long that lease has left.
  */
 export const LOAD = `
-  SELECT c.id, c.message, c.trace_parent, c.url, c.destination, c.body, c.status, c.schedule_attempts, c.attempt_count, c.attempt_limit, c.test, c.restarted_by,
-         (extract(epoch FROM c.created_at) * 1000)::float8 AS created_at, ${microsKey('c.schedule_started_at')} AS schedule_key,
-         p.id AS partner_id, p.signing_secret, CASE WHEN p.previous_secret_expires_at > now() THEN p.previous_signing_secret END AS previous_signing_secret,
+  SELECT c.id, c.message, c.trace_parent, c.url, c.destination, c.body, c.status, c.schedule_attempts, c.attempt_count,
+         c.attempt_limit, c.test, c.restarted_by,
+         (extract(epoch FROM c.created_at) * 1000)::float8 AS created_at,
+         ${microsKey('c.schedule_started_at')} AS schedule_key,
+         p.id AS partner_id, p.signing_secret,
+         CASE WHEN p.previous_secret_expires_at > now() THEN p.previous_signing_secret END AS previous_signing_secret,
          cc.id AS client_tls_id, ${microsKey('c.lease_until')} AS lease,
          (extract(epoch FROM c.lease_until - now()) * 1000)::float8 AS lease_left_ms
     -- The callbacks first, by primary key: joined from the partner's side, a generic plan can read all its callbacks.

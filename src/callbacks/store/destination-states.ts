@@ -1,7 +1,8 @@
 import { InputColumns } from '../../platform/index.js';
 
 /** How `destinations` rows are read: times as epoch milliseconds (PostgreSQL's clock). */
-export const DESTINATION_COLUMNS = `d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error, d.version::text AS version,
+export const DESTINATION_COLUMNS = `d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error,
+  d.version::text AS version,
   d.probe_id,
   (extract(epoch FROM d.opened_at) * 1000)::float8 AS opened_at,
   (extract(epoch FROM d.next_probe_at) * 1000)::float8 AS next_probe_at,
@@ -48,7 +49,8 @@ export interface DestinationSave {
 
 /** Destinations as settlement reads them, with PostgreSQL's clock. */
 export const READ_DESTINATIONS = `
-  SELECT ${DESTINATION_COLUMNS}, (extract(epoch FROM now()) * 1000)::float8 AS now FROM destinations d WHERE d.key = ANY($1::text[])`;
+  SELECT ${DESTINATION_COLUMNS}, (extract(epoch FROM now()) * 1000)::float8 AS now
+    FROM destinations d WHERE d.key = ANY($1::text[])`;
 
 /**
  * Writes states back, one statement for many destinations (its parameters numbered from
@@ -58,8 +60,10 @@ export const READ_DESTINATIONS = `
  * redelivery made (probe_id, which no version covers) ends with it, as the row stands when written.
  */
 export const saveDestinations = (first: number): string =>
-  `UPDATE destinations d SET window_size = s.window_size, failures = s.failures, probe_ms = s.probe_ms, last_error = s.last_error,
-         opened_at = to_timestamp(s.opened_at / 1000), next_probe_at = to_timestamp(s.next_probe_at / 1000), last_ok_at = to_timestamp(s.last_ok_at / 1000),
+  `UPDATE destinations d SET window_size = s.window_size, failures = s.failures, probe_ms = s.probe_ms,
+         last_error = s.last_error,
+         opened_at = to_timestamp(s.opened_at / 1000), next_probe_at = to_timestamp(s.next_probe_at / 1000),
+         last_ok_at = to_timestamp(s.last_ok_at / 1000),
          probe_id = CASE WHEN s.opened_at IS NULL THEN NULL ELSE d.probe_id END, version = d.version + 1
     FROM ${SAVE_INPUT.unnest('s', first)}
    WHERE d.key = s.key AND d.version = s.version

@@ -4,7 +4,10 @@ import { DataSource, EntityManager } from 'typeorm';
 import { noteDue } from '../../platform/index.js';
 import { DESTINATION_COLUMNS, DestinationRow } from './destination-states.js';
 
-/** Waiting callbacks are counted up to this many per destination: a scrape or a list stays cheap whatever the backlog. */
+/**
+ * Waiting callbacks are counted up to this many per destination: a scrape or a list stays cheap whatever the
+ * backlog.
+ */
 export const WAITING_COUNT_CAP = 10_000;
 
 /**
@@ -15,7 +18,9 @@ export const LIST_DESTINATIONS = `
   SELECT ${DESTINATION_COLUMNS},
          (SELECT count(*) FROM callbacks c WHERE c.destination = d.key AND c.status = 'sending')::int AS sending,
          (SELECT count(*) FROM (SELECT 1 FROM callbacks c
-                                 WHERE c.destination = d.key AND c.status = 'pending' AND c.next_attempt_at <= now() LIMIT ${WAITING_COUNT_CAP}) w)::int AS waiting,
+                                 WHERE c.destination = d.key AND c.status = 'pending'
+                                   AND c.next_attempt_at <= now()
+                                 LIMIT ${WAITING_COUNT_CAP}) w)::int AS waiting,
          (extract(epoch FROM now()) * 1000)::float8 AS now
     FROM destinations d
    WHERE ($1::uuid IS NULL OR d.partner_id = $1) AND ($2::text IS NULL OR d.origin = $2)
@@ -42,12 +47,16 @@ export type Probed = { partnerId: string; before: Date | null; after: Date };
 export const COUNT_OPEN = `SELECT count(*)::int AS n FROM destinations WHERE opened_at IS NOT NULL`;
 
 export const WAITING_BY_CIRCUIT = `SELECT d.opened_at IS NOT NULL AS open, count(*)::int AS n
-       FROM destinations d, LATERAL (SELECT 1 FROM callbacks c WHERE c.destination = d.key AND c.status = 'pending' AND c.next_attempt_at <= now() LIMIT ${WAITING_COUNT_CAP}) w
+       FROM destinations d, LATERAL (SELECT 1 FROM callbacks c
+                                      WHERE c.destination = d.key AND c.status = 'pending'
+                                        AND c.next_attempt_at <= now()
+                                      LIMIT ${WAITING_COUNT_CAP}) w
       GROUP BY 1`;
 
 export const PROBE_NOW = `UPDATE destinations d SET next_probe_at = now(), version = d.version + 1
        FROM (SELECT key AS k, next_probe_at AS before FROM destinations
-              WHERE origin = $1 AND ($2::uuid IS NULL OR partner_id = $2) AND opened_at IS NOT NULL ORDER BY key FOR UPDATE) old
+              WHERE origin = $1 AND ($2::uuid IS NULL OR partner_id = $2) AND opened_at IS NOT NULL
+              ORDER BY key FOR UPDATE) old
       WHERE d.key = old.k
       RETURNING d.partner_id AS "partnerId", old.before, d.next_probe_at AS after`;
 
@@ -64,7 +73,10 @@ export class DestinationRepository {
     return this.db.query(LIST_DESTINATIONS, [f.partnerId, f.origin]);
   }
 
-  /** The partner's destinations at these origins, with their callbacks in flight (those it has: a URL never used has none). */
+  /**
+   * The partner's destinations at these origins, with their callbacks in flight (those it has: a URL never
+   * used has none).
+   */
   destinationStates(
     partnerId: string,
     origins: string[],
@@ -78,7 +90,10 @@ export class DestinationRepository {
     return row.n;
   }
 
-  /** Due callbacks waiting for their destination, behind an open circuit or for room in a window (each destination counted up to the cap). */
+  /**
+   * Due callbacks waiting for their destination, behind an open circuit or for room in a window (each
+   * destination counted up to the cap).
+   */
   async countWaitingByCircuit(): Promise<{ open: number; closed: number }> {
     const rows: { open: boolean; n: number }[] = await this.db.query(WAITING_BY_CIRCUIT);
     return { open: rows.find((r) => r.open)?.n ?? 0, closed: rows.find((r) => !r.open)?.n ?? 0 };

@@ -20,18 +20,22 @@ export const FEED_PAGE = `
   WITH snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s),
   h AS (
     SELECT coalesce((SELECT min(x) FROM pg_snapshot_xip(snap.s) AS x
-                      WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.backend_xid = xid(x) AND a.datname <> current_database())),
+                      WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a
+                                         WHERE a.backend_xid = xid(x) AND a.datname <> current_database())),
                     pg_snapshot_xmax(snap.s)) AS horizon,
            pg_snapshot_xmax(snap.s) AS xmax
       FROM snap)
   SELECT h.xmax::text AS xmax, c.*
     FROM h LEFT JOIN LATERAL (
-      SELECT c.id, c.seq::text AS seq, c.xact::text AS xact, c.partner_id AS "partnerId", c.company_id AS "companyId", c.message, c.url, c.body,
+      SELECT c.id, c.seq::text AS seq, c.xact::text AS xact, c.partner_id AS "partnerId", c.company_id AS "companyId",
+             c.message, c.url, c.body,
              c.destination,
-             c.status, c.attempt_count AS "attemptCount", c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError",
+             c.status, c.attempt_count AS "attemptCount", c.next_attempt_at AS "nextAttemptAt",
+             c.last_error AS "lastError",
              c.created_at AS "createdAt", c.delivered_at AS "deliveredAt", c.test
         FROM callbacks c
-       WHERE c.partner_id = $1 AND NOT c.test AND c.event_type IS NULL AND (c.xact, c.seq) > ($2::xid8, $3::bigint) AND c.xact < h.horizon
+       WHERE c.partner_id = $1 AND NOT c.test AND c.event_type IS NULL AND (c.xact, c.seq) > ($2::xid8, $3::bigint)
+         AND c.xact < h.horizon
        ORDER BY c.xact, c.seq
        LIMIT $4) c ON true`;
 
@@ -47,7 +51,10 @@ export class FeedStore {
     this.pool = sql.pool;
   }
 
-  /** Up to `limit` of the partner's callbacks after the position (xact, seq); at least one row, for the snapshot's xmax. */
+  /**
+   * Up to `limit` of the partner's callbacks after the position (xact, seq); at least one row, for the
+   * snapshot's xmax.
+   */
   async page(partnerId: string, after: { xact: bigint; seq: bigint }, limit: number): Promise<FeedRow[]> {
     return (
       await this.pool.query<FeedRow>({

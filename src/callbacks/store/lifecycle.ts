@@ -140,7 +140,10 @@ export const RECORD = insert(EVENT_WRITES.record);
 export const recordOrFail = (notSent: string) =>
   insert(choose(`${notSent} IS NULL`, EVENT_WRITES.record, fail(), () => 'NULL'));
 
-/** Leaving `sending` without an attempt (release, lapse): back to waiting, or failed if its URL was removed meanwhile (the removal wrote why). */
+/**
+ * Leaving `sending` without an attempt (release, lapse): back to waiting, or failed if its URL was removed
+ * meanwhile (the removal wrote why).
+ */
 export const backToWaiting = (event: 'release' | 'lapse'): string =>
   set(choose('url_removed_at IS NULL', EVENT_WRITES[event], { ...fail(), ...UNLEASED }), '  ');
 

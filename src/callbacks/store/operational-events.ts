@@ -36,9 +36,11 @@ export function emitEvents(name: string, source: string): string {
  * data's values are scalars, whose json text is already compact.
  */
 export function compactBody(type: string, timestamp: string, data: string): string {
-  const dataText = `(SELECT coalesce('{' || string_agg(to_json(d.k)::text || ':' || d.v::text, ',' ORDER BY d.n) || '}', '{}')
+  const dataText = `(SELECT coalesce('{' ||
+                                     string_agg(to_json(d.k)::text || ':' || d.v::text, ',' ORDER BY d.n) || '}', '{}')
                        FROM json_each(${data}) WITH ORDINALITY AS d(k, v, n))`;
-  return `'{"type":' || to_json(${type})::text || ',"timestamp":' || to_json(${timestamp})::text || ',"data":' || ${dataText} || '}'`;
+  return `'{"type":' || to_json(${type})::text || ',"timestamp":' || to_json(${timestamp})::text
+    || ',"data":' || ${dataText} || '}'`;
 }
 
 /**
@@ -52,7 +54,8 @@ export function noteFailures(name: string, failed: string): string {
   const over = `f.window_ends_at <= now()`;
   return `
   ${name}_notice AS (
-    INSERT INTO failure_notices AS f (partner_id, destination, window_ends_at, pending_count, emitted_at, emitted_count, emitted_from, emitted_to)
+    INSERT INTO failure_notices AS f (partner_id, destination, window_ends_at, pending_count,
+                                      emitted_at, emitted_count, emitted_from, emitted_to)
     SELECT partner_id, destination, now() + ${FAILED_NOTICE_WINDOW}, 0, now(), n, now(), now() FROM (${failed}) x
     ON CONFLICT (partner_id, destination) DO UPDATE SET
       emitted_at = CASE WHEN ${over} THEN now() ELSE f.emitted_at END,
@@ -73,10 +76,14 @@ export function noteFailures(name: string, failed: string): string {
  */
 export const originOfKeySql = (key: string): string => `substr(${key}, strpos(${key}, ' ') + 1)`;
 
-/** `callbacks.failed` events, from rows of (partner_id, destination (its key), emitted_count, emitted_from, emitted_to). */
+/**
+ * `callbacks.failed` events, from rows of (partner_id, destination (its key), emitted_count, emitted_from,
+ * emitted_to).
+ */
 function failedEvents(rows: string): string {
   return `SELECT partner_id, 'callbacks.failed' AS type,
-                 json_build_object('destination', ${originOfKeySql('destination')}, 'count', emitted_count, 'from', ${isoText('emitted_from')}, 'to', ${isoText('emitted_to')}) AS data
+                 json_build_object('destination', ${originOfKeySql('destination')}, 'count', emitted_count,
+                                   'from', ${isoText('emitted_from')}, 'to', ${isoText('emitted_to')}) AS data
             FROM (${rows}) r`;
 }
 
@@ -87,7 +94,8 @@ function failedEvents(rows: string): string {
  */
 export const FLUSH_NOTICES = `
   WITH flushed AS (
-    UPDATE failure_notices f SET emitted_at = now(), emitted_count = pending_count, emitted_from = pending_from, emitted_to = pending_to,
+    UPDATE failure_notices f SET emitted_at = now(), emitted_count = pending_count, emitted_from = pending_from,
+           emitted_to = pending_to,
            pending_count = 0, pending_from = NULL, pending_to = NULL, window_ends_at = now() + ${FAILED_NOTICE_WINDOW}
      WHERE f.window_ends_at <= now() AND f.pending_count > 0
     RETURNING f.partner_id, f.destination, f.emitted_count, f.emitted_from, f.emitted_to
@@ -96,7 +104,8 @@ export const FLUSH_NOTICES = `
   ), ${emitEvents('flush', failedEvents('SELECT * FROM flushed')).trimStart()}
   SELECT count(*)::int AS events FROM flush_src`;
 
-export const LIST_EVENTS = `SELECT e.id, e.seq::text AS seq, e.type, ${isoText('e.created_at')} AS timestamp, e.data, e.sent,
+export const LIST_EVENTS = `SELECT e.id, e.seq::text AS seq, e.type,
+            ${isoText('e.created_at')} AS timestamp, e.data, e.sent,
             c.status, c.attempt_count AS "attemptCount", c.last_error AS "lastError", c.delivered_at AS "deliveredAt"
        FROM operational_events e LEFT JOIN callbacks c ON c.id = e.id
       WHERE e.partner_id = $1 AND ($2::text IS NULL OR e.type = $2) AND ($3::bigint IS NULL OR e.seq < $3)
@@ -123,7 +132,8 @@ export interface EventRow {
 export const WAITING_CAP = 1000;
 
 /** A relation of settled callbacks with none in it: a destinations write that settles no callback. */
-export const NONE_SETTLED = `(SELECT NULL::uuid AS id, NULL::uuid AS partner_id, NULL::text AS destination, NULL::text AS status, NULL::text AS event_type,
+export const NONE_SETTLED = `(SELECT NULL::uuid AS id, NULL::uuid AS partner_id, NULL::text AS destination,
+  NULL::text AS status, NULL::text AS event_type,
   NULL::timestamptz AS next_attempt_at WHERE false)`;
 
 /**
@@ -167,15 +177,19 @@ export function circuitEvents(saved: string, settled: string): string {
     `SELECT t.partner_id,
             CASE t.reported WHEN 'opened' THEN 'destination.failing' ELSE 'destination.recovered' END AS type,
             CASE t.reported
-              WHEN 'opened' THEN json_build_object('destination', t.origin, 'since', ${isoText('t.opened_at')}, 'lastError', t.last_error, 'waiting', w.n)
-              ELSE json_build_object('destination', t.origin, 'failingSince', ${isoText('to_timestamp(t.failing_since / 1000)')}, 'recoveredAt', ${isoText('now()')}, 'waiting', w.n)
+              WHEN 'opened' THEN json_build_object('destination', t.origin, 'since', ${isoText('t.opened_at')},
+                                                   'lastError', t.last_error, 'waiting', w.n)
+              ELSE json_build_object('destination', t.origin,
+                                     'failingSince', ${isoText('to_timestamp(t.failing_since / 1000)')},
+                                     'recoveredAt', ${isoText('now()')}, 'waiting', w.n)
             END AS data
        FROM ${saved} t
        -- WAITING_CAP of the destination's pending callbacks (a bounded range of an index with the destination
        -- first; no order, which a plan could take from an index of all destinations), with those this statement
        -- returned to waiting.
        CROSS JOIN LATERAL (SELECT count(*) FILTER (WHERE x.event_type IS NULL)::int AS n
-                             FROM (SELECT c.id, c.event_type FROM callbacks c WHERE c.destination = t.key AND c.status = 'pending'
+                             FROM (SELECT c.id, c.event_type FROM callbacks c
+                                    WHERE c.destination = t.key AND c.status = 'pending'
                                     LIMIT ${WAITING_CAP}) x
                             WHERE x.id NOT IN (SELECT y.id FROM ${settled} y)) untouched
        CROSS JOIN LATERAL (SELECT count(*)::int AS n FROM ${settled} z

@@ -27,7 +27,8 @@ export interface PartnerActivity {
 export const PARTNER_ACTIVITY = `
   WITH span AS (SELECT date_trunc('hour', now()) - interval '23 hours' AS since),
   attempts AS (
-    SELECT date_trunc('hour', a.started_at) AS hour, coalesce(a.status_code BETWEEN 200 AND 299, false) AS ok, c.id, c.status
+    SELECT date_trunc('hour', a.started_at) AS hour, coalesce(a.status_code BETWEEN 200 AND 299, false) AS ok,
+           c.id, c.status
       FROM callback_attempts a
       CROSS JOIN LATERAL (SELECT id, status, event_type FROM callbacks WHERE id = a.callback_id OFFSET 0) c
      WHERE a.partner_id = $1 AND a.started_at >= (SELECT since FROM span) AND c.event_type IS NULL)

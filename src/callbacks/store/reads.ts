@@ -33,7 +33,10 @@ export const OPEN_CIRCUITS = `SELECT d.key, (extract(epoch FROM d.opened_at) * 1
 export class CallbackReadRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** Callbacks newest first (by seq), on `callbacks_partner_seq_idx`, `callbacks_company_seq_idx` or `callbacks_status_seq_idx`. */
+  /**
+   * Callbacks newest first (by seq), on `callbacks_partner_seq_idx`, `callbacks_company_seq_idx` or
+   * `callbacks_status_seq_idx`.
+   */
   listCallbacks(q: CallbackListQuery): Promise<Callback[]> {
     // Operational events' deliveries are listed as events (operational-events/), not as callbacks.
     const b = this.db

@@ -63,7 +63,10 @@ export const INSERT_CALLBACKS = callbackInsert(1, 'true');
 /** Callbacks recorded in the writing transaction. */
 @Injectable()
 export class CallbackInserts {
-  /** Inserts the events' callbacks, due now, inside a change's transaction (TransactionRunner), which then wakes admission. */
+  /**
+   * Inserts the events' callbacks, due now, inside a change's transaction (TransactionRunner), which then
+   * wakes admission.
+   */
   async insertCallbacks(m: EntityManager, events: CallbackEvent[]): Promise<void> {
     noteDue(m, events.length);
     const insert = callbackRows(events);

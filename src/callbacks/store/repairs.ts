@@ -44,10 +44,14 @@ export const askProbes = (picked: string): string => `UPDATE destinations d SET 
 
 export const ASK_PROBE = askProbes('(SELECT id, destination, seq FROM callbacks WHERE id = $1)');
 
-/** Locks the callbacks (those `when` holds for), changes them with `set`, and returns each one's status and next attempt before and after. */
+/**
+ * Locks the callbacks (those `when` holds for), changes them with `set`, and returns each one's status and
+ * next attempt before and after.
+ */
 const moveStatement = (set: string, when: string): string =>
   `UPDATE callbacks c SET ${set}
-       FROM (SELECT id AS old_id, status AS old_status, next_attempt_at AS old_next FROM callbacks WHERE id = ANY($1::uuid[]) ${when} FOR UPDATE) old
+       FROM (SELECT id AS old_id, status AS old_status, next_attempt_at AS old_next FROM callbacks
+              WHERE id = ANY($1::uuid[]) ${when} FOR UPDATE) old
       WHERE c.id = old.old_id
       RETURNING old.old_status, old.old_next, c.status, c.next_attempt_at`;
 

@@ -50,7 +50,8 @@ export function replayStatement(s: ReplaySelection, limit: number): { text: stri
   return {
     text: `WITH picked AS (SELECT c.id FROM callbacks c WHERE ${where} LIMIT ${cap}::int + 1 FOR UPDATE OF c),
           size AS (SELECT count(*)::int AS n FROM picked),
-          moved AS (UPDATE callbacks u SET ${RESET}, restarted_by = 'replay' FROM picked WHERE u.id = picked.id AND (SELECT n FROM size) <= ${cap}::int
+          moved AS (UPDATE callbacks u SET ${RESET}, restarted_by = 'replay' FROM picked
+                     WHERE u.id = picked.id AND (SELECT n FROM size) <= ${cap}::int
                     RETURNING u.id, u.destination, u.seq),
           asked AS (${askProbes('moved')})
      SELECT (SELECT n FROM size) AS matched, (SELECT count(*)::int FROM moved) AS moved`,
@@ -62,7 +63,8 @@ export function replayStatement(s: ReplaySelection, limit: number): { text: stri
 export function countStatement(s: ReplaySelection, limit: number): { text: string; params: unknown[] } {
   const { where, params } = conditions(s);
   return {
-    text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM callbacks c WHERE ${where} LIMIT $${params.length + 1}::int + 1) x`,
+    text: `SELECT count(*)::int AS n
+             FROM (SELECT 1 FROM callbacks c WHERE ${where} LIMIT $${params.length + 1}::int + 1) x`,
     params: [...params, limit],
   };
 }

@@ -40,7 +40,8 @@ export const PRUNE_PLANNER = 'SET LOCAL enable_sort = off';
 /** Operational events never sent (the partner had no operationsUrl) older than the retention, a batch. */
 export const PRUNE_UNSENT_EVENTS = `
   DELETE FROM operational_events WHERE id IN (
-    SELECT id FROM operational_events WHERE NOT sent AND created_at < now() - $1 * interval '1 millisecond' LIMIT ${RETENTION_BATCH})`;
+    SELECT id FROM operational_events WHERE NOT sent AND created_at < now() - $1 * interval '1 millisecond'
+     LIMIT ${RETENTION_BATCH})`;
 
 export const DELIVERIES_UNDER_WAY = `SELECT 1 FROM callbacks WHERE status = 'sending' LIMIT 1`;
 
@@ -57,7 +58,10 @@ export class RetentionStore {
     this.pool = sql.pool;
   }
 
-  /** A batch of the oldest delivered callbacks, with their attempts and the events they delivered, in one transaction. */
+  /**
+   * A batch of the oldest delivered callbacks, with their attempts and the events they delivered, in one
+   * transaction.
+   */
   async pruneCallbacks(client: PoolClient, retentionMs: number): Promise<{ callbacks: number; attempts: number }> {
     await client.query('BEGIN');
     await client.query(PRUNE_PLANNER);

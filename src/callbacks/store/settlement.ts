@@ -99,7 +99,8 @@ export interface Reports {
  * one whose URL the partner removed are not).
  */
 const FAILED_BY_ATTEMPT = `SELECT partner_id, destination, count(*)::int AS n FROM settled
-  WHERE status = 'failed' AND NOT test AND event_type IS NULL AND url_removed_at IS NULL GROUP BY partner_id, destination`;
+  WHERE status = 'failed' AND NOT test AND event_type IS NULL AND url_removed_at IS NULL
+  GROUP BY partner_id, destination`;
 
 /**
  * The attempts, their callbacks' fates and their destinations' new windows, in one statement (it
@@ -113,10 +114,14 @@ function recordStatement(reports: Reports): string {
   WITH input AS (
     SELECT * FROM ${RECORD_INPUT.unnest('t')}
   ), attempt AS (
-    INSERT INTO callback_attempts (callback_id, partner_id, number, started_at, duration_ms, status_code, error, response_body, source_address,
-                                   kind, schedule_number, schedule_allows, request_headers, response_status, response_headers)
-    SELECT id, partner_id, number, to_timestamp(started_at / 1000), duration_ms, status_code, error, response_body, source_address,
-           kind, schedule_number, schedule_allows, request_headers::jsonb, response_status, response_headers::jsonb FROM input
+    INSERT INTO callback_attempts (callback_id, partner_id, number, started_at, duration_ms, status_code, error,
+                                   response_body, source_address,
+                                   kind, schedule_number, schedule_allows, request_headers, response_status,
+                                   response_headers)
+    SELECT id, partner_id, number, to_timestamp(started_at / 1000), duration_ms, status_code, error, response_body,
+           source_address,
+           kind, schedule_number, schedule_allows, request_headers::jsonb, response_status, response_headers::jsonb
+      FROM input
   ), saved AS (${saveDestinations(RECORD_INPUT.count + 1)}
   ), settled AS (
   UPDATE callbacks c
@@ -130,11 +135,18 @@ function recordStatement(reports: Reports): string {
      -- failed meanwhile (its schedule ended during an outage after its lease lapsed): only a delivery is recorded on it
      AND (c.status IN ('sending', 'pending') OR s.status = 'delivered')
   RETURNING c.id, c.partner_id, c.destination, c.status, c.test, c.event_type, c.url_removed_at, c.next_attempt_at
-  )${reports.circuit ? `,${circuitEvents('saved', 'settled')}` : ''}${reports.failures ? `,${noteFailures('failures', FAILED_BY_ATTEMPT)},${emitEvents('failed', 'SELECT * FROM failures_emit')}` : ''}
+  )${reports.circuit ? `,${circuitEvents('saved', 'settled')}` : ''}${
+    reports.failures
+      ? `,${noteFailures('failures', FAILED_BY_ATTEMPT)},${emitEvents('failed', 'SELECT * FROM failures_emit')}`
+      : ''
+  }
   SELECT key FROM saved`;
 }
 
-/** The record statement for a batch, prepared once for each combination of its reports (nearly every batch has none). */
+/**
+ * The record statement for a batch, prepared once for each combination of its reports (nearly every batch has
+ * none).
+ */
 export function recordFor(reports: Reports): { name: string; text: string } {
   const name = ['settlement-record', reports.circuit ? 'circuit' : '', reports.failures ? 'failures' : '']
     .filter(Boolean)

@@ -39,7 +39,10 @@ import { MOVE_URL, REMOVE_URL } from './url-changes.js';
 import { LAST_DELIVERIES } from './url-deliveries.js';
 import { ANNOUNCE_SLOTS, WITHDRAW_SLOTS } from './worker-slots.js';
 
-/** A bulk redelivery's selection with every condition, for the snapshots (each condition is left out when not given). */
+/**
+ * A bulk redelivery's selection with every condition, for the snapshots (each condition is left out when not
+ * given).
+ */
 const EVERY_CONDITION = { partnerId: 'p', companyId: 'c', since: new Date(0), until: new Date(0), origin: 'o' };
 
 /**

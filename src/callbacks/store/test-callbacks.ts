@@ -8,7 +8,8 @@ import { compactBody, isoText } from './operational-events.js';
 /** The partner's test callbacks queue here: the count and the insert after it are one step. */
 export const LOCK_TESTS = `SELECT pg_advisory_xact_lock($1, hashtext($2))`;
 
-export const RECENT_TESTS = `SELECT count(*)::int AS n, ceil(extract(epoch FROM min(created_at) + interval '1 minute' - clock_timestamp()))::int AS free_in_s
+export const RECENT_TESTS = `SELECT count(*)::int AS n,
+              ceil(extract(epoch FROM min(created_at) + interval '1 minute' - clock_timestamp()))::int AS free_in_s
        FROM callbacks WHERE partner_id = $1 AND test AND created_at > clock_timestamp() - interval '1 minute'`;
 
 export interface TestCallbackRow {
@@ -19,11 +20,13 @@ export interface TestCallbackRow {
   body: string;
 }
 
-export const OPEN_CIRCUIT_OF = `SELECT origin, (extract(epoch FROM opened_at) * 1000)::float8 AS "openedAt", last_error AS "lastError"
+export const OPEN_CIRCUIT_OF = `SELECT origin, (extract(epoch FROM opened_at) * 1000)::float8 AS "openedAt",
+              last_error AS "lastError"
        FROM destinations WHERE key = $1::uuid::text || ' ' || callback_origin($2) AND opened_at IS NOT NULL`;
 
 const RECORDED = recordOrFail('$6::text');
-export const INSERT_TEST_CALLBACK = `INSERT INTO callbacks (partner_id, company_id, message, url, body, ${RECORDED.columns}, last_error, test, attempt_limit)
+export const INSERT_TEST_CALLBACK = `INSERT INTO callbacks (partner_id, company_id, message, url, body,
+                                    ${RECORDED.columns}, last_error, test, attempt_limit)
      VALUES ($1, $2, $3, $4, $5, ${RECORDED.values}, $6, true, 1)
      RETURNING id`;
 
@@ -62,7 +65,10 @@ export class TestCallbackRepository {
     return recent;
   }
 
-  /** The open circuit of the partner's destination for a URL, if it has one (its origin, since when, its last error). */
+  /**
+   * The open circuit of the partner's destination for a URL, if it has one (its origin, since when, its last
+   * error).
+   */
   async openCircuitOf(
     m: EntityManager,
     partnerId: string,

@@ -4,7 +4,8 @@ import { SqlPool } from '../../platform/index.js';
 /** A worker that has not been heard of for this long is gone: admission stops counting its slots. */
 const EXPIRES_AFTER = '6 seconds';
 
-export const ANNOUNCE_SLOTS = `INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ($1, $2, now() + interval '${EXPIRES_AFTER}')
+export const ANNOUNCE_SLOTS = `INSERT INTO delivery_workers (id, concurrency, expires_at)
+      VALUES ($1, $2, now() + interval '${EXPIRES_AFTER}')
       ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`;
 
 export const WITHDRAW_SLOTS = `DELETE FROM delivery_workers WHERE id = $1 OR expires_at < now() - interval '1 hour'`;

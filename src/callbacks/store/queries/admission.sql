@@ -2,7 +2,8 @@
 
 -- admission-candidates (on relay)
 WITH sending AS (SELECT destination, count(*)::int AS n FROM callbacks WHERE status = 'sending' GROUP BY destination)
-  SELECT d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error, d.version::text AS version,
+  SELECT d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error,
+  d.version::text AS version,
   d.probe_id,
   (extract(epoch FROM d.opened_at) * 1000)::float8 AS opened_at,
   (extract(epoch FROM d.next_probe_at) * 1000)::float8 AS next_probe_at,
@@ -10,8 +11,10 @@ WITH sending AS (SELECT destination, count(*)::int AS n FROM callbacks WHERE sta
          (SELECT coalesce(sum(concurrency), 0)::int FROM delivery_workers WHERE expires_at > now()) AS worker_slots,
          (SELECT count(*)::int FROM delivery_workers WHERE expires_at > now()) AS workers,
          (extract(epoch FROM now()) * 1000)::float8 AS now,
-         CASE WHEN NOT a.read THEN NULL WHEN due.at < now() - interval '10 seconds' THEN (extract(epoch FROM due.at) * 1000000)::bigint::text ELSE (extract(epoch FROM now() - interval '10 seconds') * 1000000)::bigint::text END AS floor_at,
-         CASE WHEN NOT a.read THEN NULL WHEN due.at < now() - interval '10 seconds' THEN due.seq::text ELSE '0' END AS floor_seq,
+         CASE WHEN NOT a.read THEN NULL WHEN due.at < now() - interval '10 seconds' THEN (extract(epoch FROM due.at) * 1000000)::bigint::text
+              ELSE (extract(epoch FROM now() - interval '10 seconds') * 1000000)::bigint::text END AS floor_at,
+         CASE WHEN NOT a.read THEN NULL WHEN due.at < now() - interval '10 seconds' THEN due.seq::text
+              ELSE '0' END AS floor_seq,
          (extract(epoch FROM now() - interval '10 seconds') * 1000000)::bigint::text AS idle_floor
     FROM destinations d
     LEFT JOIN unnest($5::text[]) AS skip(key) ON skip.key = d.key
@@ -30,7 +33,8 @@ UPDATE callbacks c SET status = 'sending', lease_until = now() + $3 * interval '
    WHERE c.id = ANY (ARRAY(
            SELECT p.id FROM unnest($1::text[], $2::int[], $4::bigint[], $5::bigint[]) AS w(key, n, at, seq),
              LATERAL (SELECT c.id FROM callbacks c
-                       WHERE c.destination = w.key AND c.status = 'pending' AND c.next_attempt_at <= now() AND (c.next_attempt_at, c.seq) >= (coalesce(timestamptz 'epoch' + w.at * interval '1 microsecond', '-infinity'), coalesce(w.seq, 0))
+                       WHERE c.destination = w.key AND c.status = 'pending' AND c.next_attempt_at <= now()
+                         AND (c.next_attempt_at, c.seq) >= (coalesce(timestamptz 'epoch' + w.at * interval '1 microsecond', '-infinity'), coalesce(w.seq, 0))
                        ORDER BY c.next_attempt_at, c.seq LIMIT w.n FOR UPDATE SKIP LOCKED) p))
   RETURNING c.id, c.destination, c.attempt_count, c.created_at, (extract(epoch FROM c.lease_until) * 1000000)::bigint::text AS lease;
 
@@ -50,14 +54,17 @@ UPDATE destinations d SET probe_id = NULL
 
 -- admission-release (on relay)
 UPDATE callbacks SET status = CASE WHEN url_removed_at IS NULL THEN 'pending' ELSE 'failed' END,
-  next_attempt_at = CASE WHEN url_removed_at IS NULL THEN next_attempt_at END, lease_until = NULL, url = coalesce(next_url, url), next_url = NULL WHERE id = ANY($1::uuid[]) AND status = 'sending';
+  next_attempt_at = CASE WHEN url_removed_at IS NULL THEN next_attempt_at END, lease_until = NULL, url = coalesce(next_url, url), next_url = NULL
+   WHERE id = ANY($1::uuid[]) AND status = 'sending';
 
 -- admission-lapse (on relay)
 UPDATE callbacks SET status = CASE WHEN url_removed_at IS NULL THEN 'pending' ELSE 'failed' END,
-  next_attempt_at = CASE WHEN url_removed_at IS NULL THEN next_attempt_at END, lease_until = NULL, url = coalesce(next_url, url), next_url = NULL WHERE status = 'sending' AND lease_until < now();
+  next_attempt_at = CASE WHEN url_removed_at IS NULL THEN next_attempt_at END, lease_until = NULL, url = coalesce(next_url, url), next_url = NULL
+   WHERE status = 'sending' AND lease_until < now();
 
 -- admission-open (on relay)
-SELECT key, origin, (extract(epoch FROM opened_at) * 1000)::float8 AS opened_at, last_error FROM destinations WHERE opened_at IS NOT NULL;
+SELECT key, origin, (extract(epoch FROM opened_at) * 1000)::float8 AS opened_at, last_error
+    FROM destinations WHERE opened_at IS NOT NULL;
 
 -- admission-expire (on relay)
 WITH expired AS (
@@ -66,13 +73,17 @@ WITH expired AS (
    WHERE c.destination = o.key AND c.id = ANY (ARRAY(
            SELECT p.id FROM unnest($2::text[]) AS d(key),
              LATERAL (SELECT id FROM callbacks
-                       WHERE destination = d.key AND status = 'pending' AND schedule_started_at < now() - $1 * interval '1 millisecond'
+                       WHERE destination = d.key AND status = 'pending'
+                         AND schedule_started_at < now() - $1 * interval '1 millisecond'
                        ORDER BY schedule_started_at LIMIT 1000 FOR UPDATE SKIP LOCKED) p))
   RETURNING c.id, c.partner_id, c.destination, c.test, c.event_type
   ),
   expiry_notice AS (
-    INSERT INTO failure_notices AS f (partner_id, destination, window_ends_at, pending_count, emitted_at, emitted_count, emitted_from, emitted_to)
-    SELECT partner_id, destination, now() + interval '5 minutes', 0, now(), n, now(), now() FROM (SELECT partner_id, destination, count(*)::int AS n FROM expired WHERE NOT test AND event_type IS NULL GROUP BY partner_id, destination) x
+    INSERT INTO failure_notices AS f (partner_id, destination, window_ends_at, pending_count,
+                                      emitted_at, emitted_count, emitted_from, emitted_to)
+    SELECT partner_id, destination, now() + interval '5 minutes', 0, now(), n, now(), now() FROM (SELECT partner_id, destination, count(*)::int AS n
+       FROM expired WHERE NOT test AND event_type IS NULL
+      GROUP BY partner_id, destination) x
     ON CONFLICT (partner_id, destination) DO UPDATE SET
       emitted_at = CASE WHEN f.window_ends_at <= now() THEN now() ELSE f.emitted_at END,
       emitted_count = CASE WHEN f.window_ends_at <= now() THEN f.pending_count + EXCLUDED.emitted_count ELSE f.emitted_count END,
@@ -84,7 +95,8 @@ WITH expired AS (
       window_ends_at = CASE WHEN f.window_ends_at <= now() THEN now() + interval '5 minutes' ELSE f.window_ends_at END
     RETURNING f.partner_id, f.destination, f.emitted_at = now() AS emit, f.emitted_count, f.emitted_from, f.emitted_to
   ), expiry_emit AS (SELECT partner_id, 'callbacks.failed' AS type,
-                 json_build_object('destination', substr(destination, strpos(destination, ' ') + 1), 'count', emitted_count, 'from', to_char(emitted_from AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'to', to_char(emitted_to AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data
+                 json_build_object('destination', substr(destination, strpos(destination, ' ') + 1), 'count', emitted_count,
+                                   'from', to_char(emitted_from AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'to', to_char(emitted_to AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data
             FROM (SELECT * FROM expiry_notice WHERE emit) r),
   expired_src AS MATERIALIZED (
     SELECT gen_random_uuid() AS id, s.partner_id, s.type, s.data, now() AS at, p.operations_url
@@ -94,7 +106,9 @@ WITH expired AS (
     SELECT id, partner_id, type, at, data::jsonb, operations_url IS NOT NULL FROM expired_src
   ), expired_deliveries AS (
     INSERT INTO callbacks (id, partner_id, url, body, event_type, status, next_attempt_at)
-    SELECT id, partner_id, operations_url, '{"type":' || to_json(type)::text || ',"timestamp":' || to_json(to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text || ',"data":' || (SELECT coalesce('{' || string_agg(to_json(d.k)::text || ':' || d.v::text, ',' ORDER BY d.n) || '}', '{}')
+    SELECT id, partner_id, operations_url, '{"type":' || to_json(type)::text || ',"timestamp":' || to_json(to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
+    || ',"data":' || (SELECT coalesce('{' ||
+                                     string_agg(to_json(d.k)::text || ':' || d.v::text, ',' ORDER BY d.n) || '}', '{}')
                        FROM json_each(data) WITH ORDINALITY AS d(k, v, n)) || '}', type, 'pending', now()
       FROM expired_src WHERE operations_url IS NOT NULL
   )
@@ -102,7 +116,8 @@ WITH expired AS (
 
 -- admission-flush-notices (on relay)
 WITH flushed AS (
-    UPDATE failure_notices f SET emitted_at = now(), emitted_count = pending_count, emitted_from = pending_from, emitted_to = pending_to,
+    UPDATE failure_notices f SET emitted_at = now(), emitted_count = pending_count, emitted_from = pending_from,
+           emitted_to = pending_to,
            pending_count = 0, pending_from = NULL, pending_to = NULL, window_ends_at = now() + interval '5 minutes'
      WHERE f.window_ends_at <= now() AND f.pending_count > 0
     RETURNING f.partner_id, f.destination, f.emitted_count, f.emitted_from, f.emitted_to
@@ -111,14 +126,17 @@ WITH flushed AS (
   ), flush_src AS MATERIALIZED (
     SELECT gen_random_uuid() AS id, s.partner_id, s.type, s.data, now() AS at, p.operations_url
       FROM (SELECT partner_id, 'callbacks.failed' AS type,
-                 json_build_object('destination', substr(destination, strpos(destination, ' ') + 1), 'count', emitted_count, 'from', to_char(emitted_from AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'to', to_char(emitted_to AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data
+                 json_build_object('destination', substr(destination, strpos(destination, ' ') + 1), 'count', emitted_count,
+                                   'from', to_char(emitted_from AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'to', to_char(emitted_to AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) AS data
             FROM (SELECT * FROM flushed) r) s JOIN partners p ON p.id = s.partner_id
   ), flush_events AS (
     INSERT INTO operational_events (id, partner_id, type, created_at, data, sent)
     SELECT id, partner_id, type, at, data::jsonb, operations_url IS NOT NULL FROM flush_src
   ), flush_deliveries AS (
     INSERT INTO callbacks (id, partner_id, url, body, event_type, status, next_attempt_at)
-    SELECT id, partner_id, operations_url, '{"type":' || to_json(type)::text || ',"timestamp":' || to_json(to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text || ',"data":' || (SELECT coalesce('{' || string_agg(to_json(d.k)::text || ':' || d.v::text, ',' ORDER BY d.n) || '}', '{}')
+    SELECT id, partner_id, operations_url, '{"type":' || to_json(type)::text || ',"timestamp":' || to_json(to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
+    || ',"data":' || (SELECT coalesce('{' ||
+                                     string_agg(to_json(d.k)::text || ':' || d.v::text, ',' ORDER BY d.n) || '}', '{}')
                        FROM json_each(data) WITH ORDINALITY AS d(k, v, n)) || '}', type, 'pending', now()
       FROM flush_src WHERE operations_url IS NOT NULL
   )

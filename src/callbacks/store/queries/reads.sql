@@ -4,25 +4,30 @@
 WITH snap AS MATERIALIZED (SELECT pg_current_snapshot() AS s),
   h AS (
     SELECT coalesce((SELECT min(x) FROM pg_snapshot_xip(snap.s) AS x
-                      WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.backend_xid = xid(x) AND a.datname <> current_database())),
+                      WHERE NOT EXISTS (SELECT 1 FROM pg_stat_activity a
+                                         WHERE a.backend_xid = xid(x) AND a.datname <> current_database())),
                     pg_snapshot_xmax(snap.s)) AS horizon,
            pg_snapshot_xmax(snap.s) AS xmax
       FROM snap)
   SELECT h.xmax::text AS xmax, c.*
     FROM h LEFT JOIN LATERAL (
-      SELECT c.id, c.seq::text AS seq, c.xact::text AS xact, c.partner_id AS "partnerId", c.company_id AS "companyId", c.message, c.url, c.body,
+      SELECT c.id, c.seq::text AS seq, c.xact::text AS xact, c.partner_id AS "partnerId", c.company_id AS "companyId",
+             c.message, c.url, c.body,
              c.destination,
-             c.status, c.attempt_count AS "attemptCount", c.next_attempt_at AS "nextAttemptAt", c.last_error AS "lastError",
+             c.status, c.attempt_count AS "attemptCount", c.next_attempt_at AS "nextAttemptAt",
+             c.last_error AS "lastError",
              c.created_at AS "createdAt", c.delivered_at AS "deliveredAt", c.test
         FROM callbacks c
-       WHERE c.partner_id = $1 AND NOT c.test AND c.event_type IS NULL AND (c.xact, c.seq) > ($2::xid8, $3::bigint) AND c.xact < h.horizon
+       WHERE c.partner_id = $1 AND NOT c.test AND c.event_type IS NULL AND (c.xact, c.seq) > ($2::xid8, $3::bigint)
+         AND c.xact < h.horizon
        ORDER BY c.xact, c.seq
        LIMIT $4) c ON true;
 
 -- partner-activity (on sql-pool)
 WITH span AS (SELECT date_trunc('hour', now()) - interval '23 hours' AS since),
   attempts AS (
-    SELECT date_trunc('hour', a.started_at) AS hour, coalesce(a.status_code BETWEEN 200 AND 299, false) AS ok, c.id, c.status
+    SELECT date_trunc('hour', a.started_at) AS hour, coalesce(a.status_code BETWEEN 200 AND 299, false) AS ok,
+           c.id, c.status
       FROM callback_attempts a
       CROSS JOIN LATERAL (SELECT id, status, event_type FROM callbacks WHERE id = a.callback_id OFFSET 0) c
      WHERE a.partner_id = $1 AND a.started_at >= (SELECT since FROM span) AND c.event_type IS NULL)
@@ -46,21 +51,25 @@ WITH failures AS (
    WHERE d.partner_id = $1;
 
 -- operational-events-list (on orm)
-SELECT e.id, e.seq::text AS seq, e.type, to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS timestamp, e.data, e.sent,
+SELECT e.id, e.seq::text AS seq, e.type,
+            to_char(e.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS timestamp, e.data, e.sent,
             c.status, c.attempt_count AS "attemptCount", c.last_error AS "lastError", c.delivered_at AS "deliveredAt"
        FROM operational_events e LEFT JOIN callbacks c ON c.id = e.id
       WHERE e.partner_id = $1 AND ($2::text IS NULL OR e.type = $2) AND ($3::bigint IS NULL OR e.seq < $3)
       ORDER BY e.seq DESC LIMIT $4;
 
 -- destinations-list (on orm)
-SELECT d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error, d.version::text AS version,
+SELECT d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error,
+  d.version::text AS version,
   d.probe_id,
   (extract(epoch FROM d.opened_at) * 1000)::float8 AS opened_at,
   (extract(epoch FROM d.next_probe_at) * 1000)::float8 AS next_probe_at,
   (extract(epoch FROM d.last_ok_at) * 1000)::float8 AS last_ok_at,
          (SELECT count(*) FROM callbacks c WHERE c.destination = d.key AND c.status = 'sending')::int AS sending,
          (SELECT count(*) FROM (SELECT 1 FROM callbacks c
-                                 WHERE c.destination = d.key AND c.status = 'pending' AND c.next_attempt_at <= now() LIMIT 10000) w)::int AS waiting,
+                                 WHERE c.destination = d.key AND c.status = 'pending'
+                                   AND c.next_attempt_at <= now()
+                                 LIMIT 10000) w)::int AS waiting,
          (extract(epoch FROM now()) * 1000)::float8 AS now
     FROM destinations d
    WHERE ($1::uuid IS NULL OR d.partner_id = $1) AND ($2::text IS NULL OR d.origin = $2)
@@ -73,7 +82,8 @@ SELECT d.key, (extract(epoch FROM d.opened_at) * 1000)::float8 AS "openedAt",
     FROM destinations d WHERE d.key = ANY ($1::text[]) AND d.opened_at IS NOT NULL;
 
 -- destinations-states (on orm)
-SELECT d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error, d.version::text AS version,
+SELECT d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error,
+  d.version::text AS version,
   d.probe_id,
   (extract(epoch FROM d.opened_at) * 1000)::float8 AS opened_at,
   (extract(epoch FROM d.next_probe_at) * 1000)::float8 AS next_probe_at,
@@ -95,7 +105,10 @@ SELECT count(*)::int AS n FROM destinations WHERE opened_at IS NOT NULL;
 
 -- destinations-waiting-by-circuit (on orm)
 SELECT d.opened_at IS NOT NULL AS open, count(*)::int AS n
-       FROM destinations d, LATERAL (SELECT 1 FROM callbacks c WHERE c.destination = d.key AND c.status = 'pending' AND c.next_attempt_at <= now() LIMIT 10000) w
+       FROM destinations d, LATERAL (SELECT 1 FROM callbacks c
+                                      WHERE c.destination = d.key AND c.status = 'pending'
+                                        AND c.next_attempt_at <= now()
+                                      LIMIT 10000) w
       GROUP BY 1;
 
 -- callbacks-gauge (on sql-pool)
@@ -104,9 +117,11 @@ SELECT (SELECT count(*) FROM (SELECT 1 FROM callbacks WHERE status IN ('pending'
 
 -- delivery-state (on orm)
 SELECT (SELECT count(*) FROM delivery_workers WHERE expires_at > now())::int AS workers,
-         (SELECT coalesce(extract(epoch FROM now() - min(opened_at)), 0) FROM destinations WHERE opened_at IS NOT NULL)::float8 AS open_longest,
+         (SELECT coalesce(extract(epoch FROM now() - min(opened_at)), 0)
+            FROM destinations WHERE opened_at IS NOT NULL)::float8 AS open_longest,
          (SELECT coalesce(extract(epoch FROM now() - least(
-      (SELECT min(xact_start) FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()),
+      (SELECT min(xact_start) FROM pg_stat_activity
+        WHERE datname = current_database() AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()),
       (SELECT min(prepared) FROM pg_prepared_xacts WHERE database = current_database()))), 0))::float8 AS feed_held;
 
 -- destinations-by-partner (on orm)

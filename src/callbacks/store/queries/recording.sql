@@ -18,15 +18,18 @@ INSERT INTO callbacks (partner_id, company_id, message, url, body, trace_parent,
 SELECT pg_advisory_xact_lock($1, hashtext($2));
 
 -- test-callbacks-recent (on orm)
-SELECT count(*)::int AS n, ceil(extract(epoch FROM min(created_at) + interval '1 minute' - clock_timestamp()))::int AS free_in_s
+SELECT count(*)::int AS n,
+              ceil(extract(epoch FROM min(created_at) + interval '1 minute' - clock_timestamp()))::int AS free_in_s
        FROM callbacks WHERE partner_id = $1 AND test AND created_at > clock_timestamp() - interval '1 minute';
 
 -- test-callbacks-open-circuit (on orm)
-SELECT origin, (extract(epoch FROM opened_at) * 1000)::float8 AS "openedAt", last_error AS "lastError"
+SELECT origin, (extract(epoch FROM opened_at) * 1000)::float8 AS "openedAt",
+              last_error AS "lastError"
        FROM destinations WHERE key = $1::uuid::text || ' ' || callback_origin($2) AND opened_at IS NOT NULL;
 
 -- test-callbacks-insert (on orm)
-INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, last_error, test, attempt_limit)
+INSERT INTO callbacks (partner_id, company_id, message, url, body,
+                                    status, next_attempt_at, last_error, test, attempt_limit)
      VALUES ($1, $2, $3, $4, $5, CASE WHEN $6::text IS NULL THEN 'pending' ELSE 'failed' END, CASE WHEN $6::text IS NULL THEN now() END, $6, true, 1)
      RETURNING id;
 
@@ -38,7 +41,9 @@ WITH src AS MATERIALIZED (SELECT gen_random_uuid() AS id, now() AS at),
   )
   INSERT INTO callbacks (id, partner_id, url, body, event_type,
                          status, next_attempt_at, last_error, test, attempt_limit)
-  SELECT id, $1::uuid, $2::text, '{"type":' || to_json($4::text)::text || ',"timestamp":' || to_json(to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text || ',"data":' || (SELECT coalesce('{' || string_agg(to_json(d.k)::text || ':' || d.v::text, ',' ORDER BY d.n) || '}', '{}')
+  SELECT id, $1::uuid, $2::text, '{"type":' || to_json($4::text)::text || ',"timestamp":' || to_json(to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))::text
+    || ',"data":' || (SELECT coalesce('{' ||
+                                     string_agg(to_json(d.k)::text || ':' || d.v::text, ',' ORDER BY d.n) || '}', '{}')
                        FROM json_each('{}'::json) WITH ORDINALITY AS d(k, v, n)) || '}', $4::text,
          CASE WHEN $3::text IS NULL THEN 'pending' ELSE 'failed' END, CASE WHEN $3::text IS NULL THEN now() END, $3::text, true, 1
     FROM src

@@ -20,20 +20,23 @@ UPDATE destinations d SET probe_id = a.id
 
 -- redelivery-restart (on orm)
 UPDATE callbacks c SET status = CASE WHEN status = 'sending' THEN 'sending' ELSE 'pending' END, schedule_attempts = 0, schedule_started_at = now(), next_attempt_at = now(), delivered_at = NULL, restarted_by = 'redelivery'
-       FROM (SELECT id AS old_id, status AS old_status, next_attempt_at AS old_next FROM callbacks WHERE id = ANY($1::uuid[]) AND url_removed_at IS NULL AND NOT test FOR UPDATE) old
+       FROM (SELECT id AS old_id, status AS old_status, next_attempt_at AS old_next FROM callbacks
+              WHERE id = ANY($1::uuid[]) AND url_removed_at IS NULL AND NOT test FOR UPDATE) old
       WHERE c.id = old.old_id
       RETURNING old.old_status, old.old_next, c.status, c.next_attempt_at;
 
 -- callbacks-due-now (on orm)
 UPDATE callbacks c SET next_attempt_at = now()
-       FROM (SELECT id AS old_id, status AS old_status, next_attempt_at AS old_next FROM callbacks WHERE id = ANY($1::uuid[]) AND status = 'pending' FOR UPDATE) old
+       FROM (SELECT id AS old_id, status AS old_status, next_attempt_at AS old_next FROM callbacks
+              WHERE id = ANY($1::uuid[]) AND status = 'pending' FOR UPDATE) old
       WHERE c.id = old.old_id
       RETURNING old.old_status, old.old_next, c.status, c.next_attempt_at;
 
 -- replay-failed (on orm)
 WITH picked AS (SELECT c.id FROM callbacks c WHERE c.status = 'failed' AND c.event_type IS NULL AND url_removed_at IS NULL AND NOT test AND c.partner_id = $1::uuid AND c.company_id = $2::uuid AND c.created_at >= $3::timestamptz AND c.created_at < $4::timestamptz AND callback_origin(c.url) = $5::text LIMIT $6::int + 1 FOR UPDATE OF c),
           size AS (SELECT count(*)::int AS n FROM picked),
-          moved AS (UPDATE callbacks u SET status = CASE WHEN status = 'sending' THEN 'sending' ELSE 'pending' END, schedule_attempts = 0, schedule_started_at = now(), next_attempt_at = now(), delivered_at = NULL, restarted_by = 'replay' FROM picked WHERE u.id = picked.id AND (SELECT n FROM size) <= $6::int
+          moved AS (UPDATE callbacks u SET status = CASE WHEN status = 'sending' THEN 'sending' ELSE 'pending' END, schedule_attempts = 0, schedule_started_at = now(), next_attempt_at = now(), delivered_at = NULL, restarted_by = 'replay' FROM picked
+                     WHERE u.id = picked.id AND (SELECT n FROM size) <= $6::int
                     RETURNING u.id, u.destination, u.seq),
           asked AS (UPDATE destinations d SET probe_id = a.id
        FROM (SELECT DISTINCT ON (p.destination) p.destination, p.id FROM moved p
@@ -42,7 +45,8 @@ WITH picked AS (SELECT c.id FROM callbacks c WHERE c.status = 'failed' AND c.eve
      SELECT (SELECT n FROM size) AS matched, (SELECT count(*)::int FROM moved) AS moved;
 
 -- replay-count (on orm)
-SELECT count(*)::int AS n FROM (SELECT 1 FROM callbacks c WHERE c.status = 'failed' AND c.event_type IS NULL AND url_removed_at IS NULL AND NOT test AND c.partner_id = $1::uuid AND c.company_id = $2::uuid AND c.created_at >= $3::timestamptz AND c.created_at < $4::timestamptz AND callback_origin(c.url) = $5::text LIMIT $6::int + 1) x;
+SELECT count(*)::int AS n
+             FROM (SELECT 1 FROM callbacks c WHERE c.status = 'failed' AND c.event_type IS NULL AND url_removed_at IS NULL AND NOT test AND c.partner_id = $1::uuid AND c.company_id = $2::uuid AND c.created_at >= $3::timestamptz AND c.created_at < $4::timestamptz AND callback_origin(c.url) = $5::text LIMIT $6::int + 1) x;
 
 -- url-move (on orm)
 UPDATE callbacks c
@@ -67,7 +71,8 @@ UPDATE callbacks c
 -- destinations-probe-now (on orm)
 UPDATE destinations d SET next_probe_at = now(), version = d.version + 1
        FROM (SELECT key AS k, next_probe_at AS before FROM destinations
-              WHERE origin = $1 AND ($2::uuid IS NULL OR partner_id = $2) AND opened_at IS NOT NULL ORDER BY key FOR UPDATE) old
+              WHERE origin = $1 AND ($2::uuid IS NULL OR partner_id = $2) AND opened_at IS NOT NULL
+              ORDER BY key FOR UPDATE) old
       WHERE d.key = old.k
       RETURNING d.partner_id AS "partnerId", old.before, d.next_probe_at AS after;
 

@@ -19,7 +19,8 @@ WITH doomed AS (
 
 -- retention-prune-unsent-events (on sql-pool)
 DELETE FROM operational_events WHERE id IN (
-    SELECT id FROM operational_events WHERE NOT sent AND created_at < now() - $1 * interval '1 millisecond' LIMIT 1000);
+    SELECT id FROM operational_events WHERE NOT sent AND created_at < now() - $1 * interval '1 millisecond'
+     LIMIT 1000);
 
 -- retention-deliveries-under-way (on sql-pool)
 SELECT 1 FROM callbacks WHERE status = 'sending' LIMIT 1;
