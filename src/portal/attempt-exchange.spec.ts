@@ -17,7 +17,8 @@ describe("an attempt's page: what it was, what was sent, what came back", () => 
   it('lists the request headers in the guide’s order, then any other by name', () => {
     const sent = { 'user-agent': 'ua', 'x-b': '2', 'content-type': 'application/json', 'webhook-id': 'id', 'x-a': '1' };
     expect(requestText({ ...sent, 'webhook-signature': 'v1,s', 'webhook-timestamp': '1' })).toBe(
-      'webhook-id: id\nwebhook-timestamp: 1\nwebhook-signature: v1,s\ncontent-type: application/json\nuser-agent: ua\nx-a: 1\nx-b: 2',
+      'webhook-id: id\nwebhook-timestamp: 1\nwebhook-signature: v1,s\n' +
+        'content-type: application/json\nuser-agent: ua\nx-a: 1\nx-b: 2',
     );
     expect(requestText(null)).toBeNull();
   });
