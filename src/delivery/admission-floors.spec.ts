@@ -15,12 +15,15 @@ const floorsOf = (f: AdmissionFloors, skipped: string[] = []): Record<string, st
 };
 
 describe('AdmissionFloors: where a pass starts each destination', () => {
-  it('starts a destination its last pass read from the floor that pass found, and one it found nothing for idle', () => {
-    const f = new AdmissionFloors();
-    f.note([row('a', '500'), row('b', null)], new Set());
-    expect(floorsOf(f)).toEqual({ a: '500' });
-    expect(f.params(new Set()).idle).toBe(IDLE);
-  });
+  it(
+    'starts a destination its last pass read from the floor that pass found, ' + 'and one it found nothing for idle',
+    () => {
+      const f = new AdmissionFloors();
+      f.note([row('a', '500'), row('b', null)], new Set());
+      expect(floorsOf(f)).toEqual({ a: '500' });
+      expect(f.params(new Set()).idle).toBe(IDLE);
+    },
+  );
 
   it('keeps the floor of a destination left unread, and leaves it out of the read that skips it', () => {
     const f = new AdmissionFloors();

@@ -17,7 +17,10 @@ export interface Floor {
  */
 const HEAD: Floor = { at: '0', seq: '0' };
 
-/** What a candidate row says of its destination's floor: null when its callbacks were not read (an open circuit whose probe is not due). */
+/**
+ * What a candidate row says of its destination's floor: null when its callbacks were not read
+ * (an open circuit whose probe is not due).
+ */
 export interface FloorRow {
   /** The destination's key. */
   key: string;
@@ -43,7 +46,10 @@ export class AdmissionFloors {
   private floors = new Map<string, Floor>();
   private idle: string | null = null;
 
-  /** The candidates' read's floors: the known ones (but those of `skipped`, destinations the read leaves out) as three arrays, and the idle one. */
+  /**
+   * The candidates' read's floors: the known ones (but those of `skipped`, destinations the read
+   * leaves out) as three arrays, and the idle one.
+   */
   params(skipped: ReadonlySet<string>): CandidateFloors {
     const floors = [...this.floors].filter(([key]) => !skipped.has(key));
     return {

@@ -75,19 +75,22 @@ describe('planAdmission: the slots of one pass', () => {
     ]);
   });
 
-  it('gives no slot to a destination holding as many as are left free: the last ones stay for those holding fewer', () => {
-    // Three slow destinations hold 40 each; of 150 slots, 30 are free.
-    const slow = ['s1', 's2', 's3'].map((o) => c(o, proven(40, 0), 40, 1));
-    const plan = planAdmission([...slow, c('healthy', proven(40, 0), 0, 100)], budget(150, 120), 100, cfg, none);
-    expect(sorted(plan)).toEqual([['healthy', 15]]);
-    // Holding 20 each of 150, they grow until each holds as many as are left free: 37 stay free.
-    const busy = ['s1', 's2', 's3'].map((o) => c(o, proven(40, 0), 20, 1));
-    expect(sorted(planAdmission(busy, budget(150, 60), 100, cfg, none))).toEqual([
-      ['s1', 18],
-      ['s2', 18],
-      ['s3', 17],
-    ]);
-  });
+  it(
+    'gives no slot to a destination holding as many as are left free: ' + 'the last ones stay for those holding fewer',
+    () => {
+      // Three slow destinations hold 40 each; of 150 slots, 30 are free.
+      const slow = ['s1', 's2', 's3'].map((o) => c(o, proven(40, 0), 40, 1));
+      const plan = planAdmission([...slow, c('healthy', proven(40, 0), 0, 100)], budget(150, 120), 100, cfg, none);
+      expect(sorted(plan)).toEqual([['healthy', 15]]);
+      // Holding 20 each of 150, they grow until each holds as many as are left free: 37 stay free.
+      const busy = ['s1', 's2', 's3'].map((o) => c(o, proven(40, 0), 20, 1));
+      expect(sorted(planAdmission(busy, budget(150, 60), 100, cfg, none))).toEqual([
+        ['s1', 18],
+        ['s2', 18],
+        ['s3', 17],
+      ]);
+    },
+  );
 
   it('admits no unproven callback while their share is overdrawn', () => {
     const plan = planAdmission(
@@ -228,61 +231,76 @@ describe('admission is fair across passes: least recently served first', () => {
     ]);
   });
 
-  it('serves each of 100 backlogs within ceil(100 / free slots) passes (their share of them), and a light destination in the pass it has something due', () => {
-    const backlogs = Array.from({ length: 100 }, (_, i) => c(`d${i}`, proven(40, 0), 0, i));
-    let served: Served = new Map();
-    const last = new Map<string, number>();
-    let longest = 0;
-    for (let pass = 1; pass <= 300; pass++) {
-      // The light destination has a callback due one pass in three, fresher than every backlog's.
-      const light = pass % 3 === 0 ? [c('light', proven(40, 0), 0, 1000 + pass)] : [];
-      const candidates = [...backlogs, ...light];
-      const plan = wholePass(candidates, budget(7), 2000, served, { light: 1 });
-      if (light.length) expect(`pass ${pass}: light ${plan.get('light') ?? 0}`).toBe(`pass ${pass}: light 1`);
-      for (const b of backlogs.filter((b) => plan.has(b.key))) {
-        longest = Math.max(longest, pass - (last.get(b.key) ?? 0));
-        last.set(b.key, pass);
+  it(
+    'serves each of 100 backlogs within ceil(100 / free slots) passes (their share of them), ' +
+      'and a light destination in the pass it has something due',
+    () => {
+      const backlogs = Array.from({ length: 100 }, (_, i) => c(`d${i}`, proven(40, 0), 0, i));
+      let served: Served = new Map();
+      const last = new Map<string, number>();
+      let longest = 0;
+      for (let pass = 1; pass <= 300; pass++) {
+        // The light destination has a callback due one pass in three, fresher than every backlog's.
+        const light = pass % 3 === 0 ? [c('light', proven(40, 0), 0, 1000 + pass)] : [];
+        const candidates = [...backlogs, ...light];
+        const plan = wholePass(candidates, budget(7), 2000, served, { light: 1 });
+        if (light.length) expect(`pass ${pass}: light ${plan.get('light') ?? 0}`).toBe(`pass ${pass}: light 1`);
+        for (const b of backlogs.filter((b) => plan.has(b.key))) {
+          longest = Math.max(longest, pass - (last.get(b.key) ?? 0));
+          last.set(b.key, pass);
+        }
+        served = servedAfter(served, candidates, plan, pass);
       }
-      served = servedAfter(served, candidates, plan, pass);
-    }
-    // The light one takes one of the 7 slots at most.
-    expect(longest).toBeLessThanOrEqual(Math.ceil(100 / 6));
-  });
+      // The light one takes one of the 7 slots at most.
+      expect(longest).toBeLessThanOrEqual(Math.ceil(100 / 6));
+    },
+  );
 });
 
 describe('fresh work before catch-up', () => {
-  it('admits a destination with a callback due just now beside a thousand catch-up backlogs served less recently than it', () => {
-    const backlogs = Array.from({ length: 1000 }, (_, i) => c(`dead${i}`, proven(40, 0), 0, i));
-    const served: Served = new Map([...backlogs.map((b, i): [string, number] => [b.key, 1000 + i]), ['healthy', 2000]]);
-    const plan = wholePass([...backlogs, c('healthy', proven(40, 0), 0, 6000)], budget(10), 6000, served, {
-      healthy: 3,
-    });
-    // All three it has, however many backlogs: the other slots go to those.
-    expect(plan.get('healthy')).toBe(3);
-    expect([...plan.values()].reduce((a, b) => a + b, 0)).toBe(10);
-  });
+  it(
+    'admits a destination with a callback due just now beside a thousand catch-up backlogs ' +
+      'served less recently than it',
+    () => {
+      const backlogs = Array.from({ length: 1000 }, (_, i) => c(`dead${i}`, proven(40, 0), 0, i));
+      const served: Served = new Map([
+        ...backlogs.map((b, i): [string, number] => [b.key, 1000 + i]),
+        ['healthy', 2000],
+      ]);
+      const plan = wholePass([...backlogs, c('healthy', proven(40, 0), 0, 6000)], budget(10), 6000, served, {
+        healthy: 3,
+      });
+      // All three it has, however many backlogs: the other slots go to those.
+      expect(plan.get('healthy')).toBe(3);
+      expect([...plan.values()].reduce((a, b) => a + b, 0)).toBe(10);
+    },
+  );
 
-  it('admits a light destination at every pass it has a callback due (faster than its equal share), and still serves each of 100 backlogs within a bound', () => {
-    const backlogs = Array.from({ length: 100 }, (_, i) => c(`d${i}`, proven(40, 0), 0, -10_000 - i));
-    let served: Served = new Map();
-    const last = new Map<string, number>();
-    let longest = 0;
-    for (let pass = 1; pass <= 300; pass++) {
-      const now = pass * 100; // a pass every 100 ms; the light one's callback became due just now
-      const candidates = [...backlogs, c('light', proven(40, 0), 0, now)];
-      const plan = wholePass(candidates, budget(7), now, served, { light: 1 });
-      expect(`pass ${pass}: light ${plan.get('light') ?? 0}`).toBe(`pass ${pass}: light 1`);
-      for (const b of backlogs.filter((b) => plan.has(b.key))) {
-        longest = Math.max(longest, pass - (last.get(b.key) ?? 0));
-        last.set(b.key, pass);
+  it(
+    'admits a light destination at every pass it has a callback due (faster than its equal share), ' +
+      'and still serves each of 100 backlogs within a bound',
+    () => {
+      const backlogs = Array.from({ length: 100 }, (_, i) => c(`d${i}`, proven(40, 0), 0, -10_000 - i));
+      let served: Served = new Map();
+      const last = new Map<string, number>();
+      let longest = 0;
+      for (let pass = 1; pass <= 300; pass++) {
+        const now = pass * 100; // a pass every 100 ms; the light one's callback became due just now
+        const candidates = [...backlogs, c('light', proven(40, 0), 0, now)];
+        const plan = wholePass(candidates, budget(7), now, served, { light: 1 });
+        expect(`pass ${pass}: light ${plan.get('light') ?? 0}`).toBe(`pass ${pass}: light 1`);
+        for (const b of backlogs.filter((b) => plan.has(b.key))) {
+          longest = Math.max(longest, pass - (last.get(b.key) ?? 0));
+          last.set(b.key, pass);
+        }
+        served = servedAfter(served, candidates, plan, pass);
       }
-      served = servedAfter(served, candidates, plan, pass);
-    }
-    // The light one takes one of the 7 slots each pass: the backlogs share the other 6 (one pass
-    // more in the first round: the first pass's passed-over newly active tie with those it served).
-    expect(last.size).toBe(100);
-    expect(longest).toBeLessThanOrEqual(Math.ceil(100 / 6) + 1);
-  });
+      // The light one takes one of the 7 slots each pass: the backlogs share the other 6 (one pass
+      // more in the first round: the first pass's passed-over newly active tie with those it served).
+      expect(last.size).toBe(100);
+      expect(longest).toBeLessThanOrEqual(Math.ceil(100 / 6) + 1);
+    },
+  );
 
   it('does not prefer a destination whose oldest due became due FRESH_MS ago or more', () => {
     const now = 50_000;

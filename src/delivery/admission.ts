@@ -74,7 +74,10 @@ export class Admission {
     this.metrics.noteOldestDue(oldest === null ? 0 : Math.max(0, (rows[0]?.now ?? Date.now()) - oldest) / 1000);
   }
 
-  /** One pass: every destination but those catching up beyond the read-ahead (CatchUp) is read, planned and admitted. */
+  /**
+   * One pass: every destination but those catching up beyond the read-ahead (CatchUp) is read,
+   * planned and admitted.
+   */
   private async admitDue(conn: SqlSession): Promise<number> {
     if (this.swept) this.floors.forget();
     this.swept = false;

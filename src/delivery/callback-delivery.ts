@@ -70,7 +70,8 @@ export class CallbackDelivery {
     if (!row || row.status !== 'sending' || row.lease !== lease) return null;
     if (row.lease_left_ms! < this.attemptMs) {
       this.shortLeases.warn(
-        'callbacks not sent: they waited for a delivery slot until too little of their lease was left for an attempt; each is admitted again when its lease lapses',
+        'callbacks not sent: they waited for a delivery slot until too little of their lease was left ' +
+          'for an attempt; each is admitted again when its lease lapses',
       );
       return null;
     }

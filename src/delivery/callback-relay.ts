@@ -21,7 +21,10 @@ import { Admission } from './admission.js';
 import { relayClient, RELAY_TIMEOUT_MS } from './relay-connection.js';
 import { TimerSweep } from './timer-sweep.js';
 
-/** Admission runs at least this often, whatever else wakes it (≤ 1 s: docs/architecture.md, "Delivery invariants", 2). */
+/**
+ * Admission runs at least this often, whatever else wakes it
+ * (≤ 1 s: docs/architecture.md, "Delivery invariants", 2).
+ */
 export const ADMISSION_INTERVAL_MS = 1000;
 /** The timer's period, as a provider: a test stops the timer to see what the wake-ups alone do. */
 export const ADMISSION_INTERVAL = Symbol('ADMISSION_INTERVAL');
@@ -121,7 +124,8 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
       const tick = performance.now() >= this.tickAt;
       if (tick) this.tickAt = performance.now() + this.intervalMs;
       if (this.stopped) break;
-      await this.step(tick).catch((e: Error) => this.warnings.warn(`admission loop: ${e.message}`)); // the loop never ends on an error
+      // the loop never ends on an error
+      await this.step(tick).catch((e: Error) => this.warnings.warn(`admission loop: ${e.message}`));
     }
   }
 
@@ -184,7 +188,10 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
     this.signal.lead(state === 'leading' ? this : null);
   }
 
-  /** Logs a failed statement; one past RELAY_TIMEOUT_MS (StatementTimeout) ends the silent connection, and leadership with it. */
+  /**
+   * Logs a failed statement; one past RELAY_TIMEOUT_MS (StatementTimeout) ends the silent connection,
+   * and leadership with it.
+   */
   private failed(conn: Client, what: string, e: Error): void {
     this.warnings.warn(`${what}: ${e.message}`);
     if (e instanceof StatementTimeout) this.lost(conn);

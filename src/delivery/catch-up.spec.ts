@@ -39,15 +39,19 @@ describe('CatchUp: which destinations catching up a pass reads', () => {
     expect([...read.values()].filter((n) => n === 2)).toHaveLength(2);
   });
 
-  it('lets one go when a pass that read it finds nothing due or it caught up, and keeps the unread ones as they were', () => {
-    const c = new CatchUp();
-    c.note(1, new Set(), [due('a', 9 * FRESH_MS), due('b', 8 * FRESH_MS), due('c', 7 * FRESH_MS)], NOW);
-    // All read at pass 1: the first in order is read next, the others wait.
-    expect([...c.unread(1)]).toEqual(['b', 'c']);
-    c.note(2, new Set(['b', 'c']), [], NOW); // a had nothing due
-    expect([...c.unread(0)]).toEqual(['b', 'c']);
-    expect(c.oldestDue(new Set(['b', 'c']))).toBe(NOW - 8 * FRESH_MS);
-    c.note(3, new Set(['c']), [due('b', FRESH_MS - 1)], NOW); // b caught up: its oldest due is fresh
-    expect([...c.unread(0)]).toEqual(['c']);
-  });
+  it(
+    'lets one go when a pass that read it finds nothing due or it caught up, ' +
+      'and keeps the unread ones as they were',
+    () => {
+      const c = new CatchUp();
+      c.note(1, new Set(), [due('a', 9 * FRESH_MS), due('b', 8 * FRESH_MS), due('c', 7 * FRESH_MS)], NOW);
+      // All read at pass 1: the first in order is read next, the others wait.
+      expect([...c.unread(1)]).toEqual(['b', 'c']);
+      c.note(2, new Set(['b', 'c']), [], NOW); // a had nothing due
+      expect([...c.unread(0)]).toEqual(['b', 'c']);
+      expect(c.oldestDue(new Set(['b', 'c']))).toBe(NOW - 8 * FRESH_MS);
+      c.note(3, new Set(['c']), [due('b', FRESH_MS - 1)], NOW); // b caught up: its oldest due is fresh
+      expect([...c.unread(0)]).toEqual(['c']);
+    },
+  );
 });

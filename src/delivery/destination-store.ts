@@ -1,7 +1,10 @@
 import type { DestinationColumns, DestinationRow, DestinationSave } from '../callbacks/index.js';
 import { DestinationState } from './destination-window.js';
 
-/** A destination's state as stored (callbacks/store/destination-states.ts) and as the pure window and breaker keep it. */
+/**
+ * A destination's state as stored (callbacks/store/destination-states.ts) and as the pure window
+ * and breaker keep it.
+ */
 export const stateOf = (r: DestinationColumns & Pick<DestinationRow, 'probe_id'>): DestinationState => ({
   window: r.window_size,
   failures: r.failures,

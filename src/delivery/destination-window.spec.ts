@@ -130,21 +130,25 @@ describe('roomOf: how many more a destination may have in flight', () => {
     ],
   ])('%s', (_name, s, sending, now, room) => expect(roomOf(s, sending, now, cfg)).toBe(room));
 
-  it('reads open only while a probe time is still to come; half-open while the probe is in flight, due or asked for', () => {
-    const asked = { ...open(0, 9000), probeAsked: true };
-    expect([
-      circuitOf(fresh, 3, 500),
-      circuitOf(open(0, 1000), 0, 500),
-      circuitOf(open(0, 1000), 1, 500),
-      circuitOf(open(0, 1000), 0, 1000),
-      circuitOf(asked, 0, 500),
-    ]).toEqual([
-      'closed',
-      'open',
-      'half_open',
-      // Due with nothing waiting: its next callback, fresh or redelivered, is the probe.
-      'half_open',
-      'half_open',
-    ]);
-  });
+  it(
+    'reads open only while a probe time is still to come; ' +
+      'half-open while the probe is in flight, due or asked for',
+    () => {
+      const asked = { ...open(0, 9000), probeAsked: true };
+      expect([
+        circuitOf(fresh, 3, 500),
+        circuitOf(open(0, 1000), 0, 500),
+        circuitOf(open(0, 1000), 1, 500),
+        circuitOf(open(0, 1000), 0, 1000),
+        circuitOf(asked, 0, 500),
+      ]).toEqual([
+        'closed',
+        'open',
+        'half_open',
+        // Due with nothing waiting: its next callback, fresh or redelivered, is the probe.
+        'half_open',
+        'half_open',
+      ]);
+    },
+  );
 });

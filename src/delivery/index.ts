@@ -1,4 +1,5 @@
-// delivery/: how a callback travels (admission, queue, worker, settlement, window and breaker, retry policy), destinations, test callbacks and the queue's dashboard.
+// delivery/: how a callback travels (admission, queue, worker, settlement, window and breaker, retry policy),
+// destinations, test callbacks and the queue's dashboard.
 // The public face of the module: other modules import only this file (.dependency-cruiser.cjs).
 export { dashboardDocument } from './dashboard/dashboard-document.js';
 export { DASHBOARD_ACCESS } from './dashboard/dashboard-mount.js';

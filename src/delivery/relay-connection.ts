@@ -18,10 +18,11 @@ const SERVER_SIDE_TIMEOUTS =
   '-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3 -c tcp_user_timeout=20000';
 
 /**
- * A connection of the relay's (its own, and its sweep's: timer-sweep.ts): no connect waits past RELAY_TIMEOUT_MS (its statements have the same
- * deadline, sessionWithDeadline), PostgreSQL ends the session of a client it cannot reach
- * (SERVER_SIDE_TIMEOUTS), and a pass's commit lost to a database crash (`synchronous_commit = off`)
- * only means its rows are admitted again when their leases lapse.
+ * A connection of the relay's (its own, and its sweep's: timer-sweep.ts): no connect waits past
+ * RELAY_TIMEOUT_MS (its statements have the same deadline, sessionWithDeadline), PostgreSQL ends
+ * the session of a client it cannot reach (SERVER_SIDE_TIMEOUTS), and a pass's commit lost to a
+ * database crash (`synchronous_commit = off`) only means its rows are admitted again when their
+ * leases lapse.
  * No sequential or bitmap scans, as on every connection of hand-written SQL (PLANNER_SETTINGS). Bitmap scans here
  * especially: every callback passes through `sending`, so that partial index holds many dead
  * entries until vacuum; a bitmap scan visits each one's heap page on every pass, a plain index

@@ -116,33 +116,47 @@ describe('settleAttempt: what an attempt comes to if the callback changed while 
     expect(delivered.ifRedelivered).toMatchObject({ status: 'delivered', delayMs: null });
   });
 
-  it('its URL removed meanwhile: failed, keeping the removal as its lastError, unless this attempt delivered it', () => {
-    const retried = settleAttempt(proven(5, 0), attempt({ kind: 'http', statusCode: 503 }, 0), 0, policy, cfg);
-    expect(retried.status).toBe('pending');
-    expect(retried.ifUrlRemoved).toEqual({
-      status: 'failed',
-      delayMs: null,
-      lastError: null,
-      keepsError: true,
-      counts: false,
-    });
-    const delivered = settleAttempt(proven(5, 0), attempt({ kind: 'http', statusCode: 200 }, 0), 0, policy, cfg);
-    expect(delivered.ifUrlRemoved).toMatchObject({ status: 'delivered' });
-  });
+  it(
+    'its URL removed meanwhile: failed, keeping the removal as its lastError, ' + 'unless this attempt delivered it',
+    () => {
+      const retried = settleAttempt(proven(5, 0), attempt({ kind: 'http', statusCode: 503 }, 0), 0, policy, cfg);
+      expect(retried.status).toBe('pending');
+      expect(retried.ifUrlRemoved).toEqual({
+        status: 'failed',
+        delayMs: null,
+        lastError: null,
+        keepsError: true,
+        counts: false,
+      });
+      const delivered = settleAttempt(proven(5, 0), attempt({ kind: 'http', statusCode: 200 }, 0), 0, policy, cfg);
+      expect(delivered.ifUrlRemoved).toMatchObject({ status: 'delivered' });
+    },
+  );
 });
 
 describe('settleAttempt: what an attempt was, for its log row', () => {
   const placed = (s: DestinationState, a: ReturnType<typeof attempt>) => settleAttempt(s, a, 0, policy, cfg).place;
   const http500 = { kind: 'http', statusCode: 500 } as const;
-  it('the first of its schedule, a retry, the probe of an open destination, with its place and how many it allows', () => {
-    expect(placed(proven(5, 0), attempt(http500, 0))).toEqual({ kind: 'first', scheduleNumber: 1, scheduleAllows: 3 });
-    expect(placed(proven(5, 0), attempt(http500, 2))).toEqual({ kind: 'retry', scheduleNumber: 3, scheduleAllows: 3 });
-    expect(placed(open(1000, 2000), attempt(http500, 1))).toEqual({
-      kind: 'probe',
-      scheduleNumber: 2,
-      scheduleAllows: 3,
-    });
-  });
+  it(
+    'the first of its schedule, a retry, the probe of an open destination, ' + 'with its place and how many it allows',
+    () => {
+      expect(placed(proven(5, 0), attempt(http500, 0))).toEqual({
+        kind: 'first',
+        scheduleNumber: 1,
+        scheduleAllows: 3,
+      });
+      expect(placed(proven(5, 0), attempt(http500, 2))).toEqual({
+        kind: 'retry',
+        scheduleNumber: 3,
+        scheduleAllows: 3,
+      });
+      expect(placed(open(1000, 2000), attempt(http500, 1))).toEqual({
+        kind: 'probe',
+        scheduleNumber: 2,
+        scheduleAllows: 3,
+      });
+    },
+  );
 
   it("the first after a redelivery or a replay is that repair's; a test callback's one attempt is a test's", () => {
     const restarted = (by: 'redelivery' | 'replay') => ({
@@ -158,22 +172,30 @@ describe('settleAttempt: what an attempt was, for its log row', () => {
 });
 
 describe('the lastError of a callback failed without an attempt', () => {
-  it('names the outage when its schedule ended behind an open circuit, and the open circuit when a test callback is not sent', () => {
-    const since = Date.UTC(2026, 10, 28, 9, 30, 0, 250);
-    expect(outageError('https://a.example', since, 'HTTP 503')).toBe(
-      'destination https://a.example unavailable (circuit open since 2026-11-28T09:30:00.250Z, last error: HTTP 503); attempt schedule ended while waiting',
-    );
-    expect(outageError('https://a.example', since, null)).toBe(
-      'destination https://a.example unavailable (circuit open since 2026-11-28T09:30:00.250Z); attempt schedule ended while waiting',
-    );
-    // Read back where a callback's next step is shown (the portal): only the outage's text says so.
-    const ended = [outageError('https://a.example', since, 'HTTP 503; attempt schedule ended while waiting')];
-    ended.push(outageError('https://a.example', since, null));
-    expect(ended.map(endedByOutage)).toEqual([true, true]);
-    const others = ['HTTP 500 (attempt schedule exhausted)', 'attempt schedule ended while waiting', null];
-    expect(others.map(endedByOutage)).toEqual([false, false, false]);
-    expect(testNotSentError('https://a.example', since, 'HTTP 503')).toBe(
-      'destination https://a.example circuit open since 2026-11-28T09:30:00.250Z (last error: HTTP 503); test callback not sent',
-    );
-  });
+  it(
+    'names the outage when its schedule ended behind an open circuit, ' +
+      'and the open circuit when a test callback is not sent',
+    () => {
+      const since = Date.UTC(2026, 10, 28, 9, 30, 0, 250);
+      expect(outageError('https://a.example', since, 'HTTP 503')).toBe(
+        'destination https://a.example unavailable ' +
+          '(circuit open since 2026-11-28T09:30:00.250Z, last error: HTTP 503); ' +
+          'attempt schedule ended while waiting',
+      );
+      expect(outageError('https://a.example', since, null)).toBe(
+        'destination https://a.example unavailable (circuit open since 2026-11-28T09:30:00.250Z); ' +
+          'attempt schedule ended while waiting',
+      );
+      // Read back where a callback's next step is shown (the portal): only the outage's text says so.
+      const ended = [outageError('https://a.example', since, 'HTTP 503; attempt schedule ended while waiting')];
+      ended.push(outageError('https://a.example', since, null));
+      expect(ended.map(endedByOutage)).toEqual([true, true]);
+      const others = ['HTTP 500 (attempt schedule exhausted)', 'attempt schedule ended while waiting', null];
+      expect(others.map(endedByOutage)).toEqual([false, false, false]);
+      expect(testNotSentError('https://a.example', since, 'HTTP 503')).toBe(
+        'destination https://a.example circuit open since 2026-11-28T09:30:00.250Z (last error: HTTP 503); ' +
+          'test callback not sent',
+      );
+    },
+  );
 });

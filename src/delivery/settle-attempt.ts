@@ -31,7 +31,10 @@ export interface Attempt {
   sent: Record<string, string>;
 }
 
-/** What becomes of a callback: its next state, when it is due, its last error, whether the attempt spent its schedule. */
+/**
+ * What becomes of a callback: its next state, when it is due, its last error, whether the attempt
+ * spent its schedule.
+ */
 export interface Fate {
   /** Delivered, pending again (a retry, or waiting for its destination), failed. */
   status: 'delivered' | 'pending' | 'failed';
@@ -161,7 +164,10 @@ const OUTAGE_END = 'attempt schedule ended while waiting';
  * total has passed: failed, without an attempt, its lastError naming the outage (the sweep's).
  */
 export function outageError(origin: string, openedAt: number, lastError: string | null): string {
-  return `destination ${origin} unavailable (circuit open since ${new Date(openedAt).toISOString()}${lastError ? `, last error: ${lastError}` : ''}); ${OUTAGE_END}`;
+  return (
+    `destination ${origin} unavailable (circuit open since ${new Date(openedAt).toISOString()}` +
+    `${lastError ? `, last error: ${lastError}` : ''}); ${OUTAGE_END}`
+  );
 }
 
 /**

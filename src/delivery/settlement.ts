@@ -48,11 +48,17 @@ export class Settlement {
   private readonly warnings = new RepeatLimitedLog((m) => this.log.warn(m));
   private readonly window: WindowConfig;
   private readonly policy: RetryPolicy;
-  /** The destinations as this process last read or wrote them: a busy destination's settlements write without reading first. */
+  /**
+   * The destinations as this process last read or wrote them: a busy destination's settlements
+   * write without reading first.
+   */
   private readonly known = new Lru<string, DestinationWrite>(KNOWN_MAX);
   /** PostgreSQL's clock minus this process's, as of the last read (the states are kept in PostgreSQL's). */
   private skew = 0;
-  /** One batch at a time (a busy destination's settlements would otherwise queue up on its row lock), the answers meanwhile in the next. */
+  /**
+   * One batch at a time (a busy destination's settlements would otherwise queue up on its row lock),
+   * the answers meanwhile in the next.
+   */
   private readonly batches = new SerialBatcher<Attempt, SettledAttempt | null>(
     (items) => this.settleMany(items),
     SETTLE_BATCH,
@@ -105,7 +111,9 @@ export class Settlement {
         this.metrics.recordFailures.inc({ stage });
         if (stage === 'lost')
           this.log.error(
-            `attempt ${a.row.attempt_count + 1} of callback ${a.row.id} not recorded, PostgreSQL refused it even without the answer's text (${(e as Error).message}); the callback is left to its lease`,
+            `attempt ${a.row.attempt_count + 1} of callback ${a.row.id} not recorded, ` +
+              `PostgreSQL refused it even without the answer's text (${(e as Error).message}); ` +
+              'the callback is left to its lease',
           );
       }
     }
@@ -211,7 +219,8 @@ export class Settlement {
     }
     if (keys.length > 0)
       this.warnings.warn(
-        `outcomes not folded into ${keys.map(destinationName).join(', ')}: written by other processes ${REFOLDS} times in a row`,
+        `outcomes not folded into ${keys.map(destinationName).join(', ')}: ` +
+          `written by other processes ${REFOLDS} times in a row`,
       );
   }
 

@@ -6,11 +6,12 @@ import { relayClient, RELAY_TIMEOUT_MS } from './relay-connection.js';
 /**
  * The leader's sweep (Admission.sweep), started on each tick of its timer, on a connection of its
  * own: a pass never waits for it, though a sweep takes tens of milliseconds while many backlogs
- * drain and its LAPSE may wait on a row lock another transaction holds. One sweep at a time: a tick that finds one under way
- * starts none. Each of its statements and its connect has the relay's deadline (RELAY_TIMEOUT_MS),
- * so a sweep ends within a few of them whatever PostgreSQL does; any failure ends the connection,
- * and the next tick makes a new one. When it ends, `after` wakes admission, whose next pass reads
- * every destination from its head (Admission.sweep): what the sweep returned to waiting goes out then.
+ * drain and its LAPSE may wait on a row lock another transaction holds. One sweep at a time: a tick
+ * that finds one under way starts none. Each of its statements and its connect has the relay's
+ * deadline (RELAY_TIMEOUT_MS), so a sweep ends within a few of them whatever PostgreSQL does; any
+ * failure ends the connection, and the next tick makes a new one. When it ends, `after` wakes
+ * admission, whose next pass reads every destination from its head (Admission.sweep): what the
+ * sweep returned to waiting goes out then.
  * It may outlive the leadership it started under: every sweep statement is safe beside another
  * process's (row locks, conditions checked again under them).
  */

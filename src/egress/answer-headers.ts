@@ -1,6 +1,9 @@
 import type http from 'node:http';
 
-/** What the attempt log keeps of an answer's headers: this many, each value cut at VALUE_LIMIT, all within TOTAL_LIMIT. */
+/**
+ * What the attempt log keeps of an answer's headers: this many, each value cut at VALUE_LIMIT,
+ * all within TOTAL_LIMIT.
+ */
 export const HEADER_COUNT_LIMIT = 32;
 export const HEADER_VALUE_LIMIT = 256;
 export const HEADERS_TOTAL_LIMIT = 2048;
@@ -22,9 +25,9 @@ const safe = (s: string, limit: number) => s.slice(0, limit).replace(/\p{Cc}/gu,
 
 /**
  * The answer's status line (`HTTP/1.1 500 Internal Server Error`) and its headers in the order
- * they came (names as sent; a cookie or credential's value withheld): at most HEADER_COUNT_LIMIT, values cut at HEADER_VALUE_LIMIT, and none
- * once HEADERS_TOTAL_LIMIT characters are kept. A bounded copy of what Node already parsed: no
- * read of its own, whatever a receiver sends.
+ * they came (names as sent; a cookie or credential's value withheld): at most HEADER_COUNT_LIMIT,
+ * values cut at HEADER_VALUE_LIMIT, and none once HEADERS_TOTAL_LIMIT characters are kept. A
+ * bounded copy of what Node already parsed: no read of its own, whatever a receiver sends.
  */
 export function answerHead(
   res: Pick<http.IncomingMessage, 'httpVersion' | 'statusCode' | 'statusMessage' | 'rawHeaders'>,

@@ -38,7 +38,10 @@ export const isRetryable = (o: AttemptOutcome): boolean => !isSuccess(o) && !isF
 export type BreakerResult =
   /** 2xx */
   | 'ok'
-  /** timeout, network error, TLS handshake failure, 5xx, 429: the destination is struggling (or cannot be reached as configured) */
+  /**
+   * timeout, network error, TLS handshake failure, 5xx, 429: the destination is struggling
+   * (or cannot be reached as configured)
+   */
   | 'fail'
   /** any other answer: the destination is up, the request was not accepted */
   | 'answered'

@@ -263,25 +263,28 @@ describe('CallbackSender', () => {
       expect(targets()).toEqual([]);
     });
 
-    it('refuses a host name whose lookup returns a private address (DNS rebinding), with zero connection attempts', async () => {
-      const lookups: string[] = [];
-      const lookup = ((
-        host: string,
-        _opts: unknown,
-        cb: (e: null, a: { address: string; family: number }[]) => void,
-      ) => {
-        lookups.push(host);
-        cb(null, [{ address: '10.0.0.1', family: 4 }]);
-      }) as never;
-      const result = await make({ CALLBACK_ALLOW_PRIVATE_TARGETS: 'false' }, lookup).send({
-        url: 'http://rebind.test/cb',
-        ...REQ,
-      });
-      expect(lookups).toEqual(['rebind.test']);
-      expect(result.outcome).toEqual({ kind: 'refused' });
-      expect(result.error).toContain('10.0.0.1');
-      expect(targets()).toEqual([]);
-    });
+    it(
+      'refuses a host name whose lookup returns a private address (DNS rebinding), ' + 'with zero connection attempts',
+      async () => {
+        const lookups: string[] = [];
+        const lookup = ((
+          host: string,
+          _opts: unknown,
+          cb: (e: null, a: { address: string; family: number }[]) => void,
+        ) => {
+          lookups.push(host);
+          cb(null, [{ address: '10.0.0.1', family: 4 }]);
+        }) as never;
+        const result = await make({ CALLBACK_ALLOW_PRIVATE_TARGETS: 'false' }, lookup).send({
+          url: 'http://rebind.test/cb',
+          ...REQ,
+        });
+        expect(lookups).toEqual(['rebind.test']);
+        expect(result.outcome).toEqual({ kind: 'refused' });
+        expect(result.error).toContain('10.0.0.1');
+        expect(targets()).toEqual([]);
+      },
+    );
 
     it('refuses localhost (resolving to loopback) unless private targets are allowed', async () => {
       const r = await receiver((_, res) => res.writeHead(200).end());

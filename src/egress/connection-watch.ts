@@ -14,7 +14,10 @@ export class ConnectionWatch {
   private socket: TLSSocket | null = null;
   private answered = false;
 
-  /** Watches the connection got's request stream is given, when it is a new one (a reused one has had its certificate accepted). */
+  /**
+   * Watches the connection got's request stream is given, when it is a new one (a reused one has
+   * had its certificate accepted).
+   */
   constructor(stream: EventEmitter) {
     stream.once('request', (req: http.ClientRequest) =>
       req.once('socket', (socket) => {

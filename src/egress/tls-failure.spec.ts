@@ -9,7 +9,8 @@ describe('TLS handshake failures, by error code', () => {
     ],
     [
       'ERR_SSL_TLSV1_ALERT_UNKNOWN_CA',
-      "the receiver refused the client certificate: it does not trust the certificate's issuer (unknown CA) (ERR_SSL_TLSV1_ALERT_UNKNOWN_CA)",
+      "the receiver refused the client certificate: it does not trust the certificate's issuer (unknown CA) " +
+        '(ERR_SSL_TLSV1_ALERT_UNKNOWN_CA)',
     ],
     [
       'ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE',
@@ -21,7 +22,8 @@ describe('TLS handshake failures, by error code', () => {
     ],
     [
       'ERR_SSL_TLSV1_ALERT_ACCESS_DENIED',
-      'the receiver denied access to the client certificate presented (access denied) (ERR_SSL_TLSV1_ALERT_ACCESS_DENIED)',
+      'the receiver denied access to the client certificate presented (access denied) ' +
+        '(ERR_SSL_TLSV1_ALERT_ACCESS_DENIED)',
     ],
     // Any other alert: named as the receiver sent it.
     [
@@ -53,7 +55,8 @@ describe('TLS handshake failures, by error code', () => {
     // Our own certificate or key unusable by OpenSSL.
     [
       'ERR_OSSL_X509_KEY_VALUES_MISMATCH',
-      'the client certificate or its key could not be used: x509 key values mismatch (ERR_OSSL_X509_KEY_VALUES_MISMATCH)',
+      'the client certificate or its key could not be used: x509 key values mismatch ' +
+        '(ERR_OSSL_X509_KEY_VALUES_MISMATCH)',
     ],
   ])('%s: %s', (code, cause) => {
     expect(tlsFailure(code, 'MESSAGE')).toBe(cause);
@@ -76,17 +79,20 @@ describe('a receiver that refuses the client certificate by closing the connecti
     [
       'ECONNRESET',
       'before-answer',
-      'the receiver closed the connection after the TLS handshake, before any answer: it may have refused the client certificate (ECONNRESET: MESSAGE)',
+      'the receiver closed the connection after the TLS handshake, before any answer: ' +
+        'it may have refused the client certificate (ECONNRESET: MESSAGE)',
     ],
     [
       'EPIPE',
       'before-answer',
-      'the receiver closed the connection after the TLS handshake, before any answer: it may have refused the client certificate (EPIPE: MESSAGE)',
+      'the receiver closed the connection after the TLS handshake, before any answer: ' +
+        'it may have refused the client certificate (EPIPE: MESSAGE)',
     ],
     [
       'ECONNRESET',
       'handshake',
-      'the receiver closed the connection during the TLS handshake: it may have refused the client certificate (ECONNRESET: MESSAGE)',
+      'the receiver closed the connection during the TLS handshake: ' +
+        'it may have refused the client certificate (ECONNRESET: MESSAGE)',
     ],
   ] as const)('%s, closed at %s: %s', (code, at, cause) => {
     expect(closedOnCertificate(code, 'MESSAGE', at)).toBe(cause);

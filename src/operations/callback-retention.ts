@@ -34,7 +34,10 @@ const PAUSE_PER_BATCH_TIME_WHILE_DELIVERING = 49;
 const RETENTION_LOCK = 727_002;
 const SHUTDOWN_WAIT_MS = 5_000;
 
-/** An idempotency key replays its first response for 24 h; after that it is only weight (docs/partners.md, "Safe retries of creates"). */
+/**
+ * An idempotency key replays its first response for 24 h; after that it is only weight
+ * (docs/partners.md, "Safe retries of creates").
+ */
 const IDEMPOTENCY_KEY_TTL = `interval '24 hours'`;
 
 const PRUNE_IDEMPOTENCY_KEYS = `

@@ -1,7 +1,10 @@
 import { Gauge, Registry } from 'prom-client';
 import { DeliveryCounts, DeliveryState } from '../callbacks/index.js';
 
-/** The gauges the alert rules (ops/alerts.yml) watch that no counter shows, read at scrape time (callbacks/store/counts.ts). */
+/**
+ * The gauges the alert rules (ops/alerts.yml) watch that no counter shows, read at scrape time
+ * (callbacks/store/counts.ts).
+ */
 export function registerDeliveryGauges(registry: Registry, counts: DeliveryCounts): void {
   // One read per scrape: prom-client collects the gauges together, and they share the read under way.
   let reading: Promise<DeliveryState> | null = null;
@@ -37,7 +40,8 @@ export function registerDeliveryGauges(registry: Registry, counts: DeliveryCount
   );
   gauge(
     'funding_callback_feed_held_seconds',
-    "How long the callback feed's horizon has been held back: the age of the oldest transaction of this database holding a transaction id (0: none)",
+    "How long the callback feed's horizon has been held back: " +
+      'the age of the oldest transaction of this database holding a transaction id (0: none)',
     (s) => s.feed_held,
   );
 }

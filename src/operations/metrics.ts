@@ -16,7 +16,9 @@ export class Metrics {
   readonly registry = new Registry();
   readonly attempts = new Counter({
     name: 'funding_callback_attempts_total',
-    help: 'Callback delivery attempts by outcome (delivered, retry, failed) and kind (http, timeout, network, tls, refused)',
+    help:
+      'Callback delivery attempts by outcome (delivered, retry, failed) ' +
+      'and kind (http, timeout, network, tls, refused)',
     labelNames: ['result', 'kind'] as const,
     registers: [this.registry],
   });
@@ -52,20 +54,26 @@ export class Metrics {
   });
   readonly recordFailures = new Counter({
     name: 'funding_callback_record_failures_total',
-    help: 'Attempt records PostgreSQL refused (batch: retried one by one; single: retried once without the answer; lost: refused again, or PostgreSQL out of reach past the patience)',
+    help:
+      'Attempt records PostgreSQL refused (batch: retried one by one; single: retried once without the answer; ' +
+      'lost: refused again, or PostgreSQL out of reach past the patience)',
     labelNames: ['stage'] as const,
     registers: [this.registry],
   });
   readonly admissionPasses = new Counter({
     name: 'funding_admission_passes_total',
-    help: 'Admission passes completed by this process (about one a second while it leads admission; 0 on workers and standbys)',
+    help:
+      'Admission passes completed by this process ' +
+      '(about one a second while it leads admission; 0 on workers and standbys)',
     registers: [this.registry],
   });
   /** Set by each admission pass (Admission.noteOldestDue); stale (this process stopped leading): 0. */
   private oldestDue = { at: -Infinity, seconds: 0 };
   readonly oldestDueGauge = new Gauge({
     name: 'funding_callback_oldest_due_seconds',
-    help: "How long the longest-due pending callback of a destination whose circuit is closed has been due, as the admission leader's last pass saw it (0: none due, or this process does not lead admission)",
+    help:
+      'How long the longest-due pending callback of a destination whose circuit is closed has been due, ' +
+      "as the admission leader's last pass saw it (0: none due, or this process does not lead admission)",
     registers: [this.registry],
     collect: () => {
       const fresh = performance.now() - this.oldestDue.at < OLDEST_DUE_FRESH_MS;

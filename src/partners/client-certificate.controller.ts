@@ -12,7 +12,8 @@ const PEM_LIMIT = 32 * 1024;
 export class ClientCertificateDto {
   @ApiProperty({
     description:
-      'PEM: the client certificate (the leaf) first, then its chain up to (not necessarily including) the root the receiver trusts',
+      'PEM: the client certificate (the leaf) first, ' +
+      'then its chain up to (not necessarily including) the root the receiver trusts',
     maxLength: PEM_LIMIT,
   })
   @IsString()
@@ -42,7 +43,10 @@ export class ClientCertificateDto {
 }
 
 const REFUSED = {
-  422: 'the certificate, privateKey or serverCa is not readable PEM, the key does not match the certificate, a certificate of the chain has expired (or is not valid yet), or the certificate does not allow client authentication; the message names which',
+  422:
+    'the certificate, privateKey or serverCa is not readable PEM, the key does not match the certificate, ' +
+    'a certificate of the chain has expired (or is not valid yet), ' +
+    'or the certificate does not allow client authentication; the message names which',
 };
 
 @ApiTags('operator')

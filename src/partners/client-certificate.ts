@@ -82,19 +82,22 @@ export function checkClientCertificate(upload: ClientCertificateUpload, now: Dat
   if (!chain)
     throw refuse(
       ErrorCode.client_certificate_unreadable,
-      'certificate is not readable PEM: give the leaf certificate first, then its chain, each as -----BEGIN CERTIFICATE-----, nothing but whitespace around them',
+      'certificate is not readable PEM: give the leaf certificate first, then its chain, ' +
+        'each as -----BEGIN CERTIFICATE-----, nothing but whitespace around them',
     );
   const key = privateKey(upload.privateKey);
   if (!key)
     throw refuse(
       ErrorCode.client_certificate_unreadable,
-      'privateKey is not a readable PEM private key: one key block, nothing but whitespace around it (an encrypted key must be decrypted first)',
+      'privateKey is not a readable PEM private key: one key block, nothing but whitespace around it ' +
+        '(an encrypted key must be decrypted first)',
     );
   const serverCa = upload.serverCa === undefined ? null : certificates(upload.serverCa);
   if (serverCa === null && upload.serverCa !== undefined)
     throw refuse(
       ErrorCode.client_certificate_unreadable,
-      'serverCa is not readable PEM: one or more -----BEGIN CERTIFICATE----- blocks, nothing but whitespace around them',
+      'serverCa is not readable PEM: one or more -----BEGIN CERTIFICATE----- blocks, ' +
+        'nothing but whitespace around them',
     );
   const [leaf] = chain;
   if (!leaf.checkPrivateKey(key))

@@ -21,7 +21,8 @@ interface Row {
   has_server_ca: boolean;
 }
 
-export const CLIENT_CERTIFICATE_VIEW = `subject, issuer, not_after, fingerprint256, server_ca IS NOT NULL AS has_server_ca`;
+export const CLIENT_CERTIFICATE_VIEW = `subject, issuer, not_after, fingerprint256,
+  server_ca IS NOT NULL AS has_server_ca`;
 
 export const clientCertificateView = (
   r: Pick<Row, 'subject' | 'issuer' | 'not_after' | 'fingerprint256'>,
@@ -55,9 +56,11 @@ export class ClientCertificates {
       const checked = checkClientCertificate(upload, new Date());
       const before = await this.current(m, partnerId);
       const [after]: Row[] = await m.query(
-        `INSERT INTO partner_client_certificates (partner_id, certificate, private_key, server_ca, subject, issuer, not_after, fingerprint256)
+        `INSERT INTO partner_client_certificates
+           (partner_id, certificate, private_key, server_ca, subject, issuer, not_after, fingerprint256)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-         ON CONFLICT (partner_id) DO UPDATE SET id = gen_random_uuid(), certificate = $2, private_key = $3, server_ca = $4,
+         ON CONFLICT (partner_id) DO UPDATE
+           SET id = gen_random_uuid(), certificate = $2, private_key = $3, server_ca = $4,
            subject = $5, issuer = $6, not_after = $7, fingerprint256 = $8, uploaded_at = now()
          RETURNING ${CLIENT_CERTIFICATE_VIEW}`,
         [

@@ -33,7 +33,10 @@ export class ClientTlsStore {
     private readonly box: SecretBox,
   ) {}
 
-  /** Throws when PostgreSQL cannot answer or the key cannot be opened (its SECRETS_KEY entry missing); nothing is kept then. */
+  /**
+   * Throws when PostgreSQL cannot answer or the key cannot be opened (its SECRETS_KEY entry missing);
+   * nothing is kept then.
+   */
   get(id: string): Promise<ClientTls | null> {
     const known = this.kept.get(id);
     if (known) return known;

@@ -8,7 +8,8 @@ const SIGNING_SECRET = {
 const SIGNING_PUBLIC_KEY = {
   example: 'whpk_PUAXw+hDiVqStwqnTRt+vJyYLM8uxJaMwM1V8Sr0Zgw=',
   description:
-    'ed25519 only (in place of signingSecret): the whpk_ public key v1a signatures verify with; the private key is never shown',
+    'ed25519 only (in place of signingSecret): the whpk_ public key v1a signatures verify with; ' +
+    'the private key is never shown',
 } as const;
 
 export class PartnerCreatedResponse {

@@ -36,7 +36,8 @@ export class PartnerResponse {
     type: [String],
     example: ['whpk_PUAXw+hDiVqStwqnTRt+vJyYLM8uxJaMwM1V8Sr0Zgw='],
     description:
-      'the whpk_ public keys callbacks are signed with now: the current key first, and the replaced one during the 24 h after a rotation or switch; [] under hmac-sha256',
+      'the whpk_ public keys callbacks are signed with now: the current key first, ' +
+      'and the replaced one during the 24 h after a rotation or switch; [] under hmac-sha256',
   })
   signingPublicKeys: string[];
   @ApiProperty({

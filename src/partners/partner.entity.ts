@@ -9,7 +9,10 @@ export class Partner {
   @Column('text', { name: 'api_key_hash', unique: true }) apiKeyHash: string;
   /** How callbacks are signed: `hmac-sha256` (`v1`) or `ed25519` (`v1a`). */
   @Column('text', { name: 'signature_scheme' }) signatureScheme: SignatureScheme;
-  /** The signing key (a `whsec_` secret or a `whsk_` Ed25519 private key), sealed with SECRETS_KEY (secret-box.ts), never in clear. */
+  /**
+   * The signing key (a `whsec_` secret or a `whsk_` Ed25519 private key), sealed with SECRETS_KEY
+   * (secret-box.ts), never in clear.
+   */
   @Column('text', { name: 'signing_secret' }) signingSecret: string;
   /** `whpk_…` of an Ed25519 signing key (null for a secret): no secret, the partner verifies with it. */
   @Column('text', { name: 'signing_public_key', nullable: true }) signingPublicKey: string | null;

@@ -21,7 +21,8 @@ import { PartnerSigning } from './partner-signing.service.js';
 import { PartnersService } from './partners.service.js';
 
 const SCHEME_DOC =
-  'hmac-sha256: Standard Webhooks v1 (a whsec_ secret); ed25519: v1a (a whpk_ public key to verify with; the private key never leaves the service)';
+  'hmac-sha256: Standard Webhooks v1 (a whsec_ secret); ' +
+  'ed25519: v1a (a whpk_ public key to verify with; the private key never leaves the service)';
 
 export class CreatePartnerDto {
   @ApiProperty({ example: 'Acme Bank' })

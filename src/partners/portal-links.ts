@@ -21,7 +21,8 @@ const newLinkToken = () => `fsp_${randomBytes(32).toString('base64url')}`;
  * `portal_links_expires_idx`.
  */
 export const PRUNE_PORTAL_LINKS = `
-  WITH doomed AS (SELECT token_hash FROM portal_links WHERE expires_at < now() - interval '1 day' LIMIT $1 FOR UPDATE SKIP LOCKED)
+  WITH doomed AS (SELECT token_hash FROM portal_links WHERE expires_at < now() - interval '1 day'
+                  LIMIT $1 FOR UPDATE SKIP LOCKED)
   DELETE FROM portal_links l USING doomed d WHERE l.token_hash = d.token_hash`;
 
 /** A link's state, by its token's hash (PostgreSQL's clock): what its page says, whether it can open a session. */

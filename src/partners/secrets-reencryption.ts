@@ -40,7 +40,8 @@ export class SecretsReencryption implements OnApplicationBootstrap {
     for (;;) {
       // Keyset over the column value itself: rows already re-sealed sort elsewhere and are not met again.
       const rows: { rid: string; keys: string[]; value: string }[] = await this.db.query(
-        `SELECT ${row} AS rid, ARRAY[${key.map((k) => `${k}::text`).join(', ')}] AS keys, ${column} AS value FROM ${table}
+        `SELECT ${row} AS rid, ARRAY[${key.map((k) => `${k}::text`).join(', ')}] AS keys, ${column} AS value
+          FROM ${table}
           WHERE ${column} IS NOT NULL AND ${column} NOT LIKE $1 AND ${column} > $2
           ORDER BY ${column} LIMIT ${BATCH}`,
         [this.box.currentPattern(), after],

@@ -233,7 +233,8 @@ describe('a callback row as a dashboard job', () => {
     [
       attempt({ error: 'refused https://x.example/tok?k=1' }),
       'failed: see https://x.example/p',
-      'attempt 1 at 2026-11-23T09:59:30.000Z: refused https://x.example in 40 ms from 20.93.102.228 → failed: see https://x.example',
+      'attempt 1 at 2026-11-23T09:59:30.000Z: refused https://x.example in 40 ms from 20.93.102.228 → ' +
+        'failed: see https://x.example',
     ],
   ])('logs an attempt as one line: %#', (a, then, line) => {
     expect(attemptLogLine(a, then)).toBe(line);
@@ -309,7 +310,8 @@ describe('a callback row as a dashboard job', () => {
       row({ status: 'failed', attemptCount: 1500, scheduleAttempts: 8, nextAttemptAt: null, lastError: 'HTTP 410' }),
       [attempt({ number: 1499, startedAt: at(-40) }), attempt({ number: 1500, statusCode: 410, error: null })],
       [
-        'attempts 1 to 1498 not shown (GET /admin/v1/callbacks/c0ffee00-0000-4000-8000-000000000001 lists every attempt)',
+        'attempts 1 to 1498 not shown ' +
+          '(GET /admin/v1/callbacks/c0ffee00-0000-4000-8000-000000000001 lists every attempt)',
         `attempt 1499 at ${T(-40)}: HTTP 500 in 40 ms from 20.93.102.228`,
         `attempt 1500 at ${T(-30)}: HTTP 410 in 40 ms from 20.93.102.228 → failed: HTTP 410`,
       ],
@@ -323,7 +325,8 @@ describe('a callback row as a dashboard job', () => {
       }),
       [attempt()],
       [
-        `attempt 1 at ${T(-30)}: HTTP 500 in 40 ms from 20.93.102.228 → waiting: circuit open since ${T(-25)}, next probe at ${T(40)}`,
+        `attempt 1 at ${T(-30)}: HTTP 500 in 40 ms from 20.93.102.228 → ` +
+          `waiting: circuit open since ${T(-25)}, next probe at ${T(40)}`,
       ],
     ],
     [
@@ -334,7 +337,9 @@ describe('a callback row as a dashboard job', () => {
       }),
       [attempt()],
       [
-        `attempt 1 at ${T(-30)}: HTTP 500 in 40 ms from 20.93.102.228 → waiting: circuit open since ${T(-25)}, next probe now (half-open: it or the next callback goes as the probe)`,
+        `attempt 1 at ${T(-30)}: HTTP 500 in 40 ms from 20.93.102.228 → ` +
+          `waiting: circuit open since ${T(-25)}, ` +
+          `next probe now (half-open: it or the next callback goes as the probe)`,
       ],
     ],
     [
@@ -348,7 +353,8 @@ describe('a callback row as a dashboard job', () => {
       [attempt()],
       [
         `attempt 1 at ${T(-30)}: HTTP 500 in 40 ms from 20.93.102.228`,
-        `redelivered at ${T(-5)}, no attempt since → waiting: circuit open since ${T(-25)}, next probe now (half-open: it or the next callback goes as the probe)`,
+        `redelivered at ${T(-5)}, no attempt since → waiting: circuit open since ${T(-25)}, ` +
+          `next probe now (half-open: it or the next callback goes as the probe)`,
       ],
     ],
     // The worker's clock may run behind PostgreSQL's: the attempt counter decides.

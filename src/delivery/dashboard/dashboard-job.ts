@@ -160,7 +160,9 @@ function waitsFor(r: DashboardRow, now: Date): string {
 /** One line of the job's log: when one attempt started, what it got, and (given) what followed. */
 export function attemptLogLine(a: AttemptRow, then?: string): string {
   const answer = a.error ?? (a.statusCode !== null ? `HTTP ${a.statusCode}` : 'no answer');
-  const line = `attempt ${a.number} at ${a.startedAt.toISOString()}: ${answer} in ${a.durationMs} ms from ${a.sourceAddress ?? 'unknown address'}`;
+  const line =
+    `attempt ${a.number} at ${a.startedAt.toISOString()}: ${answer} in ${a.durationMs} ms ` +
+    `from ${a.sourceAddress ?? 'unknown address'}`;
   return withoutUrlPaths(then ? `${line} → ${then}` : line);
 }
 

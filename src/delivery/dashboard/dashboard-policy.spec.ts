@@ -52,7 +52,8 @@ describe('queue dashboard policy', () => {
 
   it('serves the page without stylesheets from the internet and with the rules hiding switched-off buttons', () => {
     const html =
-      '<head><link href="https://fonts.googleapis.com/css2?family=IBM+Plex+Sans" rel="stylesheet">\n<link href="static/css/main.css" rel="stylesheet"></head><body></body>';
+      '<head><link href="https://fonts.googleapis.com/css2?family=IBM+Plex+Sans" rel="stylesheet">\n' +
+      '<link href="static/css/main.css" rel="stylesheet"></head><body></body>';
     const page = dashboardPage(html);
     expect(page).not.toContain('googleapis');
     expect(page).toContain('<link href="static/css/main.css" rel="stylesheet">');
@@ -90,7 +91,8 @@ describe('queue dashboard policy', () => {
         },
       ]),
     ).toBe(
-      'Open circuits (2): https://down.example open since 2026-11-23T10:00:00.000Z, 12 waiting, next probe 2026-11-23T10:00:05.000Z (last error: HTTP 503); ' +
+      'Open circuits (2): https://down.example open since 2026-11-23T10:00:00.000Z, 12 waiting, ' +
+        'next probe 2026-11-23T10:00:05.000Z (last error: HTTP 503); ' +
         'https://flaky.example:8443 half-open since 2026-11-23T09:59:00.000Z, 0 waiting, next probe ?.',
     );
   });

@@ -8,7 +8,8 @@ import type { DashboardJobKind } from './dashboard-job.js';
  * concurrency would change Redis behind the database's back and are refused.
  */
 export const SWITCHED_OFF =
-  'Switched off: the queue follows PostgreSQL. Retry a failed job or promote a delayed one here; anything else through the operator API (/admin/v1/callbacks).';
+  'Switched off: the queue follows PostgreSQL. Retry a failed job or promote a delayed one here; ' +
+  'anything else through the operator API (/admin/v1/callbacks).';
 
 /**
  * An operational event is never redelivered (the callback routes answer 404 for its delivery):
@@ -121,7 +122,8 @@ export function circuitsDescription(destinations: CircuitView[]): string {
   const open = destinations.filter((d) => d.state !== 'closed');
   if (open.length === 0) return 'All destinations closed (healthy).';
   const one = (d: CircuitView) =>
-    `${d.origin} ${d.state.replace('_', '-')} since ${d.openedAt ?? '?'}, ${d.waiting} waiting, next probe ${d.nextProbeAt ?? '?'}` +
+    `${d.origin} ${d.state.replace('_', '-')} since ${d.openedAt ?? '?'}, ${d.waiting} waiting, ` +
+    `next probe ${d.nextProbeAt ?? '?'}` +
     (d.lastError ? ` (last error: ${d.lastError})` : '');
   return `Open circuits (${open.length}): ${open.map(one).join('; ')}.`;
 }

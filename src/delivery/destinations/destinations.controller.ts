@@ -41,7 +41,8 @@ export class DestinationResponse {
     format: 'date-time',
     nullable: true,
     description:
-      'when the next probe goes (open circuit): never a time already past; while half_open, the time of this read (now)',
+      'when the next probe goes (open circuit): never a time already past; ' +
+      'while half_open, the time of this read (now)',
   })
   nextProbeAt: string | null;
   @ApiProperty({ type: 'string', nullable: true }) lastError: string | null;
@@ -49,7 +50,8 @@ export class DestinationResponse {
     type: 'integer',
     minimum: 0,
     description:
-      'callbacks due and waiting for this destination (no room in its window, or the circuit open), counted up to 10,000',
+      'callbacks due and waiting for this destination (no room in its window, or the circuit open), ' +
+      'counted up to 10,000',
   })
   waiting: number;
   @ApiProperty({

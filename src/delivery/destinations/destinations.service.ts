@@ -59,7 +59,9 @@ export class DestinationsService extends DestinationCircuits implements OnModule
     });
     new Gauge({
       name: 'funding_callbacks_waiting',
-      help: `Callbacks due and waiting for their destination, by why: an open circuit, or no room in its window (up to ${WAITING_COUNT_CAP} per destination)`,
+      help:
+        'Callbacks due and waiting for their destination, by why: an open circuit, or no room in its window ' +
+        `(up to ${WAITING_COUNT_CAP} per destination)`,
       labelNames: ['reason'] as const,
       registers: [this.metrics.registry],
       async collect() {
@@ -79,7 +81,10 @@ export class DestinationsService extends DestinationCircuits implements OnModule
     return this.read(partnerId, null);
   }
 
-  /** The circuit states of the partner's destinations at these origins (DestinationCircuits: the funding module's URL list asks). */
+  /**
+   * The circuit states of the partner's destinations at these origins
+   * (DestinationCircuits: the funding module's URL list asks).
+   */
   async statesOf(partnerId: string, origins: string[]): Promise<Map<string, CircuitState>> {
     const states = new Map<string, CircuitState>(origins.map((o) => [o, 'closed']));
     for (const r of await this.destinations.destinationStates(partnerId, origins))

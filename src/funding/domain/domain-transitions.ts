@@ -18,7 +18,10 @@ export type OwnedCompany = { partnerId: string; companyId: string };
 /** An operator's change: the company owning the row (404 naming the resource when the row does not exist). */
 export const companyOfRow = 'the company owning the row';
 
-/** How a change finds and locks its company (CompanyLocks): every path locks the company first, then the company's rows. */
+/**
+ * How a change finds and locks its company (CompanyLocks): every path locks the company first,
+ * then the company's rows.
+ */
 export type CompanyLock = OwnedCompany | typeof companyOfRow;
 
 /** A partner's change: the company named in its path, when it is this partner's (else 404 `Company`). */

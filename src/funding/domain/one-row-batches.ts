@@ -11,7 +11,10 @@ export interface Versioned<T> {
   version: string;
 }
 
-/** A changed row, to be written only over the version it was read at, the callbacks it calls for, and its audit entry. */
+/**
+ * A changed row, to be written only over the version it was read at, the callbacks it calls for,
+ * and its audit entry.
+ */
 export interface RowWrite<T> extends Versioned<T> {
   events: CallbackEvent[];
   /** The audit entry's parameters (auditValues), written with the row; null for a change that has none. */
@@ -40,8 +43,9 @@ export type Sql = { name: string; text: string };
 type Outcome = 'written' | 'overtaken' | 'alone';
 
 /**
- * One table's rows for a change of one row (CompanyChanges), read and written in batches: the reads asked for in one tick go
- * in one statement, and the writes that gather while one is under way go together in the next.
+ * One table's rows for a change of one row (CompanyChanges), read and written in batches: the reads
+ * asked for in one tick go in one statement, and the writes that gather while one is under way go
+ * together in the next.
  * Each round trip costs PostgreSQL and this process tens of microseconds of system CPU whatever it
  * carries (docs/architecture.md, "API path"), and a batch commits once.
  *

@@ -44,7 +44,9 @@ export class TestCallbacksController {
   constructor(private readonly tests: TestCallbacks) {}
 
   @Doc(
-    `Send a test callback: one signed attempt at once, like any callback ("test": true); failed at once, unsent, while its destination's circuit is open. At most ${TEST_CALLBACKS_PER_MINUTE} a minute`,
+    'Send a test callback: one signed attempt at once, like any callback ("test": true); ' +
+      "failed at once, unsent, while its destination's circuit is open. " +
+      `At most ${TEST_CALLBACKS_PER_MINUTE} a minute`,
     CallbackMessageResponse,
     [
       400,
@@ -52,7 +54,9 @@ export class TestCallbacksController {
       413,
       {
         422: 'no url given and none registered for the message',
-        429: `more than ${TEST_CALLBACKS_PER_MINUTE} test callbacks in a minute, or the partner rate limit; retry after Retry-After seconds`,
+        429:
+          `more than ${TEST_CALLBACKS_PER_MINUTE} test callbacks in a minute, or the partner rate limit; ` +
+          'retry after Retry-After seconds',
       },
     ],
     { status: 202 },

@@ -23,7 +23,8 @@ export class AttemptExchange1764830590000 implements MigrationInterface {
                    ADD CONSTRAINT callback_attempts_kind_check CHECK (kind IN (${list(KINDS)})) NOT VALID`);
     await q.query('ALTER TABLE callback_attempts VALIDATE CONSTRAINT callback_attempts_kind_check');
     await q.query(`ALTER TABLE callbacks ADD COLUMN restarted_by text,
-                   ADD CONSTRAINT callbacks_restarted_by_check CHECK (restarted_by IN ('redelivery', 'replay')) NOT VALID`);
+                   ADD CONSTRAINT callbacks_restarted_by_check
+                     CHECK (restarted_by IN ('redelivery', 'replay')) NOT VALID`);
     await q.query('ALTER TABLE callbacks VALIDATE CONSTRAINT callbacks_restarted_by_check');
   }
 
