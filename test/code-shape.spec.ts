@@ -4,7 +4,7 @@
  * dependency-cruiser's (.dependency-cruiser.cjs, `npm run depcruise` in `npm test`).
  * And one thing of test/: the end-to-end suites boot the app through one harness only.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './support/doc-blocks.js';
 
@@ -221,107 +221,14 @@ export function wideLines(file: string, text: string): string[] {
     .map(([n, width]) => `${file}:${n}: ${width}`);
 }
 
-/**
- * For now (issue 58): the files that Prettier still leaves wider than 120 characters, each in a part
- * of src/ another branch is rewriting; they are wrapped once those are merged. The list only shrinks:
- * a file listed here that has no wide line left (or is gone) fails the test, until it is taken out.
- */
-const WIDE_FOR_NOW = [
-  'src/callbacks/operational-events/operational-event.responses.ts',
-  'src/callbacks/operational-events/partner-self.controller.ts',
-  'src/callbacks/store/admission-store.ts',
-  'src/callbacks/store/admission.ts',
-  'src/callbacks/store/counts.ts',
-  'src/callbacks/store/dashboard-reads.ts',
-  'src/callbacks/store/delivery-load.ts',
-  'src/callbacks/store/destination-states.ts',
-  'src/callbacks/store/destinations.ts',
-  'src/callbacks/store/feed-page.ts',
-  'src/callbacks/store/lifecycle.ts',
-  'src/callbacks/store/operational-events.ts',
-  'src/callbacks/store/portal-activity.ts',
-  'src/callbacks/store/reads.ts',
-  'src/callbacks/store/recording.ts',
-  'src/callbacks/store/repairs.ts',
-  'src/callbacks/store/replay.ts',
-  'src/callbacks/store/retention.ts',
-  'src/callbacks/store/settlement.ts',
-  'src/callbacks/store/snapshots.ts',
-  'src/callbacks/store/statements.ts',
-  'src/callbacks/store/test-callbacks.ts',
-  'src/callbacks/store/worker-slots.ts',
-  'src/delivery/admission-floors.spec.ts',
-  'src/delivery/admission-floors.ts',
-  'src/delivery/admission-plan.spec.ts',
-  'src/delivery/admission.ts',
-  'src/delivery/callback-delivery.ts',
-  'src/delivery/callback-relay.ts',
-  'src/delivery/catch-up.spec.ts',
-  'src/delivery/dashboard/dashboard-job.spec.ts',
-  'src/delivery/dashboard/dashboard-job.ts',
-  'src/delivery/dashboard/dashboard-policy.spec.ts',
-  'src/delivery/dashboard/dashboard-policy.ts',
-  'src/delivery/destination-store.ts',
-  'src/delivery/destination-window.spec.ts',
-  'src/delivery/destinations/destinations.controller.ts',
-  'src/delivery/destinations/destinations.service.ts',
-  'src/delivery/index.ts',
-  'src/delivery/relay-connection.ts',
-  'src/delivery/settle-attempt.spec.ts',
-  'src/delivery/settle-attempt.ts',
-  'src/delivery/settlement.ts',
-  'src/delivery/timer-sweep.ts',
-  'src/egress/answer-headers.ts',
-  'src/egress/attempt-outcome.ts',
-  'src/egress/callback-sender.spec.ts',
-  'src/egress/connection-watch.ts',
-  'src/egress/tls-failure.spec.ts',
-  'src/funding/domain/domain-transitions.ts',
-  'src/funding/domain/one-row-batches.ts',
-  'src/funding/test-callbacks/test-callbacks.controller.ts',
-  'src/operations/callback-retention.ts',
-  'src/operations/delivery-gauges.ts',
-  'src/operations/metrics.ts',
-  'src/partners/client-certificate-expiries.ts',
-  'src/partners/client-certificate.controller.ts',
-  'src/partners/client-certificate.ts',
-  'src/partners/client-certificates.service.ts',
-  'src/partners/client-tls-store.ts',
-  'src/partners/partner-credentials.responses.ts',
-  'src/partners/partner-profile.responses.ts',
-  'src/partners/partner.entity.ts',
-  'src/partners/partners.controller.ts',
-  'src/partners/portal-links.ts',
-  'src/partners/secrets-reencryption.ts',
-  'src/platform/database/migrations/1764830590000-attempt-exchange.ts',
-  'src/portal/attempt-exchange.spec.ts',
-  'src/portal/views/callback.eta',
-  'src/portal/views/callbacks.eta',
-  'src/portal/views/events.eta',
-  'src/portal/views/layout.eta',
-  'src/portal/views/new-key.eta',
-  'src/portal/views/no-session.eta',
-  'src/portal/views/overview.eta',
-  'src/portal/views/replay.eta',
-  'src/portal/views/settings.eta',
-  'src/portal/views/sign-in.eta',
-  'src/portal/views/test.eta',
-  'src/portal/views/urls.eta',
-];
-
 describe('the width of src/', () => {
   // The SQL snapshots (*.sql) are written by `npm run sql:snapshot`: each statement as the code has it.
   const files = everyFile('src').filter((f) => !f.endsWith('.sql'));
   const read = (f: string) => readFileSync(path.join(ROOT, f), 'utf8');
 
   it('no line in src is wider than 120 characters', () => {
-    const wide = files.filter((f) => !WIDE_FOR_NOW.includes(f)).flatMap((f) => wideLines(f, read(f)));
+    const wide = files.flatMap((f) => wideLines(f, read(f)));
     expect(wide).toEqual([]);
-  });
-
-  it('lists for now only files that still have a wide line', () => {
-    const done = WIDE_FOR_NOW.filter((f) => !existsSync(path.join(ROOT, f)) || wideLines(f, read(f)).length === 0);
-    expect(done).toEqual([]);
   });
 
   it('measures a line in characters', () => {

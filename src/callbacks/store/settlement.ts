@@ -130,7 +130,8 @@ function recordStatement(reports: Reports): string {
          ${FOLLOW_MOVE},
          ${set(UNLEASED)}
     FROM input s
-   -- The attempts' callbacks by primary-key probes (an array, as ADMIT's): a join alone lets a generic plan read the table.
+   -- The attempts' callbacks by primary-key probes (an array, as ADMIT's): a join alone lets a generic plan
+   -- read the table.
    WHERE c.id = ANY (ARRAY(SELECT id FROM input)) AND c.id = s.id AND c.attempt_count = s.attempt_count
      -- failed meanwhile (its schedule ended during an outage after its lease lapsed): only a delivery is recorded on it
      AND (c.status IN ('sending', 'pending') OR s.status = 'delivered')

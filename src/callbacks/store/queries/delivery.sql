@@ -59,7 +59,8 @@ WITH input AS (
          url = coalesce(next_url, url), next_url = NULL,
          lease_until = NULL
     FROM input s
-   -- The attempts' callbacks by primary-key probes (an array, as ADMIT's): a join alone lets a generic plan read the table.
+   -- The attempts' callbacks by primary-key probes (an array, as ADMIT's): a join alone lets a generic plan
+   -- read the table.
    WHERE c.id = ANY (ARRAY(SELECT id FROM input)) AND c.id = s.id AND c.attempt_count = s.attempt_count
      -- failed meanwhile (its schedule ended during an outage after its lease lapsed): only a delivery is recorded on it
      AND (c.status IN ('sending', 'pending') OR s.status = 'delivered')
@@ -104,7 +105,8 @@ WITH input AS (
          url = coalesce(next_url, url), next_url = NULL,
          lease_until = NULL
     FROM input s
-   -- The attempts' callbacks by primary-key probes (an array, as ADMIT's): a join alone lets a generic plan read the table.
+   -- The attempts' callbacks by primary-key probes (an array, as ADMIT's): a join alone lets a generic plan
+   -- read the table.
    WHERE c.id = ANY (ARRAY(SELECT id FROM input)) AND c.id = s.id AND c.attempt_count = s.attempt_count
      -- failed meanwhile (its schedule ended during an outage after its lease lapsed): only a delivery is recorded on it
      AND (c.status IN ('sending', 'pending') OR s.status = 'delivered')
@@ -196,7 +198,8 @@ WITH input AS (
          url = coalesce(next_url, url), next_url = NULL,
          lease_until = NULL
     FROM input s
-   -- The attempts' callbacks by primary-key probes (an array, as ADMIT's): a join alone lets a generic plan read the table.
+   -- The attempts' callbacks by primary-key probes (an array, as ADMIT's): a join alone lets a generic plan
+   -- read the table.
    WHERE c.id = ANY (ARRAY(SELECT id FROM input)) AND c.id = s.id AND c.attempt_count = s.attempt_count
      -- failed meanwhile (its schedule ended during an outage after its lease lapsed): only a delivery is recorded on it
      AND (c.status IN ('sending', 'pending') OR s.status = 'delivered')
@@ -275,7 +278,8 @@ WITH input AS (
          url = coalesce(next_url, url), next_url = NULL,
          lease_until = NULL
     FROM input s
-   -- The attempts' callbacks by primary-key probes (an array, as ADMIT's): a join alone lets a generic plan read the table.
+   -- The attempts' callbacks by primary-key probes (an array, as ADMIT's): a join alone lets a generic plan
+   -- read the table.
    WHERE c.id = ANY (ARRAY(SELECT id FROM input)) AND c.id = s.id AND c.attempt_count = s.attempt_count
      -- failed meanwhile (its schedule ended during an outage after its lease lapsed): only a delivery is recorded on it
      AND (c.status IN ('sending', 'pending') OR s.status = 'delivered')
