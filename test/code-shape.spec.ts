@@ -7,15 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './support/doc-blocks.js';
-
-const sources = (dir: string): string[] =>
-  readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory()
-      ? sources(`${dir}/${e.name}`)
-      : e.name.endsWith('.ts') && !e.name.endsWith('.spec.ts')
-        ? [`${dir}/${e.name}`]
-        : [],
-  );
+import { sources } from './support/source-files.js';
 
 /** Each class declared at the start of a line, and how many lines it spans (to its closing brace at the same indentation). */
 export function classLengths(text: string): { name: string; lines: number }[] {

@@ -1,17 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ErrorCode } from '../src/platform/http/error-codes.js';
 import { ROOT } from './support/doc-blocks.js';
+import { sources } from './support/source-files.js';
 
 /** What keeps the domain's code in one shape, read from the source (the behaviour is in the e2e tests). */
-const sources = (dir: string): string[] =>
-  readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory()
-      ? sources(`${dir}/${e.name}`)
-      : e.name.endsWith('.ts') && !e.name.endsWith('.spec.ts')
-        ? [`${dir}/${e.name}`]
-        : [],
-  );
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
 const DOMAIN = [
   'src/funding/companies',

@@ -4,9 +4,10 @@
  * Read from the source: a table is named where a statement's FROM, JOIN, INTO, UPDATE, TABLE or
  * USING is followed by it.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './support/doc-blocks.js';
+import { sources } from './support/source-files.js';
 
 /** Every table the migrations leave, by the module that owns it. */
 const OWNER: Record<string, string> = {
@@ -56,15 +57,6 @@ const KNOWN_CROSSINGS: Record<string, string> = {
 };
 
 const NAMED = /\b(?:FROM|JOIN|INTO|UPDATE|TABLE|USING)\s+"?([a-z_]+)"?/g;
-
-const sources = (dir: string): string[] =>
-  readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory()
-      ? sources(`${dir}/${e.name}`)
-      : e.name.endsWith('.ts') && !e.name.endsWith('.spec.ts')
-        ? [`${dir}/${e.name}`]
-        : [],
-  );
 
 /** Each table a text's SQL names. */
 export const tablesNamed = (text: string): Set<string> =>
