@@ -142,7 +142,8 @@ describe('a circuit open with nothing waiting', () => {
       ),
     ).toContain(origin(rx));
     const overview = (await t.http().get('/portal').set('Cookie', cookie).expect(200)).text;
-    expect(overview).toContain(
+    // Whitespace between two tags is the template's layout, not the page's.
+    expect(overview.replace(/>\s+</g, '><')).toContain(
       `<th scope="row" class="url origin">${origin(rx)}</th><td><span class="state state-half_open">half_open</span>`,
     );
     expect(overview).toContain('goes now as the probe');
