@@ -57,13 +57,18 @@ export interface ProcessMemory {
   heapMb: number;
 }
 
+/** The JavaScript heap in use (MB) that a service's /metrics text shows, or NaN if it shows none. */
+export function heapUsedMb(metrics: string): number {
+  return Number(/^nodejs_heap_size_used_bytes(?:\{[^}]*\})? (\S+)/m.exec(metrics)?.[1] ?? NaN) / 2 ** 20;
+}
+
 async function heapMb(port: number): Promise<number> {
   try {
     const text = await got(`http://127.0.0.1:${port}/metrics`, {
       timeout: { request: METRICS_TIMEOUT_MS },
       retry: { limit: 0 },
     }).text();
-    return Number(/^nodejs_heap_size_used_bytes(?:\{[^}]*\})? (\S+)/m.exec(text)?.[1] ?? NaN) / 1024 / 1024;
+    return heapUsedMb(text);
   } catch {
     return NaN;
   }

@@ -5,13 +5,11 @@ import { Got } from 'got';
 import { fmt, figure } from './common.js';
 import type { ServiceRun } from './service.js';
 import type { memorySampler } from './system.js';
-import { RSS_LIMIT_MB } from './cost.js';
+import { heapUsedMb, RSS_LIMIT_MB } from './cost.js';
 
 /** Heap used by the process answering the service's /metrics (MB), or NaN if it shows none. */
 export async function serviceHeapMb(api: Got): Promise<number> {
-  const metrics = await api.get('metrics').text();
-  const m = /^(?:nodejs_heap_size_used_bytes|\w*heap_used\w*)(?:\{[^}]*\})? ([\d.e+]+)$/m.exec(metrics);
-  return m ? Number(m[1]) / 2 ** 20 : NaN;
+  return heapUsedMb(await api.get('metrics').text());
 }
 
 interface HostMemory {
