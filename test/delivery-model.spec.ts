@@ -14,6 +14,7 @@
 import fc from 'fast-check';
 import { failingSlots, isFresh, riskySlots } from '../src/delivery/admission-plan.js';
 import { JOB_CALLBACKS } from '../src/delivery/callback-queue.js';
+import { PATIENCE_MS, WAITING_PER_SLOT } from '../src/delivery/delivery-slots.js';
 import { circuitOf, newDestination, PROVEN_FOR_MS, roomOf } from '../src/delivery/destination-window.js';
 import { nextAttemptShown, nextProbeShown, probeReady } from '../src/callbacks/circuit-wait.js';
 import { originOfKey } from '../src/callbacks/callback-destination.js';
@@ -141,6 +142,8 @@ function check(ok: boolean, message: () => string): void {
   if (!ok) throw new Error(message());
 }
 const after = (r: Row) => r.sending + r.admitted;
+/** In slots after the pass: what it admitted takes slots, the waiting places hold the rest (admission-plan.ts). */
+const inSlots = (r: Row) => after(r) - r.waiting;
 const show = (pass: PassReport) => JSON.stringify([...pass.rows].map(([o, r]) => [o, { ...r, state: undefined }]));
 
 const eachCallbackHasOneConsistentState: Check = (w) => {
@@ -161,10 +164,15 @@ const eachCallbackHasOneConsistentState: Check = (w) => {
 
 const jobsFitTheLiveWorkers: Check = (w) => {
   w.workers.forEach((wk, i) => {
-    const n = w.started().filter((j) => j.worker === i).length;
+    const mine = w.started().filter((j) => j.worker === i);
+    const places = wk.slots * WAITING_PER_SLOT;
+    // Those started PATIENCE_MS ago or more may wait in waiting places; the rest take slots.
+    const waiting = Math.min(places, mine.filter((j) => w.now - j.startedAt! >= PATIENCE_MS).length);
     check(
-      n <= (wk.up ? wk.slots : 0),
-      () => `worker ${i} (${wk.up ? 'up' : 'down'}, ${wk.slots} slots) sends ${n} callbacks at once`,
+      wk.up ? mine.length - waiting <= wk.slots : mine.length === 0,
+      () =>
+        `worker ${i} (${wk.up ? 'up' : 'down'}, ${wk.slots} slots, ${places} waiting places) sends ${mine.length} ` +
+        `callbacks at once`,
     );
   });
   for (const j of w.jobs.values())
@@ -257,20 +265,28 @@ const unprovenWithinTheirShare: Check = (_w, pass) => {
   const share = riskySlots(pass.slots);
   if (sum((r) => r.admitted, true) > 0)
     check(
-      sum(after, true) <= share,
+      sum(inSlots, true) <= share,
       () =>
-        `unproven destinations: ${sum(after, true)} sending after a pass, share ${share} of ${pass.slots}; ${show(pass)}`,
+        `unproven destinations: ${sum(inSlots, true)} in slots after a pass, share ${share} of ${pass.slots}; ${show(pass)}`,
     );
   const failing = rows.filter((r) => r.failing);
-  const failingAfter = failing.reduce((n, r) => n + after(r), 0);
+  const failingAfter = failing.reduce((n, r) => n + inSlots(r), 0);
   if (failing.some((r) => r.admitted > 0))
     check(
       failingAfter <= failingSlots(pass.slots),
       () =>
         `failing destinations: ${failingAfter} sending after a pass, share ${failingSlots(pass.slots)} of ${pass.slots}; ${show(pass)}`,
     );
-  if (sum((r) => r.admitted) > 0)
-    check(sum(after) <= pass.slots, () => `${sum(after)} sending after a pass, ${pass.slots} slots; ${show(pass)}`);
+  if (sum((r) => r.admitted) > 0) {
+    check(
+      sum(inSlots) <= pass.slots,
+      () => `${sum(inSlots)} in slots after a pass, ${pass.slots} slots; ${show(pass)}`,
+    );
+    check(
+      sum((r) => r.waiting) + sum(inSlots) <= pass.slots + pass.places,
+      () => `${sum(after)} sending after a pass, ${pass.slots} slots and ${pass.places} waiting places; ${show(pass)}`,
+    );
+  }
 };
 
 const failuresHaveACause: Check = (w) => {
@@ -299,22 +315,29 @@ const failuresHaveACause: Check = (w) => {
  */
 function leftOver(pass: PassReport) {
   const rows = [...pass.rows.entries()];
-  const free = pass.slots - rows.reduce((n, [, r]) => n + after(r), 0);
-  const riskyFree = riskySlots(pass.slots) - rows.reduce((n, [, r]) => n + (r.proven ? 0 : after(r)), 0);
-  const failingFree = failingSlots(pass.slots) - rows.reduce((n, [, r]) => n + (r.failing ? after(r) : 0), 0);
+  const waiting = rows.reduce((n, [, r]) => n + r.waiting, 0);
+  const free = Math.min(
+    pass.slots - rows.reduce((n, [, r]) => n + inSlots(r), 0),
+    pass.slots + pass.places - waiting - rows.reduce((n, [, r]) => n + inSlots(r), 0),
+  );
+  const riskyFree = riskySlots(pass.slots) - rows.reduce((n, [, r]) => n + (r.proven ? 0 : inSlots(r)), 0);
+  const failingFree = failingSlots(pass.slots) - rows.reduce((n, [, r]) => n + (r.failing ? inSlots(r) : 0), 0);
   const short = rows.filter(([, r]) => r.admitted < Math.min(r.due, r.room));
   const why = (o: string, r: Row) =>
     `${o} admitted ${r.admitted} of ${r.due} due (room ${r.room}, proven ${r.proven}, failing ${r.failing}) with ${free} slots free, ${riskyFree} of the unproven share, ${failingFree} of the failing one; ${show(pass)}`;
   // As the pass began: whether a destination could take a slot, had none gone to those served before it.
   const at = (f: (r: Row) => number) => rows.reduce((n, [, r]) => n + f(r), 0);
-  const freeAtStart = pass.slots - at((r) => r.sending);
-  const riskyAtStart = riskySlots(pass.slots) - at((r) => (r.proven ? 0 : r.sending));
-  const failingAtStart = failingSlots(pass.slots) - at((r) => (r.failing ? r.sending : 0));
+  const freeAtStart = Math.min(
+    pass.slots - at((r) => r.sending - r.waiting),
+    pass.slots + pass.places - at((r) => r.sending),
+  );
+  const riskyAtStart = riskySlots(pass.slots) - at((r) => (r.proven ? 0 : r.sending - r.waiting));
+  const failingAtStart = failingSlots(pass.slots) - at((r) => (r.failing ? r.sending - r.waiting : 0));
   /** Whether it could take a slot when its turn came, had `before` taken one each (as the pass began: none). */
   const could = (r: Row, before: Row[] = []) =>
     r.due > 0 &&
     r.room > 0 &&
-    r.sending < freeAtStart - before.length &&
+    r.sending - r.waiting < freeAtStart - before.length &&
     (r.proven || riskyAtStart - before.filter((x) => !x.proven).length > 0) &&
     (!r.failing || failingAtStart - before.filter((x) => x.failing).length > 0);
   return {
@@ -322,17 +345,18 @@ function leftOver(pass: PassReport) {
     short,
     why,
     could,
-    full: (r: Row) => after(r) >= free || (!r.proven && riskyFree <= 0) || (r.failing && failingFree <= 0),
+    full: (r: Row) => inSlots(r) >= free || (!r.proven && riskyFree <= 0) || (r.failing && failingFree <= 0),
   };
 }
 /** The order a pass serves destinations in (admission-plan.ts): fresh before catch-up, then least recently served (never or idle first), then fewest in flight, then oldest due. */
 const turn = (r: Row) => r.lastServed ?? -Infinity;
+const holds = (r: Row) => r.sending - r.waiting;
 const fresh = (r: Row, now: number) => isFresh(r.oldestDue!, now);
 const servedBefore = (now: number) => (x: Row, r: Row) =>
   (fresh(x, now) && !fresh(r, now)) ||
   (fresh(x, now) === fresh(r, now) &&
     (turn(x) < turn(r) ||
-      (turn(x) === turn(r) && (x.sending < r.sending || (x.sending === r.sending && x.oldestDue! <= r.oldestDue!)))));
+      (turn(x) === turn(r) && (holds(x) < holds(r) || (holds(x) === holds(r) && x.oldestDue! <= r.oldestDue!)))));
 
 /** Due + room ⇒ admitted within one pass, unless the slots (or its share) ran out on destinations served before it, or it holds as many as are left free. */
 const dueWithRoomIsAdmitted: Check = (_w, pass) => {
@@ -788,10 +812,12 @@ describe('delivery core against an in-memory model of admission and settlement',
   it('admits no unproven destination while the unproven share is overdrawn (a proven window in flight aged past PROVEN_FOR_MS)', () => {
     const w = new World(3, [6]);
     const [a, b, c] = DESTINATIONS;
-    w.dests.get(a)!.state = { ...newDestination(cfg), window: cfg.max, lastOkAt: w.now - PROVEN_FOR_MS + 1000 };
+    w.dests.get(a)!.state = { ...newDestination(cfg), window: cfg.max, lastOkAt: w.now - PROVEN_FOR_MS + 300 };
     for (let i = 0; i < cfg.max; i++) w.commit(a);
     w.pass();
-    w.tick(2000); // four in flight to a destination no longer proven: over the share of three
+    // Four in flight to a destination no longer proven, admitted too recently to wait in waiting places
+    // (ADMITTED_WAITING_MS): over the share of three.
+    w.tick(600);
     [b, c].forEach((o) => w.commit(o));
     const pass = w.pass();
     expect([b, c].map((o) => pass.rows.get(o)!.admitted)).toEqual([0, 0]);

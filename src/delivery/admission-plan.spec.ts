@@ -14,10 +14,11 @@ const cfg: WindowConfig = { initial: 2, max: 40, threshold: 3, probe: { first: 1
 const fresh = newDestination(cfg);
 const proven = (window: number, at = 0): DestinationState => ({ ...fresh, window, lastOkAt: at });
 const failing = (failures: number): DestinationState => ({ ...fresh, window: 1, failures, lastError: 'timeout' });
-const c = (key: string, state: DestinationState, sending: number, oldestDue: number): Candidate => ({
+const c = (key: string, state: DestinationState, sending: number, oldestDue: number, waiting = 0): Candidate => ({
   key,
   state,
   sending,
+  waiting,
   oldestDue,
 });
 const budget = (slots: number, sending = 0, riskySending = 0, failingSending = 0): Budget => ({
@@ -25,6 +26,8 @@ const budget = (slots: number, sending = 0, riskySending = 0, failingSending = 0
   sending,
   riskySending,
   failingSending,
+  waitingPlaces: 0,
+  waiting: 0,
 });
 const none: Served = new Map();
 const sorted = (plan: Map<string, number>) => [...plan].sort();
@@ -132,6 +135,39 @@ describe('planAdmission: the slots of one pass', () => {
       none,
     );
     expect([...plan]).toEqual([['new', 2]]);
+  });
+});
+
+describe('planAdmission: callbacks waiting on an answer hold waiting places, not slots', () => {
+  const withWaiting = (slots: number, places: number, waiting: number, sending = 0): Budget => ({
+    ...budget(slots, sending, sending, sending),
+    waitingPlaces: places,
+    waiting,
+  });
+
+  it('admits beside callbacks that wait: a thousand dead destinations with two waiting each take no slot', () => {
+    const dead = Array.from({ length: 1000 }, (_, i) => c(`dead${i}`, failing(1), 2, i, 2));
+    const plan = planAdmission(
+      [...dead, c('new', fresh, 0, 50), c('healthy', proven(40, 0), 0, 100)],
+      withWaiting(20, 4000, 2000),
+      100,
+      cfg,
+      none,
+    );
+    expect(plan.get('healthy')).toBe(9);
+    expect(plan.get('new')).toBe(2);
+    expect([...plan].filter(([key]) => key.startsWith('dead'))).toHaveLength(0);
+  });
+
+  it('counts a destination holding only waiting callbacks as holding none (it keeps its window)', () => {
+    const dead = [c('dead', failing(1), 0, 1), c('slow', proven(40, 0), 30, 2, 30)];
+    expect(planAdmission(dead, withWaiting(20, 160, 30), 100, cfg, none).get('slow')).toBe(10);
+  });
+
+  it('admits nothing once the slots and waiting places together are taken, however many slots are free', () => {
+    const plan = planAdmission([c('healthy', proven(40, 0), 0, 100)], withWaiting(20, 160, 178), 100, cfg, none);
+    expect([...plan]).toEqual([['healthy', 1]]);
+    expect([...planAdmission([c('h', proven(40, 0), 0, 1)], withWaiting(20, 160, 180), 100, cfg, none)]).toEqual([]);
   });
 });
 

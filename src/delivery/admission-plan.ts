@@ -7,6 +7,8 @@ export interface Candidate {
   state: DestinationState;
   /** Its callbacks in flight (`sending`), all processes together. */
   sending: number;
+  /** Of those, the ones waiting on an answer in waiting places (Budget): they hold no slot. */
+  waiting: number;
   /** Its oldest due callback's next_attempt_at (ms): among destinations served as recently, the oldest first. */
   oldestDue: number;
 }
@@ -43,15 +45,24 @@ export function servedAfter(
   return next;
 }
 
-/** The delivery slots of every live worker, and how many are taken. */
+/**
+ * The delivery slots of every live worker and how many are taken, and their waiting places: a
+ * callback admitted long enough ago that its request waits on an answer (delivery-slots.ts) has
+ * left its slot for a waiting place, and takes no slot from anyone.
+ */
 export interface Budget {
   /** min(CALLBACK_READY_WINDOW, the live workers' CALLBACK_CONCURRENCY summed). */
   slots: number;
+  /** Callbacks in flight in slots (admitted recently). */
   sending: number;
   /** Of those, to destinations that are not proven (new, idle, failing, open). */
   riskySending: number;
   /** Of those, to failing destinations (failed attempts in a row, or open). */
   failingSending: number;
+  /** The live workers' waiting places (WAITING_PER_SLOT for each of their slots). */
+  waitingPlaces: number;
+  /** Callbacks in flight admitted long enough ago to wait in them. */
+  waiting: number;
 }
 
 /**
@@ -121,7 +132,11 @@ export function planAdmission(
   served: Served,
 ): Map<string, number> {
   const plan = new Map<string, number>();
-  let free = budget.slots - budget.sending;
+  // A callback takes a slot now and a waiting place if it waits: both must be left.
+  let free = Math.min(
+    budget.slots - budget.sending,
+    budget.slots + budget.waitingPlaces - budget.sending - budget.waiting,
+  );
   // Below zero when callbacks in flight already exceed a share (a proven window aged, slots shrank).
   let riskyFree = riskySlots(budget.slots) - budget.riskySending;
   let failingFree = failingSlots(budget.slots) - budget.failingSending;
@@ -131,7 +146,7 @@ export function planAdmission(
       proven: isProven(c.state, now),
       failing: isFailing(c.state),
       room: roomOf(c.state, c.sending, now, cfg),
-      holds: c.sending,
+      holds: c.sending - c.waiting,
       oldestDue: c.oldestDue,
       catchUp: isFresh(c.oldestDue, now) ? 0 : 1,
       turn: served.get(c.key) ?? -Infinity,

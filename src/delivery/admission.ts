@@ -5,6 +5,7 @@ import { CallbackQueue } from './callback-queue.js';
 import { AdmissionFloors } from './admission-floors.js';
 import { admissionRounds, Budget, Candidate, servedAfter } from './admission-plan.js';
 import { CatchUp } from './catch-up.js';
+import { PATIENCE_MS, WAITING_PER_SLOT } from './delivery-slots.js';
 import { stateOf } from './destination-store.js';
 import { AdmissionStore, AdmittedRow, CandidateRow } from '../callbacks/index.js';
 import { outageError } from './settle-attempt.js';
@@ -12,6 +13,15 @@ import { isFailing, isProven, WindowConfig, windowConfigOf } from './destination
 
 /** A lease is the attempt's timeout and this much more (see the constructor). */
 export const LEASE_MARGIN_MS = 30_000;
+
+/**
+ * A callback of a destination that is not proven (new, idle, failing: its requests may hang until
+ * the timeout), admitted this long ago and still in flight, counts as waiting on an answer: it holds
+ * a waiting place, not a slot (delivery-slots.ts moves it there PATIENCE_MS after it started; its
+ * job's trip to the worker takes less than the rest). A proven destination's count in slots however
+ * long they take: a worker slow to start them (its CPU taken) never makes admission hand it more.
+ */
+export const ADMITTED_WAITING_MS = 2 * PATIENCE_MS;
 
 /**
  * One admission pass (run by the relay that leads admission, on its own connection): for every
@@ -82,7 +92,12 @@ export class Admission {
     if (this.swept) this.floors.forget();
     this.swept = false;
     const unread = this.catchUp.unread(this.readAhead);
-    const rows = await this.store.candidates(conn, this.floors.params(unread), unread);
+    const rows = await this.store.candidates(
+      conn,
+      this.floors.params(unread),
+      unread,
+      this.leaseMs - ADMITTED_WAITING_MS,
+    );
     this.noteOldestDue(rows, this.catchUp.oldestDue(unread));
     this.floors.note(rows, unread);
     this.passes++;
@@ -105,14 +120,21 @@ export class Admission {
       sending: 0,
       riskySending: 0,
       failingSending: 0,
+      waitingPlaces: rows[0].worker_slots * WAITING_PER_SLOT,
+      waiting: 0,
     };
     const candidates: Candidate[] = [];
     for (const r of rows) {
       const state = stateOf(r);
-      budget.sending += r.sending;
-      if (!isProven(state, now)) budget.riskySending += r.sending;
-      if (isFailing(state)) budget.failingSending += r.sending;
-      if (r.oldest_due !== null) candidates.push({ key: r.key, state, sending: r.sending, oldestDue: r.oldest_due });
+      const proven = isProven(state, now);
+      // A proven destination's callbacks count in slots however long they take (ADMITTED_WAITING_MS).
+      const waiting = proven ? 0 : r.waiting;
+      budget.sending += r.sending - waiting;
+      budget.waiting += waiting;
+      if (!proven) budget.riskySending += r.sending - waiting;
+      if (isFailing(state)) budget.failingSending += r.sending - waiting;
+      if (r.oldest_due !== null)
+        candidates.push({ key: r.key, state, sending: r.sending, waiting, oldestDue: r.oldest_due });
     }
     const asks = new Map(rows.filter((r) => r.probe_id !== null).map((r) => [r.key, r.probe_id!]));
     const admitted = countBy(await this.admitRounds(conn, candidates, budget, now, rows[0].workers, asks));

@@ -5,7 +5,7 @@ import { newDestination } from './destination-window.js';
 const state = newDestination({ initial: 2, max: 40, threshold: 3, probe: { first: 1000, last: 8000 } });
 const NOW = 1_000_000;
 /** A candidate whose oldest due callback is `age` ms old at NOW. */
-const due = (key: string, age: number): Candidate => ({ key, state, sending: 0, oldestDue: NOW - age });
+const due = (key: string, age: number): Candidate => ({ key, state, sending: 0, waiting: 0, oldestDue: NOW - age });
 const behind = (n: number) => Array.from({ length: n }, (_, i) => due(`d${i}`, 5 * FRESH_MS + i));
 
 describe('CatchUp: which destinations catching up a pass reads', () => {

@@ -1,30 +1,100 @@
 /**
- * This process's delivery slots (CALLBACK_CONCURRENCY), taken in arrival order. Admission never
- * hands out more callbacks than all workers' slots together, but a job carries several and one
- * process may take more jobs than its share: the callbacks beyond its slots wait here, not on
- * more sockets.
+ * A delivery still unanswered this long after it started waits on its answer in a waiting place
+ * and leaves its slot to the next: a slot is for sending and reading answers (CPU), a waiting place
+ * only holds a socket and its request until the answer or the timeout (memory). Healthy receivers
+ * answer well within it; a dead or slow one never takes a slot for longer.
+ */
+export const PATIENCE_MS = 500;
+
+/**
+ * Waiting places per delivery slot. What one costs was measured (docs/configuration.md,
+ * `CALLBACK_CONCURRENCY`): about 20 KB of heap and 55 KB of RSS for a request waiting on a receiver
+ * that accepts and never answers.
+ */
+export const WAITING_PER_SLOT = 8;
+
+/** One delivery's run: `released` when it settles or moves to a waiting place, `done` when it settles. */
+export interface SlotRun<T> {
+  released: Promise<void>;
+  done: Promise<T>;
+}
+
+/**
+ * This process's delivery slots (CALLBACK_CONCURRENCY), taken in arrival order, and its waiting
+ * places (WAITING_PER_SLOT for each slot). Admission never hands out more callbacks than all
+ * workers' slots and places together, but a job carries several and one process may take more jobs
+ * than its share: the callbacks beyond its slots wait here, not on more sockets. A delivery past
+ * PATIENCE_MS moves to a waiting place as soon as one is free (the first overdue first).
  */
 export class DeliverySlots {
   private used = 0;
-  private readonly waiting: (() => void)[] = [];
+  private waitingUsed = 0;
+  private readonly queue: (() => void)[] = [];
+  /** Deliveries past their patience while every waiting place was taken; each moves when called (false: gone). */
+  private readonly overdue: (() => boolean)[] = [];
 
-  constructor(private readonly size: number) {}
+  constructor(
+    private readonly size: number,
+    private readonly places = size * WAITING_PER_SLOT,
+    private readonly patienceMs = PATIENCE_MS,
+  ) {}
 
   /** Runs `work` in a slot, once one is free. */
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.used < this.size) this.used++;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve)); // the slot is handed over as it is freed
+  run<T>(work: () => Promise<T>): SlotRun<T> {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const done = this.take().then(() => this.inSlot(work, release));
+    return { released, done };
+  }
+
+  /** Deliveries in slots now. */
+  get inUse(): number {
+    return this.used;
+  }
+
+  /** Deliveries waiting on an answer in waiting places now. */
+  get waiting(): number {
+    return this.waitingUsed;
+  }
+
+  private async inSlot<T>(work: () => Promise<T>, release: () => void): Promise<T> {
+    let where: 'slot' | 'waiting' | 'settled' = 'slot';
+    const move = (): boolean => {
+      if (where !== 'slot') return false;
+      where = 'waiting';
+      this.waitingUsed++;
+      this.free();
+      release();
+      return true;
+    };
+    const timer = setTimeout(() => {
+      if (this.waitingUsed >= this.places || !move()) this.overdue.push(move);
+    }, this.patienceMs);
     try {
       return await work();
     } finally {
-      const next = this.waiting.shift();
-      if (next) next();
-      else this.used--;
+      clearTimeout(timer);
+      if (where === 'slot') this.free();
+      else {
+        this.waitingUsed--;
+        while (this.overdue.length > 0 && !this.overdue.shift()!()); // the first overdue still in a slot moves
+      }
+      where = 'settled';
+      release();
     }
   }
 
-  /** Deliveries running now. */
-  get inUse(): number {
-    return this.used;
+  private take(): Promise<void> {
+    if (this.used < this.size) {
+      this.used++;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => this.queue.push(resolve)); // the slot is handed over as it is freed
+  }
+
+  private free(): void {
+    const next = this.queue.shift();
+    if (next) next();
+    else this.used--;
   }
 }

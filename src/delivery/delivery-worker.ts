@@ -32,8 +32,8 @@ const SHUTDOWN_REDIS_GRACE_MS = 3000;
 
 /**
  * The BullMQ workers of this process (roles `worker` and `all`): CALLBACK_CONCURRENCY deliveries
- * in flight in all. Shutdown, in this order: withdraw the slots from admission, stop taking jobs,
- * let the deliveries in flight settle (beforeApplicationShutdown, while PostgreSQL and Redis are
+ * in slots in all, and as many as their waiting places hold waiting on answers (delivery-slots.ts).
+ * Shutdown, in this order: withdraw the slots from admission, stop taking jobs, let the deliveries in flight settle (beforeApplicationShutdown, while PostgreSQL and Redis are
  * still open), then close the connections (onApplicationShutdown).
  */
 @Injectable()
@@ -82,7 +82,10 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
 
   async beforeApplicationShutdown(): Promise<void> {
     await this.registry.leave();
-    const closed = Promise.all(this.workers.map((w) => w.close().catch(() => undefined))).then(() => true);
+    // The jobs end when their callbacks settle or wait in waiting places: the latter settle after.
+    const closed = Promise.all(this.workers.map((w) => w.close().catch(() => undefined)))
+      .then(() => this.idle())
+      .then(() => true);
     const grace = () => new Promise<false>((r) => setTimeout(() => r(false), SHUTDOWN_REDIS_GRACE_MS).unref());
     for (;;) {
       if (await Promise.race([closed, this.idle().then(() => false)])) return;
@@ -99,28 +102,32 @@ export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplication
     this.sender.close();
   }
 
-  /** Resolves when no job of this process is in progress. */
+  /** Resolves when no delivery of this process is in progress. */
   private idle(): Promise<void> {
     if (this.inFlight === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
   /**
-   * A job's callbacks, each in a slot of this process; the job ends when all have settled. A job
-   * of an earlier version (no lease) is dropped: its callbacks come back when their leases lapse.
+   * A job's callbacks, each in a slot of this process; the job ends when each has settled or waits
+   * on its answer in a waiting place (delivery-slots.ts), which its lease covers as the job did. A
+   * job of an earlier version (no lease) is dropped: its callbacks come back when their leases lapse.
    */
   private async process(job: Job<DeliverJobData>): Promise<void> {
     const { callbackIds, lease } = job.data;
     if (!Array.isArray(callbackIds) || typeof lease !== 'string') return;
+    const runs = callbackIds.map((id) => this.slots.run(() => this.delivery.deliver(id, lease)));
+    for (const run of runs) this.follow(run.done);
+    await Promise.all(runs.map((run) => run.released));
+  }
+
+  /** Counts a delivery in flight until it settles; one that throws stays `sending` until its lease lapses. */
+  private follow(done: Promise<unknown>): void {
     this.inFlight++;
-    try {
-      const settled = await Promise.allSettled(
-        callbackIds.map((id) => this.slots.run(() => this.delivery.deliver(id, lease))),
-      );
-      const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-      if (failed) throw failed.reason;
-    } finally {
-      if (--this.inFlight === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
-    }
+    void done
+      .catch((e: unknown) => this.errors.warn(`delivery: ${(e as Error).message}`))
+      .finally(() => {
+        if (--this.inFlight === 0) this.idleWaiters.splice(0).forEach((resolve) => resolve());
+      });
   }
 }

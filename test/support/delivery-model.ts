@@ -11,7 +11,8 @@ import { destinationKey } from '../../src/callbacks/callback-destination.js';
 import type { LifeEvent } from '../../src/callbacks/callback-lifecycle.js';
 import { admissionRounds, Budget, Candidate, servedAfter } from '../../src/delivery/admission-plan.js';
 import { CatchUp } from '../../src/delivery/catch-up.js';
-import { LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
+import { ADMITTED_WAITING_MS, LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
+import { PATIENCE_MS, WAITING_PER_SLOT } from '../../src/delivery/delivery-slots.js';
 import { LEASE_SPARE_MS } from '../../src/delivery/callback-delivery.js';
 import { jobsOf } from '../../src/delivery/callback-queue.js';
 import { AttemptOutcome, isFinal as finalOutcome } from '../../src/egress/attempt-outcome.js';
@@ -130,11 +131,15 @@ export interface Row {
   failing: boolean;
   lastServed: number | null;
   admitted: number;
+  /** Of `sending`, those in waiting places (an unproven destination's, admitted ADMITTED_WAITING_MS ago or more). */
+  waiting: number;
 }
 /** `skipped`: the destinations catching up whose callbacks the pass did not read (src/delivery/catch-up.ts). */
 export interface PassReport {
   now: number;
   slots: number;
+  /** The live workers' waiting places. */
+  places: number;
   rows: Map<string, Row>;
   skipped: ReadonlySet<string>;
 }
@@ -192,11 +197,8 @@ export class World {
     this.of(origin, 'pending')
       .filter((c) => c.nextAttemptAt! <= this.now)
       .sort((a, b) => a.nextAttemptAt! - b.nextAttemptAt! || a.id - b.id);
-  slots = () =>
-    Math.min(
-      READY_WINDOW,
-      this.workers.reduce((n, w) => n + (w.up ? w.slots : 0), 0),
-    );
+  workerSlots = () => this.workers.reduce((n, w) => n + (w.up ? w.slots : 0), 0);
+  slots = () => Math.min(READY_WINDOW, this.workerSlots());
   busy = () => this.callbacks.some((c) => c.status === 'pending' || c.status === 'sending');
 
   private note(event: LifeEvent, c: Callback, from: Status | null, to: Status | null = c.status): void {
@@ -261,12 +263,25 @@ export class World {
     skipped: ReadonlySet<string>,
     enqueued: (callbacks: Callback[]) => boolean,
   ): { report: PassReport; candidates: Candidate[]; admitted: Map<string, number> } {
-    const report: PassReport = { now: this.now, slots: this.slots(), rows: new Map(), skipped };
-    const budget: Budget = { slots: report.slots, sending: 0, riskySending: 0, failingSending: 0 };
+    const places = this.workerSlots() * WAITING_PER_SLOT;
+    const report: PassReport = { now: this.now, slots: this.slots(), places, rows: new Map(), skipped };
+    const budget: Budget = {
+      slots: report.slots,
+      sending: 0,
+      riskySending: 0,
+      failingSending: 0,
+      waitingPlaces: places,
+      waiting: 0,
+    };
     const candidates: Candidate[] = [];
     const asks = new Map([...this.dests].filter(([, d]) => d.probe !== null).map(([o, d]) => [o, d.probe!]));
     for (const [origin, { state }] of this.dests) {
-      const sending = this.of(origin, 'sending').length;
+      const inFlight = this.of(origin, 'sending');
+      const sending = inFlight.length;
+      const waiting = isProven(state, this.now)
+        ? 0
+        : inFlight.filter((c) => this.now - (this.jobs.get(c.id)?.admittedAt ?? this.now) >= ADMITTED_WAITING_MS)
+            .length;
       const read =
         (state.openedAt === null || state.nextProbeAt! <= this.now || state.probeAsked) && !skipped.has(origin);
       const due = read ? this.dueOf(origin) : [];
@@ -280,13 +295,15 @@ export class World {
         failing: isFailing(state),
         lastServed: this.served.get(origin) ?? null,
         admitted: 0,
+        waiting,
       };
       report.rows.set(origin, row);
       if (due.length === 0 && sending === 0) continue;
-      budget.sending += sending;
-      if (!row.proven) budget.riskySending += sending;
-      if (row.failing) budget.failingSending += sending;
-      if (due.length > 0) candidates.push({ key: origin, state, sending, oldestDue: row.oldestDue! });
+      budget.sending += sending - waiting;
+      budget.waiting += waiting;
+      if (!row.proven) budget.riskySending += sending - waiting;
+      if (row.failing) budget.failingSending += sending - waiting;
+      if (due.length > 0) candidates.push({ key: origin, state, sending, waiting, oldestDue: row.oldestDue! });
     }
     const rounds = admissionRounds(candidates, budget, this.now, cfg, this.served);
     for (let round = rounds.next(); !round.done;) {
@@ -344,12 +361,15 @@ export class World {
 
   /**
    * Each worker sends the callbacks it holds as its slots free, in arrival order; one whose lease
-   * has less left than an attempt and its record (callback-delivery.ts) is not sent: it lapses.
+   * has less left than an attempt and its record (callback-delivery.ts) is not sent: it lapses. One
+   * started PATIENCE_MS ago or more leaves its slot for a waiting place while one is free.
    */
   start(): void {
     this.workers.forEach((w, i) => {
       const mine = [...this.jobs.values()].filter((j) => j.worker === i);
-      let free = w.slots - mine.filter((j) => j.startedAt !== null).length;
+      const started = mine.filter((j) => j.startedAt !== null);
+      const overdue = started.filter((j) => this.now - j.startedAt! >= PATIENCE_MS).length;
+      let free = w.slots - (started.length - Math.min(overdue, w.slots * WAITING_PER_SLOT));
       for (const j of mine.filter((j) => j.startedAt === null)) {
         if (free === 0) break;
         if (j.cb.leaseUntil! - this.now < TIMEOUT_MS + LEASE_SPARE_MS) this.jobs.delete(j.cb.id);

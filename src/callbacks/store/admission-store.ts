@@ -18,6 +18,8 @@ export interface CandidateFloors {
 /** A destination with room or callbacks in flight, as a pass reads it (admission.ts, CANDIDATES). */
 export type CandidateRow = DestinationRow & {
   sending: number;
+  /** Of those, the ones admitted long enough ago that their requests wait on an answer (candidates' `waitingLeases`). */
+  waiting: number;
   /** Its oldest due callback (epoch ms), null when its callbacks were not read or none is due. */
   oldest_due: number | null;
   worker_slots: number;
@@ -60,14 +62,20 @@ export type OpenDestination = { key: string; origin: string; opened_at: number; 
 export class AdmissionStore {
   /**
    * Every destination that may take a callback now or has some in flight, each read from its floor but those
-   * `skipped` (their callbacks in flight still counted).
+   * `skipped` (their callbacks in flight still counted). `waitingLeases` (ms): a callback in flight whose lease
+   * ends before now() plus this counts as `waiting`.
    */
-  async candidates(conn: SqlSession, f: CandidateFloors, skipped: ReadonlySet<string>): Promise<CandidateRow[]> {
+  async candidates(
+    conn: SqlSession,
+    f: CandidateFloors,
+    skipped: ReadonlySet<string>,
+    waitingLeases: number,
+  ): Promise<CandidateRow[]> {
     return (
       await conn.query<CandidateRow>({
         name: 'admission-candidates',
         text: CANDIDATES,
-        values: [f.keys, f.at, f.seq, f.idle, [...skipped]],
+        values: [f.keys, f.at, f.seq, f.idle, [...skipped], waitingLeases],
       })
     ).rows;
   }

@@ -44,8 +44,11 @@ const fromFloor = (at: string, seq: string): string =>
  * has them admitted; test/callback-origin.e2e-spec.ts checks the trigger.
  */
 export const CANDIDATES = `
-  WITH sending AS (SELECT destination, count(*)::int AS n FROM callbacks WHERE status = 'sending' GROUP BY destination)
-  SELECT ${DESTINATION_COLUMNS}, coalesce(s.n, 0) AS sending, (extract(epoch FROM due.at) * 1000)::float8 AS oldest_due,
+  WITH sending AS (SELECT destination, count(*)::int AS n,
+                          count(*) FILTER (WHERE lease_until < now() + $6 * interval '1 millisecond')::int AS w
+                     FROM callbacks WHERE status = 'sending' GROUP BY destination)
+  SELECT ${DESTINATION_COLUMNS}, coalesce(s.n, 0) AS sending, coalesce(s.w, 0) AS waiting,
+         (extract(epoch FROM due.at) * 1000)::float8 AS oldest_due,
          (SELECT coalesce(sum(concurrency), 0)::int FROM delivery_workers WHERE expires_at > now()) AS worker_slots,
          (SELECT count(*)::int FROM delivery_workers WHERE expires_at > now()) AS workers,
          (extract(epoch FROM now()) * 1000)::float8 AS now,
