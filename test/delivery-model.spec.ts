@@ -14,6 +14,7 @@
 import fc from 'fast-check';
 import { failingSlots, isFresh, riskySlots } from '../src/delivery/admission-plan.js';
 import { JOB_CALLBACKS } from '../src/delivery/callback-queue.js';
+import { ADMITTED_WAITING_MS } from '../src/delivery/admission.js';
 import { PATIENCE_MS, WAITING_PER_SLOT } from '../src/delivery/delivery-slots.js';
 import { circuitOf, newDestination, PROVEN_FOR_MS, roomOf } from '../src/delivery/destination-window.js';
 import { nextAttemptShown, nextProbeShown, probeReady } from '../src/callbacks/circuit-wait.js';
@@ -812,12 +813,12 @@ describe('delivery core against an in-memory model of admission and settlement',
   it('admits no unproven destination while the unproven share is overdrawn (a proven window in flight aged past PROVEN_FOR_MS)', () => {
     const w = new World(3, [6]);
     const [a, b, c] = DESTINATIONS;
-    w.dests.get(a)!.state = { ...newDestination(cfg), window: cfg.max, lastOkAt: w.now - PROVEN_FOR_MS + 300 };
+    w.dests.get(a)!.state = { ...newDestination(cfg), window: cfg.max, lastOkAt: w.now - PROVEN_FOR_MS + 100 };
     for (let i = 0; i < cfg.max; i++) w.commit(a);
     w.pass();
     // Four in flight to a destination no longer proven, admitted too recently to wait in waiting places
     // (ADMITTED_WAITING_MS): over the share of three.
-    w.tick(600);
+    w.tick(ADMITTED_WAITING_MS - 100);
     [b, c].forEach((o) => w.commit(o));
     const pass = w.pass();
     expect([b, c].map((o) => pass.rows.get(o)!.admitted)).toEqual([0, 0]);

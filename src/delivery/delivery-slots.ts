@@ -4,7 +4,7 @@
  * only holds a socket and its request until the answer or the timeout (memory). Healthy receivers
  * answer well within it; a dead or slow one never takes a slot for longer.
  */
-export const PATIENCE_MS = 500;
+export const PATIENCE_MS = 150;
 
 /**
  * Waiting places per delivery slot. What one costs was measured (docs/configuration.md,

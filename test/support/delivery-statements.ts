@@ -8,6 +8,10 @@ import { DestinationSave, saveParams } from '../../src/callbacks/store/destinati
 import { AttemptRecord, recordParams } from '../../src/callbacks/store/settlement.js';
 import { storeStatement } from '../../src/callbacks/store/statements.js';
 import { dropRunData, runIdentity, TEST_REDIS_URL } from './run-identity.js';
+import { ADMITTED_WAITING_MS, LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
+
+/** Admission's `waitingLeases` (delivery/admission.ts): the default lease less ADMITTED_WAITING_MS. */
+export const WAITING_LEASES = 15_000 + LEASE_MARGIN_MS - ADMITTED_WAITING_MS;
 
 /**
  * The statements of the delivery path (and the partners' feed page and the callbacks gauge),
@@ -167,13 +171,18 @@ export async function statements(queue: ClientBase, relay: Client): Promise<Stat
       )
     ).rows[0]?.id ?? null;
   return [
-    { name: 'admission candidates', on: relay, text: text('admission-candidates'), params: [[], [], [], null, []] },
+    {
+      name: 'admission candidates',
+      on: relay,
+      text: text('admission-candidates'),
+      params: [[], [], [], null, [], WAITING_LEASES],
+    },
     // A pass that leaves a destination catching up unread (src/delivery/catch-up.ts).
     {
       name: 'admission candidates (one catching up unread)',
       on: relay,
       text: text('admission-candidates'),
-      params: [[], [], [], null, [BIG]],
+      params: [[], [], [], null, [BIG], WAITING_LEASES],
     },
     {
       name: 'admission admit (big destination)',
