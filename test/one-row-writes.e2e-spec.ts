@@ -3,6 +3,7 @@ import { CallbackMessage } from '../src/callbacks/callback-message.js';
 import { DomainTransitions } from '../src/funding/domain/domain-transitions.js';
 import { CallbackEvent } from '../src/callbacks/callback-recorder.js';
 import { Company } from '../src/funding/domain/company.entity.js';
+import { sqlSnapshots } from '../src/funding/domain/snapshots.js';
 import { SqlPool } from '../src/platform/database/sql-pool.js';
 import { Receiver } from './support/receiver.js';
 import { TcpProxy } from './support/tcp-proxy.js';
@@ -146,9 +147,12 @@ describe('one-row changes', () => {
       const written = await Promise.all(companies.map(({ c }, i) => setDays(c, 100 + i)));
       expect(written.map((w) => w.repaymentTermDays)).toEqual(companies.map((_, i) => 100 + i));
       // The pool also carries the deliveries' loads and settlements: the row writes' statements are these.
-      expect(query.mock.calls.map(([q]) => (q as { name?: string }).name).filter((n) => n?.startsWith('row-'))).toEqual(
-        ['row-read-companies', 'row-write-companies-together'],
-      );
+      const sent = query.mock.calls.map(([q]) => q as unknown as { name?: string; text: string });
+      const rowStatements = sent.filter((q) => q.name?.startsWith('row-'));
+      expect(rowStatements.map((q) => q.name)).toEqual(['row-read-companies', 'row-write-companies-together']);
+      // As snapshotted (built without the app's data source): src/funding/domain/queries/.
+      const snapshot = (await sqlSnapshots()).get('one-row-writes.sql')!;
+      for (const q of rowStatements) expect(snapshot).toContain(`-- ${q.name} (on sql-pool)\n${q.text.trim()};\n`);
     } finally {
       query.mockRestore();
     }

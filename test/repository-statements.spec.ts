@@ -78,8 +78,7 @@ describe("the callback store's repositories", () => {
 
 /**
  * Statements a method sends only for arguments a stand-in does not give: a variant chosen by what
- * it writes, a tab, a row found or not, a list of events. The insert with rows is spliced into the
- * funding module's row writes (domain/one-row-batches.ts), not sent by a method of its own.
+ * it writes, a tab, a row found or not, a list of events.
  */
 const REACHED_BY_ARGUMENTS = [
   'settlement-record+circuit',
@@ -87,7 +86,6 @@ const REACHED_BY_ARGUMENTS = [
   'settlement-record+circuit+failures',
   'settlement-refold+circuit',
   'callbacks-insert',
-  'callbacks-insert-with-rows',
   'destinations-known',
   'dashboard-page-active',
   'dashboard-page-waiting',

@@ -1,6 +1,8 @@
 import type { PoolClient } from 'pg';
 import { Company } from '../src/funding/domain/company.entity.js';
-import { OneRowBatches } from '../src/funding/domain/one-row-batches.js';
+import { CallbackInserts } from '../src/callbacks/store/recording.js';
+import { OneRowRepository } from '../src/funding/domain/one-row.repository.js';
+import { AuditLog } from '../src/operators/audit/audit-log.js';
 import { literal, PlanNode, scansOf } from './support/plans.js';
 import { scratchDatabase, ScratchDatabase, seedCompany } from './support/scratch-database.js';
 
@@ -10,7 +12,8 @@ const MANY = 30_000;
 const COMPANIES = new Set(['companies']);
 
 /**
- * The one-row writes (an operator's credit change: OneRowBatches) are prepared by name on SqlPool's
+ * The one-row writes (an operator's credit change: OneRowBatches, OneRowRepository's statements, as
+ * snapshotted in src/funding/domain/queries/) are prepared by name on SqlPool's
  * connections and keep the generic plan they got on a table of a few companies. Once the table holds
  * many (no ANALYZE: a deployment without autovacuum), each run must still read only the companies
  * it changes, by their primary key, not the whole table.
@@ -45,7 +48,8 @@ describe('one-row writes planned while the companies were few, run once many arr
   }
 
   it('keeps no plan that reads the companies table whole', async () => {
-    const statements = new OneRowBatches(s.db, s.sql.pool, s.db.getMetadata(Company)).statements;
+    const rows = new OneRowRepository(s.db, s.sql, new CallbackInserts(), new AuditLog(s.db));
+    const statements = rows.statements(s.db.getMetadata(Company));
     const id = async () =>
       (await conn.query<{ id: string }>('SELECT id FROM companies ORDER BY random() LIMIT 1')).rows[0].id;
     await conn.query('SET plan_cache_mode = force_generic_plan');

@@ -45,7 +45,7 @@ export type { DestinationCounts, OpenDestination } from './store/destination-sum
 export { DestinationRepository, WAITING_COUNT_CAP } from './store/destinations.js';
 export { PartnerActivityReads } from './partner-activity.js';
 export type { PartnerActivity } from './store/portal-activity.js';
-export { CALLBACK_PARAMS, callbackValues, withCallbackRows } from './store/recording.js';
+export { CallbackInserts } from './store/recording.js';
 export { RETENTION_BATCH, RetentionStore } from './store/retention.js';
 export { SettlementStore } from './store/settlement-store.js';
 export type { AttemptRecord } from './store/settlement.js';

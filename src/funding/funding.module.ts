@@ -21,6 +21,7 @@ import { CompaniesController, CreditAdminController, CreditTermsController } fro
 import { CompaniesService } from './companies/companies.service.js';
 import { CompanyChanges } from './domain/company-changes.js';
 import { CompanyRows } from './domain/company-rows.js';
+import { OneRowRepository } from './domain/one-row.repository.js';
 import { CompanyLocks } from './domain/company-locks.js';
 import { DomainTransitions } from './domain/domain-transitions.js';
 import { UrlMoves } from './domain/url-moves.js';
@@ -76,6 +77,7 @@ export class FundingModule {
           DomainTransitions,
           UrlMoves,
           CompanyChanges,
+          OneRowRepository,
           CompanyRows,
           CompanyLocks,
           CallbackUrlChanges,

@@ -1,13 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { InputColumns, noteDue } from '../../platform/index.js';
+import { InputColumns, noteDue, type StatementPart } from '../../platform/index.js';
 import type { CallbackEvent } from '../callback-event.js';
 import { buildCallbackBody } from '../callback-message.js';
 import { RECORD } from './lifecycle.js';
 
 /** The INSERT of events' callbacks, one statement; the rows go in in the order of the events (seq follows `ord`). */
 function callbackRows(events: CallbackEvent[]): { text: string; values: unknown[] } {
-  return { text: INSERT_CALLBACKS, values: callbackValues(events) };
+  return { text: INSERT_CALLBACKS, values: CALLBACK_INPUT.params(events) };
 }
 
 /** The INSERT's text, its parameters numbered from `first` and its rows written only `when` that condition holds. */
@@ -19,32 +19,6 @@ function callbackInsert(first: number, when: string): string {
         ORDER BY ord`;
 }
 
-/**
- * Another table's statement that records its rows' callbacks in the same statement (a domain row
- * write: domain/one-row-batches.ts), so that a row and its callbacks are written together or not
- * at all. The caller's text goes around the store's INSERT: `before` ends where the INSERT goes (in
- * a CTE of its own), `after` closes it. A callback is inserted only with its row: `owners` is the
- * uuid[] parameter naming each callback's row, `written` the relation of the rows written.
- */
-export interface CallbacksInStatement {
-  before: string;
-  after: string;
-  /** The callbacks' first parameter ({@link CALLBACK_PARAMS} of them, {@link callbackValues}). */
-  first: number;
-  owners: string;
-  written: string;
-}
-
-/** The text of a statement that records callbacks with another table's rows (CallbacksInStatement). */
-export function withCallbackRows(s: CallbacksInStatement): string {
-  return `${s.before}${callbackInsert(s.first, `(${s.owners}::uuid[])[e.ord::int] IN (${s.written})`)}${s.after}`;
-}
-
-/** The parameters of the INSERT for `events` ({@link CALLBACK_PARAMS} of them). */
-export function callbackValues(events: CallbackEvent[]): unknown[] {
-  return CALLBACK_INPUT.params(events);
-}
-
 /** The columns of a new callback row an event gives (the rest are the table's defaults). */
 const CALLBACK_INPUT = new InputColumns<CallbackEvent>([
   { name: 'partner_id', type: 'uuid', value: (e) => e.partnerId },
@@ -54,9 +28,6 @@ const CALLBACK_INPUT = new InputColumns<CallbackEvent>([
   { name: 'body', type: 'text', value: (e) => buildCallbackBody(e.message, e.ids) },
   { name: 'trace_parent', type: 'text', value: (e) => e.trace ?? null },
 ]);
-
-/** How many parameters the INSERT takes (a larger statement numbers its own after them). */
-export const CALLBACK_PARAMS = CALLBACK_INPUT.count;
 
 export const INSERT_CALLBACKS = callbackInsert(1, 'true');
 
@@ -71,5 +42,20 @@ export class CallbackInserts {
     noteDue(m, events.length);
     const insert = callbackRows(events);
     await m.query(insert.text, insert.values);
+  }
+
+  /**
+   * The INSERT of events' callbacks as a part of another table's statement that writes their rows
+   * (funding's one-row writes: OneRowRepository), so that a row and its callbacks are written
+   * together or not at all. Its parameters are numbered from `first`. A callback is inserted only
+   * with its row: `owners` is the statement's uuid[] parameter naming each callback's row, `written`
+   * the relation of the rows it wrote.
+   */
+  insertWithRows(first: number, owners: string, written: string): StatementPart<CallbackEvent[]> {
+    return {
+      text: callbackInsert(first, `(${owners}::uuid[])[e.ord::int] IN (${written})`),
+      next: first + CALLBACK_INPUT.count,
+      values: (events) => CALLBACK_INPUT.params(events),
+    };
   }
 }

@@ -23,7 +23,7 @@ import { FEED_PAGE } from './feed-page.js';
 import { OPEN_CIRCUITS } from './reads.js';
 import { FLUSH_NOTICES, LIST_EVENTS } from './operational-events.js';
 import { LAST_ERROR_TIMES, PARTNER_ACTIVITY } from './portal-activity.js';
-import { INSERT_CALLBACKS, withCallbackRows } from './recording.js';
+import { INSERT_CALLBACKS } from './recording.js';
 import { ASK_PROBE, DUE_NOW, LOCK_FOR_REDELIVERY, LOCK_OPEN_DESTINATION, RESTART } from './repairs.js';
 import { countStatement, replayStatement } from './replay.js';
 import { DELIVERIES_UNDER_WAY, PRUNE_CALLBACKS, PRUNE_PLANNER, PRUNE_UNSENT_EVENTS } from './retention.js';
@@ -99,12 +99,6 @@ export const STATEMENT_GROUPS: Record<string, StoreStatement[]> = {
   ],
   recording: [
     statement('callbacks-insert', 'orm', INSERT_CALLBACKS),
-    // Inside a domain row write (domain/one-row-batches.ts, on SqlPool's connections), between its CTEs.
-    statement(
-      'callbacks-insert-with-rows',
-      'sql-pool',
-      withCallbackRows({ before: '', after: '', first: 4, owners: '$3', written: 'SELECT id FROM written' }),
-    ),
     statement('test-callbacks-lock', 'orm', LOCK_TESTS),
     statement('test-callbacks-recent', 'orm', RECENT_TESTS),
     statement('test-callbacks-open-circuit', 'orm', OPEN_CIRCUIT_OF),

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { invalidProperty, inWrite } from '../../platform/index.js';
+import { invalidProperty, inWrite, type StatementPart } from '../../platform/index.js';
 import type { Actor } from '../actor.js';
 import { AUDIT_ACTIONS, AuditActionName, AuditTargetType } from './audit-actions.js';
 import { changedProperties, TrackedProperties } from './audit-changes.js';
@@ -43,19 +43,17 @@ const AUDIT_COLUMNS = 'operator_id, partner_id, partner_name, action, target_typ
 export const AUDIT_INSERT =
   `INSERT INTO audit_entries (${AUDIT_COLUMNS}) ` + 'VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb)';
 
-/** The array types of {@link auditRowsInsert}'s parameters: each entry's owner, then {@link auditValues}' eight. */
+/** The array types of {@link AuditLog.rowsInsert}'s parameters: each entry's owner, then {@link auditValues}' eight. */
 const AUDIT_ROW_TYPES = ['uuid', 'uuid', 'uuid', 'text', 'text', 'text', 'text', 'text', 'text'];
 
-/** How many parameters {@link auditRowsInsert} takes. */
-export const AUDIT_ROWS_PARAMS = AUDIT_ROW_TYPES.length;
+/** A change's entry (auditValues) written with a row of another table: that row's id is its owner. */
+export interface OwnedAuditEntry {
+  owner: string;
+  values: unknown[];
+}
 
-/**
- * The INSERT of several changes' entries, for a place inside a larger statement that writes those
- * changes: parameters from `first`, the entries' owners (an id each) and then each of
- * {@link auditValues}' columns as an array; an entry is written only when its owner is in `owners`
- * (a subquery of the ids the statement wrote), in the order given.
- */
-export function auditRowsInsert(first: number, owners: string): string {
+/** The INSERT of several changes' entries (AuditLog.rowsInsert), its parameters numbered from `first`. */
+function auditRowsInsert(first: number, owners: string): string {
   return (
     `INSERT INTO audit_entries (${AUDIT_COLUMNS})
        SELECT a.operator_id, a.partner_id, a.partner_name, a.action, a.target_type, a.target_id, ` +
@@ -65,11 +63,6 @@ export function auditRowsInsert(first: number, owners: string): string {
         WHERE a.owner IN (${owners})
         ORDER BY ord`
   );
-}
-
-/** The parameters of {@link auditRowsInsert} for entries (auditValues each), each with its owner's id. */
-export function auditRowsValues(entries: { owner: string; values: unknown[] }[]): unknown[] {
-  return [entries.map((e) => e.owner), ...AUDIT_ROW_TYPES.slice(1).map((_, i) => entries.map((e) => e.values[i]))];
 }
 
 /** The parameters of {@link AUDIT_INSERT} for a change, only its changed properties kept. */
@@ -119,6 +112,23 @@ export class AuditLog {
     if (!inWrite(m))
       throw new Error('an audit entry is written inside the transaction of its change (TransactionRunner.transaction)');
     await m.query(AUDIT_INSERT, auditValues(actor, change));
+  }
+
+  /**
+   * The INSERT of several changes' entries as a part of a larger statement that writes those
+   * changes (funding's one-row writes: OneRowRepository): its parameters numbered from `first`, the
+   * entries' owners and then each of {@link auditValues}' columns as an array; an entry is written
+   * only when its owner is in `owners` (a subquery of the ids the statement wrote), in the order given.
+   */
+  rowsInsert(first: number, owners: string): StatementPart<OwnedAuditEntry[]> {
+    return {
+      text: auditRowsInsert(first, owners),
+      next: first + AUDIT_ROW_TYPES.length,
+      values: (entries) => [
+        entries.map((e) => e.owner),
+        ...AUDIT_ROW_TYPES.slice(1).map((_, i) => entries.map((e) => e.values[i])),
+      ],
+    };
   }
 
   async list(f: AuditFilter): Promise<{ items: AuditEntryView[]; nextCursor: string | null }> {

@@ -46,3 +46,16 @@ export class InputColumns<T> {
     return this.columns.map((c) => items.map(c.value));
   }
 }
+
+/**
+ * A part of a larger statement that another repository owns (the INSERT of the callbacks a row
+ * write records): its text, with its parameters numbered from the position the composing statement
+ * gave it, and their values for its argument, in that order. The composing statement puts the part's
+ * values right after its own; a further part starts at `next`. No caller counts another's parameters.
+ */
+export interface StatementPart<A> {
+  text: string;
+  /** The position after its last parameter: where a part after it starts. */
+  next: number;
+  values(arg: A): unknown[];
+}

@@ -7,13 +7,6 @@ INSERT INTO callbacks (partner_id, company_id, message, url, body, trace_parent,
         WHERE true
         ORDER BY ord;
 
--- callbacks-insert-with-rows (on sql-pool)
-INSERT INTO callbacks (partner_id, company_id, message, url, body, trace_parent, status, next_attempt_at)
-       SELECT partner_id, company_id, message, url, body, trace_parent, 'pending', now()
-         FROM unnest($4::uuid[], $5::uuid[], $6::smallint[], $7::text[], $8::text[], $9::text[]) WITH ORDINALITY AS e(partner_id, company_id, message, url, body, trace_parent, ord)
-        WHERE ($3::uuid[])[e.ord::int] IN (SELECT id FROM written)
-        ORDER BY ord;
-
 -- test-callbacks-lock (on orm)
 SELECT pg_advisory_xact_lock($1, hashtext($2));
 
