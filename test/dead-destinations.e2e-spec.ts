@@ -8,7 +8,7 @@ const DEAD = 20;
 const TIMEOUT_MS = 4000;
 
 /**
- * Many new destinations dead at once (API.md §5, "Isolation between destinations"): each takes
+ * Many new destinations dead at once (docs/architecture.md, invariant 4): each takes
  * CALLBACK_BREAKER_THRESHOLD attempts of a whole timeout to open its circuit. In slots alone (5 of
  * 10 for unproven destinations, 2 for failing ones) their 60 attempts of 4 s take over a minute; a
  * request unanswered after PATIENCE_MS waits in a waiting place instead (delivery-slots.ts), so

@@ -115,27 +115,7 @@ export class Admission {
   ): Promise<{ candidates: Candidate[]; admitted: Map<string, number>; now: number; slots: number }> {
     if (rows.length === 0) return { candidates: [], admitted: new Map(), now: 0, slots: 0 };
     const now = rows[0].now;
-    const budget: Budget = {
-      slots: Math.min(this.config.callbackReadyWindow, rows[0].worker_slots),
-      sending: 0,
-      riskySending: 0,
-      failingSending: 0,
-      waitingPlaces: rows[0].worker_slots * WAITING_PER_SLOT,
-      waiting: 0,
-    };
-    const candidates: Candidate[] = [];
-    for (const r of rows) {
-      const state = stateOf(r);
-      const proven = isProven(state, now);
-      // A proven destination's callbacks count in slots however long they take (ADMITTED_WAITING_MS).
-      const waiting = proven ? 0 : r.waiting;
-      budget.sending += r.sending - waiting;
-      budget.waiting += waiting;
-      if (!proven) budget.riskySending += r.sending - waiting;
-      if (isFailing(state)) budget.failingSending += r.sending - waiting;
-      if (r.oldest_due !== null)
-        candidates.push({ key: r.key, state, sending: r.sending, waiting, oldestDue: r.oldest_due });
-    }
+    const { budget, candidates } = budgetOf(rows, this.config.callbackReadyWindow);
     const asks = new Map(rows.filter((r) => r.probe_id !== null).map((r) => [r.key, r.probe_id!]));
     const admitted = countBy(await this.admitRounds(conn, candidates, budget, now, rows[0].workers, asks));
     return { candidates, admitted, now, slots: budget.slots };
@@ -237,6 +217,36 @@ export class Admission {
     this.metrics.expiredWhileWaiting.inc(expired);
     this.log.warn(`${expired} callbacks failed: their schedule ended while their destination's circuit was open`);
   }
+}
+
+/**
+ * The budget and candidates a pass's rows give: the slots (at most the ready window) and waiting
+ * places of the live workers, and what is in flight in each.
+ */
+function budgetOf(rows: CandidateRow[], readyWindow: number): { budget: Budget; candidates: Candidate[] } {
+  const now = rows[0].now;
+  const budget: Budget = {
+    slots: Math.min(readyWindow, rows[0].worker_slots),
+    sending: 0,
+    riskySending: 0,
+    failingSending: 0,
+    waitingPlaces: rows[0].worker_slots * WAITING_PER_SLOT,
+    waiting: 0,
+  };
+  const candidates: Candidate[] = [];
+  for (const r of rows) {
+    const state = stateOf(r);
+    const proven = isProven(state, now);
+    // A proven destination's callbacks count in slots however long they take (ADMITTED_WAITING_MS).
+    const waiting = proven ? 0 : r.waiting;
+    budget.sending += r.sending - waiting;
+    budget.waiting += waiting;
+    if (!proven) budget.riskySending += r.sending - waiting;
+    if (isFailing(state)) budget.failingSending += r.sending - waiting;
+    if (r.oldest_due !== null)
+      candidates.push({ key: r.key, state, sending: r.sending, waiting, oldestDue: r.oldest_due });
+  }
+  return { budget, candidates };
 }
 
 /** How many callbacks of each destination a round admitted. */

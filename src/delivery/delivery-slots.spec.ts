@@ -57,7 +57,7 @@ describe('DeliverySlots', () => {
     expect(await slots.run(() => Promise.resolve('next')).done).toBe('next');
   });
 
-  it('moves a delivery unanswered past its patience to a waiting place: its slot goes to the next, its job is released', async () => {
+  it('moves a delivery unanswered past its patience to a waiting place: its slot goes to the next', async () => {
     const slots = new DeliverySlots(1, 4, 20);
     const hanging = gate();
     const first = slots.run(() => hanging.opened);
@@ -73,7 +73,7 @@ describe('DeliverySlots', () => {
     expect([slots.inUse, slots.waiting]).toEqual([0, 0]);
   });
 
-  it('keeps an overdue delivery in its slot while every waiting place is taken, and moves the first overdue as one frees', async () => {
+  it('keeps an overdue delivery in its slot while every place is taken, and moves the first as one frees', async () => {
     const slots = new DeliverySlots(2, 1, 20);
     const [a, b, c] = [gate(), gate(), gate()];
     const waitingA = slots.run(() => a.opened);

@@ -33,8 +33,9 @@ const SHUTDOWN_REDIS_GRACE_MS = 3000;
 /**
  * The BullMQ workers of this process (roles `worker` and `all`): CALLBACK_CONCURRENCY deliveries
  * in slots in all, and as many as their waiting places hold waiting on answers (delivery-slots.ts).
- * Shutdown, in this order: withdraw the slots from admission, stop taking jobs, let the deliveries in flight settle (beforeApplicationShutdown, while PostgreSQL and Redis are
- * still open), then close the connections (onApplicationShutdown).
+ * Shutdown, in this order: withdraw the slots from admission, stop taking jobs, let the deliveries
+ * in flight settle (beforeApplicationShutdown, while PostgreSQL and Redis are still open), then
+ * close the connections (onApplicationShutdown).
  */
 @Injectable()
 export class DeliveryWorker implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {

@@ -18,7 +18,7 @@ export interface CandidateFloors {
 /** A destination with room or callbacks in flight, as a pass reads it (admission.ts, CANDIDATES). */
 export type CandidateRow = DestinationRow & {
   sending: number;
-  /** Of those, the ones admitted long enough ago that their requests wait on an answer (candidates' `waitingLeases`). */
+  /** Of those, the ones admitted long enough ago to wait on an answer (candidates' `waitingLeases`). */
   waiting: number;
   /** Its oldest due callback (epoch ms), null when its callbacks were not read or none is due. */
   oldest_due: number | null;
