@@ -461,7 +461,7 @@ describe('a storm of dead destinations beside a healthy one', () => {
       const company = await companyWithCallback(t, p, r.url('/hang'));
       for (let i = 0; i < 5; i++) await company.change();
     }
-    // Each hangs its window of two: 16 requests, which only waiting places (80) hold.
+    // Each hangs its window of two: 16 requests, which only waiting places (160) hold.
     await until(() => dead.reduce((n, r) => n + r.hits.length, 0) === 16, { what: 'every window hanging' });
     const started = Date.now();
     for (let i = 0; i < 10; i++) await healthy.change();

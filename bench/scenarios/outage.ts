@@ -2,8 +2,8 @@
 // says), on a service and database of its own: that many dead origins (accept, never answer; in
 // processes of their own, each on its own loopback address: support/dead-origins.ts) and 3 slow
 // ones (200 after 8 s), BENCH_OUTAGE_PER_ORIGIN pending callbacks each (rows inserted with
-// SQL), beside a healthy partner at HEALTHY_RATE changes/s for BENCH_OUTAGE_SECONDS that first ran
-// alone as long. Then the dead ones answer 204 again, and every callback they held is waited for
+// SQL), beside a healthy partner at HEALTHY_RATE changes/s for BENCH_OUTAGE_DOWN_S (default
+// BENCH_OUTAGE_SECONDS) that first ran alone for BENCH_OUTAGE_SECONDS. Then the dead ones answer 204 again, and every callback they held is waited for
 // (at most BENCH_OUTAGE_RECOVERY_S) while the healthy partner goes on at the same rate. Admission's passes and the index entries they read are
 // counted in each phase (support/admission-counts.ts): counts, which the machine's load does not
 // change, beside the times; so are the circuits opened, and each process's memory.
@@ -32,7 +32,9 @@ import {
 import { STORM_SLOW_MS, stormOrigin } from './storm.js';
 
 const PER_ORIGIN = envInt('BENCH_OUTAGE_PER_ORIGIN', 1_000);
-const SECONDS = envInt('BENCH_OUTAGE_SECONDS', 60); // the healthy load's length, alone and in the outage
+const SECONDS = envInt('BENCH_OUTAGE_SECONDS', 60); // the healthy load's length alone
+/** How long the dead origins stay down, the healthy load beside them (BENCH_OUTAGE_DOWN_S; 300 shows the circuits' goal). */
+const DOWN_SECONDS = envInt('BENCH_OUTAGE_DOWN_S', SECONDS);
 const SLOW = 3;
 /** The recovery's goal: every held callback delivered at this share of the baseline's rate at least (within 60 s at the least). */
 const RECOVERY_SHARE = 0.5;
@@ -101,7 +103,7 @@ export async function outageScenario(
     // The dead ones are down for as long as the healthy load runs beside them.
     const stormStart = performance.now();
     const atStorm = await admissionCounts(api, pg);
-    const besideLoad = await healthySend(ctx, `${tag}-beside`, HEALTHY_RATE, SECONDS);
+    const besideLoad = await healthySend(ctx, `${tag}-beside`, HEALTHY_RATE, DOWN_SECONDS);
     const atRecovery = await admissionCounts(api, pg);
     const heapInOutage = await serviceHeapMb(api);
     await dead.refresh();
@@ -161,7 +163,7 @@ export async function outageScenario(
     return {
       scenario: 'outage',
       variant: `${fmt(deadCount)} dead origins`,
-      title: `${fmt(deadCount)} dead origins (accept, never answer) + ${SLOW} slow (200 after ${STORM_SLOW_MS / 1000} s), ${fmt(PER_ORIGIN)} pending callbacks each, beside a healthy partner at ${HEALTHY_RATE} changes/s for ${SECONDS} s`,
+      title: `${fmt(deadCount)} dead origins (accept, never answer) + ${SLOW} slow (200 after ${STORM_SLOW_MS / 1000} s), ${fmt(PER_ORIGIN)} pending callbacks each, beside a healthy partner at ${HEALTHY_RATE} changes/s (${SECONDS} s alone, ${DOWN_SECONDS} s beside them)`,
       details: [
         `${fmt(held)} callbacks inserted in ${fmt(inserted)} s while the service ran`,
         `healthy partner alone: ${healthyLine(alone)}`,

@@ -21,7 +21,11 @@ export const SETTINGS = Object.keys(FORWARDED).length
   : 'none';
 // The flags `npm start` runs the service with; BENCH_NODE_ARGS adds more, e.g.
 // "--cpu-prof --cpu-prof-dir=/tmp/prof" to profile the service processes.
-const NODE_ARGS = ['--max-semi-space-size=16', ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+const NODE_ARGS = [
+  '--max-semi-space-size=16',
+  '--heap-growing-percent=50',
+  ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+];
 
 /** Service runs not yet cleaned up: an interrupted bench removes them too (see onInterrupt). */
 const active = new Set<ServiceRun>();

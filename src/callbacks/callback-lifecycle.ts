@@ -65,8 +65,9 @@ export const CALLBACK_TRANSITIONS: Transition[] = [
     event: 'record',
     to: ['pending'],
     writes: 'the row, due now (body, URL, trace); its destination (trigger)',
+    // Funding's one-row writes insert through CallbackInserts.insertWithRows: callbacks-insert's SQL (callbackInsert).
     by: 'a change, in its transaction',
-    statements: ['callbacks-insert', 'callbacks-insert-with-rows'],
+    statements: ['callbacks-insert'],
   },
   {
     from: [null],

@@ -11,7 +11,7 @@ export const PATIENCE_MS = 150;
  * `CALLBACK_CONCURRENCY`): about 20 KB of heap and 55 KB of RSS for a request waiting on a receiver
  * that accepts and never answers.
  */
-export const WAITING_PER_SLOT = 8;
+export const WAITING_PER_SLOT = 16;
 
 /** One delivery's run: `released` when it settles or moves to a waiting place, `done` when it settles. */
 export interface SlotRun<T> {
