@@ -3,7 +3,7 @@
 // batches, in the background. Failed and pending callbacks are kept whatever their age: they
 // still need an operator or a delivery.
 import { RetentionStore, RETENTION_BATCH } from '../callbacks/index.js';
-import { PRUNE_PORTAL_LINKS, PRUNE_PORTAL_SESSIONS } from '../partners/index.js';
+import { PortalPruning } from '../partners/index.js';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
 import { APP_CONFIG, AppConfig, RepeatLimitedLog, SqlPool } from '../platform/index.js';
@@ -71,6 +71,7 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
     @Inject(RETENTION_INTERVAL_MS) private readonly intervalMs: number,
     private readonly metrics: Metrics,
     private readonly store: RetentionStore,
+    private readonly portal: PortalPruning,
   ) {
     this.pool = sql.pool;
   }
@@ -139,8 +140,7 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
       if (othersLeft) {
         const keys = (await client.query(PRUNE_IDEMPOTENCY_KEYS)).rowCount ?? 0;
         const events = await this.store.pruneUnsentEvents(client, this.config.callbackRetentionMs);
-        const links = (await client.query(PRUNE_PORTAL_LINKS, [RETENTION_BATCH])).rowCount ?? 0;
-        const sessions = (await client.query(PRUNE_PORTAL_SESSIONS, [RETENTION_BATCH])).rowCount ?? 0;
+        const { links, sessions } = await this.portal.prune(client, RETENTION_BATCH);
         total.idempotencyKeys += keys;
         this.metrics.retentionPruned.inc({ table: 'idempotency_keys' }, keys);
         this.metrics.retentionPruned.inc({ table: 'operational_events' }, events);

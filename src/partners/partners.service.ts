@@ -15,6 +15,7 @@ import {
   TransactionRunner,
 } from '../platform/index.js';
 import { Partner } from './partner.entity.js';
+import { PartnerRepository } from './partner.repository.js';
 import { PortalLinks } from './portal-links.js';
 
 /**
@@ -37,6 +38,7 @@ export class PartnersService {
     private readonly box: SecretBox,
     private readonly audit: AuditLog,
     private readonly portalLinks: PortalLinks,
+    private readonly partners: PartnerRepository,
     @Optional() @Inject(CREDENTIAL_CLOCK) clock?: MonotonicClock,
   ) {
     this.verified = new CredentialCache(PARTNER_KEY_CACHE_MS, KEY_CACHE_LIMIT, clock);
@@ -92,7 +94,7 @@ export class PartnersService {
       const apiKey = newApiKey();
       const before = partner.previousKeyExpiresAt?.toISOString() ?? null;
       // PostgreSQL's clock, as the authentication's comparison uses.
-      const [{ now }]: { now: Date }[] = await m.query(`SELECT now() AS now`);
+      const now = await this.partners.now(m);
       const expiresAt = new Date(now.getTime() + previousKeyValidHours * 3600 * 1000);
       partner.previousApiKeyHash = previousKeyValidHours > 0 ? partner.apiKeyHash : null;
       partner.previousKeyExpiresAt = expiresAt;

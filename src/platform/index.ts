@@ -30,6 +30,8 @@ export { InputColumns, microsKey } from './database/sql.js';
 export type { StatementPart } from './database/sql.js';
 export { snapshotFiles } from './database/sql-snapshots.js';
 export type { SnapshotStatement } from './database/sql-snapshots.js';
+export { recordingConnection, repositoryStatements, sentByRepositories } from './database/statement-recorder.js';
+export type { RecordedStatement, SentByMethod, SnapshotCalls } from './database/statement-recorder.js';
 export { checkRedis } from './database/startup-checks.js';
 export { AdmissionSignal, CALLBACKS_CHANNEL } from './database/admission-signal.js';
 export { TransactionRunner, inWrite, noteDue } from './database/transaction-runner.js';
