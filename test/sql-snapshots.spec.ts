@@ -14,10 +14,11 @@ type SnapshotModule = { SNAPSHOT_DIR: string; sqlSnapshots: () => Map<string, st
 /** What `npm run sql:snapshot` writes too (scripts/sql-snapshot.mjs finds them by the same name). */
 const MODULES = sources('src').filter((f) => path.basename(f) === 'snapshots.ts');
 
-it("finds the snapshots of the callback store, funding's and the partners'", () => {
+it("finds the snapshots of the callback store, funding's and each module's repositories'", () => {
   expect(MODULES).toEqual([
     'src/callbacks/store/snapshots.ts',
     'src/funding/domain/snapshots.ts',
+    'src/operators/snapshots.ts',
     'src/partners/snapshots.ts',
   ]);
 });
