@@ -52,8 +52,6 @@ const KNOWN_CROSSINGS: Record<string, string> = {
   // Portal links and sessions opened by an operator end when the operator is revoked.
   'src/partners/portal-link.repository.ts operators': 'revoked operator',
   'src/partners/portal-session.repository.ts operators': 'revoked operator',
-  // Retention prunes idempotency keys with the callbacks, under its advisory lock.
-  'src/operations/callback-retention.ts idempotency_keys': 'retention',
 };
 
 const NAMED = /\b(?:FROM|JOIN|INTO|UPDATE|TABLE|USING)\s+"?([a-z_]+)"?/g;

@@ -46,6 +46,7 @@ export { UnexpectedErrorAnswer } from './http/unexpected-error.filter.js';
 export { IsMoneyAmount, IsOmittable, QueryInt, StrictValidationPipe } from './http/validation.js';
 export { IdempotencyKey } from './idempotency/idempotency-key.entity.js';
 export { IdempotencyInterceptor } from './idempotency/idempotency.interceptor.js';
+export { IdempotencyPruning } from './idempotency/idempotency-key.repository.js';
 export { RedactingLogger } from './logging/redacting-logger.js';
 export { RepeatLimitedLog } from './logging/repeat-limited-log.js';
 export { ApiErrors, Doc, SECURITY } from './openapi/api-doc.js';
