@@ -6,6 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { CallbackMessage } from '../src/callbacks/index.js';
 import { STORE_STATEMENTS } from '../src/callbacks/store/statements.js';
 import { recordingConnection } from '../src/platform/index.js';
 import { ROOT } from './support/doc-blocks.js';
@@ -29,6 +30,9 @@ async function sentBy(files: string[]): Promise<Sent[]> {
         const args: unknown[] = Array.from({ length: repo[method].length }, () => conn);
         // A bulk redelivery's text follows its selection: the catalogue holds the one with every condition.
         if (repository === 'ReplayRepository') args[1] = REPLAY_SELECTION;
+        // A test callback's target is read by one statement per message: the catalogue shows each.
+        if (repository === 'TestTargetRepository' && method === 'latest')
+          args[1] = CallbackMessage.LoanPaymentRegistered;
         // A re-sealing statement names a sealed column's table and column (SEALED_COLUMNS).
         if (repository === 'SealedSecretRepository') args.splice(0, 2, 'partners.signing_secret', 'signing_secret');
         try {

@@ -18,6 +18,7 @@ it("finds the snapshots of the callback store, funding's and each module's repos
   expect(MODULES).toEqual([
     'src/callbacks/store/snapshots.ts',
     'src/funding/domain/snapshots.ts',
+    'src/funding/snapshots.ts',
     'src/operations/snapshots.ts',
     'src/operators/snapshots.ts',
     'src/partners/snapshots.ts',
