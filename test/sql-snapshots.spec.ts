@@ -17,6 +17,7 @@ const MODULES = sources('src').filter((f) => path.basename(f) === 'snapshots.ts'
 it("finds the snapshots of the callback store, funding's and each module's repositories'", () => {
   expect(MODULES).toEqual([
     'src/callbacks/store/snapshots.ts',
+    'src/delivery/snapshots.ts',
     'src/funding/domain/snapshots.ts',
     'src/funding/snapshots.ts',
     'src/operations/snapshots.ts',

@@ -9,6 +9,7 @@ import { AdmissionSignal } from './database/admission-signal.js';
 import { openDatabase } from './database/database.js';
 import { createRedis, REDIS, RedisConnection } from './database/redis.js';
 import { SqlPool } from './database/sql-pool.js';
+import { WakeUpRepository } from './database/wake-up.repository.js';
 import { AFTER_COMMIT, TransactionRunner } from './database/transaction-runner.js';
 import { DomainErrorFilter } from './http/domain-error.js';
 import { IdempotencyKeyRepository, IdempotencyPruning } from './idempotency/idempotency-key.repository.js';
@@ -42,6 +43,7 @@ export class PlatformModule {
           { provide: SecretBox, useValue: new SecretBox(config.secretsKeys) },
           // Both roles wake admission: commits and redeliveries (api), settlements (worker).
           AdmissionSignal,
+          WakeUpRepository,
           // The idempotency keys' statements: every API route's interceptor, and the retention pass.
           IdempotencyKeyRepository,
           IdempotencyPruning,

@@ -1,5 +1,6 @@
 import { repositoryStatements } from './database/statement-recorder.js';
 import { snapshotFiles } from './database/sql-snapshots.js';
+import { WakeUpRepository } from './database/wake-up.repository.js';
 import { IdempotencyKeyRepository } from './idempotency/idempotency-key.repository.js';
 
 /** Where the snapshots are committed, from the repository's root. */
@@ -14,5 +15,6 @@ export async function sqlSnapshots(): Promise<Map<string, string>> {
   return snapshotFiles('src/platform/**/*.repository.ts', {
     // The retention pass prunes on its own connection of the SqlPool.
     'idempotency-key': keys.map((s) => (s.name.endsWith('.prune') ? { ...s, on: 'sql-pool' } : s)),
+    'wake-up': await repositoryStatements('sql-pool', [WakeUpRepository]),
   });
 }
