@@ -44,7 +44,7 @@ type Methods = Record<string, (...a: unknown[]) => unknown>;
 export type SnapshotCalls = Record<string, (repository: Methods, standIn: unknown) => unknown[]>;
 
 /** What each method of a repository sends, by `Class.method`, in the order sent. */
-export type SentByMethod = Map<string, RecordedStatement[]>;
+type SentByMethod = Map<string, RecordedStatement[]>;
 
 /**
  * Calls every method of each repository, made by Nest as the app makes it but over a recording
@@ -52,7 +52,7 @@ export type SentByMethod = Map<string, RecordedStatement[]>;
  * `Class.method`); what each sent. A method that fails on a stand-in's answer after sending is kept
  * with what it sent.
  */
-export async function sentByRepositories(
+async function sentByRepositories(
   repositories: Type[],
   calls: SnapshotCalls = {},
   providers: Provider[] = [],
