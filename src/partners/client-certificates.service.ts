@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { lockOrNotFound, notFound, SecretBox, TransactionRunner } from '../platform/index.js';
+import { LockedRows, notFound, SecretBox, TransactionRunner } from '../platform/index.js';
 import { type Actor, AuditLog, type Tracked } from '../operators/index.js';
 import { checkClientCertificate, ClientCertificateUpload } from './client-certificate.js';
 import { CertificateRow, ClientCertificateRepository } from './client-certificate.repository.js';
@@ -38,11 +38,12 @@ export class ClientCertificates {
     private readonly box: SecretBox,
     private readonly audit: AuditLog,
     private readonly certificates: ClientCertificateRepository,
+    private readonly rows: LockedRows,
   ) {}
 
   async set(actor: Actor, partnerId: string, upload: ClientCertificateUpload): Promise<ClientCertificateView> {
     return this.writes.transaction(async (m) => {
-      await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
+      await this.rows.lock(m, Partner, { id: partnerId }, 'Partner');
       const checked = checkClientCertificate(upload, new Date());
       const before = await this.certificates.current(m, partnerId);
       const after = await this.certificates.save(m, partnerId, {
@@ -67,7 +68,7 @@ export class ClientCertificates {
   /** 404 when the partner has none: nothing to remove. */
   async remove(actor: Actor, partnerId: string): Promise<void> {
     await this.writes.transaction(async (m) => {
-      await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
+      await this.rows.lock(m, Partner, { id: partnerId }, 'Partner');
       const removed = await this.certificates.remove(m, partnerId);
       if (!removed) throw notFound('Client certificate');
       await this.audit.record(m, actor, {

@@ -4,6 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSourceOptions } from 'typeorm';
 import { APP_CONFIG, AppConfig } from './config/app-config.js';
 import { moduleFor } from './config/module-parts.js';
+import { LockedRows } from './common/transaction.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { AdmissionSignal } from './database/admission-signal.js';
 import { openDatabase } from './database/database.js';
@@ -50,7 +51,7 @@ export class PlatformModule {
           { provide: APP_FILTER, useClass: UnexpectedErrorFilter },
           { provide: APP_FILTER, useClass: DomainErrorFilter },
         ],
-        api: [TransactionRunner, { provide: AFTER_COMMIT, useExisting: AdmissionSignal }],
+        api: [TransactionRunner, LockedRows, { provide: AFTER_COMMIT, useExisting: AdmissionSignal }],
       },
       exports: [
         APP_CONFIG,
@@ -59,6 +60,7 @@ export class PlatformModule {
         SecretBox,
         AdmissionSignal,
         TransactionRunner,
+        LockedRows,
         IdempotencyKeyRepository,
         IdempotencyPruning,
       ],
