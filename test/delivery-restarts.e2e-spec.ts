@@ -23,7 +23,7 @@ const TIMEOUT_MS = '3000';
 /** Deliveries in flight per worker process: the bound on duplicates after a kill. */
 const CONCURRENCY = 8;
 const delivery = { CALLBACK_RETRY_SCHEDULE: SCHEDULE, CALLBACK_TIMEOUT_MS: TIMEOUT_MS };
-/** The admission lock (callback-relay.ts ADMISSION_LOCK). */
+/** The admission lock (relay.repository.ts ADMISSION_LOCK). */
 const ADMISSION_LOCK = 727_003;
 
 type Service = ChildProcess & { output: string[] };

@@ -1,5 +1,6 @@
 import request from 'supertest';
-import { PARTNER_PAGE, containsPattern } from '../src/partners/partner-directory.js';
+import { containsPattern } from '../src/partners/partner-directory.js';
+import { PARTNER_PAGE } from '../src/partners/partner.repository.js';
 import { PlanNode, scansOf } from './support/plans.js';
 import { companyWithCallback, createPartner, harness, Partner, TestApp } from './support/harness.js';
 

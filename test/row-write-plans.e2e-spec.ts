@@ -3,6 +3,7 @@ import { Company } from '../src/funding/domain/company.entity.js';
 import { CallbackInserts } from '../src/callbacks/store/recording.js';
 import { OneRowRepository } from '../src/funding/domain/one-row.repository.js';
 import { AuditLog } from '../src/operators/audit/audit-log.js';
+import { AuditEntryRepository } from '../src/operators/audit/audit-entry.repository.js';
 import { literal, PlanNode, scansOf } from './support/plans.js';
 import { scratchDatabase, ScratchDatabase, seedCompany } from './support/scratch-database.js';
 
@@ -48,7 +49,7 @@ describe('one-row writes planned while the companies were few, run once many arr
   }
 
   it('keeps no plan that reads the companies table whole', async () => {
-    const rows = new OneRowRepository(s.db, s.sql, new CallbackInserts(), new AuditLog(s.db));
+    const rows = new OneRowRepository(s.db, s.sql, new CallbackInserts(), new AuditLog(new AuditEntryRepository(s.db)));
     const statements = rows.statements(s.db.getMetadata(Company));
     const id = async () =>
       (await conn.query<{ id: string }>('SELECT id FROM companies ORDER BY random() LIMIT 1')).rows[0].id;

@@ -1,6 +1,6 @@
 /**
  * Every module's statements as the code builds them equal their committed snapshots: each
- * `snapshots.ts` under src/ (the callback store's, funding's one-row writes') writes its files
+ * `snapshots.ts` under src/ (the callback store's, funding's one-row writes', each module's repositories') writes its files
  * (src/platform/database/sql-snapshots.ts), and a change of SQL shows in review as a change of a .sql file.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -14,8 +14,17 @@ type SnapshotModule = { SNAPSHOT_DIR: string; sqlSnapshots: () => Map<string, st
 /** What `npm run sql:snapshot` writes too (scripts/sql-snapshot.mjs finds them by the same name). */
 const MODULES = sources('src').filter((f) => path.basename(f) === 'snapshots.ts');
 
-it('finds the snapshots of the callback store and of funding', () => {
-  expect(MODULES).toEqual(['src/callbacks/store/snapshots.ts', 'src/funding/domain/snapshots.ts']);
+it("finds the snapshots of the callback store, funding's and each module's repositories'", () => {
+  expect(MODULES).toEqual([
+    'src/callbacks/store/snapshots.ts',
+    'src/delivery/snapshots.ts',
+    'src/funding/domain/snapshots.ts',
+    'src/funding/snapshots.ts',
+    'src/operations/snapshots.ts',
+    'src/operators/snapshots.ts',
+    'src/partners/snapshots.ts',
+    'src/platform/snapshots.ts',
+  ]);
 });
 
 describe.each(MODULES)('the SQL snapshots of %s', (file) => {

@@ -50,10 +50,8 @@ const KNOWN_CROSSINGS: Record<string, string> = {
   'src/callbacks/store/dashboard-reads.ts partners': "shows the partner's name",
   'src/callbacks/store/destination-summaries.ts partners': "gauge labelled by the partner's name",
   // Portal links and sessions opened by an operator end when the operator is revoked.
-  'src/partners/portal-links.ts operators': 'revoked operator',
-  'src/partners/portal-sessions.ts operators': 'revoked operator',
-  // Retention prunes idempotency keys with the callbacks, under its advisory lock.
-  'src/operations/callback-retention.ts idempotency_keys': 'retention',
+  'src/partners/portal-link.repository.ts operators': 'revoked operator',
+  'src/partners/portal-session.repository.ts operators': 'revoked operator',
 };
 
 const NAMED = /\b(?:FROM|JOIN|INTO|UPDATE|TABLE|USING)\s+"?([a-z_]+)"?/g;

@@ -11,7 +11,6 @@ import {
   AdmissionSignal,
   APP_CONFIG,
   AppConfig,
-  CALLBACKS_CHANNEL,
   RepeatLimitedLog,
   sessionWithDeadline,
   SqlSession,
@@ -19,6 +18,7 @@ import {
 } from '../platform/index.js';
 import { Admission } from './admission.js';
 import { relayClient, RELAY_TIMEOUT_MS } from './relay-connection.js';
+import { RelayRepository } from './relay.repository.js';
 import { TimerSweep } from './timer-sweep.js';
 
 /**
@@ -36,8 +36,6 @@ export const ADMISSION_INTERVAL = Symbol('ADMISSION_INTERVAL');
  * it waits for no gap besides.
  */
 const PASS_SPACING_MS = 5;
-/** Any fixed number (migrations use 727_001, retention 727_002): one process at a time leads admission. */
-const ADMISSION_LOCK = 727_003;
 
 /** Where the relay stands: `reconnecting` (no connection), `standing-by` (connected, without the lock) or `leading`. */
 type RelayState = 'reconnecting' | 'standing-by' | 'leading';
@@ -78,6 +76,7 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
     @Inject(ADMISSION_INTERVAL) private readonly intervalMs: number,
     private readonly admission: Admission,
     private readonly signal: AdmissionSignal,
+    private readonly statements: RelayRepository,
   ) {
     this.sweep = new TimerSweep(
       config.databaseUrl,
@@ -171,11 +170,8 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
   private async tryToLead(): Promise<void> {
     const conn = this.conn!;
     try {
-      const { rows } = await this.session!.query<{ locked: boolean }>({
-        text: 'SELECT pg_try_advisory_lock($1) AS locked',
-        values: [ADMISSION_LOCK],
-      });
-      if (!rows[0].locked || this.stopped || this.conn !== conn) return;
+      const locked = await this.statements.tryLock(this.session!);
+      if (!locked || this.stopped || this.conn !== conn) return;
       this.enter('leading');
       this.woken = true; // a pass at once: whatever waits is admitted now
     } catch (e) {
@@ -218,7 +214,7 @@ export class CallbackRelay implements OnModuleInit, BeforeApplicationShutdown, O
     client.on('end', () => this.lost(client));
     try {
       await client.connect();
-      await session.query({ text: `LISTEN ${CALLBACKS_CHANNEL}` });
+      await this.statements.listen(session);
     } catch (e) {
       this.warnings.warn(`relay cannot reach PostgreSQL, retrying: ${(e as Error).message}`);
       client.end().catch(() => undefined);

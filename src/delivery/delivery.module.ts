@@ -9,6 +9,7 @@ import { Admission } from './admission.js';
 import { CallbackDelivery } from './callback-delivery.js';
 import { CallbackQueue } from './callback-queue.js';
 import { ADMISSION_INTERVAL, ADMISSION_INTERVAL_MS, CallbackRelay } from './callback-relay.js';
+import { RelayRepository } from './relay.repository.js';
 import { QueueDashboard } from './dashboard/dashboard-mount.js';
 import { DeliveryWorker } from './delivery-worker.js';
 import { WorkerRegistry } from './worker-registry.js';
@@ -40,6 +41,7 @@ export class DeliveryModule {
           CallbackQueue,
           Admission,
           CallbackRelay,
+          RelayRepository,
           { provide: ADMISSION_INTERVAL, useValue: ADMISSION_INTERVAL_MS },
           DestinationsService,
           { provide: DestinationCircuits, useExisting: DestinationsService },

@@ -7,10 +7,12 @@ import { OperatorsModule } from '../operators/index.js';
 import { CallbackUrlChanges } from './callback-urls/callback-url-changes.service.js';
 import { CallbackUrlInventoryController } from './callback-urls/callback-url-inventory.controller.js';
 import { CallbackUrlList } from './callback-urls/callback-url-list.service.js';
+import { CallbackUrlRepository } from './callback-urls/callback-url.repository.js';
 import { CallbackUrlMove } from './callback-urls/callback-url-move.service.js';
 import { TestCallbacksController } from './test-callbacks/test-callbacks.controller.js';
 import { TestCallbacks } from './test-callbacks/test-callbacks.service.js';
 import { TestTargets } from './test-callbacks/test-callback-targets.js';
+import { TestTargetRepository } from './test-callbacks/test-target.repository.js';
 import {
   CompanyCallbackController,
   LimitRequestCallbackController,
@@ -24,6 +26,7 @@ import { CompanyRows } from './domain/company-rows.js';
 import { OneRowRepository } from './domain/one-row.repository.js';
 import { CompanyLocks } from './domain/company-locks.js';
 import { DomainTransitions } from './domain/domain-transitions.js';
+import { UrlMoveRepository } from './domain/url-move.repository.js';
 import { UrlMoves } from './domain/url-moves.js';
 import { LimitRequestsAdminController, LimitRequestsController } from './limit-requests/limit-requests.controller.js';
 import { LimitRequestsService } from './limit-requests/limit-requests.service.js';
@@ -76,14 +79,17 @@ export class FundingModule {
           LoansService,
           DomainTransitions,
           UrlMoves,
+          UrlMoveRepository,
           CompanyChanges,
           OneRowRepository,
           CompanyRows,
           CompanyLocks,
           CallbackUrlChanges,
           CallbackUrlList,
+          CallbackUrlRepository,
           CallbackUrlMove,
           TestTargets,
+          TestTargetRepository,
           TestCallbacks,
         ],
       },

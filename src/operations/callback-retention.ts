@@ -3,11 +3,12 @@
 // batches, in the background. Failed and pending callbacks are kept whatever their age: they
 // still need an operator or a delivery.
 import { RetentionStore, RETENTION_BATCH } from '../callbacks/index.js';
-import { PRUNE_PORTAL_LINKS, PRUNE_PORTAL_SESSIONS } from '../partners/index.js';
+import { PortalPruning } from '../partners/index.js';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { Pool, PoolClient } from 'pg';
-import { APP_CONFIG, AppConfig, RepeatLimitedLog, SqlPool } from '../platform/index.js';
+import { APP_CONFIG, AppConfig, IdempotencyPruning, RepeatLimitedLog, SqlPool } from '../platform/index.js';
 import { Metrics } from './metrics.js';
+import { RetentionLockRepository } from './retention-lock.repository.js';
 
 /** Time between two pruning passes of a process (a pass runs until nothing old is left). */
 export const RETENTION_INTERVAL_MS = Symbol('RETENTION_INTERVAL_MS');
@@ -30,24 +31,7 @@ const PAUSE_PER_BATCH_TIME = 9;
  * outage does not slow it.
  */
 const PAUSE_PER_BATCH_TIME_WHILE_DELIVERING = 49;
-/** Any fixed number (the migrations use 727_001): one process at a time prunes. */
-const RETENTION_LOCK = 727_002;
 const SHUTDOWN_WAIT_MS = 5_000;
-
-/**
- * An idempotency key replays its first response for 24 h; after that it is only weight
- * (docs/partners.md, "Safe retries of creates").
- */
-const IDEMPOTENCY_KEY_TTL = `interval '24 hours'`;
-
-const PRUNE_IDEMPOTENCY_KEYS = `
-  WITH doomed AS (
-    SELECT scope, key FROM idempotency_keys
-     WHERE created_at < now() - ${IDEMPOTENCY_KEY_TTL}
-     LIMIT ${RETENTION_BATCH}
-       FOR UPDATE SKIP LOCKED
-  )
-  DELETE FROM idempotency_keys k USING doomed d WHERE k.scope = d.scope AND k.key = d.key`;
 
 export interface PruneResult {
   callbacks: number;
@@ -71,6 +55,9 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
     @Inject(RETENTION_INTERVAL_MS) private readonly intervalMs: number,
     private readonly metrics: Metrics,
     private readonly store: RetentionStore,
+    private readonly portal: PortalPruning,
+    private readonly keys: IdempotencyPruning,
+    private readonly lock: RetentionLockRepository,
   ) {
     this.pool = sql.pool;
   }
@@ -103,14 +90,11 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
     try {
       // A session lock on this connection: released by the unlock below or, should the process
       // die, by PostgreSQL when the connection goes.
-      const [{ locked }] = (
-        await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [RETENTION_LOCK])
-      ).rows;
-      if (!locked) return null;
+      if (!(await this.lock.tryLock(client))) return null;
       try {
         return await this.batches(client);
       } finally {
-        await client.query('SELECT pg_advisory_unlock($1)', [RETENTION_LOCK]);
+        await this.lock.unlock(client);
       }
     } catch (e) {
       broken = e as Error;
@@ -137,10 +121,9 @@ export class CallbackRetention implements OnApplicationBootstrap, BeforeApplicat
         callbacksLeft = r.callbacks === RETENTION_BATCH;
       }
       if (othersLeft) {
-        const keys = (await client.query(PRUNE_IDEMPOTENCY_KEYS)).rowCount ?? 0;
+        const keys = await this.keys.prune(client, RETENTION_BATCH);
         const events = await this.store.pruneUnsentEvents(client, this.config.callbackRetentionMs);
-        const links = (await client.query(PRUNE_PORTAL_LINKS, [RETENTION_BATCH])).rowCount ?? 0;
-        const sessions = (await client.query(PRUNE_PORTAL_SESSIONS, [RETENTION_BATCH])).rowCount ?? 0;
+        const { links, sessions } = await this.portal.prune(client, RETENTION_BATCH);
         total.idempotencyKeys += keys;
         this.metrics.retentionPruned.inc({ table: 'idempotency_keys' }, keys);
         this.metrics.retentionPruned.inc({ table: 'operational_events' }, events);

@@ -3,15 +3,14 @@ import { APP_CONFIG, AppConfig, NoQuery, pingNamespace, REDIS, RedisConnection }
 import { Controller, Get, Inject, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { HealthResponse, ReadinessResponse } from './health.responses.js';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { HealthRepository } from './health.repository.js';
 
 @ApiTags('operations')
 @Access.anyone()
 @Controller()
 export class HealthController {
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly database: HealthRepository,
     @Inject(REDIS) private readonly redis: RedisConnection,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -38,7 +37,7 @@ export class HealthController {
         new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref()),
       ]);
     const [database, redis] = await Promise.all([
-      timeout(this.db.query('SELECT 1')).then(
+      timeout(this.database.ping()).then(
         () => 'ok',
         () => 'unreachable',
       ),

@@ -15,7 +15,7 @@ export { AUDIT_ACTIONS } from './audit/audit-actions.js';
 export type { AuditActionName } from './audit/audit-actions.js';
 export { rowChangesAudit, trackedValues } from './audit/audit-changes.js';
 export type { Tracked } from './audit/audit-changes.js';
-export { AuditLog, auditValues } from './audit/audit-log.js';
+export { AUDIT_LOG_PROVIDERS, AuditLog, auditValues } from './audit/audit-log.js';
 export type { AuditChange, OwnedAuditEntry } from './audit/audit-log.js';
 export { OperatorCredentials } from './operator-credentials.js';
 export { Operator } from './operator.entity.js';

@@ -1,9 +1,8 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { CREDENTIAL_CLOCK, CredentialCache, MonotonicClock } from './access/credential-cache.js';
 import { OperatorIdentity } from './access/operator-role.js';
 import { bearerToken, hashToken, safeEqual } from '../platform/index.js';
+import { OperatorRepository } from './operator.repository.js';
 
 /**
  * How long a process trusts what it read of a token. Revocation must hold everywhere within a
@@ -13,8 +12,6 @@ import { bearerToken, hashToken, safeEqual } from '../platform/index.js';
 export const OPERATOR_CACHE_MS = 500;
 /** Tokens remembered at most; beyond, the cache starts again (an operator's request costs one read). */
 const CACHE_LIMIT = 10_000;
-
-const ACTIVE_BY_HASH = `SELECT id, name, role FROM operators WHERE token_hash = $1 AND revoked_at IS NULL`;
 
 /**
  * The one check of an operator credential, for the access gate (the API and the queue dashboard):
@@ -27,7 +24,7 @@ export class OperatorCredentials {
   private readonly cache: CredentialCache<OperatorIdentity>;
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly operators: OperatorRepository,
     @Optional() @Inject(CREDENTIAL_CLOCK) clock?: MonotonicClock,
   ) {
     this.cache = new CredentialCache(OPERATOR_CACHE_MS, CACHE_LIMIT, clock);
@@ -59,7 +56,7 @@ export class OperatorCredentials {
     const lookup = this.cache.begin();
     const cached = this.cache.trusted(hash, lookup);
     if (cached) return cached;
-    const [row]: OperatorIdentity[] = await this.db.query(ACTIVE_BY_HASH, [hash]);
+    const row = await this.operators.activeByHash(hash);
     if (!row) return null;
     const operator = { id: row.id, name: row.name, role: row.role };
     this.cache.keep(lookup, hash, operator);

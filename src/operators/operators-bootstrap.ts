@@ -2,8 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/comm
 import { APP_CONFIG, AppConfig, hashToken, TransactionRunner } from '../platform/index.js';
 import { AuditLog } from './audit/audit-log.js';
 import { BOOTSTRAP_OPERATOR } from './operator.entity.js';
-
-type AdminRow = { id: string; token_hash: string | null; revoked_at: Date | null };
+import { OperatorRepository } from './operator.repository.js';
 
 /**
  * The deployment's ADMIN_TOKEN as the bootstrap operator `admin` (docs/operations.md, "The
@@ -22,26 +21,18 @@ export class OperatorsBootstrap implements OnApplicationBootstrap {
     private readonly writes: TransactionRunner,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly audit: AuditLog,
+    private readonly operators: OperatorRepository,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     const hash = hashToken(this.config.adminToken);
     const outcome = await this.writes.transaction(async (m) => {
-      const [admin]: AdminRow[] = await m.query(
-        `SELECT id, token_hash, revoked_at FROM operators WHERE name = $1 FOR UPDATE`,
-        [BOOTSTRAP_OPERATOR],
-      );
+      const admin = await this.operators.lockByName(m, BOOTSTRAP_OPERATOR);
       if (!admin) throw new Error(`the bootstrap operator "${BOOTSTRAP_OPERATOR}" is missing from table operators`);
       if (admin.token_hash === hash) return admin.revoked_at ? 'revoked' : 'held';
-      const [retired] = await m.query<unknown[]>(`SELECT 1 FROM retired_bootstrap_tokens WHERE token_hash = $1`, [
-        hash,
-      ]);
-      if (retired) return 'retired';
-      if (admin.token_hash !== null)
-        await m.query(`INSERT INTO retired_bootstrap_tokens (token_hash) VALUES ($1) ON CONFLICT DO NOTHING`, [
-          admin.token_hash,
-        ]);
-      await m.query(`UPDATE operators SET token_hash = $2, revoked_at = NULL WHERE id = $1`, [admin.id, hash]);
+      if (await this.operators.retired(m, hash)) return 'retired';
+      if (admin.token_hash !== null) await this.operators.retire(m, admin.token_hash);
+      await this.operators.setToken(m, admin.id, hash);
       const operator = { id: admin.id, name: BOOTSTRAP_OPERATOR, role: 'admin' as const };
       await this.audit.record(
         m,

@@ -1,8 +1,10 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AppConfig, moduleFor, PlatformModule } from '../platform/index.js';
 import { AuditLog } from './audit/audit-log.js';
+import { AuditEntryRepository } from './audit/audit-entry.repository.js';
 import { AuditController } from './audit/audit.controller.js';
 import { OperatorCredentials } from './operator-credentials.js';
+import { OperatorRepository } from './operator.repository.js';
 import { OperatorsBootstrap } from './operators-bootstrap.js';
 import { OperatorsController } from './operators.controller.js';
 import { OperatorsService } from './operators.service.js';
@@ -14,7 +16,16 @@ export class OperatorsModule {
     return moduleFor(OperatorsModule, config, {
       imports: [PlatformModule.forRoot(config)],
       controllers: { api: [OperatorsController, AuditController] },
-      providers: { api: [OperatorCredentials, OperatorsService, OperatorsBootstrap, AuditLog] },
+      providers: {
+        api: [
+          OperatorCredentials,
+          OperatorsService,
+          OperatorsBootstrap,
+          AuditLog,
+          AuditEntryRepository,
+          OperatorRepository,
+        ],
+      },
       exports: [OperatorCredentials, AuditLog],
     });
   }

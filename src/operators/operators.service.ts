@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { DomainError, ErrorCode, hashToken, lockOrNotFound, writeBack, TransactionRunner } from '../platform/index.js';
+import { DomainError, ErrorCode, hashToken, LockedRows, TransactionRunner } from '../platform/index.js';
 import { AuditLog } from './audit/audit-log.js';
 import { OperatorCredentials } from './operator-credentials.js';
 import { Operator } from './operator.entity.js';
@@ -40,6 +40,7 @@ export class OperatorsService {
     private readonly writes: TransactionRunner,
     private readonly audit: AuditLog,
     private readonly credentials: OperatorCredentials,
+    private readonly rows: LockedRows,
   ) {}
 
   /** The token is returned this once and stored as its hash only. */
@@ -87,7 +88,7 @@ export class OperatorsService {
    */
   async revoke(actor: Actor, id: string): Promise<void> {
     const hash = await this.writes.transaction(async (m) => {
-      const operator = await lockOrNotFound(m, Operator, { id }, 'Operator');
+      const operator = await this.rows.lock(m, Operator, { id }, 'Operator');
       if (operator.revokedAt)
         throw new DomainError(
           'conflict',
@@ -95,7 +96,7 @@ export class OperatorsService {
           `Operator is already revoked (current status: revoked at ${operator.revokedAt.toISOString()})`,
         );
       operator.revokedAt = new Date();
-      await writeBack(m, Operator, operator);
+      await this.rows.writeBack(m, Operator, operator);
       await this.audit.record(m, actor, {
         targetType: 'operator',
         targetId: id,

@@ -1,13 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { CertificateExpiry, ClientCertificateRepository } from './client-certificate.repository.js';
 
-/** A partner's client certificate's expiry (Unix seconds), by partner id. */
-export type CertificateExpiry = { partner: string; expires: number };
-
-export const CERTIFICATE_EXPIRIES = `SELECT partner_id::text AS partner,
-  extract(epoch FROM not_after)::float8 AS expires
-  FROM partner_client_certificates ORDER BY not_after LIMIT $1`;
+export type { CertificateExpiry };
 
 /**
  * When partners' client certificates expire, from the columns stored at upload, no PEM parsed
@@ -15,10 +9,10 @@ export const CERTIFICATE_EXPIRIES = `SELECT partner_id::text AS partner,
  */
 @Injectable()
 export class ClientCertificateExpiries {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly certificates: ClientCertificateRepository) {}
 
   /** The `limit` certificates expiring soonest. */
   soonest(limit: number): Promise<CertificateExpiry[]> {
-    return this.db.query(CERTIFICATE_EXPIRIES, [limit]);
+    return this.certificates.soonest(limit);
   }
 }

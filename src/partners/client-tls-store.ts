@@ -1,22 +1,13 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import type { ClientTls } from '../egress/index.js';
 import { Lru, SecretBox } from '../platform/index.js';
+import { ClientCertificateRepository } from './client-certificate.repository.js';
 
 /**
  * Uploads kept in memory, the least recently used dropped first: a worker sends for the same
  * partners' certificates over and over.
  */
 const CACHE_LIMIT = 1_000;
-
-interface Row {
-  id: string;
-  partner_id: string;
-  certificate: string;
-  private_key: string;
-  server_ca: string | null;
-}
 
 /**
  * The client certificates workers present, by upload id (the delivery load gives the id alone):
@@ -29,7 +20,7 @@ export class ClientTlsStore {
   private readonly kept = new Lru<string, Promise<ClientTls | null>>(CACHE_LIMIT);
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly certificates: ClientCertificateRepository,
     private readonly box: SecretBox,
   ) {}
 
@@ -47,10 +38,7 @@ export class ClientTlsStore {
   }
 
   private async load(id: string): Promise<ClientTls | null> {
-    const [r]: Row[] = await this.db.query(
-      'SELECT id, partner_id, certificate, private_key, server_ca FROM partner_client_certificates WHERE id = $1',
-      [id],
-    );
+    const r = await this.certificates.forTls(id);
     if (!r) return null;
     return {
       id: r.id,

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { invalidProperty, notFound, type SignatureScheme } from '../platform/index.js';
+import { DirectoryRow, PartnerRepository } from './partner.repository.js';
 
 /**
  * A partner as operators look it up (GET /admin/v1/partners): who it is and how it is set up,
@@ -25,37 +24,7 @@ export interface PartnerPageQuery {
   cursor?: string;
 }
 
-interface Row {
-  id: string;
-  name: string;
-  created_at: Date;
-  /** created_at in microseconds since 1970, as the cursor holds it. */
-  created_us: string;
-  signature_scheme: SignatureScheme;
-  operations_url: string | null;
-  api_key_rotated_at: Date | null;
-  subject: string | null;
-  not_after: Date | null;
-}
-
-const COLUMNS = `p.id, p.name, p.created_at, (extract(epoch FROM p.created_at) * 1000000)::bigint::text AS created_us,
-  p.signature_scheme, p.operations_url, p.api_key_rotated_at, cc.subject, cc.not_after
-  FROM partners p LEFT JOIN partner_client_certificates cc ON cc.partner_id = p.id`;
-
-/** One partner by id. */
-export const FIND_PARTNER = `SELECT ${COLUMNS} WHERE p.id = $1`;
-
-/**
- * A page of partners, newest first: `partners_created_idx` read backwards from the cursor
- * ($2, $3: the last row's created_at and id) and stopped at $4 rows; with a name ($1, an ILIKE
- * pattern), `partners_name_trgm_idx` finds the matches when the part has trigrams (the planner
- * chooses by how many match). Each row's certificate by its unique key.
- */
-export const PARTNER_PAGE = `SELECT ${COLUMNS}
-   WHERE ($1::text IS NULL OR p.name ILIKE $1)
-     AND ($2::timestamptz IS NULL OR (p.created_at, p.id) < ($2::timestamptz, $3::uuid))
-   ORDER BY p.created_at DESC, p.id DESC
-   LIMIT $4`;
+type Row = DirectoryRow;
 
 /** `name` as an ILIKE pattern matching it anywhere, its own `%`, `_` and `\` taken literally. */
 export const containsPattern = (part: string): string => `%${part.replace(/[\\%_]/g, '\\$&')}%`;
@@ -106,28 +75,22 @@ const record = (r: Row): PartnerRecord => ({
 /** The operators' read of partner accounts: one by id, or a page by name. */
 @Injectable()
 export class PartnerDirectory {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly partners: PartnerRepository) {}
 
   /** Whether a partner of this id exists. */
-  async exists(id: string): Promise<boolean> {
-    const known: unknown[] = await this.db.query(`SELECT 1 FROM partners WHERE id = $1`, [id]);
-    return known.length > 0;
+  exists(id: string): Promise<boolean> {
+    return this.partners.exists(id);
   }
 
   async find(id: string): Promise<PartnerRecord> {
-    const [row]: Row[] = await this.db.query(FIND_PARTNER, [id]);
+    const row = await this.partners.find(id);
     if (!row) throw notFound('Partner');
     return record(row);
   }
 
   async page(q: PartnerPageQuery): Promise<{ items: PartnerRecord[]; nextCursor: string | null }> {
     const after = q.cursor === undefined ? null : decodePartnerCursor(q.cursor);
-    const rows: Row[] = await this.db.query(PARTNER_PAGE, [
-      q.name === undefined ? null : containsPattern(q.name),
-      after?.createdAt ?? null,
-      after?.id ?? null,
-      q.limit + 1,
-    ]);
+    const rows = await this.partners.page(q.name === undefined ? null : containsPattern(q.name), after, q.limit + 1);
     const page = rows.slice(0, q.limit);
     return { items: page.map(record), nextCursor: rows.length > q.limit ? encodeCursor(page[page.length - 1]) : null };
   }

@@ -3,12 +3,11 @@ import { EntityManager } from 'typeorm';
 import {
   DomainError,
   ErrorCode,
-  lockOrNotFound,
+  LockedRows,
   newSigningKey,
   SecretBox,
   ShownKey,
   SignatureScheme,
-  writeBack,
   TransactionRunner,
 } from '../platform/index.js';
 import { type Actor, AuditLog } from '../operators/index.js';
@@ -41,6 +40,7 @@ export class PartnerSigning {
     private readonly writes: TransactionRunner,
     private readonly box: SecretBox,
     private readonly audit: AuditLog,
+    private readonly rows: LockedRows,
   ) {}
 
   /**
@@ -51,7 +51,7 @@ export class PartnerSigning {
   async rotate(actor: Actor, partnerId: string, shownAt?: Date): Promise<ShownKey> {
     ownKeyOnly(actor, partnerId);
     return this.writes.transaction(async (m) => {
-      const partner = await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
+      const partner = await this.rows.lock(m, Partner, { id: partnerId }, 'Partner');
       const replaced = partner.previousSecretExpiresAt;
       const changedAt = replaced && replaced.getTime() - ROTATION_OVERLAP_MS;
       if (shownAt && changedAt && changedAt > shownAt.getTime()) {
@@ -78,7 +78,7 @@ export class PartnerSigning {
   ): Promise<{ signatureScheme: SignatureScheme } & ShownKey> {
     ownKeyOnly(actor, partnerId);
     return this.writes.transaction(async (m) => {
-      const partner = await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
+      const partner = await this.rows.lock(m, Partner, { id: partnerId }, 'Partner');
       const was = partner.signatureScheme;
       if (was === scheme) {
         throw new DomainError(
@@ -108,7 +108,7 @@ export class PartnerSigning {
     partner.signatureScheme = scheme;
     partner.signingSecret = this.box.seal(key.stored, 'partners.signing_secret', partner.id);
     partner.signingPublicKey = key.publicKey;
-    await writeBack(m, Partner, partner);
+    await this.rows.writeBack(m, Partner, partner);
     return key.shown;
   }
 }

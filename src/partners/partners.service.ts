@@ -5,16 +5,16 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import {
   hashToken,
-  lockOrNotFound,
+  LockedRows,
   newApiKey,
   newSigningKey,
   safeEqual,
   SecretBox,
   SignatureScheme,
-  writeBack,
   TransactionRunner,
 } from '../platform/index.js';
 import { Partner } from './partner.entity.js';
+import { PartnerRepository } from './partner.repository.js';
 import { PortalLinks } from './portal-links.js';
 
 /**
@@ -37,6 +37,8 @@ export class PartnersService {
     private readonly box: SecretBox,
     private readonly audit: AuditLog,
     private readonly portalLinks: PortalLinks,
+    private readonly partners: PartnerRepository,
+    private readonly rows: LockedRows,
     @Optional() @Inject(CREDENTIAL_CLOCK) clock?: MonotonicClock,
   ) {
     this.verified = new CredentialCache(PARTNER_KEY_CACHE_MS, KEY_CACHE_LIMIT, clock);
@@ -87,18 +89,18 @@ export class PartnersService {
    */
   async rotateApiKey(actor: Actor, partnerId: string, previousKeyValidHours: number) {
     const { replaced, ...rotated } = await this.writes.transaction(async (m) => {
-      const partner = await lockOrNotFound(m, Partner, { id: partnerId }, 'Partner');
+      const partner = await this.rows.lock(m, Partner, { id: partnerId }, 'Partner');
       const replaced = partner.apiKeyHash;
       const apiKey = newApiKey();
       const before = partner.previousKeyExpiresAt?.toISOString() ?? null;
       // PostgreSQL's clock, as the authentication's comparison uses.
-      const [{ now }]: { now: Date }[] = await m.query(`SELECT now() AS now`);
+      const now = await this.partners.now(m);
       const expiresAt = new Date(now.getTime() + previousKeyValidHours * 3600 * 1000);
       partner.previousApiKeyHash = previousKeyValidHours > 0 ? partner.apiKeyHash : null;
       partner.previousKeyExpiresAt = expiresAt;
       partner.apiKeyRotatedAt = now;
       partner.apiKeyHash = hashToken(apiKey);
-      await writeBack(m, Partner, partner);
+      await this.rows.writeBack(m, Partner, partner);
       // A key that stops at once (a leak) ends the portal sessions too, and every link made with it and not yet used.
       if (previousKeyValidHours === 0) await this.portalLinks.endAll(m, partnerId);
       await this.audit.record(m, actor, {

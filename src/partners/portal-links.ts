@@ -1,10 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
-import { DataSource, EntityManager } from 'typeorm';
-import { type Actor, AuditLog, type OperatorIdentity } from '../operators/index.js';
+import { EntityManager } from 'typeorm';
+import { type Actor, AuditLog } from '../operators/index.js';
 import { APP_CONFIG, AppConfig, hashToken, notFound, TransactionRunner } from '../platform/index.js';
-import { MADE_BY_ACTIVE, PortalSessions } from './portal-sessions.js';
+import { PortalLinkRepository, StateRow } from './portal-link.repository.js';
+import { PartnerRepository } from './partner.repository.js';
+import { PortalSessions } from './portal-sessions.js';
 
 /** A link's lifetime when none is asked for. */
 export const DEFAULT_PORTAL_LINK_MINUTES = 15;
@@ -15,30 +16,6 @@ export const PORTAL_LOGIN_PATH = '/portal/login';
 /** A link's token: 256 random bits, stored as its SHA-256 only (as API keys are), shown once in the URL. */
 const newLinkToken = () => `fsp_${randomBytes(32).toString('base64url')}`;
 
-/**
- * Links expired over a day ago, a batch ($1 rows), for the retention pass (src/operations/callback-retention.ts): for a
- * day a late click still reads "expired" (or "used already"), not "not a sign-in link". A range of
- * `portal_links_expires_idx`.
- */
-export const PRUNE_PORTAL_LINKS = `
-  WITH doomed AS (SELECT token_hash FROM portal_links WHERE expires_at < now() - interval '1 day'
-                  LIMIT $1 FOR UPDATE SKIP LOCKED)
-  DELETE FROM portal_links l USING doomed d WHERE l.token_hash = d.token_hash`;
-
-/** A link's state, by its token's hash (PostgreSQL's clock): what its page says, whether it can open a session. */
-const LINK_STATE = `
-  SELECT p.name AS partner_name, l.expires_at, l.used_at IS NOT NULL AS used, l.expires_at <= now() AS expired,
-         l.ended_at IS NOT NULL OR NOT ${MADE_BY_ACTIVE('l')} AS ended
-    FROM portal_links l JOIN partners p ON p.id = l.partner_id
-   WHERE l.token_hash = $1`;
-
-/** Uses a link that can open a session: unused, not ended, not expired, its operator (if any) not revoked. */
-const USE_LINK = `
-  UPDATE portal_links l SET used_at = now()
-   WHERE l.token_hash = $1 AND l.used_at IS NULL AND l.ended_at IS NULL AND l.expires_at > now()
-     AND ${MADE_BY_ACTIVE('l')}
-  RETURNING l.partner_id, l.operator_id`;
-
 /** Why a link opens nothing (the page says which). */
 export type LinkRefusal = 'used' | 'expired' | 'ended' | 'unknown';
 
@@ -47,8 +24,6 @@ export interface UsableLink {
   partnerName: string;
   expiresAt: Date;
 }
-
-type StateRow = { partner_name: string; expires_at: Date; used: boolean; expired: boolean; ended: boolean };
 
 /**
  * One-time sign-in links to the partner portal: made by the partner (its API key) or an operator
@@ -59,7 +34,8 @@ type StateRow = { partner_name: string; expires_at: Date; used: boolean; expired
 @Injectable()
 export class PortalLinks {
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly links: PortalLinkRepository,
+    private readonly partners: PartnerRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly writes: TransactionRunner,
     private readonly audit: AuditLog,
@@ -68,14 +44,13 @@ export class PortalLinks {
 
   /** A link for the partner (its own request). */
   async create(partnerId: string, ttlMinutes: number): Promise<{ url: string; expiresAt: string }> {
-    return this.insert(this.db.manager, partnerId, ttlMinutes, null);
+    return this.insert(undefined, partnerId, ttlMinutes, null);
   }
 
   /** A link made by an operator for a partner, with its audit entry in the same transaction. */
   async createAs(actor: Actor, partnerId: string, ttlMinutes: number): Promise<{ url: string; expiresAt: string }> {
     return this.writes.transaction(async (m) => {
-      const [partner]: { id: string }[] = await m.query('SELECT id FROM partners WHERE id = $1', [partnerId]);
-      if (!partner) throw notFound('Partner');
+      if (!(await this.partners.existsIn(m, partnerId))) throw notFound('Partner');
       const link = await this.insert(m, partnerId, ttlMinutes, 'operator' in actor ? actor.operator.id : null);
       const after = { portalLinkExpiresAt: link.expiresAt };
       await this.audit.record(m, actor, { targetType: 'partner', targetId: partnerId, before: {}, after });
@@ -86,8 +61,7 @@ export class PortalLinks {
   /** Ends every portal session and unused link of a partner (an operator's request), audited in that transaction. */
   async endSessionsAs(actor: Actor, partnerId: string): Promise<void> {
     await this.writes.transaction(async (m) => {
-      const [partner]: { id: string }[] = await m.query('SELECT id FROM partners WHERE id = $1', [partnerId]);
-      if (!partner) throw notFound('Partner');
+      if (!(await this.partners.existsIn(m, partnerId))) throw notFound('Partner');
       const ended = await this.endAll(m, partnerId);
       await this.audit.record(m, actor, {
         targetType: 'partner',
@@ -104,20 +78,18 @@ export class PortalLinks {
    * session it opened; one that comes after finds its link ended.
    */
   async endAll(m: EntityManager, partnerId: string): Promise<{ sessions: number; links: number }> {
-    const [, links]: [unknown, number] = await m.query(
-      `UPDATE portal_links SET ended_at = now()
-        WHERE partner_id = $1 AND used_at IS NULL AND ended_at IS NULL AND expires_at > now()`,
-      [partnerId],
-    );
+    const links = await this.links.endUnused(m, partnerId);
     return { links, sessions: await this.sessions.endAll(m, partnerId) };
   }
 
   /** What a link's sign-in page shows, or why it opens nothing. Uses nothing: a preview or a scanner may fetch it. */
   async peek(token: string | undefined): Promise<UsableLink | { refused: LinkRefusal }> {
     if (!token || token.length > 200) return { refused: 'unknown' };
-    const [row]: StateRow[] = await this.db.query(LINK_STATE, [hashToken(token)]);
+    const row = await this.links.state(hashToken(token));
     const refused = refusalOf(row);
-    return refused ? { refused } : { partnerName: row.partner_name, expiresAt: row.expires_at };
+    return refused || !row
+      ? { refused: refused ?? 'unknown' }
+      : { partnerName: row.partner_name, expiresAt: row.expires_at };
   }
 
   /**
@@ -129,10 +101,9 @@ export class PortalLinks {
     if (!token || token.length > 200) return { refused: 'unknown' };
     const hash = hashToken(token);
     return this.writes.transaction(async (m) => {
-      // An UPDATE's answer through TypeORM: [rows, affected].
-      const [[used]]: [{ partner_id: string; operator_id: string | null }[], number] = await m.query(USE_LINK, [hash]);
+      const used = await this.links.use(m, hash);
       if (!used) {
-        const [row]: StateRow[] = await m.query(LINK_STATE, [hash]);
+        const row = await this.links.state(hash, m);
         return { refused: refusalOf(row) ?? 'used' };
       }
       const session = await this.sessions.open(m, used.partner_id, used.operator_id);
@@ -142,9 +113,7 @@ export class PortalLinks {
   }
 
   private async auditOpening(m: EntityManager, operatorId: string, partnerId: string, sessionId: string) {
-    const [operator]: OperatorIdentity[] = await m.query('SELECT id, name, role FROM operators WHERE id = $1', [
-      operatorId,
-    ]);
+    const operator = await this.links.operator(m, operatorId);
     await this.audit.record(
       m,
       { operator, action: 'portal.session.open' },
@@ -157,15 +126,11 @@ export class PortalLinks {
     );
   }
 
-  private async insert(m: EntityManager, partnerId: string, ttlMinutes: number, operatorId: string | null) {
+  private async insert(m: EntityManager | undefined, partnerId: string, ttlMinutes: number, operatorId: string | null) {
     const token = newLinkToken();
-    const [row]: { expires_at: Date }[] = await m.query(
-      `INSERT INTO portal_links (token_hash, partner_id, expires_at, operator_id)
-       VALUES ($1, $2, now() + make_interval(mins => $3), $4) RETURNING expires_at`,
-      [hashToken(token), partnerId, ttlMinutes, operatorId],
-    );
+    const expiresAt = await this.links.insert(hashToken(token), partnerId, ttlMinutes, operatorId, m);
     const url = `${this.config.portalBaseUrl}${PORTAL_LOGIN_PATH}?token=${token}`;
-    return { url, expiresAt: row.expires_at.toISOString() };
+    return { url, expiresAt: expiresAt.toISOString() };
   }
 }
 

@@ -1,9 +1,6 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { SealBroken, SealColumn, SEALED_COLUMNS, SecretBox } from '../platform/index.js';
-
-const BATCH = 500;
+import { SealedSecretRepository } from './sealed-secret.repository.js';
 
 /**
  * At start, re-seals with the newest SECRETS_KEY every stored secret sealed with an older key
@@ -19,7 +16,7 @@ export class SecretsReencryption implements OnApplicationBootstrap {
   private readonly log = new Logger('SecretsReencryption');
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly secrets: SealedSecretRepository,
     private readonly box: SecretBox,
   ) {}
 
@@ -31,30 +28,17 @@ export class SecretsReencryption implements OnApplicationBootstrap {
     if (total > 0) this.log.log(`re-sealed ${total} stored secrets with the newest SECRETS_KEY`);
   }
 
-  /** Returns how many values were re-sealed. Table and column names are constants (SEALED_COLUMNS). */
+  /** Returns how many values were re-sealed. */
   private async reseal(sealed: SealColumn, column: string): Promise<number> {
-    const { table, row, key } = SEALED_COLUMNS[sealed];
-    const keyMatches = key.map((k, i) => `${k} = $${i + 2}`).join(' AND ');
     let done = 0;
     let after = '';
     for (;;) {
-      // Keyset over the column value itself: rows already re-sealed sort elsewhere and are not met again.
-      const rows: { rid: string; keys: string[]; value: string }[] = await this.db.query(
-        `SELECT ${row} AS rid, ARRAY[${key.map((k) => `${k}::text`).join(', ')}] AS keys, ${column} AS value
-          FROM ${table}
-          WHERE ${column} IS NOT NULL AND ${column} NOT LIKE $1 AND ${column} > $2
-          ORDER BY ${column} LIMIT ${BATCH}`,
-        [this.box.currentPattern(), after],
-      );
+      const rows = await this.secrets.batch(sealed, column, this.box.currentPattern(), after);
       if (rows.length === 0) return done;
-      for (const { rid, keys, value } of rows) {
-        const plain = this.opened(value, sealed, column, rid);
+      for (const read of rows) {
+        const plain = this.opened(read.value, sealed, column, read.rid);
         if (plain === null) continue;
-        const [, n]: [unknown, number] = await this.db.query(
-          `UPDATE ${table} SET ${column} = $1 WHERE ${keyMatches} AND ${column} = $${key.length + 2}`,
-          [this.box.seal(plain, sealed, rid), ...keys, value],
-        );
-        done += n;
+        done += await this.secrets.replace(sealed, column, read, this.box.seal(plain, sealed, read.rid));
       }
       after = rows[rows.length - 1].value;
     }

@@ -4,13 +4,16 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSourceOptions } from 'typeorm';
 import { APP_CONFIG, AppConfig } from './config/app-config.js';
 import { moduleFor } from './config/module-parts.js';
+import { LockedRows } from './common/transaction.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { AdmissionSignal } from './database/admission-signal.js';
 import { openDatabase } from './database/database.js';
 import { createRedis, REDIS, RedisConnection } from './database/redis.js';
 import { SqlPool } from './database/sql-pool.js';
+import { WakeUpRepository } from './database/wake-up.repository.js';
 import { AFTER_COMMIT, TransactionRunner } from './database/transaction-runner.js';
 import { DomainErrorFilter } from './http/domain-error.js';
+import { IdempotencyKeyRepository, IdempotencyPruning } from './idempotency/idempotency-key.repository.js';
 import { UnexpectedErrorFilter } from './http/unexpected-error.filter.js';
 
 /** Closes the shared Redis connection when the app shuts down. */
@@ -41,12 +44,26 @@ export class PlatformModule {
           { provide: SecretBox, useValue: new SecretBox(config.secretsKeys) },
           // Both roles wake admission: commits and redeliveries (api), settlements (worker).
           AdmissionSignal,
+          WakeUpRepository,
+          // The idempotency keys' statements: every API route's interceptor, and the retention pass.
+          IdempotencyKeyRepository,
+          IdempotencyPruning,
           { provide: APP_FILTER, useClass: UnexpectedErrorFilter },
           { provide: APP_FILTER, useClass: DomainErrorFilter },
         ],
-        api: [TransactionRunner, { provide: AFTER_COMMIT, useExisting: AdmissionSignal }],
+        api: [TransactionRunner, LockedRows, { provide: AFTER_COMMIT, useExisting: AdmissionSignal }],
       },
-      exports: [APP_CONFIG, REDIS, SqlPool, SecretBox, AdmissionSignal, TransactionRunner],
+      exports: [
+        APP_CONFIG,
+        REDIS,
+        SqlPool,
+        SecretBox,
+        AdmissionSignal,
+        TransactionRunner,
+        LockedRows,
+        IdempotencyKeyRepository,
+        IdempotencyPruning,
+      ],
     });
   }
 }

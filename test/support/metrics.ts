@@ -3,6 +3,7 @@ import { DeliveryCounts } from '../../src/callbacks/store/counts.js';
 import { DestinationSummaries } from '../../src/callbacks/store/destination-summaries.js';
 import { Metrics } from '../../src/operations/metrics.js';
 import { ClientCertificateExpiries } from '../../src/partners/client-certificate-expiries.js';
+import { ClientCertificateRepository } from '../../src/partners/client-certificate.repository.js';
 import type { SqlPool } from '../../src/platform/index.js';
 import type { TestApp } from './harness.js';
 
@@ -19,4 +20,8 @@ export async function metric(t: TestApp, series: string): Promise<number | undef
 
 /** Metrics over these connections, its gauges reading through the repositories Nest would inject. */
 export const metricsOn = (db: DataSource, sql: SqlPool): Metrics =>
-  new Metrics(new DeliveryCounts(db, sql), new DestinationSummaries(db), new ClientCertificateExpiries(db));
+  new Metrics(
+    new DeliveryCounts(db, sql),
+    new DestinationSummaries(db),
+    new ClientCertificateExpiries(new ClientCertificateRepository(db)),
+  );

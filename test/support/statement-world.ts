@@ -8,6 +8,7 @@
  * the steps of statement-steps.ts.
  */
 import { AuditLog } from '../../src/operators/audit/audit-log.js';
+import { AuditEntryRepository } from '../../src/operators/audit/audit-entry.repository.js';
 import { destinationKey, originOfKey } from '../../src/callbacks/callback-destination.js';
 import { CallbackMessage } from '../../src/callbacks/callback-message.js';
 import { Redelivery } from '../../src/callbacks/redelivery.js';
@@ -118,9 +119,19 @@ export class World {
       () => new Settlement(config, metrics, { wake: () => undefined } as never, new SettlementStore(s.sql)),
     );
     this.writes = new TransactionRunner(s.db, { wake: () => undefined });
-    this.admin = new Redelivery(this.writes, new AuditLog(s.db), new RepairRepository());
-    this.replay = new BulkReplay(s.db, this.writes, new AuditLog(s.db), DEFAULT_REPLAY_LIMIT, new ReplayRepository());
-    this.repairs = new CallbackRepairs(this.writes, new AuditLog(s.db), new RepairRepository());
+    this.admin = new Redelivery(this.writes, new AuditLog(new AuditEntryRepository(s.db)), new RepairRepository());
+    this.replay = new BulkReplay(
+      s.db,
+      this.writes,
+      new AuditLog(new AuditEntryRepository(s.db)),
+      DEFAULT_REPLAY_LIMIT,
+      new ReplayRepository(),
+    );
+    this.repairs = new CallbackRepairs(
+      this.writes,
+      new AuditLog(new AuditEntryRepository(s.db)),
+      new RepairRepository(),
+    );
   }
 
   /** The destinations' keys (callbacks.destination): one per partner and origin. */

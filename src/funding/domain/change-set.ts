@@ -1,6 +1,6 @@
 import { DeepPartial, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm';
 import { CallbackEvent } from '../../callbacks/index.js';
-import { notFound, writeBack } from '../../platform/index.js';
+import { LockedRows, notFound } from '../../platform/index.js';
 import { Company } from './company.entity.js';
 import { CREDIT_PROPERTIES } from './credit.js';
 import { CompanyRow, DomainRow, moveStatus, Resource, StatusResource, StatusRow } from './resource.js';
@@ -16,6 +16,7 @@ export class ChangeSet {
   constructor(
     private readonly m: EntityManager,
     readonly company: Company,
+    private readonly rows: LockedRows,
   ) {
     this.track(COMPANY, company);
   }
@@ -70,7 +71,7 @@ export class ChangeSet {
         snapshot(row, resource.tracked),
       );
       if (!changed) continue;
-      await writeBack(this.m, resource.entity, row);
+      await this.rows.writeBack(this.m, resource.entity, row);
       changes.push(changed);
     }
     return changes;

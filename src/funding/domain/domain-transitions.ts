@@ -9,7 +9,7 @@ import { RowChanges } from './tracked-changes.js';
 import { ChangeSet } from './change-set.js';
 import { CompanyChanges, CompanyChangeSpec } from './company-changes.js';
 import { type Actor, AUDIT_ACTIONS, AuditActionName, AuditLog, rowChangesAudit } from '../../operators/index.js';
-import { TransactionRunner } from '../../platform/index.js';
+import { LockedRows, TransactionRunner } from '../../platform/index.js';
 import { UrlMoveSpec, UrlMoves } from './url-moves.js';
 
 /** The company named in a partner's path, when it is this partner's (else 404 `Company`). */
@@ -92,6 +92,7 @@ export class DomainTransitions {
     private readonly companies: CompanyChanges,
     private readonly urlMoves: UrlMoves,
     private readonly locks: CompanyLocks,
+    private readonly rows: LockedRows,
   ) {}
 
   /**
@@ -162,7 +163,7 @@ export class DomainTransitions {
       spec.company === companyOfRow
         ? await this.locks.lockOf(m, resource.entity, spec.id, resource.what)
         : await this.locks.lockOwned(m, spec.company.partnerId, spec.company.companyId);
-    const change = new ChangeSet(m, company);
+    const change = new ChangeSet(m, company, this.rows);
     const creditBefore = creditSnapshot(company);
     // A change of the company itself holds the row it locked first; any other locks its row after it.
     const row =

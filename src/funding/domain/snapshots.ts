@@ -4,7 +4,7 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ConnectionMetadataBuilder } from 'typeorm/connection/ConnectionMetadataBuilder.js';
 import { CallbackInserts } from '../../callbacks/index.js';
-import { AuditLog } from '../../operators/index.js';
+import { AUDIT_LOG_PROVIDERS } from '../../operators/index.js';
 import { snapshotFiles, SqlPool } from '../../platform/index.js';
 import { Company } from './company.entity.js';
 import { OneRowRepository } from './one-row.repository.js';
@@ -29,7 +29,7 @@ const OFFLINE = new DataSource({ type: 'postgres', entities: ONE_ROW_ENTITIES })
   providers: [
     OneRowRepository,
     CallbackInserts,
-    AuditLog,
+    ...AUDIT_LOG_PROVIDERS,
     { provide: getDataSourceToken(), useValue: OFFLINE },
     { provide: SqlPool, useValue: {} },
   ],

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
+import { TargetRow, TestTargetRepository } from './test-target.repository.js';
 import { CallbackIds, CallbackMessage } from '../../callbacks/index.js';
 import { notFound } from '../../platform/index.js';
 
-type Row = Record<string, string | null>;
+type Row = TargetRow;
 
 /**
  * Per message, the company's most recently created resource of the kind the message concerns
@@ -12,14 +13,12 @@ type Row = Record<string, string | null>;
  */
 const LOOKUPS: Record<
   CallbackMessage,
-  { source: string; sql: string; ids: (r: Row | undefined, companyId: string) => CallbackIds }
+  { source: string; ids: (r: Row | undefined, companyId: string) => CallbackIds }
 > = {
   [CallbackMessage.CreditLimitUpdated]: companyLookup(),
   [CallbackMessage.CreditBalanceUpdated]: companyLookup(),
   [CallbackMessage.WithdrawalRequestStatusChanged]: {
     source: "the company's most recent withdrawal request (status_callback)",
-    sql: `SELECT w.status_callback AS url, w.id AS "withdrawalId", w.loan_id AS "loanId"
-            FROM withdrawal_requests w WHERE w.company_id = $1 ORDER BY w.created_at DESC, w.id DESC LIMIT 1`,
     ids: (r, companyId) => ({
       withdrawalId: r?.withdrawalId ?? null,
       companyId,
@@ -29,15 +28,10 @@ const LOOKUPS: Record<
   },
   [CallbackMessage.LimitRequestStatusChanged]: {
     source: "the company's most recent limit request (status_callback)",
-    sql: `SELECT l.status_callback AS url, l.id AS "limitRequestId"
-            FROM limit_requests l WHERE l.company_id = $1 ORDER BY l.created_at DESC, l.id DESC LIMIT 1`,
     ids: (r, companyId) => ({ withdrawalId: null, companyId, limitRequestId: r?.limitRequestId ?? null, loanId: null }),
   },
   [CallbackMessage.LoanPaymentRegistered]: {
     source: "the company's most recent loan (its withdrawal request's loan_status_callback)",
-    sql: `SELECT w.loan_status_callback AS url, l.id AS "loanId", w.id AS "withdrawalId"
-            FROM withdrawal_requests w JOIN loans l ON l.id = w.loan_id
-           WHERE w.company_id = $1 ORDER BY l.created_at DESC, l.id DESC LIMIT 1`,
     ids: (r, companyId) => ({
       withdrawalId: r?.withdrawalId ?? null,
       companyId,
@@ -50,7 +44,6 @@ const LOOKUPS: Record<
 function companyLookup() {
   return {
     source: "the company's callback URL",
-    sql: `SELECT c.callback_url AS url FROM companies c WHERE c.id = $1`,
     ids: (_r: Row | undefined, companyId: string): CallbackIds => ({
       withdrawalId: null,
       companyId,
@@ -72,15 +65,13 @@ export interface TestTarget {
 /** Where a company's test callbacks go, read from its resources' URL properties. */
 @Injectable()
 export class TestTargets {
+  constructor(private readonly targets: TestTargetRepository) {}
+
   /** The company's (this partner's, else 404) target for a test of `message`, read in the transaction `m`. */
   async find(m: EntityManager, partnerId: string, companyId: string, message: CallbackMessage): Promise<TestTarget> {
-    const owned: unknown[] = await m.query(`SELECT 1 FROM companies WHERE id = $1 AND partner_id = $2`, [
-      companyId,
-      partnerId,
-    ]);
-    if (owned.length === 0) throw notFound('Company');
+    if (!(await this.targets.owned(m, partnerId, companyId))) throw notFound('Company');
     const lookup = LOOKUPS[message];
-    const [row]: (Row | undefined)[] = await m.query(lookup.sql, [companyId]);
+    const row = await this.targets.latest(m, message, companyId);
     return { url: row?.url ?? null, ids: lookup.ids(row, companyId), source: lookup.source };
   }
 }

@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { invalidProperty, inWrite, type StatementPart } from '../../platform/index.js';
 import type { Actor } from '../actor.js';
 import { AUDIT_ACTIONS, AuditActionName, AuditTargetType } from './audit-actions.js';
+import { AuditEntryRepository, OwnedAuditEntry } from './audit-entry.repository.js';
+
+export type { OwnedAuditEntry };
 import { changedProperties, TrackedProperties } from './audit-changes.js';
 
 /** What a change says about itself; who made it and the action come with the Actor. */
@@ -37,35 +39,7 @@ export interface AuditEntryView {
   after: TrackedProperties;
 }
 
-const AUDIT_COLUMNS = 'operator_id, partner_id, partner_name, action, target_type, target_id, before, after';
-
-/** The INSERT of one entry, for a place inside a change's own statement or transaction. */
-export const AUDIT_INSERT =
-  `INSERT INTO audit_entries (${AUDIT_COLUMNS}) ` + 'VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8::jsonb)';
-
-/** The array types of {@link AuditLog.rowsInsert}'s parameters: each entry's owner, then {@link auditValues}' eight. */
-const AUDIT_ROW_TYPES = ['uuid', 'uuid', 'uuid', 'text', 'text', 'text', 'text', 'text', 'text'];
-
-/** A change's entry (auditValues) written with a row of another table: that row's id is its owner. */
-export interface OwnedAuditEntry {
-  owner: string;
-  values: unknown[];
-}
-
-/** The INSERT of several changes' entries (AuditLog.rowsInsert), its parameters numbered from `first`. */
-function auditRowsInsert(first: number, owners: string): string {
-  return (
-    `INSERT INTO audit_entries (${AUDIT_COLUMNS})
-       SELECT a.operator_id, a.partner_id, a.partner_name, a.action, a.target_type, a.target_id, ` +
-    `a.before::jsonb, a.after::jsonb
-         FROM unnest(${AUDIT_ROW_TYPES.map((type, i) => `$${first + i}::${type}[]`).join(', ')}) WITH ORDINALITY
-              AS a(owner, ${AUDIT_COLUMNS}, ord)
-        WHERE a.owner IN (${owners})
-        ORDER BY ord`
-  );
-}
-
-/** The parameters of {@link AUDIT_INSERT} for a change, only its changed properties kept. */
+/** The parameters of an entry's INSERT (AuditEntryRepository.insert) for a change, only its changed properties kept. */
 export function auditValues(actor: Actor, change: AuditChange): unknown[] {
   const expected = AUDIT_ACTIONS[actor.action as AuditActionName];
   if (expected !== change.targetType)
@@ -82,21 +56,6 @@ function decodeCursor(cursor: string): string {
   return m[1];
 }
 
-type Row = {
-  seq: string;
-  id: string;
-  at: Date;
-  operator_id: string | null;
-  operator_name: string | null;
-  partner_id: string | null;
-  partner_name: string | null;
-  action: string;
-  target_type: string;
-  target_id: string | null;
-  before: TrackedProperties;
-  after: TrackedProperties;
-};
-
 /**
  * The audit log: one entry per change made under /admin (and per partner's roll of its own
  * signing key, the partner its actor), written by the change itself inside its
@@ -105,13 +64,13 @@ type Row = {
  */
 @Injectable()
 export class AuditLog {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(private readonly entries: AuditEntryRepository) {}
 
   /** Writes the entry of a change inside the change's transaction. */
   async record(m: EntityManager, actor: Actor, change: AuditChange): Promise<void> {
     if (!inWrite(m))
       throw new Error('an audit entry is written inside the transaction of its change (TransactionRunner.transaction)');
-    await m.query(AUDIT_INSERT, auditValues(actor, change));
+    await this.entries.insert(m, auditValues(actor, change));
   }
 
   /**
@@ -121,37 +80,13 @@ export class AuditLog {
    * only when its owner is in `owners` (a subquery of the ids the statement wrote), in the order given.
    */
   rowsInsert(first: number, owners: string): StatementPart<OwnedAuditEntry[]> {
-    return {
-      text: auditRowsInsert(first, owners),
-      next: first + AUDIT_ROW_TYPES.length,
-      values: (entries) => [
-        entries.map((e) => e.owner),
-        ...AUDIT_ROW_TYPES.slice(1).map((_, i) => entries.map((e) => e.values[i])),
-      ],
-    };
+    return this.entries.rowsInsert(first, owners);
   }
 
   async list(f: AuditFilter): Promise<{ items: AuditEntryView[]; nextCursor: string | null }> {
-    const where: string[] = [];
-    const values: unknown[] = [];
-    const add = (sql: string, value: unknown) => {
-      values.push(value);
-      where.push(sql.replace('?', `$${values.length}`));
-    };
-    if (f.operatorId !== undefined) add('a.operator_id = ?', f.operatorId);
-    if (f.targetType !== undefined) add('a.target_type = ?', f.targetType);
-    if (f.targetId !== undefined) add('a.target_id = ?', f.targetId);
-    if (f.since !== undefined) add('a.at >= ?', f.since);
-    if (f.cursor !== undefined) add('a.seq < ?', decodeCursor(f.cursor));
-    values.push(f.limit + 1);
-    const rows: Row[] = await this.db.query(
-      `SELECT a.seq::text AS seq, a.id, a.at, a.operator_id, o.name AS operator_name, a.partner_id, a.partner_name,
-              a.action, a.target_type, a.target_id, a.before, a.after
-         FROM audit_entries a LEFT JOIN operators o ON o.id = a.operator_id
-        ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-        ORDER BY a.seq DESC LIMIT $${values.length}`,
-      values,
-    );
+    const { limit, cursor, ...conditions } = f;
+    const beforeSeq = cursor === undefined ? undefined : decodeCursor(cursor);
+    const rows = await this.entries.page({ ...conditions, beforeSeq }, limit + 1);
     const items = rows.slice(0, f.limit);
     return {
       items: items.map((r) => ({
@@ -169,3 +104,6 @@ export class AuditLog {
     };
   }
 }
+
+/** AuditLog and what it is made of, for a context that makes it outside the operators' module (funding's snapshots). */
+export const AUDIT_LOG_PROVIDERS = [AuditLog, AuditEntryRepository];

@@ -1,17 +1,17 @@
 import { Injectable } from '@nestjs/common';
-import type { Pool } from 'pg';
 import { SerialBatcher } from '../common/batcher.js';
 import { untraced } from '../telemetry/trace-context.js';
-import { SqlPool } from './sql-pool.js';
+import { CALLBACKS_CHANNEL, WakeUpRepository } from './wake-up.repository.js';
 
-/**
- * `NOTIFY funding_callbacks` wakes every relay: for rows written outside this service's own write
+export { CALLBACKS_CHANNEL };
+
+/*
+ * `NOTIFY funding_callbacks` (CALLBACKS_CHANNEL) wakes every relay: for rows written outside this service's own write
  * paths (a bulk load). The service's writes do not send it inside their transactions: PostgreSQL
  * serialises the commits of all transactions that NOTIFY (a cluster-wide lock held through the WAL
  * flush), so every change would wait for the others' flushes. They wake admission after their
  * commit instead (this process's relay, or a NOTIFY on its own when another process leads).
  */
-export const CALLBACKS_CHANNEL = 'funding_callbacks';
 
 /**
  * Tells admission that there may be something to admit (callbacks committed, a delivery settled,
@@ -21,16 +21,13 @@ export const CALLBACKS_CHANNEL = 'funding_callbacks';
  */
 @Injectable()
 export class AdmissionSignal {
-  private readonly pool: Pool;
   private leader: { wake(): void } | null = null;
   private readonly notifies = new SerialBatcher<null, null>(async (calls) => {
-    await this.pool.query('SELECT pg_notify($1, $2)', [CALLBACKS_CHANNEL, '']).catch(() => undefined);
+    await this.wakeUps.notify().catch(() => undefined);
     return calls;
   }, Number.MAX_SAFE_INTEGER);
 
-  constructor(sql: SqlPool) {
-    this.pool = sql.pool;
-  }
+  constructor(private readonly wakeUps: WakeUpRepository) {}
 
   /** This process's relay, while it leads admission (null when it stops leading). */
   lead(relay: { wake(): void } | null): void {

@@ -1,13 +1,12 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor } from '@nestjs/common';
 import { HTTP_CODE_METADATA } from '@nestjs/common/constants.js';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { hash as sha } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { catchError, from, mergeMap, Observable, of } from 'rxjs';
-import { DataSource } from 'typeorm';
 import { DomainError, invalidProperty } from '../http/domain-error.js';
 import { ErrorCode } from '../http/error-codes.js';
 import { idempotencyRow, SecretBox } from '../crypto/secret-box.js';
+import { IdempotencyKeyRepository } from './idempotency-key.repository.js';
 
 /** Stable JSON: the same body with its keys in another order is the same request. */
 function canonical(value: unknown): string {
@@ -21,8 +20,6 @@ function canonical(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
-/** How long a key is remembered (docs/partners.md, "Safe retries of creates"); older rows are ignored and replaced. */
-export const IDEMPOTENCY_WINDOW = `interval '24 hours'`;
 /** Storing a response is retried this long before the key is left claimed (see below). */
 const STORE_RETRY_DELAYS_MS = [50, 250, 1000];
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -47,7 +44,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   private readonly log = new Logger('Idempotency');
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly keys: IdempotencyKeyRepository,
     private readonly box: SecretBox,
   ) {}
 
@@ -70,23 +67,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
       (Reflect.getMetadata(HTTP_CODE_METADATA, ctx.getHandler()) as number | undefined) ??
       (req.method === 'POST' ? 201 : 200);
 
-    // One round trip claims the key: a new row, or in place of one older than the window (as if
-    // that one had been deleted first); a row within the window is left as it is (no row returned).
-    const claimed: unknown[] = await this.db.query(
-      `INSERT INTO idempotency_keys (scope, key, request_hash) VALUES ($1, $2, $3)
-       ON CONFLICT (scope, key) DO UPDATE SET request_hash = EXCLUDED.request_hash, ` +
-        `status_code = NULL, response = NULL, created_at = now()
-        WHERE idempotency_keys.created_at < now() - ${IDEMPOTENCY_WINDOW}
-       RETURNING key`,
-      [scope, key, hash],
-    );
-    if (claimed.length === 0) {
-      const [row]: { request_hash: string; status_code: number | null; response: string | null }[] =
-        await this.db.query(
-          `SELECT request_hash, status_code, response FROM idempotency_keys ` +
-            `WHERE scope = $1 AND key = $2 AND created_at >= now() - ${IDEMPOTENCY_WINDOW}`,
-          [scope, key],
-        );
+    // One round trip claims the key; a row within the window is left as it is.
+    if (!(await this.keys.claim(scope, key, hash))) {
+      const row = await this.keys.find(scope, key);
       if (row && row.request_hash !== hash) {
         throw new DomainError(
           'rule',
@@ -105,8 +88,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
       // Only the handler's failure releases the key: its transaction did not commit.
       catchError((error: unknown) =>
         from(
-          this.db
-            .query(`DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND status_code IS NULL`, [scope, key])
+          this.keys
+            .release(scope, key)
             .catch(() => undefined)
             .then(() => {
               throw error;
@@ -144,10 +127,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const sealed = this.box.seal(text, 'idempotency_keys.response', idempotencyRow(scope, key));
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.db.query(
-          `UPDATE idempotency_keys SET status_code = $3, response = $4 WHERE scope = $1 AND key = $2`,
-          [scope, key, status, sealed],
-        );
+        await this.keys.complete(scope, key, status, sealed);
         return text;
       } catch (e) {
         if (attempt >= STORE_RETRY_DELAYS_MS.length) {

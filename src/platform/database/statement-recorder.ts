@@ -1,0 +1,115 @@
+import { type Provider, type Type } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { SqlPool } from './sql-pool.js';
+import type { SnapshotStatement } from './sql-snapshots.js';
+
+/** A statement as a connection was sent it: its text, and the name it is prepared under (if any). */
+export interface RecordedStatement {
+  text: string;
+  name?: string;
+}
+
+/**
+ * A stand-in for any connection (a SqlSession, an EntityManager, a DataSource, a pg client) or any
+ * argument: each statement it is sent is recorded and answered with the stand-in itself; every
+ * property is a stand-in, it iterates as two of itself, and a transaction runs its callback on it.
+ * No statement runs.
+ */
+export function recordingConnection(record: (s: RecordedStatement) => void): unknown {
+  const self: unknown = new Proxy(function () {}, {
+    get(_t, p) {
+      if (p === 'query')
+        return (q: string | { text: string; name?: string }) => {
+          record(typeof q === 'string' ? { text: q.trim() } : { text: q.text.trim(), name: q.name });
+          return Promise.resolve(self);
+        };
+      if (p === 'transaction') return (...a: unknown[]) => (a[a.length - 1] as (m: unknown) => unknown)(self);
+      if (p === Symbol.iterator) return () => [self, self][Symbol.iterator]();
+      if (p === Symbol.toPrimitive) return (hint: string) => (hint === 'number' ? 0 : '0');
+      if (p === 'then') return undefined;
+      if (p === 'length') return 1;
+      if (typeof p === 'string' && p in Array.prototype)
+        return (Array.prototype as unknown as Record<string, unknown>)[p];
+      return self;
+    },
+    apply: () => self,
+  });
+  return self;
+}
+
+type Methods = Record<string, (...a: unknown[]) => unknown>;
+
+/** How a method is called for its snapshot when stand-in arguments do not reach its statements: its calls. */
+export type SnapshotCalls = Record<string, (repository: Methods, standIn: unknown) => unknown[]>;
+
+/** What each method of a repository sends, by `Class.method`, in the order sent. */
+type SentByMethod = Map<string, RecordedStatement[]>;
+
+/**
+ * Calls every method of each repository, made by Nest as the app makes it but over a recording
+ * connection (its DataSource and SqlPool), with stand-in arguments, or as `calls` says (by
+ * `Class.method`); what each sent. A method that fails on a stand-in's answer after sending is kept
+ * with what it sent.
+ */
+async function sentByRepositories(
+  repositories: Type[],
+  calls: SnapshotCalls = {},
+  providers: Provider[] = [],
+): Promise<SentByMethod> {
+  let sent: RecordedStatement[] = [];
+  const conn = recordingConnection((s) => sent.push(s));
+  const app = await NestFactory.createApplicationContext(
+    {
+      module: class RecordingRepositories {},
+      providers: [
+        ...repositories,
+        ...providers,
+        { provide: getDataSourceToken(), useValue: conn },
+        { provide: SqlPool, useValue: { pool: conn } },
+      ],
+    },
+    { logger: false },
+  );
+  const byMethod: SentByMethod = new Map();
+  try {
+    for (const type of repositories) {
+      const repository = app.get<Methods>(type);
+      for (const method of Object.getOwnPropertyNames(type.prototype as object).filter((n) => n !== 'constructor')) {
+        if (typeof repository[method] !== 'function') continue;
+        sent = [];
+        const args = Array.from({ length: repository[method].length }, () => conn);
+        const call = calls[`${type.name}.${method}`];
+        for (const pending of call ? call(repository, conn) : [repository[method](...args)]) {
+          // What a stand-in's rows make of the method after its statements were sent does not matter here.
+          await Promise.resolve(pending).catch(() => undefined);
+        }
+        byMethod.set(`${type.name}.${method}`, sent);
+      }
+    }
+  } finally {
+    await app.close();
+  }
+  return byMethod;
+}
+
+/**
+ * The snapshot statements of repositories (snapshotFiles): what each method sends, named
+ * `Class.method` (its prepared name when it has one; `#n` after the first of several), run on `on`.
+ * A method calls are given for (`calls`) may send the same text more than once: it is shown once.
+ */
+export async function repositoryStatements(
+  on: string,
+  repositories: Type[],
+  calls: SnapshotCalls = {},
+  providers: Provider[] = [],
+): Promise<SnapshotStatement[]> {
+  const statements: SnapshotStatement[] = [];
+  for (const [method, sent] of await sentByRepositories(repositories, calls, providers)) {
+    const texts = new Map(sent.map((s) => [s.text, s.name]));
+    [...texts].forEach(([text, name], i) =>
+      statements.push({ name: name ?? (i ? `${method}#${i + 1}` : method), on, text }),
+    );
+  }
+  return statements;
+}
