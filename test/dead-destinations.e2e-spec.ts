@@ -1,5 +1,9 @@
+import { ChildProcess } from 'node:child_process';
 import http from 'node:http';
+import { LEASE_MARGIN_MS } from '../src/delivery/admission.js';
+import { PATIENCE_MS } from '../src/delivery/delivery-slots.js';
 import type { DestinationView } from '../src/delivery/destinations/destinations.service.js';
+import { buildService, startService, stop, workerEnv } from './support/processes.js';
 import { Receiver } from './support/receiver.js';
 import { companyWithCallback, harness, TestApp, until } from './support/harness.js';
 
@@ -64,4 +68,47 @@ describe('twenty new destinations dead at once', () => {
     // Each opened on its own attempts: the window of two, then one; none hammered.
     for (const rx of dead) expect(rx.hits.length).toBeLessThanOrEqual(3);
   });
+});
+
+/**
+ * A request in a waiting place has left its job (delivery-slots.ts): a worker killed then leaves
+ * no job for BullMQ to return. Its lease is what wakes the callback: it lapses (the attempt's
+ * timeout and LEASE_MARGIN_MS), the sweep makes it `pending`, and another worker delivers it.
+ */
+describe('a worker killed while a request waits in a waiting place', () => {
+  const timeout = { CALLBACK_TIMEOUT_MS: '2000', CALLBACK_RETRY_SCHEDULE: '1s,1s,1s' };
+  const e2e = harness({ ROLE: 'api', ...timeout });
+  const workers: ChildProcess[] = [];
+  const hanging: http.ServerResponse[] = [];
+  beforeAll(() => buildService(), 180_000);
+  afterAll(async () => {
+    for (const w of workers) await stop(w, 'SIGKILL');
+    hanging.splice(0).forEach((res) => res.destroy());
+  });
+  const worker = async () => {
+    const w = await startService({ ...workerEnv(e2e.t), ...timeout, CALLBACK_CONCURRENCY: '4' });
+    workers.push(w);
+    return w;
+  };
+
+  it('is delivered by the next worker once its lease lapses, same webhook-id', async () => {
+    let answering = false;
+    e2e.rx.answer = (_h, _req, res) => (answering ? res.writeHead(204).end() : void hanging.push(res));
+    const first = await worker();
+    const company = await companyWithCallback(e2e.t, e2e.p, e2e.rx.url('/waiting'));
+    const id = await company.change();
+    await until(() => e2e.rx.hits.length === 1, { what: 'the request hanging' });
+    await new Promise((r) => setTimeout(r, 4 * PATIENCE_MS)); // past its patience: in a waiting place
+    const killedAt = Date.now();
+    await stop(first, 'SIGKILL');
+    hanging.splice(0).forEach((res) => res.destroy());
+    answering = true;
+    await worker();
+    await until(async () => (await company.statuses())[0] === 'delivered', {
+      what: 'the callback delivered after its lease lapsed',
+      timeoutMs: 2000 + LEASE_MARGIN_MS + 15_000,
+    });
+    expect(Date.now() - killedAt).toBeGreaterThan(LEASE_MARGIN_MS - 5000);
+    expect(e2e.rx.hits.map((h) => h.headers['webhook-id'])).toEqual([id, id]);
+  }, 90_000);
 });
