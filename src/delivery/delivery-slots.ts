@@ -30,8 +30,8 @@ export class DeliverySlots {
   private used = 0;
   private waitingUsed = 0;
   private readonly queue: (() => void)[] = [];
-  /** Deliveries past their patience while every waiting place was taken; each moves when called (false: gone). */
-  private readonly overdue: (() => boolean)[] = [];
+  /** Deliveries in slots past their patience while every place was taken, oldest first; each moves when called. */
+  private readonly overdue = new Set<() => void>();
 
   constructor(
     private readonly size: number,
@@ -58,28 +58,29 @@ export class DeliverySlots {
   }
 
   private async inSlot<T>(work: () => Promise<T>, release: () => void): Promise<T> {
-    let where: 'slot' | 'waiting' | 'settled' = 'slot';
-    const move = (): boolean => {
-      if (where !== 'slot') return false;
-      where = 'waiting';
+    let waiting = false;
+    const move = () => {
+      this.overdue.delete(move);
+      waiting = true;
       this.waitingUsed++;
       this.free();
       release();
-      return true;
     };
     const timer = setTimeout(() => {
-      if (this.waitingUsed >= this.places || !move()) this.overdue.push(move);
+      if (this.waitingUsed < this.places) move();
+      else this.overdue.add(move);
     }, this.patienceMs);
     try {
       return await work();
     } finally {
       clearTimeout(timer);
-      if (where === 'slot') this.free();
-      else {
+      if (waiting) {
         this.waitingUsed--;
-        while (this.overdue.length > 0 && !this.overdue.shift()!()); // the first overdue still in a slot moves
+        this.overdue.values().next().value?.(); // the first overdue takes the place
+      } else {
+        this.overdue.delete(move); // it settled in its slot
+        this.free();
       }
-      where = 'settled';
       release();
     }
   }
