@@ -66,9 +66,9 @@ export const newDestination = (cfg: WindowConfig): DestinationState => ({
 
 /**
  * The next state after one attempt. Closed: a success grows the window by one (up to max), a
- * failure halves it and counts; the threshold-th consecutive failure opens the circuit. Open:
- * only attempts started after it opened (its probes) count; an answer closes it with the initial
- * window, a failure doubles the probe interval (up to its last).
+ * failure halves it and counts (failuresAfter); the threshold-th consecutive failure opens the
+ * circuit. Open: only attempts started after it opened (its probes) count; an answer closes it with
+ * the initial window, a failure doubles the probe interval (up to its last).
  */
 export function settleDestination(
   s: DestinationState,
@@ -89,7 +89,7 @@ export function settleDestination(
   }
   if (answered)
     return { state: { ...s, window: Math.min(cfg.max, s.window + 1), failures: 0, lastOkAt: a.at }, transition: null };
-  const failures = s.failures + 1;
+  const failures = failuresAfter(s, a.result, cfg);
   const window = Math.max(1, Math.floor(s.window / 2));
   if (failures < cfg.threshold) return { state: { ...s, window, failures, lastError: a.error }, transition: null };
   const probeMs = cfg.probe.first;
@@ -97,6 +97,18 @@ export function settleDestination(
     state: { ...s, window, failures, lastError: a.error, openedAt: a.at, probeMs, nextProbeAt: a.at + probeMs },
     transition: 'opened',
   };
+}
+
+/**
+ * The consecutive failures a closed destination has after one more. Silence from a destination
+ * that has never answered counts as the threshold: it opens at its first timeout. Each of its
+ * attempts holds a waiting place for the whole timeout, so at the threshold's count 10,000 such
+ * destinations would need ten times the places (and their memory) to open within minutes
+ * (docs/architecture.md, "Windows and the breaker"). One that has answered before counts each.
+ */
+function failuresAfter(s: DestinationState, result: BreakerResult, cfg: WindowConfig): number {
+  const neverAnswered = s.lastOkAt === null;
+  return result === 'silent' && neverAnswered ? Math.max(cfg.threshold, s.failures + 1) : s.failures + 1;
 }
 
 /** Closed, no failure since its last answer, and that answer recent: it may use its whole window. */
