@@ -50,7 +50,7 @@ describe('settleDestination: one outcome folded into a window and breaker', () =
       'silence from a destination that never answered opens it at once',
       fresh,
       at('silent', 10),
-      { failures: 3, openedAt: 10, nextProbeAt: 1010, lastError: 'timeout: no answer within 15000 ms' },
+      { failures: 1, openedAt: 10, nextProbeAt: 1010, lastError: 'timeout: no answer within 15000 ms' },
       'opened',
     ],
     [

@@ -66,8 +66,8 @@ export const newDestination = (cfg: WindowConfig): DestinationState => ({
 
 /**
  * The next state after one attempt. Closed: a success grows the window by one (up to max), a
- * failure halves it and counts (failuresAfter); the threshold-th consecutive failure opens the
- * circuit. Open: only attempts started after it opened (its probes) count; an answer closes it with
+ * failure halves it and counts; the threshold-th consecutive failure opens the circuit, and so does
+ * a timeout of one that has never answered (unheardSilence). Open: only attempts started after it opened (its probes) count; an answer closes it with
  * the initial window, a failure doubles the probe interval (up to its last).
  */
 export function settleDestination(
@@ -89,9 +89,10 @@ export function settleDestination(
   }
   if (answered)
     return { state: { ...s, window: Math.min(cfg.max, s.window + 1), failures: 0, lastOkAt: a.at }, transition: null };
-  const failures = failuresAfter(s, a.result, cfg);
+  const failures = s.failures + 1;
   const window = Math.max(1, Math.floor(s.window / 2));
-  if (failures < cfg.threshold) return { state: { ...s, window, failures, lastError: a.error }, transition: null };
+  if (failures < cfg.threshold && !unheardSilence(s, a.result))
+    return { state: { ...s, window, failures, lastError: a.error }, transition: null };
   const probeMs = cfg.probe.first;
   return {
     state: { ...s, window, failures, lastError: a.error, openedAt: a.at, probeMs, nextProbeAt: a.at + probeMs },
@@ -100,15 +101,14 @@ export function settleDestination(
 }
 
 /**
- * The consecutive failures a closed destination has after one more. Silence from a destination
- * that has never answered counts as the threshold: it opens at its first timeout. Each of its
- * attempts holds a waiting place for the whole timeout, so at the threshold's count 10,000 such
- * destinations would need ten times the places (and their memory) to open within minutes
- * (docs/architecture.md, "Windows and the breaker"). One that has answered before counts each.
+ * A timeout of a destination that has never answered: it opens the circuit whatever the count.
+ * Each of its attempts holds a waiting place for the whole timeout, so at the threshold's count
+ * 10,000 such destinations would need ten times the places (and their memory) to open within
+ * minutes (docs/architecture.md, "Windows and the breaker"). One that has answered before counts
+ * its timeouts as any other failure.
  */
-function failuresAfter(s: DestinationState, result: BreakerResult, cfg: WindowConfig): number {
-  const neverAnswered = s.lastOkAt === null;
-  return result === 'silent' && neverAnswered ? Math.max(cfg.threshold, s.failures + 1) : s.failures + 1;
+function unheardSilence(s: DestinationState, result: BreakerResult): boolean {
+  return result === 'silent' && s.lastOkAt === null;
 }
 
 /** Closed, no failure since its last answer, and that answer recent: it may use its whole window. */
