@@ -94,6 +94,47 @@ async function sentByRepositories(
 }
 
 /**
+ * What each static method of a class sends (a class whose methods run before Nest exists, as the
+ * start-up's), called over a recording connection with stand-in arguments, or as `calls` says.
+ */
+async function sentByStatics(type: Type, calls: SnapshotCalls): Promise<SentByMethod> {
+  let sent: RecordedStatement[] = [];
+  const conn = recordingConnection((s) => sent.push(s));
+  const statics = type as unknown as Methods;
+  const byMethod: SentByMethod = new Map();
+  for (const method of Object.getOwnPropertyNames(type).filter((n) => typeof statics[n] === 'function')) {
+    sent = [];
+    const call = calls[`${type.name}.${method}`];
+    const args = Array.from({ length: statics[method].length }, () => conn);
+    for (const pending of call ? call(statics, conn) : [statics[method](...args)])
+      await Promise.resolve(pending).catch(() => undefined);
+    byMethod.set(`${type.name}.${method}`, sent);
+  }
+  return byMethod;
+}
+
+/** Each method's statements as snapshots name them: `Class.method` (or its prepared name), `#n` after the first. */
+function named(on: string, byMethod: SentByMethod): SnapshotStatement[] {
+  const statements: SnapshotStatement[] = [];
+  for (const [method, sent] of byMethod) {
+    const texts = new Map(sent.map((s) => [s.text, s.name]));
+    [...texts].forEach(([text, name], i) =>
+      statements.push({ name: name ?? (i ? `${method}#${i + 1}` : method), on, text }),
+    );
+  }
+  return statements;
+}
+
+/** The snapshot statements of a class's static methods (sentByStatics), named as repositoryStatements names them. */
+export async function staticStatements(
+  on: string,
+  type: Type,
+  calls: SnapshotCalls = {},
+): Promise<SnapshotStatement[]> {
+  return named(on, await sentByStatics(type, calls));
+}
+
+/**
  * The snapshot statements of repositories (snapshotFiles): what each method sends, named
  * `Class.method` (its prepared name when it has one; `#n` after the first of several), run on `on`.
  * A method calls are given for (`calls`) may send the same text more than once: it is shown once.
@@ -104,12 +145,5 @@ export async function repositoryStatements(
   calls: SnapshotCalls = {},
   providers: Provider[] = [],
 ): Promise<SnapshotStatement[]> {
-  const statements: SnapshotStatement[] = [];
-  for (const [method, sent] of await sentByRepositories(repositories, calls, providers)) {
-    const texts = new Map(sent.map((s) => [s.text, s.name]));
-    [...texts].forEach(([text, name], i) =>
-      statements.push({ name: name ?? (i ? `${method}#${i + 1}` : method), on, text }),
-    );
-  }
-  return statements;
+  return named(on, await sentByRepositories(repositories, calls, providers));
 }
