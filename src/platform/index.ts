@@ -30,7 +30,12 @@ export { InputColumns, microsKey } from './database/sql.js';
 export type { StatementPart } from './database/sql.js';
 export { snapshotFiles } from './database/sql-snapshots.js';
 export type { SnapshotStatement } from './database/sql-snapshots.js';
-export { recordingConnection, repositoryStatements } from './database/statement-recorder.js';
+export {
+  recordingConnection,
+  recordingDataSource,
+  repositoryStatements,
+  standInRow,
+} from './database/statement-recorder.js';
 export type { RecordedStatement, SnapshotCalls } from './database/statement-recorder.js';
 export { checkRedis } from './database/startup-checks.js';
 export { AdmissionSignal, CALLBACKS_CHANNEL } from './database/admission-signal.js';
