@@ -44,7 +44,7 @@ export async function sqlSnapshots(): Promise<Map<string, string>> {
         'SealedSecretRepository.batch': (r, x) => EACH_SEALED_COLUMN((s, c) => r.batch(s, c, x, x)),
         'SealedSecretRepository.replace': (r, x) => EACH_SEALED_COLUMN((s, c) => r.replace(s, c, x, x)),
         // A partner as TypeORM saves it, its id given (the partner's creation).
-        'PartnerRepository.insert': (r, _, orm) => [r.insert(orm, standInRow(orm, Partner))],
+        'PartnerRepository.insert': (r, _, orm) => [r.insert(orm, { ...standInRow(orm, Partner, true), id: 'id' })],
         'PartnerRepository.byApiKeyHash': (r) => [r.byApiKeyHash('hash')],
       },
       [],

@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { CallbackEvent, CallbackMessage } from '../../callbacks/index.js';
 import { DomainError, ErrorCode, formatMoney, invalidProperty, notFound, parseMoney } from '../../platform/index.js';
 import { CompanyLocks } from '../domain/company-locks.js';
+import { FundingRowRepository } from '../domain/funding-row.repository.js';
 import { companyOfRow, DomainTransitions } from '../domain/domain-transitions.js';
 import { Resource } from '../domain/resource.js';
 import { WITHDRAWAL } from '../withdrawals/withdrawal-rules.js';
@@ -27,11 +28,12 @@ export class LoansService {
     @InjectDataSource() private readonly db: DataSource,
     private readonly locks: CompanyLocks,
     private readonly transitions: DomainTransitions,
+    private readonly rows: FundingRowRepository,
   ) {}
 
   async get(partnerId: string, companyId: string, loanId: string): Promise<LoanWithPayments> {
     await this.locks.find(this.db.manager, partnerId, companyId);
-    const loan = await this.db.manager.findOne(Loan, { where: { id: loanId, companyId } });
+    const loan = await this.rows.rowOfCompany(this.db.manager, Loan, loanId, companyId);
     if (!loan) throw notFound(LOAN.what);
     return { loan, payments: await this.payments(loanId) };
   }
@@ -79,6 +81,6 @@ export class LoansService {
   }
 
   private payments(loanId: string): Promise<LoanPayment[]> {
-    return this.db.manager.find(LoanPayment, { where: { loanId }, order: { paidAt: 'ASC', createdAt: 'ASC' } });
+    return this.rows.payments(loanId);
   }
 }

@@ -68,10 +68,17 @@ export async function recordingDataSource(
   return db;
 }
 
-/** A row of an entity as a method writes one back: every column given (null), its id `id`. */
-export function standInRow<T extends ObjectLiteral>(m: EntityManager, entity: EntityTarget<T>): T {
-  const columns = m.connection.getMetadata(entity).columns.map((c) => [c.propertyName, null]);
-  return { ...Object.fromEntries(columns), id: 'id' } as T;
+/**
+ * A row of an entity as a method writes one back: every column given (null), its id `id`. A new
+ * row (`fresh`) as the code inserts one: every column but those the database gives (generated, the
+ * creation time).
+ */
+export function standInRow<T extends ObjectLiteral>(m: EntityManager, entity: EntityTarget<T>, fresh = false): T {
+  const given = m.connection
+    .getMetadata(entity)
+    .columns.filter((c) => !fresh || (!c.isGenerated && !c.isCreateDate))
+    .map((c) => [c.propertyName, null]);
+  return { ...Object.fromEntries(given), ...(fresh ? {} : { id: 'id' }) } as T;
 }
 
 type Methods = Record<string, (...a: unknown[]) => unknown>;
