@@ -6,7 +6,7 @@ export { Lru } from './common/lru.js';
 export { MONEY_INPUT_PATTERN, formatMoney, moneyColumn, moneyFromDb, parseMoney } from './common/money.js';
 export { assertStatusChange } from './common/state-machine.js';
 export type { Transitions } from './common/state-machine.js';
-export { LockedRows, updatableColumns } from './common/transaction.js';
+export { LockedRows, updatableColumns } from './common/locked-rows.repository.js';
 export { APP_CONFIG, ConfigError, loadConfig, logFormatOf } from './config/app-config.js';
 export type { AppConfig } from './config/app-config.js';
 export { OnlyVariant } from './config/variant-controllers.js';
