@@ -23,6 +23,9 @@ const EACH_SEALED_COLUMN = (call: (sealed: SealColumn, column: string) => unknow
     SEALED_COLUMNS[sealed].columns.map((column) => call(sealed, column)),
   );
 
+/** A sealed value as the re-sealing read it (its row's keys are parameters: their number is the column's). */
+const READ = { rid: 'r', keys: ['k'], value: 'v' };
+
 /**
  * The committed snapshot of the partners module's statements (snapshotFiles): one file per
  * repository, each statement as its method sends it, called over a recording connection.
@@ -42,7 +45,7 @@ export async function sqlSnapshots(): Promise<Map<string, string>> {
       [repository],
       {
         'SealedSecretRepository.batch': (r, x) => EACH_SEALED_COLUMN((s, c) => r.batch(s, c, x, x)),
-        'SealedSecretRepository.replace': (r, x) => EACH_SEALED_COLUMN((s, c) => r.replace(s, c, x, x)),
+        'SealedSecretRepository.replace': (r, x) => EACH_SEALED_COLUMN((s, c) => r.replace(s, c, READ, x)),
         // A partner as TypeORM saves it, its id given (the partner's creation).
         'PartnerRepository.insert': (r, _, orm) => [r.insert(orm, { ...standInRow(orm, Partner, true), id: 'id' })],
         'PartnerRepository.byApiKeyHash': (r) => [r.byApiKeyHash('hash')],

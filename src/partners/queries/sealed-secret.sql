@@ -23,3 +23,15 @@ SELECT scope || ' ' || key AS rid, ARRAY[scope::text, key::text] AS keys, respon
           FROM idempotency_keys
           WHERE response IS NOT NULL AND response NOT LIKE $1 AND response > $2
           ORDER BY response LIMIT 500;
+
+-- SealedSecretRepository.replace (on data-source)
+UPDATE partners SET signing_secret = $1 WHERE id = $2 AND signing_secret = $3;
+
+-- SealedSecretRepository.replace#2 (on data-source)
+UPDATE partners SET previous_signing_secret = $1 WHERE id = $2 AND previous_signing_secret = $3;
+
+-- SealedSecretRepository.replace#3 (on data-source)
+UPDATE partner_client_certificates SET private_key = $1 WHERE partner_id = $2 AND private_key = $3;
+
+-- SealedSecretRepository.replace#4 (on data-source)
+UPDATE idempotency_keys SET response = $1 WHERE scope = $2 AND key = $3 AND response = $4;
