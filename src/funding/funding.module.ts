@@ -25,6 +25,7 @@ import { CompanyChanges } from './domain/company-changes.js';
 import { CompanyRows } from './domain/company-rows.js';
 import { OneRowRepository } from './domain/one-row.repository.js';
 import { FundingRowRepository } from './domain/funding-row.repository.js';
+import { LoanPaymentRepository } from './loans/loan-payment.repository.js';
 import { CompanyLocks } from './domain/company-locks.js';
 import { DomainTransitions } from './domain/domain-transitions.js';
 import { UrlMoveRepository } from './domain/url-move.repository.js';
@@ -86,6 +87,7 @@ export class FundingModule {
           CompanyRows,
           CompanyLocks,
           FundingRowRepository,
+          LoanPaymentRepository,
           CallbackUrlChanges,
           CallbackUrlList,
           CallbackUrlRepository,

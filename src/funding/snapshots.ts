@@ -5,6 +5,7 @@ import { Company } from './domain/company.entity.js';
 import { FundingRowRepository } from './domain/funding-row.repository.js';
 import { UrlMoveRepository } from './domain/url-move.repository.js';
 import { LimitRequest } from './limit-requests/limit-request.entity.js';
+import { LoanPaymentRepository } from './loans/loan-payment.repository.js';
 import { Loan, LoanPayment } from './withdrawals/loan.entity.js';
 import { WithdrawalRequest } from './withdrawals/withdrawal-request.entity.js';
 import { TestTargetRepository } from './test-callbacks/test-target.repository.js';
@@ -38,7 +39,6 @@ const FUNDING_ROW_CALLS: SnapshotCalls = {
   // Each a new row: its id and creation time are the database's.
   'FundingRowRepository.insert': (r, _, orm) =>
     [Company, ...COMPANY_ROWS, LoanPayment].map((e) => r.insert(orm, e, standInRow(orm, e, true))),
-  'FundingRowRepository.payments': (r) => [r.payments('l')],
   'FundingRowRepository.companiesOfPartner': (r) => [
     r.companiesOfPartner('p', { limit: 21 }),
     r.companiesOfPartner('p', { name: 'n', limit: 21 }),
@@ -53,6 +53,13 @@ const FUNDING_ROW_CALLS: SnapshotCalls = {
 export async function sqlSnapshots(): Promise<Map<string, string>> {
   return snapshotFiles("src/funding/**/*.repository.ts and the platform's LockedRows", {
     'funding-row': await repositoryStatements('data-source', [FundingRowRepository], FUNDING_ROW_CALLS, [], ENTITIES),
+    'loan-payment': await repositoryStatements(
+      'data-source',
+      [LoanPaymentRepository],
+      { 'LoanPaymentRepository.payments': (r) => [r.payments('l')] },
+      [],
+      ENTITIES,
+    ),
     // A change's write-back of each row it holds (the platform's LockedRows).
     'locked-rows': await repositoryStatements(
       'data-source',

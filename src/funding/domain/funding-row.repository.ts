@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, DeepPartial, EntityManager, EntityTarget, FindOptionsWhere, ObjectLiteral } from 'typeorm';
-import { LoanPayment } from '../withdrawals/loan.entity.js';
 import { Company } from './company.entity.js';
 import type { CompanyRow } from './resource.js';
 
@@ -59,11 +58,6 @@ export class FundingRowRepository {
   /** A new row, as TypeORM saves one: returned with its id and the values the database gave it. */
   insert<T extends ObjectLiteral>(m: EntityManager, entity: EntityTarget<T>, values: DeepPartial<T>): Promise<T> {
     return m.save(m.create(entity, values));
-  }
-
-  /** A loan's payments, oldest first. */
-  payments(loanId: string): Promise<LoanPayment[]> {
-    return this.db.manager.find(LoanPayment, { where: { loanId }, order: { paidAt: 'ASC', createdAt: 'ASC' } });
   }
 
   /**

@@ -10,6 +10,7 @@ import { companyOfRow, DomainTransitions } from '../domain/domain-transitions.js
 import { Resource } from '../domain/resource.js';
 import { WITHDRAWAL } from '../withdrawals/withdrawal-rules.js';
 import { RegisterPaymentDto } from './loan.dto.js';
+import { LoanPaymentRepository } from './loan-payment.repository.js';
 import { Loan, LoanPayment } from '../withdrawals/loan.entity.js';
 
 export interface LoanWithPayments {
@@ -29,6 +30,7 @@ export class LoansService {
     private readonly locks: CompanyLocks,
     private readonly transitions: DomainTransitions,
     private readonly rows: FundingRowRepository,
+    private readonly loanPayments: LoanPaymentRepository,
   ) {}
 
   async get(partnerId: string, companyId: string, loanId: string): Promise<LoanWithPayments> {
@@ -81,6 +83,6 @@ export class LoansService {
   }
 
   private payments(loanId: string): Promise<LoanPayment[]> {
-    return this.rows.payments(loanId);
+    return this.loanPayments.payments(loanId);
   }
 }

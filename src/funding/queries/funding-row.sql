@@ -51,9 +51,6 @@ INSERT INTO "loans"("id", "company_id", "withdrawal_id", "principal", "outstandi
 -- FundingRowRepository.insert#5 (on data-source)
 INSERT INTO "loan_payments"("id", "loan_id", "amount", "paid_at", "created_at") VALUES (DEFAULT, $1, $2, $3, DEFAULT) RETURNING "id", "created_at";
 
--- FundingRowRepository.payments (on data-source)
-SELECT "LoanPayment"."id" AS "LoanPayment_id", "LoanPayment"."loan_id" AS "LoanPayment_loan_id", "LoanPayment"."amount" AS "LoanPayment_amount", "LoanPayment"."paid_at" AS "LoanPayment_paid_at", "LoanPayment"."created_at" AS "LoanPayment_created_at" FROM "loan_payments" "LoanPayment" WHERE (("LoanPayment"."loan_id" = $1)) ORDER BY "LoanPayment"."paid_at" ASC, "LoanPayment"."created_at" ASC;
-
 -- FundingRowRepository.companiesOfPartner (on data-source)
 SELECT "c"."id" AS "c_id", "c"."partner_id" AS "c_partner_id", "c"."name" AS "c_name", "c"."registration_number" AS "c_registration_number", "c"."currency" AS "c_currency", "c"."callback_url" AS "c_callback_url", "c"."credit_status" AS "c_credit_status", "c"."credit_limit" AS "c_credit_limit", "c"."borrowed_amount" AS "c_borrowed_amount", "c"."annual_interest_rate" AS "c_annual_interest_rate", "c"."repayment_term_days" AS "c_repayment_term_days", "c"."credit_updated_at" AS "c_credit_updated_at", "c"."created_at" AS "c_created_at" FROM "companies" "c" WHERE "c"."partner_id" = $1 ORDER BY "c"."created_at" DESC, "c"."id" DESC LIMIT 21;
 
