@@ -67,8 +67,9 @@ export const newDestination = (cfg: WindowConfig): DestinationState => ({
 /**
  * The next state after one attempt. Closed: a success grows the window by one (up to max), a
  * failure halves it and counts; the threshold-th consecutive failure opens the circuit, and so does
- * a timeout of one that has never answered (unheardSilence). Open: only attempts started after it opened (its probes) count; an answer closes it with
- * the initial window, a failure doubles the probe interval (up to its last).
+ * a timeout of one that has never answered (unheardSilence). Open: only attempts started after it
+ * opened (its probes) count; an answer closes it with the initial window, a failure doubles the
+ * probe interval (up to its last).
  */
 export function settleDestination(
   s: DestinationState,
