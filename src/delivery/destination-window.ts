@@ -48,8 +48,12 @@ export interface AttemptResult {
 
 export type Transition = 'opened' | 'reopened' | 'closed';
 
-/** A destination's window starts this small and grows by one per success. */
-export const INITIAL_WINDOW = 2;
+/**
+ * A destination's window starts this small and grows by one per success: one request until its
+ * receiver has answered, so a new destination that never answers holds one waiting place for a
+ * timeout before its circuit opens (unheardSilence), and a just-closed one grows from one again.
+ */
+export const INITIAL_WINDOW = 1;
 /** A destination that has not answered for this long is unproven again: its window starts small. */
 export const PROVEN_FOR_MS = 5 * 60_000;
 
