@@ -262,7 +262,7 @@ describe('a pass returns rows only for the destinations it reads with a callback
     await s?.close();
   });
 
-  it('reads every head once, then as many as there are slots, and admits none while their callbacks fill the places', async () => {
+  it('reads every head once, then as many as there are slots; admits none while the places are full', async () => {
     const admitted: string[] = [];
     const queue = {
       add: (ids: string[]) => {
