@@ -156,6 +156,85 @@ describe('the shape of src/', () => {
   });
 });
 
+/** A call that sends SQL: a statement given as text, a query builder's, or one TypeORM builds for an entity. */
+const RUNS_SQL = new RegExp(
+  [
+    String.raw`\.query\(`,
+    String.raw`\.(createQueryBuilder|getRepository)\(`,
+    String.raw`\.(getMany|getOne|getRawMany|getRawOne|getCount|execute)\(`,
+    String.raw`\b(m|em|manager|db|tx)\.(find\w*|save|insert|update|delete|upsert|count\w*|exists\w*|increment|decrement|remove)\(`,
+  ].join('|'),
+);
+
+/**
+ * The exported free functions of a text that send SQL (RUNS_SQL), each read from its declaration
+ * to its end.
+ */
+export function sqlFunctions(text: string): string[] {
+  const lines = text.split('\n');
+  const found: string[] = [];
+  lines.forEach((line, i) => {
+    const m =
+      /^export (?:async )?function\s+(\w+)|^export const (\w+) = (?:async )?(?:\([^)]*\)|\w+)(?:: [^=]+)? =>/.exec(
+        line,
+      );
+    if (!m) return;
+    // To its closing brace at the start of a line, or (an arrow's expression) to the `;` that ends it.
+    const end = /;\s*$/.test(line)
+      ? i
+      : lines.findIndex((l, j) => j > i && (/^[})]/.test(l) || (/;\s*$/.test(l) && !/^\s/.test(lines[j + 1] ?? ''))));
+    const body = lines.slice(i, (end < 0 ? lines.length : end) + 1).join('\n');
+    if (RUNS_SQL.test(body)) found.push(m[1] ?? m[2]);
+  });
+  return found;
+}
+
+/** What a repository or a store is: a class of a *.repository.ts file or of the callback store (src/callbacks/store/). */
+const repositoryClasses = (): Set<string> =>
+  new Set(
+    sources('src')
+      .filter((f) => f.endsWith('.repository.ts') || f.startsWith('src/callbacks/store/'))
+      .flatMap((f) => [...readFileSync(path.join(ROOT, f), 'utf8').matchAll(/^export class (\w+)/gm)].map((m) => m[1])),
+  );
+
+describe('repositories (docs/architecture.md, "Repositories own their statements")', () => {
+  // Everything that is not a test: the service, the benchmark, the scripts.
+  const code = [...sources('src'), ...sources('bench'), ...sources('scripts')].filter(
+    (f) => !f.startsWith('src/platform/database/migrations/'),
+  );
+
+  it('are made by Nest alone: no repository or store object is made with `new` outside tests', () => {
+    const classes = repositoryClasses();
+    expect([...classes]).toEqual(expect.arrayContaining(['OperatorRepository', 'LockedRows', 'AdmissionStore']));
+    const made = code.flatMap((f) =>
+      [...readFileSync(path.join(ROOT, f), 'utf8').matchAll(/\bnew (\w+)\s*\(/g)]
+        .filter((m) => classes.has(m[1]))
+        .map((m) => `${f}: new ${m[1]}`),
+    );
+    expect(made).toEqual([]);
+  });
+
+  // The benchmark's scenarios seed their rows as the tests do.
+  it('hold every statement: no exported free function in src/ sends SQL (migrations are history)', () => {
+    const found = code
+      .filter((f) => f.startsWith('src/'))
+      .flatMap((f) => sqlFunctions(readFileSync(path.join(ROOT, f), 'utf8')).map((n) => `${f}: ${n}`));
+    expect(found).toEqual([]);
+  });
+
+  it('sees a free function that sends SQL, whichever way', () => {
+    const texts = [
+      "export async function lock(m: EntityManager) {\n  await m.query('SELECT 1');\n}\n",
+      'export function one(m: EntityManager, id: string) {\n  return m.findOne(Company, { where: { id } });\n}\n',
+      "export const list = (db: DataSource) =>\n  db.getRepository(Company).createQueryBuilder('c').getMany();\n",
+      "export const ping = async (c: Client) => c.query('SELECT 1');\n",
+      'export async function save(m: EntityManager, row: Company) {\n  await m.save(row);\n}\n',
+    ];
+    for (const text of texts) expect([text, sqlFunctions(text).length]).toEqual([text, 1]);
+    expect(sqlFunctions('export function pick(xs: X[]) {\n  return xs.find((x) => x.ok);\n}\n')).toEqual([]);
+  });
+});
+
 /** What boots the app in this process: the testing module, Nest's factory, the app module itself. */
 export const BOOTS_THE_APP =
   /@nestjs\/testing|\bNestFactory\b|\bcreateTestingModule\b|\bcreateNestApplication\b|\bAppModule\b|\bsetupApp\b|['"][./]*(support\/)?test-app(\.js)?['"]/;

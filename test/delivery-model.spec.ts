@@ -481,6 +481,12 @@ const changesAreTableRows: Check = (w) => {
   changesSeen.set(w, w.changes.length);
 };
 
+/** A destination that has never answered opens at its first timeout (destination-window.ts, failuresAfter). */
+const silenceOpensTheNeverAnswered: Check = (w) => {
+  const closed = w.firstSilences.filter((s) => !s.open);
+  check(closed.length === 0, () => `a first timeout left ${closed.map((s) => s.dest).join(', ')} closed`);
+};
+
 const SAFETY: Check[] = [
   eachCallbackHasOneConsistentState,
   jobsFitTheLiveWorkers,
@@ -489,6 +495,7 @@ const SAFETY: Check[] = [
   failuresHaveACause,
   openDestinationsHaveAWakeUp,
   redeliveriesAreTaken,
+  silenceOpensTheNeverAnswered,
 ];
 /** A random history's checks: it sees every step from the first, so each change of status too. */
 const TRACED: Check[] = [...SAFETY, statusChangesAreTransitions, changesAreTableRows];

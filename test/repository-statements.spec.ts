@@ -35,11 +35,22 @@ async function sentBy(files: string[]): Promise<Sent[]> {
           args[1] = CallbackMessage.LoanPaymentRegistered;
         // A re-sealing statement names a sealed column's table and column (SEALED_COLUMNS).
         if (repository === 'SealedSecretRepository') args.splice(0, 2, 'partners.signing_secret', 'signing_secret');
+        // A value as the re-sealing read it.
+        if (repository === 'SealedSecretRepository' && method === 'replace') args[2] = { keys: ['k'] };
         try {
           await repo[method](...args);
         } catch {
           // What a stand-in's rows make of the method after its statements were sent does not matter here.
         }
+      }
+      // A class whose statements run before Nest exists (the start-up's) has static methods.
+      const statics = value as unknown as Record<string, (...a: unknown[]) => unknown>;
+      for (const method of Object.getOwnPropertyNames(value).filter((n) => typeof statics[n] === 'function')) {
+        const conn = recordingConnection((s) => sent.push({ repository, method, text: s.text }));
+        const args: unknown[] = Array.from({ length: statics[method].length }, () => conn);
+        // The name of a database to create, as its snapshot names it.
+        if (method === 'createDatabase') args[1] = 'funding';
+        await Promise.resolve(statics[method](...args)).catch(() => undefined);
       }
     }
   }
@@ -127,5 +138,31 @@ describe('every repository (src/**/*.repository.ts)', () => {
         .filter((s) => !SNAPSHOTS.includes(`\n${s.text};\n`))
         .map((s) => `${s.repository}.${s.method}: ${s.text.slice(0, 80)}`),
     ).toEqual([]);
+  });
+
+  // Methods that send no statement of their own: a part of another's, or a pass-through to another method.
+  const SEND_NONE = new Set([
+    'AuditEntryRepository.rowsInsert', // its part is shown in the one-row statement that holds it
+    'IdempotencyPruning.prune', // IdempotencyKeyRepository.prune's
+  ]);
+
+  it('each have every method in a committed snapshot (a method its snapshot fails to reach shows here)', async () => {
+    const missing: string[] = [];
+    for (const file of files) {
+      const mod = (await import(path.join(ROOT, file))) as Record<string, unknown>;
+      for (const [name, value] of Object.entries(mod)) {
+        if (typeof value !== 'function' || !/^class\s/.test(Function.prototype.toString.call(value))) continue;
+        if (BUILT_FROM_ARGUMENTS.has(name)) continue;
+        const statics = value as unknown as Record<string, unknown>;
+        const methods = [
+          ...Object.getOwnPropertyNames((value as { prototype: object }).prototype).filter((n) => n !== 'constructor'),
+          ...Object.getOwnPropertyNames(value).filter((n) => typeof statics[n] === 'function'),
+        ];
+        for (const method of methods.map((m) => `${name}.${m}`))
+          if (!SEND_NONE.has(method) && !new RegExp(`^-- ${method}(#\\d+)? \\(`, 'm').test(SNAPSHOTS))
+            missing.push(`${file}: ${method}`);
+      }
+    }
+    expect(missing).toEqual([]);
   });
 });

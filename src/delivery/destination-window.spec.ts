@@ -19,11 +19,11 @@ const open = (openedAt: number, nextProbeAt: number, probeMs = 1000): Destinatio
   probeMs,
   lastError: 'HTTP 500',
 });
-const at = (result: 'ok' | 'fail' | 'answered' | 'none', t: number, startedAt = t) => ({
+const at = (result: 'ok' | 'fail' | 'silent' | 'answered' | 'none', t: number, startedAt = t) => ({
   result,
   startedAt,
   at: t,
-  error: result === 'fail' ? 'HTTP 500' : null,
+  error: { fail: 'HTTP 500', silent: 'timeout: no answer within 15000 ms' }[result as string] ?? null,
 });
 
 describe('settleDestination: one outcome folded into a window and breaker', () => {
@@ -45,6 +45,27 @@ describe('settleDestination: one outcome folded into a window and breaker', () =
       at('fail', 10),
       { failures: 3, openedAt: 10, nextProbeAt: 1010, probeMs: 1000 },
       'opened',
+    ],
+    [
+      'silence from a destination that never answered opens it at once',
+      fresh,
+      at('silent', 10),
+      { failures: 1, openedAt: 10, nextProbeAt: 1010, lastError: 'timeout: no answer within 15000 ms' },
+      'opened',
+    ],
+    [
+      'silence from one that answered before counts once',
+      proven(4),
+      at('silent', 10),
+      { window: 2, failures: 1, openedAt: null },
+      null,
+    ],
+    [
+      'a 5xx from a destination that never answered counts once',
+      fresh,
+      at('fail', 10),
+      { window: 1, failures: 1, openedAt: null },
+      null,
     ],
     [
       'a request sent before the opening says nothing',

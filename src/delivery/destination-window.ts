@@ -66,9 +66,10 @@ export const newDestination = (cfg: WindowConfig): DestinationState => ({
 
 /**
  * The next state after one attempt. Closed: a success grows the window by one (up to max), a
- * failure halves it and counts; the threshold-th consecutive failure opens the circuit. Open:
- * only attempts started after it opened (its probes) count; an answer closes it with the initial
- * window, a failure doubles the probe interval (up to its last).
+ * failure halves it and counts; the threshold-th consecutive failure opens the circuit, and so does
+ * a timeout of one that has never answered (unheardSilence). Open: only attempts started after it
+ * opened (its probes) count; an answer closes it with the initial window, a failure doubles the
+ * probe interval (up to its last).
  */
 export function settleDestination(
   s: DestinationState,
@@ -91,12 +92,24 @@ export function settleDestination(
     return { state: { ...s, window: Math.min(cfg.max, s.window + 1), failures: 0, lastOkAt: a.at }, transition: null };
   const failures = s.failures + 1;
   const window = Math.max(1, Math.floor(s.window / 2));
-  if (failures < cfg.threshold) return { state: { ...s, window, failures, lastError: a.error }, transition: null };
+  if (failures < cfg.threshold && !unheardSilence(s, a.result))
+    return { state: { ...s, window, failures, lastError: a.error }, transition: null };
   const probeMs = cfg.probe.first;
   return {
     state: { ...s, window, failures, lastError: a.error, openedAt: a.at, probeMs, nextProbeAt: a.at + probeMs },
     transition: 'opened',
   };
+}
+
+/**
+ * A timeout of a destination that has never answered: it opens the circuit whatever the count.
+ * Each of its attempts holds a waiting place for the whole timeout, so at the threshold's count
+ * 10,000 such destinations would need ten times the places (and their memory) to open within
+ * minutes (docs/architecture.md, "Windows and the breaker"). One that has answered before counts
+ * its timeouts as any other failure.
+ */
+function unheardSilence(s: DestinationState, result: BreakerResult): boolean {
+  return result === 'silent' && s.lastOkAt === null;
 }
 
 /** Closed, no failure since its last answer, and that answer recent: it may use its whole window. */

@@ -230,7 +230,7 @@ export class Settlement {
     this.metrics.circuitTransitions.inc({ transition });
     const why = destination.lastError ? ` (last error: ${destination.lastError})` : '';
     if (transition === 'opened')
-      this.log.warn(`circuit opened for ${name} after ${destination.failures} consecutive failures${why}`);
+      this.log.warn(`circuit opened for ${name} after ${failuresText(destination.failures)}${why}`);
     if (transition === 'closed') this.log.log(`circuit closed for ${name}: a probe was answered`);
   }
 }
@@ -269,3 +269,6 @@ function withoutAnswerText(a: Attempt): Attempt {
   const plain = (v: string | null) => (v === null ? null : v.replace(/[^\x20-\x7e]/g, '?'));
   return { ...a, result: { ...a.result, responseBody: null, answer: null, error: plain(a.result.error) } };
 }
+
+/** "1 consecutive failure", "5 consecutive failures". */
+const failuresText = (n: number): string => `${n} consecutive failure${n === 1 ? '' : 's'}`;

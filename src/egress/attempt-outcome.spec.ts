@@ -15,7 +15,7 @@ describe('the outcome rules', () => {
     [{ kind: 'http', statusCode: 429 }, false, true, false, 'fail'],
     [{ kind: 'http', statusCode: 500 }, false, true, false, 'fail'],
     [{ kind: 'http', statusCode: 503 }, false, true, false, 'fail'],
-    [{ kind: 'timeout' }, false, true, false, 'fail'],
+    [{ kind: 'timeout' }, false, true, false, 'silent'],
     [{ kind: 'network' }, false, true, false, 'fail'],
     [{ kind: 'tls' }, false, true, false, 'fail'],
     [{ kind: 'refused' }, false, false, true, 'none'],

@@ -39,10 +39,15 @@ export type BreakerResult =
   /** 2xx */
   | 'ok'
   /**
-   * timeout, network error, TLS handshake failure, 5xx, 429: the destination is struggling
-   * (or cannot be reached as configured)
+   * network error, TLS handshake failure, 5xx, 429: the destination is struggling (or cannot be
+   * reached as configured)
    */
   | 'fail'
+  /**
+   * timeout: a failure that said nothing at all, and held its request (a waiting place) for the
+   * whole timeout
+   */
+  | 'silent'
   /** any other answer: the destination is up, the request was not accepted */
   | 'answered'
   /** no request went out (destination refused): says nothing of the destination */
@@ -51,6 +56,7 @@ export type BreakerResult =
 export function breakerResult(o: AttemptOutcome): BreakerResult {
   switch (o.kind) {
     case 'timeout':
+      return 'silent';
     case 'network':
     case 'tls':
       return 'fail';

@@ -1,7 +1,7 @@
 // The got clients and keep-alive agents the sender sends with: one set per egress address, and
 // one https agent per partner certificate upload and egress address beside it (the most recently
 // used only); their idle connections are bounded together (IdleSockets).
-import got, { Got } from 'got';
+import got, { Got, RequestFunction } from 'got';
 import http from 'node:http';
 import https from 'node:https';
 import type { ClientTls } from './client-tls.js';
@@ -36,6 +36,20 @@ function httpsAgent(localAddress: string | undefined, o: EgressOptions): https.A
   return agent;
 }
 
+/**
+ * Node's http(s).request given only the options that are set. got passes every TLS and HTTP option,
+ * most of them undefined, and Node's agent copies them into an object each connection keeps while
+ * it lives (about 60 keys, 3 KB of heap): a request waiting on a silent receiver holds 2 KB less.
+ */
+export const compactRequest: RequestFunction = (url, options, callback) => {
+  const set: Record<string, unknown> = {};
+  for (const key in options) {
+    const value = (options as Record<string, unknown>)[key];
+    if (value !== undefined) set[key] = value;
+  }
+  return (url.protocol === 'https:' ? https : http).request(url, set, callback);
+};
+
 export function newEgress(localAddress: string | undefined, o: EgressOptions): Egress {
   const agents = {
     http: o.idle.watch(new http.Agent(agentOptions(localAddress, o))),
@@ -51,6 +65,7 @@ export function newEgress(localAddress: string | undefined, o: EgressOptions): E
     // A dead host costs the connect timeout, not the whole attempt's.
     timeout: { request: o.timeoutMs, connect: o.connectTimeoutMs, secureConnect: o.connectTimeoutMs },
     decompress: false,
+    request: compactRequest,
   });
   return { localAddress, agents, client };
 }

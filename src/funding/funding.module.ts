@@ -24,6 +24,8 @@ import { CompaniesService } from './companies/companies.service.js';
 import { CompanyChanges } from './domain/company-changes.js';
 import { CompanyRows } from './domain/company-rows.js';
 import { OneRowRepository } from './domain/one-row.repository.js';
+import { FundingRowRepository } from './domain/funding-row.repository.js';
+import { LoanPaymentRepository } from './loans/loan-payment.repository.js';
 import { CompanyLocks } from './domain/company-locks.js';
 import { DomainTransitions } from './domain/domain-transitions.js';
 import { UrlMoveRepository } from './domain/url-move.repository.js';
@@ -84,6 +86,8 @@ export class FundingModule {
           OneRowRepository,
           CompanyRows,
           CompanyLocks,
+          FundingRowRepository,
+          LoanPaymentRepository,
           CallbackUrlChanges,
           CallbackUrlList,
           CallbackUrlRepository,

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import type { OperatorIdentity } from './access/operator-role.js';
+import type { OperatorIdentity, OperatorRole } from './access/operator-role.js';
+import { Operator } from './operator.entity.js';
 
 /** The bootstrap operator's row as its start settles it. */
 export type AdminRow = { id: string; token_hash: string | null; revoked_at: Date | null };
@@ -10,7 +11,7 @@ const ACTIVE_BY_HASH = `SELECT id, name, role FROM operators WHERE token_hash = 
 
 /**
  * The statements of operators and of the bootstrap tokens they retired (retired_bootstrap_tokens)
- * written by hand, one method each.
+ * written by hand, and those TypeORM builds for the Operator entity, one method each.
  */
 @Injectable()
 export class OperatorRepository {
@@ -44,5 +45,15 @@ export class OperatorRepository {
   /** The operator holds this token hash from now on, active again. */
   async setToken(m: EntityManager, id: string, hash: string): Promise<void> {
     await m.query(`UPDATE operators SET token_hash = $2, revoked_at = NULL WHERE id = $1`, [id, hash]);
+  }
+
+  /** A new operator, active; its id and creation time as the insert returns them. */
+  async insert(m: EntityManager, values: { name: string; role: OperatorRole; tokenHash: string }): Promise<Operator> {
+    return m.save(m.create(Operator, { ...values, revokedAt: null }));
+  }
+
+  /** Every operator, the oldest first. */
+  async list(): Promise<Operator[]> {
+    return this.db.getRepository(Operator).find({ order: { createdAt: 'ASC', id: 'ASC' } });
   }
 }

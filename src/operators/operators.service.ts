@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { randomBytes } from 'node:crypto';
-import { DataSource } from 'typeorm';
 import { DomainError, ErrorCode, hashToken, LockedRows, TransactionRunner } from '../platform/index.js';
 import { AuditLog } from './audit/audit-log.js';
 import { OperatorCredentials } from './operator-credentials.js';
 import { Operator } from './operator.entity.js';
+import { OperatorRepository } from './operator.repository.js';
 import { OperatorRole } from './access/operator-role.js';
 import type { Actor } from './actor.js';
 
@@ -36,7 +35,7 @@ const view = (o: Operator): OperatorView => ({
 @Injectable()
 export class OperatorsService {
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
+    private readonly operators: OperatorRepository,
     private readonly writes: TransactionRunner,
     private readonly audit: AuditLog,
     private readonly credentials: OperatorCredentials,
@@ -52,7 +51,7 @@ export class OperatorsService {
     const token = newOperatorToken();
     try {
       return await this.writes.transaction(async (m) => {
-        const operator = await m.save(m.create(Operator, { name, role, tokenHash: hashToken(token), revokedAt: null }));
+        const operator = await this.operators.insert(m, { name, role, tokenHash: hashToken(token) });
         await this.audit.record(m, actor, {
           targetType: 'operator',
           targetId: operator.id,
@@ -79,7 +78,7 @@ export class OperatorsService {
   }
 
   async list(): Promise<OperatorView[]> {
-    return (await this.db.getRepository(Operator).find({ order: { createdAt: 'ASC', id: 'ASC' } })).map(view);
+    return (await this.operators.list()).map(view);
   }
 
   /**

@@ -1,5 +1,6 @@
-import { repositoryStatements, snapshotFiles } from '../platform/index.js';
+import { LockedRows, repositoryStatements, snapshotFiles, standInRow } from '../platform/index.js';
 import { AuditEntryRepository } from './audit/audit-entry.repository.js';
+import { Operator } from './operator.entity.js';
 import { OperatorRepository } from './operator.repository.js';
 
 /** Where the snapshots are committed, from the repository's root. */
@@ -16,8 +17,28 @@ const EVERY_CONDITION = { operatorId: 'o', targetType: 't', targetId: 'i', since
  * src/funding/domain/queries.)
  */
 export async function sqlSnapshots(): Promise<Map<string, string>> {
-  return snapshotFiles('src/operators/*.repository.ts', {
-    operator: await repositoryStatements('data-source', [OperatorRepository]),
+  return snapshotFiles("src/operators/*.repository.ts and the platform's LockedRows", {
+    // With the statements TypeORM builds for the entity, over a recording data source of it.
+    operator: await repositoryStatements(
+      'data-source',
+      [OperatorRepository],
+      { 'OperatorRepository.insert': (r, _, orm) => [r.insert(orm, { name: 'n', role: 'admin', tokenHash: 'h' })] },
+      [],
+      [Operator],
+    ),
+    // A revocation's lock and write-back of the operator's row (the platform's LockedRows, for Operator).
+    'locked-rows': await repositoryStatements(
+      'data-source',
+      [LockedRows],
+      {
+        'LockedRows.lock': (r, _, orm) => [
+          orm.transaction((m) => Promise.resolve(r.lock(m, Operator, { id: 'id' }, 'Operator'))),
+        ],
+        'LockedRows.writeBack': (r, _, orm) => [r.writeBack(orm, Operator, standInRow(orm, Operator))],
+      },
+      [],
+      [Operator],
+    ),
     'audit-entry': await repositoryStatements('data-source', [AuditEntryRepository], {
       'AuditEntryRepository.page': (r) => [r.page(NO_CONDITION, 51), r.page(EVERY_CONDITION, 51)],
     }),

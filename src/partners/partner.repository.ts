@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { SignatureScheme } from '../platform/index.js';
+import { Partner } from './partner.entity.js';
 
 /** A partner as the operators' directory reads it (partner-directory.ts). */
 export interface DirectoryRow {
@@ -60,7 +61,7 @@ const VIEW = `
     LEFT JOIN partner_client_certificates cc ON cc.partner_id = p.id
    WHERE p.id = $1`;
 
-/** The statements of the partners table written by hand, one method each. */
+/** The statements of the partners table written by hand, and those TypeORM builds for Partner, one method each. */
 @Injectable()
 export class PartnerRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -109,5 +110,20 @@ export class PartnerRepository {
   async now(m: EntityManager): Promise<Date> {
     const [{ now }]: { now: Date }[] = await m.query(`SELECT now() AS now`);
     return now;
+  }
+
+  /** A new partner of the id it was given (its signing key is sealed for that row); saved as TypeORM saves a row. */
+  async insert(m: EntityManager, values: Omit<Partner, 'createdAt'>): Promise<Partner> {
+    return m.save(m.create(Partner, values));
+  }
+
+  /** The partner whose current API key has this hash, or whose replaced one does until it expires. */
+  async byApiKeyHash(hash: string): Promise<Partner | null> {
+    return this.db
+      .getRepository(Partner)
+      .createQueryBuilder('p')
+      .where('p.api_key_hash = :hash', { hash })
+      .orWhere('(p.previous_api_key_hash = :hash AND p.previous_key_expires_at > now())', { hash })
+      .getOne();
   }
 }

@@ -1,8 +1,6 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { type Actor, AuditLog, CREDENTIAL_CLOCK, CredentialCache, MonotonicClock } from '../operators/index.js';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { DataSource } from 'typeorm';
 import {
   hashToken,
   LockedRows,
@@ -32,7 +30,6 @@ export class PartnersService {
   private readonly verified: CredentialCache<Partner>;
 
   constructor(
-    @InjectDataSource() private readonly db: DataSource,
     private readonly writes: TransactionRunner,
     private readonly box: SecretBox,
     private readonly audit: AuditLog,
@@ -54,23 +51,21 @@ export class PartnersService {
     // Chosen here, not by PostgreSQL: the signing key is sealed for its row.
     const id = randomUUID();
     const partner = await this.writes.transaction(async (m) => {
-      const saved = await m.save(
-        m.create(Partner, {
-          id,
-          name,
-          apiKeyHash: hashToken(apiKey),
-          signatureScheme,
-          signingSecret: this.box.seal(key.stored, 'partners.signing_secret', id),
-          signingPublicKey: key.publicKey,
-          previousSigningSecret: null,
-          previousSigningPublicKey: null,
-          previousSecretExpiresAt: null,
-          previousApiKeyHash: null,
-          previousKeyExpiresAt: null,
-          apiKeyRotatedAt: null,
-          operationsUrl: null,
-        }),
-      );
+      const saved = await this.partners.insert(m, {
+        id,
+        name,
+        apiKeyHash: hashToken(apiKey),
+        signatureScheme,
+        signingSecret: this.box.seal(key.stored, 'partners.signing_secret', id),
+        signingPublicKey: key.publicKey,
+        previousSigningSecret: null,
+        previousSigningPublicKey: null,
+        previousSecretExpiresAt: null,
+        previousApiKeyHash: null,
+        previousKeyExpiresAt: null,
+        apiKeyRotatedAt: null,
+        operationsUrl: null,
+      });
       await this.audit.record(m, actor, {
         targetType: 'partner',
         targetId: saved.id,
@@ -127,12 +122,7 @@ export class PartnersService {
     const lookup = this.verified.begin();
     const cached = this.verified.trusted(hash, lookup);
     if (cached) return cached;
-    const partner = await this.db
-      .getRepository(Partner)
-      .createQueryBuilder('p')
-      .where('p.api_key_hash = :hash', { hash })
-      .orWhere('(p.previous_api_key_hash = :hash AND p.previous_key_expires_at > now())', { hash })
-      .getOne();
+    const partner = await this.partners.byApiKeyHash(hash);
     if (!partner) return null;
     if (safeEqual(partner.apiKeyHash, hash)) {
       // Only keys that verified are remembered: a stranger's guesses would only fill the cache.

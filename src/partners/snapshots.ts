@@ -1,10 +1,13 @@
 import {
+  LockedRows,
   repositoryStatements,
   SEALED_COLUMNS,
   type SealColumn,
   snapshotFiles,
   type SnapshotStatement,
+  standInRow,
 } from '../platform/index.js';
+import { Partner } from './partner.entity.js';
 import { ClientCertificateRepository } from './client-certificate.repository.js';
 import { PartnerRepository } from './partner.repository.js';
 import { PortalLinkRepository } from './portal-link.repository.js';
@@ -20,6 +23,9 @@ const EACH_SEALED_COLUMN = (call: (sealed: SealColumn, column: string) => unknow
     SEALED_COLUMNS[sealed].columns.map((column) => call(sealed, column)),
   );
 
+/** A sealed value as the re-sealing read it (its row's keys are parameters: their number is the column's). */
+const READ = { rid: 'r', keys: ['k'], value: 'v' };
+
 /**
  * The committed snapshot of the partners module's statements (snapshotFiles): one file per
  * repository, each statement as its method sends it, called over a recording connection.
@@ -34,12 +40,35 @@ export async function sqlSnapshots(): Promise<Map<string, string>> {
   };
   const statements: Record<string, SnapshotStatement[]> = {};
   for (const [group, repository] of Object.entries(groups)) {
-    const sent = await repositoryStatements('data-source', [repository], {
-      'SealedSecretRepository.batch': (r, x) => EACH_SEALED_COLUMN((s, c) => r.batch(s, c, x, x)),
-      'SealedSecretRepository.replace': (r, x) => EACH_SEALED_COLUMN((s, c) => r.replace(s, c, x, x)),
-    });
+    const sent = await repositoryStatements(
+      'data-source',
+      [repository],
+      {
+        'SealedSecretRepository.batch': (r, x) => EACH_SEALED_COLUMN((s, c) => r.batch(s, c, x, x)),
+        'SealedSecretRepository.replace': (r, x) => EACH_SEALED_COLUMN((s, c) => r.replace(s, c, READ, x)),
+        // A partner as TypeORM saves it, its id given (the partner's creation).
+        'PartnerRepository.insert': (r, _, orm) => [r.insert(orm, { ...standInRow(orm, Partner, true), id: 'id' })],
+        'PartnerRepository.byApiKeyHash': (r) => [r.byApiKeyHash('hash')],
+      },
+      [],
+      // The statements TypeORM builds for Partner, over a recording data source of it.
+      [Partner],
+    );
     // The retention pass prunes on its own connection of the SqlPool.
     statements[group] = sent.map((s) => (s.name.endsWith('.prune') ? { ...s, on: 'sql-pool' } : s));
   }
-  return snapshotFiles('src/partners/*.repository.ts', statements);
+  // A change's lock and write-back of the partner's row (the platform's LockedRows, for Partner).
+  statements['locked-rows'] = await repositoryStatements(
+    'data-source',
+    [LockedRows],
+    {
+      'LockedRows.lock': (r, _, orm) => [
+        orm.transaction((m) => Promise.resolve(r.lock(m, Partner, { id: 'id' }, 'P'))),
+      ],
+      'LockedRows.writeBack': (r, _, orm) => [r.writeBack(orm, Partner, standInRow(orm, Partner))],
+    },
+    [],
+    [Partner],
+  );
+  return snapshotFiles("src/partners/*.repository.ts and the platform's LockedRows", statements);
 }

@@ -6,7 +6,7 @@ export { Lru } from './common/lru.js';
 export { MONEY_INPUT_PATTERN, formatMoney, moneyColumn, moneyFromDb, parseMoney } from './common/money.js';
 export { assertStatusChange } from './common/state-machine.js';
 export type { Transitions } from './common/state-machine.js';
-export { LockedRows, updatableColumns } from './common/transaction.js';
+export { LockedRows, updatableColumns } from './common/locked-rows.repository.js';
 export { APP_CONFIG, ConfigError, loadConfig, logFormatOf } from './config/app-config.js';
 export type { AppConfig } from './config/app-config.js';
 export { OnlyVariant } from './config/variant-controllers.js';
@@ -30,7 +30,12 @@ export { InputColumns, microsKey } from './database/sql.js';
 export type { StatementPart } from './database/sql.js';
 export { snapshotFiles } from './database/sql-snapshots.js';
 export type { SnapshotStatement } from './database/sql-snapshots.js';
-export { recordingConnection, repositoryStatements } from './database/statement-recorder.js';
+export {
+  recordingConnection,
+  recordingDataSource,
+  repositoryStatements,
+  standInRow,
+} from './database/statement-recorder.js';
 export type { RecordedStatement, SnapshotCalls } from './database/statement-recorder.js';
 export { checkRedis } from './database/startup-checks.js';
 export { AdmissionSignal, CALLBACKS_CHANNEL } from './database/admission-signal.js';

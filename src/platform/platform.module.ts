@@ -4,7 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSourceOptions } from 'typeorm';
 import { APP_CONFIG, AppConfig } from './config/app-config.js';
 import { moduleFor } from './config/module-parts.js';
-import { LockedRows } from './common/transaction.js';
+import { LockedRows } from './common/locked-rows.repository.js';
 import { SecretBox } from './crypto/secret-box.js';
 import { AdmissionSignal } from './database/admission-signal.js';
 import { openDatabase } from './database/database.js';

@@ -1,4 +1,5 @@
-import { repositoryStatements } from './database/statement-recorder.js';
+import { StartUpRepository } from './database/start-up.repository.js';
+import { repositoryStatements, staticStatements } from './database/statement-recorder.js';
 import { snapshotFiles } from './database/sql-snapshots.js';
 import { WakeUpRepository } from './database/wake-up.repository.js';
 import { IdempotencyKeyRepository } from './idempotency/idempotency-key.repository.js';
@@ -16,5 +17,10 @@ export async function sqlSnapshots(): Promise<Map<string, string>> {
     // The retention pass prunes on its own connection of the SqlPool.
     'idempotency-key': keys.map((s) => (s.name.endsWith('.prune') ? { ...s, on: 'sql-pool' } : s)),
     'wake-up': await repositoryStatements('sql-pool', [WakeUpRepository]),
+    // Before Nest exists: on the maintenance database's client, and the data source's query runner.
+    'start-up': await staticStatements('start-up', StartUpRepository, {
+      // The name of a database to create, as DATABASE_URL names it.
+      'StartUpRepository.createDatabase': (r, c) => [r.createDatabase(c, 'funding')],
+    }),
   });
 }

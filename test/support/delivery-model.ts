@@ -148,6 +148,8 @@ export interface Dest {
   state: DestinationState;
   behaviour: Behaviour;
   probe: number | null;
+  /** Its receiver has answered an attempt (any HTTP status), as the model saw it. */
+  answered: boolean;
 }
 /** A change the model made to a callback, named by the lifecycle table's event (src/callbacks/callback-lifecycle.ts). */
 export interface Change {
@@ -167,6 +169,8 @@ export class World {
   readonly jobs = new Map<number, Job>();
   readonly workers: { slots: number; up: boolean }[];
   readonly ends: End[] = [];
+  /** Each timeout settled on a closed destination that had never answered, and whether it left it open. */
+  readonly firstSilences: { dest: string; open: boolean }[] = [];
   /** Every change made to a callback, in order, by its event. */
   readonly changes: Change[] = [];
   /** The callbacks of each job added to the queue, for checking the job shape. */
@@ -182,7 +186,7 @@ export class World {
 
   constructor(destinations: number, workerSlots: number[], seed = 1) {
     for (const o of DESTINATIONS.slice(0, destinations))
-      this.dests.set(o, { state: newDestination(cfg), behaviour: 'ok', probe: null });
+      this.dests.set(o, { state: newDestination(cfg), behaviour: 'ok', probe: null, answered: false });
     this.workers = workerSlots.map((slots) => ({ slots, up: true }));
     let r = seed;
     this.policy = new RetryPolicy(
@@ -456,6 +460,9 @@ export class World {
       cfg,
     );
     const closed = dest.state.openedAt !== null && s.destination.openedAt === null;
+    if (result.outcome.kind === 'timeout' && !dest.answered && dest.state.openedAt === null)
+      this.firstSilences.push({ dest: job.dest, open: s.destination.openedAt !== null });
+    dest.answered ||= result.outcome.kind === 'http';
     dest.state = s.destination;
     // saveDestinations: a closing ends a probe asked for (the fold keeps it otherwise).
     if (closed) this.ask(job.dest, null);

@@ -61,14 +61,21 @@ export class CallbackReadRepository {
     id: string,
     partnerId?: string,
   ): Promise<{ callback: Callback; attempts: CallbackAttempt[] } | undefined> {
-    const callback = await this.db
+    const callback = await this.callback(id, partnerId);
+    if (!callback) return undefined;
+    return { callback, attempts: await this.attempts(id) };
+  }
+
+  /** One callback (not an operational event's delivery), a partner's own only when `partnerId` is given. */
+  async callback(id: string, partnerId?: string): Promise<Callback | null> {
+    return this.db
       .getRepository(Callback)
       .findOne({ where: partnerId ? { id, partnerId, eventType: IsNull() } : { id, eventType: IsNull() } });
-    if (!callback) return undefined;
-    const attempts = await this.db
-      .getRepository(CallbackAttempt)
-      .find({ where: { callbackId: id }, order: { number: 'ASC' } });
-    return { callback, attempts };
+  }
+
+  /** A callback's attempts, oldest first. */
+  async attempts(id: string): Promise<CallbackAttempt[]> {
+    return this.db.getRepository(CallbackAttempt).find({ where: { callbackId: id }, order: { number: 'ASC' } });
   }
 
   /**

@@ -95,7 +95,12 @@ export class TestCallbackRepository {
       notSent,
     ]);
     if (notSent === null) noteDue(m, 1);
-    return m.findOneByOrFail(Callback, { id: row.id });
+    return this.callback(m, row.id);
+  }
+
+  /** The test callback just inserted, as TypeORM reads it. */
+  async callback(m: EntityManager, id: string): Promise<Callback> {
+    return m.findOneByOrFail(Callback, { id });
   }
 
   /**

@@ -15,6 +15,7 @@ import {
 } from '../../platform/index.js';
 import { companyCallbackProperty } from './company-callback-property.js';
 import { CompanyLocks } from '../domain/company-locks.js';
+import { FundingRowRepository } from '../domain/funding-row.repository.js';
 import { Company } from '../domain/company.entity.js';
 import { CreateCompanyDto, UpdateCreditDto } from './company.dto.js';
 import { CREDIT_TRANSITIONS } from '../domain/credit-status.js';
@@ -28,6 +29,7 @@ export class CompaniesService {
   constructor(
     @InjectDataSource() private readonly db: DataSource,
     private readonly locks: CompanyLocks,
+    private readonly rows: FundingRowRepository,
     @Inject(APP_CONFIG) config: AppConfig,
     private readonly urls: CallbackUrlValidator,
     private readonly transitions: DomainTransitions,
@@ -63,15 +65,7 @@ export class CompaniesService {
    * of companies_partner_idx, the partner's companies sorted.
    */
   listForPartner(partnerId: string, q: { name?: string; limit: number }): Promise<Company[]> {
-    const b = this.db
-      .getRepository(Company)
-      .createQueryBuilder('c')
-      .where('c.partner_id = :partnerId', { partnerId })
-      .orderBy('c.created_at', 'DESC')
-      .addOrderBy('c.id', 'DESC')
-      .limit(q.limit);
-    if (q.name) b.andWhere(`c.name ILIKE :pattern ESCAPE '\\'`, { pattern: `%${q.name.replace(/[\\%_]/g, '\\$&')}%` });
-    return b.getMany();
+    return this.rows.companiesOfPartner(partnerId, q);
   }
 
   /**

@@ -1,11 +1,12 @@
 import { Inject } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import type { DeepPartial, FindOptionsWhere } from 'typeorm';
+import type { DeepPartial } from 'typeorm';
 import { DataSource } from 'typeorm';
 import { CallbackUrlValidator } from '../../egress/index.js';
 import type { Actor } from '../../operators/index.js';
 import { notFound } from '../../platform/index.js';
 import { CompanyLocks } from '../domain/company-locks.js';
+import { FundingRowRepository } from '../domain/funding-row.repository.js';
 import { Company } from '../domain/company.entity.js';
 import {
   companyOfRow,
@@ -45,6 +46,7 @@ export abstract class CompanyRequests<T extends StatusRow<S>, S extends string> 
   @InjectDataSource() private readonly db: DataSource;
   @Inject(DomainTransitions) private readonly transitions: DomainTransitions;
   @Inject(CompanyLocks) private readonly locks: CompanyLocks;
+  @Inject(FundingRowRepository) private readonly rows: FundingRowRepository;
   @Inject(CallbackUrlValidator) protected readonly urls: CallbackUrlValidator;
 
   protected abstract readonly resource: RequestResource<T, S>;
@@ -52,8 +54,7 @@ export abstract class CompanyRequests<T extends StatusRow<S>, S extends string> 
   /** A request of this partner's company; 404 naming the company or the request when either is not the partner's. */
   async get(partnerId: string, companyId: string, id: string): Promise<OfCompany<T>> {
     const company = await this.locks.find(this.db.manager, partnerId, companyId);
-    const where = { id, companyId } as FindOptionsWhere<T>;
-    const row = await this.db.manager.findOne(this.resource.entity, { where });
+    const row = await this.rows.rowOfCompany(this.db.manager, this.resource.entity, id, companyId);
     if (!row) throw notFound(this.resource.what);
     return { row, company };
   }

@@ -2,6 +2,7 @@ import { DeepPartial, EntityManager, EntityTarget, ObjectLiteral } from 'typeorm
 import { CallbackEvent } from '../../callbacks/index.js';
 import { LockedRows, notFound } from '../../platform/index.js';
 import { Company } from './company.entity.js';
+import type { FundingRowRepository } from './funding-row.repository.js';
 import { CREDIT_PROPERTIES } from './credit.js';
 import { CompanyRow, DomainRow, moveStatus, Resource, StatusResource, StatusRow } from './resource.js';
 import { changesOf, RowChanges, snapshot, Snapshot } from './tracked-changes.js';
@@ -17,6 +18,7 @@ export class ChangeSet {
     private readonly m: EntityManager,
     readonly company: Company,
     private readonly rows: LockedRows,
+    private readonly funding: FundingRowRepository,
   ) {
     this.track(COMPANY, company);
   }
@@ -26,10 +28,7 @@ export class ChangeSet {
    * resource when absent.
    */
   async lock<T extends CompanyRow>(resource: Resource<T>, id: string): Promise<T> {
-    const row = await this.m.findOne(resource.entity, {
-      where: { id, companyId: this.company.id } as never,
-      lock: { mode: 'pessimistic_write' },
-    });
+    const row = await this.funding.lockRowOfCompany(this.m, resource.entity, id, this.company.id);
     if (!row) throw notFound(resource.what);
     return this.track(resource, row);
   }
@@ -44,7 +43,7 @@ export class ChangeSet {
 
   /** Inserts a new row in the change's transaction (a loan, a payment); returns it with its id. */
   insert<T extends ObjectLiteral>(entity: EntityTarget<T>, values: DeepPartial<T>): Promise<T> {
-    return this.m.save(this.m.create(entity, values));
+    return this.funding.insert(this.m, entity, values);
   }
 
   /** Runs a statement of the change's own in its transaction (the callback store's move of a URL). */

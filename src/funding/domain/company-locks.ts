@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EntityManager, EntityTarget } from 'typeorm';
 import { notFound } from '../../platform/index.js';
 import { Company } from './company.entity.js';
+import { FundingRowRepository } from './funding-row.repository.js';
 
 /*
  * How the domain finds and locks a company. Every path that touches a company and its children
@@ -9,24 +10,24 @@ import { Company } from './company.entity.js';
  * instead of deadlocking.
  */
 
-const FOR_UPDATE = { mode: 'pessimistic_write' } as const;
-
-/** The company reads and locks every change starts with, in the caller's transaction. */
+/** The company reads and locks every change starts with, in the caller's transaction (FundingRowRepository's). */
 @Injectable()
 export class CompanyLocks {
+  constructor(private readonly rows: FundingRowRepository) {}
+
   /**
    * A company of this partner, read without a lock; another partner's company is indistinguishable
    * from a missing one.
    */
   async find(m: EntityManager, partnerId: string, companyId: string): Promise<Company> {
-    const company = await m.findOne(Company, { where: { id: companyId, partnerId } });
+    const company = await this.rows.company(m, partnerId, companyId);
     if (!company) throw notFound('Company');
     return company;
   }
 
   /** A company of this partner, locked (`SELECT … FOR UPDATE`); 404 as `find`. */
   async lockOwned(m: EntityManager, partnerId: string, companyId: string): Promise<Company> {
-    const company = await m.findOne(Company, { where: { id: companyId, partnerId }, lock: FOR_UPDATE });
+    const company = await this.rows.lockCompany(m, partnerId, companyId);
     if (!company) throw notFound('Company');
     return company;
   }
@@ -41,8 +42,8 @@ export class CompanyLocks {
     id: string,
     what: string,
   ): Promise<Company> {
-    const found = await m.findOne(child, { where: { id } });
+    const found = await this.rows.row(m, child, id);
     if (!found) throw notFound(what);
-    return m.findOneOrFail(Company, { where: { id: found.companyId }, lock: FOR_UPDATE });
+    return this.rows.lockCompanyById(m, found.companyId);
   }
 }

@@ -3,6 +3,7 @@ import { DeepPartial, EntityManager, EntityTarget } from 'typeorm';
 import { CallbackEvent, callbackOrigin, CallbackRecorder } from '../../callbacks/index.js';
 import { CompanyLocks } from './company-locks.js';
 import { Company } from './company.entity.js';
+import { FundingRowRepository } from './funding-row.repository.js';
 import { creditEvents, creditSnapshot } from './credit.js';
 import { assertTransition, CompanyRow, DomainRow, Resource, StatusResource, StatusRow } from './resource.js';
 import { RowChanges } from './tracked-changes.js';
@@ -93,6 +94,7 @@ export class DomainTransitions {
     private readonly urlMoves: UrlMoves,
     private readonly locks: CompanyLocks,
     private readonly rows: LockedRows,
+    private readonly funding: FundingRowRepository,
   ) {}
 
   /**
@@ -112,7 +114,7 @@ export class DomainTransitions {
 
   /** A new company, inserted in a transaction of its own (it has no callbacks: nothing tracked changed). */
   createCompany(values: DeepPartial<Company>): Promise<Company> {
-    return this.transaction((m) => m.save(m.create(Company, values)));
+    return this.transaction((m) => this.funding.insert(m, Company, values));
   }
 
   /**
@@ -127,7 +129,7 @@ export class DomainTransitions {
   ): Promise<{ row: T; company: Company }> {
     return this.transaction(async (m) => {
       const parent = await this.locks.lockOwned(m, company.partnerId, company.companyId);
-      const row = await m.save(m.create(entity, build(parent)));
+      const row = await this.funding.insert(m, entity, build(parent));
       return { row, company: parent };
     });
   }
@@ -163,7 +165,7 @@ export class DomainTransitions {
       spec.company === companyOfRow
         ? await this.locks.lockOf(m, resource.entity, spec.id, resource.what)
         : await this.locks.lockOwned(m, spec.company.partnerId, spec.company.companyId);
-    const change = new ChangeSet(m, company, this.rows);
+    const change = new ChangeSet(m, company, this.rows, this.funding);
     const creditBefore = creditSnapshot(company);
     // A change of the company itself holds the row it locked first; any other locks its row after it.
     const row =

@@ -5,10 +5,12 @@ import { DataSource } from 'typeorm';
 import { CallbackEvent, CallbackMessage } from '../../callbacks/index.js';
 import { DomainError, ErrorCode, formatMoney, invalidProperty, notFound, parseMoney } from '../../platform/index.js';
 import { CompanyLocks } from '../domain/company-locks.js';
+import { FundingRowRepository } from '../domain/funding-row.repository.js';
 import { companyOfRow, DomainTransitions } from '../domain/domain-transitions.js';
 import { Resource } from '../domain/resource.js';
 import { WITHDRAWAL } from '../withdrawals/withdrawal-rules.js';
 import { RegisterPaymentDto } from './loan.dto.js';
+import { LoanPaymentRepository } from './loan-payment.repository.js';
 import { Loan, LoanPayment } from '../withdrawals/loan.entity.js';
 
 export interface LoanWithPayments {
@@ -27,11 +29,13 @@ export class LoansService {
     @InjectDataSource() private readonly db: DataSource,
     private readonly locks: CompanyLocks,
     private readonly transitions: DomainTransitions,
+    private readonly rows: FundingRowRepository,
+    private readonly loanPayments: LoanPaymentRepository,
   ) {}
 
   async get(partnerId: string, companyId: string, loanId: string): Promise<LoanWithPayments> {
     await this.locks.find(this.db.manager, partnerId, companyId);
-    const loan = await this.db.manager.findOne(Loan, { where: { id: loanId, companyId } });
+    const loan = await this.rows.rowOfCompany(this.db.manager, Loan, loanId, companyId);
     if (!loan) throw notFound(LOAN.what);
     return { loan, payments: await this.payments(loanId) };
   }
@@ -79,6 +83,6 @@ export class LoansService {
   }
 
   private payments(loanId: string): Promise<LoanPayment[]> {
-    return this.db.manager.find(LoanPayment, { where: { loanId }, order: { paidAt: 'ASC', createdAt: 'ASC' } });
+    return this.loanPayments.payments(loanId);
   }
 }

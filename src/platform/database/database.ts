@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Client } from 'pg';
-import { DataSource, DataSourceOptions } from 'typeorm';
+import { DataSource, DataSourceOptions, QueryRunner } from 'typeorm';
 import { InitialSchema1763800000000 } from './migrations/1763800000000-initial-schema.js';
 import { Destinations1763900000000 } from './migrations/1763900000000-destinations.js';
 import { IdempotencySealedResponse1763900100000 } from './migrations/1763900100000-idempotency-sealed-response.js';
@@ -24,6 +24,7 @@ import { PartnerDestinations1764700000000 } from './migrations/1764700000000-par
 import { SealedValuesBoundToRows1764700100000 } from './migrations/1764700100000-sealed-values-bound-to-rows.js';
 import { ReplayIndex1764700300000 } from './migrations/1764700300000-replay-index.js';
 import { giveSecretsKeys } from './migration-secrets.js';
+import { StartUpRepository } from './start-up.repository.js';
 import { PartnerPortal1764700400000 } from './migrations/1764700400000-partner-portal.js';
 import { AttemptPartner1764700500000 } from './migrations/1764700500000-attempt-partner.js';
 import { DestinationProbeRequest1764700610000 } from './migrations/1764700610000-destination-probe-request.js';
@@ -70,11 +71,7 @@ export const MIGRATIONS = [
   AttemptExchange1764830590000,
 ];
 
-/** Any fixed number: the advisory lock that lets one process at a time run migrations. */
-const MIGRATION_LOCK = 727_001;
 const MIGRATION_LOCK_POLL_MS = 200;
-/** Taken in the maintenance database around creating a missing database. */
-const CREATE_DATABASE_LOCK = 727_002;
 
 /**
  * The planner settings of the connections that run hand-written SQL (SqlPool's, the relay's): no sequential or
@@ -142,10 +139,9 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
   const client = new Client({ connectionString: url.toString() });
   await client.connect();
   try {
-    await client.query('SELECT pg_advisory_lock($1)', [CREATE_DATABASE_LOCK]);
-    const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
-    if (found.rowCount === 0) {
-      await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`).catch((e: { code?: string }) => {
+    await StartUpRepository.lockCreation(client);
+    if (!(await StartUpRepository.databaseExists(client, name))) {
+      await StartUpRepository.createDatabase(client, name).catch((e: { code?: string }) => {
         // created meanwhile by something that does not take the lock
         if (e.code !== '42P04' && e.code !== '23505') throw e;
       });
@@ -172,16 +168,13 @@ export async function openDatabase(
     // Polled, not a blocking pg_advisory_lock: a session blocked in that statement holds a
     // snapshot, and a migration building an index CONCURRENTLY waits for every older snapshot,
     // so the two would wait on each other for ever.
-    const locked = async () =>
-      ((await lock.query('SELECT pg_try_advisory_lock($1) AS locked', [MIGRATION_LOCK])) as { locked: boolean }[])[0]
-        .locked;
-    while (!(await locked())) {
+    while (!(await StartUpRepository.tryMigrationLock(lock))) {
       await new Promise((r) => setTimeout(r, MIGRATION_LOCK_POLL_MS));
     }
     await db.runMigrations({ transaction: 'each' });
     await warnWithoutAutovacuum(lock);
   } finally {
-    await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+    await StartUpRepository.releaseMigrationLock(lock).catch(() => undefined);
     await lock.release();
   }
   return db;
@@ -193,9 +186,8 @@ export async function openDatabase(
  * statistics go stale, and admission slows as a backlog drains (a 1,000,000 backlog drained at
  * half the rate until an ANALYZE). PostgreSQL runs it by default; say so when it is off.
  */
-async function warnWithoutAutovacuum(q: { query: (sql: string) => Promise<{ autovacuum: string }[]> }): Promise<void> {
-  const [{ autovacuum }] = await q.query('SHOW autovacuum');
-  if (autovacuum !== 'on') {
+async function warnWithoutAutovacuum(q: QueryRunner): Promise<void> {
+  if ((await StartUpRepository.autovacuum(q)) !== 'on') {
     new Logger('Database').warn(
       'PostgreSQL runs with autovacuum off: the callbacks queue needs VACUUM and ANALYZE as it drains ' +
         '(docs/operations.md, "PostgreSQL")',

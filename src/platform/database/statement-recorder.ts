@@ -1,6 +1,7 @@
 import { type Provider, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { getDataSourceToken } from '@nestjs/typeorm';
+import { DataSource, type DataSourceOptions, type EntityManager, type EntityTarget, type ObjectLiteral } from 'typeorm';
 import { SqlPool } from './sql-pool.js';
 import type { SnapshotStatement } from './sql-snapshots.js';
 
@@ -38,10 +39,56 @@ export function recordingConnection(record: (s: RecordedStatement) => void): unk
   return self;
 }
 
+/** What TypeORM sends around a transaction of its own: not a statement of the method's. */
+const TRANSACTION_BOUNDS = new Set(['START TRANSACTION', 'COMMIT', 'ROLLBACK']);
+
+/**
+ * A data source of these entities that is never connected: the statements TypeORM builds for them
+ * (find, save, query builders) and those it is given (`query`) are recorded, each answered with no
+ * rows. Its metadata is built as the app's data source builds it (TypeORM's defaults).
+ */
+export async function recordingDataSource(
+  entities: DataSourceOptions['entities'],
+  record: (s: RecordedStatement) => void,
+): Promise<DataSource> {
+  const db = new DataSource({ type: 'postgres', entities });
+  await (db as unknown as { buildMetadatas(): Promise<void> }).buildMetadatas();
+  const driver = db.driver as unknown as { createQueryRunner(mode: string): Record<string, unknown> };
+  const make = driver.createQueryRunner.bind(driver);
+  driver.createQueryRunner = (mode) => {
+    const runner = make(mode);
+    runner.connect = () => Promise.resolve({});
+    runner.release = () => Promise.resolve();
+    runner.query = (text: string, _values?: unknown[], structured?: boolean) => {
+      if (!TRANSACTION_BOUNDS.has(text)) record({ text: text.trim() });
+      return Promise.resolve(structured ? { records: [], raw: [], affected: 0 } : []);
+    };
+    return runner;
+  };
+  return db;
+}
+
+/**
+ * A row of an entity as a method writes one back: every column given (null), its id `id`. A new
+ * row (`fresh`) as the code inserts one: every column but those the database gives (generated, the
+ * creation time).
+ */
+export function standInRow<T extends ObjectLiteral>(m: EntityManager, entity: EntityTarget<T>, fresh = false): T {
+  const given = m.connection
+    .getMetadata(entity)
+    .columns.filter((c) => !fresh || (!c.isGenerated && !c.isCreateDate))
+    .map((c) => [c.propertyName, null]);
+  return { ...Object.fromEntries(given), ...(fresh ? {} : { id: 'id' }) } as T;
+}
+
 type Methods = Record<string, (...a: unknown[]) => unknown>;
 
-/** How a method is called for its snapshot when stand-in arguments do not reach its statements: its calls. */
-export type SnapshotCalls = Record<string, (repository: Methods, standIn: unknown) => unknown[]>;
+/**
+ * How a method is called for its snapshot when stand-in arguments do not reach its statements: its
+ * calls. `orm` is the recording data source's manager (repositoryStatements' `entities`), for a
+ * method whose statements TypeORM builds from an entity.
+ */
+export type SnapshotCalls = Record<string, (repository: Methods, standIn: unknown, orm: EntityManager) => unknown[]>;
 
 /** What each method of a repository sends, by `Class.method`, in the order sent. */
 type SentByMethod = Map<string, RecordedStatement[]>;
@@ -56,16 +103,19 @@ async function sentByRepositories(
   repositories: Type[],
   calls: SnapshotCalls = {},
   providers: Provider[] = [],
+  entities: DataSourceOptions['entities'] = [],
 ): Promise<SentByMethod> {
   let sent: RecordedStatement[] = [];
   const conn = recordingConnection((s) => sent.push(s));
+  const orm = await recordingDataSource(entities, (s) => sent.push(s));
   const app = await NestFactory.createApplicationContext(
     {
       module: class RecordingRepositories {},
       providers: [
         ...repositories,
         ...providers,
-        { provide: getDataSourceToken(), useValue: conn },
+        // With entities, the data source is the recording one, for the statements TypeORM builds.
+        { provide: getDataSourceToken(), useValue: entities.length ? orm : conn },
         { provide: SqlPool, useValue: { pool: conn } },
       ],
     },
@@ -80,7 +130,7 @@ async function sentByRepositories(
         sent = [];
         const args = Array.from({ length: repository[method].length }, () => conn);
         const call = calls[`${type.name}.${method}`];
-        for (const pending of call ? call(repository, conn) : [repository[method](...args)]) {
+        for (const pending of call ? call(repository, conn, orm.manager) : [repository[method](...args)]) {
           // What a stand-in's rows make of the method after its statements were sent does not matter here.
           await Promise.resolve(pending).catch(() => undefined);
         }
@@ -94,22 +144,58 @@ async function sentByRepositories(
 }
 
 /**
- * The snapshot statements of repositories (snapshotFiles): what each method sends, named
- * `Class.method` (its prepared name when it has one; `#n` after the first of several), run on `on`.
- * A method calls are given for (`calls`) may send the same text more than once: it is shown once.
+ * What each static method of a class sends (a class whose methods run before Nest exists, as the
+ * start-up's), called over a recording connection with stand-in arguments, or as `calls` says.
  */
-export async function repositoryStatements(
-  on: string,
-  repositories: Type[],
-  calls: SnapshotCalls = {},
-  providers: Provider[] = [],
-): Promise<SnapshotStatement[]> {
+async function sentByStatics(type: Type, calls: SnapshotCalls): Promise<SentByMethod> {
+  let sent: RecordedStatement[] = [];
+  const conn = recordingConnection((s) => sent.push(s));
+  const statics = type as unknown as Methods;
+  const byMethod: SentByMethod = new Map();
+  for (const method of Object.getOwnPropertyNames(type).filter((n) => typeof statics[n] === 'function')) {
+    sent = [];
+    const call = calls[`${type.name}.${method}`];
+    const args = Array.from({ length: statics[method].length }, () => conn);
+    for (const pending of call ? call(statics, conn, conn as EntityManager) : [statics[method](...args)])
+      await Promise.resolve(pending).catch(() => undefined);
+    byMethod.set(`${type.name}.${method}`, sent);
+  }
+  return byMethod;
+}
+
+/** Each method's statements as snapshots name them: `Class.method` (or its prepared name), `#n` after the first. */
+function named(on: string, byMethod: SentByMethod): SnapshotStatement[] {
   const statements: SnapshotStatement[] = [];
-  for (const [method, sent] of await sentByRepositories(repositories, calls, providers)) {
+  for (const [method, sent] of byMethod) {
     const texts = new Map(sent.map((s) => [s.text, s.name]));
     [...texts].forEach(([text, name], i) =>
       statements.push({ name: name ?? (i ? `${method}#${i + 1}` : method), on, text }),
     );
   }
   return statements;
+}
+
+/** The snapshot statements of a class's static methods (sentByStatics), named as repositoryStatements names them. */
+export async function staticStatements(
+  on: string,
+  type: Type,
+  calls: SnapshotCalls = {},
+): Promise<SnapshotStatement[]> {
+  return named(on, await sentByStatics(type, calls));
+}
+
+/**
+ * The snapshot statements of repositories (snapshotFiles): what each method sends, named
+ * `Class.method` (its prepared name when it has one; `#n` after the first of several), run on `on`.
+ * A method calls are given for (`calls`) may send the same text more than once: it is shown once.
+ * With `entities`, the repositories' data source is a recording one of them (recordingDataSource).
+ */
+export async function repositoryStatements(
+  on: string,
+  repositories: Type[],
+  calls: SnapshotCalls = {},
+  providers: Provider[] = [],
+  entities: DataSourceOptions['entities'] = [],
+): Promise<SnapshotStatement[]> {
+  return named(on, await sentByRepositories(repositories, calls, providers, entities));
 }
