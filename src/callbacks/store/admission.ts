@@ -62,7 +62,7 @@ export const CANDIDATES = `
          (extract(epoch FROM d.opened_at) * 1000)::float8 AS opened_at,
          (extract(epoch FROM d.next_probe_at) * 1000)::float8 AS next_probe_at,
          (extract(epoch FROM d.last_ok_at) * 1000)::float8 AS last_ok_at,
-         s.n AS sending, s.w AS waiting,
+         coalesce(s.n, 0) AS sending, coalesce(s.w, 0) AS waiting,
          (extract(epoch FROM due.at) * 1000)::float8 AS oldest_due,
          (SELECT coalesce(sum(concurrency), 0)::int FROM delivery_workers WHERE expires_at > now()) AS worker_slots,
          (SELECT count(*)::int FROM delivery_workers WHERE expires_at > now()) AS workers,
@@ -73,14 +73,12 @@ export const CANDIDATES = `
          ${microsKey(`now() - ${LATE_COMMIT}`)} AS idle_floor, fl.flight
     FROM destinations d
     LEFT JOIN unnest($5::text[]) AS skip(key) ON skip.key = d.key
+    LEFT JOIN sending s ON s.destination = d.key
     LEFT JOIN unnest($1::text[], $2::bigint[], $3::bigint[]) AS f(key, at, seq) ON f.key = d.key
     CROSS JOIN LATERAL (SELECT c.next_attempt_at AS at, c.seq FROM callbacks c
                         WHERE c.destination = d.key AND c.status = 'pending' AND c.next_attempt_at <= now()
                           AND ${fromFloor(`coalesce(f.at, CASE WHEN d.opened_at IS NULL THEN $4::bigint END)`, 'f.seq')}
                         ORDER BY c.next_attempt_at, c.seq LIMIT 1) due
-    CROSS JOIN LATERAL (SELECT count(*)::int AS n,
-                               count(*) FILTER (WHERE x.lease_until < now() + $6 * interval '1 millisecond')::int AS w
-                          FROM callbacks x WHERE x.destination = d.key AND x.status = 'sending') s
     CROSS JOIN flight fl
    WHERE skip.key IS NULL AND (d.opened_at IS NULL OR d.next_probe_at <= now() OR d.probe_id IS NOT NULL)`;
 
