@@ -223,3 +223,66 @@ describe('a pass reads the heads of as many destinations catching up as there ar
     expect([...served].filter((h) => h.startsWith('behind'))).toHaveLength(CATCHING_UP);
   });
 });
+
+/**
+ * Thousands of unproven destinations, each with a callback in flight (room for one more) to a
+ * receiver that does not answer and a backlog due behind it (issue 57): a pass reads as many of
+ * them as there are slots, and the statement returns a row for those alone, what all have in
+ * flight summed by class on it; the budget still counts every one of those callbacks (none
+ * admitted: the waiting places are full). Counted, never timed.
+ */
+describe('a pass returns rows only for the destinations it reads with a callback due', () => {
+  const DEAD = 2000;
+  const SLOTS = 20;
+  let s: ScratchDatabase;
+  let relay: Client;
+
+  beforeAll(async () => {
+    s = await scratchDatabase();
+    relay = relayClient(s.databaseUrl);
+    await relay.connect();
+    const { partnerId, companyId } = await seedCompany(s.pool);
+    await s.pool.query(
+      `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, lease_until)
+       SELECT $1, $2, 0, 'https://dead' || ((g - 1) / 5) || '.test/cb', '{}',
+              CASE WHEN g % 5 = 0 THEN 'sending' ELSE 'pending' END, now() - interval '1 minute',
+              CASE WHEN g % 5 = 0 THEN now() + interval '10 seconds' END
+         FROM generate_series(1, $3::int * 5) g`,
+      [partnerId, companyId, DEAD],
+    );
+    await s.pool.query(
+      `INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ('w', $1, now() + interval '1 hour')`,
+      [SLOTS],
+    );
+    await s.pool.query('ANALYZE');
+  }, 60_000);
+
+  afterAll(async () => {
+    await relay?.end();
+    await s?.close();
+  });
+
+  it('reads every head once, then as many as there are slots; admits none while the places are full', async () => {
+    const admitted: string[] = [];
+    const queue = {
+      add: (ids: string[]) => {
+        admitted.push(...ids);
+        return Promise.resolve();
+      },
+    } as unknown as CallbackQueue;
+    const store = new AdmissionStore();
+    const returned: number[] = [];
+    const candidates = store.candidates.bind(store);
+    store.candidates = async (...args: Parameters<AdmissionStore['candidates']>) => {
+      const rows = await candidates(...args);
+      returned.push(rows.length);
+      return rows;
+    };
+    const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, metricsOn(s.db, s.sql), store);
+    const session = sessionWithDeadline(relay, RELAY_TIMEOUT_MS);
+    for (let i = 0; i < 3; i++) await admission.admit(session);
+    expect(returned[0]).toBe(DEAD);
+    expect(returned.slice(1)).toEqual([SLOTS, SLOTS]);
+    expect(admitted).toEqual([]);
+  });
+});

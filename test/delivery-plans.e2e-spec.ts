@@ -1,4 +1,5 @@
 import { storeStatement } from '../src/callbacks/store/statements.js';
+import { PROVEN_FOR_MS } from '../src/delivery/destination-window.js';
 import { literal, PlanNode, scansOf, sortsOf } from './support/plans.js';
 import {
   addCallbacks,
@@ -131,8 +132,8 @@ describe.each([
         return scans.reduce((sum, x) => sum + x.pages, 0);
       };
       // The head of BIG's backlog, delivered (beforeAll), left 5,000 dead entries there.
-      const fromTheStart = await pages([[], [], [], null, [], WAITING_LEASES]);
-      const fromFloors = await pages([[BIG, SMALL], [at, '0'], [seq, '0'], '0', [], WAITING_LEASES]);
+      const fromTheStart = await pages([[], [], [], null, [], WAITING_LEASES, PROVEN_FOR_MS]);
+      const fromFloors = await pages([[BIG, SMALL], [at, '0'], [seq, '0'], '0', [], WAITING_LEASES, PROVEN_FOR_MS]);
       // About 30 pages of them: read from the start, not from the floor.
       expect(fromTheStart - fromFloors).toBeGreaterThan(20);
     });

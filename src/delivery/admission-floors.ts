@@ -18,8 +18,8 @@ export interface Floor {
 const HEAD: Floor = { at: '0', seq: '0' };
 
 /**
- * What a candidate row says of its destination's floor: null when its callbacks were not read
- * (an open circuit whose probe is not due).
+ * What a candidate row says of its destination's floor (a destination read with a callback due:
+ * CANDIDATES returns no other); null: its callbacks were not read.
  */
 export interface FloorRow {
   /** The destination's key. */

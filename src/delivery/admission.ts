@@ -9,7 +9,7 @@ import { PATIENCE_MS, WAITING_PER_SLOT } from './delivery-slots.js';
 import { stateOf } from './destination-store.js';
 import { AdmissionStore, AdmittedRow, CandidateRow } from '../callbacks/index.js';
 import { outageError } from './settle-attempt.js';
-import { isFailing, isProven, WindowConfig, windowConfigOf } from './destination-window.js';
+import { isProven, PROVEN_FOR_MS, WindowConfig, windowConfigOf } from './destination-window.js';
 
 /** A lease is the attempt's timeout and this much more (see the constructor). */
 export const LEASE_MARGIN_MS = 30_000;
@@ -78,9 +78,7 @@ export class Admission {
    */
   private noteOldestDue(rows: CandidateRow[], unread: number | null): void {
     let oldest = unread;
-    for (const r of rows)
-      if (r.oldest_due !== null && r.opened_at === null && (oldest === null || r.oldest_due < oldest))
-        oldest = r.oldest_due;
+    for (const r of rows) if (r.opened_at === null && (oldest === null || r.oldest_due < oldest)) oldest = r.oldest_due;
     this.metrics.noteOldestDue(oldest === null ? 0 : Math.max(0, (rows[0]?.now ?? Date.now()) - oldest) / 1000);
   }
 
@@ -97,6 +95,7 @@ export class Admission {
       this.floors.params(unread),
       unread,
       this.leaseMs - ADMITTED_WAITING_MS,
+      PROVEN_FOR_MS,
     );
     this.noteOldestDue(rows, this.catchUp.oldestDue(unread));
     this.floors.note(rows, unread);
@@ -221,7 +220,8 @@ export class Admission {
 
 /**
  * The budget and candidates a pass's rows give: the slots (at most the ready window) and waiting
- * places of the live workers, and what is in flight in each.
+ * places of the live workers, and what is in flight in each (every destination's, by class: the
+ * rows' `flight`).
  */
 function budgetOf(rows: CandidateRow[], readyWindow: number): { budget: Budget; candidates: Candidate[] } {
   const now = rows[0].now;
@@ -233,19 +233,24 @@ function budgetOf(rows: CandidateRow[], readyWindow: number): { budget: Budget; 
     waitingPlaces: rows[0].worker_slots * WAITING_PER_SLOT,
     waiting: 0,
   };
-  const candidates: Candidate[] = [];
-  for (const r of rows) {
-    const state = stateOf(r);
-    const proven = isProven(state, now);
+  for (const f of rows[0].flight) {
     // A proven destination's callbacks count in slots however long they take (ADMITTED_WAITING_MS).
-    const waiting = proven ? 0 : r.waiting;
-    budget.sending += r.sending - waiting;
+    const waiting = f.proven ? 0 : f.waiting;
+    budget.sending += f.sending - waiting;
     budget.waiting += waiting;
-    if (!proven) budget.riskySending += r.sending - waiting;
-    if (isFailing(state)) budget.failingSending += r.sending - waiting;
-    if (r.oldest_due !== null)
-      candidates.push({ key: r.key, state, sending: r.sending, waiting, oldestDue: r.oldest_due });
+    if (!f.proven) budget.riskySending += f.sending - waiting;
+    if (f.failing) budget.failingSending += f.sending - waiting;
   }
+  const candidates = rows.map((r): Candidate => {
+    const state = stateOf(r);
+    return {
+      key: r.key,
+      state,
+      sending: r.sending,
+      waiting: isProven(state, now) ? 0 : r.waiting,
+      oldestDue: r.oldest_due,
+    };
+  });
   return { budget, candidates };
 }
 

@@ -9,6 +9,7 @@ import { AttemptRecord, recordParams } from '../../src/callbacks/store/settlemen
 import { storeStatement } from '../../src/callbacks/store/statements.js';
 import { dropRunData, runIdentity, TEST_REDIS_URL } from './run-identity.js';
 import { ADMITTED_WAITING_MS, LEASE_MARGIN_MS } from '../../src/delivery/admission.js';
+import { PROVEN_FOR_MS } from '../../src/delivery/destination-window.js';
 
 /** Admission's `waitingLeases` (delivery/admission.ts): the default lease less ADMITTED_WAITING_MS. */
 export const WAITING_LEASES = 15_000 + LEASE_MARGIN_MS - ADMITTED_WAITING_MS;
@@ -175,14 +176,14 @@ export async function statements(queue: ClientBase, relay: Client): Promise<Stat
       name: 'admission candidates',
       on: relay,
       text: text('admission-candidates'),
-      params: [[], [], [], null, [], WAITING_LEASES],
+      params: [[], [], [], null, [], WAITING_LEASES, PROVEN_FOR_MS],
     },
     // A pass that leaves a destination catching up unread (src/delivery/catch-up.ts).
     {
       name: 'admission candidates (one catching up unread)',
       on: relay,
       text: text('admission-candidates'),
-      params: [[], [], [], null, [BIG], WAITING_LEASES],
+      params: [[], [], [], null, [BIG], WAITING_LEASES, PROVEN_FOR_MS],
     },
     {
       name: 'admission admit (big destination)',

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { SqlSession } from '../../platform/index.js';
 import { ADMIT, ADMIT_PROBES, CANDIDATES, CLEAR_ASKS, EXPIRE, LAPSE, OPEN_DESTINATIONS, RELEASE } from './admission.js';
-import type { DestinationRow } from './destination-states.js';
+import type { DestinationColumns, DestinationRow } from './destination-states.js';
 import { FLUSH_NOTICES } from './operational-events.js';
 
 /**
@@ -15,21 +15,32 @@ export interface CandidateFloors {
   idle: string | null;
 }
 
-/** A destination with room or callbacks in flight, as a pass reads it (admission.ts, CANDIDATES). */
-export type CandidateRow = DestinationRow & {
+/** Callbacks in flight of one class of destinations (CANDIDATES' `flight`), waiting as `CandidateRow.waiting`. */
+export interface InFlight {
+  proven: boolean;
+  failing: boolean;
   sending: number;
-  /** Of those, the ones admitted long enough ago to wait on an answer (candidates' `waitingLeases`). */
   waiting: number;
-  /** Its oldest due callback (epoch ms), null when its callbacks were not read or none is due. */
-  oldest_due: number | null;
-  worker_slots: number;
-  workers: number;
-  /** PostgreSQL's clock (epoch ms). */
-  now: number;
-  floor_at: string | null;
-  floor_seq: string | null;
-  idle_floor: string;
-};
+}
+
+/** A destination a pass read with a callback due (admission.ts, CANDIDATES). */
+export type CandidateRow = DestinationColumns &
+  Pick<DestinationRow, 'key' | 'probe_id'> & {
+    sending: number;
+    /** Of those, the ones admitted long enough ago to wait on an answer (candidates' `waitingLeases`). */
+    waiting: number;
+    /** Its oldest due callback (epoch ms). */
+    oldest_due: number;
+    worker_slots: number;
+    workers: number;
+    /** PostgreSQL's clock (epoch ms). */
+    now: number;
+    floor_at: string;
+    floor_seq: string;
+    idle_floor: string;
+    /** Every destination's callbacks in flight (those read or not, due or not), by class: the same on every row. */
+    flight: InFlight[];
+  };
 
 /** One destination's share of a round: how many of its due callbacks to admit, from its floor. */
 export interface AdmitPlan {
@@ -61,21 +72,23 @@ export type OpenDestination = { key: string; origin: string; opened_at: number; 
 @Injectable()
 export class AdmissionStore {
   /**
-   * Every destination that may take a callback now or has some in flight, each read from its floor but those
-   * `skipped` (their callbacks in flight still counted). `waitingLeases` (ms): a callback in flight whose lease
-   * ends before now() plus this counts as `waiting`.
+   * The destinations that may take a callback now and have one due, each read from its floor, but those `skipped`;
+   * and on each row every destination's callbacks in flight by class (`provenForMs`: destination-window.ts's
+   * PROVEN_FOR_MS). `waitingLeases` (ms): a callback in flight whose lease ends before now() plus this counts as
+   * `waiting`.
    */
   async candidates(
     conn: SqlSession,
     f: CandidateFloors,
     skipped: ReadonlySet<string>,
     waitingLeases: number,
+    provenForMs: number,
   ): Promise<CandidateRow[]> {
     return (
       await conn.query<CandidateRow>({
         name: 'admission-candidates',
         text: CANDIDATES,
-        values: [f.keys, f.at, f.seq, f.idle, [...skipped], waitingLeases],
+        values: [f.keys, f.at, f.seq, f.idle, [...skipped], waitingLeases, provenForMs],
       })
     ).rows;
   }

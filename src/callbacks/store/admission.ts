@@ -1,5 +1,4 @@
 import { microsKey } from '../../platform/index.js';
-import { DESTINATION_COLUMNS } from './destination-states.js';
 import { backToWaiting, EVENT_WRITES, fail, set } from './lifecycle.js';
 import { emitEvents, noteFailures } from './operational-events.js';
 
@@ -17,16 +16,20 @@ const fromFloor = (at: string, seq: string): string =>
   `(c.next_attempt_at, c.seq) >= (${fromMicros(at)}, coalesce(${seq}, 0))`;
 
 /**
- * Every destination that may have room or has callbacks in flight, its state and in-flight count,
- * its oldest due callback, and the live workers' slots, in one statement. Only a destination that
- * can take a callback now has its callbacks read, and only its oldest due one (one index entry
- * from its floor: see AdmissionFloors): a closed one, or an open one whose probe is due or was
- * asked for by a redelivery (circuit-wait.ts, probeReady; roomOf says the rest of it). The
- * callbacks waiting behind open circuits cost nothing, however many, and a pass costs
- * O(destinations with room) whatever their backlogs: how many a destination gets is for
- * admissionRounds to find out as it admits them. The destinations of $5 are not read
- * either (those catching up beyond the pass's read-ahead: delivery/catch-up.ts); their callbacks
- * in flight still count.
+ * The destinations a pass reads that have a callback due, each with its state, in-flight count and
+ * oldest due callback, and on every row the live workers' slots and what is in flight everywhere,
+ * by class, in one statement. A destination is read if it can take a callback now: a closed one,
+ * or an open one whose probe is due or was asked for by a redelivery (circuit-wait.ts, probeReady;
+ * roomOf says the rest of it), but the destinations of $5 (those catching up beyond the pass's
+ * read-ahead: delivery/catch-up.ts). Only its oldest due callback is read (one index entry from its
+ * floor: see AdmissionFloors): the callbacks waiting behind open circuits cost nothing, however
+ * many, and a pass costs O(destinations read) + O(callbacks in flight), whatever their backlogs:
+ * how many a destination gets is for admissionRounds to find out as it admits them.
+ *
+ * `flight`: the callbacks in flight of every destination, read or not, summed by class, `proven`
+ * and `failing` as destination-window.ts's isProven and isFailing decide them, their one owner:
+ * $7 is its PROVEN_FOR_MS (test/admission-classes.e2e-spec.ts checks the two agree). A
+ * destination with callbacks in flight and none due to read costs its in-flight count, no row.
  *
  * A destination's due callbacks are read from `callbacks_admission_idx (destination,
  * next_attempt_at, seq)` with an equality on the destination, the only index on the due time
@@ -46,28 +49,38 @@ const fromFloor = (at: string, seq: string): string =>
 export const CANDIDATES = `
   WITH sending AS (SELECT destination, count(*)::int AS n,
                           count(*) FILTER (WHERE lease_until < now() + $6 * interval '1 millisecond')::int AS w
-                     FROM callbacks WHERE status = 'sending' GROUP BY destination)
-  SELECT ${DESTINATION_COLUMNS}, coalesce(s.n, 0) AS sending, coalesce(s.w, 0) AS waiting,
+                     FROM callbacks WHERE status = 'sending' GROUP BY destination),
+       flight AS (SELECT coalesce(json_agg(json_build_object('proven', g.proven, 'failing', g.failing,
+                                                             'sending', g.n, 'waiting', g.w)), '[]') AS flight
+                    FROM (SELECT k.proven, k.failing, sum(s.n)::int AS n, sum(s.w)::int AS w
+                            FROM sending s JOIN destinations d ON d.key = s.destination,
+                            LATERAL (SELECT (d.opened_at IS NULL AND d.failures = 0 AND
+                                               d.last_ok_at > now() - $7 * interval '1 millisecond') IS TRUE AS proven,
+                                            (d.opened_at IS NOT NULL OR d.failures > 0) AS failing) k
+                           GROUP BY k.proven, k.failing) g)
+  SELECT d.key, d.window_size, d.failures, d.probe_ms, d.last_error, d.probe_id,
+         (extract(epoch FROM d.opened_at) * 1000)::float8 AS opened_at,
+         (extract(epoch FROM d.next_probe_at) * 1000)::float8 AS next_probe_at,
+         (extract(epoch FROM d.last_ok_at) * 1000)::float8 AS last_ok_at,
+         coalesce(s.n, 0) AS sending, coalesce(s.w, 0) AS waiting,
          (extract(epoch FROM due.at) * 1000)::float8 AS oldest_due,
          (SELECT coalesce(sum(concurrency), 0)::int FROM delivery_workers WHERE expires_at > now()) AS worker_slots,
          (SELECT count(*)::int FROM delivery_workers WHERE expires_at > now()) AS workers,
          (extract(epoch FROM now()) * 1000)::float8 AS now,
-         CASE WHEN NOT a.read THEN NULL WHEN due.at < now() - ${LATE_COMMIT} THEN ${microsKey('due.at')}
+         CASE WHEN due.at < now() - ${LATE_COMMIT} THEN ${microsKey('due.at')}
               ELSE ${microsKey(`now() - ${LATE_COMMIT}`)} END AS floor_at,
-         CASE WHEN NOT a.read THEN NULL WHEN due.at < now() - ${LATE_COMMIT} THEN due.seq::text
-              ELSE '0' END AS floor_seq,
-         ${microsKey(`now() - ${LATE_COMMIT}`)} AS idle_floor
+         CASE WHEN due.at < now() - ${LATE_COMMIT} THEN due.seq::text ELSE '0' END AS floor_seq,
+         ${microsKey(`now() - ${LATE_COMMIT}`)} AS idle_floor, fl.flight
     FROM destinations d
     LEFT JOIN unnest($5::text[]) AS skip(key) ON skip.key = d.key
-    CROSS JOIN LATERAL (SELECT (d.opened_at IS NULL OR d.next_probe_at <= now() OR d.probe_id IS NOT NULL) IS TRUE
-                               AND skip.key IS NULL AS read) a
     LEFT JOIN sending s ON s.destination = d.key
     LEFT JOIN unnest($1::text[], $2::bigint[], $3::bigint[]) AS f(key, at, seq) ON f.key = d.key
-    LEFT JOIN LATERAL (SELECT c.next_attempt_at AS at, c.seq FROM callbacks c
-                        WHERE a.read AND c.destination = d.key AND c.status = 'pending' AND c.next_attempt_at <= now()
+    CROSS JOIN LATERAL (SELECT c.next_attempt_at AS at, c.seq FROM callbacks c
+                        WHERE c.destination = d.key AND c.status = 'pending' AND c.next_attempt_at <= now()
                           AND ${fromFloor(`coalesce(f.at, CASE WHEN d.opened_at IS NULL THEN $4::bigint END)`, 'f.seq')}
-                        ORDER BY c.next_attempt_at, c.seq LIMIT 1) due ON true
-   WHERE due.at IS NOT NULL OR s.n > 0`;
+                        ORDER BY c.next_attempt_at, c.seq LIMIT 1) due
+    CROSS JOIN flight fl
+   WHERE skip.key IS NULL AND (d.opened_at IS NULL OR d.next_probe_at <= now() OR d.probe_id IS NOT NULL)`;
 
 /**
  * Moves each destination's oldest due callbacks, as many as planned and as it has, from its floor

@@ -3,33 +3,38 @@
 -- admission-candidates (on relay)
 WITH sending AS (SELECT destination, count(*)::int AS n,
                           count(*) FILTER (WHERE lease_until < now() + $6 * interval '1 millisecond')::int AS w
-                     FROM callbacks WHERE status = 'sending' GROUP BY destination)
-  SELECT d.key, d.partner_id, d.origin, d.window_size, d.failures, d.probe_ms, d.last_error,
-  d.version::text AS version,
-  d.probe_id,
-  (extract(epoch FROM d.opened_at) * 1000)::float8 AS opened_at,
-  (extract(epoch FROM d.next_probe_at) * 1000)::float8 AS next_probe_at,
-  (extract(epoch FROM d.last_ok_at) * 1000)::float8 AS last_ok_at, coalesce(s.n, 0) AS sending, coalesce(s.w, 0) AS waiting,
+                     FROM callbacks WHERE status = 'sending' GROUP BY destination),
+       flight AS (SELECT coalesce(json_agg(json_build_object('proven', g.proven, 'failing', g.failing,
+                                                             'sending', g.n, 'waiting', g.w)), '[]') AS flight
+                    FROM (SELECT k.proven, k.failing, sum(s.n)::int AS n, sum(s.w)::int AS w
+                            FROM sending s JOIN destinations d ON d.key = s.destination,
+                            LATERAL (SELECT (d.opened_at IS NULL AND d.failures = 0 AND
+                                               d.last_ok_at > now() - $7 * interval '1 millisecond') IS TRUE AS proven,
+                                            (d.opened_at IS NOT NULL OR d.failures > 0) AS failing) k
+                           GROUP BY k.proven, k.failing) g)
+  SELECT d.key, d.window_size, d.failures, d.probe_ms, d.last_error, d.probe_id,
+         (extract(epoch FROM d.opened_at) * 1000)::float8 AS opened_at,
+         (extract(epoch FROM d.next_probe_at) * 1000)::float8 AS next_probe_at,
+         (extract(epoch FROM d.last_ok_at) * 1000)::float8 AS last_ok_at,
+         coalesce(s.n, 0) AS sending, coalesce(s.w, 0) AS waiting,
          (extract(epoch FROM due.at) * 1000)::float8 AS oldest_due,
          (SELECT coalesce(sum(concurrency), 0)::int FROM delivery_workers WHERE expires_at > now()) AS worker_slots,
          (SELECT count(*)::int FROM delivery_workers WHERE expires_at > now()) AS workers,
          (extract(epoch FROM now()) * 1000)::float8 AS now,
-         CASE WHEN NOT a.read THEN NULL WHEN due.at < now() - interval '10 seconds' THEN (extract(epoch FROM due.at) * 1000000)::bigint::text
+         CASE WHEN due.at < now() - interval '10 seconds' THEN (extract(epoch FROM due.at) * 1000000)::bigint::text
               ELSE (extract(epoch FROM now() - interval '10 seconds') * 1000000)::bigint::text END AS floor_at,
-         CASE WHEN NOT a.read THEN NULL WHEN due.at < now() - interval '10 seconds' THEN due.seq::text
-              ELSE '0' END AS floor_seq,
-         (extract(epoch FROM now() - interval '10 seconds') * 1000000)::bigint::text AS idle_floor
+         CASE WHEN due.at < now() - interval '10 seconds' THEN due.seq::text ELSE '0' END AS floor_seq,
+         (extract(epoch FROM now() - interval '10 seconds') * 1000000)::bigint::text AS idle_floor, fl.flight
     FROM destinations d
     LEFT JOIN unnest($5::text[]) AS skip(key) ON skip.key = d.key
-    CROSS JOIN LATERAL (SELECT (d.opened_at IS NULL OR d.next_probe_at <= now() OR d.probe_id IS NOT NULL) IS TRUE
-                               AND skip.key IS NULL AS read) a
     LEFT JOIN sending s ON s.destination = d.key
     LEFT JOIN unnest($1::text[], $2::bigint[], $3::bigint[]) AS f(key, at, seq) ON f.key = d.key
-    LEFT JOIN LATERAL (SELECT c.next_attempt_at AS at, c.seq FROM callbacks c
-                        WHERE a.read AND c.destination = d.key AND c.status = 'pending' AND c.next_attempt_at <= now()
+    CROSS JOIN LATERAL (SELECT c.next_attempt_at AS at, c.seq FROM callbacks c
+                        WHERE c.destination = d.key AND c.status = 'pending' AND c.next_attempt_at <= now()
                           AND (c.next_attempt_at, c.seq) >= (coalesce(timestamptz 'epoch' + coalesce(f.at, CASE WHEN d.opened_at IS NULL THEN $4::bigint END) * interval '1 microsecond', '-infinity'), coalesce(f.seq, 0))
-                        ORDER BY c.next_attempt_at, c.seq LIMIT 1) due ON true
-   WHERE due.at IS NOT NULL OR s.n > 0;
+                        ORDER BY c.next_attempt_at, c.seq LIMIT 1) due
+    CROSS JOIN flight fl
+   WHERE skip.key IS NULL AND (d.opened_at IS NULL OR d.next_probe_at <= now() OR d.probe_id IS NOT NULL);
 
 -- admission-admit (on relay)
 UPDATE callbacks c SET status = 'sending', lease_until = now() + $3 * interval '1 millisecond'
