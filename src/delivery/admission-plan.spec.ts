@@ -26,7 +26,7 @@ const budget = (slots: number, sending = 0, riskySending = 0, failingSending = 0
   sending,
   riskySending,
   failingSending,
-  waitingPlaces: 0,
+  waitingPlaces: 5 * slots,
   waiting: 0,
 });
 const none: Served = new Map();
@@ -162,6 +162,15 @@ describe('planAdmission: callbacks waiting on an answer hold waiting places, not
   it('counts a destination holding only waiting callbacks as holding none (it keeps its window)', () => {
     const dead = [c('dead', failing(1), 0, 1), c('slow', proven(40, 0), 30, 2, 30)];
     expect(planAdmission(dead, withWaiting(20, 160, 30), 100, cfg, none).get('slow')).toBe(10);
+  });
+
+  it('admits unproven destinations only while all theirs in flight fit the places but a slot each: the slots stay free', () => {
+    const candidates = [c('new', fresh, 0, 50), c('healthy', proven(40, 0), 0, 100)];
+    // 100 places, 20 kept for the slots' overdue: 79 waiting leave the unproven one.
+    expect(planAdmission(candidates, withWaiting(20, 100, 79), 100, cfg, none).get('new')).toBe(1);
+    // 80 waiting: none for them, and the healthy destination still has the slots.
+    const full = planAdmission(candidates, withWaiting(20, 100, 80), 100, cfg, none);
+    expect([...full]).toEqual([['healthy', 10]]);
   });
 
   it('admits nothing once the slots and waiting places together are taken, however many slots are free', () => {

@@ -98,6 +98,16 @@ export const riskySlots = (slots: number): number => Math.max(1, Math.floor(slot
 export const failingSlots = (slots: number): number => Math.max(1, Math.floor(slots / 4));
 
 /**
+ * The waiting places callbacks of destinations that are not proven may hold, all of theirs in
+ * flight counted (those still in slots move there within PATIENCE_MS): the places but a slot's
+ * worth each, which a proven destination's slow requests may take (delivery-slots.ts moves any
+ * request past its patience). So every hanging request finds a place, and none keeps a slot that
+ * admission counts as free: were they to overflow into the slots, a healthy destination's
+ * callbacks would queue behind them in the worker.
+ */
+export const riskyWaitingPlaces = (budget: Budget): number => Math.max(0, budget.waitingPlaces - budget.slots);
+
+/**
  * How long after its oldest due callback became due a destination's work is fresh (ms, both on
  * PostgreSQL's clock). Long enough to cover a few passes and the settlement between them (a
  * destination served every pass stays fresh), short enough that one that falls behind (a
@@ -140,6 +150,7 @@ export function planAdmission(
   // Below zero when callbacks in flight already exceed a share (a proven window aged, slots shrank).
   let riskyFree = riskySlots(budget.slots) - budget.riskySending;
   let failingFree = failingSlots(budget.slots) - budget.failingSending;
+  let riskyPlaces = riskyWaitingPlaces(budget) - budget.waiting - budget.riskySending;
   const open = candidates
     .map((c) => ({
       key: c.key,
@@ -153,7 +164,7 @@ export function planAdmission(
     }))
     .sort((a, b) => a.catchUp - b.catchUp || a.turn - b.turn || a.holds - b.holds || a.oldestDue - b.oldestDue);
   const may = (c: (typeof open)[number]) =>
-    c.room > 0 && c.holds < free && (c.proven || riskyFree > 0) && (!c.failing || failingFree > 0);
+    c.room > 0 && c.holds < free && (c.proven || (riskyFree > 0 && riskyPlaces > 0)) && (!c.failing || failingFree > 0);
   /** One slot at a time round `order` until none of them may take one. */
   const round = (order: typeof open) => {
     while ((order = order.filter(may)).length > 0) {
@@ -164,6 +175,7 @@ export function planAdmission(
         c.holds++;
         free--;
         if (!c.proven) riskyFree--;
+        if (!c.proven) riskyPlaces--;
         if (c.failing) failingFree--;
       }
     }
