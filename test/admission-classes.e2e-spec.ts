@@ -3,8 +3,9 @@ import { sessionWithDeadline } from '../src/platform/database/sql-session.js';
 import { AdmissionStore } from '../src/callbacks/store/admission-store.js';
 import { stateOf } from '../src/delivery/destination-store.js';
 import { isFailing, isProven, PROVEN_FOR_MS } from '../src/delivery/destination-window.js';
-import { relayClient, RELAY_TIMEOUT_MS } from '../src/delivery/relay-connection.js';
-import { scratchDatabase, ScratchDatabase, seedCompany } from './support/scratch-database.js';
+import { RELAY_TIMEOUT_MS } from '../src/delivery/relay-connection.js';
+import { ScratchDatabase, seedCompany } from './support/scratch-database.js';
+import { closeRelayScratch, openRelayScratch } from './support/relay-scratch.js';
 
 /**
  * A pass's budget counts every destination's callbacks in flight by class, summed by the
@@ -18,9 +19,7 @@ describe("the admission statement classes callbacks in flight as destination-win
   let relay: Client;
 
   beforeAll(async () => {
-    s = await scratchDatabase();
-    relay = relayClient(s.databaseUrl);
-    await relay.connect();
+    ({ s, relay } = await openRelayScratch());
     const { partnerId, companyId } = await seedCompany(s.pool);
     const record = (host: string, status: string) =>
       s.pool.query(
@@ -34,10 +33,7 @@ describe("the admission statement classes callbacks in flight as destination-win
     await record('flight.test', 'sending');
   }, 60_000);
 
-  afterAll(async () => {
-    await relay?.end();
-    await s?.close();
-  });
+  afterAll(() => closeRelayScratch(s, relay));
 
   const openedAt = [null, `now() - interval '1 minute'`];
   const failures = [0, 1, 3];

@@ -3,10 +3,15 @@ import { loadConfig } from '../src/platform/config/app-config.js';
 import { sessionWithDeadline } from '../src/platform/database/sql-session.js';
 import { AdmissionStore } from '../src/callbacks/store/admission-store.js';
 import { Admission } from '../src/delivery/admission.js';
-import { CallbackQueue } from '../src/delivery/callback-queue.js';
-import { relayClient, RELAY_TIMEOUT_MS } from '../src/delivery/relay-connection.js';
+import { RELAY_TIMEOUT_MS } from '../src/delivery/relay-connection.js';
 import { metricsOn } from './support/metrics.js';
-import { scratchDatabase, ScratchDatabase, seedCompany } from './support/scratch-database.js';
+import { ScratchDatabase, seedCompany } from './support/scratch-database.js';
+import {
+  closeRelayScratch,
+  liveWorkerAndStatistics,
+  openRelayScratch,
+  recordingQueue,
+} from './support/relay-scratch.js';
 import { ADMIN_TOKEN } from './support/run-identity.js';
 
 /**
@@ -35,9 +40,7 @@ describe('an admission pass costs O(destinations with room) + O(callbacks admitt
   let relay: Client;
 
   beforeAll(async () => {
-    s = await scratchDatabase();
-    relay = relayClient(s.databaseUrl);
-    await relay.connect();
+    ({ s, relay } = await openRelayScratch());
     const { partnerId, companyId } = await seedCompany(s.pool);
     // Each group recorded by one statement, as a bulk load or an outage's backlog: one due time per destination.
     const record = (prefix: string, destinations: number, each: number) =>
@@ -60,16 +63,10 @@ describe('an admission pass costs O(destinations with room) + O(callbacks admitt
       `UPDATE destinations SET window_size = $1, last_ok_at = now() WHERE origin LIKE 'https://healthy%'`,
       [WINDOW],
     );
-    await s.pool.query(
-      `INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ('w', 200, now() + interval '1 hour')`,
-    );
-    await s.pool.query('ANALYZE');
+    await liveWorkerAndStatistics(s, 200);
   }, 60_000);
 
-  afterAll(async () => {
-    await relay?.end();
-    await s?.close();
-  });
+  afterAll(() => closeRelayScratch(s, relay));
 
   /**
    * Entries the indexes of `callbacks` returned and rows its sequential scans read, so far, as this
@@ -96,12 +93,7 @@ describe('an admission pass costs O(destinations with room) + O(callbacks admitt
 
   it('reads no more than a few entries per callback admitted and per destination with room, however many wait behind open circuits', async () => {
     const admitted: string[] = [];
-    const queue = {
-      add: (ids: string[]) => {
-        admitted.push(...ids);
-        return Promise.resolve();
-      },
-    } as unknown as CallbackQueue;
+    const queue = recordingQueue(admitted);
     const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, metricsOn(s.db, s.sql), new AdmissionStore());
     const passes: { admitted: number; read: number; bound: number }[] = [];
     let before = 0;
@@ -136,9 +128,7 @@ describe('a pass reads the heads of as many destinations catching up as there ar
   let company: { partnerId: string; companyId: string };
 
   beforeAll(async () => {
-    s = await scratchDatabase();
-    relay = relayClient(s.databaseUrl);
-    await relay.connect();
+    ({ s, relay } = await openRelayScratch());
     company = await seedCompany(s.pool);
     await s.pool.query(
       `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at)
@@ -147,17 +137,10 @@ describe('a pass reads the heads of as many destinations catching up as there ar
       [company.partnerId, company.companyId, CATCHING_UP],
     );
     await s.pool.query(`UPDATE destinations SET window_size = 2, last_ok_at = now()`);
-    await s.pool.query(
-      `INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ('w', $1, now() + interval '1 hour')`,
-      [SLOTS],
-    );
-    await s.pool.query('ANALYZE');
+    await liveWorkerAndStatistics(s, SLOTS);
   }, 60_000);
 
-  afterAll(async () => {
-    await relay?.end();
-    await s?.close();
-  });
+  afterAll(() => closeRelayScratch(s, relay));
 
   /** Entries `callbacks_admission_idx` returned so far in this connection's transaction. */
   const admissionEntries = async () =>
@@ -171,12 +154,7 @@ describe('a pass reads the heads of as many destinations catching up as there ar
 
   it('admits a fresh callback at once beside them, and each of them within a turn of passes, a sweep between', async () => {
     const admitted: string[] = [];
-    const queue = {
-      add: (ids: string[]) => {
-        admitted.push(...ids);
-        return Promise.resolve();
-      },
-    } as unknown as CallbackQueue;
+    const queue = recordingQueue(admitted);
     const admission = new Admission(loadConfig({ ADMIN_TOKEN }), queue, metricsOn(s.db, s.sql), new AdmissionStore());
     const session = sessionWithDeadline(relay, RELAY_TIMEOUT_MS);
     const destinationsOf = async (ids: string[]) =>
@@ -238,9 +216,7 @@ describe('a pass returns rows only for the destinations it reads with a callback
   let relay: Client;
 
   beforeAll(async () => {
-    s = await scratchDatabase();
-    relay = relayClient(s.databaseUrl);
-    await relay.connect();
+    ({ s, relay } = await openRelayScratch());
     const { partnerId, companyId } = await seedCompany(s.pool);
     await s.pool.query(
       `INSERT INTO callbacks (partner_id, company_id, message, url, body, status, next_attempt_at, lease_until)
@@ -250,26 +226,14 @@ describe('a pass returns rows only for the destinations it reads with a callback
          FROM generate_series(1, $3::int * 5) g`,
       [partnerId, companyId, DEAD],
     );
-    await s.pool.query(
-      `INSERT INTO delivery_workers (id, concurrency, expires_at) VALUES ('w', $1, now() + interval '1 hour')`,
-      [SLOTS],
-    );
-    await s.pool.query('ANALYZE');
+    await liveWorkerAndStatistics(s, SLOTS);
   }, 60_000);
 
-  afterAll(async () => {
-    await relay?.end();
-    await s?.close();
-  });
+  afterAll(() => closeRelayScratch(s, relay));
 
   it('reads every head once, then as many as there are slots; admits none while the places are full', async () => {
     const admitted: string[] = [];
-    const queue = {
-      add: (ids: string[]) => {
-        admitted.push(...ids);
-        return Promise.resolve();
-      },
-    } as unknown as CallbackQueue;
+    const queue = recordingQueue(admitted);
     const store = new AdmissionStore();
     const returned: number[] = [];
     const candidates = store.candidates.bind(store);

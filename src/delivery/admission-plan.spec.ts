@@ -164,7 +164,7 @@ describe('planAdmission: callbacks waiting on an answer hold waiting places, not
     expect(planAdmission(dead, withWaiting(20, 160, 30), 100, cfg, none).get('slow')).toBe(10);
   });
 
-  it('admits unproven destinations only while all theirs in flight fit the places but a slot each: the slots stay free', () => {
+  it('admits unproven destinations only while all theirs in flight fit the places but a slot each', () => {
     const candidates = [c('new', fresh, 0, 50), c('healthy', proven(40, 0), 0, 100)];
     // 100 places, 20 kept for the slots' overdue: 79 waiting leave the unproven one.
     expect(planAdmission(candidates, withWaiting(20, 100, 79), 100, cfg, none).get('new')).toBe(1);
