@@ -174,8 +174,10 @@ export function planAdmission(
         c.room--;
         c.holds++;
         free--;
-        if (!c.proven) riskyFree--;
-        if (!c.proven) riskyPlaces--;
+        if (!c.proven) {
+          riskyFree--;
+          riskyPlaces--;
+        }
         if (c.failing) failingFree--;
       }
     }

@@ -9,9 +9,9 @@ export const PATIENCE_MS = 150;
 /**
  * Waiting places per delivery slot. What one costs was measured (docs/configuration.md,
  * `CALLBACK_CONCURRENCY`): about 18 KB of heap and 30–75 KB of RSS for a request waiting on a
- * receiver that accepts and never answers. Five a slot (1,000 at the default 200 slots) keep a
- * process within 256 MB while 10,000 new destinations never answer, and open all their circuits
- * (one timeout each) within minutes.
+ * receiver that accepts and never answers. Five a slot (1,000 at the default 200 slots) bound what
+ * hanging requests add to a process (tens of MB, not hundreds) while 10,000 new destinations never
+ * answer, and still open all their circuits (one timeout each) within minutes.
  */
 export const WAITING_PER_SLOT = 5;
 
