@@ -1,5 +1,11 @@
 import { CallbackMessage } from '../callbacks/index.js';
-import { LockedRows, repositoryStatements, snapshotFiles, type SnapshotCalls, standInRow } from '../platform/index.js';
+import {
+  lockedRowsStatements,
+  repositoryStatements,
+  type SnapshotCalls,
+  snapshotFiles,
+  standInRow,
+} from '../platform/index.js';
 import { CallbackUrlRepository } from './callback-urls/callback-url.repository.js';
 import { Company } from './domain/company.entity.js';
 import { FundingRowRepository } from './domain/funding-row.repository.js';
@@ -61,16 +67,7 @@ export async function sqlSnapshots(): Promise<Map<string, string>> {
       ENTITIES,
     ),
     // A change's write-back of each row it holds (the platform's LockedRows).
-    'locked-rows': await repositoryStatements(
-      'data-source',
-      [LockedRows],
-      {
-        'LockedRows.lock': () => [],
-        'LockedRows.writeBack': (r, _, orm) => WRITTEN_BACK.map((e) => r.writeBack(orm, e, standInRow(orm, e))),
-      },
-      [],
-      ENTITIES,
-    ),
+    'locked-rows': await lockedRowsStatements([], WRITTEN_BACK, ENTITIES),
     'callback-url': await repositoryStatements('data-source', [CallbackUrlRepository]),
     'url-move': await repositoryStatements('data-source', [UrlMoveRepository]),
     'test-target': await repositoryStatements('data-source', [TestTargetRepository], {

@@ -1,4 +1,4 @@
-import { LockedRows, repositoryStatements, snapshotFiles, standInRow } from '../platform/index.js';
+import { lockedRowsStatements, repositoryStatements, snapshotFiles } from '../platform/index.js';
 import { AuditEntryRepository } from './audit/audit-entry.repository.js';
 import { Operator } from './operator.entity.js';
 import { OperatorRepository } from './operator.repository.js';
@@ -27,18 +27,7 @@ export async function sqlSnapshots(): Promise<Map<string, string>> {
       [Operator],
     ),
     // A revocation's lock and write-back of the operator's row (the platform's LockedRows, for Operator).
-    'locked-rows': await repositoryStatements(
-      'data-source',
-      [LockedRows],
-      {
-        'LockedRows.lock': (r, _, orm) => [
-          orm.transaction((m) => Promise.resolve(r.lock(m, Operator, { id: 'id' }, 'Operator'))),
-        ],
-        'LockedRows.writeBack': (r, _, orm) => [r.writeBack(orm, Operator, standInRow(orm, Operator))],
-      },
-      [],
-      [Operator],
-    ),
+    'locked-rows': await lockedRowsStatements([Operator], [Operator], [Operator]),
     'audit-entry': await repositoryStatements('data-source', [AuditEntryRepository], {
       'AuditEntryRepository.page': (r) => [r.page(NO_CONDITION, 51), r.page(EVERY_CONDITION, 51)],
     }),

@@ -1,8 +1,8 @@
 import {
-  LockedRows,
+  lockedRowsStatements,
   repositoryStatements,
-  SEALED_COLUMNS,
   type SealColumn,
+  SEALED_COLUMNS,
   snapshotFiles,
   type SnapshotStatement,
   standInRow,
@@ -58,17 +58,6 @@ export async function sqlSnapshots(): Promise<Map<string, string>> {
     statements[group] = sent.map((s) => (s.name.endsWith('.prune') ? { ...s, on: 'sql-pool' } : s));
   }
   // A change's lock and write-back of the partner's row (the platform's LockedRows, for Partner).
-  statements['locked-rows'] = await repositoryStatements(
-    'data-source',
-    [LockedRows],
-    {
-      'LockedRows.lock': (r, _, orm) => [
-        orm.transaction((m) => Promise.resolve(r.lock(m, Partner, { id: 'id' }, 'P'))),
-      ],
-      'LockedRows.writeBack': (r, _, orm) => [r.writeBack(orm, Partner, standInRow(orm, Partner))],
-    },
-    [],
-    [Partner],
-  );
+  statements['locked-rows'] = await lockedRowsStatements([Partner], [Partner], [Partner]);
   return snapshotFiles("src/partners/*.repository.ts and the platform's LockedRows", statements);
 }

@@ -31,6 +31,7 @@ export type { StatementPart } from './database/sql.js';
 export { snapshotFiles } from './database/sql-snapshots.js';
 export type { SnapshotStatement } from './database/sql-snapshots.js';
 export {
+  lockedRowsStatements,
   recordingConnection,
   recordingDataSource,
   repositoryStatements,

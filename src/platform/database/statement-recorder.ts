@@ -2,6 +2,7 @@ import { type Provider, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource, type DataSourceOptions, type EntityManager, type EntityTarget, type ObjectLiteral } from 'typeorm';
+import { LockedRows } from '../common/locked-rows.repository.js';
 import { SqlPool } from './sql-pool.js';
 import type { SnapshotStatement } from './sql-snapshots.js';
 
@@ -198,4 +199,26 @@ export async function repositoryStatements(
   entities: DataSourceOptions['entities'] = [],
 ): Promise<SnapshotStatement[]> {
   return named(on, await sentByRepositories(repositories, calls, providers, entities));
+}
+
+/**
+ * The platform's LockedRows as one module uses it (that module's snapshot): the lock of each entity
+ * in `locked` and the write-back of each in `written`, over a recording data source of `entities`.
+ */
+export function lockedRowsStatements(
+  locked: EntityTarget<ObjectLiteral>[],
+  written: EntityTarget<ObjectLiteral & { id: string }>[],
+  entities: DataSourceOptions['entities'],
+): Promise<SnapshotStatement[]> {
+  return repositoryStatements(
+    'data-source',
+    [LockedRows],
+    {
+      'LockedRows.lock': (r, _, orm) =>
+        locked.map((e) => orm.transaction((m) => Promise.resolve(r.lock(m, e, { id: 'id' }, 'row')))),
+      'LockedRows.writeBack': (r, _, orm) => written.map((e) => r.writeBack(orm, e, standInRow(orm, e))),
+    },
+    [],
+    entities,
+  );
 }
